@@ -1,0 +1,326 @@
+/* gotrace capture format, version 1: the one contract between preload/ (writer) and
+ * encoder/ (reader).  Everything about the bytes of a capture file is in this header.
+ *
+ * A capture is one file per traced process, written through a MAP_SHARED mapping so that
+ * every committed record survives a crash or kill -9 of the process.
+ *
+ *   offset 0                  struct gt_file_header (GT_FILE_HEADER_SIZE bytes)
+ *   GT_FILE_HEADER_SIZE       chunk 0 (header->chunk_size bytes)
+ *   ... + k*chunk_size        chunk k
+ *
+ * Chunks are handed out in increasing k (header->n_chunks counts them, atomically); each
+ * belongs to one CPU for its life.  A chunk starts with struct gt_chunk_header and holds
+ * records back to back from GT_CHUNK_HEADER_SIZE up to chunk->used (reserved bytes; a
+ * reservation that would not fit is abandoned and the writer moves to a new chunk, so
+ * the tail of a chunk beyond the last record may be reserved but zero).
+ *
+ * Records are 8-byte aligned, at least 16 bytes, and start with struct gt_rec.  The writer
+ * fills the payload and the timestamp first and stores the first word (type, nwords, aux,
+ * thread) last with release semantics, so a record whose first word is zero was never
+ * committed (a writer killed mid-record).  The reader skips zero words one at a time and
+ * resynchronises on garbage (unknown type, impossible length, implausible timestamp),
+ * counting every skipped byte.
+ *
+ * Multi-byte values are in the writer's native byte order (little-endian x86-64 and
+ * aarch64; the header's byte_order field tells).  All structs below have explicit padding
+ * and are checked by static asserts, so both sides agree on every offset.
+ */
+#ifndef GOTRACE_CAPTURE_H
+#define GOTRACE_CAPTURE_H
+
+#include <stdint.h>
+
+#define GT_CAPTURE_MAGIC "GTCAPTR"      /* 8 bytes with its NUL */
+#define GT_CAPTURE_VERSION 1u
+#define GT_BYTE_ORDER_MARK 0x01020304u  /* read back as 0x04030201 on the other byte order */
+#define GT_FILE_HEADER_SIZE 8192u
+#define GT_CHUNK_MAGIC 0x4b435447u      /* "GTCK" */
+#define GT_CHUNK_HEADER_SIZE 64u
+#define GT_PATH_MAX 4096u
+#define GT_MAX_RECORD_WORDS 1024u       /* 8 KiB: the largest record a writer may produce */
+#define GT_MAX_STACK_DEPTH 128u         /* Go 1.24 profiles crash above 128 frames */
+#define GT_MAX_CPUS 4096u
+
+/* How timestamps were taken (gt_file_header.clock_source). */
+enum gt_clock_source {
+	GT_CLOCK_TSC = 1,       /* rdtsc (x86-64) / cntvct_el0 (aarch64): ticks at tsc_hz */
+	GT_CLOCK_MONOTONIC = 2, /* clock_gettime(CLOCK_MONOTONIC) in ns; tsc_hz = 1e9 */
+};
+
+/* Stack capture mode in force (gt_file_header.stack_mode). */
+enum gt_stack_mode {
+	GT_STACKS_NONE = 0,
+	GT_STACKS_FP = 1,     /* frame-pointer walk */
+	GT_STACKS_UNWIND = 2, /* libunwind */
+};
+
+/* gt_file_header.flags */
+enum gt_file_flags {
+	GT_FILE_FINALIZED = 1u << 0,     /* the process ended normally and wrote its end records */
+	GT_FILE_WRITE_FAILED = 1u << 1,  /* recording stopped early: the file could not grow */
+	GT_FILE_TSC_UNRELIABLE = 1u << 2,/* no invariant TSC: clock_source is MONOTONIC */
+};
+
+struct gt_file_header {
+	char magic[8];              /* GT_CAPTURE_MAGIC */
+	uint32_t version;           /* GT_CAPTURE_VERSION; readers refuse newer versions */
+	uint32_t byte_order;        /* GT_BYTE_ORDER_MARK as written */
+	uint32_t header_size;       /* GT_FILE_HEADER_SIZE: where chunk 0 starts */
+	uint32_t chunk_size;        /* bytes per chunk, a multiple of 4096 */
+	uint32_t pid, ppid;
+	uint32_t n_cpus;            /* CPUs the writer may see (highest CPU id + 1) */
+	uint32_t clock_source;      /* enum gt_clock_source */
+	uint64_t tsc_hz;            /* ticks per second estimated at start; clock pairs refine it */
+	uint64_t start_tsc;         /* clock pair taken when recording began ... */
+	uint64_t start_mono_ns;     /* ... CLOCK_MONOTONIC at that instant */
+	uint64_t start_real_ns;     /* ... CLOCK_REALTIME at that instant */
+	uint32_t stack_mode;        /* enum gt_stack_mode */
+	uint32_t stack_depth;       /* maximum frames captured per stack */
+	uint64_t n_chunks;          /* chunks handed out so far (atomic, writer-side) */
+	uint32_t flags;             /* enum gt_file_flags (atomic or) */
+	uint32_t arch;              /* GT_ARCH_* */
+	uint64_t start_delay_ns;    /* GOTRACE_START_DELAY in force (0 = none) */
+	uint64_t duration_ns;       /* GOTRACE_DURATION in force (0 = until exit) */
+	uint64_t reserved[16];
+	char exe_path[GT_PATH_MAX]; /* /proc/self/exe at start, NUL-terminated */
+	char cmdline[2048];         /* argv joined by spaces, truncated, NUL-terminated */
+};
+
+enum gt_arch { GT_ARCH_X86_64 = 1, GT_ARCH_AARCH64 = 2 };
+
+struct gt_chunk_header {
+	uint32_t magic;             /* GT_CHUNK_MAGIC; 0 = chunk never used */
+	uint32_t cpu;               /* the CPU whose records it holds */
+	uint64_t seq;               /* chunk index in allocation order (== its k) */
+	uint64_t used;              /* bytes reserved from the chunk start (atomic) */
+	uint64_t first_tsc;         /* timestamp when the chunk was opened */
+	uint64_t reserved[4];
+};
+
+/* The first 16 bytes of every record.  The first 8 bytes are one atomic word, written last. */
+struct gt_rec {
+	uint8_t type;               /* enum gt_fact; 0 = not committed */
+	uint8_t aux;                /* per type, below */
+	uint16_t nwords;            /* record length in 8-byte words, this header included */
+	uint32_t thread;            /* capture-local thread serial: 1 = main thread, 0 = none */
+	uint64_t tsc;               /* when the fact happened (see each type) */
+};
+
+/* Facts.  Payload structs follow the gt_rec header; "aux" and "tsc" say what the header's
+ * fields mean for that type.  Timestamps: release facts (unlock, post, signal, broadcast,
+ * thread create, thread end) are stamped before the real call, acquire/return facts after
+ * it returns, so that a waker's wake always precedes its wakee's resume. */
+enum gt_fact {
+	GT_NONE = 0,
+	/* creator thread, stamped before the real pthread_create; written only on success.
+	 * payload: struct gt_p_thread_new. */
+	GT_THREAD_NEW = 1,
+	/* the new thread's first fact, from inside it.  payload: struct gt_p_thread_start. */
+	GT_THREAD_START = 2,
+	/* the thread ends.  aux: enum gt_end_how.  payload: none. */
+	GT_THREAD_END = 3,
+	/* thread name set or already present.  payload: struct gt_p_thread_name. */
+	GT_THREAD_NAME = 4,
+	/* a thread that existed before recording began (main at start, or one first met by a
+	 * hook).  aux: 1 if it was blocked when first seen.  payload: struct gt_p_thread_start. */
+	GT_THREAD_EXISTING = 5,
+	/* about to block.  aux: enum gt_block_kind.  payload: struct gt_p_block. */
+	GT_BLOCK_BEGIN = 6,
+	/* returned from the blocking call.  aux: enum gt_block_kind.  payload: gt_p_block_end */
+	GT_BLOCK_END = 7,
+	/* released an object others may wait on.  aux: enum gt_block_kind (of the waiters).
+	 * payload: struct gt_p_wake. */
+	GT_WAKE = 8,
+	/* entering a possibly blocking syscall.  aux: enum gt_fd_kind.  payload: gt_p_syscall */
+	GT_SYSCALL_BEGIN = 9,
+	/* returned from it.  payload: struct gt_p_syscall_end. */
+	GT_SYSCALL_END = 10,
+	/* sched_yield called (stamped before); payload: struct gt_p_stackonly.  The thread's
+	 * next fact marks its resumption. */
+	GT_YIELD = 11,
+	/* a stack definition.  thread = 0.  payload: struct gt_p_stack + nframes PCs. */
+	GT_STACK = 12,
+	/* a loaded object.  thread = 0.  payload: struct gt_p_module + build-id + path. */
+	GT_MODULE = 13,
+	/* an object unloaded (dlclose).  payload: struct gt_p_module_unload. */
+	GT_MODULE_UNLOAD = 14,
+	/* a clock pair; tsc = counter.  payload: struct gt_p_clock. */
+	GT_CLOCK = 15,
+	/* something the encoder must report.  aux: enum gt_notice.  payload: gt_p_notice. */
+	GT_NOTICE = 16,
+	/* user annotation.  aux: enum gt_user_kind.  payload: struct gt_p_user + bytes. */
+	GT_USER = 17,
+	/* fork/vfork/posix_spawn/exec/system: where a child capture comes from.
+	 * aux: enum gt_proc_kind.  payload: struct gt_p_process. */
+	GT_PROCESS = 18,
+	/* recording ends (normal exit, duration elapsed); tsc = last instant covered. */
+	GT_CAPTURE_END = 19,
+	GT_FACT_COUNT
+};
+
+enum gt_end_how { GT_END_RETURN = 0, GT_END_EXIT = 1, GT_END_CANCEL = 2, GT_END_PROCESS = 3 };
+
+/* What a thread blocked on or released. */
+enum gt_block_kind {
+	GT_BK_MUTEX = 1,
+	GT_BK_RWLOCK_RD = 2,
+	GT_BK_RWLOCK_WR = 3,   /* also a rwlock unlock, whichever mode was held */
+	GT_BK_COND = 4,        /* wait: obj = condvar; wake: signal (count 1) or broadcast */
+	GT_BK_SEM = 5,
+	GT_BK_BARRIER = 6,
+	GT_BK_JOIN = 7,        /* wait: obj = joined thread's serial; wake: by the exiting thread */
+	GT_BK_SLEEP = 8,       /* sleep family; obj = requested ns (0 = unknown) */
+	GT_BK_FUTEX = 9,       /* syscall(SYS_futex) wait/wake; obj = futex word address */
+	GT_BK_COUNT
+};
+
+/* gt_p_block_end.result: how the wait ended. */
+enum gt_block_result {
+	GT_BR_OK = 0,          /* acquired / woken */
+	GT_BR_TIMEOUT = 1,
+	GT_BR_SIGNAL = 2,      /* EINTR */
+	GT_BR_ERROR = 3,       /* any other failure (errno in err) */
+	GT_BR_OWNERDEAD = 4,   /* robust mutex acquired with EOWNERDEAD */
+};
+
+/* What a syscall's descriptor is, so the encoder can tell network waits from file I/O. */
+enum gt_fd_kind {
+	GT_FD_NONE = 0,        /* no descriptor (wait4, sigwait, futex, ...) */
+	GT_FD_SOCKET = 1,
+	GT_FD_PIPE = 2,        /* pipe or FIFO */
+	GT_FD_FILE = 3,        /* regular file or block device */
+	GT_FD_OTHER = 4,       /* char device, eventfd, timerfd, ... */
+	GT_FD_POLL = 5,        /* readiness wait over several fds: poll, select, epoll_wait */
+};
+
+enum gt_notice {
+	GT_NOTICE_DROPPED = 1,      /* count facts dropped (no room, reentrancy cap, ...) */
+	GT_NOTICE_WRITE_FAILED = 2, /* recording stopped: the file could not grow; value = errno */
+	GT_NOTICE_STACKS_LOST = 3,  /* count stacks not stored (table full) */
+	GT_NOTICE_THREADS_LOST = 4, /* count threads not given a serial */
+};
+
+enum gt_user_kind { GT_USER_TASK_BEGIN = 1, GT_USER_TASK_END = 2, GT_USER_REGION_BEGIN = 3,
+		    GT_USER_REGION_END = 4, GT_USER_LOG = 5 };
+
+enum gt_proc_kind { GT_PROC_FORK = 1, GT_PROC_SPAWN = 2, GT_PROC_EXEC = 3 };
+
+struct gt_p_thread_new {
+	uint32_t child;            /* the new thread's serial */
+	uint32_t stack;            /* creator's stack id (0 = none) */
+	uint64_t start_routine;    /* entry address of the start routine */
+};
+
+struct gt_p_thread_start {
+	uint32_t tid;              /* kernel thread id (display only: ids are reused) */
+	uint32_t stack;            /* for EXISTING: where it was first seen, else 0 */
+	uint64_t start_routine;    /* 0 when unknown (pre-existing thread) */
+};
+
+struct gt_p_thread_name {
+	char name[16];             /* as pthread_setname_np, NUL-terminated */
+};
+
+struct gt_p_block {
+	uint64_t obj;              /* object address (or per-kind value, see gt_block_kind) */
+	uint32_t stack;            /* stack id where it blocks */
+	uint32_t flags;            /* reserved, 0 */
+};
+
+struct gt_p_block_end {
+	uint64_t obj;
+	uint32_t result;           /* enum gt_block_result */
+	int32_t err;               /* errno / error code returned, 0 if none */
+};
+
+#define GT_WAKE_ALL 0xffffffffu
+
+struct gt_p_wake {
+	uint64_t obj;
+	uint32_t stack;            /* releaser's stack id */
+	uint32_t count;            /* waiters it may release: 1, n, or GT_WAKE_ALL */
+};
+
+struct gt_p_syscall {
+	uint32_t nr;               /* SYS_* number of the call (the libc function's syscall) */
+	uint32_t stack;
+	int64_t arg;               /* fd for descriptor calls, else the call's key argument */
+};
+
+struct gt_p_syscall_end {
+	uint32_t nr;
+	int32_t err;               /* errno when it failed, else 0 */
+	int64_t result;
+};
+
+struct gt_p_stackonly {
+	uint32_t stack;
+	uint32_t pad;
+};
+
+/* Frames are return addresses as captured (the innermost one is the hook's caller's
+ * call site); the symbolizer looks each up at pc - 1. */
+struct gt_p_stack {
+	uint32_t id;               /* 1 .. 2^24 */
+	uint32_t nframes;          /* <= GT_MAX_STACK_DEPTH; innermost first */
+	/* uint64_t pcs[nframes]; */
+};
+
+struct gt_p_module {
+	uint64_t base;             /* load bias (l_addr) */
+	uint64_t lo, hi;           /* lowest and highest mapped address of its PT_LOAD segments */
+	uint16_t build_id_len;     /* bytes of build-id that follow (<= 64) */
+	uint16_t path_len;         /* bytes of path that follow (no NUL), <= GT_PATH_MAX */
+	uint32_t flags;            /* 1 = main executable, 2 = vdso */
+	/* uint8_t build_id[build_id_len]; char path[path_len]; zero padding to 8 bytes */
+};
+
+struct gt_p_module_unload {
+	uint64_t base;
+	uint64_t lo;
+};
+
+struct gt_p_clock {
+	uint64_t mono_ns;          /* CLOCK_MONOTONIC taken right after tsc */
+	uint64_t real_ns;          /* CLOCK_REALTIME taken right after that */
+};
+
+struct gt_p_notice {
+	uint64_t value;
+};
+
+struct gt_p_user {
+	uint64_t id;               /* task id (regions/logs: the task they belong to, 0 = none) */
+	uint64_t parent;           /* task begin: parent task id */
+	uint32_t stack;
+	uint16_t name_len;         /* bytes of name/category/key that follow */
+	uint16_t msg_len;          /* bytes of log message that follow the name */
+	/* char name[name_len]; char msg[msg_len]; zero padding to 8 bytes */
+};
+
+struct gt_p_process {
+	uint32_t child_pid;        /* the child (fork/spawn) or 0 (exec: same pid) */
+	int32_t err;               /* errno of a failed exec/spawn, else 0 */
+};
+
+#define GT_REC_WORDS(payload_bytes) ((uint16_t)((sizeof(struct gt_rec) + (payload_bytes) + 7) / 8))
+
+#ifdef __cplusplus
+#define GT_STATIC_ASSERT static_assert
+#else
+#define GT_STATIC_ASSERT _Static_assert
+#endif
+GT_STATIC_ASSERT(sizeof(struct gt_file_header) <= GT_FILE_HEADER_SIZE, "file header size");
+GT_STATIC_ASSERT(sizeof(struct gt_chunk_header) == GT_CHUNK_HEADER_SIZE, "chunk header size");
+GT_STATIC_ASSERT(sizeof(struct gt_rec) == 16, "record header size");
+GT_STATIC_ASSERT(sizeof(struct gt_p_thread_new) == 16, "thread_new");
+GT_STATIC_ASSERT(sizeof(struct gt_p_thread_start) == 16, "thread_start");
+GT_STATIC_ASSERT(sizeof(struct gt_p_block) == 16, "block");
+GT_STATIC_ASSERT(sizeof(struct gt_p_block_end) == 16, "block_end");
+GT_STATIC_ASSERT(sizeof(struct gt_p_wake) == 16, "wake");
+GT_STATIC_ASSERT(sizeof(struct gt_p_syscall) == 16, "syscall");
+GT_STATIC_ASSERT(sizeof(struct gt_p_syscall_end) == 16, "syscall_end");
+GT_STATIC_ASSERT(sizeof(struct gt_p_module) == 32, "module");
+GT_STATIC_ASSERT(sizeof(struct gt_p_user) == 24, "user");
+
+#endif
