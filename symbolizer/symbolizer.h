@@ -1,0 +1,71 @@
+/* symbolizer: captured PCs -> frames (function, file, line), through elfutils.
+ *
+ * The one interface the encoder uses.  Modules come from the capture's module map, never
+ * from the live process, so a capture converts long after its process is gone.  Knows
+ * nothing about traces.
+ */
+#ifndef GOTRACE_SYMBOLIZER_H
+#define GOTRACE_SYMBOLIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gt_symbolizer;
+
+struct gt_sym_options {
+	/* Extra directories searched for separate debug info, before the system ones
+	 * (/usr/lib/debug, .build-id/xx/yyyy.debug, .gnu_debuglink).  NULL-terminated,
+	 * may be NULL. */
+	const char *const *debug_dirs;
+	/* Called once per module problem (missing file, build-id mismatch, corrupt DWARF),
+	 * with one line of text.  NULL: warnings go to stderr prefixed "gotrace: ". */
+	void (*warn)(void *ctx, const char *line);
+	void *warn_ctx;
+};
+
+/* One frame.  Strings are owned by the symbolizer and live until gt_sym_free. */
+struct gt_frame {
+	uint64_t pc;      /* PC to write into the trace: return address - 1 for callers,
+			   * the exact PC for the innermost frame when it is not a return
+			   * address; inlined frames get distinct synthetic PCs (inline depth
+			   * in bits 48..55) so that PC -> frame is a function */
+	const char *func; /* demangled, at most 1024 bytes (the last ones), never NULL */
+	const char *file; /* source path, or the module path when unknown, never NULL */
+	uint32_t line;    /* 0 when unknown */
+};
+
+struct gt_symbolizer *gt_sym_new(const struct gt_sym_options *opt);
+void gt_sym_free(struct gt_symbolizer *sym);
+
+/* A module from the capture: load bias, mapped range, build-id as recorded.  flags:
+ * GT_SYM_MAIN_EXE, GT_SYM_VDSO.  Returns 0, or -1 when the arguments are unusable
+ * (the module is then simply unknown: its PCs read "module+0xoff" or "0x...").  A module
+ * added over the range of an earlier one replaces it (dlclose then dlopen). */
+#define GT_SYM_MAIN_EXE 1u
+#define GT_SYM_VDSO 2u
+int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t *build_id,
+		      size_t build_id_len, uint64_t bias, uint64_t lo, uint64_t hi,
+		      uint32_t flags);
+
+/* Symbolize one captured stack: pcs[0] is the innermost return address (as captured).
+ * Writes at most max frames into out, innermost first: inline frames expanded, the
+ * tracer's own frames (libgotrace.so) cut at the inner end, thread start-up frames
+ * (start_thread, clone, clone3, __libc_start_call_main, __libc_start_main, _start) cut at
+ * the outer end; when more than max remain, the innermost max-1 and the outermost one are
+ * kept.  Returns the number of frames written (0 when nothing is left). */
+size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
+		    struct gt_frame *out, size_t max);
+
+/* Symbolize one function entry address (a thread's start routine): one frame, the PC
+ * itself (not - 1), no inline expansion. */
+struct gt_frame gt_sym_function(struct gt_symbolizer *sym, uint64_t entry);
+
+/* Counters for reports and benchmarks. */
+struct gt_sym_stats {
+	uint64_t pcs_looked_up;
+	uint64_t pcs_unresolved;   /* no function name found */
+	uint64_t modules_failed;   /* modules that could not be opened or did not match */
+};
+void gt_sym_stats(const struct gt_symbolizer *sym, struct gt_sym_stats *out);
+
+#endif
