@@ -192,7 +192,8 @@ GT_EXPORT int posix_spawnp(pid_t *pid, const char *path, const posix_spawn_file_
 
 static struct gt_tls *exec_before(void)
 {
-	struct gt_tls *t = gt_enter();
+	/* a fork child that recorded nothing yet (fork + exec) gets no capture of its own */
+	struct gt_tls *t = gt_load(&gt_state) == GT_ST_UNINIT ? NULL : gt_enter();
 	if (t) {
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);

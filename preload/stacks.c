@@ -3,7 +3,9 @@
  * is written once as a GT_STACK record and facts carry its 24-bit id. */
 #include "gt_internal.h"
 
-#include <libunwind.h>
+#include "hooks.def"
+
+#include <dlfcn.h>
 #include <sys/mman.h>
 
 uint32_t gt_stack_mode;
@@ -24,8 +26,30 @@ static void map_table(int fixed)
 	gt_stack_table = (r < 0 && r > -4096) ? NULL : (_Atomic uint64_t *)r;
 }
 
+/* libunwind is opened RTLD_LOCAL, never linked: its libunwind.so exports the _Unwind_*
+ * ABI and a weak backtrace(), which would otherwise take over the program's C++ exceptions,
+ * thread cancellation and glibc's backtrace() (a linked libunwind made pthread_exit crash in
+ * libgcc's unwinder). */
+static int (*gt_unw_backtrace)(void **, int);
+
+static void open_libunwind(void)
+{
+	static const char *const names[] = {"libunwind.so.8", "libunwind.so"};
+	for (unsigned i = 0; i < sizeof names / sizeof names[0] && !gt_unw_backtrace; i++) {
+		void *h = GT_REAL(dlopen)(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	}
+	if (!gt_unw_backtrace) {
+		gt_warn("libunwind is not available: GOTRACE_STACKS=unwind falls back to fp", "", "");
+		gt_stack_mode = GT_STACKS_FP;
+	}
+}
+
 void gt_stacks_setup(void)
 {
+	if (gt_stack_mode == GT_STACKS_UNWIND && !gt_unw_backtrace)
+		open_libunwind();
 	if (gt_stack_mode != GT_STACKS_NONE && !gt_stack_table)
 		map_table(0);
 	if (!gt_stack_table)
@@ -105,7 +129,7 @@ uint32_t gt_stack_id_slow(struct gt_tls *t)
 	if (gt_stack_mode == GT_STACKS_FP)
 		n = walk_fp(t, raw, want);
 	else {
-		int got = unw_backtrace((void **)raw, (int)want);
+		int got = gt_unw_backtrace((void **)raw, (int)want);
 		n = got > 0 ? (unsigned)got : 0;
 	}
 	while (skip < n && in_self(raw[skip]))
