@@ -103,7 +103,7 @@ static inline unsigned thread_home(uintptr_t key)
 	return (unsigned)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (GT_THREAD_SLOTS - 1);
 }
 
-void gt_threads_put(pthread_t th, uint32_t serial)
+void gt_threads_put(pthread_t th, uint32_t serial, int from_child)
 {
 	uintptr_t key = (uintptr_t)th;
 	unsigned home = thread_home(key);
@@ -112,7 +112,10 @@ void gt_threads_put(pthread_t th, uint32_t serial)
 		uintptr_t k = gt_load(&s->key);
 		if (k == key || ((k == 0 || k == GT_TOMBSTONE) &&
 				 atomic_compare_exchange_strong(&s->key, &k, key))) {
-			gt_store(&s->ended, 0);
+			/* the parent registers too (its child may not have run yet); it must not
+			 * revive a child that already ended */
+			if (from_child || gt_load(&s->serial) != serial)
+				gt_store(&s->ended, 0);
 			gt_store(&s->serial, serial);
 			return;
 		}
@@ -353,7 +356,7 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 		} else {
 			t->serial = atomic_fetch_add(&gt_next_serial, 1);
 		}
-		gt_threads_put(pthread_self(), t->serial);
+		gt_threads_put(pthread_self(), t->serial, 1);
 	}
 	t->epoch = gt_load(&gt_epoch);
 	gt_fact_thread_existing(t);

@@ -238,7 +238,7 @@ int gt_waiters_has(uint64_t obj) GT_HIDDEN;
 void gt_waiters_reset(void) GT_HIDDEN;
 
 /* thread table: pthread_t -> serial, for join and setname on other threads */
-void gt_threads_put(pthread_t th, uint32_t serial) GT_HIDDEN;
+void gt_threads_put(pthread_t th, uint32_t serial, int from_child) GT_HIDDEN;
 uint32_t gt_threads_get(pthread_t th, int *ended) GT_HIDDEN;
 void gt_threads_mark_ended(pthread_t th) GT_HIDDEN;
 void gt_threads_remove(pthread_t th) GT_HIDDEN;

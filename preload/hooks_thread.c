@@ -65,7 +65,7 @@ static void *gt_thread_trampoline(void *p)
 	t->serial = serial;
 	t->trampoline = 1;
 	t->stack_hi = (uintptr_t)__builtin_frame_address(0);
-	gt_threads_put(pthread_self(), serial);
+	gt_threads_put(pthread_self(), serial, 1);
 	if (gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING &&
 	    epoch == gt_load(&gt_epoch)) {
 		t->busy = 1;
@@ -96,6 +96,8 @@ GT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu); /* stamped before: the child's start comes after */
 	int r = GT_REAL(pthread_create)(th, attr, gt_thread_trampoline, s);
+	if (r == 0)
+		gt_threads_put(*th, serial, 0);
 	if (r == 0)
 		gt_emit32(t->serial, GT_THREAD_NEW, 0, tsc, cpu, gt_pack2(serial, stack),
 			  (uint64_t)(uintptr_t)fn);
