@@ -33,17 +33,6 @@ static inline void forget_result(long r)
 
 /* ---- open: FIFOs and network file systems block here --------------------------------- */
 
-static int traced_open(struct gt_tls *t, int flags, int (*call)(void *), void *ctx)
-{
-	gt_fact_syscall_begin(t, SYS_openat, GT_FD_NONE, flags);
-	int r = call(ctx);
-	int e = errno;
-	forget_result(r);
-	gt_fact_syscall_end(t, SYS_openat, r, r < 0 ? e : 0);
-	errno = e;
-	return r;
-}
-
 struct open_args {
 	int (*fn)();
 	int dfd;
@@ -54,18 +43,40 @@ struct open_args {
 	int nomode;
 };
 
-static int call_open(void *p)
+static int call_open(const struct open_args *a)
 {
-	struct open_args *a = p;
 	if (a->nomode)
 		return a->at ? a->fn(a->dfd, a->path, a->flags) : a->fn(a->path, a->flags);
 	return a->at ? a->fn(a->dfd, a->path, a->flags, a->mode) : a->fn(a->path, a->flags, a->mode);
 }
 
+/* Every open flavour: a new descriptor's number may be cached for a closed one. */
+static int open_hooked(const struct open_args *a)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t) {
+		int r = call_open(a);
+		forget_result(r);
+		return r;
+	}
+	gt_fact_syscall_begin(t, SYS_openat, GT_FD_NONE, a->flags);
+	int r = call_open(a);
+	int e = errno;
+	forget_result(r);
+	gt_fact_syscall_end(t, SYS_openat, r, r < 0 ? e : 0);
+	errno = e;
+	return r;
+}
+
 static int needs_mode(int flags) { return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE; }
 
-#define GT_OPEN_HOOK(name, at, has_dfd) \
-	GT_EXPORT int name(GT_OPEN_PARAMS_##has_dfd, ...) \
+#define GT_OPEN_PARAMS_0 const char *path, int flags
+#define GT_OPEN_PARAMS_1 int dfd, const char *path, int flags
+#define GT_OPEN_DFD_0 AT_FDCWD
+#define GT_OPEN_DFD_1 dfd
+
+#define GT_OPEN_HOOK(name, at) \
+	GT_EXPORT int name(GT_OPEN_PARAMS_##at, ...) \
 	{ \
 		mode_t mode = 0; \
 		if (needs_mode(flags)) { \
@@ -74,45 +85,27 @@ static int needs_mode(int flags) { return (flags & O_CREAT) || (flags & __O_TMPF
 			mode = (mode_t)va_arg(ap, int); \
 			va_end(ap); \
 		} \
-		struct open_args a = {(int (*)())GT_REAL(name), GT_OPEN_DFD_##has_dfd, path, flags, mode, at, 0}; \
-		struct gt_tls *t = gt_enter(); \
-		if (!t) { \
-			int r = call_open(&a); \
-			if (r >= 0) \
-				gt_fd_forget(r); \
-			return r; \
-		} \
-		return traced_open(t, flags, call_open, &a); \
+		struct open_args a = {(int (*)())GT_REAL(name), GT_OPEN_DFD_##at, path, flags, mode, at, 0}; \
+		return open_hooked(&a); \
 	}
-#define GT_OPEN_PARAMS_0 const char *path, int flags
-#define GT_OPEN_PARAMS_1 int dfd, const char *path, int flags
-#define GT_OPEN_DFD_0 AT_FDCWD
-#define GT_OPEN_DFD_1 dfd
 
-GT_OPEN_HOOK(open, 0, 0)
-GT_OPEN_HOOK(open64, 0, 0)
-GT_OPEN_HOOK(openat, 1, 1)
-GT_OPEN_HOOK(openat64, 1, 1)
+GT_OPEN_HOOK(open, 0)
+GT_OPEN_HOOK(open64, 0)
+GT_OPEN_HOOK(openat, 1)
+GT_OPEN_HOOK(openat64, 1)
 
 /* _FORTIFY_SOURCE: __open_2 and friends (no mode argument) */
-#define GT_OPEN2_HOOK(name, at, has_dfd) \
-	GT_EXPORT int name(GT_OPEN_PARAMS_##has_dfd) \
+#define GT_OPEN2_HOOK(name, at) \
+	GT_EXPORT int name(GT_OPEN_PARAMS_##at) \
 	{ \
-		struct open_args a = {(int (*)())GT_REAL(name), GT_OPEN_DFD_##has_dfd, path, flags, 0, at, 1}; \
-		struct gt_tls *t = gt_enter(); \
-		if (!t) { \
-			int r = call_open(&a); \
-			if (r >= 0) \
-				gt_fd_forget(r); \
-			return r; \
-		} \
-		return traced_open(t, flags, call_open, &a); \
+		struct open_args a = {(int (*)())GT_REAL(name), GT_OPEN_DFD_##at, path, flags, 0, at, 1}; \
+		return open_hooked(&a); \
 	}
 
-GT_OPEN2_HOOK(__open_2, 0, 0)
-GT_OPEN2_HOOK(__open64_2, 0, 0)
-GT_OPEN2_HOOK(__openat_2, 1, 1)
-GT_OPEN2_HOOK(__openat64_2, 1, 1)
+GT_OPEN2_HOOK(__open_2, 0)
+GT_OPEN2_HOOK(__open64_2, 0)
+GT_OPEN2_HOOK(__openat_2, 1)
+GT_OPEN2_HOOK(__openat64_2, 1)
 
 /* ---- fcntl: only F_SETLKW / F_OFD_SETLKW wait ------------------------------------------- */
 

@@ -199,30 +199,31 @@ void gt_self_range(void)
 	}
 }
 
+/* Runs a module walk as the tracer, errno kept. */
+static void as_tracer(void (*walk)(void))
+{
+	if (!gt_enter())
+		return;
+	int saved = errno;
+	struct gt_tls *t = &gt_tls;
+	t->busy = 1;
+	walk();
+	t->busy = 0;
+	errno = saved;
+}
+
 GT_EXPORT void *dlopen(const char *file, int mode)
 {
 	void *h = GT_REAL(dlopen)(file, mode);
-	if (h && gt_enter()) {
-		int saved = errno;
-		struct gt_tls *t = &gt_tls;
-		t->busy = 1;
-		gt_modules_emit_all();
-		t->busy = 0;
-		errno = saved;
-	}
+	if (h)
+		as_tracer(gt_modules_emit_all);
 	return h;
 }
 
 GT_EXPORT int dlclose(void *handle)
 {
 	int r = GT_REAL(dlclose)(handle);
-	if (r == 0 && gt_enter()) {
-		int saved = errno;
-		struct gt_tls *t = &gt_tls;
-		t->busy = 1;
-		emit_unloaded();
-		t->busy = 0;
-		errno = saved;
-	}
+	if (r == 0)
+		as_tracer(emit_unloaded);
 	return r;
 }
