@@ -353,6 +353,15 @@ Test(oracle, events_119_of_a_rejected_trace_are_null)
   cr_assert_null(gt_dump_123(trace_path));
 }
 
+static void expect_stack(const char *dump, const char *match, const char *which,
+                         const char *expected)
+{
+  char *s = gt_dump_123_stack(dump, match, 0, which);
+  cr_assert_not_null(s, "no event matches %s", match);
+  cr_assert_str_eq(s, expected, "%s of the first \"%s\"", which, match);
+  free(s);
+}
+
 Test(oracle, dump_123_shows_stacks_with_file_and_line)
 {
   char *dump = gt_dump_123(main_trace(GOOD));
@@ -361,21 +370,12 @@ Test(oracle, dump_123_shows_stacks_with_file_and_line)
   cr_assert_eq(gt_dump_123_count(dump, "GoID=1 Runnable->Running"), 3);
   cr_assert_eq(gt_dump_123_count(dump, "GoID=2 NotExist->Runnable"), 1);
 
-  char *s = gt_dump_123_stack(dump, "GoID=1 Running->Waiting", 0, "Stack");
-  cr_assert_str_eq(s, "main main.c:12\n");
-  free(s);
-  s = gt_dump_123_stack(dump, "GoID=2 NotExist->Runnable", 0, "TransitionStack");
-  cr_assert_str_eq(s, "worker main.c:20\n");
-  free(s);
-  s = gt_dump_123_stack(dump, "GoID=2 NotExist->Runnable", 0, "Stack");
-  cr_assert_str_eq(s, "main main.c:12\n");
-  free(s);
-  s = gt_dump_123_stack(dump, "GoID=1 Waiting->Runnable", 0, "Stack");
-  cr_assert_str_eq(s, "worker main.c:22\n");
-  free(s);
-  s = gt_dump_123_stack(dump, "GoID=1 Runnable->Running", 0, "Stack");
-  cr_assert_str_eq(s, "", "a start has no stack in the new model");
-  free(s);
+  expect_stack(dump, "GoID=1 Running->Waiting", "Stack", "main main.c:12\n");
+  expect_stack(dump, "GoID=2 NotExist->Runnable", "TransitionStack", "worker main.c:20\n");
+  expect_stack(dump, "GoID=2 NotExist->Runnable", "Stack", "main main.c:12\n");
+  expect_stack(dump, "GoID=1 Waiting->Runnable", "Stack", "worker main.c:22\n");
+  /* A start carries no stack in the new model. */
+  expect_stack(dump, "GoID=1 Runnable->Running", "Stack", "");
   cr_assert_null(gt_dump_123_stack(dump, "GoID=1 Running->Waiting", 1, "Stack"));
   free(dump);
 }
