@@ -257,8 +257,18 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 	Dwarf_Addr cu_bias;
 	Dwarf_Die *cu = img->has_dwarf ? dwfl_module_addrdie(img->mod, addr, &cu_bias) : NULL;
 	if (cu) {
+		/* dwarf_getscopes continues an inlined body with its abstract definition's
+		 * scopes; the physical nesting (inlined bodies inside their callers) comes from
+		 * dwarf_getscopes_die on the innermost scope, as eu-addr2line does. */
 		Dwarf_Die *scopes = NULL;
 		int n = dwarf_getscopes(cu, addr - cu_bias, &scopes);
+		Dwarf_Die innermost;
+		bool have_innermost = n > 0;
+		if (have_innermost)
+			innermost = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		n = have_innermost ? dwarf_getscopes_die(&innermost, &scopes) : 0;
 		const char *cur_file = line_file;
 		uint32_t cur_line = line_no;
 		for (int i = 0; i < n && depth <= GT_SYM_INLINE_MAX; i++) {
