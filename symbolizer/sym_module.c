@@ -291,19 +291,22 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 		depth = 1;
 	}
 
-	if (depth == 0 || !names[depth - 1]) {
-		/* No DWARF function: the symbol table (.symtab, else .dynsym). */
-		GElf_Off off;
-		GElf_Sym s;
-		const char *symname = dwfl_module_addrinfo(img->mod, addr, &off, &s, NULL, NULL, NULL);
-		if (depth == 0) {
-			names[0] = NULL;
-			files[0] = line_file;
-			lines[0] = line_no;
-			depth = 1;
-		}
-		if (symname)
-			names[depth - 1] = gt_sym_function_name(sym, symname);
+	/* The concrete function's symbol: the name when DWARF has none, and the better one
+	 * for C++ when it is mangled (GCC gives lambdas and static functions no
+	 * DW_AT_linkage_name, so DWARF alone would say "operator()"). */
+	GElf_Off off;
+	GElf_Sym elf_sym;
+	const char *symname = dwfl_module_addrinfo(img->mod, addr, &off, &elf_sym, NULL, NULL, NULL);
+	if (depth == 0) {
+		names[0] = NULL;
+		files[0] = line_file;
+		lines[0] = line_no;
+		depth = 1;
+	}
+	if (symname && (!names[depth - 1] || (symname[0] == '_' && symname[1] == 'Z'))) {
+		const char *name = gt_sym_function_name(sym, symname);
+		if (!names[depth - 1] || strcmp(name, symname) != 0)
+			names[depth - 1] = name;
 	}
 
 	size_t pushed = 0;
