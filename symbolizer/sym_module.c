@@ -103,6 +103,63 @@ static int vdso_memfd(void)
 	return fd;
 }
 
+static int compare_funcs(const void *a, const void *b)
+{
+	const struct gt_sym_func *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The module's function symbols, for binary search (libdwfl's table, through its API). */
+static void index_functions(struct gt_sym_image *img)
+{
+	int n = dwfl_module_getsymtab(img->mod);
+	if (n <= 0)
+		return;
+	img->funcs = malloc((size_t)n * sizeof(*img->funcs));
+	if (!img->funcs)
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(img->mod, i, &s, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(s.st_info);
+		if (!name || !name[0] || shndx == SHN_UNDEF ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE))
+			continue;
+		if (s.st_size == 0) {
+			img->has_sizeless_symbols |= type != STT_NOTYPE || shndx != SHN_ABS;
+			continue;
+		}
+		int bind = GELF_ST_BIND(s.st_info);
+		img->funcs[img->n_funcs++] = (struct gt_sym_func){
+			.lo = addr, .hi = addr + s.st_size, .raw = name,
+			.rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1,
+		};
+	}
+	qsort(img->funcs, img->n_funcs, sizeof(*img->funcs), compare_funcs);
+}
+
+/* The sized function symbol holding addr, or NULL. */
+static struct gt_sym_func *function_at(struct gt_sym_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->n_funcs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (img->funcs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* The last one starting at or before addr, or an earlier, longer one around it. */
+	for (size_t i = lo, tries = 0; i-- > 0 && tries < 16; tries++)
+		if (addr < img->funcs[i].hi)
+			return &img->funcs[i];
+	return NULL;
+}
+
 /* Any section or segment reaching past the end of the file: the file was cut short. */
 static bool elf_truncated(Elf *elf, uint64_t file_size)
 {
@@ -233,12 +290,16 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 			gt_sym_warnf(sym, img->path, "debug info unusable (%s); names from its symbol table only",
 				     why);
 	}
+	index_functions(img);
 	img->state = GT_IMG_OK;
 	return true;
 }
 
 void gt_sym_image_close(struct gt_sym_image *img)
 {
+	free(img->funcs);
+	img->funcs = NULL;
+	img->n_funcs = 0;
 	if (img->dwfl)
 		dwfl_end(img->dwfl);
 	img->dwfl = NULL;
@@ -416,11 +477,6 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 	/* The concrete function's symbol (.symtab, else .dynsym): the name when DWARF has
 	 * none, and the better one for C++ when it is mangled (GCC gives lambdas and static
 	 * functions no DW_AT_linkage_name, so DWARF alone would say "operator()"). */
-	GElf_Off off;
-	GElf_Sym elf_sym;
-	const char *symname = dwfl_module_addrinfo(img->mod, addr, &off, &elf_sym, NULL, NULL, NULL);
-	if (symname && !plausible_text(symname))
-		symname = NULL;
 	if (c.depth == 0) {
 		c.names[0] = NULL;
 		c.files[0] = line_file;
@@ -428,8 +484,19 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 		c.depth = 1;
 	}
 	const char **physical = &c.names[c.depth - 1];
+	struct gt_sym_func *fn = function_at(img, addr);
+	const char *symname = fn ? fn->raw : NULL;
+	if (!fn && img->has_sizeless_symbols) {
+		GElf_Off off;
+		GElf_Sym elf_sym;
+		symname = dwfl_module_addrinfo(img->mod, addr, &off, &elf_sym, NULL, NULL, NULL);
+	}
+	if (symname && !plausible_text(symname))
+		symname = NULL;
 	if (symname && (!*physical || (symname[0] == '_' && symname[1] == 'Z'))) {
-		const char *name = gt_sym_function_name(sym, symname);
+		const char *name = fn && fn->name ? fn->name : gt_sym_function_name(sym, symname);
+		if (fn)
+			fn->name = name;
 		if (!*physical || strcmp(name, symname) != 0)
 			*physical = name;
 	}

@@ -54,6 +54,15 @@ void gt_sym_map_fini(struct gt_sym_map *m);
 
 enum gt_sym_image_state { GT_IMG_UNOPENED, GT_IMG_OK, GT_IMG_FAILED };
 
+/* A sized function symbol of a module's symbol table, sorted by address: libdwfl's own
+ * address -> symbol search walks the whole table on every call. */
+struct gt_sym_func {
+	uint64_t lo, hi;              /* [lo, hi) */
+	const char *raw;              /* libdwfl's string, valid while the module's Dwfl is */
+	const char *name;             /* shown name, filled on first use */
+	int rank;                     /* among aliases: global > weak > local */
+};
+
 /* One object file as recorded (path, build-id, bias), with its own Dwfl so that a module
  * replaced in the map (dlclose, dlopen elsewhere) never disturbs another one. */
 struct gt_sym_image {
@@ -66,6 +75,9 @@ struct gt_sym_image {
 	bool is_tracer;               /* libgotrace.so: cut at the inner end */
 	enum gt_sym_image_state state;
 	bool has_dwarf;               /* false: don't ask libdw again for every PC */
+	struct gt_sym_func *funcs;    /* sorted by lo, then rank */
+	size_t n_funcs;
+	bool has_sizeless_symbols;    /* some addresses need libdwfl's own search */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct gt_sym_image *next;    /* all images, owned by the symbolizer */

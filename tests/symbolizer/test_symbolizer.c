@@ -18,7 +18,93 @@
 #define SRC(name) FX_SRC_DIR "/" name
 #define MAX_FRAMES 64
 
+/* Warnings a symbolizer gave, for assertions. */
+struct fx_warnings {
+	char lines[16][1024];
+	size_t n;
+};
+
 static struct fx_warnings warnings;
+
+/* ---- fixtures, with the test failing when one does not deliver --------------------- */
+
+static void fx_run(struct fixture *fx, const char *exe, const char *arg)
+{
+	cr_assert_eq(fx_load(fx, exe, arg), 0, "%s did not report its modules", exe);
+}
+
+static const struct fx_stack *fx_stack(const struct fixture *fx, const char *label)
+{
+	const struct fx_stack *s = fx_find_stack(fx, label);
+	cr_assert_not_null(s, "fixture reported no stack %s", label);
+	return s;
+}
+
+static uint64_t fx_func(const struct fixture *fx, const char *label)
+{
+	uint64_t addr = fx_find_func(fx, label);
+	cr_assert_neq(addr, 0, "fixture reported no function %s", label);
+	return addr;
+}
+
+static struct fx_module *fx_module(struct fixture *fx, const char *suffix)
+{
+	struct fx_module *m = fx_find_module(fx, suffix);
+	cr_assert_not_null(m, "fixture reported no module *%s", suffix);
+	return m;
+}
+
+static struct fx_module *fx_main_module(struct fixture *fx)
+{
+	struct fx_module *m = fx_find_main(fx);
+	cr_assert_not_null(m, "fixture reported no main executable");
+	return m;
+}
+
+/* The line of `source` holding the marker comment "LINE:<marker>". */
+static uint32_t fx_marker_line(const char *source, const char *marker)
+{
+	FILE *f = fopen(source, "r");
+	cr_assert_not_null(f, "cannot read %s", source);
+	char want[256], line[1024];
+	snprintf(want, sizeof(want), "LINE:%s */", marker);
+	uint32_t no = 0, found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		no++;
+		if (strstr(line, want)) {
+			found = no;
+			break;
+		}
+	}
+	fclose(f);
+	cr_assert_neq(found, 0, "no marker %s in %s", marker, source);
+	return found;
+}
+
+static void collect_warning(void *ctx, const char *line)
+{
+	struct fx_warnings *w = ctx;
+	if (w->n < 16)
+		snprintf(w->lines[w->n], sizeof(w->lines[w->n]), "%s", line);
+	w->n++;
+}
+
+/* A symbolizer whose warnings are collected for assertions. */
+static struct gt_symbolizer *fx_symbolizer(struct fx_warnings *w, const char *const *debug_dirs)
+{
+	memset(w, 0, sizeof(*w));
+	struct gt_sym_options opt = { .debug_dirs = debug_dirs, .warn = collect_warning,
+				      .warn_ctx = w };
+	struct gt_symbolizer *sym = gt_sym_new(&opt);
+	cr_assert_not_null(sym);
+	return sym;
+}
+
+static void add_modules(const struct fixture *fx, struct gt_symbolizer *sym)
+{
+	cr_assert_eq(fx_add_modules(fx, sym), 0, "a fixture module was refused");
+}
+
 
 static char frames_text[8192];
 
@@ -58,7 +144,7 @@ static struct gt_symbolizer *load(struct fixture *fx, const char *exe, const cha
 {
 	fx_run(fx, exe, arg);
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(fx, sym);
+	add_modules(fx, sym);
 	return sym;
 }
 
@@ -256,7 +342,7 @@ Test(debuginfo, build_id_in_a_given_debug_dir)
 
 	/* Without the directory: names from .symtab, no lines. */
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(&fx, sym);
+	add_modules(&fx, sym);
 	struct gt_frame f[MAX_FRAMES];
 	size_t n = symbolize(sym, &fx, "inline", f, MAX_FRAMES);
 	cr_assert_geq(n, 2, "%s", show(f, n));
@@ -269,7 +355,7 @@ Test(debuginfo, build_id_in_a_given_debug_dir)
 	make_build_id_dir(dir, sizeof(dir), m);
 	const char *const dirs[] = { dir, NULL };
 	sym = fx_symbolizer(&warnings, dirs);
-	fx_add_modules(&fx, sym);
+	add_modules(&fx, sym);
 	expect_inline_frames(sym, &fx);
 	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
 	gt_sym_free(sym);
@@ -309,7 +395,7 @@ static void expect_degraded(struct fixture *fx, const char *path, const char *ba
 	struct fx_module *m = fx_main_module(fx);
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(fx, sym);
+	add_modules(fx, sym);
 	struct gt_frame f[MAX_FRAMES];
 	for (int round = 0; round < 2; round++) {
 		for (size_t k = 0; k < fx->n_stacks; k++) {
@@ -480,7 +566,7 @@ static void expect_survives(struct fixture *fx, const char *path, const char *ba
 	struct fx_module *m = fx_main_module(fx);
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(fx, sym);
+	add_modules(fx, sym);
 	struct gt_frame f[MAX_FRAMES];
 	const struct fx_stack *s = fx_stack(fx, "inline");
 	size_t n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
@@ -636,7 +722,7 @@ Test(modules, vdso_without_build_id_reads_vdso_plus_offset)
 	struct fx_module *vdso = vdso_module(&fx);
 	vdso->build_id_len = 0;
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(&fx, sym);
+	add_modules(&fx, sym);
 	uint64_t ra = vdso->bias + 0x801;
 	struct gt_frame f[4];
 	size_t n = gt_sym_stack(sym, &ra, 1, f, 4);
