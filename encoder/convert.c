@@ -8,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sym_fallback.h"
+#include "symbolizer.h"
 
 static double now_seconds(void)
 {
