@@ -6,30 +6,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define REORDER_WINDOW 32u    /* records held per CPU stream before release */
+#define WINDOW_BYTES (64u * 1024u) /* pread window per CPU stream (>= the largest record) */
+#define SMALL_SLOT_BYTES 64u  /* most records fit; larger ones grow their slot once */
 #define MAX_THREAD_SERIAL (1u << 24)
 #define MAX_STACK_ID (1u << 24)
 
 struct heap_item {
 	uint64_t tsc;
 	uint64_t order;          /* file order inside the stream: ties keep it */
-	const struct gt_rec *rec;
+	uint32_t slot;           /* where the record's bytes are */
+};
+
+/* A record copied out of the read window: the window moves on, the record waits in the
+ * reorder heap. */
+struct slot {
+	uint8_t *data;
+	size_t cap;
+};
+
+struct chunk_ref {
+	uint64_t index, seq;
 };
 
 struct cpu_stream {
 	uint32_t cpu;
-	uint64_t *chunks;         /* chunk indices, in seq order */
+	struct chunk_ref *chunks;  /* in seq order */
 	size_t n_chunks, cap_chunks, next_chunk;
-	const uint8_t *chunk;     /* current chunk (NULL: none open) */
-	size_t chunk_index;
-	size_t off, end;          /* cursor and end of readable bytes in the chunk */
+	bool chunk_open;
+	uint64_t chunk_off;        /* file offset of the current chunk */
+	size_t pos, end;           /* cursor and end of readable bytes, chunk-relative */
+	uint8_t *win;              /* read window: chunk bytes [win_start, win_start + win_len) */
+	size_t win_start, win_len;
 	bool in_garbage;
 	struct heap_item heap[REORDER_WINDOW];
 	size_t heap_n;
+	struct slot slots[REORDER_WINDOW + 1];
+	uint32_t free_slots[REORDER_WINDOW + 1];
+	size_t n_free;
 	uint64_t order;
 	uint64_t last_out_tsc;
 	bool exhausted;
@@ -37,7 +54,6 @@ struct cpu_stream {
 
 struct gt_capture {
 	int fd;
-	const uint8_t *map;
 	size_t size;
 	struct gt_file_header header;
 	size_t n_chunks;          /* chunks present (wholly or partly) in the file */
@@ -47,6 +63,8 @@ struct gt_capture {
 	size_t n_streams;
 	size_t *merge;            /* heap of stream indices keyed by their next tsc */
 	size_t merge_n;
+	struct cpu_stream *out_stream;  /* the record delivered last holds a slot until the next */
+	uint32_t out_slot;
 	struct gt_capture_stats stats;
 };
 
@@ -128,79 +146,105 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
 	return len;
 }
 
-static void drop_pages(struct gt_capture *c, const uint8_t *chunk, size_t len)
-{
-	/* File-backed and read-only: the pages simply fault in again if a record still held
-	 * by the reorder heap points into them. */
-	uintptr_t start = (uintptr_t)chunk & ~(uintptr_t)4095;
-	madvise((void *)start, len + ((uintptr_t)chunk - start), MADV_DONTNEED);
-	(void)c;
-}
-
 static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
 {
-	if (s->chunk)
-		drop_pages(c, s->chunk, s->end);
-	s->chunk = NULL;
-	if (s->next_chunk >= s->n_chunks)
+	s->chunk_open = false;
+	while (s->next_chunk < s->n_chunks) {
+		uint64_t k = s->chunks[s->next_chunk++].index;
+		uint64_t off = c->header.header_size + k * (uint64_t)c->header.chunk_size;
+		struct gt_chunk_header ch;
+		if (pread(c->fd, &ch, sizeof ch, (off_t)off) != (ssize_t)sizeof ch)
+			continue;
+		uint64_t avail = c->size - off < c->header.chunk_size ? c->size - off : c->header.chunk_size;
+		uint64_t end = ch.used < avail ? ch.used : avail;
+		if (ch.used > avail)
+			c->stats.chunks_truncated++;
+		s->chunk_off = off;
+		s->pos = GT_CHUNK_HEADER_SIZE;
+		s->end = (size_t)end & ~(size_t)7;
+		s->win_start = s->win_len = 0;
+		s->in_garbage = false;
+		s->chunk_open = true;
+		return true;
+	}
+	return false;
+}
+
+/* Makes the window hold min(want, end - pos) bytes from pos; false on a read error. */
+static bool window_ensure(struct gt_capture *c, struct cpu_stream *s, size_t want)
+{
+	size_t need = s->end - s->pos < want ? s->end - s->pos : want;
+	if (s->pos >= s->win_start && s->pos + need <= s->win_start + s->win_len)
+		return true;
+	size_t len = s->end - s->pos < WINDOW_BYTES ? s->end - s->pos : WINDOW_BYTES;
+	ssize_t n = pread(c->fd, s->win, len, (off_t)(s->chunk_off + s->pos));
+	if (n < (ssize_t)need)
 		return false;
-	size_t k = s->chunks[s->next_chunk++];
-	size_t off = c->header.header_size + k * (size_t)c->header.chunk_size;
-	const struct gt_chunk_header *ch = (const void *)(c->map + off);
-	size_t avail = c->size - off < c->header.chunk_size ? c->size - off : c->header.chunk_size;
-	size_t end = ch->used < avail ? (size_t)ch->used : avail;
-	if (ch->used > avail)
-		c->stats.chunks_truncated++;
-	s->chunk = c->map + off;
-	s->chunk_index = k;
-	s->off = GT_CHUNK_HEADER_SIZE;
-	s->end = end & ~(size_t)7;
-	s->in_garbage = false;
+	s->win_start = s->pos;
+	s->win_len = (size_t)n;
 	return true;
 }
 
-/* The next valid record of the stream in file order, or NULL. */
-static const struct gt_rec *stream_read(struct gt_capture *c, struct cpu_stream *s)
+/* The next valid record of the stream in file order, copied into a free slot; false at
+ * the end of the stream. */
+static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *slot_out)
 {
 	for (;;) {
-		if (!s->chunk || s->off >= s->end) {
+		if (!s->chunk_open || s->pos >= s->end) {
 			if (!open_next_chunk(c, s))
-				return NULL;
+				return false;
 			continue;
 		}
-		const uint8_t *p = s->chunk + s->off;
-		size_t avail = s->end - s->off;
+		if (!window_ensure(c, s, GT_MAX_RECORD_WORDS * 8)) {
+			c->stats.bytes_garbage += s->end - s->pos;   /* unreadable: counted, skipped */
+			s->pos = s->end;
+			continue;
+		}
+		const uint8_t *p = s->win + (s->pos - s->win_start);
+		size_t avail = s->end - s->pos;
 		uint64_t word;
 		memcpy(&word, p, 8);
 		if (!word) {
 			c->stats.bytes_zero += 8;
-			s->off += 8;
+			s->pos += 8;
 			continue;
 		}
 		size_t len = record_valid(c, p, avail);
 		if (!len) {
-			/* garbage or a torn record at the end of the chunk */
+			/* garbage, or a torn record at the end of the chunk */
 			const struct gt_rec *r = (const void *)p;
 			if (!s->in_garbage && avail >= 8 && gt_capture_min_payload(r->type) >= 0 &&
 			    r->nwords >= 2 && (size_t)r->nwords * 8 > avail &&
 			    r->nwords <= GT_MAX_RECORD_WORDS) {
 				c->stats.torn_tails++;
 				c->stats.bytes_garbage += avail;
-				s->off = s->end;
+				s->pos = s->end;
 				continue;
 			}
 			s->in_garbage = true;
 			c->stats.bytes_garbage += 8;
-			s->off += 8;
+			s->pos += 8;
 			continue;
 		}
 		if (s->in_garbage) {
 			c->stats.resyncs++;
 			s->in_garbage = false;
 		}
-		const struct gt_rec *r = (const void *)p;
-		s->off += len;
-		return r;
+		uint32_t slot = s->free_slots[--s->n_free];
+		struct slot *sl = &s->slots[slot];
+		if (sl->cap < len) {
+			uint8_t *d = realloc(sl->data, GT_MAX_RECORD_WORDS * 8);
+			if (!d) {
+				s->free_slots[s->n_free++] = slot;
+				return false;
+			}
+			sl->data = d;
+			sl->cap = GT_MAX_RECORD_WORDS * 8;
+		}
+		memcpy(sl->data, p, len);
+		s->pos += len;
+		*slot_out = slot;
+		return true;
 	}
 }
 
@@ -246,13 +290,14 @@ static struct heap_item heap_pop(struct cpu_stream *s)
 
 static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 {
-	while (!s->exhausted && s->heap_n < REORDER_WINDOW) {
-		const struct gt_rec *r = stream_read(c, s);
-		if (!r) {
+	while (!s->exhausted && s->heap_n < REORDER_WINDOW && s->n_free) {
+		uint32_t slot;
+		if (!stream_read(c, s, &slot)) {
 			s->exhausted = true;
 			break;
 		}
-		heap_push(s, (struct heap_item){r->tsc, s->order++, r});
+		const struct gt_rec *r = (const void *)s->slots[slot].data;
+		heap_push(s, (struct heap_item){r->tsc, s->order++, slot});
 	}
 }
 
@@ -286,17 +331,12 @@ static void merge_sift_down(struct gt_capture *c, size_t i)
 	}
 }
 
-static int chunk_seq_cmp(const void *a, const void *b, void *ctx)
+static int chunk_seq_cmp(const void *a, const void *b)
 {
-	const struct gt_capture *c = ctx;
-	uint64_t ka = *(const uint64_t *)a, kb = *(const uint64_t *)b;
-	const struct gt_chunk_header *ha =
-		(const void *)(c->map + c->header.header_size + ka * (size_t)c->header.chunk_size);
-	const struct gt_chunk_header *hb =
-		(const void *)(c->map + c->header.header_size + kb * (size_t)c->header.chunk_size);
-	if (ha->seq != hb->seq)
-		return ha->seq < hb->seq ? -1 : 1;
-	return ka < kb ? -1 : ka > kb;
+	const struct chunk_ref *x = a, *y = b;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
@@ -353,17 +393,8 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	c->fd = fd;
 	c->header = h;
 	c->size = (size_t)st.st_size;
-	if (c->size > h.header_size) {
-		void *m = mmap(NULL, c->size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
-			if (err)
-				snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
-			gt_capture_close(c);
-			return NULL;
-		}
-		c->map = m;
+	if (c->size > h.header_size)
 		c->n_chunks = (c->size - h.header_size + h.chunk_size - 1) / h.chunk_size;
-	}
 	if (c->n_chunks < h.n_chunks || (c->size - h.header_size) % h.chunk_size)
 		c->truncated = true;
 
@@ -386,7 +417,12 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 			c->stats.chunks_truncated++;
 			continue;
 		}
-		const struct gt_chunk_header *ch = (const void *)(c->map + off);
+		struct gt_chunk_header chb;
+		const struct gt_chunk_header *ch = &chb;
+		if (pread(fd, &chb, sizeof chb, (off_t)off) != (ssize_t)sizeof chb) {
+			c->stats.chunks_truncated++;
+			continue;
+		}
 		if (ch->magic == 0) {
 			c->stats.chunks_unused++;
 			continue;
@@ -398,7 +434,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 		struct cpu_stream *s = &c->streams[ch->cpu];
 		if (s->n_chunks == s->cap_chunks) {
 			size_t cap = s->cap_chunks ? 2 * s->cap_chunks : 16;
-			uint64_t *n = realloc(s->chunks, cap * sizeof *n);
+			struct chunk_ref *n = realloc(s->chunks, cap * sizeof *n);
 			if (!n) {
 				gt_capture_close(c);
 				return NULL;
@@ -406,7 +442,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 			s->chunks = n;
 			s->cap_chunks = cap;
 		}
-		s->chunks[s->n_chunks++] = k;
+		s->chunks[s->n_chunks++] = (struct chunk_ref){k, ch->seq};
 		if (ch->first_tsc > max_first && ch->first_tsc - h.start_tsc < hz * 86400ull * 365)
 			max_first = ch->first_tsc;
 		c->stats.chunks++;
@@ -415,8 +451,20 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	c->tsc_hi = max_first + hz * 86400ull;
 	for (size_t i = 0; i < c->n_streams; i++) {
 		struct cpu_stream *s = &c->streams[i];
+		if (!s->n_chunks)
+			continue;
+		s->win = malloc(WINDOW_BYTES);
+		for (uint32_t k = 0; k <= REORDER_WINDOW; k++) {
+			s->slots[k].data = malloc(SMALL_SLOT_BYTES);
+			s->slots[k].cap = s->slots[k].data ? SMALL_SLOT_BYTES : 0;
+			s->free_slots[s->n_free++] = k;
+		}
+		if (!s->win) {
+			gt_capture_close(c);
+			return NULL;
+		}
 		if (s->n_chunks > 1)
-			qsort_r(s->chunks, s->n_chunks, sizeof *s->chunks, chunk_seq_cmp, c);
+			qsort(s->chunks, s->n_chunks, sizeof *s->chunks, chunk_seq_cmp);
 		stream_fill(c, s);
 		if (s->heap_n)
 			c->merge[c->merge_n++] = i;
@@ -438,6 +486,11 @@ bool gt_capture_truncated(const struct gt_capture *c)
 
 bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)
 {
+	if (c->out_stream) {
+		/* 33 slots: 32 in the heap (refilled at each pop) and this one */
+		c->out_stream->free_slots[c->out_stream->n_free++] = c->out_slot;
+		c->out_stream = NULL;
+	}
 	if (!c->merge_n)
 		return false;
 	struct cpu_stream *s = &c->streams[c->merge[0]];
@@ -453,9 +506,12 @@ bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)
 		c->merge[0] = c->merge[--c->merge_n];
 	merge_sift_down(c, 0);
 
-	out->rec = it.rec;
-	out->payload = it.rec + 1;
-	out->payload_len = (size_t)it.rec->nwords * 8 - sizeof *it.rec;
+	const struct gt_rec *rec = (const void *)s->slots[it.slot].data;
+	c->out_stream = s;
+	c->out_slot = it.slot;
+	out->rec = rec;
+	out->payload = rec + 1;
+	out->payload_len = (size_t)rec->nwords * 8 - sizeof *rec;
 	out->cpu = s->cpu;
 	out->tsc = tsc;
 	c->stats.records++;
@@ -471,11 +527,13 @@ void gt_capture_close(struct gt_capture *c)
 {
 	if (!c)
 		return;
-	if (c->map)
-		munmap((void *)c->map, c->size);
 	if (c->streams)
-		for (size_t i = 0; i < c->n_streams; i++)
+		for (size_t i = 0; i < c->n_streams; i++) {
 			free(c->streams[i].chunks);
+			free(c->streams[i].win);
+			for (uint32_t k = 0; k <= REORDER_WINDOW; k++)
+				free(c->streams[i].slots[k].data);
+		}
 	free(c->streams);
 	free(c->merge);
 	close(c->fd);

@@ -1,8 +1,9 @@
 /* capture_reader: streams the records of a capture file (include/gotrace/capture.h) in one
  * global timestamp order.
  *
- * The file is mapped read-only; each CPU's chunks are walked in seq order and every chunk is
- * dropped from memory (MADV_DONTNEED) once consumed, so memory does not grow with the file.
+ * Each CPU's chunks are walked in seq order through a small pread window (records waiting
+ * in the reorder heap are copied out of it), so memory does not grow with the file and the
+ * page cache is never mapped.
  * Damage is tolerated and counted: zero words (uncommitted records), garbage (unknown type,
  * impossible length or payload, implausible timestamp) skipped word by word until a record
  * parses again, torn tails, truncated or foreign chunks.  Records of one CPU are only roughly
@@ -31,8 +32,7 @@ struct gt_capture_stats {
 	uint64_t reordered;          /* records left out of order by the window, clamped */
 };
 
-/* One record in merged order.  rec points into the mapping and stays valid until the
- * capture is closed.  tsc may be raised above rec->tsc to keep its stream ordered. */
+/* One record in merged order.  rec stays valid until the next gt_capture_next call.  tsc may be raised above rec->tsc to keep its stream ordered. */
 struct gt_capture_record {
 	const struct gt_rec *rec;
 	const void *payload;

@@ -5,10 +5,19 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "sym_fallback.h"
+#include "symbolizer.h"
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
 
 static double now_seconds(void)
 {
@@ -30,7 +39,7 @@ uint32_t gt_convert_capture_pid(const char *capture)
 int gt_convert_file(const char *capture, const char *out, const struct gt_convert_options *opt,
 		    struct gt_convert_summary *sum, char *err, size_t errlen)
 {
-	double start = now_seconds();
+	double start = now_seconds(), cpu_start = cpu_seconds();
 	memset(sum, 0, sizeof *sum);
 	struct gt_capture *c = gt_capture_open(capture, err, errlen);
 	if (!c)
@@ -101,6 +110,7 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 	gt_capture_close(c);
 	free(tmp);
 	sum->seconds = now_seconds() - start;
+	sum->cpu_seconds = cpu_seconds() - cpu_start;
 	return rc;
 }
 
@@ -113,9 +123,9 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 	uint64_t skipped = mc->facts_after_end + mc->facts_ignored;
 	fprintf(f, "gotrace: %s: pid %u, %" PRIu64 " threads, %" PRIu64 " facts, %" PRIu64
 		   " events written, %" PRIu64 " facts repaired, %" PRIu64 " facts skipped, %" PRIu64
-		   " bytes of damage skipped, %.3f s%s\n",
+		   " bytes of damage skipped, %.3f s (%.3f s CPU)%s\n",
 		out, s->pid, mc->threads, mc->facts, s->wire.events, repaired, skipped,
-		r->bytes_garbage, s->seconds, s->truncated ? " (capture truncated)" : "");
+		r->bytes_garbage, s->seconds, s->cpu_seconds, s->truncated ? " (capture truncated)" : "");
 #define GT_PRINT_COUNTER(name, text)                                                       \
 	if (mc->name)                                                                      \
 		fprintf(f, "gotrace:   %-58s %" PRIu64 "\n", text, mc->name);

@@ -23,7 +23,8 @@ struct gt_convert_summary {
 	struct gt_capture_stats reader;
 	struct gt_model_counters model;
 	struct gt_wire_stats wire;
-	double seconds;
+	double seconds;                     /* wall clock */
+	double cpu_seconds;                 /* user + system */
 };
 
 /* Converts capture into a trace at out (written beside it, renamed into place when

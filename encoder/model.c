@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sym_fallback.h"
+#include "symbolizer.h"
 
 #define TICKS_OFFSET 1000000000ull      /* trace ticks = ns since the capture start + 1 s */
 #define SYNTH_STACK_BASE ((1ull << 24) + 1)

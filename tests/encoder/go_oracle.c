@@ -211,28 +211,3 @@ long go119_find_arg(const struct go119_trace *t, const char *type, const char *k
 			return (long)i;
 	return -1;
 }
-
-struct logbuf {
-	char *s;
-	size_t len;
-};
-
-static void add_log(void *ctx, char *line)
-{
-	struct logbuf *l = ctx;
-	size_t used = strlen(l->s);
-	if (used + 1 < l->len)
-		snprintf(l->s + used, l->len - used, "%s", line);
-}
-
-int trace_oracle_full(const char *trace_path, char *log, size_t loglen)
-{
-	const char *script = getenv("GT_TRACE_ORACLE");
-	if (!script || access(script, R_OK))
-		return -1;
-	char cmd[4096], err[512];
-	snprintf(cmd, sizeof cmd, "bash '%s' '%s' 2>&1", script, trace_path);
-	log[0] = 0;
-	struct logbuf l = {log, loglen};
-	return run_lines(cmd, add_log, &l, err, sizeof err);
-}

@@ -59,9 +59,4 @@ long go119_find(const struct go119_trace *t, const char *type, size_t k);
 long go119_find_arg(const struct go119_trace *t, const char *type, const char *key, int64_t value,
 		    size_t k);
 
-/* Runs the full trace-oracle (UI start-up, pages, profiles on both versions) when the
- * harness script is present; returns its exit status (0 = every check passed), or -1 when
- * absent, writing its output into log (truncated). */
-int trace_oracle_full(const char *trace_path, char *log, size_t loglen);
-
 #endif

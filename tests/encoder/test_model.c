@@ -3,8 +3,10 @@
  * with stacks) parse out of the result. */
 #include <criterion/criterion.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "oracle.h"
 #include "test_util.h"
 
 #define T0 1000000ull          /* capture start (ns, CLOCK_MONOTONIC) */
@@ -558,10 +560,9 @@ Test(model, full_oracle_on_a_mixed_trace)
 	gt_cb_block_begin(cb, 1, T0 + 160000, MAIN, GT_BK_MUTEX, MUTEX, 1);  /* blocked at the end */
 	struct run r;
 	convert_and_parse(cb, "mixed", &r, 0);
-	char log[8192];
-	int st = trace_oracle_full(r.trace, log, sizeof log);
-	if (st < 0)
-		cr_skip_test("tests/support/trace-oracle not present (harness not merged yet)");
-	cr_expect_eq(st, 0, "trace-oracle failed:\n%s", log);
+	char *report = NULL;
+	int st = gt_oracle_check(r.trace, false, &report);
+	cr_expect_eq(st, 0, "trace-oracle failed:\n%s", report ? report : "(no report)");
+	free(report);
 	done(&r);
 }
