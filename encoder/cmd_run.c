@@ -55,8 +55,10 @@ static const char run_usage[] =
 	"      --no-follow         do not trace child processes\n"
 	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
 	"                          directory)\n"
-	"      --keep-capture      keep the raw captures after conversion (they are removed\n"
-	"                          otherwise, unless conversion fails)\n"
+	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"
+	"                          for `gotrace report FILE`, or in --capture-dir DIR.\n"
+	"                          Without it they are removed after conversion, unless\n"
+	"                          conversion fails\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"Signals sent to gotrace (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to COMMAND.\n"
@@ -767,6 +769,35 @@ static int convert_all(const struct run_options *opt, const struct capture *caps
 	return 0;
 }
 
+/* --keep-capture without --capture-dir: the captures move next to the traces, as
+ * FILE.gtcap and FILE.<pid>.gtcap, where `gotrace report FILE` finds them.  Returns
+ * whether the command's own capture got there. */
+static bool keep_beside_output(const struct run_options *opt, const struct capture_dir *cd,
+			       const struct capture *caps, size_t n, pid_t main_pid)
+{
+	bool main_kept = false, left = false;
+	for (size_t i = 0; i < n; i++) {
+		char target[PATH_MAX + 64];
+		bool is_main = caps[i].pid == (uint32_t)main_pid;
+		if (is_main)
+			snprintf(target, sizeof target, "%s.gtcap", opt->output);
+		else
+			snprintf(target, sizeof target, "%s.%u.gtcap", opt->output, caps[i].pid);
+		if (rename(caps[i].path, target) == 0) {
+			main_kept |= is_main;
+			fprintf(stderr, "gotrace: capture kept as %s\n", target);
+		} else {
+			/* Another file system (EXDEV): a capture may be large, leave it be. */
+			fprintf(stderr, "gotrace: capture kept as %s (cannot move it to %s: %s)\n",
+				caps[i].path, target, strerror(errno));
+			left = true;
+		}
+	}
+	if (!left && cd->created)
+		rmdir(cd->path);
+	return main_kept;
+}
+
 int gt_cmd_run(int argc, char **argv)
 {
 	struct run_options opt;
@@ -808,15 +839,23 @@ int gt_cmd_run(int argc, char **argv)
 	size_t n = collect_captures(&cd, (pid_t)child_pid, &caps);
 	bool all_ok;
 	convert_all(&opt, caps, n, (pid_t)child_pid, &all_ok);
-	if (all_ok && !opt.keep_capture) {
+	bool kept_beside = false;
+	if (all_ok && opt.keep_capture && opt.capture_dir == NULL)
+		kept_beside = keep_beside_output(&opt, &cd, caps, n, (pid_t)child_pid);
+	else if (all_ok && !opt.keep_capture)
 		remove_captures(&cd, caps, n);
-	} else if (n > 0) {
+	else if (n > 0)
 		fprintf(stderr, "gotrace: %s kept in %s%s\n", n == 1 ? "capture" : "captures",
 			cd.path, all_ok ? "" : " (convert again with: gotrace convert CAPTURE -o FILE)");
+	if (all_ok) {
+		fprintf(stderr, "gotrace: next: go tool trace %s\n", opt.output);
+		if (kept_beside)
+			fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed)\n",
+				opt.output);
+		else
+			fprintf(stderr, "gotrace:       (add --keep-capture for `gotrace report`, "
+				"which needs no Go)\n");
 	}
-	if (all_ok)
-		fprintf(stderr, "gotrace: next: go tool trace %s   (or without Go: gotrace report "
-			"%s)\n", opt.output, opt.output);
 	free(caps);
 	for (size_t i = 0; i < cd.n_preexisting; i++)
 		free(cd.preexisting[i]);
