@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <elfutils/libdw.h>
 
 #include "symbolizer_private.h"
@@ -102,6 +103,48 @@ static int vdso_memfd(void)
 	return fd;
 }
 
+/* Any section or segment reaching past the end of the file: the file was cut short. */
+static bool elf_truncated(Elf *elf, uint64_t file_size)
+{
+	size_t n;
+	GElf_Ehdr ehdr;
+	if (!gelf_getehdr(elf, &ehdr) || elf_getshdrnum(elf, &n) != 0 ||
+	    ehdr.e_shoff + (uint64_t)n * ehdr.e_shentsize > file_size ||
+	    ehdr.e_phoff + (uint64_t)ehdr.e_phnum * ehdr.e_phentsize > file_size ||
+	    elf_getphdrnum(elf, &n) != 0)
+		return true;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		if (!gelf_getshdr(scn, &shdr))
+			return true;
+		if (shdr.sh_type != SHT_NOBITS && shdr.sh_offset + shdr.sh_size > file_size)
+			return true;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr phdr;
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			return true;
+		if (phdr.p_offset + phdr.p_filesz > file_size)
+			return true;
+	}
+	return false;
+}
+
+static bool elf_has_section(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		const char *sname = gelf_getshdr(scn, &shdr) ? elf_strptr(elf, shstrndx, shdr.sh_name)
+							     : NULL;
+		if (sname && strcmp(sname, name) == 0)
+			return true;
+	}
+	return false;
+}
+
 bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 {
 	const bool vdso = img->flags & GT_SYM_VDSO;
@@ -132,6 +175,9 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 			return fail(sym, img);
 		}
 	}
+
+	struct stat file_st;
+	off_t file_size = fstat(fd, &file_st) == 0 ? file_st.st_size : -1;
 
 	img->dwfl = dwfl_begin(&sym->callbacks);
 	if (!img->dwfl) {
@@ -166,8 +212,27 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 		return fail(sym, img);
 	}
 
+	GElf_Addr elf_bias;
+	Elf *elf = dwfl_module_getelf(img->mod, &elf_bias);
+	if (!elf || (file_size >= 0 && elf_truncated(elf, (uint64_t)file_size))) {
+		if (!vdso)
+			gt_sym_warnf(sym, img->path, "truncated or corrupt ELF file; its frames read %s+0xoff",
+				     img->base_name);
+		return fail(sym, img);
+	}
+
 	Dwarf_Addr dw_bias;
 	img->has_dwarf = dwfl_module_getdwarf(img->mod, &dw_bias) != NULL;
+	if (!img->has_dwarf) {
+		/* No DWARF at all is normal (a stripped binary): symbol names only.  Anything
+		 * else means broken debug info; the symbol table is still used. */
+		const char *why = dwfl_errmsg(-1);
+		const char *debug_file = NULL;
+		dwfl_module_info(img->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
+		if (debug_file || elf_has_section(elf, ".debug_info"))
+			gt_sym_warnf(sym, img->path, "debug info unusable (%s); names from its symbol table only",
+				     why);
+	}
 	img->state = GT_IMG_OK;
 	return true;
 }
@@ -182,26 +247,71 @@ void gt_sym_image_close(struct gt_sym_image *img)
 
 /* ---- address -> frames --------------------------------------------------------------- */
 
-static const char *die_function_name(struct gt_symbolizer *sym, Dwarf_Die *die)
+/* Text from debug info must be printable UTF-8: anything else means the section holds
+ * garbage, and its names would be wrong ones. */
+static bool plausible_text(const char *p)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	if (!*u)
+		return false;
+	while (*u) {
+		unsigned c = *u++;
+		if (c < 0x20 || c == 0x7f)
+			return false;
+		if (c < 0x80)
+			continue;
+		int more = (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : -1;
+		if (more < 0)
+			return false;
+		while (more-- > 0)
+			if ((*u++ & 0xc0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
+/* What the DWARF walk found for one address, innermost first. */
+struct inline_chain {
+	const char *names[GT_SYM_INLINE_MAX + 1];
+	const char *files[GT_SYM_INLINE_MAX + 1];
+	uint32_t lines[GT_SYM_INLINE_MAX + 1];
+	size_t depth;
+	bool corrupt;
+};
+
+static const char *checked(struct gt_symbolizer *sym, struct inline_chain *c, const char *text,
+			   bool is_function)
+{
+	if (!text)
+		return NULL;
+	if (!plausible_text(text)) {
+		c->corrupt = true;
+		return NULL;
+	}
+	return is_function ? gt_sym_function_name(sym, text) : gt_sym_intern(&sym->strings, text);
+}
+
+static const char *die_function_name(struct gt_symbolizer *sym, struct inline_chain *c,
+				     Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 	if (!linkage)
 		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
 	if (linkage && linkage[0] == '_' && linkage[1] == 'Z') {
-		const char *name = gt_sym_function_name(sym, linkage);
-		if (strcmp(name, linkage) != 0)
+		const char *name = checked(sym, c, linkage, true);
+		if (name && strcmp(name, linkage) != 0)
 			return name;
 	}
 	const char *plain = dwarf_diename(die);
-	if (plain)
-		return gt_sym_function_name(sym, plain);
-	return linkage ? gt_sym_function_name(sym, linkage) : NULL;
+	if (plain && plain[0])
+		return checked(sym, c, plain, true);
+	return linkage ? checked(sym, c, linkage, true) : NULL;
 }
 
 /* The caller's position of an inlined call: DW_AT_call_file / DW_AT_call_line. */
-static void inlined_call_site(struct gt_symbolizer *sym, Dwarf_Die *cu, Dwarf_Die *inlined,
-			      const char **file, uint32_t *line)
+static void inlined_call_site(struct gt_symbolizer *sym, struct inline_chain *c, Dwarf_Die *cu,
+			      Dwarf_Die *inlined, const char **file, uint32_t *line)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word call_file = 0, call_line = 0;
@@ -212,11 +322,58 @@ static void inlined_call_site(struct gt_symbolizer *sym, Dwarf_Die *cu, Dwarf_Di
 	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &call_file) == 0) {
 		Dwarf_Files *files;
 		size_t n_files;
-		if (dwarf_getsrcfiles(cu, &files, &n_files) == 0 && call_file < n_files) {
-			const char *name = dwarf_filesrc(files, call_file, NULL, NULL);
-			if (name)
-				*file = gt_sym_intern(&sym->strings, name);
-		}
+		if (dwarf_getsrcfiles(cu, &files, &n_files) == 0 && call_file < n_files)
+			*file = checked(sym, c, dwarf_filesrc(files, call_file, NULL, NULL), false);
+	}
+}
+
+/* The DWARF part: source line of addr and the chain of inlined bodies around it.
+ * dwarf_getscopes continues an inlined body with its abstract definition's scopes; the
+ * physical nesting (inlined bodies inside their callers) comes from dwarf_getscopes_die
+ * on the innermost scope, as eu-addr2line does. */
+static void dwarf_chain(struct gt_symbolizer *sym, struct gt_sym_image *img, uint64_t addr,
+			bool inlines, struct inline_chain *c, const char **line_file,
+			uint32_t *line_no)
+{
+	Dwfl_Line *dl = dwfl_module_getsrc(img->mod, addr);
+	if (dl) {
+		int lineno = 0;
+		*line_file = checked(sym, c, dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL), false);
+		*line_no = *line_file && lineno > 0 ? (uint32_t)lineno : 0;
+	}
+
+	Dwarf_Addr cu_bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(img->mod, addr, &cu_bias);
+	if (!cu)
+		return;
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, addr - cu_bias, &scopes);
+	Dwarf_Die innermost;
+	if (n > 0)
+		innermost = scopes[0];
+	free(scopes);
+	scopes = NULL;
+	n = n > 0 ? dwarf_getscopes_die(&innermost, &scopes) : 0;
+
+	const char *cur_file = *line_file;
+	uint32_t cur_line = *line_no;
+	for (int i = 0; i < n && c->depth <= GT_SYM_INLINE_MAX; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		c->names[c->depth] = die_function_name(sym, c, &scopes[i]);
+		c->files[c->depth] = cur_file;
+		c->lines[c->depth] = cur_line;
+		c->depth++;
+		if (tag == DW_TAG_subprogram || !inlines)
+			break;
+		inlined_call_site(sym, c, cu, &scopes[i], &cur_file, &cur_line);
+	}
+	free(scopes);
+	if (!inlines && c->depth > 0) {
+		/* A function's entry: the concrete function's name, not an inlined body's. */
+		c->names[0] = c->names[c->depth - 1];
+		c->depth = 1;
 	}
 }
 
@@ -236,79 +393,60 @@ static size_t push(struct gt_symbolizer *sym, const struct gt_sym_image *img, ui
 size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 			    uint64_t addr, bool inlines)
 {
+	struct inline_chain c;
 	const char *line_file = NULL;
 	uint32_t line_no = 0;
-	Dwfl_Line *dl = img->has_dwarf ? dwfl_module_getsrc(img->mod, addr) : NULL;
-	if (dl) {
-		int lineno = 0;
-		const char *src = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
-		if (src) {
-			line_file = gt_sym_intern(&sym->strings, src);
-			line_no = lineno > 0 ? (uint32_t)lineno : 0;
+	c.depth = 0;
+	c.corrupt = false;
+	if (img->has_dwarf) {
+		dwarf_chain(sym, img, addr, inlines, &c, &line_file, &line_no);
+		if (c.corrupt) {
+			/* Garbage in the debug info: none of it is trusted from now on, and
+			 * frames already cached from it are dropped. */
+			gt_sym_warnf(sym, img->path, "corrupt debug info; names from its symbol table only");
+			img->has_dwarf = false;
+			gt_sym_map_clear(&sym->stack_cache);
+			gt_sym_map_clear(&sym->function_cache);
+			c.depth = 0;
+			line_file = NULL;
+			line_no = 0;
 		}
 	}
 
-	/* Inline chain from the DWARF scopes: innermost inlined body outwards to the
-	 * concrete function.  Each inlined frame's caller line is its DW_AT_call_line. */
-	const char *names[GT_SYM_INLINE_MAX + 1];
-	const char *files[GT_SYM_INLINE_MAX + 1];
-	uint32_t lines[GT_SYM_INLINE_MAX + 1];
-	size_t depth = 0;
-	Dwarf_Addr cu_bias;
-	Dwarf_Die *cu = img->has_dwarf ? dwfl_module_addrdie(img->mod, addr, &cu_bias) : NULL;
-	if (cu) {
-		Dwarf_Die *scopes = NULL;
-		int n = dwarf_getscopes(cu, addr - cu_bias, &scopes);
-		const char *cur_file = line_file;
-		uint32_t cur_line = line_no;
-		for (int i = 0; i < n && depth <= GT_SYM_INLINE_MAX; i++) {
-			int tag = dwarf_tag(&scopes[i]);
-			if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-				continue;
-			names[depth] = die_function_name(sym, &scopes[i]);
-			files[depth] = cur_file;
-			lines[depth] = cur_line;
-			depth++;
-			if (tag == DW_TAG_subprogram || !inlines)
-				break;
-			inlined_call_site(sym, cu, &scopes[i], &cur_file, &cur_line);
-		}
-		free(scopes);
+	/* The concrete function's symbol (.symtab, else .dynsym): the name when DWARF has
+	 * none, and the better one for C++ when it is mangled (GCC gives lambdas and static
+	 * functions no DW_AT_linkage_name, so DWARF alone would say "operator()"). */
+	GElf_Off off;
+	GElf_Sym elf_sym;
+	const char *symname = dwfl_module_addrinfo(img->mod, addr, &off, &elf_sym, NULL, NULL, NULL);
+	if (symname && !plausible_text(symname))
+		symname = NULL;
+	if (c.depth == 0) {
+		c.names[0] = NULL;
+		c.files[0] = line_file;
+		c.lines[0] = line_no;
+		c.depth = 1;
 	}
-	if (!inlines && depth > 0) {
-		/* A function's entry: the concrete function's name, not an inlined body's. */
-		names[0] = names[depth - 1];
-		depth = 1;
-	}
-
-	if (depth == 0 || !names[depth - 1]) {
-		/* No DWARF function: the symbol table (.symtab, else .dynsym). */
-		GElf_Off off;
-		GElf_Sym s;
-		const char *symname = dwfl_module_addrinfo(img->mod, addr, &off, &s, NULL, NULL, NULL);
-		if (depth == 0) {
-			names[0] = NULL;
-			files[0] = line_file;
-			lines[0] = line_no;
-			depth = 1;
-		}
-		if (symname)
-			names[depth - 1] = gt_sym_function_name(sym, symname);
+	const char **physical = &c.names[c.depth - 1];
+	if (symname && (!*physical || (symname[0] == '_' && symname[1] == 'Z'))) {
+		const char *name = gt_sym_function_name(sym, symname);
+		if (!*physical || strcmp(name, symname) != 0)
+			*physical = name;
 	}
 
 	size_t pushed = 0;
-	for (size_t i = 0; i < depth; i++) {
-		uint64_t inline_level = depth - 1 - i;
+	for (size_t i = 0; i < c.depth; i++) {
+		uint64_t inline_level = c.depth - 1 - i;
 		uint64_t pc = addr | (inline_level << GT_SYM_INLINE_SHIFT);
-		const char *func = names[i];
+		const char *func = c.names[i];
 		uint32_t flags = func ? GT_FR_RESOLVED : 0;
 		if (!func) {
 			char buf[256];
 			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, img->base_name, addr - img->bias);
 			func = gt_sym_intern(&sym->strings, buf);
 		}
-		pushed += push(sym, img, pc, func, files[i] ? files[i] : img->path, files[i] ? lines[i] : 0,
-			       flags);
+		pushed += push(sym, img, pc, func, c.files[i] ? c.files[i] : img->path,
+			       c.files[i] ? c.lines[i] : 0, flags);
 	}
 	return pushed;
 }

@@ -1,5 +1,6 @@
 /* Interned strings, the PC maps, C++ demangling and the start-up function list. */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,6 +222,45 @@ static cxa_demangle_fn find_cxa_demangle(void)
 	return out;
 }
 
+/* Length of name without GCC's clone suffixes: " [clone .constprop.0]" after a demangled
+ * name, ".constprop.0", ".isra.0", ".part.0", ".cold" after a plain one.  A clone is the
+ * same source function, and a profile should count it as one. */
+static size_t without_clone_suffix(const char *name, size_t len, bool demangled)
+{
+	if (demangled) {
+		static const char clone[] = " [clone ";
+		while (len > 0 && name[len - 1] == ']') {
+			size_t at = len - 1;
+			while (at > 0 && name[at] != '[')
+				at--;
+			if (at == 0 || at + 1 < sizeof(clone) - 1 ||
+			    memcmp(name + at - 1, clone, sizeof(clone) - 1) != 0)
+				break;
+			len = at - 1;
+		}
+		return len;
+	}
+	static const char *const parts[] = { "constprop", "isra", "part", "cold", "lto_priv",
+					     "localalias" };
+	const char *dot = memchr(name, '.', len);
+	if (!dot || dot == name)
+		return len;
+	for (const char *p = dot; p < name + len;) {
+		const char *start = p + 1;
+		const char *end = memchr(start, '.', (size_t)(name + len - start));
+		if (!end)
+			end = name + len;
+		size_t n = (size_t)(end - start);
+		bool known = n > 0 && strspn(start, "0123456789") >= n;
+		for (size_t i = 0; !known && i < sizeof(parts) / sizeof(parts[0]); i++)
+			known = strlen(parts[i]) == n && memcmp(start, parts[i], n) == 0;
+		if (!known)
+			return len;
+		p = end;
+	}
+	return (size_t)(dot - name);
+}
+
 const char *gt_sym_function_name(struct gt_symbolizer *sym, const char *raw)
 {
 	char *demangled = NULL;
@@ -236,7 +276,9 @@ const char *gt_sym_function_name(struct gt_symbolizer *sym, const char *raw)
 		if (demangled && status == 0)
 			name = demangled;
 	}
-	size_t len = strlen(name);
+	size_t len = without_clone_suffix(name, strlen(name), name != raw);
+	if (len == 0)
+		len = strlen(name);
 	const char *kept = len > GT_SYM_NAME_MAX ? name + (len - GT_SYM_NAME_MAX) : name;
 	const char *out = gt_sym_intern_n(&sym->strings, kept,
 					  len > GT_SYM_NAME_MAX ? GT_SYM_NAME_MAX : len);
