@@ -1,12 +1,12 @@
 /* `gotrace report FILE|CAPTURE [--json]`: the report of report.c, from a capture or from
  * the capture kept next to a trace (`gotrace run --keep-capture` writes FILE.gtcap). */
-#include "cli_commands.h"
+#include "cli_common.h"
+#include "commands.h"
 #include "report.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,17 +33,7 @@ static const char report_usage[] =
 	"      --stacks N    stacks per contended object or syscall (default 3)\n"
 	"  -h, --help        show this help\n";
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("gotrace report: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
+#define fail(...) gt_cli_fail("report", __VA_ARGS__)
 
 enum file_kind { FILE_UNREADABLE, FILE_CAPTURE, FILE_GO_TRACE, FILE_OTHER };
 
@@ -105,17 +95,8 @@ int gt_cmd_report(int argc, char **argv)
 			if (parse_count("--stacks", optarg, &opt.stacks) != 0)
 				return 2;
 			break;
-		case ':':
-			fail("option '%s' needs an argument (see gotrace report --help)",
-			     argv[optind - 1]);
-			return 2;
 		default:
-			if (optopt != 0)
-				fail("unknown option '-%c' (see gotrace report --help)", optopt);
-			else
-				fail("unknown option '%s' (see gotrace report --help)",
-				     argv[optind - 1]);
-			return 2;
+			return gt_cli_bad_option("report", c, argv);
 		}
 	}
 	if (argc - optind != 1) {

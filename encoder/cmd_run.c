@@ -5,7 +5,9 @@
  * command exists and is executable, the dynamic loader will honour LD_PRELOAD for it (not
  * static, not setuid/setgid or with file capabilities), the library is found, the output
  * is writable.  While the command runs, gotrace only forwards signals and waits. */
-#include "cli_commands.h"
+#include "cli_common.h"
+#include "commands.h"
+#include "convert.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -13,10 +15,10 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -80,16 +82,7 @@ struct run_options {
 	char **command;
 };
 
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("gotrace run: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
+#define fail(...) gt_cli_fail("run", __VA_ARGS__)
 
 /* ---- options ------------------------------------------------------------------------ */
 
@@ -142,17 +135,8 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		case OPT_KEEP_CAPTURE:
 			opt->keep_capture = true;
 			break;
-		case ':':
-			fail("option '%s' needs an argument (see gotrace run --help)",
-			     argv[optind - 1]);
-			return 2;
 		default:
-			if (optopt != 0)
-				fail("unknown option '-%c' (see gotrace run --help)", optopt);
-			else
-				fail("unknown option '%s' (see gotrace run --help)",
-				     argv[optind - 1]);
-			return 2;
+			return gt_cli_bad_option("run", c, argv);
 		}
 	}
 	if (optind >= argc) {
@@ -614,37 +598,20 @@ static void describe_status(int status, char *buf, size_t size)
 
 struct convert_result {
 	uint64_t capture_bytes;
-	double seconds;
-	long long n_threads, n_events; /* -1 when the converter does not say */
-	char notes[512];               /* dropped or repaired facts, one line; "" if none */
+	struct gt_convert_summary sum;
 };
 
-/* Runs `gotrace convert CAPTURE -o OUTPUT` (this very binary).  Its own messages reach
- * the user's stderr directly. */
+/* Converts in this process, with the encoder library `gotrace convert` uses. */
 static int convert_capture(const char *capture, const char *output, struct convert_result *r)
 {
 	struct stat st;
-	*r = (struct convert_result){ .n_threads = -1, .n_events = -1 };
+	struct gt_convert_options copt = { 0 };
+	char err[512];
+	*r = (struct convert_result){ 0 };
 	if (stat(capture, &st) == 0)
 		r->capture_bytes = (uint64_t)st.st_size;
-	double started = now_seconds();
-	pid_t pid = fork();
-	if (pid < 0) {
-		fail("fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		execl("/proc/self/exe", "gotrace", "convert", capture, "-o", output, (char *)NULL);
-		fprintf(stderr, "gotrace run: cannot run gotrace convert: %s\n", strerror(errno));
-		_exit(EXIT_GOTRACE_FAILED);
-	}
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	r->seconds = now_seconds() - started;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fail("converting %s into %s failed", capture, output);
+	if (gt_convert_file(capture, output, &copt, &r->sum, err, sizeof err) != 0) {
+		fail("%s", err);
 		return -1;
 	}
 	return 0;
@@ -729,16 +696,24 @@ static void format_size(uint64_t bytes, char *buf, size_t size)
 static void print_conversion(const char *output, const struct capture *cap,
 			     const struct convert_result *r)
 {
+	const struct gt_model_counters *mc = &r->sum.model;
+	const struct gt_capture_stats *rd = &r->sum.reader;
 	char size[32];
 	format_size(r->capture_bytes, size, sizeof size);
-	fprintf(stderr, "gotrace: %s: pid %u, ", output, cap->pid);
-	if (r->n_threads >= 0)
-		fprintf(stderr, "%lld threads, ", (long long)r->n_threads);
-	if (r->n_events >= 0)
-		fprintf(stderr, "%lld events, ", (long long)r->n_events);
-	fprintf(stderr, "capture %s, converted in %.2f s\n", size, r->seconds);
-	if (r->notes[0] != '\0')
-		fprintf(stderr, "gotrace:   %s\n", r->notes);
+	fprintf(stderr, "gotrace: %s: pid %u, %" PRIu64 " threads, %" PRIu64 " events "
+		"(capture %s, converted in %.2f s)\n", output, cap->pid, mc->threads,
+		r->sum.wire.events, size, r->sum.seconds);
+	/* What the trace may lack: facts the recorder lost, damage the reader skipped,
+	 * inconsistencies the model repaired. */
+	uint64_t dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost;
+	uint64_t repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
+			    mc->ends_without_begin + mc->stacks_missing + rd->reordered;
+	uint64_t damaged = rd->bytes_garbage + rd->torn_tails;
+	if (dropped || repaired || damaged || r->sum.truncated)
+		fprintf(stderr, "gotrace:   %" PRIu64 " facts dropped while recording, %" PRIu64
+			" repaired, %" PRIu64 " bytes of damage skipped%s (details: gotrace "
+			"convert on the capture)\n", dropped, repaired, damaged,
+			r->sum.truncated ? ", capture truncated" : "");
 	if (!cap->finalized)
 		fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 			"still running): the trace ends at its last recorded fact\n", cap->pid);

@@ -417,9 +417,18 @@ static void sort_sites(struct wait_site *sites, size_t n)
 		      stack_by_total_desc);
 }
 
-static uint64_t thread_end_ns(const struct report *r, const struct thread_info *t)
+static uint64_t thread_alive_ns(const struct report *r, const struct thread_info *t)
 {
-	return t->ended ? t->last_ns : r->end_ns;
+	return (t->ended ? t->last_ns : r->end_ns) - t->first_ns;
+}
+
+/* Alive and not inside a traced wait: on a CPU or runnable. */
+static uint64_t thread_running_ns(const struct report *r, const struct thread_info *t)
+{
+	uint64_t alive = thread_alive_ns(r, t), waited = 0;
+	for (int c = 0; c < WAIT_CLASS_COUNT; c++)
+		waited += t->wait_ns[c];
+	return alive > waited ? alive - waited : 0;
 }
 
 /* ---- text ---------------------------------------------------------------------------- */
@@ -500,12 +509,9 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 			continue;
 		char routine[64];
 		routine_text(r, t, routine, sizeof routine);
-		uint64_t alive = thread_end_ns(r, t) - t->first_ns, waited = 0;
-		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
-			waited += t->wait_ns[c];
 		fprintf(out, "  %-4u %-7u %-15s %-24.24s %10.3f %10.3f", t->serial, t->tid,
-			t->name[0] ? t->name : "-", routine, ms(alive),
-			ms(alive > waited ? alive - waited : 0));
+			t->name[0] ? t->name : "-", routine, ms(thread_alive_ns(r, t)),
+			ms(thread_running_ns(r, t)));
 		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 			fprintf(out, " %10.3f", ms(t->wait_ns[c]));
 		fputc('\n', out);
@@ -632,21 +638,18 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 			continue;
 		char routine[1100];
 		routine_text(r, t, routine, sizeof routine);
-		uint64_t alive = thread_end_ns(r, t) - t->first_ns, waited = 0;
 		fprintf(out, "%s{\"serial\":%u,\"tid\":%u,\"name\":", first ? "" : ",", t->serial,
 			t->tid);
 		first = false;
 		json_string(out, t->name);
 		fputs(",\"start_routine\":", out);
 		json_string(out, routine);
-		fprintf(out, ",\"alive_ns\":%" PRIu64, alive);
-		for (int c = 0; c < WAIT_CLASS_COUNT; c++) {
-			waited += t->wait_ns[c];
+		fprintf(out, ",\"alive_ns\":%" PRIu64, thread_alive_ns(r, t));
+		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 			fprintf(out, ",\"%s_ns\":%" PRIu64 ",\"%s_waits\":%" PRIu64,
 				wait_class_name[c], t->wait_ns[c], wait_class_name[c], t->n_waits[c]);
-		}
-		fprintf(out, ",\"running_ns\":%" PRIu64 ",\"ended\":%s",
-			alive > waited ? alive - waited : 0, t->ended ? "true" : "false");
+		fprintf(out, ",\"running_ns\":%" PRIu64 ",\"ended\":%s", thread_running_ns(r, t),
+			t->ended ? "true" : "false");
 		if (!t->ended && t->wait.open) {
 			char name[32];
 			fputs(",\"waiting_at_end\":{\"in\":", out);

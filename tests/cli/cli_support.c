@@ -122,6 +122,16 @@ bool cli_file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+void cli_write_file(char *out, size_t size, const char *dir, const char *name, const char *text)
+{
+	cli_path(out, size, dir, name);
+	FILE *f = fopen(out, "w");
+	cr_assert_not_null(f, "%s: %s", out, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+	chmod(out, 0644);
+}
+
 void cli_trace_workpool(const char *dir, unsigned jobs, char *trace, size_t size)
 {
 	char jobs_text[16];

@@ -28,6 +28,9 @@ char *cli_path(char *out, size_t size, const char *dir, const char *name);
 
 bool cli_file_exists(const char *path);
 
+/* Creates "<dir>/<name>" holding text (mode 0644); its path goes into out. */
+void cli_write_file(char *out, size_t size, const char *dir, const char *name, const char *text);
+
 /* `gotrace run --keep-capture -o DIR/workpool.trace -- workpool JOBS 4`, asserting success;
  * the trace path is written into trace. */
 void cli_trace_workpool(const char *dir, unsigned jobs, char *trace, size_t size);

@@ -35,11 +35,10 @@ Test(convert_errors, missing_and_garbage_captures)
 	assert_one_line_failure(&r, "/nonexistent/gotrace-1.gtcap");
 	cli_result_free(&r);
 
-	cli_path(garbage, sizeof garbage, dir, "garbage.gtcap");
-	FILE *f = fopen(garbage, "w");
+	char text[14001] = "";
 	for (int i = 0; i < 1000; i++)
-		fputs("not a capture ", f);
-	fclose(f);
+		strcat(text, "not a capture ");
+	cli_write_file(garbage, sizeof garbage, dir, "garbage.gtcap", text);
 	convert(&r, garbage, out);
 	assert_one_line_failure(&r, "not a gotrace capture");
 	cr_assert(!cli_file_exists(out), "a trace was written from garbage");

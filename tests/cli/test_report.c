@@ -67,10 +67,7 @@ Test(report, json_holds_the_same_facts, .timeout = 60)
 	cli_trace_workpool(dir, 96, trace, sizeof trace);
 	report(&r, trace, "--json");
 	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-	cli_path(json, sizeof json, dir, "report.json");
-	FILE *f = fopen(json, "w");
-	fputs(r.out, f);
-	fclose(f);
+	cli_write_file(json, sizeof json, dir, "report.json", r.out);
 	snprintf(cmd, sizeof cmd, "python3 %s %u < %s", GT_TEST_CHECK_REPORT_JSON,
 		 cli_workpool_line("pthread_mutex_lock(&totals_lock)"), json);
 	FILE *p = popen(cmd, "r");
@@ -101,10 +98,8 @@ Test(report, refusals)
 	cr_assert_not_null(strstr(r.err, "--keep-capture"), "%s", r.err);
 	cli_result_free(&r);
 
-	cli_path(garbage, sizeof garbage, dir, "garbage");
-	FILE *f = fopen(garbage, "w");
-	fputs("this is neither a capture nor a trace\n", f);
-	fclose(f);
+	cli_write_file(garbage, sizeof garbage, dir, "garbage",
+		       "this is neither a capture nor a trace\n");
 	report(&r, garbage, NULL);
 	cr_assert_eq(r.status, 1);
 	cr_assert_eq(cli_count_lines(r.err), 1, "%s", r.err);

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +62,8 @@ static pid_t spawn_quiet(const char *const *argv)
 	pid_t pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		freopen("/dev/null", "w", stderr);
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);
 		execv(argv[0], (char *const *)argv);
 		_exit(99);
 	}
@@ -189,6 +191,14 @@ static void assert_refused(const struct cli_result *r, int status, const char *n
 	cr_assert_eq(strncmp(r->err, "gotrace run: ", 13), 0, "%s", r->err);
 }
 
+static void expect_refusal(const char *const *argv, int status, const char *needle)
+{
+	struct cli_result r;
+	cli_run(&r, argv, NULL);
+	assert_refused(&r, status, needle);
+	cli_result_free(&r);
+}
+
 Test(run_errors, static_program)
 {
 	char dir[512], marker[600], trace[600];
@@ -226,32 +236,20 @@ Test(run_errors, setuid_program)
 
 Test(run_errors, command_not_found)
 {
-	struct cli_result r;
 	const char *argv[] = { cli_gotrace, "run", "--", "gotrace-no-such-command", NULL };
-	cli_run(&r, argv, NULL);
-	assert_refused(&r, 127, "command not found: gotrace-no-such-command");
-	cli_result_free(&r);
+	expect_refusal(argv, 127, "command not found: gotrace-no-such-command");
 
 	const char *argv2[] = { cli_gotrace, "run", "--", "/nonexistent/program", NULL };
-	cli_run(&r, argv2, NULL);
-	assert_refused(&r, 127, "/nonexistent/program: No such file or directory");
-	cli_result_free(&r);
+	expect_refusal(argv2, 127, "/nonexistent/program: No such file or directory");
 }
 
 Test(run_errors, not_executable)
 {
 	char dir[512], file[600];
-	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
-	cli_path(file, sizeof file, dir, "plain.txt");
-	FILE *f = fopen(file, "w");
-	fputs("not a program\n", f);
-	fclose(f);
-	chmod(file, 0644);
+	cli_write_file(file, sizeof file, dir, "plain.txt", "not a program\n");
 	const char *argv[] = { cli_gotrace, "run", "--", file, NULL };
-	cli_run(&r, argv, NULL);
-	assert_refused(&r, 126, "not executable");
-	cli_result_free(&r);
+	expect_refusal(argv, 126, "not executable");
 }
 
 Test(run_errors, unwritable_output)
@@ -270,33 +268,22 @@ Test(run_errors, unwritable_output)
 	cli_result_free(&r);
 
 	const char *argv2[] = { cli_gotrace, "run", "-o", dir, "--", "/bin/true", NULL };
-	cli_run(&r, argv2, NULL);
-	assert_refused(&r, 125, "is a directory");
-	cli_result_free(&r);
+	expect_refusal(argv2, 125, "is a directory");
 }
 
 Test(run_errors, usage_mistakes)
 {
-	struct cli_result r;
 	const char *no_command[] = { cli_gotrace, "run", "-o", "x.trace", NULL };
-	cli_run(&r, no_command, NULL);
-	assert_refused(&r, 2, "no command given");
-	cli_result_free(&r);
+	expect_refusal(no_command, 2, "no command given");
 
 	const char *unknown[] = { cli_gotrace, "run", "--frobnicate", "--", "/bin/true", NULL };
-	cli_run(&r, unknown, NULL);
-	assert_refused(&r, 2, "unknown option '--frobnicate'");
-	cli_result_free(&r);
+	expect_refusal(unknown, 2, "unknown option '--frobnicate'");
 
 	const char *bad_stacks[] = { cli_gotrace, "run", "--stacks", "dwarf", "/bin/true", NULL };
-	cli_run(&r, bad_stacks, NULL);
-	assert_refused(&r, 2, "--stacks must be unwind, fp or none");
-	cli_result_free(&r);
+	expect_refusal(bad_stacks, 2, "--stacks must be unwind, fp or none");
 
 	const char *missing_arg[] = { cli_gotrace, "run", "-o", NULL };
-	cli_run(&r, missing_arg, NULL);
-	assert_refused(&r, 2, "needs an argument");
-	cli_result_free(&r);
+	expect_refusal(missing_arg, 2, "needs an argument");
 }
 
 Test(run, help_and_version)
