@@ -9,7 +9,9 @@
 #endif
 
 static const struct gt_command commands[] = {
+	{"run", gt_cmd_run, "run a command traced, then write its Go execution trace"},
 	{"convert", gt_cmd_convert, "convert captures into Go execution traces"},
+	{"report", gt_cmd_report, "threads, contended locks and slow syscalls, without Go"},
 };
 
 static void usage(FILE *f)

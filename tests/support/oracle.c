@@ -86,9 +86,10 @@ static int run_oracle(const char *const *args, char **out)
 
 int gt_oracle_check(const char *trace, bool quick, char **report)
 {
-  const char *args[] = {quick ? "--quick" : trace, quick ? trace : NULL, NULL};
+  const char *quick_args[] = {"--quick", "--", trace, NULL};
+  const char *full_args[] = {"--", trace, NULL};
   char *out;
-  int rc = run_oracle(args, &out);
+  int rc = run_oracle(quick ? quick_args : full_args, &out);
   if (rc != 0 && rc != 1) {
     fprintf(stderr, "gt_oracle_check: the oracle could not run on %s (status %d)\n", trace, rc);
     rc = -1;
@@ -200,7 +201,7 @@ static struct gt_events *events_new(size_t cap)
 
 struct gt_events *gt_events_parse_119(const char *trace)
 {
-  const char *args[] = {"--dump", "1.19", trace, NULL};
+  const char *args[] = {"--dump", "1.19", "--", trace, NULL};
   char *dump;
   if (run_oracle(args, &dump) != 0) {
     free(dump);
@@ -291,7 +292,7 @@ struct gt_events *gt_events_filter(const struct gt_events *events, const char *t
 
 char *gt_dump_123(const char *trace)
 {
-  const char *args[] = {"--dump", "1.23", trace, NULL};
+  const char *args[] = {"--dump", "1.23", "--", trace, NULL};
   char *dump;
   if (run_oracle(args, &dump) != 0) {
     free(dump);
@@ -404,7 +405,7 @@ char *gt_dump_123_stack(const char *dump, const char *match, size_t nth, const c
 
 char *gt_pprof_text(const char *trace, const char *kind, const char *go_version)
 {
-  const char *args[] = {"--pprof", kind, "--go", go_version, trace, NULL};
+  const char *args[] = {"--pprof", kind, "--go", go_version, "--", trace, NULL};
   char *text;
   if (run_oracle(args, &text) != 0) {
     free(text);
