@@ -300,6 +300,16 @@ static void expect_inline_frames(struct gt_symbolizer *sym, const struct fixture
 	expect_frame(f, n, 3, "main", "inline.c", fx_marker_line(src, "main_calls_outer"));
 }
 
+Test(modules, position_dependent_executable)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_NOPIE, NULL);
+	cr_assert_eq(fx_main_module(&fx)->bias, 0, "the fixture is not ET_EXEC");
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
 Test(debuginfo, gnu_debuglink_beside_the_binary)
 {
 	struct fixture fx;
