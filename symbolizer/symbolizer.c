@@ -117,6 +117,9 @@ static struct gt_sym_image *find_or_make_image(struct gt_symbolizer *sym, const 
 	img->bias = bias;
 	img->flags = flags;
 	img->is_tracer = strcmp(img->base_name, "libgotrace.so") == 0;
+	img->is_libc = strncmp(img->base_name, "libc.so", 7) == 0 ||
+		       strncmp(img->base_name, "libc-", 5) == 0 ||
+		       strncmp(img->base_name, "libpthread", 10) == 0;
 	img->state = GT_IMG_UNOPENED;
 	img->next = sym->images;
 	sym->images = img;
@@ -287,6 +290,14 @@ size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
 				break;
 			keep--;
 		}
+	}
+	/* Without libc's own symbols (no libc6-dbg), start_thread and clone3 have no names;
+	 * unnamed libc frames at the very outer end can only be the start-up code. */
+	while (keep > 1) {
+		const struct gt_sym_frame *fr = &sym->frames[idx[keep - 1]];
+		if ((fr->flags & GT_FR_RESOLVED) || !fr->img || !fr->img->is_libc)
+			break;
+		keep--;
 	}
 
 	size_t written = 0;

@@ -766,6 +766,32 @@ Test(modules, tracer_frames_cut_at_the_inner_end)
 	gt_sym_free(sym);
 }
 
+Test(modules, unnamed_libc_frames_cut_at_the_outer_end, .init = make_tmp_dir,
+     .fini = remove_tmp_dir)
+{
+	/* A libc without symbols: start_thread and clone3 read libc.so.6+0x... */
+	char libc[512];
+	snprintf(libc, sizeof(libc), "%s/libc.so.6", tmp_dir);
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", FX_NOSYM, libc);
+	cr_assert_eq(system(cmd), 0);
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	cr_assert_eq(gt_sym_add_module(sym, libc, NULL, 0, FAKE_LO, FAKE_LO, FAKE_LO + 0xffff, 0), 0);
+	const struct fx_stack *s = fx_stack(&fx, "thread");
+	uint64_t pcs[3] = { s->pcs[0], FAKE_LO + 0x1001, FAKE_LO + 0x2001 };
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = gt_sym_stack(sym, pcs, 3, f, MAX_FRAMES);
+	cr_assert_eq(n, 1, "%s", show(f, n));
+	expect_frame(f, n, 0, "thread_main", "inline.c", 0);
+
+	/* A stack with nothing but libc in it keeps its innermost frame. */
+	n = gt_sym_stack(sym, pcs + 1, 2, f, MAX_FRAMES);
+	cr_assert_eq(n, 1, "%s", show(f, n));
+	expect_frame(f, n, 0, "libc.so.6+0x1000", NULL, 0);
+	gt_sym_free(sym);
+}
+
 Test(modules, module_added_over_another_replaces_it)
 {
 	struct fixture fx;
