@@ -29,8 +29,7 @@ static char *build_debuginfo_path(struct gt_symbolizer *sym, const char *const *
 	for (size_t i = 0; dirs && dirs[i]; i++) {
 		if (dirs[i][0] != '/' || strchr(dirs[i], ':')) {
 			const char *interned = gt_sym_intern(&sym->strings, dirs[i]);
-			gt_sym_warnf(sym, interned,
-				     "debug directory must be an absolute path without ':'; ignored");
+			gt_sym_warn(sym, interned, GT_SYM_BAD_DEBUG_DIR, NULL, NULL);
 			continue;
 		}
 		strcat(path, dirs[i]);

@@ -14,6 +14,7 @@
 
 #include "fixture.h"
 #include "symbolizer.h"
+#include "symbolizer_private.h" /* the problem table */
 
 #define SRC(name) FX_SRC_DIR "/" name
 #define MAX_FRAMES 64
@@ -892,4 +893,29 @@ Test(options, default_warnings_go_to_stderr_once, .init = redirect_stderr)
 	cr_expect(strncmp(text, "gotrace: symbolizer: /nonexistent/libgone.so: ", 46) == 0, "%s",
 		  text);
 	cr_expect_eq(strchr(text, '\n'), text + len - 1, "one line: %s", text);
+}
+
+/* ---- the problem table --------------------------------------------------------------- */
+
+Test(problems, every_problem_has_its_own_message)
+{
+	for (int p = 0; p < GT_SYM_PROBLEM_COUNT; p++) {
+		const char *m = gt_sym_problem_message((enum gt_sym_problem)p);
+		cr_assert(m && m[0], "problem %d has no message", p);
+		for (int q = 0; q < p; q++)
+			cr_expect_str_neq(m, gt_sym_problem_message((enum gt_sym_problem)q));
+	}
+	cr_expect(gt_sym_problem_degrades(GT_SYM_CHANGED));
+	cr_expect(!gt_sym_problem_degrades(GT_SYM_DEBUG_CORRUPT));
+	cr_expect_str_eq(gt_sym_problem_message(GT_SYM_PROBLEM_COUNT), "unknown problem");
+}
+
+Test(problems, relative_debug_dir_warned_and_ignored)
+{
+	const char *const dirs[] = { "relative/debug", NULL };
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, dirs);
+	cr_expect_eq(warnings.n, 1);
+	cr_expect(strstr(warnings.lines[0], "relative/debug: not an absolute path") != NULL, "%s",
+		  warnings.lines[0]);
+	gt_sym_free(sym);
 }
