@@ -17,6 +17,8 @@
 
 #include "symbolizer_private.h"
 
+static void cu_index_free(struct gt_sym_cu_index *ix);
+
 void gt_sym_warnf(struct gt_symbolizer *sym, const char *path, const char *fmt, ...)
 {
 	/* One warning per module path, however often it is mapped or looked up. */
@@ -55,7 +57,7 @@ static bool fail(struct gt_symbolizer *sym, struct gt_sym_image *img)
 {
 	img->state = GT_IMG_FAILED;
 	sym->stats.modules_failed++;
-	gt_sym_image_close(img);
+	gt_sym_image_close(sym, img);
 	return false;
 }
 
@@ -101,6 +103,62 @@ static int vdso_memfd(void)
 		done += (size_t)w;
 	}
 	return fd;
+}
+
+static int compare_funcs(const void *a, const void *b)
+{
+	const struct gt_sym_func *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The module's function symbols, for binary search (libdwfl's table, through its API).
+ * A symbol without a size (hand-written assembly) covers the addresses up to the next
+ * symbol, as libdwfl's own search would have it. */
+static void index_functions(struct gt_sym_image *img)
+{
+	int n = dwfl_module_getsymtab(img->mod);
+	if (n <= 0)
+		return;
+	img->funcs = malloc((size_t)n * sizeof(*img->funcs));
+	if (!img->funcs)
+		return;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(img->mod, i, &s, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(s.st_info);
+		if (!name || !name[0] || shndx == SHN_UNDEF || shndx == SHN_ABS)
+			continue;
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && (type != STT_NOTYPE || !s.st_size))
+			continue;
+		int bind = GELF_ST_BIND(s.st_info);
+		img->funcs[img->n_funcs++] = (struct gt_sym_func){
+			.lo = addr, .hi = addr + s.st_size, .raw = name,
+			.rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1,
+		};
+	}
+	qsort(img->funcs, img->n_funcs, sizeof(*img->funcs), compare_funcs);
+	for (size_t i = 0; i < img->n_funcs; i++) {
+		struct gt_sym_func *f = &img->funcs[i];
+		if (f->hi > f->lo)
+			continue;
+		size_t next = i + 1;
+		while (next < img->n_funcs && img->funcs[next].lo == f->lo)
+			next++;
+		f->hi = next < img->n_funcs ? img->funcs[next].lo : f->lo + 1;
+		f->rank = 0; /* a sized alias at the same address wins */
+	}
+	qsort(img->funcs, img->n_funcs, sizeof(*img->funcs), compare_funcs);
+}
+
+/* The function symbol holding addr, or NULL. */
+static struct gt_sym_func *function_at(struct gt_sym_image *img, uint64_t addr)
+{
+	ptrdiff_t i = gt_sym_find_range(img->funcs, img->n_funcs, sizeof(*img->funcs), addr, 16);
+	return i < 0 ? NULL : &img->funcs[i];
 }
 
 /* Any section or segment reaching past the end of the file: the file was cut short. */
@@ -233,12 +291,23 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 			gt_sym_warnf(sym, img->path, "debug info unusable (%s); names from its symbol table only",
 				     why);
 	}
+	index_functions(img);
 	img->state = GT_IMG_OK;
 	return true;
 }
 
-void gt_sym_image_close(struct gt_sym_image *img)
+void gt_sym_image_close(struct gt_symbolizer *sym, struct gt_sym_image *img)
 {
+	memset(sym->file_cache, 0, sizeof(sym->file_cache));
+	free(img->funcs);
+	img->funcs = NULL;
+	img->n_funcs = 0;
+	for (size_t i = 0; i < img->n_cus; i++)
+		cu_index_free(&img->cus[i]);
+	free(img->cus);
+	img->cus = NULL;
+	img->n_cus = img->cap_cus = 0;
+	gt_sym_map_fini(&img->cu_by_offset);
 	if (img->dwfl)
 		dwfl_end(img->dwfl);
 	img->dwfl = NULL;
@@ -327,10 +396,171 @@ static void inlined_call_site(struct gt_symbolizer *sym, struct inline_chain *c,
 	}
 }
 
-/* The DWARF part: source line of addr and the chain of inlined bodies around it.
- * dwarf_getscopes continues an inlined body with its abstract definition's scopes; the
- * physical nesting (inlined bodies inside their callers) comes from dwarf_getscopes_die
- * on the innermost scope, as eu-addr2line does. */
+/* ---- a compilation unit's functions ---- */
+
+#define GT_SYM_WALK_DEPTH_MAX 64  /* guards recursion on corrupt DWARF */
+
+static int compare_subprograms(const void *a, const void *b)
+{
+	const struct gt_sym_subprogram *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static void collect_subprograms(Dwarf_Die *parent, struct gt_sym_cu_index *ix, size_t *cap,
+				int depth)
+{
+	Dwarf_Die child;
+	if (depth > GT_SYM_WALK_DEPTH_MAX || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, start, end;
+			ptrdiff_t off = 0;
+			while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0) {
+				if (end <= start)
+					continue;
+				if (gt_sym_reserve((void **)&ix->ranges, ix->n, cap, sizeof(*ix->ranges),
+						   64) < 0)
+					return;
+				ix->ranges[ix->n++] =
+					(struct gt_sym_subprogram){ .lo = start, .hi = end, .die = child };
+			}
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+			   tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+			   tag == DW_TAG_module) {
+			/* C++ member functions may be defined inside their scopes. */
+			collect_subprograms(&child, ix, cap, depth + 1);
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static struct gt_sym_cu_index *cu_index(struct gt_sym_image *img, Dwarf_Die *cu)
+{
+	uint64_t key = dwarf_dieoffset(cu);
+	uint32_t at;
+	if (gt_sym_map_get(&img->cu_by_offset, key, &at))
+		return &img->cus[at];
+	if (gt_sym_reserve((void **)&img->cus, img->n_cus, &img->cap_cus, sizeof(*img->cus), 64) < 0)
+		return NULL;
+	struct gt_sym_cu_index *ix = &img->cus[img->n_cus];
+	memset(ix, 0, sizeof(*ix));
+	size_t cap = 0;
+	collect_subprograms(cu, ix, &cap, 0);
+	qsort(ix->ranges, ix->n, sizeof(*ix->ranges), compare_subprograms);
+	if (gt_sym_map_put(&img->cu_by_offset, key, (uint32_t)img->n_cus) < 0) {
+		free(ix->ranges);
+		return NULL;
+	}
+	return &img->cus[img->n_cus++];
+}
+
+static void cu_index_free(struct gt_sym_cu_index *ix)
+{
+	for (size_t i = 0; i < ix->n; i++) {
+		struct gt_sym_function_scopes *fs = ix->ranges[i].inlined;
+		if (!fs)
+			continue;
+		free(fs->scopes);
+		free(fs->ranges);
+		free(fs);
+	}
+	free(ix->ranges);
+}
+
+static struct gt_sym_subprogram *subprogram_at(struct gt_sym_cu_index *ix, uint64_t addr)
+{
+	ptrdiff_t i = gt_sym_find_range(ix->ranges, ix->n, sizeof(*ix->ranges), addr, 8);
+	return i < 0 ? NULL : &ix->ranges[i];
+}
+
+/* ---- one function's inlined bodies ---- */
+
+static bool has_pc_attributes(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/* Records the inlined bodies and nested functions below scope, through lexical blocks
+ * (also those without addresses of their own). */
+static void collect_scopes(struct gt_sym_function_scopes *fs, Dwarf_Die *scope, int32_t parent,
+			   uint32_t depth)
+{
+	Dwarf_Die child;
+	if (depth > GT_SYM_WALK_DEPTH_MAX || dwarf_child(scope, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_lexical_block || tag == DW_TAG_try_block ||
+		    tag == DW_TAG_catch_block) {
+			collect_scopes(fs, &child, parent, depth + 1);
+			continue;
+		}
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		if (!has_pc_attributes(&child))
+			continue; /* a declaration, or an inlined body optimised away */
+		if (gt_sym_reserve((void **)&fs->scopes, fs->n_scopes, &fs->cap_scopes,
+				   sizeof(*fs->scopes), 16) < 0)
+			return;
+		int32_t index = (int32_t)fs->n_scopes++;
+		fs->scopes[index] = (struct gt_sym_scope){
+			.die = child, .parent = parent, .is_function = tag == DW_TAG_subprogram,
+		};
+		Dwarf_Addr base, start, end;
+		ptrdiff_t off = 0;
+		while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0) {
+			if (end <= start)
+				continue;
+			if (gt_sym_reserve((void **)&fs->ranges, fs->n_ranges, &fs->cap_ranges,
+					   sizeof(*fs->ranges), 16) < 0)
+				return;
+			fs->ranges[fs->n_ranges++] = (struct gt_sym_scope_range){
+				.lo = start, .hi = end, .scope = (uint32_t)index, .depth = depth,
+			};
+		}
+		collect_scopes(fs, &child, index, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static struct gt_sym_function_scopes *function_scopes(struct gt_sym_subprogram *sp)
+{
+	if (!sp->inlined) {
+		sp->inlined = calloc(1, sizeof(*sp->inlined));
+		if (sp->inlined)
+			collect_scopes(sp->inlined, &sp->die, -1, 0);
+	}
+	return sp->inlined;
+}
+
+/* The innermost inlined body (or nested function) holding addr: -1 for none. */
+static int32_t innermost_scope(const struct gt_sym_function_scopes *fs, uint64_t addr)
+{
+	int32_t best = -1;
+	uint32_t best_depth = 0;
+	for (size_t i = 0; i < fs->n_ranges; i++) {
+		const struct gt_sym_scope_range *r = &fs->ranges[i];
+		if (r->lo <= addr && addr < r->hi && (best < 0 || r->depth > best_depth)) {
+			best = (int32_t)r->scope;
+			best_depth = r->depth;
+		}
+	}
+	return best;
+}
+
+static void name_scope(struct gt_symbolizer *sym, struct inline_chain *c, Dwarf_Die *cu,
+		       struct gt_sym_scope *scope)
+{
+	if (scope->named)
+		return;
+	scope->name = die_function_name(sym, c, &scope->die);
+	if (!scope->is_function)
+		inlined_call_site(sym, c, cu, &scope->die, &scope->call_file, &scope->call_line);
+	scope->named = true;
+}
+
+/* The DWARF part: source line of addr and the chain of inlined bodies around it, from
+ * the unit's function index and the function's own index of inlined bodies. */
 static void dwarf_chain(struct gt_symbolizer *sym, struct gt_sym_image *img, uint64_t addr,
 			bool inlines, struct inline_chain *c, const char **line_file,
 			uint32_t *line_no)
@@ -338,43 +568,54 @@ static void dwarf_chain(struct gt_symbolizer *sym, struct gt_sym_image *img, uin
 	Dwfl_Line *dl = dwfl_module_getsrc(img->mod, addr);
 	if (dl) {
 		int lineno = 0;
-		*line_file = checked(sym, c, dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL), false);
+		const char *raw = dwfl_lineinfo(dl, NULL, &lineno, NULL, NULL, NULL);
+		size_t slot = ((uintptr_t)raw >> 3) % 256;
+		if (raw && sym->file_cache[slot].raw == raw) {
+			*line_file = sym->file_cache[slot].interned;
+		} else {
+			*line_file = checked(sym, c, raw, false);
+			if (*line_file) {
+				sym->file_cache[slot].raw = raw;
+				sym->file_cache[slot].interned = *line_file;
+			}
+		}
 		*line_no = *line_file && lineno > 0 ? (uint32_t)lineno : 0;
 	}
 
 	Dwarf_Addr cu_bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(img->mod, addr, &cu_bias);
-	if (!cu)
+	struct gt_sym_cu_index *ix = cu ? cu_index(img, cu) : NULL;
+	struct gt_sym_subprogram *sp = ix ? subprogram_at(ix, addr - cu_bias) : NULL;
+	if (!sp)
 		return;
-	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, addr - cu_bias, &scopes);
-	Dwarf_Die innermost;
-	if (n > 0)
-		innermost = scopes[0];
-	free(scopes);
-	scopes = NULL;
-	n = n > 0 ? dwarf_getscopes_die(&innermost, &scopes) : 0;
+	if (!sp->name)
+		sp->name = die_function_name(sym, c, &sp->die);
+	struct gt_sym_function_scopes *fs = function_scopes(sp);
+	int32_t at = fs ? innermost_scope(fs, addr - cu_bias) : -1;
 
 	const char *cur_file = *line_file;
 	uint32_t cur_line = *line_no;
-	for (int i = 0; i < n && c->depth <= GT_SYM_INLINE_MAX; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-			continue;
-		c->names[c->depth] = die_function_name(sym, c, &scopes[i]);
+	if (!inlines) {
+		/* A function's entry: the innermost physical function, no inlined bodies. */
+		while (at >= 0 && !fs->scopes[at].is_function)
+			at = fs->scopes[at].parent;
+	}
+	for (; at >= 0 && c->depth < GT_SYM_INLINE_MAX; at = fs->scopes[at].parent) {
+		struct gt_sym_scope *scope = &fs->scopes[at];
+		name_scope(sym, c, cu, scope);
+		c->names[c->depth] = scope->name;
 		c->files[c->depth] = cur_file;
 		c->lines[c->depth] = cur_line;
 		c->depth++;
-		if (tag == DW_TAG_subprogram || !inlines)
-			break;
-		inlined_call_site(sym, c, cu, &scopes[i], &cur_file, &cur_line);
+		if (scope->is_function)
+			return;
+		cur_file = scope->call_file;
+		cur_line = scope->call_line;
 	}
-	free(scopes);
-	if (!inlines && c->depth > 0) {
-		/* A function's entry: the concrete function's name, not an inlined body's. */
-		c->names[0] = c->names[c->depth - 1];
-		c->depth = 1;
-	}
+	c->names[c->depth] = sp->name;
+	c->files[c->depth] = cur_file;
+	c->lines[c->depth] = cur_line;
+	c->depth++;
 }
 
 static size_t push(struct gt_symbolizer *sym, const struct gt_sym_image *img, uint64_t pc,
@@ -413,14 +654,9 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 		}
 	}
 
-	/* The concrete function's symbol (.symtab, else .dynsym): the name when DWARF has
+	/* The concrete function's symbol (.symtab, else .dynsym, as libdwfl picks): the name when DWARF has
 	 * none, and the better one for C++ when it is mangled (GCC gives lambdas and static
 	 * functions no DW_AT_linkage_name, so DWARF alone would say "operator()"). */
-	GElf_Off off;
-	GElf_Sym elf_sym;
-	const char *symname = dwfl_module_addrinfo(img->mod, addr, &off, &elf_sym, NULL, NULL, NULL);
-	if (symname && !plausible_text(symname))
-		symname = NULL;
 	if (c.depth == 0) {
 		c.names[0] = NULL;
 		c.files[0] = line_file;
@@ -428,8 +664,14 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 		c.depth = 1;
 	}
 	const char **physical = &c.names[c.depth - 1];
+	struct gt_sym_func *fn = function_at(img, addr);
+	const char *symname = fn ? fn->raw : NULL;
+	if (symname && !plausible_text(symname))
+		symname = NULL;
 	if (symname && (!*physical || (symname[0] == '_' && symname[1] == 'Z'))) {
-		const char *name = gt_sym_function_name(sym, symname);
+		const char *name = fn && fn->name ? fn->name : gt_sym_function_name(sym, symname);
+		if (fn)
+			fn->name = name;
 		if (!*physical || strcmp(name, symname) != 0)
 			*physical = name;
 	}

@@ -1,5 +1,6 @@
 /* Interned strings, the PC maps, C++ demangling and the start-up function list. */
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,27 @@ int gt_sym_reserve(void **array, size_t count, size_t *cap, size_t elem_size, si
 	*array = grown;
 	*cap = grown_cap;
 	return 0;
+}
+
+ptrdiff_t gt_sym_find_range(const void *array, size_t n, size_t elem_size, uint64_t addr,
+			    size_t tries)
+{
+	const char *base = array;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const uint64_t *range = (const uint64_t *)(const void *)(base + mid * elem_size);
+		if (range[0] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0 && tries-- > 0;) {
+		const uint64_t *range = (const uint64_t *)(const void *)(base + i * elem_size);
+		if (addr < range[1])
+			return (ptrdiff_t)i;
+	}
+	return -1;
 }
 
 /* ---- u64 -> u32 map ------------------------------------------------------------------ */

@@ -73,7 +73,7 @@ void gt_sym_free(struct gt_symbolizer *sym)
 	struct gt_sym_image *img = sym->images;
 	while (img) {
 		struct gt_sym_image *next = img->next;
-		gt_sym_image_close(img);
+		gt_sym_image_close(sym, img);
 		free(img);
 		img = next;
 	}
@@ -142,7 +142,7 @@ int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t
 	bool replaced = false;
 	for (size_t i = 0; i < sym->n_maps; i++) {
 		struct gt_sym_mapping *m = &sym->maps[i];
-		if (m->hi >= lo && m->lo <= hi) {
+		if (m->hi > lo && m->lo <= hi) {
 			replaced = true;
 			continue;
 		}
@@ -162,24 +162,18 @@ int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t
 		sym->maps[at] = sym->maps[at - 1];
 		at--;
 	}
-	sym->maps[at] = (struct gt_sym_mapping){ .lo = lo, .hi = hi, .img = img };
+	/* The capture's hi is the highest mapped address; kept here as an end. */
+	sym->maps[at] = (struct gt_sym_mapping){
+		.lo = lo, .hi = hi == UINT64_MAX ? hi : hi + 1, .img = img,
+	};
 	sym->n_maps++;
 	return 0;
 }
 
 static struct gt_sym_image *image_at(struct gt_symbolizer *sym, uint64_t pc)
 {
-	size_t lo = 0, hi = sym->n_maps;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sym->maps[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || pc > sym->maps[lo - 1].hi)
-		return NULL;
-	return sym->maps[lo - 1].img;
+	ptrdiff_t i = gt_sym_find_range(sym->maps, sym->n_maps, sizeof(*sym->maps), pc, 1);
+	return i < 0 ? NULL : sym->maps[i].img;
 }
 
 /* ---- PC -> frames -------------------------------------------------------------------- */

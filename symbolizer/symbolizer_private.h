@@ -4,6 +4,7 @@
 #define GOTRACE_SYMBOLIZER_PRIVATE_H
 
 #include <stdbool.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
 #include "symbolizer.h"
@@ -33,6 +34,12 @@ const char *gt_sym_intern(struct gt_sym_strings *s, const char *str);
  * Returns -1 when memory runs out, the array then unchanged. */
 int gt_sym_reserve(void **array, size_t count, size_t *cap, size_t elem_size, size_t first);
 
+/* Sorted arrays of address ranges: every element starts with uint64_t lo, hi ([lo, hi)).
+ * The element holding addr: the last one starting at or before it, or one of the
+ * `tries` before that (a longer one around it).  -1 when none does. */
+ptrdiff_t gt_sym_find_range(const void *array, size_t n, size_t elem_size, uint64_t addr,
+			    size_t tries);
+
 /* ---- u64 -> u32 map (PC caches) ------------------------------------------------------ */
 
 struct gt_sym_map_slot {
@@ -54,6 +61,58 @@ void gt_sym_map_fini(struct gt_sym_map *m);
 
 enum gt_sym_image_state { GT_IMG_UNOPENED, GT_IMG_OK, GT_IMG_FAILED };
 
+/* An inlined body (or a nested function) inside a concrete function, with what its frame
+ * needs, computed once. */
+struct gt_sym_scope {
+	Dwarf_Die die;
+	int32_t parent;               /* index in the function's scopes; -1: the function */
+	bool is_function;             /* a nested DW_TAG_subprogram: a physical frame */
+	bool named;                   /* name, call_file, call_line filled */
+	const char *name;
+	const char *call_file;        /* where the parent called it (inlined bodies) */
+	uint32_t call_line;
+};
+
+struct gt_sym_scope_range {
+	uint64_t lo, hi;              /* [lo, hi), DWARF addresses */
+	uint32_t scope;
+	uint32_t depth;
+};
+
+/* The inlined bodies of one concrete function, built the first time one of its PCs is
+ * looked up: one walk of its DIEs, then every PC is a scan of a small array. */
+struct gt_sym_function_scopes {
+	struct gt_sym_scope *scopes;
+	size_t n_scopes, cap_scopes;
+	struct gt_sym_scope_range *ranges;
+	size_t n_ranges, cap_ranges;
+};
+
+/* One address range of a concrete function (DW_TAG_subprogram) in a compilation unit;
+ * DWARF addresses (before the module's bias). */
+struct gt_sym_subprogram {
+	uint64_t lo, hi;              /* [lo, hi) */
+	Dwarf_Die die;
+	const char *name;             /* filled on first use */
+	struct gt_sym_function_scopes *inlined; /* NULL until first use */
+};
+
+/* A compilation unit's functions by address, built the first time one of its PCs is
+ * looked up: dwarf_getscopes would walk the whole unit again for every PC. */
+struct gt_sym_cu_index {
+	struct gt_sym_subprogram *ranges;
+	size_t n;
+};
+
+/* A function symbol of a module's symbol table, sorted by address: libdwfl's own
+ * address -> symbol search (dwfl_module_addrinfo) walks the whole table on every call. */
+struct gt_sym_func {
+	uint64_t lo, hi;              /* [lo, hi) */
+	const char *raw;              /* libdwfl's string, valid while the module's Dwfl is */
+	const char *name;             /* shown name, filled on first use */
+	int rank;                     /* among aliases: global > weak > local > sizeless */
+};
+
 /* One object file as recorded (path, build-id, bias), with its own Dwfl so that a module
  * replaced in the map (dlclose, dlopen elsewhere) never disturbs another one. */
 struct gt_sym_image {
@@ -66,13 +125,18 @@ struct gt_sym_image {
 	bool is_tracer;               /* libgotrace.so: cut at the inner end */
 	enum gt_sym_image_state state;
 	bool has_dwarf;               /* false: don't ask libdw again for every PC */
+	struct gt_sym_func *funcs;    /* sorted by lo, then rank */
+	size_t n_funcs;
+	struct gt_sym_map cu_by_offset;  /* CU DIE offset -> index into cus */
+	struct gt_sym_cu_index *cus;
+	size_t n_cus, cap_cus;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct gt_sym_image *next;    /* all images, owned by the symbolizer */
 };
 
 struct gt_sym_mapping {
-	uint64_t lo, hi;              /* hi inclusive: the highest mapped address */
+	uint64_t lo, hi;              /* [lo, hi) */
 	struct gt_sym_image *img;
 };
 
@@ -114,6 +178,10 @@ struct gt_symbolizer {
 	const char **warned_paths;    /* interned paths already warned about */
 	size_t n_warned, cap_warned;
 
+	/* libdw's source file strings -> interned copies, direct-mapped: the same few files
+	 * come back for PC after PC.  Emptied whenever a module's Dwfl goes away. */
+	struct { const char *raw, *interned; } file_cache[256];
+
 	char *(*cxa_demangle)(const char *, char *, size_t *, int *);
 	bool demangle_looked_up;
 
@@ -122,7 +190,7 @@ struct gt_symbolizer {
 
 /* sym_module.c */
 bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img);
-void gt_sym_image_close(struct gt_sym_image *img);
+void gt_sym_image_close(struct gt_symbolizer *sym, struct gt_sym_image *img);
 /* Frames for one address inside img (already adjusted), innermost first, appended to
  * sym->frames; inline expansion when inlines is true.  Returns the number appended. */
 size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,

@@ -1,6 +1,5 @@
 #include "fixture.h"
 
-#include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +16,15 @@ static void parse_hex_bytes(const char *hex, uint8_t *out, size_t *len)
 	}
 }
 
-void fx_run(struct fixture *fx, const char *exe, const char *arg)
+int fx_load(struct fixture *fx, const char *exe, const char *arg)
 {
 	memset(fx, 0, sizeof(*fx));
 	char cmd[8192];
 	snprintf(cmd, sizeof(cmd), "'%s' %s%s%s", exe, arg ? "'" : "", arg ? arg : "",
 		 arg ? "'" : "");
 	FILE *out = popen(cmd, "r");
-	cr_assert_not_null(out, "cannot run %s", exe);
+	if (!out)
+		return -1;
 	static char line[16384];
 	while (fgets(line, sizeof(line), out)) {
 		line[strcspn(line, "\n")] = '\0';
@@ -56,30 +56,26 @@ void fx_run(struct fixture *fx, const char *exe, const char *arg)
 				fx->n_funcs++;
 		}
 	}
-	int status = pclose(out);
-	cr_assert_eq(status, 0, "%s exited with status %d", exe, status);
-	cr_assert_gt(fx->n_modules, 0, "%s reported no modules", exe);
+	return pclose(out) == 0 && fx->n_modules > 0 ? 0 : -1;
 }
 
-const struct fx_stack *fx_stack(const struct fixture *fx, const char *label)
+const struct fx_stack *fx_find_stack(const struct fixture *fx, const char *label)
 {
 	for (size_t i = 0; i < fx->n_stacks; i++)
 		if (strcmp(fx->stacks[i].label, label) == 0)
 			return &fx->stacks[i];
-	cr_assert_fail("fixture reported no stack %s", label);
 	return NULL;
 }
 
-uint64_t fx_func(const struct fixture *fx, const char *label)
+uint64_t fx_find_func(const struct fixture *fx, const char *label)
 {
 	for (size_t i = 0; i < fx->n_funcs; i++)
 		if (strcmp(fx->funcs[i].label, label) == 0)
 			return fx->funcs[i].addr;
-	cr_assert_fail("fixture reported no function %s", label);
 	return 0;
 }
 
-struct fx_module *fx_module(struct fixture *fx, const char *suffix)
+struct fx_module *fx_find_module(struct fixture *fx, const char *suffix)
 {
 	size_t n = strlen(suffix);
 	for (size_t i = 0; i < fx->n_modules; i++) {
@@ -87,46 +83,27 @@ struct fx_module *fx_module(struct fixture *fx, const char *suffix)
 		if (len >= n && strcmp(fx->modules[i].path + len - n, suffix) == 0)
 			return &fx->modules[i];
 	}
-	cr_assert_fail("fixture reported no module *%s", suffix);
 	return NULL;
 }
 
-struct fx_module *fx_main_module(struct fixture *fx)
+struct fx_module *fx_find_main(struct fixture *fx)
 {
 	for (size_t i = 0; i < fx->n_modules; i++)
 		if (fx->modules[i].flags & GT_SYM_MAIN_EXE)
 			return &fx->modules[i];
-	cr_assert_fail("fixture reported no main executable");
 	return NULL;
 }
 
-void fx_add_modules(const struct fixture *fx, struct gt_symbolizer *sym)
+int fx_add_modules(const struct fixture *fx, struct gt_symbolizer *sym)
 {
+	int refused = 0;
 	for (size_t i = 0; i < fx->n_modules; i++) {
 		const struct fx_module *m = &fx->modules[i];
-		cr_assert_eq(gt_sym_add_module(sym, m->path, m->build_id, m->build_id_len, m->bias,
-					       m->lo, m->hi, m->flags),
-			     0, "module %s refused", m->path);
+		if (gt_sym_add_module(sym, m->path, m->build_id, m->build_id_len, m->bias, m->lo,
+				      m->hi, m->flags) != 0)
+			refused++;
 	}
-}
-
-uint32_t fx_marker_line(const char *source, const char *marker)
-{
-	FILE *f = fopen(source, "r");
-	cr_assert_not_null(f, "cannot read %s", source);
-	char want[256], line[1024];
-	snprintf(want, sizeof(want), "LINE:%s */", marker);
-	uint32_t no = 0, found = 0;
-	while (fgets(line, sizeof(line), f)) {
-		no++;
-		if (strstr(line, want)) {
-			found = no;
-			break;
-		}
-	}
-	fclose(f);
-	cr_assert_neq(found, 0, "no marker %s in %s", marker, source);
-	return found;
+	return refused;
 }
 
 const char *fx_basename(const char *path)
@@ -135,20 +112,3 @@ const char *fx_basename(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static void collect_warning(void *ctx, const char *line)
-{
-	struct fx_warnings *w = ctx;
-	if (w->n < 16)
-		snprintf(w->lines[w->n], sizeof(w->lines[w->n]), "%s", line);
-	w->n++;
-}
-
-struct gt_symbolizer *fx_symbolizer(struct fx_warnings *w, const char *const *debug_dirs)
-{
-	memset(w, 0, sizeof(*w));
-	struct gt_sym_options opt = { .debug_dirs = debug_dirs, .warn = collect_warning,
-				      .warn_ctx = w };
-	struct gt_symbolizer *sym = gt_sym_new(&opt);
-	cr_assert_not_null(sym);
-	return sym;
-}

@@ -37,25 +37,17 @@ struct fixture {
 	size_t n_funcs;
 };
 
-/* Runs exe (with one optional argument) and parses its report; aborts the test on failure. */
-void fx_run(struct fixture *fx, const char *exe, const char *arg);
-const struct fx_stack *fx_stack(const struct fixture *fx, const char *label);
-uint64_t fx_func(const struct fixture *fx, const char *label);
-/* The module whose path ends with suffix. */
-struct fx_module *fx_module(struct fixture *fx, const char *suffix);
-struct fx_module *fx_main_module(struct fixture *fx);
-/* Adds every module of the report to sym. */
-void fx_add_modules(const struct fixture *fx, struct gt_symbolizer *sym);
-/* The line of `source` holding the marker comment "LINE:<marker>". */
-uint32_t fx_marker_line(const char *source, const char *marker);
+/* Runs exe (with one optional argument) and parses its report: 0, or -1 when it could not
+ * run, failed or reported no modules. */
+int fx_load(struct fixture *fx, const char *exe, const char *arg);
+/* NULL (0) when the report has no such entry. */
+const struct fx_stack *fx_find_stack(const struct fixture *fx, const char *label);
+uint64_t fx_find_func(const struct fixture *fx, const char *label);
+struct fx_module *fx_find_module(struct fixture *fx, const char *path_suffix);
+struct fx_module *fx_find_main(struct fixture *fx);
+/* Adds every module of the report to sym; returns how many it refused. */
+int fx_add_modules(const struct fixture *fx, struct gt_symbolizer *sym);
 /* The last path component. */
 const char *fx_basename(const char *path);
-
-/* A symbolizer whose warnings are collected for assertions. */
-struct fx_warnings {
-	char lines[16][1024];
-	size_t n;
-};
-struct gt_symbolizer *fx_symbolizer(struct fx_warnings *w, const char *const *debug_dirs);
 
 #endif

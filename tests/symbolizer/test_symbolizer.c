@@ -1,6 +1,7 @@
 /* Symbolizer tests: real PCs and module maps printed by fixture programs, frames compared
  * with the fixture sources (function names, files, marker lines, inline expansion). */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -17,7 +18,93 @@
 #define SRC(name) FX_SRC_DIR "/" name
 #define MAX_FRAMES 64
 
+/* Warnings a symbolizer gave, for assertions. */
+struct fx_warnings {
+	char lines[16][1024];
+	size_t n;
+};
+
 static struct fx_warnings warnings;
+
+/* ---- fixtures, with the test failing when one does not deliver --------------------- */
+
+static void fx_run(struct fixture *fx, const char *exe, const char *arg)
+{
+	cr_assert_eq(fx_load(fx, exe, arg), 0, "%s did not report its modules", exe);
+}
+
+static const struct fx_stack *fx_stack(const struct fixture *fx, const char *label)
+{
+	const struct fx_stack *s = fx_find_stack(fx, label);
+	cr_assert_not_null(s, "fixture reported no stack %s", label);
+	return s;
+}
+
+static uint64_t fx_func(const struct fixture *fx, const char *label)
+{
+	uint64_t addr = fx_find_func(fx, label);
+	cr_assert_neq(addr, 0, "fixture reported no function %s", label);
+	return addr;
+}
+
+static struct fx_module *fx_module(struct fixture *fx, const char *suffix)
+{
+	struct fx_module *m = fx_find_module(fx, suffix);
+	cr_assert_not_null(m, "fixture reported no module *%s", suffix);
+	return m;
+}
+
+static struct fx_module *fx_main_module(struct fixture *fx)
+{
+	struct fx_module *m = fx_find_main(fx);
+	cr_assert_not_null(m, "fixture reported no main executable");
+	return m;
+}
+
+/* The line of `source` holding the marker comment "LINE:<marker>". */
+static uint32_t fx_marker_line(const char *source, const char *marker)
+{
+	FILE *f = fopen(source, "r");
+	cr_assert_not_null(f, "cannot read %s", source);
+	char want[256], line[1024];
+	snprintf(want, sizeof(want), "LINE:%s */", marker);
+	uint32_t no = 0, found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		no++;
+		if (strstr(line, want)) {
+			found = no;
+			break;
+		}
+	}
+	fclose(f);
+	cr_assert_neq(found, 0, "no marker %s in %s", marker, source);
+	return found;
+}
+
+static void collect_warning(void *ctx, const char *line)
+{
+	struct fx_warnings *w = ctx;
+	if (w->n < 16)
+		snprintf(w->lines[w->n], sizeof(w->lines[w->n]), "%s", line);
+	w->n++;
+}
+
+/* A symbolizer whose warnings are collected for assertions. */
+static struct gt_symbolizer *fx_symbolizer(struct fx_warnings *w, const char *const *debug_dirs)
+{
+	memset(w, 0, sizeof(*w));
+	struct gt_sym_options opt = { .debug_dirs = debug_dirs, .warn = collect_warning,
+				      .warn_ctx = w };
+	struct gt_symbolizer *sym = gt_sym_new(&opt);
+	cr_assert_not_null(sym);
+	return sym;
+}
+
+static void add_modules(const struct fixture *fx, struct gt_symbolizer *sym)
+{
+	cr_assert_eq(fx_add_modules(fx, sym), 0, "a fixture module was refused");
+}
+
 
 static char frames_text[8192];
 
@@ -57,7 +144,7 @@ static struct gt_symbolizer *load(struct fixture *fx, const char *exe, const cha
 {
 	fx_run(fx, exe, arg);
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(fx, sym);
+	add_modules(fx, sym);
 	return sym;
 }
 
@@ -213,6 +300,16 @@ static void expect_inline_frames(struct gt_symbolizer *sym, const struct fixture
 	expect_frame(f, n, 3, "main", "inline.c", fx_marker_line(src, "main_calls_outer"));
 }
 
+Test(modules, position_dependent_executable)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_NOPIE, NULL);
+	cr_assert_eq(fx_main_module(&fx)->bias, 0, "the fixture is not ET_EXEC");
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
 Test(debuginfo, gnu_debuglink_beside_the_binary)
 {
 	struct fixture fx;
@@ -255,7 +352,7 @@ Test(debuginfo, build_id_in_a_given_debug_dir)
 
 	/* Without the directory: names from .symtab, no lines. */
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(&fx, sym);
+	add_modules(&fx, sym);
 	struct gt_frame f[MAX_FRAMES];
 	size_t n = symbolize(sym, &fx, "inline", f, MAX_FRAMES);
 	cr_assert_geq(n, 2, "%s", show(f, n));
@@ -268,7 +365,7 @@ Test(debuginfo, build_id_in_a_given_debug_dir)
 	make_build_id_dir(dir, sizeof(dir), m);
 	const char *const dirs[] = { dir, NULL };
 	sym = fx_symbolizer(&warnings, dirs);
-	fx_add_modules(&fx, sym);
+	add_modules(&fx, sym);
 	expect_inline_frames(sym, &fx);
 	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
 	gt_sym_free(sym);
@@ -308,7 +405,7 @@ static void expect_degraded(struct fixture *fx, const char *path, const char *ba
 	struct fx_module *m = fx_main_module(fx);
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(fx, sym);
+	add_modules(fx, sym);
 	struct gt_frame f[MAX_FRAMES];
 	for (int round = 0; round < 2; round++) {
 		for (size_t k = 0; k < fx->n_stacks; k++) {
@@ -479,7 +576,7 @@ static void expect_survives(struct fixture *fx, const char *path, const char *ba
 	struct fx_module *m = fx_main_module(fx);
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
-	fx_add_modules(fx, sym);
+	add_modules(fx, sym);
 	struct gt_frame f[MAX_FRAMES];
 	const struct fx_stack *s = fx_stack(fx, "inline");
 	size_t n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
@@ -564,4 +661,209 @@ Test(broken, garbage_in_the_symbol_tables)
 		scribble_section(path, sections[i], -1);
 		expect_survives(&fx, path, fx_basename(path));
 	}
+}
+
+/* ---- the module map ------------------------------------------------------------------ */
+
+/* Offset of a dynamic symbol in this process's vDSO image (the same kernel as the
+ * fixture's). */
+static uint64_t own_vdso_symbol(const char *name)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	cr_assert_not_null(maps);
+	char line[512];
+	unsigned long lo = 0, hi = 0;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			break;
+	fclose(maps);
+	cr_assert_gt(hi, lo, "no vDSO mapped");
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)lo, hi - lo);
+	cr_assert_not_null(elf);
+	uint64_t value = 0;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !value; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		gelf_getshdr(scn, &shdr);
+		if (shdr.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Sym s;
+			gelf_getsym(data, (int)i, &s);
+			const char *sname = elf_strptr(elf, shdr.sh_link, s.st_name);
+			if (sname && strcmp(sname, name) == 0)
+				value = s.st_value;
+		}
+	}
+	elf_end(elf);
+	cr_assert_gt(value, 0, "no %s in the vDSO", name);
+	return value;
+}
+
+static struct fx_module *vdso_module(struct fixture *fx)
+{
+	for (size_t i = 0; i < fx->n_modules; i++)
+		if (fx->modules[i].flags & GT_SYM_VDSO)
+			return &fx->modules[i];
+	cr_skip_test("the fixture reported no vDSO");
+	return NULL;
+}
+
+Test(modules, vdso_from_the_running_kernel_when_build_ids_match)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	struct fx_module *vdso = vdso_module(&fx);
+	uint64_t ra = vdso->bias + own_vdso_symbol("__vdso_clock_gettime") + 5;
+	struct gt_frame f[4];
+	size_t n = gt_sym_stack(sym, &ra, 1, f, 4);
+	cr_assert_eq(n, 1);
+	cr_expect(strstr(f[0].func, "clock_gettime") != NULL, "%s", show(f, n));
+	cr_expect_eq(f[0].pc, ra - 1);
+	cr_expect_eq(warnings.n, 0, "%s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+Test(modules, vdso_without_build_id_reads_vdso_plus_offset)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	struct fx_module *vdso = vdso_module(&fx);
+	vdso->build_id_len = 0;
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	add_modules(&fx, sym);
+	uint64_t ra = vdso->bias + 0x801;
+	struct gt_frame f[4];
+	size_t n = gt_sym_stack(sym, &ra, 1, f, 4);
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(f[0].func, "[vdso]+0x800");
+	cr_expect_eq(warnings.n, 0, "%s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+/* An address range no fixture module uses. */
+#define FAKE_LO 0x100000000000ull
+
+Test(modules, tracer_frames_cut_at_the_inner_end)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	/* Never opened: its frames go before anything is looked up in it. */
+	cr_assert_eq(gt_sym_add_module(sym, "/nonexistent/libgotrace.so", NULL, 0, FAKE_LO,
+				       FAKE_LO, FAKE_LO + 0xffff, 0),
+		     0);
+	const struct fx_stack *s = fx_stack(&fx, "inline");
+	uint64_t pcs[130] = { FAKE_LO + 0x123, FAKE_LO + 0x456 };
+	memcpy(pcs + 2, s->pcs, s->n * sizeof(pcs[0]));
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = gt_sym_stack(sym, pcs, s->n + 2, f, MAX_FRAMES);
+	cr_assert_eq(n, 4, "%s", show(f, n));
+	expect_frame(f, n, 0, "helper_leaf", "inline.c",
+		     fx_marker_line(SRC("inline.c"), "leaf_capture"));
+	expect_frame(f, n, 3, "main", "inline.c", 0);
+	cr_expect_eq(warnings.n, 0, "%s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+Test(modules, module_added_over_another_replaces_it)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_DLOPEN, FX_PLUGIN);
+	const struct fx_stack *s = fx_stack(&fx, "plugin");
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	expect_frame(f, n, 0, "plugin_entry", "plugin.c", 0);
+
+	/* dlclose, then another library at the same place. */
+	struct fx_module *plugin = fx_module(&fx, "libfx_plugin.so");
+	cr_assert_eq(gt_sym_add_module(sym, FX_NOSYM, NULL, 0, plugin->bias, plugin->lo,
+				       plugin->hi, 0),
+		     0);
+	n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	char want[128];
+	snprintf(want, sizeof(want), "fx_nosym+0x%llx",
+		 (unsigned long long)(s->pcs[0] - 1 - plugin->bias));
+	expect_frame(f, n, 0, want, NULL, 0);
+	expect_frame(f, n, 1, "main", "dlopen.c", 0);
+
+	/* And the plugin back again. */
+	cr_assert_eq(gt_sym_add_module(sym, plugin->path, plugin->build_id, plugin->build_id_len,
+				       plugin->bias, plugin->lo, plugin->hi, 0),
+		     0);
+	n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	expect_frame(f, n, 0, "plugin_entry", "plugin.c", 0);
+	gt_sym_free(sym);
+}
+
+Test(modules, pc_outside_every_module)
+{
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	uint64_t pcs[] = { 0, FAKE_LO + 0x1001, 0 };
+	struct gt_frame f[4];
+	size_t n = gt_sym_stack(sym, pcs, 3, f, 4);
+	cr_assert_eq(n, 1, "zero PCs are skipped: %s", show(f, n));
+	cr_expect_str_eq(f[0].func, "0x100000001000");
+	cr_expect_str_eq(f[0].file, "??");
+	cr_expect_eq(f[0].line, 0);
+	cr_expect_eq(f[0].pc, FAKE_LO + 0x1000);
+	struct gt_frame fn = gt_sym_function(sym, FAKE_LO + 0x2000);
+	cr_expect_str_eq(fn.func, "0x100000002000");
+	cr_expect_eq(fn.pc, FAKE_LO + 0x2000);
+	struct gt_sym_stats st;
+	gt_sym_stats(sym, &st);
+	cr_expect_eq(st.pcs_looked_up, 2);
+	cr_expect_eq(st.pcs_unresolved, 2);
+	gt_sym_free(sym);
+}
+
+Test(modules, unusable_arguments_refused)
+{
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	uint8_t id[65] = { 0 };
+	cr_expect_eq(gt_sym_add_module(sym, "/bin/true", NULL, 0, 0, 0x2000, 0x1000, 0), -1,
+		     "hi below lo");
+	cr_expect_eq(gt_sym_add_module(sym, NULL, NULL, 0, 0, 0x1000, 0x2000, 0), -1, "no path");
+	cr_expect_eq(gt_sym_add_module(sym, "", NULL, 0, 0, 0x1000, 0x2000, 0), -1, "empty path");
+	cr_expect_eq(gt_sym_add_module(sym, "/bin/true", id, sizeof(id), 0, 0x1000, 0x2000, 0), -1,
+		     "build-id too long");
+	cr_expect_eq(gt_sym_add_module(sym, NULL, NULL, 0, 0, 0x1000, 0x2000, GT_SYM_VDSO), 0,
+		     "the vDSO needs no path");
+	gt_sym_free(sym);
+}
+
+Test(options, debuginfod_never_asked)
+{
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:9/", 1);
+	struct gt_symbolizer *sym = gt_sym_new(NULL);
+	cr_assert_not_null(sym);
+	cr_expect_null(getenv("DEBUGINFOD_URLS"), "a conversion must not reach the network");
+	gt_sym_free(sym);
+}
+
+static void redirect_stderr(void)
+{
+	cr_redirect_stderr();
+}
+
+Test(options, default_warnings_go_to_stderr_once, .init = redirect_stderr)
+{
+	struct gt_symbolizer *sym = gt_sym_new(NULL);
+	cr_assert_eq(gt_sym_add_module(sym, "/nonexistent/libgone.so", NULL, 0, FAKE_LO, FAKE_LO,
+				       FAKE_LO + 0xffff, 0),
+		     0);
+	uint64_t pcs[] = { FAKE_LO + 0x11, FAKE_LO + 0x21 };
+	struct gt_frame f[4];
+	cr_expect_eq(gt_sym_stack(sym, pcs, 2, f, 4), 2);
+	cr_expect_str_eq(f[0].func, "libgone.so+0x10");
+	cr_expect_str_eq(f[1].func, "libgone.so+0x20");
+	gt_sym_free(sym);
+	fflush(stderr);
+	char text[2048] = "";
+	FILE *err = cr_get_redirected_stderr();
+	size_t len = fread(text, 1, sizeof(text) - 1, err);
+	text[len] = '\0';
+	cr_expect(strncmp(text, "gotrace: symbolizer: /nonexistent/libgone.so: ", 46) == 0, "%s",
+		  text);
+	cr_expect_eq(strchr(text, '\n'), text + len - 1, "one line: %s", text);
 }
