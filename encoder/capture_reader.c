@@ -43,12 +43,13 @@ struct cpu_stream {
 	size_t win_start, win_len;
 	bool in_garbage;
 	struct heap_item heap[REORDER_WINDOW];
-	size_t heap_n;
+	size_t heap_n, heap_head;
 	struct slot slots[REORDER_WINDOW + 1];
 	uint32_t free_slots[REORDER_WINDOW + 1];
 	size_t n_free;
 	uint64_t order;
 	uint64_t last_out_tsc;
+	uint64_t head_key;         /* stream_head_tsc, cached for the merge heap */
 	bool exhausted;
 };
 
@@ -253,38 +254,26 @@ static bool item_less(const struct heap_item *a, const struct heap_item *b)
 	return a->tsc < b->tsc || (a->tsc == b->tsc && a->order < b->order);
 }
 
+/* The reorder window is a sorted ring: records arrive almost in order, so an insertion
+ * from the tail usually moves nothing, and the head is the smallest. */
 static void heap_push(struct cpu_stream *s, struct heap_item it)
 {
 	size_t i = s->heap_n++;
 	while (i) {
-		size_t parent = (i - 1) / 2;
-		if (!item_less(&it, &s->heap[parent]))
+		struct heap_item *prev = &s->heap[(s->heap_head + i - 1) % REORDER_WINDOW];
+		if (!item_less(&it, prev))
 			break;
-		s->heap[i] = s->heap[parent];
-		i = parent;
+		s->heap[(s->heap_head + i) % REORDER_WINDOW] = *prev;
+		i--;
 	}
-	s->heap[i] = it;
+	s->heap[(s->heap_head + i) % REORDER_WINDOW] = it;
 }
 
 static struct heap_item heap_pop(struct cpu_stream *s)
 {
-	struct heap_item top = s->heap[0];
-	struct heap_item last = s->heap[--s->heap_n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l >= s->heap_n)
-			break;
-		if (item_less(&s->heap[l], &last))
-			m = l;
-		if (l + 1 < s->heap_n && item_less(&s->heap[l + 1], m == l ? &s->heap[l] : &last))
-			m = l + 1;
-		if (m == i)
-			break;
-		s->heap[i] = s->heap[m];
-		i = m;
-	}
-	s->heap[i] = last;
+	struct heap_item top = s->heap[s->heap_head];
+	s->heap_head = (s->heap_head + 1) % REORDER_WINDOW;
+	s->heap_n--;
 	return top;
 }
 
@@ -304,13 +293,13 @@ static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 /* The stream's next tsc as it will be delivered (clamped to its last one). */
 static uint64_t stream_head_tsc(const struct cpu_stream *s)
 {
-	uint64_t t = s->heap[0].tsc;
+	uint64_t t = s->heap[s->heap_head].tsc;
 	return t < s->last_out_tsc ? s->last_out_tsc : t;
 }
 
 static bool merge_less(const struct gt_capture *c, size_t a, size_t b)
 {
-	uint64_t ta = stream_head_tsc(&c->streams[a]), tb = stream_head_tsc(&c->streams[b]);
+	uint64_t ta = c->streams[a].head_key, tb = c->streams[b].head_key;
 	return ta < tb || (ta == tb && a < b);
 }
 
@@ -466,8 +455,10 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 		if (s->n_chunks > 1)
 			qsort(s->chunks, s->n_chunks, sizeof *s->chunks, chunk_seq_cmp);
 		stream_fill(c, s);
-		if (s->heap_n)
+		if (s->heap_n) {
+			s->head_key = stream_head_tsc(s);
 			c->merge[c->merge_n++] = i;
+		}
 	}
 	for (size_t i = c->merge_n; i-- > 0;)
 		merge_sift_down(c, i);
@@ -504,6 +495,8 @@ bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)
 	stream_fill(c, s);
 	if (!s->heap_n)
 		c->merge[0] = c->merge[--c->merge_n];
+	else
+		s->head_key = stream_head_tsc(s);
 	merge_sift_down(c, 0);
 
 	const struct gt_rec *rec = (const void *)s->slots[it.slot].data;

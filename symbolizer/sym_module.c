@@ -19,7 +19,27 @@
 
 static void cu_index_free(struct gt_sym_cu_index *ix);
 
-void gt_sym_warnf(struct gt_symbolizer *sym, const char *path, const char *fmt, ...)
+static const struct {
+	const char *message;
+	bool degrade;
+} problems[GT_SYM_PROBLEM_COUNT] = {
+#define GT_SYM_PROBLEM_ROW(name, text, degrades) [GT_SYM_##name] = { text, degrades },
+	GT_SYM_PROBLEMS(GT_SYM_PROBLEM_ROW)
+#undef GT_SYM_PROBLEM_ROW
+};
+
+const char *gt_sym_problem_message(enum gt_sym_problem p)
+{
+	return p < GT_SYM_PROBLEM_COUNT ? problems[p].message : "unknown problem";
+}
+
+bool gt_sym_problem_degrades(enum gt_sym_problem p)
+{
+	return p < GT_SYM_PROBLEM_COUNT && problems[p].degrade;
+}
+
+void gt_sym_warn(struct gt_symbolizer *sym, const char *path, enum gt_sym_problem problem,
+		 const char *detail, const char *base_name)
 {
 	/* One warning per module path, however often it is mapped or looked up. */
 	for (size_t i = 0; i < sym->n_warned; i++)
@@ -31,13 +51,17 @@ void gt_sym_warnf(struct gt_symbolizer *sym, const char *path, const char *fmt, 
 	sym->warned_paths[sym->n_warned++] = path;
 
 	char line[1024];
-	int n = snprintf(line, sizeof(line), "symbolizer: %s: ", path);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		n = 0;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	va_end(ap);
+	const char *consequence = "";
+	char degraded[300];
+	if (gt_sym_problem_degrades(problem) && base_name) {
+		snprintf(degraded, sizeof(degraded), "; its frames read %s+0xoff", base_name);
+		consequence = degraded;
+	} else if (problem == GT_SYM_DEBUG_UNUSABLE || problem == GT_SYM_DEBUG_CORRUPT) {
+		consequence = "; names from its symbol table only";
+	}
+	snprintf(line, sizeof(line), "symbolizer: %s: %s%s%s%s%s", path,
+		 gt_sym_problem_message(problem), detail ? " (" : "", detail ? detail : "",
+		 detail ? ")" : "", consequence);
 	if (sym->warn)
 		sym->warn(sym->warn_ctx, line);
 	else
@@ -217,19 +241,18 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	} else {
 		struct stat st;
 		if (stat(img->path, &st) != 0) {
-			gt_sym_warnf(sym, img->path, "cannot open (%s); its frames read %s+0xoff",
-				     strerror(errno), img->base_name);
+			gt_sym_warn(sym, img->path, GT_SYM_CANNOT_OPEN, strerror(errno),
+				    img->base_name);
 			return fail(sym, img);
 		}
 		if (!S_ISREG(st.st_mode)) {
-			gt_sym_warnf(sym, img->path, "not a regular file; its frames read %s+0xoff",
-				     img->base_name);
+			gt_sym_warn(sym, img->path, GT_SYM_NOT_A_FILE, NULL, img->base_name);
 			return fail(sym, img);
 		}
 		fd = open(img->path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			gt_sym_warnf(sym, img->path, "cannot open (%s); its frames read %s+0xoff",
-				     strerror(errno), img->base_name);
+			gt_sym_warn(sym, img->path, GT_SYM_CANNOT_OPEN, strerror(errno),
+				    img->base_name);
 			return fail(sym, img);
 		}
 	}
@@ -240,7 +263,7 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	img->dwfl = dwfl_begin(&sym->callbacks);
 	if (!img->dwfl) {
 		close(fd);
-		gt_sym_warnf(sym, img->path, "libdwfl: %s", dwfl_errmsg(-1));
+		gt_sym_warn(sym, img->path, GT_SYM_NO_MEMORY, dwfl_errmsg(-1), img->base_name);
 		return fail(sym, img);
 	}
 	dwfl_report_begin(img->dwfl);
@@ -250,8 +273,7 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	if (!img->mod) {
 		close(fd);
 		if (!vdso)
-			gt_sym_warnf(sym, img->path, "not a usable ELF file (%s); its frames read %s+0xoff",
-				     dwfl_errmsg(-1), img->base_name);
+			gt_sym_warn(sym, img->path, GT_SYM_NOT_ELF, dwfl_errmsg(-1), img->base_name);
 		return fail(sym, img);
 	}
 
@@ -261,12 +283,13 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	if (img->build_id_len > 0 &&
 	    (len != (int)img->build_id_len || memcmp(bits, img->build_id, img->build_id_len) != 0)) {
 		char want[2 * GT_SYM_BUILD_ID_MAX + 1], have[2 * GT_SYM_BUILD_ID_MAX + 1];
+		char detail[sizeof(want) + sizeof(have) + 32];
 		format_build_id(img->build_id, img->build_id_len, want, sizeof(want));
 		format_build_id(bits, len > 0 ? (size_t)len : 0, have, sizeof(have));
+		snprintf(detail, sizeof(detail), "build-id %s, recorded %s", have[0] ? have : "none",
+			 want);
 		if (!vdso)
-			gt_sym_warnf(sym, img->path,
-				     "changed since the capture (build-id %s, recorded %s); its frames read %s+0xoff",
-				     have[0] ? have : "none", want, img->base_name);
+			gt_sym_warn(sym, img->path, GT_SYM_CHANGED, detail, img->base_name);
 		return fail(sym, img);
 	}
 
@@ -274,8 +297,7 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	Elf *elf = dwfl_module_getelf(img->mod, &elf_bias);
 	if (!elf || (file_size >= 0 && elf_truncated(elf, (uint64_t)file_size))) {
 		if (!vdso)
-			gt_sym_warnf(sym, img->path, "truncated or corrupt ELF file; its frames read %s+0xoff",
-				     img->base_name);
+			gt_sym_warn(sym, img->path, GT_SYM_TRUNCATED, NULL, img->base_name);
 		return fail(sym, img);
 	}
 
@@ -288,8 +310,7 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 		const char *debug_file = NULL;
 		dwfl_module_info(img->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
 		if (debug_file || elf_has_section(elf, ".debug_info"))
-			gt_sym_warnf(sym, img->path, "debug info unusable (%s); names from its symbol table only",
-				     why);
+			gt_sym_warn(sym, img->path, GT_SYM_DEBUG_UNUSABLE, why, img->base_name);
 	}
 	index_functions(img);
 	img->state = GT_IMG_OK;
@@ -644,7 +665,7 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 		if (c.corrupt) {
 			/* Garbage in the debug info: none of it is trusted from now on, and
 			 * frames already cached from it are dropped. */
-			gt_sym_warnf(sym, img->path, "corrupt debug info; names from its symbol table only");
+			gt_sym_warn(sym, img->path, GT_SYM_DEBUG_CORRUPT, NULL, img->base_name);
 			img->has_dwarf = false;
 			gt_sym_map_clear(&sym->stack_cache);
 			gt_sym_map_clear(&sym->function_cache);

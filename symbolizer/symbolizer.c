@@ -29,8 +29,7 @@ static char *build_debuginfo_path(struct gt_symbolizer *sym, const char *const *
 	for (size_t i = 0; dirs && dirs[i]; i++) {
 		if (dirs[i][0] != '/' || strchr(dirs[i], ':')) {
 			const char *interned = gt_sym_intern(&sym->strings, dirs[i]);
-			gt_sym_warnf(sym, interned,
-				     "debug directory must be an absolute path without ':'; ignored");
+			gt_sym_warn(sym, interned, GT_SYM_BAD_DEBUG_DIR, NULL, NULL);
 			continue;
 		}
 		strcat(path, dirs[i]);
@@ -117,6 +116,9 @@ static struct gt_sym_image *find_or_make_image(struct gt_symbolizer *sym, const 
 	img->bias = bias;
 	img->flags = flags;
 	img->is_tracer = strcmp(img->base_name, "libgotrace.so") == 0;
+	img->is_libc = strncmp(img->base_name, "libc.so", 7) == 0 ||
+		       strncmp(img->base_name, "libc-", 5) == 0 ||
+		       strncmp(img->base_name, "libpthread", 10) == 0;
 	img->state = GT_IMG_UNOPENED;
 	img->next = sym->images;
 	sym->images = img;
@@ -287,6 +289,14 @@ size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
 				break;
 			keep--;
 		}
+	}
+	/* Without libc's own symbols (no libc6-dbg), start_thread and clone3 have no names;
+	 * unnamed libc frames at the very outer end can only be the start-up code. */
+	while (keep > 1) {
+		const struct gt_sym_frame *fr = &sym->frames[idx[keep - 1]];
+		if ((fr->flags & GT_FR_RESOLVED) || !fr->img || !fr->img->is_libc)
+			break;
+		keep--;
 	}
 
 	size_t written = 0;

@@ -14,6 +14,31 @@
 #define GT_SYM_INLINE_SHIFT 48     /* inline depth lives in bits 48..55 of a synthetic PC */
 #define GT_SYM_INLINE_MAX 255u
 
+/* ---- module problems: one warning line each ---------------------------------------- */
+
+/* X(name, message, frames_degrade): frames_degrade says whether the module's frames all
+ * read "module+0xoff" from then on (else names still come from its symbol table). */
+#define GT_SYM_PROBLEMS(X)                                                           \
+	X(CANNOT_OPEN, "cannot open", true)                                          \
+	X(NOT_A_FILE, "not a regular file", true)                                    \
+	X(NOT_ELF, "not a usable ELF file", true)                                    \
+	X(TRUNCATED, "truncated or corrupt ELF file", true)                          \
+	X(CHANGED, "changed since the capture", true)                                \
+	X(NO_MEMORY, "out of memory", true)                                          \
+	X(DEBUG_UNUSABLE, "debug info unusable", false)                              \
+	X(DEBUG_CORRUPT, "corrupt debug info", false)                                \
+	X(BAD_DEBUG_DIR, "not an absolute path without ':'; debug directory ignored", false)
+
+enum gt_sym_problem {
+#define GT_SYM_PROBLEM_ENUM(name, message, degrade) GT_SYM_##name,
+	GT_SYM_PROBLEMS(GT_SYM_PROBLEM_ENUM)
+#undef GT_SYM_PROBLEM_ENUM
+	GT_SYM_PROBLEM_COUNT
+};
+
+const char *gt_sym_problem_message(enum gt_sym_problem p);
+bool gt_sym_problem_degrades(enum gt_sym_problem p);
+
 /* ---- interned strings: stable until gt_sym_free ---------------------------------------- */
 
 struct gt_sym_arena_chunk;
@@ -123,6 +148,7 @@ struct gt_sym_image {
 	uint64_t bias;
 	uint32_t flags;               /* GT_SYM_MAIN_EXE, GT_SYM_VDSO */
 	bool is_tracer;               /* libgotrace.so: cut at the inner end */
+	bool is_libc;                 /* its unnamed frames at the outer end are start-up code */
 	enum gt_sym_image_state state;
 	bool has_dwarf;               /* false: don't ask libdw again for every PC */
 	struct gt_sym_func *funcs;    /* sorted by lo, then rank */
@@ -195,8 +221,10 @@ void gt_sym_image_close(struct gt_symbolizer *sym, struct gt_sym_image *img);
  * sym->frames; inline expansion when inlines is true.  Returns the number appended. */
 size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 			    uint64_t addr, bool inlines);
-void gt_sym_warnf(struct gt_symbolizer *sym, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* Warns once per path (interned): "symbolizer: PATH: MESSAGE (DETAIL); CONSEQUENCE".
+ * detail may be NULL; base_name names the module+0xoff frames. */
+void gt_sym_warn(struct gt_symbolizer *sym, const char *path, enum gt_sym_problem problem,
+		 const char *detail, const char *base_name);
 int gt_sym_push_frame(struct gt_symbolizer *sym, const struct gt_sym_frame *fr);
 
 /* sym_names.c */

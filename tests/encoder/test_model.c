@@ -96,11 +96,18 @@ static const struct go119_event *ev19(const struct run *r, long i)
 	return &r->t19.ev[i];
 }
 
-Test(model, pthread_create_and_start)
+/* G1 creates G2 (start routine ROUTINE) on CPU 0; G2 starts on CPU 1. */
+static struct gt_cb *two_threads(void)
 {
 	struct gt_cb *cb = start_capture(2);
 	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
-	gt_cb_thread_start(cb, 1, T0 + 300, 2, 4711, ROUTINE);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, ROUTINE);
+	return cb;
+}
+
+Test(model, pthread_create_and_start)
+{
+	struct gt_cb *cb = two_threads();
 	gt_cb_thread_end(cb, 1, T0 + 500, 2);
 	struct run r;
 	convert_and_parse(cb, "create", &r, 0);
@@ -126,9 +133,7 @@ Test(model, pthread_create_and_start)
 
 Test(model, thread_exit_unblocks_joiner)
 {
-	struct gt_cb *cb = start_capture(2);
-	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
-	gt_cb_thread_start(cb, 1, T0 + 300, 2, 4711, ROUTINE);
+	struct gt_cb *cb = two_threads();
 	gt_cb_block_begin(cb, 0, T0 + 400, MAIN, GT_BK_JOIN, 2, 1);
 	gt_cb_thread_end(cb, 1, T0 + 1000, 2);
 	gt_cb_block_end(cb, 0, T0 + 1200, MAIN, GT_BK_JOIN, 2, GT_BR_OK);
@@ -149,9 +154,7 @@ Test(model, thread_exit_unblocks_joiner)
 
 Test(model, join_of_dead_thread_does_not_block)
 {
-	struct gt_cb *cb = start_capture(2);
-	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
-	gt_cb_thread_start(cb, 1, T0 + 300, 2, 4711, ROUTINE);
+	struct gt_cb *cb = two_threads();
 	gt_cb_thread_end(cb, 1, T0 + 400, 2);
 	gt_cb_block_begin(cb, 0, T0 + 600, MAIN, GT_BK_JOIN, 2, 1);
 	gt_cb_block_end(cb, 0, T0 + 700, MAIN, GT_BK_JOIN, 2, GT_BR_OK);
@@ -160,14 +163,6 @@ Test(model, join_of_dead_thread_does_not_block)
 	cr_expect_eq(go119_count(&r.t19, "GoBlockSync"), 0);
 	cr_expect_eq(r.sum.model.ends_without_begin, 0);
 	done(&r);
-}
-
-static struct gt_cb *two_threads(void)
-{
-	struct gt_cb *cb = start_capture(2);
-	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
-	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, ROUTINE);
-	return cb;
 }
 
 Test(model, mutex_with_known_releaser)

@@ -91,7 +91,7 @@ Test(reader, zeroed_range_is_skipped_word_by_word)
 	gt_cb_free(build("zeroed", 50, offs));
 	char p[PATH_MAX];
 	path_of(p, "zeroed");
-	/* wipe three whole records (BLOCK_BEGIN, BLOCK_END, YIELD = 32 bytes each) */
+	/* wipe one whole record (a BLOCK_BEGIN: 32 bytes) */
 	cr_assert_eq(gt_cb_zero_range(p, offs[10], 32), 0);
 	struct gt_convert_summary s;
 	convert_ok("zeroed", &s);

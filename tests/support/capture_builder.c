@@ -134,7 +134,8 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 	uint64_t off = GT_FILE_HEADER_SIZE + (uint64_t)k * cb->chunk_size + c->used;
 	struct gt_rec r = {type, aux, (uint16_t)(len / 8), thread, tsc};
 	memcpy(cb->image + off, &r, sizeof r);
-	memcpy(cb->image + off + sizeof r, payload, payload_len);
+	if (payload_len)
+		memcpy(cb->image + off + sizeof r, payload, payload_len);
 	c->used += len;
 	return off;
 }
@@ -236,7 +237,8 @@ uint64_t gt_cb_module(struct gt_cb *cb, uint32_t cpu, uint64_t t, const char *pa
 		return 0;
 	struct gt_p_module p = {base, lo, hi, build_id_len, (uint16_t)path_len, flags};
 	memcpy(buf, &p, sizeof p);
-	memcpy(buf + sizeof p, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(buf + sizeof p, build_id, build_id_len);
 	memcpy(buf + sizeof p + build_id_len, path, path_len);
 	return gt_cb_record(cb, cpu, GT_MODULE, 0, 0, t, buf, sizeof p + build_id_len + path_len);
 }

@@ -14,6 +14,7 @@
 
 #include "fixture.h"
 #include "symbolizer.h"
+#include "symbolizer_private.h" /* the problem table */
 
 #define SRC(name) FX_SRC_DIR "/" name
 #define MAX_FRAMES 64
@@ -298,6 +299,16 @@ static void expect_inline_frames(struct gt_symbolizer *sym, const struct fixture
 	expect_frame(f, n, 1, "helper_mid", "inline.c", fx_marker_line(src, "mid_calls_leaf"));
 	expect_frame(f, n, 2, "outer", "inline.c", fx_marker_line(src, "outer_calls_mid"));
 	expect_frame(f, n, 3, "main", "inline.c", fx_marker_line(src, "main_calls_outer"));
+}
+
+Test(modules, position_dependent_executable)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_NOPIE, NULL);
+	cr_assert_eq(fx_main_module(&fx)->bias, 0, "the fixture is not ET_EXEC");
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
 }
 
 Test(debuginfo, gnu_debuglink_beside_the_binary)
@@ -756,6 +767,32 @@ Test(modules, tracer_frames_cut_at_the_inner_end)
 	gt_sym_free(sym);
 }
 
+Test(modules, unnamed_libc_frames_cut_at_the_outer_end, .init = make_tmp_dir,
+     .fini = remove_tmp_dir)
+{
+	/* A libc without symbols: start_thread and clone3 read libc.so.6+0x... */
+	char libc[512];
+	snprintf(libc, sizeof(libc), "%s/libc.so.6", tmp_dir);
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", FX_NOSYM, libc);
+	cr_assert_eq(system(cmd), 0);
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	cr_assert_eq(gt_sym_add_module(sym, libc, NULL, 0, FAKE_LO, FAKE_LO, FAKE_LO + 0xffff, 0), 0);
+	const struct fx_stack *s = fx_stack(&fx, "thread");
+	uint64_t pcs[3] = { s->pcs[0], FAKE_LO + 0x1001, FAKE_LO + 0x2001 };
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = gt_sym_stack(sym, pcs, 3, f, MAX_FRAMES);
+	cr_assert_eq(n, 1, "%s", show(f, n));
+	expect_frame(f, n, 0, "thread_main", "inline.c", 0);
+
+	/* A stack with nothing but libc in it keeps its innermost frame. */
+	n = gt_sym_stack(sym, pcs + 1, 2, f, MAX_FRAMES);
+	cr_assert_eq(n, 1, "%s", show(f, n));
+	expect_frame(f, n, 0, "libc.so.6+0x1000", NULL, 0);
+	gt_sym_free(sym);
+}
+
 Test(modules, module_added_over_another_replaces_it)
 {
 	struct fixture fx;
@@ -856,4 +893,29 @@ Test(options, default_warnings_go_to_stderr_once, .init = redirect_stderr)
 	cr_expect(strncmp(text, "gotrace: symbolizer: /nonexistent/libgone.so: ", 46) == 0, "%s",
 		  text);
 	cr_expect_eq(strchr(text, '\n'), text + len - 1, "one line: %s", text);
+}
+
+/* ---- the problem table --------------------------------------------------------------- */
+
+Test(problems, every_problem_has_its_own_message)
+{
+	for (int p = 0; p < GT_SYM_PROBLEM_COUNT; p++) {
+		const char *m = gt_sym_problem_message((enum gt_sym_problem)p);
+		cr_assert(m && m[0], "problem %d has no message", p);
+		for (int q = 0; q < p; q++)
+			cr_expect_str_neq(m, gt_sym_problem_message((enum gt_sym_problem)q));
+	}
+	cr_expect(gt_sym_problem_degrades(GT_SYM_CHANGED));
+	cr_expect(!gt_sym_problem_degrades(GT_SYM_DEBUG_CORRUPT));
+	cr_expect_str_eq(gt_sym_problem_message(GT_SYM_PROBLEM_COUNT), "unknown problem");
+}
+
+Test(problems, relative_debug_dir_warned_and_ignored)
+{
+	const char *const dirs[] = { "relative/debug", NULL };
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, dirs);
+	cr_expect_eq(warnings.n, 1);
+	cr_expect(strstr(warnings.lines[0], "relative/debug: not an absolute path") != NULL, "%s",
+		  warnings.lines[0]);
+	gt_sym_free(sym);
 }
