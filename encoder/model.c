@@ -55,6 +55,7 @@ struct mthread {
 	uint8_t wait_kind;      /* gt_block_kind, WAIT_NET, WAIT_PROLOGUE */
 	uint8_t sys_fd_kind;
 	bool in_syscall;        /* a syscall began and is not yet resolved */
+	bool sys_awaiting_end;  /* resolved as blocked before its end fact arrived */
 	bool in_wait_list;
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
 	uint32_t first_cpu;
@@ -501,6 +502,7 @@ static void syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now,
 	if (!t->in_syscall)
 		return;
 	t->in_syscall = false;
+	t->sys_awaiting_end = blocked;
 	uint32_t p = t->sys_p;
 	uint64_t stk = captured_stack(m, t->sys_stack);
 	if (!blocked && now - t->sys_ns <= m->opt.syscall_threshold_ns) {
@@ -611,6 +613,8 @@ static struct mthread *fact_thread(struct gt_model *m, const struct gt_capture_r
 		m->ctr.threads_appeared++;
 	if (t->in_syscall && r->rec->type != GT_SYSCALL_END)
 		syscall_resolve(m, t, ns, r->cpu + 1 != t->sys_p);
+	if (r->rec->type != GT_SYSCALL_END)
+		t->sys_awaiting_end = false;
 	run_thread(m, t, r->cpu, ns, reason);
 	return t;
 }
@@ -803,8 +807,9 @@ static void fact_syscall_end(struct gt_model *m, const struct gt_capture_record 
 		return;
 	if (t->in_syscall)
 		syscall_resolve(m, t, ns, r->cpu + 1 != t->sys_p);
-	else if (t->g && t->state != T_DEAD)
+	else if (t->g && t->state != T_DEAD && !t->sys_awaiting_end)
 		m->ctr.ends_without_begin++;
+	t->sys_awaiting_end = false;
 	fact_thread(m, r, ns, S_UNKNOWN);
 }
 

@@ -379,6 +379,7 @@ Test(model, syscall_preempted_by_another_thread_blocked)
 	convert_and_parse(cb, "sysother", &r, 0);
 	cr_expect_eq(go119_count(&r.t19, "GoSysBlock"), 1, "the syscall blocked: G2 ran on its CPU");
 	cr_expect_eq(go119_count(&r.t19, "GoSysExit"), 1);
+	cr_expect_eq(r.sum.model.ends_without_begin, 0, "its end is expected, not a repair");
 	done(&r);
 }
 
