@@ -95,6 +95,7 @@ struct gt_model {
 	uint64_t floor;             /* live events are at or after this tick */
 	uint64_t now;               /* latest fact time seen */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
+	char default_name[16];      /* the name threads inherit: the executable's, cut to 15 */
 	bool seen_fact;
 
 	uint64_t synth_stack[S_COUNT];
@@ -830,7 +831,13 @@ static void fact_name(struct gt_model *m, const struct gt_capture_record *r)
 	struct mthread *t = r->rec->thread ? thread_get(m, r->rec->thread) : NULL;
 	if (!t)
 		return;
-	t->label = gt_wire_string(m->w, n->name, strnlen(n->name, sizeof n->name));
+	size_t len = strnlen(n->name, sizeof n->name);
+	/* every thread starts with the process name: it tells nothing, label only real names */
+	if (len == strlen(m->default_name) && !memcmp(n->name, m->default_name, len)) {
+		t->label = 0;
+		return;
+	}
+	t->label = gt_wire_string(m->w, n->name, len);
 }
 
 static void fact_module(struct gt_model *m, const struct gt_capture_record *r)
@@ -931,6 +938,13 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 		return NULL;
 	}
 	gt_wire_set_stack_id_base(w, SYNTH_STACK_BASE);
+	const char *exe = m->h.exe_path;
+	m->h.exe_path[sizeof m->h.exe_path - 1] = 0;
+	const char *slash = strrchr(exe, '/');
+	const char *base = slash ? slash + 1 : exe;
+	size_t blen = strnlen(base, sizeof m->default_name - 1);
+	memcpy(m->default_name, base, blen);
+	m->default_name[blen] = 0;
 	if (h->clock_source != GT_CLOCK_MONOTONIC)
 		fit_add(m, h->start_tsc, h->start_mono_ns);
 	return m;
