@@ -44,7 +44,8 @@ struct gt_capture_record {
 /* Opens path.  On error returns NULL and writes one line (no newline) into err. */
 struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen);
 const struct gt_file_header *gt_capture_header(const struct gt_capture *c);
-/* true when the file ends before n_chunks' worth of data or inside the header's chunks */
+/* true when the file ends inside its header, before the chunks the header counts, or
+ * inside a chunk in use (final once every record has been read) */
 bool gt_capture_truncated(const struct gt_capture *c);
 /* Next record in timestamp order; false at the end. */
 bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out);

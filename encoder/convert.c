@@ -46,7 +46,6 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		return -1;
 	const struct gt_file_header *h = gt_capture_header(c);
 	sum->pid = h->pid;
-	sum->truncated = gt_capture_truncated(c);
 
 	size_t tmp_len = strlen(out) + 16;
 	char *tmp = malloc(tmp_len);
@@ -93,6 +92,7 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		gt_wire_stats(w, &sum->wire);
 	}
 	gt_capture_stats(c, &sum->reader);
+	sum->truncated = gt_capture_truncated(c);
 	if (close(fd) < 0 && !rc) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		rc = -1;
