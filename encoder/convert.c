@@ -80,8 +80,16 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		rc = -1;
 	} else {
 		struct gt_capture_record r;
-		while (gt_capture_next(c, &r))
+		for (uint64_t n = 1; gt_capture_next(c, &r); n++) {
 			gt_model_fact(m, &r);
+			if (opt->progress && n % 4096 == 0) {
+				struct gt_capture_stats st;
+				gt_capture_stats(c, &st);
+				opt->progress(opt->progress_ctx,
+					      st.bytes_read + st.bytes_zero + st.bytes_garbage,
+					      st.bytes_total);
+			}
+		}
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
 		if (werr) {
