@@ -2,13 +2,17 @@
  *
  * The one interface the encoder uses.  Modules come from the capture's module map, never
  * from the live process, so a capture converts long after its process is gone.  Knows
- * nothing about traces.
+ * nothing about traces.  One thread at a time per symbolizer.
  */
 #ifndef GOTRACE_SYMBOLIZER_H
 #define GOTRACE_SYMBOLIZER_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct gt_symbolizer;
 
@@ -67,5 +71,9 @@ struct gt_sym_stats {
 	uint64_t modules_failed;   /* modules that could not be opened or did not match */
 };
 void gt_sym_stats(const struct gt_symbolizer *sym, struct gt_sym_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

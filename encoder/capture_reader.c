@@ -1,0 +1,540 @@
+/* capture_reader: see capture_reader.h. */
+#include "capture_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REORDER_WINDOW 32u    /* records held per CPU stream before release */
+#define WINDOW_BYTES (64u * 1024u) /* pread window per CPU stream (>= the largest record) */
+#define SMALL_SLOT_BYTES 64u  /* most records fit; larger ones grow their slot once */
+#define MAX_THREAD_SERIAL (1u << 24)
+#define MAX_STACK_ID (1u << 24)
+
+struct heap_item {
+	uint64_t tsc;
+	uint64_t order;          /* file order inside the stream: ties keep it */
+	uint32_t slot;           /* where the record's bytes are */
+};
+
+/* A record copied out of the read window: the window moves on, the record waits in the
+ * reorder heap. */
+struct slot {
+	uint8_t *data;
+	size_t cap;
+};
+
+struct chunk_ref {
+	uint64_t index, seq;
+};
+
+struct cpu_stream {
+	uint32_t cpu;
+	struct chunk_ref *chunks;  /* in seq order */
+	size_t n_chunks, cap_chunks, next_chunk;
+	bool chunk_open;
+	uint64_t chunk_off;        /* file offset of the current chunk */
+	size_t pos, end;           /* cursor and end of readable bytes, chunk-relative */
+	uint8_t *win;              /* read window: chunk bytes [win_start, win_start + win_len) */
+	size_t win_start, win_len;
+	bool in_garbage;
+	struct heap_item heap[REORDER_WINDOW];
+	size_t heap_n, heap_head;
+	struct slot slots[REORDER_WINDOW + 1];
+	uint32_t free_slots[REORDER_WINDOW + 1];
+	size_t n_free;
+	uint64_t order;
+	uint64_t last_out_tsc;
+	uint64_t head_key;         /* stream_head_tsc, cached for the merge heap */
+	bool exhausted;
+};
+
+struct gt_capture {
+	int fd;
+	size_t size;
+	struct gt_file_header header;
+	size_t n_chunks;          /* chunks present (wholly or partly) in the file */
+	bool truncated;
+	uint64_t tsc_lo, tsc_hi;  /* plausible timestamp range */
+	struct cpu_stream *streams;
+	size_t n_streams;
+	size_t *merge;            /* heap of stream indices keyed by their next tsc */
+	size_t merge_n;
+	struct cpu_stream *out_stream;  /* the record delivered last holds a slot until the next */
+	uint32_t out_slot;
+	struct gt_capture_stats stats;
+};
+
+int gt_capture_min_payload(uint8_t type)
+{
+	switch (type) {
+	case GT_THREAD_NEW: return sizeof(struct gt_p_thread_new);
+	case GT_THREAD_START: return sizeof(struct gt_p_thread_start);
+	case GT_THREAD_END: return 0;
+	case GT_THREAD_NAME: return sizeof(struct gt_p_thread_name);
+	case GT_THREAD_EXISTING: return sizeof(struct gt_p_thread_start);
+	case GT_BLOCK_BEGIN: return sizeof(struct gt_p_block);
+	case GT_BLOCK_END: return sizeof(struct gt_p_block_end);
+	case GT_WAKE: return sizeof(struct gt_p_wake);
+	case GT_SYSCALL_BEGIN: return sizeof(struct gt_p_syscall);
+	case GT_SYSCALL_END: return sizeof(struct gt_p_syscall_end);
+	case GT_YIELD: return sizeof(struct gt_p_stackonly);
+	case GT_STACK: return sizeof(struct gt_p_stack);
+	case GT_MODULE: return sizeof(struct gt_p_module);
+	case GT_MODULE_UNLOAD: return sizeof(struct gt_p_module_unload);
+	case GT_CLOCK: return sizeof(struct gt_p_clock);
+	case GT_NOTICE: return sizeof(struct gt_p_notice);
+	case GT_USER: return sizeof(struct gt_p_user);
+	case GT_PROCESS: return sizeof(struct gt_p_process);
+	case GT_CAPTURE_END: return 0;
+	default: return -1;
+	}
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, const char *path, unsigned a, unsigned b)
+{
+	if (err && errlen)
+		snprintf(err, errlen, fmt, path, a, b);
+}
+
+/* A record at p with `avail` readable bytes: does it parse?  Returns its length or 0. */
+static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
+			   size_t avail)
+{
+	if (avail < sizeof(struct gt_rec))
+		return 0;
+	const struct gt_rec *r = (const struct gt_rec *)p;
+	int minp = gt_capture_min_payload(r->type);
+	if (minp < 0 || r->nwords < 2 || r->nwords > GT_MAX_RECORD_WORDS)
+		return 0;
+	size_t len = (size_t)r->nwords * 8;
+	if (len > avail || len - sizeof *r < (size_t)minp)
+		return 0;
+	if (r->thread >= MAX_THREAD_SERIAL)
+		return 0;
+	if (r->tsc < c->tsc_lo || r->tsc > c->tsc_hi)
+		return 0;
+	const uint8_t *pl = p + sizeof *r;
+	size_t plen = len - sizeof *r;
+	switch (r->type) {
+	case GT_STACK: {
+		const struct gt_p_stack *st = (const void *)pl;
+		if (!st->id || st->id > MAX_STACK_ID || st->nframes > GT_MAX_RECORD_WORDS ||
+		    sizeof *st + (size_t)st->nframes * 8 > plen)
+			return 0;
+		break;
+	}
+	case GT_MODULE: {
+		const struct gt_p_module *m = (const void *)pl;
+		if (m->build_id_len > 64 || m->path_len > GT_PATH_MAX ||
+		    sizeof *m + (size_t)m->build_id_len + m->path_len > plen)
+			return 0;
+		break;
+	}
+	case GT_USER: {
+		const struct gt_p_user *u = (const void *)pl;
+		if (sizeof *u + (size_t)u->name_len + u->msg_len > plen)
+			return 0;
+		break;
+	}
+	default:
+		break;
+	}
+	return len;
+}
+
+static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
+{
+	s->chunk_open = false;
+	while (s->next_chunk < s->n_chunks) {
+		uint64_t k = s->chunks[s->next_chunk++].index;
+		uint64_t off = c->header.header_size + k * (uint64_t)c->header.chunk_size;
+		struct gt_chunk_header ch;
+		if (pread(c->fd, &ch, sizeof ch, (off_t)off) != (ssize_t)sizeof ch)
+			continue;
+		uint64_t avail = c->size - off < c->header.chunk_size ? c->size - off : c->header.chunk_size;
+		uint64_t end = ch.used < avail ? ch.used : avail;
+		/* used may exceed the chunk (an abandoned reservation); only the end of the
+		 * file cuts a chunk */
+		if (ch.used > avail && avail < c->header.chunk_size)
+			c->stats.chunks_truncated++;
+		s->chunk_off = off;
+		s->pos = GT_CHUNK_HEADER_SIZE;
+		s->end = (size_t)end & ~(size_t)7;
+		s->win_start = s->win_len = 0;
+		s->in_garbage = false;
+		s->chunk_open = true;
+		return true;
+	}
+	return false;
+}
+
+/* Makes the window hold min(want, end - pos) bytes from pos; false on a read error. */
+static bool window_ensure(struct gt_capture *c, struct cpu_stream *s, size_t want)
+{
+	size_t need = s->end - s->pos < want ? s->end - s->pos : want;
+	if (s->pos >= s->win_start && s->pos + need <= s->win_start + s->win_len)
+		return true;
+	size_t len = s->end - s->pos < WINDOW_BYTES ? s->end - s->pos : WINDOW_BYTES;
+	ssize_t n = pread(c->fd, s->win, len, (off_t)(s->chunk_off + s->pos));
+	if (n < (ssize_t)need)
+		return false;
+	s->win_start = s->pos;
+	s->win_len = (size_t)n;
+	return true;
+}
+
+/* The next valid record of the stream in file order, copied into a free slot; false at
+ * the end of the stream. */
+static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *slot_out)
+{
+	for (;;) {
+		if (!s->chunk_open || s->pos >= s->end) {
+			if (!open_next_chunk(c, s))
+				return false;
+			continue;
+		}
+		if (!window_ensure(c, s, GT_MAX_RECORD_WORDS * 8)) {
+			c->stats.bytes_garbage += s->end - s->pos;   /* unreadable: counted, skipped */
+			s->pos = s->end;
+			continue;
+		}
+		const uint8_t *p = s->win + (s->pos - s->win_start);
+		size_t avail = s->end - s->pos;
+		uint64_t word;
+		memcpy(&word, p, 8);
+		if (!word) {
+			c->stats.bytes_zero += 8;
+			s->pos += 8;
+			continue;
+		}
+		size_t len = record_valid(c, p, avail);
+		if (!len) {
+			/* garbage, or a torn record at the end of the chunk */
+			const struct gt_rec *r = (const void *)p;
+			if (!s->in_garbage && avail >= 8 && gt_capture_min_payload(r->type) >= 0 &&
+			    r->nwords >= 2 && (size_t)r->nwords * 8 > avail &&
+			    r->nwords <= GT_MAX_RECORD_WORDS) {
+				c->stats.torn_tails++;
+				c->stats.bytes_garbage += avail;
+				s->pos = s->end;
+				continue;
+			}
+			s->in_garbage = true;
+			c->stats.bytes_garbage += 8;
+			s->pos += 8;
+			continue;
+		}
+		if (s->in_garbage) {
+			c->stats.resyncs++;
+			s->in_garbage = false;
+		}
+		uint32_t slot = s->free_slots[--s->n_free];
+		struct slot *sl = &s->slots[slot];
+		if (sl->cap < len) {
+			uint8_t *d = realloc(sl->data, GT_MAX_RECORD_WORDS * 8);
+			if (!d) {
+				s->free_slots[s->n_free++] = slot;
+				return false;
+			}
+			sl->data = d;
+			sl->cap = GT_MAX_RECORD_WORDS * 8;
+		}
+		memcpy(sl->data, p, len);
+		s->pos += len;
+		c->stats.bytes_read += len;
+		*slot_out = slot;
+		return true;
+	}
+}
+
+static bool item_less(const struct heap_item *a, const struct heap_item *b)
+{
+	return a->tsc < b->tsc || (a->tsc == b->tsc && a->order < b->order);
+}
+
+/* The reorder window is a sorted ring: records arrive almost in order, so an insertion
+ * from the tail usually moves nothing, and the head is the smallest. */
+static void heap_push(struct cpu_stream *s, struct heap_item it)
+{
+	size_t i = s->heap_n++;
+	while (i) {
+		struct heap_item *prev = &s->heap[(s->heap_head + i - 1) % REORDER_WINDOW];
+		if (!item_less(&it, prev))
+			break;
+		s->heap[(s->heap_head + i) % REORDER_WINDOW] = *prev;
+		i--;
+	}
+	s->heap[(s->heap_head + i) % REORDER_WINDOW] = it;
+}
+
+static struct heap_item heap_pop(struct cpu_stream *s)
+{
+	struct heap_item top = s->heap[s->heap_head];
+	s->heap_head = (s->heap_head + 1) % REORDER_WINDOW;
+	s->heap_n--;
+	return top;
+}
+
+static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
+{
+	while (!s->exhausted && s->heap_n < REORDER_WINDOW && s->n_free) {
+		uint32_t slot;
+		if (!stream_read(c, s, &slot)) {
+			s->exhausted = true;
+			break;
+		}
+		const struct gt_rec *r = (const void *)s->slots[slot].data;
+		heap_push(s, (struct heap_item){r->tsc, s->order++, slot});
+	}
+}
+
+/* The stream's next tsc as it will be delivered (clamped to its last one). */
+static uint64_t stream_head_tsc(const struct cpu_stream *s)
+{
+	uint64_t t = s->heap[s->heap_head].tsc;
+	return t < s->last_out_tsc ? s->last_out_tsc : t;
+}
+
+static bool merge_less(const struct gt_capture *c, size_t a, size_t b)
+{
+	uint64_t ta = c->streams[a].head_key, tb = c->streams[b].head_key;
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void merge_sift_down(struct gt_capture *c, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < c->merge_n && merge_less(c, c->merge[l], c->merge[m]))
+			m = l;
+		if (l + 1 < c->merge_n && merge_less(c, c->merge[l + 1], c->merge[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		size_t t = c->merge[i];
+		c->merge[i] = c->merge[m];
+		c->merge[m] = t;
+		i = m;
+	}
+}
+
+static int chunk_seq_cmp(const void *a, const void *b)
+{
+	const struct chunk_ref *x = a, *y = b;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (err)
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		set_err(err, errlen, "%s: not a regular file", path, 0, 0);
+		close(fd);
+		return NULL;
+	}
+	struct gt_file_header h = {0};
+	if ((size_t)st.st_size < offsetof(struct gt_file_header, reserved) ||
+	    pread(fd, &h, sizeof h, 0) < (ssize_t)offsetof(struct gt_file_header, reserved)) {
+		set_err(err, errlen, st.st_size ? "%s: not a gotrace capture (too short)"
+						: "%s: empty file, not a gotrace capture",
+			path, 0, 0);
+		close(fd);
+		return NULL;
+	}
+	if (memcmp(h.magic, GT_CAPTURE_MAGIC, sizeof h.magic)) {
+		set_err(err, errlen, "%s: not a gotrace capture", path, 0, 0);
+		close(fd);
+		return NULL;
+	}
+	if (h.byte_order != GT_BYTE_ORDER_MARK) {
+		set_err(err, errlen, "%s: capture written with the other byte order", path, 0, 0);
+		close(fd);
+		return NULL;
+	}
+	if (h.version > GT_CAPTURE_VERSION) {
+		set_err(err, errlen, "%s: capture version %u is newer than this gotrace (reads %u)",
+			path, h.version, GT_CAPTURE_VERSION);
+		close(fd);
+		return NULL;
+	}
+	if (h.version == 0 || h.header_size < sizeof h || h.chunk_size < 4096 ||
+	    h.chunk_size % 4096 || h.chunk_size > (1u << 30) || h.n_cpus == 0 ||
+	    h.n_cpus > GT_MAX_CPUS) {
+		set_err(err, errlen, "%s: corrupt capture header", path, 0, 0);
+		close(fd);
+		return NULL;
+	}
+	struct gt_capture *c = calloc(1, sizeof *c);
+	if (!c) {
+		close(fd);
+		return NULL;
+	}
+	c->fd = fd;
+	c->header = h;
+	c->size = (size_t)st.st_size;
+	if (c->size > h.header_size)
+		c->n_chunks = (c->size - h.header_size + h.chunk_size - 1) / h.chunk_size;
+	if (c->n_chunks < h.n_chunks || c->size < h.header_size)
+		c->truncated = true;
+
+	/* Plausible timestamps: from a second before the start to a day after the last chunk
+	 * was opened. */
+	uint64_t hz = h.clock_source == GT_CLOCK_MONOTONIC || !h.tsc_hz ? 1000000000ull : h.tsc_hz;
+	uint64_t max_first = h.start_tsc;
+	c->streams = calloc(h.n_cpus, sizeof *c->streams);
+	c->merge = calloc(h.n_cpus, sizeof *c->merge);
+	if (!c->streams || !c->merge) {
+		gt_capture_close(c);
+		return NULL;
+	}
+	c->n_streams = h.n_cpus;
+	for (size_t i = 0; i < c->n_streams; i++)
+		c->streams[i].cpu = (uint32_t)i;
+	for (size_t k = 0; k < c->n_chunks; k++) {
+		size_t off = h.header_size + k * (size_t)h.chunk_size;
+		if (c->size - off < GT_CHUNK_HEADER_SIZE) {
+			c->stats.chunks_truncated++;
+			continue;
+		}
+		struct gt_chunk_header chb;
+		const struct gt_chunk_header *ch = &chb;
+		if (pread(fd, &chb, sizeof chb, (off_t)off) != (ssize_t)sizeof chb) {
+			c->stats.chunks_truncated++;
+			continue;
+		}
+		if (ch->magic == 0) {
+			c->stats.chunks_unused++;
+			continue;
+		}
+		if (ch->magic != GT_CHUNK_MAGIC || ch->cpu >= h.n_cpus) {
+			c->stats.chunks_bad++;
+			continue;
+		}
+		struct cpu_stream *s = &c->streams[ch->cpu];
+		if (s->n_chunks == s->cap_chunks) {
+			size_t cap = s->cap_chunks ? 2 * s->cap_chunks : 16;
+			struct chunk_ref *n = realloc(s->chunks, cap * sizeof *n);
+			if (!n) {
+				gt_capture_close(c);
+				return NULL;
+			}
+			s->chunks = n;
+			s->cap_chunks = cap;
+		}
+		s->chunks[s->n_chunks++] = (struct chunk_ref){k, ch->seq};
+		uint64_t used = ch->used < h.chunk_size ? ch->used : h.chunk_size;
+		if (used > GT_CHUNK_HEADER_SIZE)
+			c->stats.bytes_total += used - GT_CHUNK_HEADER_SIZE;
+		if (ch->first_tsc > max_first && ch->first_tsc - h.start_tsc < hz * 86400ull * 365)
+			max_first = ch->first_tsc;
+		c->stats.chunks++;
+	}
+	c->tsc_lo = h.start_tsc > hz ? h.start_tsc - hz : 0;
+	c->tsc_hi = max_first + hz * 86400ull;
+	for (size_t i = 0; i < c->n_streams; i++) {
+		struct cpu_stream *s = &c->streams[i];
+		if (!s->n_chunks)
+			continue;
+		s->win = malloc(WINDOW_BYTES);
+		for (uint32_t k = 0; k <= REORDER_WINDOW; k++) {
+			s->slots[k].data = malloc(SMALL_SLOT_BYTES);
+			s->slots[k].cap = s->slots[k].data ? SMALL_SLOT_BYTES : 0;
+			s->free_slots[s->n_free++] = k;
+		}
+		if (!s->win) {
+			gt_capture_close(c);
+			return NULL;
+		}
+		if (s->n_chunks > 1)
+			qsort(s->chunks, s->n_chunks, sizeof *s->chunks, chunk_seq_cmp);
+		stream_fill(c, s);
+		if (s->heap_n) {
+			s->head_key = stream_head_tsc(s);
+			c->merge[c->merge_n++] = i;
+		}
+	}
+	for (size_t i = c->merge_n; i-- > 0;)
+		merge_sift_down(c, i);
+	return c;
+}
+
+const struct gt_file_header *gt_capture_header(const struct gt_capture *c)
+{
+	return &c->header;
+}
+
+bool gt_capture_truncated(const struct gt_capture *c)
+{
+	return c->truncated || c->stats.chunks_truncated;
+}
+
+bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)
+{
+	if (c->out_stream) {
+		/* 33 slots: 32 in the heap (refilled at each pop) and this one */
+		c->out_stream->free_slots[c->out_stream->n_free++] = c->out_slot;
+		c->out_stream = NULL;
+	}
+	if (!c->merge_n)
+		return false;
+	struct cpu_stream *s = &c->streams[c->merge[0]];
+	struct heap_item it = heap_pop(s);
+	uint64_t tsc = it.tsc;
+	if (tsc < s->last_out_tsc) {
+		tsc = s->last_out_tsc;
+		c->stats.reordered++;
+	}
+	s->last_out_tsc = tsc;
+	stream_fill(c, s);
+	if (!s->heap_n)
+		c->merge[0] = c->merge[--c->merge_n];
+	else
+		s->head_key = stream_head_tsc(s);
+	merge_sift_down(c, 0);
+
+	const struct gt_rec *rec = (const void *)s->slots[it.slot].data;
+	c->out_stream = s;
+	c->out_slot = it.slot;
+	out->rec = rec;
+	out->payload = rec + 1;
+	out->payload_len = (size_t)rec->nwords * 8 - sizeof *rec;
+	out->cpu = s->cpu;
+	out->tsc = tsc;
+	c->stats.records++;
+	return true;
+}
+
+void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out)
+{
+	*out = c->stats;
+}
+
+void gt_capture_close(struct gt_capture *c)
+{
+	if (!c)
+		return;
+	if (c->streams)
+		for (size_t i = 0; i < c->n_streams; i++) {
+			free(c->streams[i].chunks);
+			free(c->streams[i].win);
+			for (uint32_t k = 0; k <= REORDER_WINDOW; k++)
+				free(c->streams[i].slots[k].data);
+		}
+	free(c->streams);
+	free(c->merge);
+	close(c->fd);
+	free(c);
+}

@@ -1,0 +1,61 @@
+/* capture_reader: streams the records of a capture file (include/gotrace/capture.h) in one
+ * global timestamp order.
+ *
+ * Each CPU's chunks are walked in seq order through a small pread window (records waiting
+ * in the reorder heap are copied out of it), so memory does not grow with the file and the
+ * page cache is never mapped.
+ * Damage is tolerated and counted: zero words (uncommitted records), garbage (unknown type,
+ * impossible length or payload, implausible timestamp) skipped word by word until a record
+ * parses again, torn tails, truncated or foreign chunks.  Records of one CPU are only roughly
+ * ordered (a thread may be preempted between its timestamp and its reservation), so each
+ * CPU stream goes through a small reorder heap; what is still out of order is clamped. */
+#ifndef GOTRACE_CAPTURE_READER_H
+#define GOTRACE_CAPTURE_READER_H
+
+#include <gotrace/capture.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gt_capture;
+
+struct gt_capture_stats {
+	uint64_t records;            /* records delivered */
+	uint64_t chunks;             /* chunks with a valid header */
+	uint64_t chunks_unused;      /* chunks never handed out (magic 0) */
+	uint64_t chunks_bad;         /* foreign magic or impossible CPU: skipped whole */
+	uint64_t chunks_truncated;   /* cut by the end of the file */
+	uint64_t bytes_zero;         /* zero words skipped (uncommitted records) */
+	uint64_t bytes_garbage;      /* bytes skipped while resynchronising */
+	uint64_t resyncs;            /* times a valid record was found again after garbage */
+	uint64_t torn_tails;         /* chunks ending in a partial record */
+	uint64_t reordered;          /* records left out of order by the window, clamped */
+	uint64_t bytes_total;        /* record bytes the valid chunks hold (for progress) */
+	uint64_t bytes_read;         /* record bytes read so far (with bytes_zero and
+				      * bytes_garbage: the part of bytes_total consumed) */
+};
+
+/* One record in merged order.  rec stays valid until the next gt_capture_next call.  tsc may be raised above rec->tsc to keep its stream ordered. */
+struct gt_capture_record {
+	const struct gt_rec *rec;
+	const void *payload;
+	size_t payload_len;
+	uint32_t cpu;
+	uint64_t tsc;
+};
+
+/* Opens path.  On error returns NULL and writes one line (no newline) into err. */
+struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen);
+const struct gt_file_header *gt_capture_header(const struct gt_capture *c);
+/* true when the file ends inside its header, before the chunks the header counts, or
+ * inside a chunk in use (final once every record has been read) */
+bool gt_capture_truncated(const struct gt_capture *c);
+/* Next record in timestamp order; false at the end. */
+bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out);
+void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
+void gt_capture_close(struct gt_capture *c);
+
+/* Minimum payload bytes of a record type (the fixed struct); -1 for unknown types. */
+int gt_capture_min_payload(uint8_t type);
+
+#endif

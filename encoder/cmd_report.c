@@ -1,0 +1,141 @@
+/* `gotrace report FILE|CAPTURE [--json]`: the report of report.c, from a capture or from
+ * the capture kept next to a trace (`gotrace run --keep-capture` writes FILE.gtcap). */
+#include "cli_common.h"
+#include "commands.h"
+#include "report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gotrace/capture.h>
+
+static const char report_usage[] =
+	"usage: gotrace report [--json] [--top N] [--stacks N] CAPTURE|TRACE\n"
+	"\n"
+	"Where the threads of a traced process spent their time, with no Go toolchain needed:\n"
+	"per thread (name, start routine) the time alive, running and waiting by kind (locks,\n"
+	"condition variables, joins, sleeps, syscalls); the most contended objects (mutex,\n"
+	"rwlock, condvar, semaphore, barrier, futex by address) with the stacks that waited on\n"
+	"them and count / total / mean / max wait; the syscalls that took longest per call\n"
+	"site; the threads still waiting when recording ended (for a hung program).\n"
+	"\n"
+	"CAPTURE is a .gtcap file.  For a Go trace TRACE, the report reads the capture kept\n"
+	"beside it as TRACE.gtcap (`gotrace run --keep-capture`): lock addresses exist only in\n"
+	"the capture.\n"
+	"\n"
+	"      --json        one JSON object instead of text\n"
+	"      --top N       rows per ranking (default 10)\n"
+	"      --stacks N    stacks per contended object or syscall (default 3)\n"
+	"  -h, --help        show this help\n";
+
+#define fail(...) gt_cli_fail("report", __VA_ARGS__)
+
+enum file_kind { FILE_UNREADABLE, FILE_CAPTURE, FILE_GO_TRACE, FILE_OTHER };
+
+static enum file_kind kind_of(const char *path)
+{
+	char head[16] = { 0 };
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return FILE_UNREADABLE;
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	if (n >= 8 && memcmp(head, GT_CAPTURE_MAGIC, 8) == 0)
+		return FILE_CAPTURE;
+	if (n >= 11 && memcmp(head, "go 1.", 5) == 0 && memmem(head, n, " trace", 6) != NULL)
+		return FILE_GO_TRACE;
+	return FILE_OTHER;
+}
+
+static int parse_count(const char *opt, const char *text, unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(text, &end, 10);
+	if (text[0] == '\0' || *end != '\0' || v == 0 || v > 100000) {
+		fail("%s needs a count from 1 to 100000, not '%s'", opt, text);
+		return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+int gt_cmd_report(int argc, char **argv)
+{
+	enum { OPT_JSON = 256, OPT_TOP, OPT_STACKS };
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "stacks", required_argument, NULL, OPT_STACKS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gt_report_options opt = { 0 };
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(report_usage, stdout);
+			return 0;
+		case OPT_JSON:
+			opt.json = true;
+			break;
+		case OPT_TOP:
+			if (parse_count("--top", optarg, &opt.top) != 0)
+				return 2;
+			break;
+		case OPT_STACKS:
+			if (parse_count("--stacks", optarg, &opt.stacks) != 0)
+				return 2;
+			break;
+		default:
+			return gt_cli_bad_option("report", c, argv);
+		}
+	}
+	if (argc - optind != 1) {
+		fail(argc == optind ? "no file given (usage: gotrace report [--json] CAPTURE|TRACE)"
+				    : "one file at a time (usage: gotrace report [--json] "
+				      "CAPTURE|TRACE)");
+		return 2;
+	}
+	const char *file = argv[optind];
+	char capture[PATH_MAX + 8];
+	snprintf(capture, sizeof capture, "%s", file);
+	switch (kind_of(file)) {
+	case FILE_UNREADABLE:
+		fail("cannot read %s: %s", file, strerror(errno));
+		return 1;
+	case FILE_OTHER:
+		fail("%s is neither a gotrace capture nor a Go trace", file);
+		return 1;
+	case FILE_GO_TRACE:
+		snprintf(capture, sizeof capture, "%s.gtcap", file);
+		if (kind_of(capture) != FILE_CAPTURE) {
+			fail("%s is a Go trace; the report needs its capture (lock addresses are "
+			     "only there): run `gotrace run --keep-capture` to keep it as %s, or "
+			     "pass a .gtcap file", file, capture);
+			return 1;
+		}
+		opt.trace = file;
+		break;
+	case FILE_CAPTURE:
+		break;
+	}
+	char err[512];
+	if (gt_report_capture(capture, &opt, stdout, err, sizeof err) != 0) {
+		fail("%s", err);
+		return 1;
+	}
+	if (fflush(stdout) != 0) {
+		fail("cannot write the report: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,871 @@
+/* `gotrace run`: start a command with libgotrace.so preloaded, wait for it, then convert
+ * the captures of it and of every traced child into Go traces.
+ *
+ * Everything that would make the run useless is checked before the command starts: the
+ * command exists and is executable, the dynamic loader will honour LD_PRELOAD for it (not
+ * static, not setuid/setgid or with file capabilities), the library is found, the output
+ * is writable.  While the command runs, gotrace only forwards signals and waits. */
+#include "cli_common.h"
+#include "commands.h"
+#include "convert.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gotrace/capture.h>
+
+#ifndef GT_PRELOAD_BUILD_RELPATH
+#define GT_PRELOAD_BUILD_RELPATH "../preload/libgotrace.so"
+#endif
+#ifndef GT_PRELOAD_INSTALL_RELPATH
+#define GT_PRELOAD_INSTALL_RELPATH "../lib/gotrace/libgotrace.so"
+#endif
+
+#define DEFAULT_OUTPUT "gotrace.trace"
+#define MAX_SCRIPT_DEPTH 4
+
+static const char run_usage[] =
+	"usage: gotrace run [OPTIONS] [--] COMMAND [ARGS...]\n"
+	"\n"
+	"Run COMMAND with libgotrace.so preloaded, wait for it, and convert what it did into a\n"
+	"Go execution trace for `go tool trace`.  Children that COMMAND starts are traced too and\n"
+	"get their own trace, FILE.<pid>; a program image a process left by exec gets\n"
+	"FILE.<pid>-<n> (FILE itself is the program COMMAND ended as).\n"
+	"\n"
+	"  -o, --output FILE       trace to write (default: " DEFAULT_OUTPUT ")\n"
+	"      --stacks MODE       stack capture: unwind (libunwind, default), fp (frame\n"
+	"                          pointers, faster), none\n"
+	"      --no-follow         do not trace child processes\n"
+	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
+	"                          directory)\n"
+	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"
+	"                          for `gotrace report FILE`, or in --capture-dir DIR.\n"
+	"                          Without it they are removed after conversion, unless\n"
+	"                          conversion fails\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Signals sent to gotrace (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to COMMAND.\n"
+	"Exit status: COMMAND's (128+N when it died of signal N); 1 when COMMAND succeeded but\n"
+	"the trace could not be written; 125-127 when COMMAND could not be started.\n"
+	"Other settings (GOTRACE_STACK_DEPTH, GOTRACE_START_DELAY, GOTRACE_DURATION) are read\n"
+	"from the environment; see the README.\n";
+
+#define EXIT_GOTRACE_FAILED 125 /* like env(1) and timeout(1): the wrapper failed */
+#define EXIT_CANNOT_EXECUTE 126
+#define EXIT_NOT_FOUND 127
+
+struct run_options {
+	const char *output;
+	const char *stacks;
+	const char *capture_dir;
+	bool no_follow;
+	bool keep_capture;
+	char **command;
+};
+
+#define fail(...) gt_cli_fail("run", __VA_ARGS__)
+
+/* ---- options ------------------------------------------------------------------------ */
+
+enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE };
+
+/* Returns -1 to continue, or an exit status. */
+static int parse_options(int argc, char **argv, struct run_options *opt)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "stacks", required_argument, NULL, OPT_STACKS },
+		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "capture-dir", required_argument, NULL, OPT_CAPTURE_DIR },
+		{ "keep-capture", no_argument, NULL, OPT_KEEP_CAPTURE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*opt = (struct run_options){ .output = DEFAULT_OUTPUT };
+	optind = 0; /* glibc: full re-initialisation, whatever parsed argv before */
+	opterr = 0;
+	/* '+': the first non-option is the command; its own options are not ours. */
+	while ((c = getopt_long(argc, argv, "+:ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(run_usage, stdout);
+			return 0;
+		case 'o':
+			if (optarg[0] == '\0') {
+				fail("empty output file name");
+				return 2;
+			}
+			opt->output = optarg;
+			break;
+		case OPT_STACKS:
+			if (strcmp(optarg, "unwind") != 0 && strcmp(optarg, "fp") != 0 &&
+			    strcmp(optarg, "none") != 0) {
+				fail("--stacks must be unwind, fp or none, not '%s'", optarg);
+				return 2;
+			}
+			opt->stacks = optarg;
+			break;
+		case OPT_NO_FOLLOW:
+			opt->no_follow = true;
+			break;
+		case OPT_CAPTURE_DIR:
+			opt->capture_dir = optarg;
+			break;
+		case OPT_KEEP_CAPTURE:
+			opt->keep_capture = true;
+			break;
+		default:
+			return gt_cli_bad_option("run", c, argv);
+		}
+	}
+	if (optind >= argc) {
+		fail("no command given (usage: gotrace run [OPTIONS] -- COMMAND [ARGS...])");
+		return 2;
+	}
+	opt->command = argv + optind;
+	return -1;
+}
+
+/* ---- the command: where it is and whether LD_PRELOAD can work for it ----------------- */
+
+/* execvp's search: NAME with a slash is a path, else the first executable regular file of
+ * that name in $PATH.  Returns 0, or the errno of the best failure (EACCES beats ENOENT). */
+static int resolve_command(const char *name, char *path, size_t size)
+{
+	if (strchr(name, '/') != NULL) {
+		if ((size_t)snprintf(path, size, "%s", name) >= size)
+			return ENAMETOOLONG;
+		return 0;
+	}
+	const char *search = getenv("PATH");
+	char default_path[256];
+	if (search == NULL) {
+		confstr(_CS_PATH, default_path, sizeof default_path);
+		search = default_path;
+	}
+	int best = ENOENT;
+	for (const char *dir = search;; ) {
+		const char *end = strchrnul(dir, ':');
+		int len = (int)(end - dir);
+		if ((size_t)snprintf(path, size, "%.*s%s%s", len, dir, len ? "/" : "", name) < size) {
+			struct stat st;
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+				if (access(path, X_OK) == 0)
+					return 0;
+				best = EACCES;
+			}
+		}
+		if (*end == '\0')
+			break;
+		dir = end + 1;
+	}
+	return best;
+}
+
+static bool is_dynamic_loader(Elf *elf, GElf_Phdr *dynamic_phdr)
+{
+	/* The loader itself (`ld-linux-x86-64.so.2 ./prog`) has no PT_INTERP but honours
+	 * LD_PRELOAD; it is the one shared object that names itself ld-linux / ld64. */
+	Elf_Scn *scn = NULL;
+	(void)dynamic_phdr;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr shdr;
+		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_DYNAMIC)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		size_t n = shdr.sh_entsize ? shdr.sh_size / shdr.sh_entsize : 0;
+		for (size_t i = 0; data != NULL && i < n; i++) {
+			GElf_Dyn dyn;
+			if (gelf_getdyn(data, (int)i, &dyn) == NULL || dyn.d_tag != DT_SONAME)
+				continue;
+			const char *soname = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val);
+			if (soname != NULL &&
+			    (strncmp(soname, "ld-linux", 8) == 0 || strncmp(soname, "ld64", 4) == 0))
+				return true;
+		}
+	}
+	return false;
+}
+
+#if defined(__x86_64__)
+#define NATIVE_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_MACHINE EM_AARCH64
+#else
+#define NATIVE_MACHINE EM_NONE
+#endif
+
+/* Whether the loader will honour LD_PRELOAD when PATH (an ELF file open as FD) runs. */
+static int check_elf(const char *shown, int fd)
+{
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	int ret = -1;
+	GElf_Ehdr ehdr;
+	size_t n_phdrs;
+
+	if (elf == NULL || elf_kind(elf) != ELF_K_ELF || gelf_getehdr(elf, &ehdr) == NULL ||
+	    elf_getphdrnum(elf, &n_phdrs) != 0) {
+		fail("%s: not a valid ELF program (%s)", shown, elf_errmsg(-1));
+		goto out;
+	}
+	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != NATIVE_MACHINE) {
+		fail("%s is a %s program: libgotrace.so only loads into 64-bit %s programs",
+		     shown, ehdr.e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "foreign-architecture",
+		     NATIVE_MACHINE == EM_AARCH64 ? "aarch64" : "x86-64");
+		goto out;
+	}
+	bool has_interp = false, has_dynamic = false;
+	GElf_Phdr dynamic_phdr = { 0 };
+	for (size_t i = 0; i < n_phdrs; i++) {
+		GElf_Phdr phdr;
+		if (gelf_getphdr(elf, (int)i, &phdr) == NULL)
+			continue;
+		if (phdr.p_type == PT_INTERP)
+			has_interp = true;
+		if (phdr.p_type == PT_DYNAMIC) {
+			has_dynamic = true;
+			dynamic_phdr = phdr;
+		}
+	}
+	if (!has_interp && !(has_dynamic && is_dynamic_loader(elf, &dynamic_phdr))) {
+		fail("%s is statically linked: LD_PRELOAD cannot work, so gotrace cannot trace it"
+		     " (link it dynamically)", shown);
+		goto out;
+	}
+	ret = 0;
+out:
+	if (elf != NULL)
+		elf_end(elf);
+	return ret;
+}
+
+/* The kernel runs a set-id program (or one with file capabilities) in secure mode, where
+ * the loader ignores LD_PRELOAD: the run would succeed and trace nothing. */
+static int check_secure_exec(const char *shown, const char *path, const struct stat *st)
+{
+	struct statvfs vfs;
+	if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID))
+		return 0; /* set-id bits are ignored on this mount */
+	if ((st->st_mode & S_ISUID) && st->st_uid != getuid()) {
+		fail("%s is setuid: the loader ignores LD_PRELOAD for it, so gotrace cannot "
+		     "trace it (run a copy without the setuid bit)", shown);
+		return -1;
+	}
+	if ((st->st_mode & S_ISGID) && st->st_gid != getgid()) {
+		fail("%s is setgid: the loader ignores LD_PRELOAD for it, so gotrace cannot "
+		     "trace it (run a copy without the setgid bit)", shown);
+		return -1;
+	}
+	if (getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
+		fail("%s has file capabilities: the loader ignores LD_PRELOAD for it, so gotrace "
+		     "cannot trace it", shown);
+		return -1;
+	}
+	return 0;
+}
+
+/* Checks PATH (and, for a #! script, its interpreter).  Returns 0 or an exit status. */
+static int check_program(const char *shown, const char *path, int depth)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		fail("%s: %s", shown, strerror(errno));
+		return errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fail("%s: not a regular file", shown);
+		return EXIT_CANNOT_EXECUTE;
+	}
+	if (access(path, X_OK) != 0) {
+		fail("%s: not executable (%s)", shown, strerror(errno));
+		return EXIT_CANNOT_EXECUTE;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* Executable but unreadable (mode 0711): the kernel can run it, we cannot look
+		 * inside; let the run tell. */
+		return 0;
+	}
+	char head[256];
+	ssize_t n = pread(fd, head, sizeof head - 1, 0);
+	int ret = 0;
+	if (n >= 2 && head[0] == '#' && head[1] == '!') {
+		/* A script: what runs is its interpreter (set-id bits of scripts are ignored). */
+		head[n] = '\0';
+		char *interp = head + 2 + strspn(head + 2, " \t");
+		interp[strcspn(interp, " \t\n")] = '\0';
+		if (depth >= MAX_SCRIPT_DEPTH || interp[0] == '\0') {
+			fail("%s: unusable #! line", shown);
+			ret = EXIT_CANNOT_EXECUTE;
+		} else if (check_program(interp, interp, depth + 1) != 0) {
+			ret = EXIT_CANNOT_EXECUTE;
+		}
+	} else if (n >= 4 && memcmp(head, ELFMAG, SELFMAG) == 0) {
+		if (check_elf(shown, fd) != 0 || check_secure_exec(shown, path, &st) != 0)
+			ret = EXIT_CANNOT_EXECUTE;
+	} else {
+		fail("%s: not an ELF program or #! script", shown);
+		ret = EXIT_CANNOT_EXECUTE;
+	}
+	close(fd);
+	return ret;
+}
+
+/* ---- files ---------------------------------------------------------------------------- */
+
+/* Can OUTPUT be written?  Checked before the command runs, so a long run is not wasted.
+ * Leaves an existing file untouched and removes a file it had to create. */
+static int check_writable(const char *output)
+{
+	int fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	if (fd >= 0) {
+		close(fd);
+		unlink(output);
+		return 0;
+	}
+	if (errno == EEXIST) {
+		struct stat st;
+		if (stat(output, &st) == 0 && S_ISDIR(st.st_mode)) {
+			fail("cannot write %s: it is a directory", output);
+			return -1;
+		}
+		fd = open(output, O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			return 0;
+		}
+	}
+	fail("cannot write %s: %s", output, strerror(errno));
+	return -1;
+}
+
+static const char *self_dir(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (slash == NULL)
+		return NULL;
+	*slash = '\0';
+	return buf;
+}
+
+/* libgotrace.so next to this gotrace: in the build tree, or where `meson install` put it. */
+static int find_preload_library(char *out, size_t size)
+{
+	char dir[PATH_MAX], candidate[2][PATH_MAX + 64];
+	if (self_dir(dir, sizeof dir) == NULL) {
+		fail("cannot find its own executable: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(candidate[0], sizeof candidate[0], "%s/%s", dir, GT_PRELOAD_BUILD_RELPATH);
+	snprintf(candidate[1], sizeof candidate[1], "%s%s%s",
+		 GT_PRELOAD_INSTALL_RELPATH[0] == '/' ? "" : dir,
+		 GT_PRELOAD_INSTALL_RELPATH[0] == '/' ? "" : "/", GT_PRELOAD_INSTALL_RELPATH);
+	for (int i = 0; i < 2; i++) {
+		/* Absolute: the traced program may chdir before it starts children. */
+		if (access(candidate[i], R_OK) == 0 && realpath(candidate[i], out) != NULL &&
+		    strlen(out) < size)
+			return 0;
+	}
+	fail("cannot find libgotrace.so (looked for %s and %s)", candidate[0], candidate[1]);
+	return -1;
+}
+
+struct capture_dir {
+	char path[PATH_MAX];
+	bool created;         /* a temporary directory of ours: remove it when done */
+	char **preexisting;   /* capture files already there before the run: not ours */
+	size_t n_preexisting;
+};
+
+static bool is_capture_name(const char *name)
+{
+	size_t len = strlen(name);
+	return strncmp(name, "gotrace-", 8) == 0 && len > 14 &&
+	       strcmp(name + len - 6, ".gtcap") == 0;
+}
+
+static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
+{
+	*cd = (struct capture_dir){ 0 };
+	if (requested == NULL) {
+		const char *tmp = getenv("TMPDIR");
+		snprintf(cd->path, sizeof cd->path, "%s/gotrace-XXXXXX",
+			 tmp != NULL && tmp[0] != '\0' ? tmp : "/tmp");
+		if (mkdtemp(cd->path) == NULL) {
+			fail("cannot create a capture directory %s: %s", cd->path, strerror(errno));
+			return -1;
+		}
+		cd->created = true;
+		return 0;
+	}
+	if (mkdir(requested, 0777) != 0 && errno != EEXIST) {
+		fail("cannot create capture directory %s: %s", requested, strerror(errno));
+		return -1;
+	}
+	if (realpath(requested, cd->path) == NULL || access(cd->path, W_OK | X_OK) != 0) {
+		fail("cannot write into capture directory %s: %s", requested, strerror(errno));
+		return -1;
+	}
+	DIR *d = opendir(cd->path);
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (!is_capture_name(e->d_name))
+			continue;
+		cd->preexisting = realloc(cd->preexisting,
+					  (cd->n_preexisting + 1) * sizeof *cd->preexisting);
+		cd->preexisting[cd->n_preexisting++] = strdup(e->d_name);
+	}
+	if (d != NULL)
+		closedir(d);
+	return 0;
+}
+
+static bool was_preexisting(const struct capture_dir *cd, const char *name)
+{
+	for (size_t i = 0; i < cd->n_preexisting; i++)
+		if (strcmp(cd->preexisting[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* ---- running the command -------------------------------------------------------------- */
+
+static volatile sig_atomic_t child_pid;
+
+static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+
+static void forward_signal(int sig, siginfo_t *info, void *uctx)
+{
+	(void)uctx;
+	/* A signal from the terminal (Ctrl-C, hang-up) already reaches the command, which
+	 * shares our process group; only signals sent to gotrace alone are passed on, so
+	 * the command does not get a second SIGINT. */
+	if (info->si_code == SI_KERNEL)
+		return;
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+static void set_env_var(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) != 0)
+		_exit(EXIT_GOTRACE_FAILED);
+}
+
+/* In the child, between fork and exec. */
+static void prepare_child_env(const struct run_options *opt, const char *library,
+			      const char *capture_dir)
+{
+	const char *old = getenv("LD_PRELOAD");
+	if (old != NULL && old[0] != '\0') {
+		size_t len = strlen(old) + 1 + strlen(library) + 1;
+		char *both = malloc(len);
+		if (both == NULL)
+			_exit(EXIT_GOTRACE_FAILED);
+		snprintf(both, len, "%s:%s", old, library);
+		set_env_var("LD_PRELOAD", both);
+	} else {
+		set_env_var("LD_PRELOAD", library);
+	}
+	set_env_var("GOTRACE_CAPTURE_DIR", capture_dir);
+	/* The library must only write captures: gotrace converts them afterwards. */
+	unsetenv("GOTRACE_OUT");
+	if (opt->stacks != NULL)
+		set_env_var("GOTRACE_STACKS", opt->stacks);
+	if (opt->no_follow)
+		set_env_var("GOTRACE_FOLLOW", "0");
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Starts the command; returns its wait status in *status, or an exit status when it could
+ * not be started. */
+static int run_command(const struct run_options *opt, const char *path, const char *library,
+		       const char *capture_dir, int *status)
+{
+	sigset_t forwarded, old_mask;
+	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+	int exec_err_pipe[2];
+
+	sigemptyset(&forwarded);
+	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+		sigaddset(&forwarded, forwarded_signals[i]);
+	sa.sa_mask = forwarded;
+	if (pipe2(exec_err_pipe, O_CLOEXEC) != 0) {
+		fail("pipe: %s", strerror(errno));
+		return EXIT_GOTRACE_FAILED;
+	}
+	fflush(NULL);
+	/* Signals stay blocked until child_pid is known, so none is lost in between. */
+	sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
+	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+		sigaction(forwarded_signals[i], &sa, NULL);
+
+	pid_t pid = fork();
+	if (pid < 0) {
+		fail("fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		return EXIT_GOTRACE_FAILED;
+	}
+	if (pid == 0) {
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+		for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
+			sigaction(forwarded_signals[i], &dfl, NULL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		close(exec_err_pipe[0]);
+		prepare_child_env(opt, library, capture_dir);
+		execv(path, opt->command);
+		int err = errno;
+		if (write(exec_err_pipe[1], &err, sizeof err) < 0)
+			_exit(EXIT_GOTRACE_FAILED);
+		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
+	}
+	child_pid = pid;
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	close(exec_err_pipe[1]);
+
+	int exec_err = 0;
+	ssize_t got;
+	while ((got = read(exec_err_pipe[0], &exec_err, sizeof exec_err)) < 0 && errno == EINTR)
+		;
+	close(exec_err_pipe[0]);
+
+	while (waitpid(pid, status, 0) < 0) {
+		if (errno != EINTR) {
+			fail("waitpid: %s", strerror(errno));
+			return EXIT_GOTRACE_FAILED;
+		}
+	}
+	if (got == (ssize_t)sizeof exec_err) {
+		fail("cannot execute %s: %s", opt->command[0], strerror(exec_err));
+		return exec_err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+	}
+	return -1;
+}
+
+static int exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_GOTRACE_FAILED;
+}
+
+static void describe_status(int status, char *buf, size_t size)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, size, "was killed by signal %d (%s)%s", WTERMSIG(status),
+			 strsignal(WTERMSIG(status)), WCOREDUMP(status) ? ", core dumped" : "");
+	else
+		snprintf(buf, size, "ended with wait status %#x", status);
+}
+
+/* ---- conversion ----------------------------------------------------------------------- */
+
+struct convert_result {
+	uint64_t capture_bytes;
+	struct gt_convert_summary sum;
+};
+
+/* Converts in this process, with the encoder library `gotrace convert` uses. */
+static int convert_capture(const char *capture, const char *output, struct convert_result *r)
+{
+	struct stat st;
+	struct gt_convert_options copt = { 0 };
+	char err[512];
+	*r = (struct convert_result){ 0 };
+	if (stat(capture, &st) == 0)
+		r->capture_bytes = (uint64_t)st.st_size;
+	struct gt_cli_progress progress;
+	gt_cli_progress_start(&progress, output);
+	copt.progress = gt_cli_progress_update;
+	copt.progress_ctx = &progress;
+	int rc = gt_convert_file(capture, output, &copt, &r->sum, err, sizeof err);
+	gt_cli_progress_end(&progress);
+	if (rc != 0) {
+		fail("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- after the run: the captures ------------------------------------------------------- */
+
+struct capture {
+	char path[PATH_MAX + NAME_MAX + 2];
+	char command[64];     /* the process's program, for the summary */
+	uint32_t pid;
+	uint32_t generation;  /* program images of one pid: 0, then 1, 2... after each exec */
+	bool last_generation; /* the image the pid ended with */
+	bool is_main;         /* the command's own pid */
+	bool ignored;         /* --no-follow: a child's capture, not converted */
+	bool finalized;
+};
+
+static int by_process(const void *a, const void *b)
+{
+	const struct capture *x = a, *y = b;
+	if (x->is_main != y->is_main)
+		return x->is_main ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->generation < y->generation ? -1 : x->generation > y->generation;
+}
+
+/* The captures this run produced ("gotrace-<pid>.gtcap", "gotrace-<pid>-<n>.gtcap" after
+ * the n-th exec), the command's own first, then children by pid, each pid's images in
+ * order. */
+static size_t collect_captures(const struct run_options *opt, const struct capture_dir *cd,
+			       pid_t main_pid, struct capture **out)
+{
+	DIR *d = opendir(cd->path);
+	struct dirent *e;
+	size_t n = 0;
+	*out = NULL;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (!is_capture_name(e->d_name) || was_preexisting(cd, e->d_name))
+			continue;
+		struct capture c = { 0 };
+		char *end;
+		snprintf(c.path, sizeof c.path, "%s/%s", cd->path, e->d_name);
+		c.pid = (uint32_t)strtoul(e->d_name + 8, &end, 10);
+		if (*end == '-')
+			c.generation = (uint32_t)strtoul(end + 1, NULL, 10);
+		struct gt_file_header header;
+		int fd = open(c.path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header &&
+		    memcmp(header.magic, GT_CAPTURE_MAGIC, 8) == 0) {
+			c.pid = header.pid;
+			c.finalized = (header.flags & GT_FILE_FINALIZED) != 0;
+			header.exe_path[sizeof header.exe_path - 1] = '\0';
+			const char *slash = strrchr(header.exe_path, '/');
+			snprintf(c.command, sizeof c.command, "%.63s",
+				 slash != NULL ? slash + 1 : header.exe_path);
+		}
+		if (fd >= 0)
+			close(fd);
+		c.is_main = c.pid == (uint32_t)main_pid;
+		c.ignored = opt->no_follow && !c.is_main;
+		*out = realloc(*out, (n + 1) * sizeof **out);
+		if (*out == NULL) {
+			fail("out of memory");
+			exit(EXIT_GOTRACE_FAILED);
+		}
+		(*out)[n++] = c;
+	}
+	if (d != NULL)
+		closedir(d);
+	qsort(*out, n, sizeof **out, by_process);
+	for (size_t i = 0; i < n; i++)
+		(*out)[i].last_generation = i + 1 == n || (*out)[i + 1].pid != (*out)[i].pid;
+	return n;
+}
+
+/* FILE for the command (its last program image, after any exec), FILE.<pid> for a child,
+ * FILE.<pid>-<n> for an image a pid exec'd away from; SUFFIX appended. */
+static void trace_name(const struct run_options *opt, const struct capture *cap,
+		       const char *suffix, char *out, size_t size)
+{
+	if (!cap->last_generation)
+		snprintf(out, size, "%s.%u-%u%s", opt->output, cap->pid, cap->generation, suffix);
+	else if (cap->is_main)
+		snprintf(out, size, "%s%s", opt->output, suffix);
+	else
+		snprintf(out, size, "%s.%u%s", opt->output, cap->pid, suffix);
+}
+
+static void remove_captures(const struct capture_dir *cd, const struct capture *caps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		unlink(caps[i].path);
+	if (cd->created && rmdir(cd->path) != 0)
+		fprintf(stderr, "gotrace: left %s behind: %s\n", cd->path, strerror(errno));
+}
+
+static void format_size(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes >= 10u << 20)
+		snprintf(buf, size, "%.0f MiB", (double)bytes / (1 << 20));
+	else if (bytes >= 1u << 20)
+		snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
+	else if (bytes >= 1u << 10)
+		snprintf(buf, size, "%.0f KiB", (double)bytes / (1 << 10));
+	else
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+}
+
+static void print_conversion(const char *output, const struct capture *cap,
+			     const struct convert_result *r)
+{
+	const struct gt_model_counters *mc = &r->sum.model;
+	const struct gt_capture_stats *rd = &r->sum.reader;
+	char size[32];
+	format_size(r->capture_bytes, size, sizeof size);
+	fprintf(stderr, "gotrace: %s: %s (pid %u), %" PRIu64 " threads, %" PRIu64 " events "
+		"(capture %s, converted in %.2f s)\n", output, cap->command, cap->pid, mc->threads,
+		r->sum.wire.events, size, r->sum.seconds);
+	/* What the trace may lack: facts the recorder lost, damage the reader skipped,
+	 * inconsistencies the model repaired. */
+	uint64_t dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost;
+	uint64_t repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
+			    mc->ends_without_begin + mc->stacks_missing + rd->reordered;
+	uint64_t damaged = rd->bytes_garbage + rd->torn_tails;
+	if (dropped || repaired || damaged || r->sum.truncated)
+		fprintf(stderr, "gotrace:   %" PRIu64 " facts dropped while recording, %" PRIu64
+			" repaired, %" PRIu64 " bytes of damage skipped%s (details: gotrace "
+			"convert on the capture)\n", dropped, repaired, damaged,
+			r->sum.truncated ? ", capture truncated" : "");
+	if (!cap->finalized)
+		fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
+			"still running): the trace ends at its last recorded fact\n", cap->pid);
+}
+
+static void convert_all(const struct run_options *opt, const struct capture *caps, size_t n,
+			bool *all_ok)
+{
+	*all_ok = true;
+	if (n == 0 || !caps[0].is_main) {
+		fail("pid %d wrote no capture: libgotrace.so did not load into it or was "
+		     "disabled (see its messages above)", (int)child_pid);
+		*all_ok = false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char output[PATH_MAX + 64];
+		struct convert_result r;
+		if (caps[i].ignored)
+			continue;
+		trace_name(opt, &caps[i], "", output, sizeof output);
+		if (convert_capture(caps[i].path, output, &r) != 0) {
+			*all_ok = false;
+			continue;
+		}
+		print_conversion(output, &caps[i], &r);
+	}
+}
+
+/* --keep-capture without --capture-dir: the captures move next to the traces, as
+ * FILE.gtcap and FILE.<pid>.gtcap, where `gotrace report FILE` finds them.  Returns
+ * whether the command's own capture got there. */
+static bool keep_beside_output(const struct run_options *opt, const struct capture_dir *cd,
+			       const struct capture *caps, size_t n)
+{
+	bool main_kept = false, left = false;
+	for (size_t i = 0; i < n; i++) {
+		char target[PATH_MAX + 64];
+		trace_name(opt, &caps[i], ".gtcap", target, sizeof target);
+		if (rename(caps[i].path, target) == 0) {
+			main_kept |= caps[i].is_main && caps[i].last_generation;
+			fprintf(stderr, "gotrace: capture kept as %s\n", target);
+		} else {
+			/* Another file system (EXDEV): a capture may be large, leave it be. */
+			fprintf(stderr, "gotrace: capture kept as %s (cannot move it to %s: %s)\n",
+				caps[i].path, target, strerror(errno));
+			left = true;
+		}
+	}
+	if (!left && cd->created)
+		rmdir(cd->path);
+	return main_kept;
+}
+
+int gt_cmd_run(int argc, char **argv)
+{
+	struct run_options opt;
+	int ret = parse_options(argc, argv, &opt);
+	if (ret >= 0)
+		return ret;
+
+	char path[PATH_MAX], library[PATH_MAX];
+	int err = resolve_command(opt.command[0], path, sizeof path);
+	if (err != 0) {
+		if (err == ENOENT && strchr(opt.command[0], '/') == NULL)
+			fail("command not found: %s", opt.command[0]);
+		else
+			fail("%s: %s", opt.command[0], strerror(err));
+		return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+	}
+	if ((ret = check_program(opt.command[0], path, 0)) != 0)
+		return ret;
+	if (check_writable(opt.output) != 0 || find_preload_library(library, sizeof library) != 0)
+		return EXIT_GOTRACE_FAILED;
+	struct capture_dir cd;
+	if (prepare_capture_dir(&cd, opt.capture_dir) != 0)
+		return EXIT_GOTRACE_FAILED;
+
+	double started = now_seconds();
+	int status;
+	ret = run_command(&opt, path, library, cd.path, &status);
+	if (ret >= 0) {
+		struct capture *none = NULL;
+		remove_captures(&cd, none, 0);
+		return ret;
+	}
+	double ran = now_seconds() - started;
+	char how[128];
+	describe_status(status, how, sizeof how);
+	fprintf(stderr, "gotrace: %s %s after %.2f s\n", opt.command[0], how, ran);
+
+	struct capture *caps;
+	size_t n = collect_captures(&opt, &cd, (pid_t)child_pid, &caps);
+	bool all_ok;
+	convert_all(&opt, caps, n, &all_ok);
+	bool kept_beside = false;
+	if (all_ok && opt.keep_capture && opt.capture_dir == NULL)
+		kept_beside = keep_beside_output(&opt, &cd, caps, n);
+	else if (all_ok && !opt.keep_capture)
+		remove_captures(&cd, caps, n);
+	else if (n > 0)
+		fprintf(stderr, "gotrace: %s kept in %s%s\n", n == 1 ? "capture" : "captures",
+			cd.path, all_ok ? "" : " (convert again with: gotrace convert CAPTURE -o FILE)");
+	if (all_ok) {
+		fprintf(stderr, "gotrace: next: go tool trace %s\n", opt.output);
+		if (kept_beside)
+			fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed)\n",
+				opt.output);
+		else
+			fprintf(stderr, "gotrace:       (add --keep-capture for `gotrace report`, "
+				"which needs no Go)\n");
+	}
+	free(caps);
+	for (size_t i = 0; i < cd.n_preexisting; i++)
+		free(cd.preexisting[i]);
+	free(cd.preexisting);
+
+	int command_status = exit_status_of(status);
+	return command_status == 0 && !all_ok ? 1 : command_status;
+}

@@ -1,0 +1,468 @@
+/* gowire: see gowire.h.  The buffers follow Go's runtime/tracebuf.go: ensure(room) flushes
+ * a full buffer as one batch, events carry deltas from the previous timed event of the batch,
+ * and metadata (strings, stacks) rides inside P 0's buffer, which the model uses for nothing
+ * but metadata and prologue events. */
+#include "gowire.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT] = {
+#define GT_GO_EVENT_DESC(name, goname, byte, nargs, stack) [GT_GO_##name] = {goname, byte, nargs, stack},
+	GT_GO_EVENTS(GT_GO_EVENT_DESC)
+#undef GT_GO_EVENT_DESC
+};
+
+static const uint8_t trace_header[16] = "go 1.19 trace\0\0";
+
+#define BATCH_FLUSH_BYTES (32u * 1024u)  /* a P buffer is written out past this size */
+#define OUT_BUFFER_BYTES (1u << 20)
+#define MAX_EVENT_BYTES (1u + 10u + 12u * 10u)
+#define META_P 0u
+
+size_t gt_uvarint_put(uint8_t *out, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		out[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	out[n++] = (uint8_t)v;
+	return n;
+}
+
+size_t gt_uvarint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+size_t gt_uvarint_get(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (size_t i = 0; i < 10 && p + i < end; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			*v = x;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+struct bytebuf {
+	uint8_t *data;
+	size_t len, cap;
+};
+
+static bool bytebuf_reserve(struct bytebuf *b, size_t room)
+{
+	if (b->len + room <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + room)
+		cap *= 2;
+	uint8_t *d = realloc(b->data, cap);
+	if (!d)
+		return false;
+	b->data = d;
+	b->cap = cap;
+	return true;
+}
+
+struct wire_p {
+	struct bytebuf buf;
+	uint64_t last_ticks;    /* last absolute ticks written on this P */
+	uint64_t batch_ticks;   /* running tick value inside the open batch */
+	bool open;              /* buf holds an EvBatch header */
+};
+
+/* Open-addressing tables: slot = hash, index into an entry array. */
+struct intern_entry {
+	uint64_t hash;
+	uint64_t id;
+	size_t off, len;        /* key bytes in the arena */
+};
+
+struct intern_table {
+	struct intern_entry *entries;
+	size_t n, cap;          /* cap is a power of two */
+	struct bytebuf arena;
+};
+
+struct gt_wire {
+	int fd;
+	int error;
+	uint32_t n_ps;
+	struct wire_p *ps;      /* n_ps + 1: the last one is P none */
+	struct bytebuf out;
+	struct intern_table strings, stacks;
+	uint64_t next_string_id;
+	uint64_t next_stack_id;
+	struct gt_wire_stats stats;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	/* FNV-1a then a final mix: keys are short names and PC lists. */
+	const uint8_t *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	h ^= h >> 29;
+	return h ? h : 1;
+}
+
+static bool intern_grow(struct intern_table *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 1024;
+	struct intern_entry *e = calloc(cap, sizeof *e);
+	if (!e)
+		return false;
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->entries[i].hash)
+			continue;
+		size_t j = t->entries[i].hash & (cap - 1);
+		while (e[j].hash)
+			j = (j + 1) & (cap - 1);
+		e[j] = t->entries[i];
+	}
+	free(t->entries);
+	t->entries = e;
+	t->cap = cap;
+	return true;
+}
+
+/* Finds key; when absent and id != 0, inserts it with that id.  Returns the entry's id or 0. */
+static uint64_t intern_lookup(struct intern_table *t, const void *key, size_t len, uint64_t id,
+			      bool *inserted)
+{
+	*inserted = false;
+	if ((t->n + 1) * 4 > t->cap * 3 && !intern_grow(t))
+		return 0;
+	uint64_t h = hash_bytes(key, len);
+	size_t j = h & (t->cap - 1);
+	while (t->entries[j].hash) {
+		struct intern_entry *e = &t->entries[j];
+		if (e->hash == h && e->len == len && !memcmp(t->arena.data + e->off, key, len))
+			return e->id;
+		j = (j + 1) & (t->cap - 1);
+	}
+	if (!id || !bytebuf_reserve(&t->arena, len))
+		return 0;
+	memcpy(t->arena.data + t->arena.len, key, len);
+	t->entries[j] = (struct intern_entry){h, id, t->arena.len, len};
+	t->arena.len += len;
+	t->n++;
+	*inserted = true;
+	return id;
+}
+
+static void intern_free(struct intern_table *t)
+{
+	free(t->entries);
+	free(t->arena.data);
+}
+
+static void out_flush(struct gt_wire *w)
+{
+	size_t done = 0;
+	while (done < w->out.len && !w->error) {
+		ssize_t n = write(w->fd, w->out.data + done, w->out.len - done);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			w->error = errno;
+		} else {
+			done += (size_t)n;
+		}
+	}
+	w->out.len = 0;
+}
+
+static void out_append(struct gt_wire *w, const uint8_t *p, size_t n)
+{
+	w->stats.bytes += n;
+	if (w->out.len + n > w->out.cap)
+		out_flush(w);
+	if (n > w->out.cap) {
+		/* larger than the whole buffer: write through */
+		struct bytebuf saved = w->out;
+		w->out = (struct bytebuf){(uint8_t *)p, n, n};
+		out_flush(w);
+		w->out = saved;
+		return;
+	}
+	memcpy(w->out.data + w->out.len, p, n);
+	w->out.len += n;
+}
+
+static struct wire_p *wire_p(struct gt_wire *w, uint64_t p)
+{
+	return p < w->n_ps ? &w->ps[p] : &w->ps[w->n_ps];
+}
+
+static uint64_t wire_p_id(const struct gt_wire *w, const struct wire_p *wp)
+{
+	return wp == &w->ps[w->n_ps] ? GT_WIRE_P_NONE : (uint64_t)(wp - w->ps);
+}
+
+static void batch_flush(struct gt_wire *w, struct wire_p *wp)
+{
+	if (!wp->open)
+		return;
+	out_append(w, wp->buf.data, wp->buf.len);
+	wp->buf.len = 0;
+	wp->open = false;
+}
+
+/* Room for `room` more bytes in P's buffer, opening a batch (header with base = the P's
+ * last ticks, so every later delta is non-negative) when none is open. */
+static bool batch_ensure(struct gt_wire *w, struct wire_p *wp, size_t room)
+{
+	if (wp->open && wp->buf.len + room > BATCH_FLUSH_BYTES)
+		batch_flush(w, wp);
+	if (!bytebuf_reserve(&wp->buf, room + 32)) {
+		w->error = ENOMEM;
+		return false;
+	}
+	if (!wp->open) {
+		uint8_t *d = wp->buf.data;
+		size_t n = 0;
+		/* untimed events: the count field is the number of values minus one (0x41) */
+		d[n++] = (uint8_t)(gt_go_events[GT_GO_BATCH].type | (1u << 6));
+		n += gt_uvarint_put(d + n, wire_p_id(w, wp));
+		n += gt_uvarint_put(d + n, wp->last_ticks);
+		wp->buf.len = n;
+		wp->batch_ticks = wp->last_ticks;
+		wp->open = true;
+		w->stats.batches++;
+	}
+	return true;
+}
+
+struct gt_wire *gt_wire_open(int fd, uint32_t n_ps)
+{
+	struct gt_wire *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	w->fd = fd;
+	w->n_ps = n_ps ? n_ps : 1;
+	w->ps = calloc(w->n_ps + 1, sizeof *w->ps);
+	w->out.data = malloc(OUT_BUFFER_BYTES);
+	w->out.cap = OUT_BUFFER_BYTES;
+	w->next_string_id = 1;
+	w->next_stack_id = 1;
+	if (!w->ps || !w->out.data) {
+		gt_wire_free(w);
+		return NULL;
+	}
+	out_append(w, trace_header, sizeof trace_header);
+	return w;
+}
+
+void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
+		   const uint64_t *args)
+{
+	const struct gt_go_event_desc *d = &gt_go_events[ev];
+	struct wire_p *wp = wire_p(w, p);
+	if (!batch_ensure(w, wp, MAX_EVENT_BYTES))
+		return;
+	if (ticks < wp->last_ticks) {
+		ticks = wp->last_ticks;
+		w->stats.ticks_clamped++;
+	}
+	unsigned n = d->nargs + (d->has_stack ? 1u : 0u);
+	uint8_t *out = wp->buf.data + wp->buf.len;
+	uint64_t delta = ticks - wp->batch_ticks;
+	if (n <= 2) {
+		size_t k = 0;
+		out[k++] = (uint8_t)(d->type | (n << 6));
+		k += gt_uvarint_put(out + k, delta);
+		for (unsigned i = 0; i < n; i++)
+			k += gt_uvarint_put(out + k, args[i]);
+		wp->buf.len += k;
+	} else {
+		uint8_t payload[11 * 10];
+		size_t len = gt_uvarint_put(payload, delta);
+		for (unsigned i = 0; i < n; i++)
+			len += gt_uvarint_put(payload + len, args[i]);
+		size_t k = 0;
+		out[k++] = (uint8_t)(d->type | (3u << 6));
+		k += gt_uvarint_put(out + k, len);
+		memcpy(out + k, payload, len);
+		wp->buf.len += k + len;
+	}
+	wp->batch_ticks = ticks;
+	wp->last_ticks = ticks;
+	w->stats.events++;
+}
+
+uint64_t gt_wire_string(struct gt_wire *w, const char *s, size_t len)
+{
+	if (!len)
+		return 0;
+	if (len > GT_WIRE_MAX_NAME) {
+		s += len - GT_WIRE_MAX_NAME;
+		len = GT_WIRE_MAX_NAME;
+	}
+	bool inserted;
+	uint64_t id = intern_lookup(&w->strings, s, len, w->next_string_id, &inserted);
+	if (!id) {
+		w->error = ENOMEM;
+		return 0;
+	}
+	if (!inserted)
+		return id;
+	w->next_string_id++;
+	struct wire_p *wp = wire_p(w, META_P);
+	if (!batch_ensure(w, wp, 1 + 20 + len))
+		return id;
+	uint8_t *out = wp->buf.data + wp->buf.len;
+	size_t k = 0;
+	out[k++] = gt_go_events[GT_GO_STRING].type;
+	k += gt_uvarint_put(out + k, id);
+	k += gt_uvarint_put(out + k, len);
+	memcpy(out + k, s, len);
+	wp->buf.len += k + len;
+	w->stats.strings++;
+	return id;
+}
+
+uint64_t gt_wire_cstring(struct gt_wire *w, const char *s)
+{
+	return gt_wire_string(w, s, s ? strlen(s) : 0);
+}
+
+struct frame_ids {
+	uint64_t pc, func, file, line;
+};
+
+static size_t frame_bytes(const struct frame_ids *f)
+{
+	return gt_uvarint_len(f->pc) + gt_uvarint_len(f->func) + gt_uvarint_len(f->file) +
+	       gt_uvarint_len(f->line);
+}
+
+void gt_wire_define_stack(struct gt_wire *w, uint64_t id, const struct gt_wire_frame *frames,
+			  size_t n)
+{
+	if (!n || !id)
+		return;
+	struct frame_ids ids[GT_WIRE_MAX_FRAMES];
+	/* Keep the innermost frames that fit, plus the outermost (the start routine). */
+	size_t budget = GT_WIRE_MAX_PAYLOAD - gt_uvarint_len(id) - gt_uvarint_len(GT_WIRE_MAX_FRAMES);
+	struct frame_ids outer = {frames[n - 1].pc, gt_wire_cstring(w, frames[n - 1].func),
+				  gt_wire_cstring(w, frames[n - 1].file), frames[n - 1].line};
+	size_t used = n > 1 ? frame_bytes(&outer) : 0;
+	size_t max_inner = n > 1 ? GT_WIRE_MAX_FRAMES - 1 : 1;
+	size_t k = 0;
+	for (size_t i = 0; i + (n > 1 ? 1 : 0) < n && k < max_inner; i++) {
+		struct frame_ids f = {frames[i].pc, gt_wire_cstring(w, frames[i].func),
+				      gt_wire_cstring(w, frames[i].file), frames[i].line};
+		size_t b = frame_bytes(&f);
+		if (used + b > budget)
+			break;
+		used += b;
+		ids[k++] = f;
+	}
+	if (n > 1)
+		ids[k++] = outer;
+	w->stats.frames_cut += n - k;
+
+	uint8_t payload[GT_WIRE_MAX_PAYLOAD];
+	size_t len = gt_uvarint_put(payload, id);
+	len += gt_uvarint_put(payload + len, k);
+	for (size_t i = 0; i < k; i++) {
+		len += gt_uvarint_put(payload + len, ids[i].pc);
+		len += gt_uvarint_put(payload + len, ids[i].func);
+		len += gt_uvarint_put(payload + len, ids[i].file);
+		len += gt_uvarint_put(payload + len, ids[i].line);
+	}
+	struct wire_p *wp = wire_p(w, META_P);
+	if (!batch_ensure(w, wp, 1 + 10 + len))
+		return;
+	uint8_t *out = wp->buf.data + wp->buf.len;
+	size_t h = 0;
+	out[h++] = (uint8_t)(gt_go_events[GT_GO_STACK].type | (3u << 6));
+	h += gt_uvarint_put(out + h, len);
+	memcpy(out + h, payload, len);
+	wp->buf.len += h + len;
+	w->stats.stacks++;
+}
+
+void gt_wire_set_stack_id_base(struct gt_wire *w, uint64_t id_base)
+{
+	if (id_base > w->next_stack_id)
+		w->next_stack_id = id_base;
+}
+
+uint64_t gt_wire_stack(struct gt_wire *w, const struct gt_wire_frame *frames, size_t n)
+{
+	if (!n)
+		return 0;
+	uint64_t pcs[GT_WIRE_MAX_FRAMES];
+	size_t k = n < GT_WIRE_MAX_FRAMES ? n : GT_WIRE_MAX_FRAMES;
+	for (size_t i = 0; i < k; i++)
+		pcs[i] = frames[i].pc;
+	bool inserted;
+	uint64_t id = intern_lookup(&w->stacks, pcs, k * sizeof pcs[0], w->next_stack_id, &inserted);
+	if (!id) {
+		w->error = ENOMEM;
+		return 0;
+	}
+	if (inserted) {
+		w->next_stack_id++;
+		gt_wire_define_stack(w, id, frames, n);
+	}
+	return id;
+}
+
+uint64_t gt_wire_last_ticks(const struct gt_wire *w, uint64_t p)
+{
+	return p < w->n_ps ? w->ps[p].last_ticks : w->ps[w->n_ps].last_ticks;
+}
+
+int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second)
+{
+	/* The Frequency goes last, in P 0's buffer, after every P's events are out. */
+	for (uint32_t i = 0; i <= w->n_ps; i++)
+		if (i != META_P)
+			batch_flush(w, &w->ps[i]);
+	struct wire_p *wp = wire_p(w, META_P);
+	if (batch_ensure(w, wp, 12)) {
+		uint8_t *out = wp->buf.data + wp->buf.len;
+		size_t k = 0;
+		out[k++] = gt_go_events[GT_GO_FREQUENCY].type; /* 0x02: one value */
+		k += gt_uvarint_put(out + k, ticks_per_second ? ticks_per_second : 1);
+		wp->buf.len += k;
+	}
+	batch_flush(w, wp);
+	out_flush(w);
+	return w->error;
+}
+
+void gt_wire_stats(const struct gt_wire *w, struct gt_wire_stats *out)
+{
+	*out = w->stats;
+}
+
+void gt_wire_free(struct gt_wire *w)
+{
+	if (!w)
+		return;
+	if (w->ps)
+		for (uint32_t i = 0; i <= w->n_ps; i++)
+			free(w->ps[i].buf.data);
+	free(w->ps);
+	free(w->out.data);
+	intern_free(&w->strings);
+	intern_free(&w->stacks);
+	free(w);
+}

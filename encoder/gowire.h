@@ -1,0 +1,124 @@
+/* gowire: the "go 1.19 trace" wire writer (GO-TRACE-FORMAT.md §1).
+ *
+ * Shaped like Go's runtime tracebuf: one buffer per P, each flushed as a batch
+ * (EvBatch(P, base ticks) followed by events whose timestamps are deltas), unsigned LEB128
+ * varints, the count/length framing of §1.3, strings and stacks interned and defined once
+ * inside batches, and exactly one Frequency in the last batch.  The writer knows nothing
+ * about threads: the model decides which event goes to which P at which tick.
+ */
+#ifndef GOTRACE_GOWIRE_H
+#define GOTRACE_GOWIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The event types gotrace writes: X(name, Go name, type byte, arguments after the
+ * timestamp delta not counting the stack, has a trailing stack id).  Batch, Frequency,
+ * Stack and String have no timestamp (special layouts, §1.3); their counts describe the
+ * values after the type byte.  GoInSyscall, FutileWakeup, GoStop and the Local variants
+ * are absent on purpose: Go 1.23+ viewers break on them (§3.3). */
+#define GT_GO_EVENTS(X)                                                          \
+	X(BATCH, "Batch", 1, 2, false)                 /* P id, base ticks */       \
+	X(FREQUENCY, "Frequency", 2, 1, false)         /* ticks per second */       \
+	X(STACK, "Stack", 3, 2, false)                 /* id, k, then k frames */   \
+	X(GOMAXPROCS, "Gomaxprocs", 4, 1, true)        /* procs, stack */           \
+	X(PROC_START, "ProcStart", 5, 1, false)        /* thread id */              \
+	X(PROC_STOP, "ProcStop", 6, 0, false)                                       \
+	X(GO_CREATE, "GoCreate", 13, 2, true)          /* G, new-stack, stack */    \
+	X(GO_START, "GoStart", 14, 2, false)           /* G, seq */                 \
+	X(GO_END, "GoEnd", 15, 0, false)                                            \
+	X(GO_SCHED, "GoSched", 17, 0, true)            /* stack */                  \
+	X(GO_PREEMPT, "GoPreempt", 18, 0, true)        /* stack */                  \
+	X(GO_SLEEP, "GoSleep", 19, 0, true)            /* stack */                  \
+	X(GO_BLOCK, "GoBlock", 20, 0, true)            /* stack */                  \
+	X(GO_UNBLOCK, "GoUnblock", 21, 2, true)        /* G, seq, stack */          \
+	X(GO_BLOCK_SYNC, "GoBlockSync", 25, 0, true)   /* stack */                  \
+	X(GO_BLOCK_COND, "GoBlockCond", 26, 0, true)   /* stack */                  \
+	X(GO_BLOCK_NET, "GoBlockNet", 27, 0, true)     /* stack */                  \
+	X(GO_SYSCALL, "GoSysCall", 28, 0, true)        /* stack */                  \
+	X(GO_SYSEXIT, "GoSysExit", 29, 3, false)       /* G, seq, real ticks */     \
+	X(GO_SYSBLOCK, "GoSysBlock", 30, 0, false)                                  \
+	X(GO_WAITING, "GoWaiting", 31, 1, false)       /* G */                      \
+	X(STRING, "String", 37, 2, false)              /* id, len, then bytes */    \
+	X(GO_START_LABEL, "GoStartLabel", 41, 3, false) /* G, seq, label string */
+
+enum gt_go_event {
+#define GT_GO_EVENT_ENUM(name, goname, byte, nargs, stack) GT_GO_##name,
+	GT_GO_EVENTS(GT_GO_EVENT_ENUM)
+#undef GT_GO_EVENT_ENUM
+	GT_GO_EVENT_COUNT
+};
+
+struct gt_go_event_desc {
+	const char *name;     /* as Go's EventDescriptions spell it */
+	uint8_t type;         /* the wire type byte (low 6 bits) */
+	uint8_t nargs;        /* arguments after the timestamp, stack not counted */
+	bool has_stack;
+};
+extern const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT];
+
+#define GT_WIRE_P_NONE UINT64_MAX      /* "no P" (written as 2^64-1, read as -1) */
+#define GT_WIRE_MAX_FRAMES 128u        /* Go 1.24 profiles crash above 128 frames */
+#define GT_WIRE_MAX_PAYLOAD 2048u      /* Go 1.23+ limit on any length-prefixed payload */
+#define GT_WIRE_MAX_NAME 1024u         /* the runtime keeps the last 1024 bytes of names */
+#define GT_WIRE_FREQUENCY_NS 1000000000u
+
+/* Unsigned LEB128; returns the bytes written (1..10). */
+size_t gt_uvarint_put(uint8_t *out, uint64_t v);
+size_t gt_uvarint_len(uint64_t v);
+/* Decodes one varint from [p, end); returns bytes read, 0 when truncated or > 10 bytes. */
+size_t gt_uvarint_get(const uint8_t *p, const uint8_t *end, uint64_t *v);
+
+struct gt_wire_frame {
+	uint64_t pc;
+	const char *func;
+	const char *file;
+	uint32_t line;
+};
+
+struct gt_wire_stats {
+	uint64_t events;          /* timed events written */
+	uint64_t batches;
+	uint64_t strings;
+	uint64_t stacks;
+	uint64_t frames_cut;      /* frames dropped by the 128-frame / 2048-byte caps */
+	uint64_t ticks_clamped;   /* events asked for a tick below their P's last one */
+	uint64_t bytes;           /* file size so far */
+};
+
+struct gt_wire;
+
+/* Writes to fd (not closed by the writer).  n_ps: P ids 0 .. n_ps-1 may be used, plus
+ * GT_WIRE_P_NONE.  The 16-byte header is written at once.  Returns NULL on ENOMEM. */
+struct gt_wire *gt_wire_open(int fd, uint32_t n_ps);
+
+/* A timed event on P p at absolute ticks.  args: the type's arguments (nargs, then the
+ * stack id when has_stack).  Ticks below the P's last tick are raised to it (counted). */
+void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
+		   const uint64_t *args);
+
+/* Interned string id (1, 2, ...) for len bytes of s; defines it on first use.  Empty
+ * strings are id 0; names longer than GT_WIRE_MAX_NAME keep their last bytes. */
+uint64_t gt_wire_string(struct gt_wire *w, const char *s, size_t len);
+uint64_t gt_wire_cstring(struct gt_wire *w, const char *s);
+
+/* Defines stack id (chosen by the caller) with frames innermost first, cut to the caps:
+ * the innermost frames that fit and the outermost one.  n == 0 writes nothing. */
+void gt_wire_define_stack(struct gt_wire *w, uint64_t id, const struct gt_wire_frame *frames,
+			  size_t n);
+/* Interned stack by content (PCs identify frames): ids from id_base upward.  Returns the
+ * id, defining it on first use. */
+uint64_t gt_wire_stack(struct gt_wire *w, const struct gt_wire_frame *frames, size_t n);
+void gt_wire_set_stack_id_base(struct gt_wire *w, uint64_t id_base);
+
+/* Last ticks written on P p (0 before any event there). */
+uint64_t gt_wire_last_ticks(const struct gt_wire *w, uint64_t p);
+
+/* Writes the Frequency in a final batch, flushes every buffer.  Returns 0 or an errno
+ * value (the first write error met). */
+int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second);
+void gt_wire_stats(const struct gt_wire *w, struct gt_wire_stats *out);
+void gt_wire_free(struct gt_wire *w);
+
+#endif

@@ -1,0 +1,67 @@
+/* model: the scheduler model turning capture facts into Go 1.19 trace events
+ * (GO-TRACE-FORMAT.md §5).  Threads become goroutines (main thread = G1, then fresh
+ * sequential ids), CPU k becomes P k+1 (ProcStart thread id k+1, Gomaxprocs = n_cpus + 1).
+ * Every event goes through one primitive, "thread T runs on CPU c at time t" (§5.2).
+ * Whatever the facts cannot explain is repaired and counted, never written as a trace a
+ * reader rejects. */
+#ifndef GOTRACE_MODEL_H
+#define GOTRACE_MODEL_H
+
+#include <gotrace/capture.h>
+#include <stdint.h>
+
+#include "capture_reader.h"
+#include "gowire.h"
+
+struct gt_symbolizer;
+
+#define GT_DEFAULT_SYSCALL_THRESHOLD_NS 20000u
+
+struct gt_model_options {
+	uint64_t syscall_threshold_ns;  /* a syscall longer than this blocked */
+	struct gt_symbolizer *sym;      /* NULL: frames named by their address */
+};
+
+#define GT_MODEL_COUNTERS(X)                                                              \
+	X(facts, "facts read")                                                            \
+	X(threads, "threads (goroutines)")                                                \
+	X(preemptions, "invisible preemptions")                                           \
+	X(migrations, "CPU migrations")                                                   \
+	X(wakes_matched, "unblocks by a known waker")                                     \
+	X(unknown_wakeups, "unblocks by an unknown waker")                                \
+	X(syscalls_short, "short syscalls")                                               \
+	X(syscalls_blocking, "blocking syscalls")                                         \
+	X(net_waits, "network waits")                                                     \
+	X(threads_appeared, "repaired: threads first seen without a start fact")          \
+	X(duplicate_creates, "repaired: threads created twice")                           \
+	X(causal_fallbacks, "repaired: wakes not after their block (unknown waker used)")   \
+	X(ends_without_begin, "repaired: block/syscall ends without a begin")             \
+	X(facts_after_end, "skipped: facts of threads already ended")                     \
+	X(facts_ignored, "skipped: facts not shown in traces (user, process)")            \
+	X(stacks_missing, "repaired: stacks referenced but never defined")                \
+	X(writer_dropped, "facts the recorder reported dropped")                          \
+	X(writer_stacks_lost, "stacks the recorder reported lost")                        \
+	X(writer_threads_lost, "threads the recorder reported lost")
+
+struct gt_model_counters {
+#define GT_MODEL_COUNTER_FIELD(name, text) uint64_t name;
+	GT_MODEL_COUNTERS(GT_MODEL_COUNTER_FIELD)
+#undef GT_MODEL_COUNTER_FIELD
+};
+
+struct gt_model;
+
+struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
+			      const struct gt_model_options *opt);
+/* One record in merged order. */
+void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r);
+/* Epilogue (§5.4); returns the Frequency to write (ticks are ns at the header's rate,
+ * corrected by the fit of the clock pairs). */
+uint64_t gt_model_finish(struct gt_model *m);
+void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
+void gt_model_free(struct gt_model *m);
+
+/* Trace ticks (ns) of a capture timestamp, before any clamping. */
+uint64_t gt_model_ticks(const struct gt_model *m, uint64_t tsc);
+
+#endif

@@ -1,0 +1,726 @@
+/* report: see report.h.
+ *
+ * One pass over the merged facts.  Each thread has at most one open wait (a BLOCK_BEGIN
+ * or a SYSCALL_BEGIN not yet ended); its end closes it and charges the time to the
+ * thread, to the object (for lock-like kinds, per blocking stack, as mutrace counts), or
+ * to the (syscall, stack) pair.  Stacks are symbolized once, when printed. */
+#include "report.h"
+
+#include "capture_reader.h"
+#include "symbolizer.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#define REPORT_MAX_FRAMES 16u
+
+/* ---- what is collected ----------------------------------------------------------------- */
+
+enum wait_class { /* thread time columns */
+	WAIT_LOCK,     /* mutex, rwlock, semaphore, barrier, futex */
+	WAIT_COND,
+	WAIT_JOIN,
+	WAIT_SLEEP,
+	WAIT_SYSCALL,
+	WAIT_CLASS_COUNT
+};
+
+static const char *const wait_class_name[WAIT_CLASS_COUNT] = {
+	"lock", "cond", "join", "sleep", "syscall",
+};
+
+struct open_wait {
+	bool open;
+	bool syscall;
+	uint8_t kind;        /* gt_block_kind, or gt_fd_kind for a syscall */
+	uint32_t nr;
+	uint32_t stack;
+	uint64_t obj;
+	uint64_t begin_ns;
+};
+
+struct thread_info {
+	uint32_t serial;
+	uint32_t tid;
+	uint64_t start_routine;
+	char name[16];
+	bool seen, ended, existing;
+	uint64_t first_ns, last_ns;
+	uint64_t wait_ns[WAIT_CLASS_COUNT];
+	uint64_t n_waits[WAIT_CLASS_COUNT];
+	struct open_wait wait;
+};
+
+struct stack_stat {
+	uint32_t stack;
+	uint64_t count, total_ns, max_ns;
+};
+
+/* A contended object, or a (syscall, stack) pair: the same counters. */
+struct wait_site {
+	uint64_t key;        /* object address, or syscall number */
+	uint8_t kind;        /* gt_block_kind for objects, gt_fd_kind for syscalls */
+	uint64_t count, total_ns, max_ns;
+	struct stack_stat *stacks;
+	size_t n_stacks;
+};
+
+struct stack_def {
+	uint64_t *pcs;        /* a copy: a record lives only until the reader's next one */
+	uint32_t n;
+};
+
+struct report {
+	struct thread_info *threads;    /* indexed by serial */
+	size_t n_threads;
+	struct wait_site *objects, *syscalls;
+	size_t n_objects, n_syscalls;
+	struct stack_def *stacks;       /* indexed by stack id */
+	size_t n_stacks;
+	struct gt_symbolizer *sym;
+	uint64_t start_tsc, tsc_hz;
+	uint64_t end_ns;
+	uint64_t dropped_facts, stacks_lost, threads_lost, write_failed_errno;
+	bool write_failed;
+};
+
+static void *must(void *p)
+{
+	if (p == NULL) {
+		fputs("gotrace report: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
+static void *grow(void *array, size_t *n, size_t want, size_t elem)
+{
+	if (want <= *n)
+		return array;
+	size_t cap = *n ? *n : 16;
+	while (cap < want)
+		cap *= 2;
+	char *bigger = must(realloc(array, cap * elem));
+	memset(bigger + *n * elem, 0, (cap - *n) * elem);
+	*n = cap;
+	return bigger;
+}
+
+static struct thread_info *thread_of(struct report *r, uint32_t serial)
+{
+	if (serial == 0 || serial >= (1u << 24))
+		return NULL;
+	r->threads = grow(r->threads, &r->n_threads, (size_t)serial + 1, sizeof *r->threads);
+	struct thread_info *t = &r->threads[serial];
+	t->serial = serial;
+	return t;
+}
+
+static uint64_t to_ns(const struct report *r, uint64_t tsc)
+{
+	if (tsc <= r->start_tsc || r->tsc_hz == 0)
+		return 0;
+	return (uint64_t)((unsigned __int128)(tsc - r->start_tsc) * 1000000000u / r->tsc_hz);
+}
+
+static struct wait_site *site_of(struct wait_site **sites, size_t *n, uint64_t key, uint8_t kind)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*sites)[i].key == key && (*sites)[i].kind == kind)
+			return &(*sites)[i];
+	size_t cap = *n;
+	*sites = grow(*sites, &cap, *n + 1, sizeof **sites);
+	struct wait_site *s = &(*sites)[(*n)++];
+	*s = (struct wait_site){ .key = key, .kind = kind };
+	return s;
+}
+
+static void site_add(struct wait_site *s, uint32_t stack, uint64_t ns)
+{
+	s->count++;
+	s->total_ns += ns;
+	if (ns > s->max_ns)
+		s->max_ns = ns;
+	struct stack_stat *st = NULL;
+	for (size_t i = 0; i < s->n_stacks && st == NULL; i++)
+		if (s->stacks[i].stack == stack)
+			st = &s->stacks[i];
+	if (st == NULL) {
+		size_t cap = s->n_stacks;
+		s->stacks = grow(s->stacks, &cap, s->n_stacks + 1, sizeof *s->stacks);
+		st = &s->stacks[s->n_stacks++];
+		*st = (struct stack_stat){ .stack = stack };
+	}
+	st->count++;
+	st->total_ns += ns;
+	if (ns > st->max_ns)
+		st->max_ns = ns;
+}
+
+/* Sites scattered by the linear search above stay few (objects that were contended,
+ * syscall call sites), so the search is not the bottleneck of a one-pass report. */
+
+static enum wait_class class_of_block(uint8_t kind)
+{
+	switch (kind) {
+	case GT_BK_COND: return WAIT_COND;
+	case GT_BK_JOIN: return WAIT_JOIN;
+	case GT_BK_SLEEP: return WAIT_SLEEP;
+	default: return WAIT_LOCK;
+	}
+}
+
+static bool is_object_kind(uint8_t kind)
+{
+	return kind != GT_BK_JOIN && kind != GT_BK_SLEEP;
+}
+
+static void close_wait(struct report *r, struct thread_info *t, uint64_t now_ns)
+{
+	struct open_wait *w = &t->wait;
+	uint64_t ns = now_ns > w->begin_ns ? now_ns - w->begin_ns : 0;
+	enum wait_class c = w->syscall ? WAIT_SYSCALL : class_of_block(w->kind);
+	t->wait_ns[c] += ns;
+	t->n_waits[c]++;
+	if (w->syscall) {
+		site_add(site_of(&r->syscalls, &r->n_syscalls, w->nr, w->kind), w->stack, ns);
+	} else if (is_object_kind(w->kind)) {
+		/* Read and write waits on one rwlock are the same object. */
+		uint8_t kind = w->kind == GT_BK_RWLOCK_RD ? GT_BK_RWLOCK_WR : w->kind;
+		site_add(site_of(&r->objects, &r->n_objects, w->obj, kind), w->stack, ns);
+	}
+	w->open = false;
+}
+
+static void add_fact(struct report *r, const struct gt_capture_record *cr)
+{
+	const struct gt_rec *rec = cr->rec;
+	uint64_t now = to_ns(r, cr->tsc);
+	struct thread_info *t = thread_of(r, rec->thread);
+	if (now > r->end_ns)
+		r->end_ns = now;
+	if (t != NULL) {
+		if (!t->seen) {
+			t->seen = true;
+			t->first_ns = now;
+		}
+		t->last_ns = now;
+	}
+
+	switch (rec->type) {
+	case GT_THREAD_NEW: {
+		const struct gt_p_thread_new *p = cr->payload;
+		struct thread_info *child = thread_of(r, p->child);
+		if (child != NULL && child->start_routine == 0)
+			child->start_routine = p->start_routine;
+		break;
+	}
+	case GT_THREAD_START:
+	case GT_THREAD_EXISTING: {
+		const struct gt_p_thread_start *p = cr->payload;
+		if (t == NULL)
+			break;
+		t->tid = p->tid;
+		t->existing = rec->type == GT_THREAD_EXISTING;
+		if (p->start_routine != 0)
+			t->start_routine = p->start_routine;
+		break;
+	}
+	case GT_THREAD_NAME:
+		if (t != NULL) {
+			memcpy(t->name, ((const struct gt_p_thread_name *)cr->payload)->name,
+			       sizeof t->name);
+			t->name[sizeof t->name - 1] = '\0';
+		}
+		break;
+	case GT_THREAD_END:
+		if (t != NULL) {
+			if (t->wait.open)
+				close_wait(r, t, now);
+			t->ended = true;
+		}
+		break;
+	case GT_BLOCK_BEGIN:
+	case GT_SYSCALL_BEGIN:
+		if (t == NULL)
+			break;
+		if (t->wait.open) /* its end was lost: close it here */
+			close_wait(r, t, now);
+		t->wait = (struct open_wait){ .open = true, .kind = rec->aux, .begin_ns = now };
+		if (rec->type == GT_BLOCK_BEGIN) {
+			const struct gt_p_block *p = cr->payload;
+			t->wait.obj = p->obj;
+			t->wait.stack = p->stack;
+		} else {
+			const struct gt_p_syscall *p = cr->payload;
+			t->wait.syscall = true;
+			t->wait.nr = p->nr;
+			t->wait.stack = p->stack;
+		}
+		break;
+	case GT_BLOCK_END:
+	case GT_SYSCALL_END:
+		if (t != NULL && t->wait.open && t->wait.syscall == (rec->type == GT_SYSCALL_END))
+			close_wait(r, t, now);
+		break;
+	case GT_STACK: {
+		const struct gt_p_stack *p = cr->payload;
+		if (p->id == 0 || p->id >= (1u << 24) ||
+		    sizeof *p + (size_t)p->nframes * 8 > cr->payload_len)
+			break;
+		r->stacks = grow(r->stacks, &r->n_stacks, (size_t)p->id + 1, sizeof *r->stacks);
+		struct stack_def *def = &r->stacks[p->id];
+		free(def->pcs);
+		def->n = p->nframes;
+		def->pcs = must(malloc((size_t)p->nframes * sizeof *def->pcs + 1));
+		memcpy(def->pcs, p + 1, (size_t)p->nframes * sizeof *def->pcs);
+		break;
+	}
+	case GT_MODULE: {
+		const struct gt_p_module *p = cr->payload;
+		const uint8_t *tail = (const uint8_t *)(p + 1);
+		if (sizeof *p + (size_t)p->build_id_len + p->path_len > cr->payload_len)
+			break;
+		char path[GT_PATH_MAX + 1];
+		memcpy(path, tail + p->build_id_len, p->path_len);
+		path[p->path_len] = '\0';
+		gt_sym_add_module(r->sym, path, tail, p->build_id_len, p->base, p->lo, p->hi,
+				  p->flags);
+		break;
+	}
+	case GT_NOTICE: {
+		uint64_t value = ((const struct gt_p_notice *)cr->payload)->value;
+		switch (rec->aux) {
+		case GT_NOTICE_DROPPED: r->dropped_facts += value; break;
+		case GT_NOTICE_STACKS_LOST: r->stacks_lost += value; break;
+		case GT_NOTICE_THREADS_LOST: r->threads_lost += value; break;
+		case GT_NOTICE_WRITE_FAILED:
+			r->write_failed = true;
+			r->write_failed_errno = value;
+			break;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* ---- names ---------------------------------------------------------------------------- */
+
+static const char *block_kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case GT_BK_MUTEX: return "mutex";
+	case GT_BK_RWLOCK_RD:
+	case GT_BK_RWLOCK_WR: return "rwlock";
+	case GT_BK_COND: return "condvar";
+	case GT_BK_SEM: return "semaphore";
+	case GT_BK_BARRIER: return "barrier";
+	case GT_BK_JOIN: return "join";
+	case GT_BK_SLEEP: return "sleep";
+	case GT_BK_FUTEX: return "futex";
+	default: return "object";
+	}
+}
+
+static const char *fd_kind_name(uint8_t kind)
+{
+	switch (kind) {
+	case GT_FD_SOCKET: return "socket";
+	case GT_FD_PIPE: return "pipe";
+	case GT_FD_FILE: return "file";
+	case GT_FD_OTHER: return "device";
+	case GT_FD_POLL: return "poll";
+	default: return "-";
+	}
+}
+
+#define SC(name) { SYS_##name, #name }
+static const struct { long nr; const char *name; } syscall_names[] = {
+	SC(read), SC(write), SC(pread64), SC(pwrite64), SC(readv), SC(writev),
+	SC(preadv), SC(pwritev), SC(openat), SC(close), SC(fsync), SC(fdatasync),
+	SC(accept4), SC(connect), SC(recvfrom), SC(sendto), SC(recvmsg), SC(sendmsg),
+	SC(recvmmsg), SC(sendmmsg), SC(ppoll), SC(pselect6), SC(epoll_pwait), SC(wait4),
+	SC(waitid), SC(nanosleep), SC(clock_nanosleep), SC(futex), SC(rt_sigtimedwait),
+	SC(rt_sigsuspend), SC(ioctl), SC(flock), SC(fcntl), SC(sendfile), SC(splice),
+	SC(msync), SC(sync), SC(syncfs), SC(sync_file_range), SC(copy_file_range),
+	SC(io_getevents), SC(msgrcv), SC(msgsnd), SC(semop), SC(semtimedop), SC(mq_timedreceive),
+	SC(mq_timedsend), SC(getrandom), SC(tee), SC(vmsplice),
+#ifdef SYS_poll
+	SC(poll), SC(select), SC(epoll_wait), SC(pause), SC(open), SC(accept),
+#endif
+};
+#undef SC
+
+static const char *syscall_name(uint32_t nr, char *buf, size_t size)
+{
+	for (size_t i = 0; i < sizeof syscall_names / sizeof *syscall_names; i++)
+		if (syscall_names[i].nr == (long)nr)
+			return syscall_names[i].name;
+	snprintf(buf, size, "syscall_%u", nr);
+	return buf;
+}
+
+static size_t frames_of(struct report *r, uint32_t stack, struct gt_frame *out)
+{
+	if (stack == 0 || stack >= r->n_stacks || r->stacks[stack].pcs == NULL)
+		return 0;
+	return gt_sym_stack(r->sym, r->stacks[stack].pcs, r->stacks[stack].n, out,
+			    REPORT_MAX_FRAMES);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash != NULL ? slash + 1 : path;
+}
+
+static void frame_text(const struct gt_frame *f, char *buf, size_t size)
+{
+	if (f->line != 0)
+		snprintf(buf, size, "%s (%s:%u)", f->func, base_name(f->file), f->line);
+	else
+		snprintf(buf, size, "%s (%s)", f->func, base_name(f->file));
+}
+
+static void routine_text(struct report *r, const struct thread_info *t, char *buf, size_t size)
+{
+	if (t->start_routine == 0) {
+		snprintf(buf, size, t->serial == 1 ? "main" : "[pre-existing thread]");
+		return;
+	}
+	struct gt_frame f = gt_sym_function(r->sym, t->start_routine);
+	snprintf(buf, size, "%s", f.func);
+}
+
+/* ---- ordering ------------------------------------------------------------------------ */
+
+static int by_total_desc(const void *a, const void *b)
+{
+	const struct wait_site *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int stack_by_total_desc(const void *a, const void *b)
+{
+	const struct stack_stat *x = a, *y = b;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static void sort_sites(struct wait_site *sites, size_t n)
+{
+	qsort(sites, n, sizeof *sites, by_total_desc);
+	for (size_t i = 0; i < n; i++)
+		qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
+		      stack_by_total_desc);
+}
+
+static uint64_t thread_alive_ns(const struct report *r, const struct thread_info *t)
+{
+	return (t->ended ? t->last_ns : r->end_ns) - t->first_ns;
+}
+
+/* Alive and not inside a traced wait: on a CPU or runnable. */
+static uint64_t thread_running_ns(const struct report *r, const struct thread_info *t)
+{
+	uint64_t alive = thread_alive_ns(r, t), waited = 0;
+	for (int c = 0; c < WAIT_CLASS_COUNT; c++)
+		waited += t->wait_ns[c];
+	return alive > waited ? alive - waited : 0;
+}
+
+/* ---- text ---------------------------------------------------------------------------- */
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void text_stack(FILE *out, struct report *r, uint32_t stack, const char *indent)
+{
+	struct gt_frame frames[REPORT_MAX_FRAMES];
+	size_t n = frames_of(r, stack, frames);
+	char line[2048];
+	if (n == 0)
+		fprintf(out, "%s(no stack recorded)\n", indent);
+	for (size_t i = 0; i < n; i++) {
+		frame_text(&frames[i], line, sizeof line);
+		fprintf(out, "%s%s\n", indent, line);
+	}
+}
+
+static void text_sites(FILE *out, struct report *r, struct wait_site *sites, size_t n,
+		       bool syscalls, const struct gt_report_options *opt)
+{
+	unsigned top = opt->top ? opt->top : 10, n_stacks = opt->stacks ? opt->stacks : 3;
+	char name[32];
+	fprintf(out, "  %-3s %-18s %-9s %8s %12s %10s %10s\n", "#",
+		syscalls ? "syscall" : "object", syscalls ? "fd kind" : "kind", "waits",
+		"total ms", "mean ms", "max ms");
+	for (size_t i = 0; i < n && i < top; i++) {
+		struct wait_site *s = &sites[i];
+		char key[32];
+		if (syscalls)
+			snprintf(key, sizeof key, "%s", syscall_name((uint32_t)s->key, name,
+								   sizeof name));
+		else
+			snprintf(key, sizeof key, "%#" PRIx64, s->key);
+		fprintf(out, "  %-3zu %-18s %-9s %8" PRIu64 " %12.3f %10.3f %10.3f\n", i + 1, key,
+			syscalls ? fd_kind_name(s->kind) : block_kind_name(s->kind), s->count,
+			ms(s->total_ns), ms(s->total_ns) / (double)s->count, ms(s->max_ns));
+		for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
+			struct stack_stat *st = &s->stacks[k];
+			fprintf(out, "      %" PRIu64 " %s, %.3f ms total, %.3f ms mean, %.3f ms "
+				"max, from:\n", st->count, st->count == 1 ? "wait" : "waits",
+				ms(st->total_ns),
+				ms(st->total_ns) / (double)st->count, ms(st->max_ns));
+			text_stack(out, r, st->stack, "        ");
+		}
+		if (s->n_stacks > n_stacks)
+			fprintf(out, "      ... and %zu more stacks\n", s->n_stacks - n_stacks);
+	}
+	if (n > top)
+		fprintf(out, "  ... and %zu more\n", n - top);
+}
+
+static void print_text(FILE *out, struct report *r, const struct gt_file_header *h,
+		       const char *capture, const struct gt_report_options *opt)
+{
+	static const char *const stack_modes[] = { "none", "fp", "unwind" };
+	fprintf(out, "gotrace report\n  capture: %s\n", capture);
+	if (opt->trace != NULL)
+		fprintf(out, "  trace:   %s\n", opt->trace);
+	fprintf(out, "  process: pid %u, %s\n  recorded: %.3f s, stacks: %s%s\n", h->pid,
+		h->cmdline[0] ? h->cmdline : h->exe_path, (double)r->end_ns / 1e9,
+		h->stack_mode < 3 ? stack_modes[h->stack_mode] : "?",
+		(h->flags & GT_FILE_FINALIZED) ? "" :
+		", process did not finish normally: times end at its last fact");
+	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n\n");
+
+	fprintf(out, "Threads\n  %-4s %-7s %-15s %-24s %10s %10s", "#", "tid", "name",
+		"start routine", "alive ms", "running");
+	for (int c = 0; c < WAIT_CLASS_COUNT; c++)
+		fprintf(out, " %10s", wait_class_name[c]);
+	fputc('\n', out);
+	for (size_t i = 1; i < r->n_threads; i++) {
+		struct thread_info *t = &r->threads[i];
+		if (!t->seen)
+			continue;
+		char routine[64];
+		routine_text(r, t, routine, sizeof routine);
+		fprintf(out, "  %-4u %-7u %-15s %-24.24s %10.3f %10.3f", t->serial, t->tid,
+			t->name[0] ? t->name : "-", routine, ms(thread_alive_ns(r, t)),
+			ms(thread_running_ns(r, t)));
+		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
+			fprintf(out, " %10.3f", ms(t->wait_ns[c]));
+		fputc('\n', out);
+	}
+
+	fprintf(out, "\nContended objects (mutex, rwlock, condvar, semaphore, barrier, futex; "
+		"by total wait)\n");
+	if (r->n_objects == 0)
+		fprintf(out, "  none: no thread waited on a lock, condvar or semaphore\n");
+	else
+		text_sites(out, r, r->objects, r->n_objects, false, opt);
+
+	fprintf(out, "\nSyscalls (by total time, per call site)\n");
+	if (r->n_syscalls == 0)
+		fprintf(out, "  none traced\n");
+	else
+		text_sites(out, r, r->syscalls, r->n_syscalls, true, opt);
+
+	bool header = false;
+	for (size_t i = 1; i < r->n_threads; i++) {
+		struct thread_info *t = &r->threads[i];
+		if (!t->seen || t->ended || !t->wait.open)
+			continue;
+		if (!header)
+			fprintf(out, "\nThreads still waiting when the capture ends\n");
+		header = true;
+		char name[32];
+		fprintf(out, "  thread %u (%s) since %.3f ms in %s", t->serial,
+			t->name[0] ? t->name : "-", ms(t->wait.begin_ns),
+			t->wait.syscall ? syscall_name(t->wait.nr, name, sizeof name) :
+					  block_kind_name(t->wait.kind));
+		if (!t->wait.syscall && is_object_kind(t->wait.kind))
+			fprintf(out, " %#" PRIx64, t->wait.obj);
+		fputs(", at:\n", out);
+		text_stack(out, r, t->wait.stack, "    ");
+	}
+	if (r->dropped_facts || r->stacks_lost || r->threads_lost || r->write_failed)
+		fprintf(out, "\nLosses: %" PRIu64 " facts dropped, %" PRIu64 " stacks and %" PRIu64
+			" threads not recorded%s\n", r->dropped_facts, r->stacks_lost,
+			r->threads_lost, r->write_failed ? ", recording stopped early (disk full?)" : "");
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void json_stack(FILE *out, struct report *r, uint32_t stack)
+{
+	struct gt_frame frames[REPORT_MAX_FRAMES];
+	size_t n = frames_of(r, stack, frames);
+	fputc('[', out);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "%s{\"func\":", i ? "," : "");
+		json_string(out, frames[i].func);
+		fputs(",\"file\":", out);
+		json_string(out, frames[i].file);
+		fprintf(out, ",\"line\":%u,\"pc\":\"%#" PRIx64 "\"}", frames[i].line, frames[i].pc);
+	}
+	fputc(']', out);
+}
+
+static void json_sites(FILE *out, struct report *r, struct wait_site *sites, size_t n,
+		       bool syscalls, const struct gt_report_options *opt)
+{
+	unsigned top = opt->top ? opt->top : 10, n_stacks = opt->stacks ? opt->stacks : 3;
+	char name[32];
+	fputc('[', out);
+	for (size_t i = 0; i < n && i < top; i++) {
+		struct wait_site *s = &sites[i];
+		fputs(i ? ",{" : "{", out);
+		if (syscalls)
+			fprintf(out, "\"syscall\":\"%s\",\"nr\":%" PRIu64 ",\"fd_kind\":\"%s\"",
+				syscall_name((uint32_t)s->key, name, sizeof name), s->key,
+				fd_kind_name(s->kind));
+		else
+			fprintf(out, "\"address\":\"%#" PRIx64 "\",\"kind\":\"%s\"", s->key,
+				block_kind_name(s->kind));
+		fprintf(out, ",\"waits\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64
+			",\"max_ns\":%" PRIu64 ",\"stacks\":[", s->count, s->total_ns,
+			s->total_ns / s->count, s->max_ns);
+		for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
+			struct stack_stat *st = &s->stacks[k];
+			fprintf(out, "%s{\"waits\":%" PRIu64 ",\"total_ns\":%" PRIu64
+				",\"max_ns\":%" PRIu64 ",\"frames\":", k ? "," : "", st->count,
+				st->total_ns, st->max_ns);
+			json_stack(out, r, st->stack);
+			fputc('}', out);
+		}
+		fputs("]}", out);
+	}
+	fputc(']', out);
+}
+
+static void print_json(FILE *out, struct report *r, const struct gt_file_header *h,
+		       const char *capture, const struct gt_report_options *opt)
+{
+	fputs("{\"capture\":", out);
+	json_string(out, capture);
+	if (opt->trace != NULL) {
+		fputs(",\"trace\":", out);
+		json_string(out, opt->trace);
+	}
+	fprintf(out, ",\"pid\":%u,\"command\":", h->pid);
+	json_string(out, h->cmdline[0] ? h->cmdline : h->exe_path);
+	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"threads\":[", r->end_ns,
+		(h->flags & GT_FILE_FINALIZED) ? "true" : "false");
+	bool first = true;
+	for (size_t i = 1; i < r->n_threads; i++) {
+		struct thread_info *t = &r->threads[i];
+		if (!t->seen)
+			continue;
+		char routine[1100];
+		routine_text(r, t, routine, sizeof routine);
+		fprintf(out, "%s{\"serial\":%u,\"tid\":%u,\"name\":", first ? "" : ",", t->serial,
+			t->tid);
+		first = false;
+		json_string(out, t->name);
+		fputs(",\"start_routine\":", out);
+		json_string(out, routine);
+		fprintf(out, ",\"alive_ns\":%" PRIu64, thread_alive_ns(r, t));
+		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
+			fprintf(out, ",\"%s_ns\":%" PRIu64 ",\"%s_waits\":%" PRIu64,
+				wait_class_name[c], t->wait_ns[c], wait_class_name[c], t->n_waits[c]);
+		fprintf(out, ",\"running_ns\":%" PRIu64 ",\"ended\":%s", thread_running_ns(r, t),
+			t->ended ? "true" : "false");
+		if (!t->ended && t->wait.open) {
+			char name[32];
+			fputs(",\"waiting_at_end\":{\"in\":", out);
+			json_string(out, t->wait.syscall ? syscall_name(t->wait.nr, name, sizeof name)
+							 : block_kind_name(t->wait.kind));
+			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"frames\":", t->wait.obj);
+			json_stack(out, r, t->wait.stack);
+			fputc('}', out);
+		}
+		fputc('}', out);
+	}
+	fputs("],\"objects\":", out);
+	json_sites(out, r, r->objects, r->n_objects, false, opt);
+	fputs(",\"syscalls\":", out);
+	json_sites(out, r, r->syscalls, r->n_syscalls, true, opt);
+	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
+		",\"threads_lost\":%" PRIu64 ",\"write_failed\":%s}\n", r->dropped_facts,
+		r->stacks_lost, r->threads_lost, r->write_failed ? "true" : "false");
+}
+
+/* ---- entry --------------------------------------------------------------------------- */
+
+static void free_report(struct report *r)
+{
+	for (size_t i = 0; i < r->n_objects; i++)
+		free(r->objects[i].stacks);
+	for (size_t i = 0; i < r->n_syscalls; i++)
+		free(r->syscalls[i].stacks);
+	free(r->objects);
+	free(r->syscalls);
+	free(r->threads);
+	for (size_t i = 0; i < r->n_stacks; i++)
+		free(r->stacks[i].pcs);
+	free(r->stacks);
+	if (r->sym != NULL)
+		gt_sym_free(r->sym);
+}
+
+int gt_report_capture(const char *capture, const struct gt_report_options *opt, FILE *out,
+		      char *err, size_t errlen)
+{
+	struct gt_capture *c = gt_capture_open(capture, err, errlen);
+	if (c == NULL)
+		return -1;
+	const struct gt_file_header *h = gt_capture_header(c);
+	struct report r = { .start_tsc = h->start_tsc, .tsc_hz = h->tsc_hz };
+	r.sym = gt_sym_new(NULL);
+	if (r.sym == NULL) {
+		snprintf(err, errlen, "cannot start the symbolizer");
+		gt_capture_close(c);
+		return -1;
+	}
+	struct gt_capture_record cr;
+	while (gt_capture_next(c, &cr))
+		add_fact(&r, &cr);
+	sort_sites(r.objects, r.n_objects);
+	sort_sites(r.syscalls, r.n_syscalls);
+	if (opt->json)
+		print_json(out, &r, h, capture, opt);
+	else
+		print_text(out, &r, h, capture, opt);
+	free_report(&r);
+	gt_capture_close(c);
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* report: where the threads of a traced process spent their time, which objects they
+ * fought over and which syscalls blocked them, straight from a capture (no Go needed).
+ *
+ * Built on the capture reader's merged fact stream and the symbolizer, not on the Go
+ * model: lock, condvar and semaphore addresses exist only in the capture. */
+#ifndef GOTRACE_REPORT_H
+#define GOTRACE_REPORT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct gt_report_options {
+	bool json;
+	unsigned top;        /* rows per ranking (objects, syscalls); 0 = 10 */
+	unsigned stacks;     /* stacks shown per object; 0 = 3 */
+	const char *trace;   /* the Go trace the capture belongs to, when asked about it */
+};
+
+/* Reads CAPTURE and prints the report to OUT.  Returns 0, or -1 after writing one line
+ * (no newline) into err. */
+int gt_report_capture(const char *capture, const struct gt_report_options *opt, FILE *out,
+		      char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Counts the test cases of a `meson test` run from its testlog.json.
+
+Prints the skipped cases with their reasons, the failed ones, and last the line
+"tests: N passed, N failed, N skipped".  A Criterion binary counts as its cases (its
+"Synthesis:" line and "[SKIP]" lines); any other test counts as one case by meson's verdict.
+Exits 1 if a case failed or none ran.
+"""
+import json
+import re
+import sys
+
+SYNTHESIS = re.compile(r"Synthesis: Tested: (\d+) \| Passing: (\d+) \| Failing: (\d+)")
+CASE = re.compile(r"^\[(SKIP|FAIL)\] (\S+?):? (.*)$", re.M)
+MESON_PASS = {"OK", "EXPECTEDFAIL"}
+
+
+def main(path):
+    passed = failed = skipped = 0
+    notes = []
+    try:
+        with open(path) as log:
+            runs = [json.loads(line) for line in log if line.strip()]
+    except OSError as err:
+        print(f"test-summary: no test log ({err})", file=sys.stderr)
+        runs = []
+    for run in runs:
+        output = (run.get("stdout") or "") + (run.get("stderr") or "")
+        result = run.get("result", "ERROR")
+        synthesis = SYNTHESIS.findall(output)
+        if synthesis:
+            case_passed = sum(int(p) for _, p, _ in synthesis)
+            case_failed = sum(int(f) for _, _, f in synthesis)
+            cases = CASE.findall(output)
+            case_skipped = sum(1 for kind, _, _ in cases if kind == "SKIP")
+            notes += [f"{kind.lower()}: {name}: {why}" for kind, name, why in cases]
+            if result not in MESON_PASS and case_failed == 0:
+                # The binary failed outside its cases (sanitizer at exit, timeout, crash).
+                case_failed = 1
+                notes.append(f"fail: {run['name']}: {result} after its cases")
+        elif result == "SKIP":
+            case_passed, case_failed, case_skipped = 0, 0, 1
+            notes.append(f"skip: {run['name']}")
+        elif result in MESON_PASS:
+            case_passed, case_failed, case_skipped = 1, 0, 0
+        else:
+            case_passed, case_failed, case_skipped = 0, 1, 0
+            notes.append(f"fail: {run['name']}: {result}")
+        passed += case_passed
+        failed += case_failed
+        skipped += case_skipped
+    for note in notes:
+        print(note)
+    if passed + failed == 0:
+        print("test-summary: no test ran", file=sys.stderr)
+    print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+    return 1 if failed or passed + failed == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,331 @@
+/* symbolizer: the module map from the capture, the PC caches, and a stack's trimming. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer_private.h"
+
+/* Modules are only ever reported with their files (dwfl_report_elf), so libdwfl never has
+ * to find one; refusing here keeps it from looking anywhere else (nor on the network). */
+static int find_no_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		       Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)elfp;
+	return -1;
+}
+
+/* elfutils' search path: the caller's directories, then the main file's own directory and
+ * its .debug/, then /usr/lib/debug (build-id links are looked up in every absolute one). */
+static char *build_debuginfo_path(struct gt_symbolizer *sym, const char *const *dirs)
+{
+	size_t len = sizeof(":.debug:/usr/lib/debug");
+	for (size_t i = 0; dirs && dirs[i]; i++)
+		len += strlen(dirs[i]) + 1;
+	char *path = malloc(len);
+	if (!path)
+		return NULL;
+	path[0] = '\0';
+	for (size_t i = 0; dirs && dirs[i]; i++) {
+		if (dirs[i][0] != '/' || strchr(dirs[i], ':')) {
+			const char *interned = gt_sym_intern(&sym->strings, dirs[i]);
+			gt_sym_warn(sym, interned, GT_SYM_BAD_DEBUG_DIR, NULL, NULL);
+			continue;
+		}
+		strcat(path, dirs[i]);
+		strcat(path, ":");
+	}
+	strcat(path, ":.debug:/usr/lib/debug");
+	return path;
+}
+
+struct gt_symbolizer *gt_sym_new(const struct gt_sym_options *opt)
+{
+	/* elfutils asks debuginfod servers when this is set; a conversion must never touch
+	 * the network, so the variable goes for this process. */
+	unsetenv("DEBUGINFOD_URLS");
+
+	struct gt_symbolizer *sym = calloc(1, sizeof(*sym));
+	if (!sym)
+		return NULL;
+	gt_sym_strings_init(&sym->strings);
+	if (opt) {
+		sym->warn = opt->warn;
+		sym->warn_ctx = opt->warn_ctx;
+	}
+	sym->debuginfo_path = build_debuginfo_path(sym, opt ? opt->debug_dirs : NULL);
+	if (!sym->debuginfo_path) {
+		gt_sym_free(sym);
+		return NULL;
+	}
+	sym->callbacks.find_elf = find_no_elf;
+	sym->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	sym->callbacks.section_address = dwfl_offline_section_address;
+	sym->callbacks.debuginfo_path = &sym->debuginfo_path;
+	return sym;
+}
+
+void gt_sym_free(struct gt_symbolizer *sym)
+{
+	if (!sym)
+		return;
+	struct gt_sym_image *img = sym->images;
+	while (img) {
+		struct gt_sym_image *next = img->next;
+		gt_sym_image_close(sym, img);
+		free(img);
+		img = next;
+	}
+	free(sym->maps);
+	free(sym->frames);
+	free(sym->entries);
+	gt_sym_map_fini(&sym->stack_cache);
+	gt_sym_map_fini(&sym->function_cache);
+	free(sym->warned_paths);
+	free(sym->debuginfo_path);
+	gt_sym_strings_fini(&sym->strings);
+	free(sym);
+}
+
+/* ---- module map ---------------------------------------------------------------------- */
+
+static struct gt_sym_image *find_or_make_image(struct gt_symbolizer *sym, const char *path,
+					       const uint8_t *build_id, size_t build_id_len,
+					       uint64_t bias, uint32_t flags)
+{
+	const char *ipath = gt_sym_intern(&sym->strings, path);
+	for (struct gt_sym_image *img = sym->images; img; img = img->next)
+		if (img->path == ipath && img->bias == bias && img->flags == flags &&
+		    img->build_id_len == build_id_len &&
+		    memcmp(img->build_id, build_id, build_id_len) == 0)
+			return img;
+
+	struct gt_sym_image *img = calloc(1, sizeof(*img));
+	if (!img)
+		return NULL;
+	img->path = ipath;
+	if (flags & GT_SYM_VDSO) {
+		img->base_name = gt_sym_intern(&sym->strings, "[vdso]");
+	} else {
+		const char *slash = strrchr(path, '/');
+		img->base_name = gt_sym_intern(&sym->strings, slash ? slash + 1 : path);
+	}
+	if (build_id_len)
+		memcpy(img->build_id, build_id, build_id_len);
+	img->build_id_len = build_id_len;
+	img->bias = bias;
+	img->flags = flags;
+	img->is_tracer = strcmp(img->base_name, "libgotrace.so") == 0;
+	img->is_libc = strncmp(img->base_name, "libc.so", 7) == 0 ||
+		       strncmp(img->base_name, "libc-", 5) == 0 ||
+		       strncmp(img->base_name, "libpthread", 10) == 0;
+	img->state = GT_IMG_UNOPENED;
+	img->next = sym->images;
+	sym->images = img;
+	return img;
+}
+
+int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t *build_id,
+		      size_t build_id_len, uint64_t bias, uint64_t lo, uint64_t hi,
+		      uint32_t flags)
+{
+	if (!sym || hi < lo || build_id_len > GT_SYM_BUILD_ID_MAX ||
+	    (build_id_len && !build_id))
+		return -1;
+	if (!(flags & GT_SYM_VDSO) && (!path || !path[0]))
+		return -1;
+	struct gt_sym_image *img = find_or_make_image(sym, path && path[0] ? path : "[vdso]",
+						      build_id, build_id_len, bias, flags);
+	if (!img)
+		return -1;
+
+	/* An overlapped module was unloaded; its cached frames no longer hold. */
+	size_t kept = 0;
+	bool replaced = false;
+	for (size_t i = 0; i < sym->n_maps; i++) {
+		struct gt_sym_mapping *m = &sym->maps[i];
+		if (m->hi > lo && m->lo <= hi) {
+			replaced = true;
+			continue;
+		}
+		sym->maps[kept++] = *m;
+	}
+	sym->n_maps = kept;
+	if (replaced) {
+		gt_sym_map_clear(&sym->stack_cache);
+		gt_sym_map_clear(&sym->function_cache);
+	}
+
+	if (gt_sym_reserve((void **)&sym->maps, sym->n_maps, &sym->cap_maps, sizeof(*sym->maps),
+			   32) < 0)
+		return -1;
+	size_t at = sym->n_maps;
+	while (at > 0 && sym->maps[at - 1].lo > lo) {
+		sym->maps[at] = sym->maps[at - 1];
+		at--;
+	}
+	/* The capture's hi is the highest mapped address; kept here as an end. */
+	sym->maps[at] = (struct gt_sym_mapping){
+		.lo = lo, .hi = hi == UINT64_MAX ? hi : hi + 1, .img = img,
+	};
+	sym->n_maps++;
+	return 0;
+}
+
+static struct gt_sym_image *image_at(struct gt_symbolizer *sym, uint64_t pc)
+{
+	ptrdiff_t i = gt_sym_find_range(sym->maps, sym->n_maps, sizeof(*sym->maps), pc, 1);
+	return i < 0 ? NULL : sym->maps[i].img;
+}
+
+/* ---- PC -> frames -------------------------------------------------------------------- */
+
+static uint32_t lookup(struct gt_symbolizer *sym, struct gt_sym_map *cache, uint64_t addr,
+		       bool inlines, bool *ok)
+{
+	uint32_t index;
+	*ok = true;
+	if (gt_sym_map_get(cache, addr, &index))
+		return index;
+
+	if (gt_sym_reserve((void **)&sym->entries, sym->n_entries, &sym->cap_entries,
+			   sizeof(*sym->entries), 4096) < 0) {
+		*ok = false;
+		return 0;
+	}
+	struct gt_sym_entry entry = { .first = (uint32_t)sym->n_frames, .count = 0 };
+	struct gt_sym_image *img = image_at(sym, addr);
+	/* The tracer's own frames are cut anyway: no need to open libgotrace.so. */
+	if (img && img->state == GT_IMG_UNOPENED && !img->is_tracer)
+		gt_sym_image_open(sym, img);
+	if (img && img->state == GT_IMG_OK)
+		entry.count = (uint32_t)gt_sym_image_resolve(sym, img, addr, inlines);
+	if (entry.count == 0) {
+		char buf[256];
+		struct gt_sym_frame fr = { .f = { .pc = addr, .line = 0 }, .img = img };
+		if (img) {
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, img->base_name, addr - img->bias);
+			fr.f.file = img->path;
+		} else {
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+			fr.f.file = "??";
+		}
+		fr.f.func = gt_sym_intern(&sym->strings, buf);
+		if (gt_sym_push_frame(sym, &fr) == 0)
+			entry.count = 1;
+	}
+	index = (uint32_t)sym->n_entries;
+	sym->entries[sym->n_entries++] = entry;
+	gt_sym_map_put(cache, addr, index);
+	return index;
+}
+
+static bool entry_resolved(const struct gt_symbolizer *sym, const struct gt_sym_entry *e)
+{
+	return e->count && (sym->frames[e->first + e->count - 1].flags & GT_FR_RESOLVED);
+}
+
+size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
+		    struct gt_frame *out, size_t max)
+{
+	if (!sym || !pcs || max == 0)
+		return 0;
+
+	/* Expanded frames of the whole stack, as indices into sym->frames. */
+	size_t cap = 64, count = 0;
+	uint32_t stack_buf[64];
+	uint32_t *idx = stack_buf;
+	bool inner = true;
+	for (size_t i = 0; i < n; i++) {
+		if (pcs[i] == 0)
+			continue;
+		/* Every captured PC is a return address: the call is the byte before. */
+		uint64_t addr = pcs[i] - 1;
+		bool ok;
+		uint32_t e = lookup(sym, &sym->stack_cache, addr, true, &ok);
+		if (!ok)
+			continue;
+		sym->stats.pcs_looked_up++;
+		const struct gt_sym_entry *entry = &sym->entries[e];
+		if (!entry_resolved(sym, entry))
+			sym->stats.pcs_unresolved++;
+		const struct gt_sym_image *img = sym->frames[entry->first].img;
+		if (inner && img && img->is_tracer)
+			continue;
+		inner = false;
+		for (uint32_t k = 0; k < entry->count; k++) {
+			if (count == cap) {
+				uint32_t *grown = malloc(2 * cap * sizeof(*grown));
+				if (!grown)
+					break;
+				memcpy(grown, idx, count * sizeof(*idx));
+				if (idx != stack_buf)
+					free(idx);
+				idx = grown;
+				cap *= 2;
+			}
+			idx[count++] = entry->first + k;
+		}
+	}
+
+	/* Thread start-up at the outer end: cut at the innermost start-up function whose
+	 * outer side holds only start-up functions or unnamed frames, together with unnamed
+	 * frames of the same module just inside it (a libc without symbols for
+	 * __libc_start_call_main). */
+	size_t keep = count;
+	bool tail_ok = true;
+	for (size_t i = count; i-- > 0 && tail_ok;) {
+		const struct gt_sym_frame *fr = &sym->frames[idx[i]];
+		if (fr->flags & GT_FR_STARTUP)
+			keep = i;
+		else if (fr->flags & GT_FR_RESOLVED)
+			tail_ok = false;
+	}
+	if (keep < count) {
+		const struct gt_sym_image *startup_img = sym->frames[idx[keep]].img;
+		while (keep > 0) {
+			const struct gt_sym_frame *fr = &sym->frames[idx[keep - 1]];
+			if ((fr->flags & GT_FR_RESOLVED) || !fr->img || fr->img != startup_img)
+				break;
+			keep--;
+		}
+	}
+	/* Without libc's own symbols (no libc6-dbg), start_thread and clone3 have no names;
+	 * unnamed libc frames at the very outer end can only be the start-up code. */
+	while (keep > 1) {
+		const struct gt_sym_frame *fr = &sym->frames[idx[keep - 1]];
+		if ((fr->flags & GT_FR_RESOLVED) || !fr->img || !fr->img->is_libc)
+			break;
+		keep--;
+	}
+
+	size_t written = 0;
+	if (keep <= max) {
+		for (size_t i = 0; i < keep; i++)
+			out[written++] = sym->frames[idx[i]].f;
+	} else {
+		for (size_t i = 0; i < max - 1; i++)
+			out[written++] = sym->frames[idx[i]].f;
+		out[written++] = sym->frames[idx[keep - 1]].f;
+	}
+	if (idx != stack_buf)
+		free(idx);
+	return written;
+}
+
+struct gt_frame gt_sym_function(struct gt_symbolizer *sym, uint64_t entry)
+{
+	bool ok;
+	uint32_t e = lookup(sym, &sym->function_cache, entry, false, &ok);
+	if (!ok)
+		return (struct gt_frame){ .pc = entry, .func = "?", .file = "??", .line = 0 };
+	sym->stats.pcs_looked_up++;
+	if (!entry_resolved(sym, &sym->entries[e]))
+		sym->stats.pcs_unresolved++;
+	return sym->frames[sym->entries[e].first].f;
+}
+
+void gt_sym_stats(const struct gt_symbolizer *sym, struct gt_sym_stats *out)
+{
+	*out = sym->stats;
+}

@@ -1,0 +1,162 @@
+/* cli_support: see cli_support.h. */
+#include "cli_support.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char cli_gotrace[] = GT_TEST_GOTRACE;
+const char cli_workpool[] = GT_TEST_WORKPOOL;
+const char cli_static_program[] = GT_TEST_STATIC_PROGRAM;
+const char cli_workpool_source[] = GT_TEST_WORKPOOL_SOURCE;
+
+struct sink {
+	int fd;
+	char *buf;
+	size_t len, cap;
+};
+
+static void drain(struct sink *s)
+{
+	if (s->cap - s->len < 4096) {
+		s->cap = s->cap * 2 + 8192;
+		s->buf = realloc(s->buf, s->cap);
+		cr_assert_not_null(s->buf);
+	}
+	ssize_t n = read(s->fd, s->buf + s->len, s->cap - s->len - 1);
+	if (n > 0) {
+		s->len += (size_t)n;
+	} else if (n == 0 || errno != EINTR) {
+		close(s->fd);
+		s->fd = -1;
+	}
+}
+
+void cli_run(struct cli_result *r, const char *const *argv, const char *const *env)
+{
+	int out_pipe[2], err_pipe[2];
+	cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(err_pipe, O_CLOEXEC), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(out_pipe[1], 1);
+		dup2(err_pipe[1], 2);
+		int devnull = open("/dev/null", O_RDONLY);
+		dup2(devnull, 0);
+		for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+			if (strchr(env[i], '=') != NULL)
+				putenv((char *)env[i]);
+			else
+				unsetenv(env[i]);
+		}
+		execv(argv[0], (char *const *)argv);
+		fprintf(stderr, "cannot execute %s: %s\n", argv[0], strerror(errno));
+		_exit(99);
+	}
+	close(out_pipe[1]);
+	close(err_pipe[1]);
+	struct sink sinks[2] = { { .fd = out_pipe[0] }, { .fd = err_pipe[0] } };
+	while (sinks[0].fd >= 0 || sinks[1].fd >= 0) {
+		struct pollfd p[2] = { { .fd = sinks[0].fd, .events = POLLIN },
+				       { .fd = sinks[1].fd, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0)
+			continue;
+		for (int i = 0; i < 2; i++)
+			if (sinks[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				drain(&sinks[i]);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		cr_assert_eq(errno, EINTR);
+	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	for (int i = 0; i < 2; i++) {
+		if (sinks[i].buf == NULL)
+			sinks[i].buf = calloc(1, 1);
+		sinks[i].buf[sinks[i].len] = '\0';
+	}
+	r->out = sinks[0].buf;
+	r->err = sinks[1].buf;
+}
+
+void cli_result_free(struct cli_result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+size_t cli_count_lines(const char *text)
+{
+	size_t n = 0;
+	for (const char *p = text; *p; p++)
+		n += *p == '\n';
+	if (*text && text[strlen(text) - 1] != '\n')
+		n++;
+	return n;
+}
+
+void cli_tempdir(char *out, size_t size)
+{
+	mkdir(GT_TEST_TMPDIR, 0777);
+	snprintf(out, size, "%s/run-XXXXXX", GT_TEST_TMPDIR);
+	cr_assert_not_null(mkdtemp(out), "mkdtemp %s: %s", out, strerror(errno));
+}
+
+char *cli_path(char *out, size_t size, const char *dir, const char *name)
+{
+	snprintf(out, size, "%s/%s", dir, name);
+	return out;
+}
+
+bool cli_file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+void cli_write_file(char *out, size_t size, const char *dir, const char *name, const char *text)
+{
+	cli_path(out, size, dir, name);
+	FILE *f = fopen(out, "w");
+	cr_assert_not_null(f, "%s: %s", out, strerror(errno));
+	fputs(text, f);
+	fclose(f);
+	chmod(out, 0644);
+}
+
+void cli_trace_workpool(const char *dir, unsigned jobs, char *trace, size_t size)
+{
+	char jobs_text[16];
+	snprintf(jobs_text, sizeof jobs_text, "%u", jobs);
+	cli_path(trace, size, dir, "workpool.trace");
+	const char *argv[] = { cli_gotrace, "run", "--keep-capture", "-o", trace, "--",
+			       cli_workpool, jobs_text, "4", NULL };
+	struct cli_result r;
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "gotrace run failed (%d): %s", r.status, r.err);
+	cli_result_free(&r);
+}
+
+unsigned cli_workpool_line(const char *needle)
+{
+	FILE *f = fopen(cli_workpool_source, "r");
+	cr_assert_not_null(f, "%s: %s", cli_workpool_source, strerror(errno));
+	char line[512];
+	unsigned n = 0, found = 0;
+	while (!found && fgets(line, sizeof line, f) != NULL) {
+		n++;
+		if (strstr(line, needle) != NULL)
+			found = n;
+	}
+	fclose(f);
+	cr_assert_neq(found, 0, "'%s' not in %s", needle, cli_workpool_source);
+	return found;
+}

@@ -1,0 +1,43 @@
+/* Running the gotrace command from Criterion tests: argv in, exit status and both output
+ * streams out.  Paths of the binaries under test come from meson (cli_paths below). */
+#ifndef GT_TESTS_CLI_SUPPORT_H
+#define GT_TESTS_CLI_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct cli_result {
+	int status;       /* exit status; 128+N when killed by signal N */
+	char *out, *err;  /* NUL-terminated, malloc'd */
+};
+
+/* Runs argv (argv[0] is a path) with extra "NAME=VALUE" (or "NAME" to unset) environment
+ * entries, NULL-terminated (env may be NULL).  Fails the test if it cannot run. */
+void cli_run(struct cli_result *r, const char *const *argv, const char *const *env);
+void cli_result_free(struct cli_result *r);
+
+/* Number of lines in text (a last line without '\n' counts). */
+size_t cli_count_lines(const char *text);
+
+/* A fresh directory for one test, under the build tree. */
+void cli_tempdir(char *out, size_t size);
+
+/* Writes "<dir>/<name>" into out and returns out. */
+char *cli_path(char *out, size_t size, const char *dir, const char *name);
+
+bool cli_file_exists(const char *path);
+
+/* Creates "<dir>/<name>" holding text (mode 0644); its path goes into out. */
+void cli_write_file(char *out, size_t size, const char *dir, const char *name, const char *text);
+
+/* `gotrace run --keep-capture -o DIR/workpool.trace -- workpool JOBS 4`, asserting success;
+ * the trace path is written into trace. */
+void cli_trace_workpool(const char *dir, unsigned jobs, char *trace, size_t size);
+
+/* The source line of the first line of examples/workpool.c containing needle. */
+unsigned cli_workpool_line(const char *needle);
+
+extern const char cli_gotrace[], cli_workpool[], cli_static_program[], cli_workpool_source[];
+
+#endif

@@ -1,0 +1,140 @@
+/* report.c on a capture written by hand, where every wait is known to the nanosecond:
+ * per-object count / total / mean / max and per-stack split, per-thread time by kind,
+ * syscalls per call site, threads still waiting at the end, recorder losses. */
+#include "report.h"
+
+#include "capture_builder.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define LOCK 0x5000u
+#define COND 0x6000u
+#define OTHER_LOCK 0x7000u
+#define WORKER_ENTRY 0x401000u
+
+static char capture_path[256];
+
+/* Threads 2 and 3 ("worker-a", "worker-b") fight over LOCK; 2 waits on COND once; 3 reads
+ * a pipe for 3 us; 2 is left blocked on OTHER_LOCK when the capture ends at 10 us. */
+static void write_capture(void)
+{
+	struct gt_cb *cb = gt_cb_new(2, 65536, 1000);
+	cr_assert_not_null(cb);
+	const uint64_t pcs_a[] = { 0x401100, 0x401200 }, pcs_b[] = { 0x401300, 0x401200 };
+	gt_cb_thread_existing(cb, 0, 1000, 1, 0, 0);
+	gt_cb_stack(cb, 0, 1001, 1, pcs_a, 2);
+	gt_cb_stack(cb, 0, 1002, 2, pcs_b, 2);
+	gt_cb_thread_new(cb, 0, 1010, 1, 2, 0, WORKER_ENTRY);
+	gt_cb_thread_new(cb, 0, 1020, 1, 3, 0, WORKER_ENTRY);
+	gt_cb_thread_start(cb, 1, 1100, 2, 102, WORKER_ENTRY);
+	gt_cb_thread_name(cb, 1, 1101, 2, "worker-a");
+	gt_cb_thread_start(cb, 0, 1150, 3, 103, WORKER_ENTRY);
+	gt_cb_thread_name(cb, 0, 1151, 3, "worker-b");
+	/* LOCK: 500 ns from stack 1 (thread 2), 1000 ns from stack 2 (thread 3), then
+	 * 250 ns from stack 1 again. */
+	gt_cb_block_begin(cb, 1, 2000, 2, GT_BK_MUTEX, LOCK, 1);
+	gt_cb_block_begin(cb, 0, 2100, 3, GT_BK_MUTEX, LOCK, 2);
+	gt_cb_block_end(cb, 1, 2500, 2, GT_BK_MUTEX, LOCK, GT_BR_OK);
+	gt_cb_block_end(cb, 0, 3100, 3, GT_BK_MUTEX, LOCK, GT_BR_OK);
+	gt_cb_block_begin(cb, 1, 4000, 2, GT_BK_MUTEX, LOCK, 1);
+	gt_cb_block_end(cb, 1, 4250, 2, GT_BK_MUTEX, LOCK, GT_BR_OK);
+	gt_cb_block_begin(cb, 1, 5000, 2, GT_BK_COND, COND, 1);
+	gt_cb_block_end(cb, 1, 5400, 2, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 0, 5000, 3, GT_FD_PIPE, SYS_read, 4, 2);
+	gt_cb_syscall_end(cb, 0, 8000, 3, SYS_read, 10);
+	gt_cb_thread_end(cb, 0, 8100, 3);
+	gt_cb_block_begin(cb, 1, 9000, 2, GT_BK_MUTEX, OTHER_LOCK, 1);
+	gt_cb_notice(cb, 0, 9500, GT_NOTICE_DROPPED, 3);
+	gt_cb_capture_end(cb, 0, 11000);
+	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
+	snprintf(capture_path, sizeof capture_path, "%s/report-counts-%d.gtcap",
+		 GT_TEST_TMPDIR, (int)getpid());
+	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
+	gt_cb_free(cb);
+}
+
+static char *report_of(bool json)
+{
+	char *text = NULL, err[512];
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct gt_report_options opt = { .json = json };
+	cr_assert_eq(gt_report_capture(capture_path, &opt, out, err, sizeof err), 0, "%s", err);
+	fclose(out);
+	return text;
+}
+
+static void cleanup(void)
+{
+	unlink(capture_path);
+}
+
+TestSuite(report_counts, .init = write_capture, .fini = cleanup);
+
+Test(report_counts, objects_like_mutrace)
+{
+	char *json = report_of(true);
+	const char *lock = strstr(json, "\"address\":\"0x5000\",\"kind\":\"mutex\",\"waits\":3,"
+				  "\"total_ns\":1750,\"mean_ns\":583,\"max_ns\":1000");
+	cr_assert_not_null(lock, "%s", json);
+	/* Its stacks, by total wait: stack 2 (1000 ns once) before stack 1 (750 ns twice). */
+	cr_assert_not_null(strstr(lock, "\"stacks\":[{\"waits\":1,\"total_ns\":1000,\"max_ns\":1000,"),
+			   "%s", lock);
+	cr_assert_not_null(strstr(lock, "{\"waits\":2,\"total_ns\":750,\"max_ns\":500,"), "%s", lock);
+	cr_assert_not_null(strstr(json, "\"address\":\"0x6000\",\"kind\":\"condvar\",\"waits\":1,"
+				  "\"total_ns\":400"), "%s", json);
+	/* Still blocked at the end: not a completed wait, so not among the objects. */
+	cr_assert_null(strstr(json, "\"address\":\"0x7000\""), "%s", json);
+	free(json);
+}
+
+Test(report_counts, threads_syscalls_and_losses)
+{
+	char *json = report_of(true);
+	const char *a = strstr(json, "\"serial\":2,\"tid\":102,\"name\":\"worker-a\"");
+	const char *b = strstr(json, "\"serial\":3,\"tid\":103,\"name\":\"worker-b\"");
+	cr_assert(a != NULL && b != NULL, "%s", json);
+	cr_assert_not_null(strstr(a, "\"lock_ns\":750,\"lock_waits\":2,\"cond_ns\":400"), "%s", a);
+	cr_assert_not_null(strstr(b, "\"lock_ns\":1000,\"lock_waits\":1,"), "%s", b);
+	cr_assert_not_null(strstr(b, "\"syscall_ns\":3000,\"syscall_waits\":1,"), "%s", b);
+	/* Thread 3 lived from 1150 to 8100 (6950 ns), 4000 of them waiting. */
+	cr_assert_not_null(strstr(b, "\"alive_ns\":6950,"), "%s", b);
+	cr_assert_not_null(strstr(b, "\"running_ns\":2950,\"ended\":true"), "%s", b);
+	cr_assert_not_null(strstr(a, "\"ended\":false,\"waiting_at_end\":{\"in\":\"mutex\","
+				     "\"object\":\"0x7000\""), "%s", a);
+	char read_site[128];
+	snprintf(read_site, sizeof read_site, "\"syscalls\":[{\"syscall\":\"read\",\"nr\":%d,"
+		 "\"fd_kind\":\"pipe\",\"waits\":1,\"total_ns\":3000", (int)SYS_read);
+	cr_assert_not_null(strstr(json, read_site), "%s", json);
+	cr_assert_not_null(strstr(json, "\"dropped_facts\":3,"), "%s", json);
+	free(json);
+}
+
+Test(report_counts, text_says_the_same)
+{
+	char *text = report_of(false);
+	cr_assert_not_null(strstr(text, "worker-a"), "%s", text);
+	cr_assert_not_null(strstr(text, "Contended objects"), "%s", text);
+	/* "#  object  kind  waits  total ms  mean ms  max ms" */
+	const char *row = strstr(text, "0x5000");
+	cr_assert_not_null(row, "%s", text);
+	char kind[16];
+	unsigned waits;
+	double total_ms, mean_ms, max_ms;
+	cr_assert_eq(sscanf(row, "0x5000 %15s %u %lf %lf %lf", kind, &waits, &total_ms, &mean_ms,
+			    &max_ms), 5, "%s", row);
+	cr_assert_str_eq(kind, "mutex");
+	cr_assert_eq(waits, 3);
+	cr_assert_float_eq(max_ms, 0.001, 1e-9);
+	cr_assert_float_eq(mean_ms, 0.001, 1e-9);
+	cr_assert_not_null(strstr(text, "Threads still waiting when the capture ends"), "%s", text);
+	cr_assert_not_null(strstr(text, "thread 2 (worker-a) since 0.008 ms in mutex 0x7000"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "Losses: 3 facts dropped"), "%s", text);
+	free(text);
+}

@@ -1,0 +1,308 @@
+/* gotrace run: exit status and output of the traced command pass through unchanged,
+ * signals are forwarded, children get their own trace, and everything that would make the
+ * run useless is refused with one line before the command starts. */
+#include "cli_support.h"
+#include "oracle.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void run_sh(const char *dir, const char *script, struct cli_result *r, char *trace,
+		   size_t size)
+{
+	cli_path(trace, size, dir, "t.trace");
+	const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh", "-c", script,
+			       NULL };
+	cli_run(r, argv, NULL);
+}
+
+Test(run, exit_status_passes_through)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	run_sh(dir, "exit 7", &r, trace, sizeof trace);
+	cr_assert_eq(r.status, 7, "status %d, stderr: %s", r.status, r.err);
+	cr_assert(cli_file_exists(trace), "no trace written: %s", r.err);
+	cr_assert_not_null(strstr(r.err, "go tool trace "), "no next command in: %s", r.err);
+	cli_result_free(&r);
+}
+
+Test(run, death_by_signal_is_128_plus_n_and_still_traced)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	run_sh(dir, "kill -TERM $$", &r, trace, sizeof trace);
+	cr_assert_eq(r.status, 128 + SIGTERM, "status %d, stderr: %s", r.status, r.err);
+	cr_assert_not_null(strstr(r.err, "killed by signal 15"), "%s", r.err);
+	cli_result_free(&r);
+
+	/* kill -9 leaves the capture without its end records: the trace still converts. */
+	run_sh(dir, "kill -KILL $$", &r, trace, sizeof trace);
+	cr_assert_eq(r.status, 128 + SIGKILL, "status %d, stderr: %s", r.status, r.err);
+	struct gt_events *events = gt_events_parse_119(trace);
+	cr_assert_not_null(events, "Go 1.19 rejects the trace of a killed program");
+	gt_events_free(events);
+	cli_result_free(&r);
+}
+
+static pid_t spawn_quiet(const char *const *argv)
+{
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);
+		execv(argv[0], (char *const *)argv);
+		_exit(99);
+	}
+	return pid;
+}
+
+Test(run, forwards_signals_to_the_command, .timeout = 120)
+{
+	static const int signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
+	char dir[512], trace[600];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	for (size_t i = 0; i < sizeof signals / sizeof *signals; i++) {
+		/* exec: the signal must reach sleep itself, not a shell waiting for it. */
+		const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh", "-c",
+				       "ulimit -c 0; exec sleep 30", NULL };
+		pid_t pid = spawn_quiet(argv);
+		usleep(500 * 1000);
+		struct timespec sent, done;
+		clock_gettime(CLOCK_MONOTONIC, &sent);
+		cr_assert_eq(kill(pid, signals[i]), 0);
+		int status;
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		clock_gettime(CLOCK_MONOTONIC, &done);
+		cr_assert(WIFEXITED(status), "gotrace itself died of signal %d on %s",
+			  WTERMSIG(status), strsignal(signals[i]));
+		cr_assert_eq(WEXITSTATUS(status), 128 + signals[i], "%s: status %d",
+			     strsignal(signals[i]), WEXITSTATUS(status));
+		cr_assert_lt(done.tv_sec - sent.tv_sec, 20, "%s took %ld s to end the command",
+			     strsignal(signals[i]), (long)(done.tv_sec - sent.tv_sec));
+	}
+}
+
+Test(run, output_is_identical_to_an_untraced_run, .timeout = 60)
+{
+	char dir[512], trace[600];
+	struct cli_result plain, traced;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "w.trace");
+	const char *plain_argv[] = { cli_workpool, "48", "4", NULL };
+	const char *traced_argv[] = { cli_gotrace, "run", "-o", trace, "--", cli_workpool, "48",
+				      "4", NULL };
+	cli_run(&plain, plain_argv, NULL);
+	cli_run(&traced, traced_argv, NULL);
+	cr_assert_eq(plain.status, 0);
+	cr_assert_eq(traced.status, 0, "stderr: %s", traced.err);
+	cr_assert_str_not_empty(plain.out);
+	cr_assert_str_eq(traced.out, plain.out);
+	cr_assert_str_empty(plain.err);
+	/* Every stderr line is gotrace's own: the program wrote nothing there. */
+	char *save = NULL;
+	for (char *line = strtok_r(traced.err, "\n", &save); line != NULL;
+	     line = strtok_r(NULL, "\n", &save))
+		cr_assert_eq(strncmp(line, "gotrace", 7), 0, "foreign stderr line: %s", line);
+	cli_result_free(&plain);
+	cli_result_free(&traced);
+}
+
+static size_t count_child_traces(const char *dir, const char *base)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0, len = strlen(base);
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, base, len) != 0 || e->d_name[len] != '.')
+			continue;
+		const char *pid = e->d_name + len + 1;
+		n += *pid != '\0' && strspn(pid, "0123456789") == strlen(pid);
+	}
+	closedir(d);
+	return n;
+}
+
+Test(run, a_child_process_gets_its_own_trace)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	run_sh(dir, "/bin/echo from-child; exit 0", &r, trace, sizeof trace);
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	cr_assert_str_eq(r.out, "from-child\n");
+	cr_assert(cli_file_exists(trace));
+	cr_assert_eq(count_child_traces(dir, "t.trace"), 1, "stderr: %s", r.err);
+	cli_result_free(&r);
+
+	char dir2[512], trace2[600];
+	cli_tempdir(dir2, sizeof dir2);
+	cli_path(trace2, sizeof trace2, dir2, "t.trace");
+	const char *argv[] = { cli_gotrace, "run", "--no-follow", "-o", trace2, "--", "/bin/sh",
+			       "-c", "/bin/echo from-child; exit 0", NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	cr_assert(cli_file_exists(trace2));
+	cr_assert_eq(count_child_traces(dir2, "t.trace"), 0, "--no-follow traced a child");
+	cli_result_free(&r);
+}
+
+Test(run, appends_to_an_existing_ld_preload)
+{
+	char dir[512], trace[600], expected[4096], lib[1024], user_lib[1024], env_entry[1100];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cr_assert_not_null(realpath(GT_TEST_PRELOAD_LIB, lib));
+	cr_assert_not_null(realpath(GT_TEST_USER_PRELOAD_LIB, user_lib));
+	snprintf(env_entry, sizeof env_entry, "LD_PRELOAD=%s", user_lib);
+	const char *env[] = { env_entry, NULL };
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh", "-c",
+			       "printf %s \"$LD_PRELOAD\"", NULL };
+	cli_run(&r, argv, env);
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	snprintf(expected, sizeof expected, "%s:%s", user_lib, lib);
+	cr_assert_str_eq(r.out, expected);
+	cli_result_free(&r);
+}
+
+/* ---- refusals: one line, nonzero status, the command never starts ------------------- */
+
+static void assert_refused(const struct cli_result *r, int status, const char *needle)
+{
+	cr_assert_eq(r->status, status, "status %d (want %d), stderr: %s", r->status, status,
+		     r->err);
+	cr_assert_eq(cli_count_lines(r->err), 1, "not one line: %s", r->err);
+	cr_assert_not_null(strstr(r->err, needle), "'%s' not in: %s", needle, r->err);
+	cr_assert_eq(strncmp(r->err, "gotrace run: ", 13), 0, "%s", r->err);
+}
+
+static void expect_refusal(const char *const *argv, int status, const char *needle)
+{
+	struct cli_result r;
+	cli_run(&r, argv, NULL);
+	assert_refused(&r, status, needle);
+	cli_result_free(&r);
+}
+
+Test(run_errors, static_program)
+{
+	char dir[512], marker[600], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(marker, sizeof marker, dir, "ran");
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", cli_static_program, marker,
+			       NULL };
+	cli_run(&r, argv, NULL);
+	assert_refused(&r, 126, "is statically linked: LD_PRELOAD cannot work");
+	cr_assert(!cli_file_exists(marker), "the static program ran");
+	cli_result_free(&r);
+}
+
+Test(run_errors, setuid_program)
+{
+	if (geteuid() != 0)
+		cr_skip_test("making a program setuid to another user needs root");
+	char dir[512], copy[600], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(copy, sizeof copy, dir, "setuid-workpool");
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "cp %s %s && chown 65534 %s && chmod 4755 %s", cli_workpool,
+		 copy, copy, copy);
+	cr_assert_eq(system(cmd), 0);
+	const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", copy, NULL };
+	cli_run(&r, argv, NULL);
+	assert_refused(&r, 126, "is setuid: the loader ignores LD_PRELOAD");
+	cr_assert_str_empty(r.out, "the setuid program ran");
+	cli_result_free(&r);
+}
+
+Test(run_errors, command_not_found)
+{
+	const char *argv[] = { cli_gotrace, "run", "--", "gotrace-no-such-command", NULL };
+	expect_refusal(argv, 127, "command not found: gotrace-no-such-command");
+
+	const char *argv2[] = { cli_gotrace, "run", "--", "/nonexistent/program", NULL };
+	expect_refusal(argv2, 127, "/nonexistent/program: No such file or directory");
+}
+
+Test(run_errors, not_executable)
+{
+	char dir[512], file[600];
+	cli_tempdir(dir, sizeof dir);
+	cli_write_file(file, sizeof file, dir, "plain.txt", "not a program\n");
+	const char *argv[] = { cli_gotrace, "run", "--", file, NULL };
+	expect_refusal(argv, 126, "not executable");
+}
+
+Test(run_errors, unwritable_output)
+{
+	char dir[512], marker[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(marker, sizeof marker, dir, "ran");
+	char script[700];
+	snprintf(script, sizeof script, "touch %s", marker);
+	const char *argv[] = { cli_gotrace, "run", "-o", "/nonexistent-dir/x.trace", "--",
+			       "/bin/sh", "-c", script, NULL };
+	cli_run(&r, argv, NULL);
+	assert_refused(&r, 125, "cannot write /nonexistent-dir/x.trace: No such file");
+	cr_assert(!cli_file_exists(marker), "the command ran although the output is unwritable");
+	cli_result_free(&r);
+
+	const char *argv2[] = { cli_gotrace, "run", "-o", dir, "--", "/bin/true", NULL };
+	expect_refusal(argv2, 125, "is a directory");
+}
+
+Test(run_errors, usage_mistakes)
+{
+	const char *no_command[] = { cli_gotrace, "run", "-o", "x.trace", NULL };
+	expect_refusal(no_command, 2, "no command given");
+
+	const char *unknown[] = { cli_gotrace, "run", "--frobnicate", "--", "/bin/true", NULL };
+	expect_refusal(unknown, 2, "unknown option '--frobnicate'");
+
+	const char *bad_stacks[] = { cli_gotrace, "run", "--stacks", "dwarf", "/bin/true", NULL };
+	expect_refusal(bad_stacks, 2, "--stacks must be unwind, fp or none");
+
+	const char *missing_arg[] = { cli_gotrace, "run", "-o", NULL };
+	expect_refusal(missing_arg, 2, "needs an argument");
+}
+
+Test(run, help_and_version)
+{
+	static const char *const commands[] = { "run", "report", "convert" };
+	struct cli_result r;
+	for (size_t i = 0; i < 3; i++) {
+		const char *argv[] = { cli_gotrace, commands[i], "--help", NULL };
+		cli_run(&r, argv, NULL);
+		cr_assert_eq(r.status, 0, "%s --help: %d", commands[i], r.status);
+		char usage[64];
+		snprintf(usage, sizeof usage, "usage: gotrace %s", commands[i]);
+		cr_assert_not_null(strstr(r.out, usage), "%s --help printed: %s", commands[i],
+				   r.out);
+		cli_result_free(&r);
+	}
+	const char *version[] = { cli_gotrace, "--version", NULL };
+	cli_run(&r, version, NULL);
+	cr_assert_eq(r.status, 0);
+	cr_assert_str_eq(r.out, "gotrace " GT_TEST_VERSION "\n");
+	cli_result_free(&r);
+}

@@ -1,0 +1,566 @@
+/* The scheduler model: one test per situation of GO-TRACE-FORMAT.md §5.3.  Each builds a
+ * capture, converts it, and asserts on what Go 1.19 (`trace -d`) and Go 1.23 (`trace -d=1`,
+ * with stacks) parse out of the result. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle.h"
+#include "test_util.h"
+
+#define T0 1000000ull          /* capture start (ns, CLOCK_MONOTONIC) */
+#define MAIN 1u
+#define MUTEX 0x7f0000001000ull
+#define COND 0x7f0000002000ull
+#define ROUTINE 0x401000ull
+
+struct run {
+	struct go119_trace t19;
+	struct go123_trace t23;
+	struct gt_convert_summary sum;
+	char trace[PATH_MAX];
+};
+
+static struct gt_cb *start_capture(uint32_t n_cpus)
+{
+	struct gt_cb *cb = gt_cb_new(n_cpus, 64 * 1024, T0);
+	cr_assert(cb);
+	gt_cb_thread_existing(cb, 0, T0 + 10, MAIN, 0, 0);
+	static const uint64_t pcs[] = {0x401234, 0x401300, 0x401400};
+	gt_cb_stack(cb, 0, T0 + 11, 1, pcs, 3);
+	return cb;
+}
+
+/* Invariants every trace must satisfy on both readers. */
+static void check_common(struct run *r)
+{
+	cr_assert(r->t19.ok, "Go 1.19 rejected the trace: %s", r->t19.error);
+	cr_assert(r->t23.ok, "Go 1.23 rejected the trace: %s", r->t23.error);
+	cr_assert_gt(r->t19.n, 0);
+	cr_expect_str_eq(r->t19.ev[0].type, "GoCreate", "the earliest event is a GoCreate");
+	cr_expect_eq(go119_count(&r->t19, "Gomaxprocs"), 1);
+	long gmp = go119_find(&r->t19, "Gomaxprocs", 0);
+	for (size_t i = 0; i < r->t19.n; i++) {
+		const struct go119_event *e = &r->t19.ev[i];
+		cr_expect(strcmp(e->type, "GoInSyscall") && strcmp(e->type, "FutileWakeup") &&
+			  strcmp(e->type, "GoStop") && !strstr(e->type, "Local"),
+			  "forbidden event %s", e->type);
+		if (!strcmp(e->type, "GoStart") || !strcmp(e->type, "GoStartLabel")) {
+			cr_expect_gt((long)i, gmp, "GoStart before the Gomaxprocs");
+			cr_expect_geq(e->p, 1, "GoStart on P %ld", (long)e->p);
+		}
+	}
+	/* per P, strictly increasing times (fake Ps excepted) */
+	for (size_t i = 0; i < r->t19.n; i++) {
+		const struct go119_event *e = &r->t19.ev[i];
+		if (e->p >= 1000000 || e->p < 0)
+			continue;
+		for (size_t j = i + 1; j < r->t19.n; j++)
+			if (r->t19.ev[j].p == e->p) {
+				cr_expect_gt(r->t19.ev[j].ns, e->ns, "P %ld: %s then %s at the same time",
+					     (long)e->p, e->type, r->t19.ev[j].type);
+				break;
+			}
+	}
+}
+
+static void convert_and_parse(struct gt_cb *cb, const char *name, struct run *r, uint64_t threshold)
+{
+	memset(r, 0, sizeof *r);
+	cr_assert_eq(convert_builder(cb, name, r->trace, &r->sum, threshold), 0);
+	gt_cb_free(cb);
+	go119_parse(r->trace, &r->t19);
+	go123_parse(r->trace, &r->t23);
+	check_common(r);
+}
+
+static void done(struct run *r)
+{
+	go119_free(&r->t19);
+	go123_free(&r->t23);
+}
+
+/* The 1.23 event whose line contains all of a and b (NULL: any), k-th. */
+static const struct go123_event *find23(const struct run *r, const char *a, const char *b, size_t k)
+{
+	for (size_t i = 0; i < r->t23.n; i++)
+		if ((!a || strstr(r->t23.ev[i].line, a)) && (!b || strstr(r->t23.ev[i].line, b)) && k-- == 0)
+			return &r->t23.ev[i];
+	return NULL;
+}
+
+static const struct go119_event *ev19(const struct run *r, long i)
+{
+	cr_assert_geq(i, 0, "event not found");
+	return &r->t19.ev[i];
+}
+
+/* G1 creates G2 (start routine ROUTINE) on CPU 0; G2 starts on CPU 1. */
+static struct gt_cb *two_threads(void)
+{
+	struct gt_cb *cb = start_capture(2);
+	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, ROUTINE);
+	return cb;
+}
+
+Test(model, pthread_create_and_start)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_thread_end(cb, 1, T0 + 500, 2);
+	struct run r;
+	convert_and_parse(cb, "create", &r, 0);
+
+	const struct go119_event *create = ev19(&r, go119_find_arg(&r.t19, "GoCreate", "g", 2, 0));
+	cr_expect_eq(create->g, 1, "created by G1");
+	cr_expect_eq(create->p, 1, "on CPU 0's P");
+	const struct go119_event *start = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 2, 0));
+	cr_expect_eq(start->p, 2);
+	cr_expect_eq(go119_arg(start, "seq", 0), 1);
+	cr_expect_gt(start->ns, create->ns);
+	cr_expect_geq(go119_find_arg(&r.t19, "GoEnd", "g", 0, 0) , -1);
+	long end = go119_find(&r.t19, "GoEnd", 0);
+	cr_expect_eq(ev19(&r, end)->g, 2);
+	/* 1.23: a live creation with the start routine as transition stack, creator stack */
+	const struct go123_event *c = find23(&r, "GoID=2 NotExist->Runnable", NULL, 0);
+	cr_assert(c);
+	cr_expect_str_eq(c->tstack, "0x401000");
+	cr_expect_str_eq(c->stack, "0x401233;0x4012ff;0x4013ff");
+	cr_expect_eq(r.sum.model.threads, 2);
+	done(&r);
+}
+
+Test(model, thread_exit_unblocks_joiner)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_block_begin(cb, 0, T0 + 400, MAIN, GT_BK_JOIN, 2, 1);
+	gt_cb_thread_end(cb, 1, T0 + 1000, 2);
+	gt_cb_block_end(cb, 0, T0 + 1200, MAIN, GT_BK_JOIN, 2, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "join", &r, 0);
+	const struct go119_event *blk = ev19(&r, go119_find(&r.t19, "GoBlockSync", 0));
+	cr_expect_eq(blk->g, 1);
+	const struct go119_event *unb = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	cr_expect_eq(unb->g, 2, "the exiting thread unblocks its joiner");
+	long ub = go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0), end = go119_find(&r.t19, "GoEnd", 0);
+	cr_expect_lt(ub, end, "unblock before GoEnd");
+	const struct go123_event *u = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
+	cr_assert(u);
+	cr_expect_str_eq(u->stack, "[thread exit]");
+	cr_expect_eq(r.sum.model.wakes_matched, 1);
+	done(&r);
+}
+
+Test(model, join_of_dead_thread_does_not_block)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_thread_end(cb, 1, T0 + 400, 2);
+	gt_cb_block_begin(cb, 0, T0 + 600, MAIN, GT_BK_JOIN, 2, 1);
+	gt_cb_block_end(cb, 0, T0 + 700, MAIN, GT_BK_JOIN, 2, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "joindead", &r, 0);
+	cr_expect_eq(go119_count(&r.t19, "GoBlockSync"), 0);
+	cr_expect_eq(r.sum.model.ends_without_begin, 0);
+	done(&r);
+}
+
+Test(model, mutex_with_known_releaser)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 1);
+	gt_cb_wake(cb, 1, T0 + 1400, 2, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "mutex", &r, 0);
+	const struct go119_event *blk = ev19(&r, go119_find(&r.t19, "GoBlockSync", 0));
+	const struct go119_event *unb = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 1));
+	cr_expect_eq(blk->g, 1);
+	cr_expect_eq(blk->p, 1);
+	cr_expect_eq(unb->g, 2, "unblocked by the releaser G2");
+	cr_expect_eq(unb->p, 2);
+	cr_expect_eq(go119_arg(unb, "seq", 0), 2);
+	cr_expect(blk->ns < unb->ns && unb->ns < st->ns);
+	cr_expect_eq(st->ns - blk->ns, 500, "times kept: block %ld start %ld", (long)blk->ns, (long)st->ns);
+	const struct go123_event *u = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
+	cr_assert(u);
+	cr_expect_eq(u->g, 2);
+	cr_expect_str_eq(u->stack, "0x401233;0x4012ff;0x4013ff");
+	cr_expect_str_eq(find23(&r, "GoID=1 Running->Waiting", NULL, 0)->reason, "sync");
+	done(&r);
+}
+
+Test(model, wake_before_block_uses_unknown_waker)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_wake(cb, 1, T0 + 900, 2, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 1);
+	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "wakefirst", &r, 0);
+	const struct go119_event *unb = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	cr_expect_eq(unb->g, 0, "no goroutine unblocks it");
+	cr_expect_eq(unb->p, 1, "on the P where it resumes");
+	const struct go123_event *u = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
+	cr_assert(u);
+	cr_expect_str_eq(u->stack, "[unknown wakeup]");
+	cr_expect_eq(r.sum.model.unknown_wakeups, 1);
+	done(&r);
+}
+
+Test(model, rwlock_sem_barrier_block_sync)
+{
+	struct gt_cb *cb = two_threads();
+	enum gt_block_kind kinds[] = {GT_BK_RWLOCK_RD, GT_BK_RWLOCK_WR, GT_BK_SEM, GT_BK_BARRIER,
+				      GT_BK_FUTEX};
+	uint64_t t = T0 + 1000;
+	for (int i = 0; i < 5; i++, t += 1000) {
+		gt_cb_block_begin(cb, 0, t, MAIN, kinds[i], MUTEX + 64u * (unsigned)i, 1);
+		gt_cb_wake(cb, 1, t + 100, 2, kinds[i], MUTEX + 64u * (unsigned)i, 1, 1);
+		gt_cb_block_end(cb, 0, t + 200, MAIN, kinds[i], MUTEX + 64u * (unsigned)i, GT_BR_OK);
+	}
+	struct run r;
+	convert_and_parse(cb, "synckinds", &r, 0);
+	cr_expect_eq(go119_count(&r.t19, "GoBlockSync"), 5);
+	for (size_t k = 0; k < 5; k++)
+		cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, k))->g, 2);
+	done(&r);
+}
+
+Test(model, condvar_signal_and_broadcast)
+{
+	struct gt_cb *cb = start_capture(4);
+	for (uint32_t k = 2; k <= 4; k++) {
+		gt_cb_thread_new(cb, 0, T0 + 100 * k, MAIN, k, 1, ROUTINE);
+		gt_cb_thread_start(cb, k - 1, T0 + 100 * k + 50, k, 4700 + k, ROUTINE);
+	}
+	for (uint32_t k = 2; k <= 4; k++)
+		gt_cb_block_begin(cb, k - 1, T0 + 1000 + 10 * k, k, GT_BK_COND, COND, 1);
+	gt_cb_wake(cb, 0, T0 + 2000, MAIN, GT_BK_COND, COND, 1, 1);          /* signal */
+	gt_cb_block_end(cb, 1, T0 + 2100, 2, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_wake(cb, 0, T0 + 3000, MAIN, GT_BK_COND, COND, GT_WAKE_ALL, 1); /* broadcast */
+	gt_cb_block_end(cb, 2, T0 + 3100, 3, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_block_end(cb, 3, T0 + 3200, 4, GT_BK_COND, COND, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "cond", &r, 0);
+	cr_expect_eq(go119_count(&r.t19, "GoBlockCond"), 3);
+	const struct go119_event *u2 = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 2, 0));
+	const struct go119_event *u3 = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 3, 0));
+	const struct go119_event *u4 = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 4, 0));
+	cr_expect_eq(u2->g, 1);
+	cr_expect_eq(u3->g, 1);
+	cr_expect_eq(u4->g, 1);
+	cr_expect_lt(u2->ns, u3->ns, "the signal woke the first waiter only");
+	cr_expect_eq(u3->ns / 1000, u4->ns / 1000, "the broadcast woke both others");
+	cr_expect_eq(r.sum.model.wakes_matched, 3);
+	cr_expect_str_eq(find23(&r, "GoID=2 Running->Waiting", NULL, 0)->reason, "sync.(*Cond).Wait");
+	done(&r);
+}
+
+Test(model, timeout_and_signal_wakeups)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_COND, COND, 1);
+	gt_cb_block_end(cb, 0, T0 + 2000, MAIN, GT_BK_COND, COND, GT_BR_TIMEOUT);
+	gt_cb_block_begin(cb, 1, T0 + 3000, 2, GT_BK_SEM, MUTEX, 1);
+	gt_cb_block_end(cb, 1, T0 + 4000, 2, GT_BK_SEM, MUTEX, GT_BR_SIGNAL);
+	struct run r;
+	convert_and_parse(cb, "timeout", &r, 0);
+	const struct go123_event *u1 = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
+	const struct go123_event *u2 = find23(&r, "GoID=2 Waiting->Runnable", NULL, 0);
+	cr_assert(u1 && u2);
+	cr_expect_str_eq(u1->stack, "[timeout]");
+	cr_expect_str_eq(u2->stack, "[signal]");
+	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0))->g, 0);
+	done(&r);
+}
+
+Test(model, sleep_is_gosleep_woken_by_timer)
+{
+	struct gt_cb *cb = start_capture(1);
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_SLEEP, 5000, 1);
+	gt_cb_block_end(cb, 0, T0 + 6000, MAIN, GT_BK_SLEEP, 5000, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "sleep", &r, 0);
+	const struct go119_event *s = ev19(&r, go119_find(&r.t19, "GoSleep", 0));
+	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 1));
+	cr_expect_eq(st->ns - s->ns, 5000 + 1, "unblock at the resume, start 1 ns later");
+	const struct go123_event *u = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
+	cr_assert(u);
+	cr_expect_str_eq(u->stack, "[timer]");
+	cr_expect_str_eq(find23(&r, "GoID=1 Running->Waiting", NULL, 0)->reason, "sleep");
+	done(&r);
+}
+
+Test(model, sched_yield_is_gosched)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_yield(cb, 0, T0 + 1000, MAIN, 1);
+	gt_cb_block_begin(cb, 1, T0 + 1300, MAIN, GT_BK_SLEEP, 10, 1); /* resumes on CPU 1 */
+	struct run r;
+	convert_and_parse(cb, "yield", &r, 0);
+	const struct go119_event *y = ev19(&r, go119_find(&r.t19, "GoSched", 0));
+	cr_expect_eq(y->g, 1);
+	cr_expect_eq(y->p, 1);
+	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 1));
+	cr_expect_eq(st->p, 2, "resumes on the CPU of its next fact");
+	cr_expect_eq(go119_arg(st, "seq", 0), 2);
+	cr_expect_gt(st->ns, y->ns);
+	done(&r);
+}
+
+Test(model, socket_waits_are_network_blocks)
+{
+	struct gt_cb *cb = start_capture(1);
+	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_SOCKET, 45, 3, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 101000, MAIN, 45, 10);   /* 100 us: blocked */
+	gt_cb_syscall_begin(cb, 0, T0 + 102000, MAIN, GT_FD_POLL, 7, 2, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 302000, MAIN, 7, 1);
+	gt_cb_syscall_begin(cb, 0, T0 + 303000, MAIN, GT_FD_SOCKET, 44, 3, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 304000, MAIN, 44, 10);   /* 1 us: short */
+	struct run r;
+	convert_and_parse(cb, "net", &r, 0);
+	cr_expect_eq(go119_count(&r.t19, "GoBlockNet"), 2);
+	cr_expect_eq(go119_count(&r.t19, "GoSysCall"), 1);
+	const struct go119_event *u = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	cr_expect_eq(u->p, 1000002, "moved to the Network lane");
+	const struct go123_event *u23 = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
+	cr_assert(u23);
+	cr_expect_str_eq(u23->stack, "[netpoll]");
+	cr_expect_str_eq(find23(&r, "GoID=1 Running->Waiting", NULL, 0)->reason, "network");
+	cr_expect_eq(r.sum.model.net_waits, 2);
+	cr_expect_eq(r.sum.model.syscalls_short, 1);
+	done(&r);
+}
+
+Test(model, long_file_syscall_blocks_and_stops_the_p)
+{
+	struct gt_cb *cb = start_capture(1);
+	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_FILE, 0, 3, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 51000, MAIN, 0, 100);    /* 50 us */
+	gt_cb_syscall_begin(cb, 0, T0 + 60000, MAIN, GT_FD_PIPE, 1, 4, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 65000, MAIN, 1, 100);    /* 5 us: short */
+	struct run r;
+	convert_and_parse(cb, "sysblock", &r, 0);
+	long sc = go119_find(&r.t19, "GoSysCall", 0);
+	cr_assert_geq(sc, 0);
+	cr_expect_str_eq(r.t19.ev[sc + 1].type, "GoSysBlock");
+	cr_expect_str_eq(r.t19.ev[sc + 2].type, "ProcStop");
+	const struct go119_event *ex = ev19(&r, go119_find(&r.t19, "GoSysExit", 0));
+	cr_expect_eq(go119_arg(ex, "g", 0), 1);
+	cr_expect_eq(ex->p, 1000003);
+	cr_expect_eq(ex->ns - r.t19.ev[sc].ns, 50000 + 1, "exit at the return (after the ProcStart)");
+	cr_expect_eq(go119_count(&r.t19, "GoSysCall"), 2);
+	cr_expect_eq(r.sum.model.syscalls_blocking, 1);
+	cr_expect_eq(r.sum.model.syscalls_short, 1);
+	done(&r);
+}
+
+Test(model, syscall_threshold_is_settable)
+{
+	struct gt_cb *cb = start_capture(1);
+	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_FILE, 0, 3, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 51000, MAIN, 0, 100);    /* 50 us < 1 ms */
+	struct run r;
+	convert_and_parse(cb, "threshold", &r, 1000000);
+	cr_expect_eq(go119_count(&r.t19, "GoSysBlock"), 0);
+	cr_expect_eq(go119_count(&r.t19, "GoSysCall"), 1);
+	done(&r);
+}
+
+Test(model, syscall_preempted_by_another_thread_blocked)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_FILE, 0, 3, 1);
+	gt_cb_block_begin(cb, 0, T0 + 1005, 2, GT_BK_SLEEP, 1, 1);  /* G2 on CPU 0 meanwhile */
+	gt_cb_syscall_end(cb, 0, T0 + 1010, MAIN, 0, 100);
+	struct run r;
+	convert_and_parse(cb, "sysother", &r, 0);
+	cr_expect_eq(go119_count(&r.t19, "GoSysBlock"), 1, "the syscall blocked: G2 ran on its CPU");
+	cr_expect_eq(go119_count(&r.t19, "GoSysExit"), 1);
+	cr_expect_eq(r.sum.model.ends_without_begin, 0, "its end is expected, not a repair");
+	done(&r);
+}
+
+Test(model, invisible_preemption)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_block_begin(cb, 1, T0 + 1000, MAIN, GT_BK_SLEEP, 1, 1);   /* MAIN on CPU 1 where G2 ran */
+	gt_cb_block_end(cb, 1, T0 + 2000, MAIN, GT_BK_SLEEP, 1, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "preempt", &r, 0);
+	long pre = -1;
+	for (size_t k = 0; pre < 0 && go119_find(&r.t19, "GoPreempt", k) >= 0; k++)
+		if (r.t19.ev[go119_find(&r.t19, "GoPreempt", k)].g == 2)
+			pre = go119_find(&r.t19, "GoPreempt", k);
+	const struct go119_event *pe = ev19(&r, pre);   /* G2 preempted by G1 on its CPU */
+	cr_expect_eq(pe->p, 2);
+	long st = go119_find_arg(&r.t19, "GoStart", "g", 1, 1);
+	cr_expect_lt(pre, st);
+	cr_expect_eq(ev19(&r, st)->p, 2);
+	cr_expect_geq(r.sum.model.preemptions, 1);
+	done(&r);
+}
+
+Test(model, migration_preempts_on_the_old_p_first)
+{
+	struct gt_cb *cb = start_capture(2);
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_SLEEP, 1, 1);
+	gt_cb_block_end(cb, 0, T0 + 1100, MAIN, GT_BK_SLEEP, 1, GT_BR_OK);
+	gt_cb_yield(cb, 1, T0 + 1200, MAIN, 1);               /* now on CPU 1 */
+	struct run r;
+	convert_and_parse(cb, "migrate", &r, 0);
+	const struct go119_event *pe = ev19(&r, go119_find(&r.t19, "GoPreempt", 0));
+	cr_expect_eq(pe->p, 1);
+	cr_expect_eq(pe->g, 1);
+	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 2));
+	cr_expect_eq(st->p, 2);
+	cr_expect_lt(pe->ns, st->ns, "strictly before");
+	cr_expect_eq(r.sum.model.migrations, 1);
+	done(&r);
+}
+
+Test(model, pre_existing_threads_and_prologue_order)
+{
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, MAIN, 0, 0);
+	gt_cb_thread_existing(cb, 1, T0 + 12, 3, 1, 0);        /* blocked at start */
+	gt_cb_thread_name(cb, 1, T0 + 13, 3, "logger");
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_block_end(cb, 1, T0 + 2000, 3, GT_BK_COND, COND, GT_BR_OK);   /* logger wakes */
+	gt_cb_wake(cb, 1, T0 + 2100, 3, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 0, T0 + 2200, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_yield(cb, 0, T0 + 5000, 7, 0);                      /* unknown thread mid-capture */
+	struct run r;
+	convert_and_parse(cb, "prologue", &r, 0);
+	/* GoCreate G1, GoCreate G2, GoWaiting G2, Gomaxprocs, then live events */
+	cr_expect_str_eq(r.t19.ev[0].type, "GoCreate");
+	cr_expect_eq(go119_arg(&r.t19.ev[0], "g", 0), 1);
+	cr_expect_str_eq(r.t19.ev[1].type, "GoCreate");
+	cr_expect_str_eq(r.t19.ev[2].type, "GoWaiting");
+	cr_expect_str_eq(r.t19.ev[3].type, "Gomaxprocs");
+	cr_expect_eq(go119_arg(&r.t19.ev[3], "procs", 0), 3);
+	const struct go119_event *u = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 2, 0));
+	cr_expect_eq(go119_arg(u, "seq", 0), 2, "a GoWaiting G is unblocked with seq 2");
+	long lab = go119_find(&r.t19, "GoStartLabel", 0);
+	cr_expect_eq(go119_arg(ev19(&r, lab), "g", 0), 2);
+	cr_expect(strstr(ev19(&r, lab)->args, "label=logger"));
+	/* the unknown thread 7 is created live, with the synthetic new-stack */
+	const struct go123_event *c = find23(&r, "GoID=3 NotExist->Runnable", NULL, 0);
+	cr_assert(c, "live creation of the thread first seen mid-capture");
+	cr_expect_str_eq(c->tstack, "[pre-existing thread]");
+	cr_expect_eq(r.sum.model.threads_appeared, 1);
+	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0))->g, 2);
+	done(&r);
+}
+
+Test(model, clock_skew_between_cpus_falls_back)
+{
+	struct gt_cb *cb = two_threads();
+	/* CPU 1's clock runs 1 us behind: its wake is stamped before the block it ends */
+	gt_cb_block_begin(cb, 0, T0 + 5000, MAIN, GT_BK_MUTEX, MUTEX, 1);
+	gt_cb_wake(cb, 1, T0 + 4500, 2, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_end(cb, 0, T0 + 5200, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_block_begin(cb, 1, T0 + 4800, 2, GT_BK_SLEEP, 1, 1);  /* also out of order across CPUs */
+	gt_cb_block_end(cb, 1, T0 + 9000, 2, GT_BK_SLEEP, 1, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "skew", &r, 0);
+	const struct go119_event *u = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	cr_expect_eq(u->g, 0, "a pair running backwards is not a known waker");
+	done(&r);
+}
+
+Test(model, wake_at_the_same_instant_as_block_is_counted)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_block_begin(cb, 0, T0 + 5000, MAIN, GT_BK_MUTEX, MUTEX, 1);
+	gt_cb_wake(cb, 1, T0 + 5000, 2, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_end(cb, 0, T0 + 5200, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "tie", &r, 0);
+	cr_expect_eq(r.sum.model.causal_fallbacks, 1);
+	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0))->g, 0);
+	done(&r);
+}
+
+Test(model, epilogue_deschedules_running_threads)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 1);   /* stays blocked */
+	struct run r;
+	convert_and_parse(cb, "epilogue", &r, 0);
+	const struct go119_event *last = &r.t19.ev[r.t19.n - 1];
+	cr_expect_str_eq(last->type, "ProcStop");
+	cr_expect_eq(go119_count(&r.t19, "GoPreempt"), 1, "G2 was running");
+	cr_expect_eq(go119_count(&r.t19, "ProcStop"), 2);
+	done(&r);
+}
+
+Test(model, thread_name_labels_later_starts)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_thread_name(cb, 0, T0 + 250, MAIN, "test-program");  /* the inherited name: no label */
+	gt_cb_thread_name(cb, 1, T0 + 300, 2, "net-worker");
+	gt_cb_yield(cb, 1, T0 + 400, 2, 1);
+	gt_cb_block_begin(cb, 1, T0 + 500, 2, GT_BK_SLEEP, 1, 1);
+	struct run r;
+	convert_and_parse(cb, "label", &r, 0);
+	const struct go119_event *l = ev19(&r, go119_find(&r.t19, "GoStartLabel", 0));
+	cr_expect(strstr(l->args, "label=net-worker"), "%s", l->args);
+	cr_expect_gt(go119_find(&r.t19, "GoStartLabel", 0), go119_find(&r.t19, "Gomaxprocs", 0));
+	cr_assert(find23(&r, "Label=\"net-worker\"", NULL, 0));
+	cr_expect_eq(go119_count(&r.t19, "GoStartLabel"), 1, "only G2 is labelled");
+	done(&r);
+}
+
+Test(model, tsc_clock_uses_fitted_frequency)
+{
+	/* nominal 3 GHz, true 2.97 GHz per the clock pairs: durations follow the pairs */
+	struct gt_cb *cb = gt_cb_new(1, 64 * 1024, 3000000000ull);
+	gt_cb_set_clock(cb, GT_CLOCK_TSC, 3000000000ull);
+	gt_cb_header(cb)->start_mono_ns = 1000000000ull;
+	gt_cb_thread_existing(cb, 0, 3000000000ull + 30, MAIN, 0, 0);
+	for (int i = 1; i <= 10; i++)
+		gt_cb_clock(cb, 0, 3000000000ull + 297000000ull * (uint64_t)i, 1000000000ull + 100000000ull * (uint64_t)i);
+	gt_cb_block_begin(cb, 0, 3000000000ull + 297000000ull, MAIN, GT_BK_SLEEP, 1, 0);
+	gt_cb_block_end(cb, 0, 3000000000ull + 297000000ull * 2, MAIN, GT_BK_SLEEP, 1, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "tsc", &r, 0);
+	const struct go119_event *s = ev19(&r, go119_find(&r.t19, "GoSleep", 0));
+	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 1));
+	int64_t d = st->ns - s->ns;
+	cr_expect(d > 99990000 && d < 100010000, "297e6 ticks at 2.97 GHz = 100 ms, got %ld ns", (long)d);
+	done(&r);
+}
+
+Test(model, full_oracle_on_a_mixed_trace)
+{
+	struct gt_cb *cb = start_capture(3);
+	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
+	gt_cb_thread_new(cb, 0, T0 + 150, MAIN, 3, 1, ROUTINE + 0x100);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, ROUTINE);
+	gt_cb_thread_start(cb, 2, T0 + 250, 3, 4712, ROUTINE + 0x100);
+	gt_cb_thread_name(cb, 2, T0 + 260, 3, "net");
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 1);
+	gt_cb_wake(cb, 1, T0 + 1400, 2, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 2, T0 + 1600, 3, GT_FD_SOCKET, 45, 3, 1);
+	gt_cb_syscall_end(cb, 2, T0 + 90000, 3, 45, 10);
+	gt_cb_syscall_begin(cb, 1, T0 + 2000, 2, GT_FD_FILE, 0, 3, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 80000, 2, 0, 10);        /* returns on another CPU */
+	gt_cb_block_begin(cb, 0, T0 + 100000, 2, GT_BK_COND, COND, 1);
+	gt_cb_wake(cb, 1, T0 + 110000, MAIN, GT_BK_COND, COND, 1, 1);
+	gt_cb_block_end(cb, 0, T0 + 120000, 2, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_block_begin(cb, 1, T0 + 130000, MAIN, GT_BK_JOIN, 2, 1);
+	gt_cb_thread_end(cb, 0, T0 + 140000, 2);
+	gt_cb_block_end(cb, 1, T0 + 150000, MAIN, GT_BK_JOIN, 2, GT_BR_OK);
+	gt_cb_block_begin(cb, 1, T0 + 160000, MAIN, GT_BK_MUTEX, MUTEX, 1);  /* blocked at the end */
+	struct run r;
+	convert_and_parse(cb, "mixed", &r, 0);
+	char *report = NULL;
+	int st = gt_oracle_check(r.trace, false, &report);
+	cr_expect_eq(st, 0, "trace-oracle failed:\n%s", report ? report : "(no report)");
+	free(report);
+	done(&r);
+}

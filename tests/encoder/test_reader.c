@@ -1,0 +1,247 @@
+/* The capture reader on damaged captures: every kind of damage is counted and the
+ * conversion still yields a trace both Go readers accept. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#define T0 1000000ull
+
+static void path_of(char *out, const char *name)
+{
+	snprintf(out, PATH_MAX, "%s/%s.cap", test_tmpdir(), name);
+}
+
+/* A capture with n sleeps of the main thread on CPU 0 and a worker on CPU 1; returns the
+ * builder after writing it. */
+static struct gt_cb *build(const char *name, int n, uint64_t *offsets)
+{
+	struct gt_cb *cb = gt_cb_new(2, 8192, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_thread_new(cb, 0, T0 + 20, 1, 2, 0, 0x401000);
+	gt_cb_thread_start(cb, 1, T0 + 30, 2, 99, 0x401000);
+	uint64_t t = T0 + 100;
+	for (int i = 0; i < n; i++, t += 100) {
+		uint64_t off = gt_cb_block_begin(cb, 0, t, 1, GT_BK_SLEEP, 1, 0);
+		if (offsets)
+			offsets[i] = off;
+		gt_cb_block_end(cb, 0, t + 50, 1, GT_BK_SLEEP, 1, GT_BR_OK);
+		gt_cb_yield(cb, 1, t + 60, 2, 0);
+	}
+	char p[PATH_MAX];
+	path_of(p, name);
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	return cb;
+}
+
+static void convert_ok(const char *name, struct gt_convert_summary *sum)
+{
+	char cap[PATH_MAX], trace[PATH_MAX];
+	path_of(cap, name);
+	cr_assert_eq(convert_path(cap, trace, sum), 0);
+	struct go119_trace t19;
+	struct go123_trace t23;
+	cr_expect(go119_parse(trace, &t19), "Go 1.19: %s", t19.error);
+	cr_expect(go123_parse(trace, &t23), "Go 1.23: %s", t23.error);
+	go119_free(&t19);
+	go123_free(&t23);
+}
+
+Test(reader, intact_capture_reads_every_record)
+{
+	gt_cb_free(build("intact", 200, NULL));
+	struct gt_convert_summary s;
+	convert_ok("intact", &s);
+	cr_expect_eq(s.reader.records, 3 + 600);
+	cr_expect_eq(s.reader.bytes_garbage, 0);
+	cr_expect_eq(s.reader.bytes_zero, 0);
+	cr_expect_gt(s.reader.chunks, 2, "records spread over several chunks");
+	cr_expect_eq(s.model.facts, 603);
+}
+
+Test(reader, torn_tail)
+{
+	/* the last record of a chunk claims more words than the chunk's used bytes */
+	struct gt_cb *cb = gt_cb_new(1, 4096, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_block_begin(cb, 0, T0 + 20, 1, GT_BK_SLEEP, 1, 0);
+	uint64_t off = gt_cb_block_end(cb, 0, T0 + 30, 1, GT_BK_SLEEP, 1, GT_BR_OK);
+	size_t size;
+	struct gt_chunk_header *ch = (struct gt_chunk_header *)(gt_cb_image(cb, &size) + GT_FILE_HEADER_SIZE);
+	ch->used -= 8;  /* the record's last word is not reserved: torn */
+	char p[PATH_MAX];
+	path_of(p, "torn");
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+	(void)off;
+	struct gt_convert_summary s;
+	convert_ok("torn", &s);
+	cr_expect_eq(s.reader.torn_tails, 1);
+	cr_expect_eq(s.reader.records, 2);
+	cr_expect_eq(s.reader.bytes_garbage, 24);
+}
+
+Test(reader, zeroed_range_is_skipped_word_by_word)
+{
+	uint64_t offs[50];
+	gt_cb_free(build("zeroed", 50, offs));
+	char p[PATH_MAX];
+	path_of(p, "zeroed");
+	/* wipe one whole record (a BLOCK_BEGIN: 32 bytes) */
+	cr_assert_eq(gt_cb_zero_range(p, offs[10], 32), 0);
+	struct gt_convert_summary s;
+	convert_ok("zeroed", &s);
+	cr_expect_eq(s.reader.bytes_zero, 32);
+	cr_expect_eq(s.reader.records, 3 + 150 - 1);
+	cr_expect_eq(s.reader.bytes_garbage, 0);
+}
+
+Test(reader, garbage_resynchronises)
+{
+	uint64_t offs[50];
+	gt_cb_free(build("garbage", 50, offs));
+	char p[PATH_MAX];
+	path_of(p, "garbage");
+	cr_assert_eq(gt_cb_garbage(p, offs[20], 32, 7), 0);   /* one record's bytes */
+	struct gt_convert_summary s;
+	convert_ok("garbage", &s);
+	cr_expect_geq(s.reader.bytes_garbage, 8);
+	cr_expect_leq(s.reader.bytes_garbage + s.reader.bytes_zero, 32);
+	cr_expect_geq(s.reader.resyncs, 1);
+	cr_expect_geq(s.reader.records, 3 + 150 - 2, "at most the damaged records are lost");
+	cr_expect_leq(s.reader.records, 3 + 150);
+}
+
+Test(reader, truncated_chunk)
+{
+	gt_cb_free(build("trunc", 200, NULL));
+	char p[PATH_MAX];
+	path_of(p, "trunc");
+	struct stat st;
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(gt_cb_truncate(p, (uint64_t)st.st_size - 5000), 0);
+	struct gt_convert_summary s;
+	convert_ok("trunc", &s);
+	cr_expect(s.truncated);
+	cr_expect_eq(s.reader.chunks_truncated, 1);
+	cr_expect_lt(s.reader.records, 603);
+	cr_expect_gt(s.reader.records, 400);
+}
+
+Test(reader, truncated_inside_the_header)
+{
+	gt_cb_free(build("trunchdr", 5, NULL));
+	char p[PATH_MAX];
+	path_of(p, "trunchdr");
+	cr_assert_eq(gt_cb_truncate(p, 4000), 0);
+	struct gt_convert_summary s;
+	convert_ok("trunchdr", &s);
+	cr_expect(s.truncated);
+	cr_expect_eq(s.reader.records, 0);
+}
+
+Test(reader, foreign_chunk_magic_skips_the_chunk)
+{
+	gt_cb_free(build("badchunk", 200, NULL));
+	char p[PATH_MAX];
+	path_of(p, "badchunk");
+	cr_assert_eq(gt_cb_garbage(p, GT_FILE_HEADER_SIZE + 8192 * 2, 4, 3), 0);
+	struct gt_convert_summary s;
+	convert_ok("badchunk", &s);
+	cr_expect_eq(s.reader.chunks_bad, 1);
+}
+
+static void expect_refused(const char *path, const char *needle)
+{
+	struct gt_convert_options opt = {.no_symbols = true};
+	struct gt_convert_summary s;
+	char err[512], out[PATH_MAX];
+	snprintf(out, sizeof out, "%s.trace", path);
+	cr_assert_neq(gt_convert_file(path, out, &opt, &s, err, sizeof err), 0);
+	cr_expect(strstr(err, needle), "error '%s' lacks '%s'", err, needle);
+	cr_expect(!strchr(err, '\n'), "one line");
+	cr_expect_neq(access(out, F_OK), 0, "no trace written");
+}
+
+Test(reader, newer_version_is_refused)
+{
+	struct gt_cb *cb = gt_cb_new(1, 4096, T0);
+	gt_cb_header(cb)->version = GT_CAPTURE_VERSION + 1;
+	char p[PATH_MAX];
+	path_of(p, "newer");
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+	expect_refused(p, "newer");
+}
+
+Test(reader, foreign_empty_and_missing_files_are_refused)
+{
+	char p[PATH_MAX];
+	path_of(p, "foreign");
+	FILE *f = fopen(p, "w");
+	for (int i = 0; i < 1000; i++)
+		fputs("this is not a capture file\n", f);
+	fclose(f);
+	expect_refused(p, "not a gotrace capture");
+	path_of(p, "empty");
+	fclose(fopen(p, "w"));
+	expect_refused(p, "empty");
+	path_of(p, "missing");
+	expect_refused(p, "No such file");
+}
+
+Test(reader, reorder_window_sorts_a_cpu_stream)
+{
+	/* a thread preempted between its timestamp and its reservation: records of one CPU
+	 * slightly out of order come out sorted */
+	struct gt_cb *cb = gt_cb_new(1, 65536, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_thread_new(cb, 0, T0 + 20, 1, 2, 0, 0x401000);
+	gt_cb_block_begin(cb, 0, T0 + 200, 1, GT_BK_SLEEP, 1, 0);
+	gt_cb_thread_start(cb, 0, T0 + 100, 2, 99, 0x401000);  /* stamped earlier, stored later */
+	gt_cb_block_end(cb, 0, T0 + 300, 1, GT_BK_SLEEP, 1, GT_BR_OK);
+	char p[PATH_MAX];
+	path_of(p, "reorder");
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+	struct gt_capture *c = gt_capture_open(p, NULL, 0);
+	cr_assert(c);
+	struct gt_capture_record r;
+	uint64_t last = 0;
+	int n = 0;
+	while (gt_capture_next(c, &r)) {
+		cr_expect_geq(r.tsc, last);
+		last = r.tsc;
+		n++;
+	}
+	struct gt_capture_stats st;
+	gt_capture_stats(c, &st);
+	gt_capture_close(c);
+	cr_expect_eq(n, 5);
+	cr_expect_eq(st.reordered, 0);
+}
+
+Test(reader, abandoned_reservation_past_the_chunk_end_is_not_truncation)
+{
+	/* the recorder's reservation counter may run past the chunk when a record did not fit */
+	struct gt_cb *cb = gt_cb_new(1, 4096, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_block_begin(cb, 0, T0 + 20, 1, GT_BK_SLEEP, 1, 0);
+	size_t size;
+	struct gt_chunk_header *ch = (struct gt_chunk_header *)(gt_cb_image(cb, &size) + GT_FILE_HEADER_SIZE);
+	ch->used = 4096 + 64;
+	char p[PATH_MAX];
+	path_of(p, "abandoned");
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+	struct gt_convert_summary s;
+	convert_ok("abandoned", &s);
+	cr_expect_eq(s.reader.records, 2);
+	cr_expect_eq(s.reader.chunks_truncated, 0);
+	cr_expect(!s.truncated);
+	cr_expect_gt(s.reader.bytes_zero, 0, "the unwritten rest of the chunk reads as zero words");
+}

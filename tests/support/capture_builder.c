@@ -1,0 +1,329 @@
+/* capture_builder: see capture_builder.h. */
+#include "capture_builder.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct gt_cb {
+	uint8_t *image;
+	size_t size, cap;
+	uint32_t n_cpus;
+	uint32_t chunk_size;
+	int64_t *current;        /* per CPU: chunk index in use, -1 = none */
+};
+
+static struct gt_file_header *hdr(struct gt_cb *cb)
+{
+	return (struct gt_file_header *)cb->image;
+}
+
+static struct gt_chunk_header *chunk(struct gt_cb *cb, uint64_t k)
+{
+	return (struct gt_chunk_header *)(cb->image + GT_FILE_HEADER_SIZE + k * cb->chunk_size);
+}
+
+static bool reserve(struct gt_cb *cb, size_t size)
+{
+	if (size <= cb->cap)
+		return true;
+	size_t cap = cb->cap ? cb->cap : 1 << 20;
+	while (cap < size)
+		cap *= 2;
+	uint8_t *n = realloc(cb->image, cap);
+	if (!n)
+		return false;
+	memset(n + cb->cap, 0, cap - cb->cap);
+	cb->image = n;
+	cb->cap = cap;
+	return true;
+}
+
+struct gt_cb *gt_cb_new(uint32_t n_cpus, uint32_t chunk_size, uint64_t start_tsc)
+{
+	struct gt_cb *cb = calloc(1, sizeof *cb);
+	if (!cb)
+		return NULL;
+	cb->n_cpus = n_cpus;
+	cb->chunk_size = chunk_size;
+	cb->current = malloc(n_cpus * sizeof *cb->current);
+	if (!cb->current || !reserve(cb, GT_FILE_HEADER_SIZE)) {
+		gt_cb_free(cb);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n_cpus; i++)
+		cb->current[i] = -1;
+	cb->size = GT_FILE_HEADER_SIZE;
+	struct gt_file_header *h = hdr(cb);
+	memcpy(h->magic, GT_CAPTURE_MAGIC, sizeof h->magic);
+	h->version = GT_CAPTURE_VERSION;
+	h->byte_order = GT_BYTE_ORDER_MARK;
+	h->header_size = GT_FILE_HEADER_SIZE;
+	h->chunk_size = chunk_size;
+	h->pid = 4242;
+	h->ppid = 1;
+	h->n_cpus = n_cpus;
+	h->clock_source = GT_CLOCK_MONOTONIC;
+	h->tsc_hz = 1000000000ull;
+	h->start_tsc = start_tsc;
+	h->start_mono_ns = start_tsc;
+	h->start_real_ns = 1700000000000000000ull;
+	h->stack_mode = GT_STACKS_FP;
+	h->stack_depth = GT_MAX_STACK_DEPTH;
+	h->arch = GT_ARCH_X86_64;
+	strcpy(h->exe_path, "/usr/bin/test-program");
+	strcpy(h->cmdline, "test-program");
+	return cb;
+}
+
+void gt_cb_free(struct gt_cb *cb)
+{
+	if (!cb)
+		return;
+	free(cb->image);
+	free(cb->current);
+	free(cb);
+}
+
+struct gt_file_header *gt_cb_header(struct gt_cb *cb)
+{
+	return hdr(cb);
+}
+
+void gt_cb_set_clock(struct gt_cb *cb, enum gt_clock_source src, uint64_t tsc_hz)
+{
+	hdr(cb)->clock_source = src;
+	hdr(cb)->tsc_hz = tsc_hz;
+}
+
+static int64_t new_chunk(struct gt_cb *cb, uint32_t cpu, uint64_t tsc)
+{
+	uint64_t k = hdr(cb)->n_chunks;
+	size_t end = GT_FILE_HEADER_SIZE + (k + 1) * (size_t)cb->chunk_size;
+	if (!reserve(cb, end))
+		return -1;
+	cb->size = end;
+	struct gt_file_header *h = hdr(cb);
+	h->n_chunks = k + 1;
+	struct gt_chunk_header *c = chunk(cb, k);
+	c->magic = GT_CHUNK_MAGIC;
+	c->cpu = cpu;
+	c->seq = k;
+	c->used = GT_CHUNK_HEADER_SIZE;
+	c->first_tsc = tsc;
+	cb->current[cpu] = (int64_t)k;
+	return (int64_t)k;
+}
+
+uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux, uint32_t thread,
+		      uint64_t tsc, const void *payload, size_t payload_len)
+{
+	if (cpu >= cb->n_cpus)
+		return 0;
+	size_t len = (size_t)GT_REC_WORDS(payload_len) * 8;
+	if (len + GT_CHUNK_HEADER_SIZE > cb->chunk_size)
+		return 0;
+	int64_t k = cb->current[cpu];
+	if (k < 0 || chunk(cb, (uint64_t)k)->used + len > cb->chunk_size)
+		k = new_chunk(cb, cpu, tsc);
+	if (k < 0)
+		return 0;
+	struct gt_chunk_header *c = chunk(cb, (uint64_t)k);
+	uint64_t off = GT_FILE_HEADER_SIZE + (uint64_t)k * cb->chunk_size + c->used;
+	struct gt_rec r = {type, aux, (uint16_t)(len / 8), thread, tsc};
+	memcpy(cb->image + off, &r, sizeof r);
+	if (payload_len)
+		memcpy(cb->image + off + sizeof r, payload, payload_len);
+	c->used += len;
+	return off;
+}
+
+uint64_t gt_cb_thread_new(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			  uint32_t child, uint32_t stack, uint64_t start_routine)
+{
+	struct gt_p_thread_new p = {child, stack, start_routine};
+	return gt_cb_record(cb, cpu, GT_THREAD_NEW, 0, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_thread_start(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			    uint32_t tid, uint64_t start_routine)
+{
+	struct gt_p_thread_start p = {tid, 0, start_routine};
+	return gt_cb_record(cb, cpu, GT_THREAD_START, 0, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_thread_end(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread)
+{
+	return gt_cb_record(cb, cpu, GT_THREAD_END, GT_END_RETURN, thread, t, NULL, 0);
+}
+
+uint64_t gt_cb_thread_name(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			   const char *name)
+{
+	struct gt_p_thread_name p = {{0}};
+	strncpy(p.name, name, sizeof p.name - 1);
+	return gt_cb_record(cb, cpu, GT_THREAD_NAME, 0, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_thread_existing(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			       int blocked, uint64_t start_routine)
+{
+	struct gt_p_thread_start p = {1000 + thread, 0, start_routine};
+	return gt_cb_record(cb, cpu, GT_THREAD_EXISTING, blocked ? 1 : 0, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_block_begin(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			   enum gt_block_kind kind, uint64_t obj, uint32_t stack)
+{
+	struct gt_p_block p = {obj, stack, 0};
+	return gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, (uint8_t)kind, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_block_end(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			 enum gt_block_kind kind, uint64_t obj, enum gt_block_result result)
+{
+	struct gt_p_block_end p = {obj, result, 0};
+	return gt_cb_record(cb, cpu, GT_BLOCK_END, (uint8_t)kind, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_wake(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+		    enum gt_block_kind kind, uint64_t obj, uint32_t count, uint32_t stack)
+{
+	struct gt_p_wake p = {obj, stack, count};
+	return gt_cb_record(cb, cpu, GT_WAKE, (uint8_t)kind, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_syscall_begin(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			     enum gt_fd_kind fd_kind, uint32_t nr, int64_t arg, uint32_t stack)
+{
+	struct gt_p_syscall p = {nr, stack, arg};
+	return gt_cb_record(cb, cpu, GT_SYSCALL_BEGIN, (uint8_t)fd_kind, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_syscall_end(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			   uint32_t nr, int64_t result)
+{
+	struct gt_p_syscall_end p = {nr, 0, result};
+	return gt_cb_record(cb, cpu, GT_SYSCALL_END, 0, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_yield(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread, uint32_t stack)
+{
+	struct gt_p_stackonly p = {stack, 0};
+	return gt_cb_record(cb, cpu, GT_YIELD, 0, thread, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_stack(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t id, const uint64_t *pcs,
+		     uint32_t n)
+{
+	uint8_t buf[sizeof(struct gt_p_stack) + GT_MAX_RECORD_WORDS * 8];
+	if (n > GT_MAX_RECORD_WORDS - 4)
+		n = GT_MAX_RECORD_WORDS - 4;
+	struct gt_p_stack p = {id, n};
+	memcpy(buf, &p, sizeof p);
+	memcpy(buf + sizeof p, pcs, n * sizeof *pcs);
+	return gt_cb_record(cb, cpu, GT_STACK, 0, 0, t, buf, sizeof p + n * sizeof *pcs);
+}
+
+uint64_t gt_cb_module(struct gt_cb *cb, uint32_t cpu, uint64_t t, const char *path,
+		      const uint8_t *build_id, uint16_t build_id_len, uint64_t base, uint64_t lo,
+		      uint64_t hi, uint32_t flags)
+{
+	uint8_t buf[sizeof(struct gt_p_module) + 64 + GT_PATH_MAX + 8];
+	size_t path_len = strlen(path);
+	if (build_id_len > 64 || path_len > GT_PATH_MAX)
+		return 0;
+	struct gt_p_module p = {base, lo, hi, build_id_len, (uint16_t)path_len, flags};
+	memcpy(buf, &p, sizeof p);
+	if (build_id_len)
+		memcpy(buf + sizeof p, build_id, build_id_len);
+	memcpy(buf + sizeof p + build_id_len, path, path_len);
+	return gt_cb_record(cb, cpu, GT_MODULE, 0, 0, t, buf, sizeof p + build_id_len + path_len);
+}
+
+uint64_t gt_cb_clock(struct gt_cb *cb, uint32_t cpu, uint64_t tsc, uint64_t mono_ns)
+{
+	struct gt_p_clock p = {mono_ns, mono_ns + 1700000000000000000ull};
+	return gt_cb_record(cb, cpu, GT_CLOCK, 0, 0, tsc, &p, sizeof p);
+}
+
+uint64_t gt_cb_notice(struct gt_cb *cb, uint32_t cpu, uint64_t t, enum gt_notice kind,
+		      uint64_t value)
+{
+	struct gt_p_notice p = {value};
+	return gt_cb_record(cb, cpu, GT_NOTICE, (uint8_t)kind, 0, t, &p, sizeof p);
+}
+
+uint64_t gt_cb_capture_end(struct gt_cb *cb, uint32_t cpu, uint64_t t)
+{
+	return gt_cb_record(cb, cpu, GT_CAPTURE_END, 0, 0, t, NULL, 0);
+}
+
+const uint8_t *gt_cb_image(struct gt_cb *cb, size_t *size)
+{
+	*size = cb->size;
+	return cb->image;
+}
+
+int gt_cb_write(struct gt_cb *cb, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	size_t done = 0;
+	while (done < cb->size) {
+		ssize_t n = write(fd, cb->image + done, cb->size - done);
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return close(fd);
+}
+
+int gt_cb_truncate(const char *path, uint64_t size)
+{
+	return truncate(path, (off_t)size);
+}
+
+static int overwrite(const char *path, uint64_t off, uint64_t len, bool garbage, uint64_t seed)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	uint8_t buf[4096];
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+	while (len) {
+		size_t n = len < sizeof buf ? (size_t)len : sizeof buf;
+		for (size_t i = 0; i < n; i++) {
+			if (garbage) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				buf[i] = (uint8_t)(x >> 24);
+			} else {
+				buf[i] = 0;
+			}
+		}
+		if (pwrite(fd, buf, n, (off_t)off) != (ssize_t)n) {
+			close(fd);
+			return -1;
+		}
+		off += n;
+		len -= n;
+	}
+	return close(fd);
+}
+
+int gt_cb_zero_range(const char *path, uint64_t off, uint64_t len)
+{
+	return overwrite(path, off, len, false, 0);
+}
+
+int gt_cb_garbage(const char *path, uint64_t off, uint64_t len, uint64_t seed)
+{
+	return overwrite(path, off, len, true, seed);
+}

@@ -1,0 +1,921 @@
+/* Symbolizer tests: real PCs and module maps printed by fixture programs, frames compared
+ * with the fixture sources (function names, files, marker lines, inline expansion). */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "symbolizer.h"
+#include "symbolizer_private.h" /* the problem table */
+
+#define SRC(name) FX_SRC_DIR "/" name
+#define MAX_FRAMES 64
+
+/* Warnings a symbolizer gave, for assertions. */
+struct fx_warnings {
+	char lines[16][1024];
+	size_t n;
+};
+
+static struct fx_warnings warnings;
+
+/* ---- fixtures, with the test failing when one does not deliver --------------------- */
+
+static void fx_run(struct fixture *fx, const char *exe, const char *arg)
+{
+	cr_assert_eq(fx_load(fx, exe, arg), 0, "%s did not report its modules", exe);
+}
+
+static const struct fx_stack *fx_stack(const struct fixture *fx, const char *label)
+{
+	const struct fx_stack *s = fx_find_stack(fx, label);
+	cr_assert_not_null(s, "fixture reported no stack %s", label);
+	return s;
+}
+
+static uint64_t fx_func(const struct fixture *fx, const char *label)
+{
+	uint64_t addr = fx_find_func(fx, label);
+	cr_assert_neq(addr, 0, "fixture reported no function %s", label);
+	return addr;
+}
+
+static struct fx_module *fx_module(struct fixture *fx, const char *suffix)
+{
+	struct fx_module *m = fx_find_module(fx, suffix);
+	cr_assert_not_null(m, "fixture reported no module *%s", suffix);
+	return m;
+}
+
+static struct fx_module *fx_main_module(struct fixture *fx)
+{
+	struct fx_module *m = fx_find_main(fx);
+	cr_assert_not_null(m, "fixture reported no main executable");
+	return m;
+}
+
+/* The line of `source` holding the marker comment "LINE:<marker>". */
+static uint32_t fx_marker_line(const char *source, const char *marker)
+{
+	FILE *f = fopen(source, "r");
+	cr_assert_not_null(f, "cannot read %s", source);
+	char want[256], line[1024];
+	snprintf(want, sizeof(want), "LINE:%s */", marker);
+	uint32_t no = 0, found = 0;
+	while (fgets(line, sizeof(line), f)) {
+		no++;
+		if (strstr(line, want)) {
+			found = no;
+			break;
+		}
+	}
+	fclose(f);
+	cr_assert_neq(found, 0, "no marker %s in %s", marker, source);
+	return found;
+}
+
+static void collect_warning(void *ctx, const char *line)
+{
+	struct fx_warnings *w = ctx;
+	if (w->n < 16)
+		snprintf(w->lines[w->n], sizeof(w->lines[w->n]), "%s", line);
+	w->n++;
+}
+
+/* A symbolizer whose warnings are collected for assertions. */
+static struct gt_symbolizer *fx_symbolizer(struct fx_warnings *w, const char *const *debug_dirs)
+{
+	memset(w, 0, sizeof(*w));
+	struct gt_sym_options opt = { .debug_dirs = debug_dirs, .warn = collect_warning,
+				      .warn_ctx = w };
+	struct gt_symbolizer *sym = gt_sym_new(&opt);
+	cr_assert_not_null(sym);
+	return sym;
+}
+
+static void add_modules(const struct fixture *fx, struct gt_symbolizer *sym)
+{
+	cr_assert_eq(fx_add_modules(fx, sym), 0, "a fixture module was refused");
+}
+
+
+static char frames_text[8192];
+
+/* All frames on one line, for assertion messages. */
+static const char *show(const struct gt_frame *f, size_t n)
+{
+	size_t at = 0;
+	frames_text[0] = '\0';
+	for (size_t i = 0; i < n && at < sizeof(frames_text); i++)
+		at += (size_t)snprintf(frames_text + at, sizeof(frames_text) - at,
+				       "[%zu] %s %s:%u pc=%llx; ", i, f[i].func,
+				       fx_basename(f[i].file), f[i].line,
+				       (unsigned long long)f[i].pc);
+	return frames_text;
+}
+
+static void expect_frame(const struct gt_frame *f, size_t n, size_t i, const char *func,
+			 const char *file_base, uint32_t line)
+{
+	cr_assert_lt(i, n, "frame %zu missing: %s", i, show(f, n));
+	cr_expect_str_eq(f[i].func, func, "frame %zu: %s", i, show(f, n));
+	if (file_base)
+		cr_expect_str_eq(fx_basename(f[i].file), file_base, "frame %zu: %s", i, show(f, n));
+	if (line)
+		cr_expect_eq(f[i].line, line, "frame %zu line: %s", i, show(f, n));
+}
+
+static size_t symbolize(struct gt_symbolizer *sym, const struct fixture *fx, const char *label,
+			struct gt_frame *out, size_t max)
+{
+	const struct fx_stack *s = fx_stack(fx, label);
+	return gt_sym_stack(sym, s->pcs, s->n, out, max);
+}
+
+/* Runs a fixture and loads its module map into a fresh symbolizer. */
+static struct gt_symbolizer *load(struct fixture *fx, const char *exe, const char *arg)
+{
+	fx_run(fx, exe, arg);
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	add_modules(fx, sym);
+	return sym;
+}
+
+Test(inline_c, inline_frames_expanded_with_call_lines)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "inline", f, MAX_FRAMES);
+
+	const char *src = SRC("inline.c");
+	cr_assert_eq(n, 4, "helper_leaf, helper_mid, outer, main expected: %s", show(f, n));
+	expect_frame(f, n, 0, "helper_leaf", "inline.c", fx_marker_line(src, "leaf_capture"));
+	expect_frame(f, n, 1, "helper_mid", "inline.c", fx_marker_line(src, "mid_calls_leaf"));
+	expect_frame(f, n, 2, "outer", "inline.c", fx_marker_line(src, "outer_calls_mid"));
+	expect_frame(f, n, 3, "main", "inline.c", fx_marker_line(src, "main_calls_outer"));
+
+	/* Inline frames: synthetic PCs (depth in bits 48..55) over the concrete PC - 1. */
+	const struct fx_stack *s = fx_stack(&fx, "inline");
+	uint64_t ra = s->pcs[0];
+	cr_expect_eq(f[2].pc, ra - 1);
+	cr_expect_eq(f[1].pc, (ra - 1) | (1ull << 48));
+	cr_expect_eq(f[0].pc, (ra - 1) | (2ull << 48));
+	cr_expect_eq(f[3].pc, s->pcs[1] - 1);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+Test(inline_c, thread_stack_ends_at_start_routine)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "thread", f, MAX_FRAMES);
+	/* start_thread and clone3 are cut: the start routine is the outermost frame. */
+	cr_assert_eq(n, 1, "only thread_main expected: %s", show(f, n));
+	expect_frame(f, n, 0, "thread_main", "inline.c",
+		     fx_marker_line(SRC("inline.c"), "thread_capture"));
+
+	uint64_t entry = fx_func(&fx, "thread_main");
+	struct gt_frame start = gt_sym_function(sym, entry);
+	cr_expect_str_eq(start.func, "thread_main");
+	cr_expect_eq(start.pc, entry, "a function entry is written as is, not - 1");
+	cr_expect_str_eq(fx_basename(start.file), "inline.c");
+	cr_expect_gt(start.line, 0);
+	gt_sym_free(sym);
+}
+
+Test(inline_c, cap_keeps_innermost_and_outermost)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	const char *src = SRC("inline.c");
+	struct gt_frame f[MAX_FRAMES];
+
+	size_t n = symbolize(sym, &fx, "deep", f, MAX_FRAMES);
+	cr_assert_eq(n, 22, "21 recurse frames and main expected: %s", show(f, n));
+	expect_frame(f, n, 0, "recurse", "inline.c", fx_marker_line(src, "deep_capture"));
+	for (size_t i = 1; i < 21; i++)
+		expect_frame(f, n, i, "recurse", "inline.c",
+			     fx_marker_line(src, "recurse_calls_itself"));
+	expect_frame(f, n, 21, "main", "inline.c", fx_marker_line(src, "main_calls_recurse"));
+
+	n = symbolize(sym, &fx, "deep", f, 4);
+	cr_assert_eq(n, 4, "%s", show(f, n));
+	expect_frame(f, n, 0, "recurse", "inline.c", fx_marker_line(src, "deep_capture"));
+	expect_frame(f, n, 1, "recurse", "inline.c", fx_marker_line(src, "recurse_calls_itself"));
+	expect_frame(f, n, 2, "recurse", "inline.c", fx_marker_line(src, "recurse_calls_itself"));
+	expect_frame(f, n, 3, "main", "inline.c", fx_marker_line(src, "main_calls_recurse"));
+
+	n = symbolize(sym, &fx, "deep", f, 1);
+	cr_assert_eq(n, 1);
+	expect_frame(f, n, 0, "main", "inline.c", fx_marker_line(src, "main_calls_recurse"));
+	cr_expect_eq(symbolize(sym, &fx, "deep", f, 0), 0);
+	gt_sym_free(sym);
+}
+
+Test(inline_c, stats_count_lookups)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	const struct fx_stack *s = fx_stack(&fx, "inline");
+	struct gt_frame f[MAX_FRAMES];
+	gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	struct gt_sym_stats st;
+	gt_sym_stats(sym, &st);
+	cr_expect_eq(st.pcs_looked_up, 2 * s->n);
+	cr_expect_eq(st.modules_failed, 0);
+	/* libc has debug info here (libc6-dbg) or .dynsym names; _start has a symbol. */
+	cr_expect_leq(st.pcs_unresolved, 2, "unresolved %llu", (unsigned long long)st.pcs_unresolved);
+	gt_sym_free(sym);
+}
+
+#ifdef FX_CXX
+Test(cxx, demangled_template_and_lambda)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_CXX, NULL);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "template", f, MAX_FRAMES);
+	const char *src = SRC("cxx.cpp");
+	cr_assert_geq(n, 3, "%s", show(f, n));
+	expect_frame(f, n, 0, "outerns::inner::Box<int>::get() const", "cxx.cpp",
+		     fx_marker_line(src, "template_capture"));
+	expect_frame(f, n, 1, "main::{lambda(int)#1}::operator()(int) const", "cxx.cpp",
+		     fx_marker_line(src, "lambda_calls_get"));
+	expect_frame(f, n, n - 1, "main", "cxx.cpp", 0);
+	gt_sym_free(sym);
+}
+
+Test(cxx, long_names_keep_their_last_1024_bytes)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_CXX, NULL);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "long", f, MAX_FRAMES);
+	cr_assert_geq(n, 2, "%s", show(f, n));
+	size_t len = strlen(f[0].func);
+	cr_expect_eq(len, 1024, "length %zu", len);
+	const char *tail = ">::get() const";
+	cr_expect_str_eq(f[0].func + len - strlen(tail), tail);
+	cr_expect(strstr(f[0].func, "outerns::inner::Box<") != NULL, "%s", f[0].func);
+	expect_frame(f, n, 1, "long_name()", "cxx.cpp", fx_marker_line(SRC("cxx.cpp"), "long_calls_get"));
+	gt_sym_free(sym);
+}
+#endif
+
+Test(modules, dlopened_plugin)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_DLOPEN, FX_PLUGIN);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "plugin", f, MAX_FRAMES);
+	cr_assert_eq(n, 2, "plugin_entry, main expected: %s", show(f, n));
+	expect_frame(f, n, 0, "plugin_entry", "plugin.c",
+		     fx_marker_line(SRC("plugin.c"), "plugin_capture"));
+	expect_frame(f, n, 1, "main", "dlopen.c", fx_marker_line(SRC("dlopen.c"), "main_calls_plugin"));
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+/* A stripped copy of the inline fixture must give the same frames as the original. */
+static void expect_inline_frames(struct gt_symbolizer *sym, const struct fixture *fx)
+{
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, fx, "inline", f, MAX_FRAMES);
+	const char *src = SRC("inline.c");
+	cr_assert_eq(n, 4, "%s", show(f, n));
+	expect_frame(f, n, 0, "helper_leaf", "inline.c", fx_marker_line(src, "leaf_capture"));
+	expect_frame(f, n, 1, "helper_mid", "inline.c", fx_marker_line(src, "mid_calls_leaf"));
+	expect_frame(f, n, 2, "outer", "inline.c", fx_marker_line(src, "outer_calls_mid"));
+	expect_frame(f, n, 3, "main", "inline.c", fx_marker_line(src, "main_calls_outer"));
+}
+
+Test(modules, position_dependent_executable)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_NOPIE, NULL);
+	cr_assert_eq(fx_main_module(&fx)->bias, 0, "the fixture is not ET_EXEC");
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+Test(debuginfo, gnu_debuglink_beside_the_binary)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_DEBUGLINK, NULL);
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+/* A debug directory holding .build-id/xx/yyyy.debug for the fixture's build-id. */
+static void make_build_id_dir(char *dir, size_t size, const struct fx_module *m)
+{
+	snprintf(dir, size, "/tmp/gt-sym-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	char sub[512], link[1024];
+	snprintf(sub, sizeof(sub), "%s/.build-id", dir);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), "/%02x", m->build_id[0]);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	int at = snprintf(link, sizeof(link), "%s/", sub);
+	for (size_t i = 1; i < m->build_id_len; i++)
+		at += snprintf(link + at, sizeof(link) - (size_t)at, "%02x", m->build_id[i]);
+	snprintf(link + at, sizeof(link) - (size_t)at, ".debug");
+	cr_assert_eq(symlink(FX_BUILDID_DEBUG, link), 0);
+}
+
+static void remove_tree(const char *dir)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+Test(debuginfo, build_id_in_a_given_debug_dir)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_BUILDID, NULL);
+	struct fx_module *m = fx_main_module(&fx);
+	cr_assert_gt(m->build_id_len, 1, "the fixture has no build-id");
+
+	/* Without the directory: names from .symtab, no lines. */
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	add_modules(&fx, sym);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "inline", f, MAX_FRAMES);
+	cr_assert_geq(n, 2, "%s", show(f, n));
+	expect_frame(f, n, 0, "outer", "fx_buildid", 0);
+	cr_expect_eq(f[0].line, 0);
+	cr_expect_str_eq(f[0].file, m->path, "no source: the module path");
+	gt_sym_free(sym);
+
+	char dir[256];
+	make_build_id_dir(dir, sizeof(dir), m);
+	const char *const dirs[] = { dir, NULL };
+	sym = fx_symbolizer(&warnings, dirs);
+	add_modules(&fx, sym);
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+	remove_tree(dir);
+}
+
+Test(debuginfo, no_symbols_at_all_reads_module_plus_offset)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_NOSYM, NULL);
+	const struct fx_module *m = fx_main_module(&fx);
+	const struct fx_stack *s = fx_stack(&fx, "inline");
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	cr_assert_geq(n, 2, "%s", show(f, n));
+	char want[128];
+	snprintf(want, sizeof(want), "fx_nosym+0x%llx",
+		 (unsigned long long)(s->pcs[0] - 1 - m->bias));
+	expect_frame(f, n, 0, want, NULL, 0);
+	cr_expect_str_eq(f[0].file, m->path);
+	cr_expect_eq(f[0].line, 0);
+	cr_expect_eq(f[0].pc, s->pcs[0] - 1);
+	cr_expect_eq(warnings.n, 0, "a binary without symbols is no problem: %s", warnings.lines[0]);
+	struct gt_sym_stats st;
+	gt_sym_stats(sym, &st);
+	cr_expect_geq(st.pcs_unresolved, 2);
+	gt_sym_free(sym);
+}
+
+/* ---- modules that are missing, changed or broken ------------------------------------- */
+
+/* The inline fixture's main module pointed at another file: every frame of it must read
+ * "<base>+0x<off>" with the right offset, and exactly one warning names the module. */
+static void expect_degraded(struct fixture *fx, const char *path, const char *base,
+			    const char *warning_part)
+{
+	struct fx_module *m = fx_main_module(fx);
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	add_modules(fx, sym);
+	struct gt_frame f[MAX_FRAMES];
+	for (int round = 0; round < 2; round++) {
+		for (size_t k = 0; k < fx->n_stacks; k++) {
+			const struct fx_stack *s = &fx->stacks[k];
+			size_t n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+			cr_assert_gt(n, 0);
+			char want[128];
+			snprintf(want, sizeof(want), "%s+0x%llx", base,
+				 (unsigned long long)(s->pcs[0] - 1 - m->bias));
+			cr_expect_str_eq(f[0].func, want, "%s", show(f, n));
+			cr_expect_str_eq(f[0].file, path);
+			cr_expect_eq(f[0].line, 0);
+		}
+	}
+	cr_expect_eq(warnings.n, 1, "one warning expected, got %zu: %s", warnings.n,
+		     warnings.lines[0]);
+	cr_expect(strstr(warnings.lines[0], path) != NULL, "warning names the module: %s",
+		  warnings.lines[0]);
+	if (warning_part)
+		cr_expect(strstr(warnings.lines[0], warning_part) != NULL, "%s", warnings.lines[0]);
+	struct gt_sym_stats st;
+	gt_sym_stats(sym, &st);
+	cr_expect_eq(st.modules_failed, 1);
+	gt_sym_free(sym);
+}
+
+static char tmp_dir[256];
+
+static void make_tmp_dir(void)
+{
+	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/gt-sym-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp_dir));
+}
+
+static void remove_tmp_dir(void)
+{
+	if (tmp_dir[0])
+		remove_tree(tmp_dir);
+}
+
+/* A copy of the inline fixture, then cut to size bytes (0: kept whole). */
+static void copy_fixture(const char *to, off_t size)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", FX_INLINE, to);
+	cr_assert_eq(system(cmd), 0);
+	if (size)
+		cr_assert_eq(truncate(to, size), 0);
+}
+
+TestSuite(broken, .init = make_tmp_dir, .fini = remove_tmp_dir);
+
+Test(broken, build_id_mismatch)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	struct fx_module *m = fx_main_module(&fx);
+	cr_assert_gt(m->build_id_len, 0);
+	m->build_id[0] ^= 0xff; /* the file changed since the capture */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s", m->path);
+	expect_degraded(&fx, path, "fx_inline", "build-id");
+}
+
+Test(broken, missing_file)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/gone", tmp_dir);
+	expect_degraded(&fx, path, "gone", NULL);
+}
+
+Test(broken, directory_in_place_of_the_file)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fx_dir", tmp_dir);
+	cr_assert_eq(mkdir(path, 0755), 0);
+	expect_degraded(&fx, path, "fx_dir", NULL);
+}
+
+Test(broken, truncated_elf_header)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fx_trunc", tmp_dir);
+	copy_fixture(path, 40);
+	expect_degraded(&fx, path, "fx_trunc", NULL);
+}
+
+Test(broken, empty_file)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fx_empty", tmp_dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	expect_degraded(&fx, path, "fx_empty", NULL);
+}
+
+Test(broken, unreadable_file)
+{
+	if (geteuid() == 0)
+		cr_skip_test("running as root: a mode-000 file stays readable");
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fx_noread", tmp_dir);
+	copy_fixture(path, 0);
+	cr_assert_eq(chmod(path, 0), 0);
+	expect_degraded(&fx, path, "fx_noread", NULL);
+}
+
+/* File offset and size of a section of the ELF file at path. */
+static void find_section(const char *path, const char *name, off_t *offset, size_t *size)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	cr_assert_not_null(elf);
+	size_t shstrndx;
+	cr_assert_eq(elf_getshdrstrndx(elf, &shstrndx), 0);
+	*size = 0;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		gelf_getshdr(scn, &shdr);
+		const char *sname = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (sname && strcmp(sname, name) == 0) {
+			*offset = (off_t)shdr.sh_offset;
+			*size = shdr.sh_size;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	cr_assert_gt(*size, 0, "no %s in %s", name, path);
+}
+
+/* Overwrites a section of the file with bytes from a fixed pseudo-random sequence
+ * (fill < 0) or with one byte value. */
+static void scribble_section(const char *path, const char *name, int fill)
+{
+	off_t offset;
+	size_t size;
+	find_section(path, name, &offset, &size);
+	unsigned char *bytes = malloc(size);
+	uint32_t x = 12345;
+	for (size_t i = 0; i < size; i++) {
+		x = x * 1103515245u + 12345u;
+		bytes[i] = fill < 0 ? (unsigned char)(x >> 16) : (unsigned char)fill;
+	}
+	int fd = open(path, O_WRONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, bytes, size, offset), (ssize_t)size);
+	close(fd);
+	free(bytes);
+}
+
+/* A broken copy symbolizes without crashing, every frame has a name (the right function
+ * from the symbol table, or "<base>+0x<off>"), and at most one warning names it. */
+static void expect_survives(struct fixture *fx, const char *path, const char *base)
+{
+	struct fx_module *m = fx_main_module(fx);
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	add_modules(fx, sym);
+	struct gt_frame f[MAX_FRAMES];
+	const struct fx_stack *s = fx_stack(fx, "inline");
+	size_t n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	cr_assert_gt(n, 0);
+	for (size_t k = 0; k < fx->n_stacks; k++)
+		gt_sym_stack(sym, fx->stacks[k].pcs, fx->stacks[k].n, f, MAX_FRAMES);
+	n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	char offset_name[128];
+	snprintf(offset_name, sizeof(offset_name), "%s+0x%llx", base,
+		 (unsigned long long)(s->pcs[0] - 1 - m->bias));
+	/* The innermost PC lies in outer(), with helper_mid and helper_leaf inlined. */
+	bool named = false;
+	for (size_t i = 0; i < n && !named; i++)
+		named = strcmp(f[i].func, "outer") == 0 || strcmp(f[i].func, offset_name) == 0;
+	cr_expect(named, "outer or %s expected: %s", offset_name, show(f, n));
+	cr_expect_leq(warnings.n, 1, "%zu warnings: %s", warnings.n, warnings.lines[1]);
+	for (size_t i = 0; i < warnings.n && i < 16; i++)
+		cr_expect(strstr(warnings.lines[i], path) != NULL, "%s", warnings.lines[i]);
+	gt_sym_free(sym);
+}
+
+Test(broken, truncated_in_the_middle)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fx_half", tmp_dir);
+	struct stat st;
+	cr_assert_eq(stat(FX_INLINE, &st), 0);
+	copy_fixture(path, st.st_size / 2);
+	expect_survives(&fx, path, "fx_half");
+	cr_expect_eq(warnings.n, 1, "a truncated file is worth a warning");
+}
+
+Test(broken, truncated_in_the_text)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fx_text", tmp_dir);
+	off_t offset;
+	size_t size;
+	find_section(FX_INLINE, ".text", &offset, &size);
+	copy_fixture(path, offset + 16);
+	expect_survives(&fx, path, "fx_text");
+	cr_expect_eq(warnings.n, 1, "a truncated file is worth a warning");
+}
+
+static const char *const dwarf_sections[] = {
+	".debug_info", ".debug_abbrev", ".debug_line", ".debug_str", ".debug_rnglists",
+	".debug_aranges", ".debug_line_str",
+};
+
+Test(broken, garbage_in_each_dwarf_section)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	for (size_t i = 0; i < sizeof(dwarf_sections) / sizeof(dwarf_sections[0]); i++) {
+		for (int fill = -1; fill <= 0xff; fill += 0x100) {
+			char path[512];
+			snprintf(path, sizeof(path), "%s/fx_dwarf%zu_%d", tmp_dir, i, fill);
+			copy_fixture(path, 0);
+			off_t offset;
+			size_t size;
+			find_section(path, dwarf_sections[i], &offset, &size);
+			scribble_section(path, dwarf_sections[i], fill);
+			expect_survives(&fx, path, fx_basename(path));
+		}
+	}
+}
+
+Test(broken, garbage_in_the_symbol_tables)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	static const char *const sections[] = { ".symtab", ".strtab", ".dynsym", ".dynstr",
+						".shstrtab" };
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/fx_sym%zu", tmp_dir, i);
+		copy_fixture(path, 0);
+		scribble_section(path, sections[i], -1);
+		expect_survives(&fx, path, fx_basename(path));
+	}
+}
+
+/* ---- the module map ------------------------------------------------------------------ */
+
+/* Offset of a dynamic symbol in this process's vDSO image (the same kernel as the
+ * fixture's). */
+static uint64_t own_vdso_symbol(const char *name)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	cr_assert_not_null(maps);
+	char line[512];
+	unsigned long lo = 0, hi = 0;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			break;
+	fclose(maps);
+	cr_assert_gt(hi, lo, "no vDSO mapped");
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)lo, hi - lo);
+	cr_assert_not_null(elf);
+	uint64_t value = 0;
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !value; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr shdr;
+		gelf_getshdr(scn, &shdr);
+		if (shdr.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < shdr.sh_size / shdr.sh_entsize; i++) {
+			GElf_Sym s;
+			gelf_getsym(data, (int)i, &s);
+			const char *sname = elf_strptr(elf, shdr.sh_link, s.st_name);
+			if (sname && strcmp(sname, name) == 0)
+				value = s.st_value;
+		}
+	}
+	elf_end(elf);
+	cr_assert_gt(value, 0, "no %s in the vDSO", name);
+	return value;
+}
+
+static struct fx_module *vdso_module(struct fixture *fx)
+{
+	for (size_t i = 0; i < fx->n_modules; i++)
+		if (fx->modules[i].flags & GT_SYM_VDSO)
+			return &fx->modules[i];
+	cr_skip_test("the fixture reported no vDSO");
+	return NULL;
+}
+
+Test(modules, vdso_from_the_running_kernel_when_build_ids_match)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	struct fx_module *vdso = vdso_module(&fx);
+	uint64_t ra = vdso->bias + own_vdso_symbol("__vdso_clock_gettime") + 5;
+	struct gt_frame f[4];
+	size_t n = gt_sym_stack(sym, &ra, 1, f, 4);
+	cr_assert_eq(n, 1);
+	cr_expect(strstr(f[0].func, "clock_gettime") != NULL, "%s", show(f, n));
+	cr_expect_eq(f[0].pc, ra - 1);
+	cr_expect_eq(warnings.n, 0, "%s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+Test(modules, vdso_without_build_id_reads_vdso_plus_offset)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	struct fx_module *vdso = vdso_module(&fx);
+	vdso->build_id_len = 0;
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	add_modules(&fx, sym);
+	uint64_t ra = vdso->bias + 0x801;
+	struct gt_frame f[4];
+	size_t n = gt_sym_stack(sym, &ra, 1, f, 4);
+	cr_assert_eq(n, 1);
+	cr_expect_str_eq(f[0].func, "[vdso]+0x800");
+	cr_expect_eq(warnings.n, 0, "%s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+/* An address range no fixture module uses. */
+#define FAKE_LO 0x100000000000ull
+
+Test(modules, tracer_frames_cut_at_the_inner_end)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	/* Never opened: its frames go before anything is looked up in it. */
+	cr_assert_eq(gt_sym_add_module(sym, "/nonexistent/libgotrace.so", NULL, 0, FAKE_LO,
+				       FAKE_LO, FAKE_LO + 0xffff, 0),
+		     0);
+	const struct fx_stack *s = fx_stack(&fx, "inline");
+	uint64_t pcs[130] = { FAKE_LO + 0x123, FAKE_LO + 0x456 };
+	memcpy(pcs + 2, s->pcs, s->n * sizeof(pcs[0]));
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = gt_sym_stack(sym, pcs, s->n + 2, f, MAX_FRAMES);
+	cr_assert_eq(n, 4, "%s", show(f, n));
+	expect_frame(f, n, 0, "helper_leaf", "inline.c",
+		     fx_marker_line(SRC("inline.c"), "leaf_capture"));
+	expect_frame(f, n, 3, "main", "inline.c", 0);
+	cr_expect_eq(warnings.n, 0, "%s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
+Test(modules, unnamed_libc_frames_cut_at_the_outer_end, .init = make_tmp_dir,
+     .fini = remove_tmp_dir)
+{
+	/* A libc without symbols: start_thread and clone3 read libc.so.6+0x... */
+	char libc[512];
+	snprintf(libc, sizeof(libc), "%s/libc.so.6", tmp_dir);
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", FX_NOSYM, libc);
+	cr_assert_eq(system(cmd), 0);
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
+	cr_assert_eq(gt_sym_add_module(sym, libc, NULL, 0, FAKE_LO, FAKE_LO, FAKE_LO + 0xffff, 0), 0);
+	const struct fx_stack *s = fx_stack(&fx, "thread");
+	uint64_t pcs[3] = { s->pcs[0], FAKE_LO + 0x1001, FAKE_LO + 0x2001 };
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = gt_sym_stack(sym, pcs, 3, f, MAX_FRAMES);
+	cr_assert_eq(n, 1, "%s", show(f, n));
+	expect_frame(f, n, 0, "thread_main", "inline.c", 0);
+
+	/* A stack with nothing but libc in it keeps its innermost frame. */
+	n = gt_sym_stack(sym, pcs + 1, 2, f, MAX_FRAMES);
+	cr_assert_eq(n, 1, "%s", show(f, n));
+	expect_frame(f, n, 0, "libc.so.6+0x1000", NULL, 0);
+	gt_sym_free(sym);
+}
+
+Test(modules, module_added_over_another_replaces_it)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_DLOPEN, FX_PLUGIN);
+	const struct fx_stack *s = fx_stack(&fx, "plugin");
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	expect_frame(f, n, 0, "plugin_entry", "plugin.c", 0);
+
+	/* dlclose, then another library at the same place. */
+	struct fx_module *plugin = fx_module(&fx, "libfx_plugin.so");
+	cr_assert_eq(gt_sym_add_module(sym, FX_NOSYM, NULL, 0, plugin->bias, plugin->lo,
+				       plugin->hi, 0),
+		     0);
+	n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	char want[128];
+	snprintf(want, sizeof(want), "fx_nosym+0x%llx",
+		 (unsigned long long)(s->pcs[0] - 1 - plugin->bias));
+	expect_frame(f, n, 0, want, NULL, 0);
+	expect_frame(f, n, 1, "main", "dlopen.c", 0);
+
+	/* And the plugin back again. */
+	cr_assert_eq(gt_sym_add_module(sym, plugin->path, plugin->build_id, plugin->build_id_len,
+				       plugin->bias, plugin->lo, plugin->hi, 0),
+		     0);
+	n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	expect_frame(f, n, 0, "plugin_entry", "plugin.c", 0);
+	gt_sym_free(sym);
+}
+
+Test(modules, pc_outside_every_module)
+{
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	uint64_t pcs[] = { 0, FAKE_LO + 0x1001, 0 };
+	struct gt_frame f[4];
+	size_t n = gt_sym_stack(sym, pcs, 3, f, 4);
+	cr_assert_eq(n, 1, "zero PCs are skipped: %s", show(f, n));
+	cr_expect_str_eq(f[0].func, "0x100000001000");
+	cr_expect_str_eq(f[0].file, "??");
+	cr_expect_eq(f[0].line, 0);
+	cr_expect_eq(f[0].pc, FAKE_LO + 0x1000);
+	struct gt_frame fn = gt_sym_function(sym, FAKE_LO + 0x2000);
+	cr_expect_str_eq(fn.func, "0x100000002000");
+	cr_expect_eq(fn.pc, FAKE_LO + 0x2000);
+	struct gt_sym_stats st;
+	gt_sym_stats(sym, &st);
+	cr_expect_eq(st.pcs_looked_up, 2);
+	cr_expect_eq(st.pcs_unresolved, 2);
+	gt_sym_free(sym);
+}
+
+Test(modules, unusable_arguments_refused)
+{
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	uint8_t id[65] = { 0 };
+	cr_expect_eq(gt_sym_add_module(sym, "/bin/true", NULL, 0, 0, 0x2000, 0x1000, 0), -1,
+		     "hi below lo");
+	cr_expect_eq(gt_sym_add_module(sym, NULL, NULL, 0, 0, 0x1000, 0x2000, 0), -1, "no path");
+	cr_expect_eq(gt_sym_add_module(sym, "", NULL, 0, 0, 0x1000, 0x2000, 0), -1, "empty path");
+	cr_expect_eq(gt_sym_add_module(sym, "/bin/true", id, sizeof(id), 0, 0x1000, 0x2000, 0), -1,
+		     "build-id too long");
+	cr_expect_eq(gt_sym_add_module(sym, NULL, NULL, 0, 0, 0x1000, 0x2000, GT_SYM_VDSO), 0,
+		     "the vDSO needs no path");
+	gt_sym_free(sym);
+}
+
+Test(options, debuginfod_never_asked)
+{
+	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:9/", 1);
+	struct gt_symbolizer *sym = gt_sym_new(NULL);
+	cr_assert_not_null(sym);
+	cr_expect_null(getenv("DEBUGINFOD_URLS"), "a conversion must not reach the network");
+	gt_sym_free(sym);
+}
+
+static void redirect_stderr(void)
+{
+	cr_redirect_stderr();
+}
+
+Test(options, default_warnings_go_to_stderr_once, .init = redirect_stderr)
+{
+	struct gt_symbolizer *sym = gt_sym_new(NULL);
+	cr_assert_eq(gt_sym_add_module(sym, "/nonexistent/libgone.so", NULL, 0, FAKE_LO, FAKE_LO,
+				       FAKE_LO + 0xffff, 0),
+		     0);
+	uint64_t pcs[] = { FAKE_LO + 0x11, FAKE_LO + 0x21 };
+	struct gt_frame f[4];
+	cr_expect_eq(gt_sym_stack(sym, pcs, 2, f, 4), 2);
+	cr_expect_str_eq(f[0].func, "libgone.so+0x10");
+	cr_expect_str_eq(f[1].func, "libgone.so+0x20");
+	gt_sym_free(sym);
+	fflush(stderr);
+	char text[2048] = "";
+	FILE *err = cr_get_redirected_stderr();
+	size_t len = fread(text, 1, sizeof(text) - 1, err);
+	text[len] = '\0';
+	cr_expect(strncmp(text, "gotrace: symbolizer: /nonexistent/libgone.so: ", 46) == 0, "%s",
+		  text);
+	cr_expect_eq(strchr(text, '\n'), text + len - 1, "one line: %s", text);
+}
+
+/* ---- the problem table --------------------------------------------------------------- */
+
+Test(problems, every_problem_has_its_own_message)
+{
+	for (int p = 0; p < GT_SYM_PROBLEM_COUNT; p++) {
+		const char *m = gt_sym_problem_message((enum gt_sym_problem)p);
+		cr_assert(m && m[0], "problem %d has no message", p);
+		for (int q = 0; q < p; q++)
+			cr_expect_str_neq(m, gt_sym_problem_message((enum gt_sym_problem)q));
+	}
+	cr_expect(gt_sym_problem_degrades(GT_SYM_CHANGED));
+	cr_expect(!gt_sym_problem_degrades(GT_SYM_DEBUG_CORRUPT));
+	cr_expect_str_eq(gt_sym_problem_message(GT_SYM_PROBLEM_COUNT), "unknown problem");
+}
+
+Test(problems, relative_debug_dir_warned_and_ignored)
+{
+	const char *const dirs[] = { "relative/debug", NULL };
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, dirs);
+	cr_expect_eq(warnings.n, 1);
+	cr_expect(strstr(warnings.lines[0], "relative/debug: not an absolute path") != NULL, "%s",
+		  warnings.lines[0]);
+	gt_sym_free(sym);
+}
