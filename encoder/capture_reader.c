@@ -158,7 +158,9 @@ static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
 			continue;
 		uint64_t avail = c->size - off < c->header.chunk_size ? c->size - off : c->header.chunk_size;
 		uint64_t end = ch.used < avail ? ch.used : avail;
-		if (ch.used > avail)
+		/* used may exceed the chunk (an abandoned reservation); only the end of the
+		 * file cuts a chunk */
+		if (ch.used > avail && avail < c->header.chunk_size)
 			c->stats.chunks_truncated++;
 		s->chunk_off = off;
 		s->pos = GT_CHUNK_HEADER_SIZE;
@@ -244,6 +246,7 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 		}
 		memcpy(sl->data, p, len);
 		s->pos += len;
+		c->stats.bytes_read += len;
 		*slot_out = slot;
 		return true;
 	}
@@ -384,7 +387,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	c->size = (size_t)st.st_size;
 	if (c->size > h.header_size)
 		c->n_chunks = (c->size - h.header_size + h.chunk_size - 1) / h.chunk_size;
-	if (c->n_chunks < h.n_chunks || (c->size - h.header_size) % h.chunk_size)
+	if (c->n_chunks < h.n_chunks || c->size < h.header_size)
 		c->truncated = true;
 
 	/* Plausible timestamps: from a second before the start to a day after the last chunk
@@ -432,6 +435,9 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 			s->cap_chunks = cap;
 		}
 		s->chunks[s->n_chunks++] = (struct chunk_ref){k, ch->seq};
+		uint64_t used = ch->used < h.chunk_size ? ch->used : h.chunk_size;
+		if (used > GT_CHUNK_HEADER_SIZE)
+			c->stats.bytes_total += used - GT_CHUNK_HEADER_SIZE;
 		if (ch->first_tsc > max_first && ch->first_tsc - h.start_tsc < hz * 86400ull * 365)
 			max_first = ch->first_tsc;
 		c->stats.chunks++;
@@ -472,7 +478,7 @@ const struct gt_file_header *gt_capture_header(const struct gt_capture *c)
 
 bool gt_capture_truncated(const struct gt_capture *c)
 {
-	return c->truncated;
+	return c->truncated || c->stats.chunks_truncated;
 }
 
 bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)

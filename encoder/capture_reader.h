@@ -30,6 +30,9 @@ struct gt_capture_stats {
 	uint64_t resyncs;            /* times a valid record was found again after garbage */
 	uint64_t torn_tails;         /* chunks ending in a partial record */
 	uint64_t reordered;          /* records left out of order by the window, clamped */
+	uint64_t bytes_total;        /* record bytes the valid chunks hold (for progress) */
+	uint64_t bytes_read;         /* record bytes read so far (with bytes_zero and
+				      * bytes_garbage: the part of bytes_total consumed) */
 };
 
 /* One record in merged order.  rec stays valid until the next gt_capture_next call.  tsc may be raised above rec->tsc to keep its stream ordered. */
@@ -44,7 +47,8 @@ struct gt_capture_record {
 /* Opens path.  On error returns NULL and writes one line (no newline) into err. */
 struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen);
 const struct gt_file_header *gt_capture_header(const struct gt_capture *c);
-/* true when the file ends before n_chunks' worth of data or inside the header's chunks */
+/* true when the file ends inside its header, before the chunks the header counts, or
+ * inside a chunk in use (final once every record has been read) */
 bool gt_capture_truncated(const struct gt_capture *c);
 /* Next record in timestamp order; false at the end. */
 bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out);

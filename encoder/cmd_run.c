@@ -49,7 +49,8 @@ static const char run_usage[] =
 	"\n"
 	"Run COMMAND with libgotrace.so preloaded, wait for it, and convert what it did into a\n"
 	"Go execution trace for `go tool trace`.  Children that COMMAND starts are traced too and\n"
-	"get their own trace, FILE.<pid>.\n"
+	"get their own trace, FILE.<pid>; a program image a process left by exec gets\n"
+	"FILE.<pid>-<n> (FILE itself is the program COMMAND ended as).\n"
 	"\n"
 	"  -o, --output FILE       trace to write (default: " DEFAULT_OUTPUT ")\n"
 	"      --stacks MODE       stack capture: unwind (libunwind, default), fp (frame\n"
@@ -610,7 +611,13 @@ static int convert_capture(const char *capture, const char *output, struct conve
 	*r = (struct convert_result){ 0 };
 	if (stat(capture, &st) == 0)
 		r->capture_bytes = (uint64_t)st.st_size;
-	if (gt_convert_file(capture, output, &copt, &r->sum, err, sizeof err) != 0) {
+	struct gt_cli_progress progress;
+	gt_cli_progress_start(&progress, output);
+	copt.progress = gt_cli_progress_update;
+	copt.progress_ctx = &progress;
+	int rc = gt_convert_file(capture, output, &copt, &r->sum, err, sizeof err);
+	gt_cli_progress_end(&progress);
+	if (rc != 0) {
 		fail("%s", err);
 		return -1;
 	}
@@ -620,15 +627,31 @@ static int convert_capture(const char *capture, const char *output, struct conve
 /* ---- after the run: the captures ------------------------------------------------------- */
 
 struct capture {
-	char name[NAME_MAX + 1];
 	char path[PATH_MAX + NAME_MAX + 2];
-	uint32_t pid, ppid;
+	char command[64];     /* the process's program, for the summary */
+	uint32_t pid;
+	uint32_t generation;  /* program images of one pid: 0, then 1, 2... after each exec */
+	bool last_generation; /* the image the pid ended with */
+	bool is_main;         /* the command's own pid */
+	bool ignored;         /* --no-follow: a child's capture, not converted */
 	bool finalized;
 };
 
-/* The captures this run produced: the command's first, then children by pid. */
-static size_t collect_captures(const struct capture_dir *cd, pid_t main_pid,
-			       struct capture **out)
+static int by_process(const void *a, const void *b)
+{
+	const struct capture *x = a, *y = b;
+	if (x->is_main != y->is_main)
+		return x->is_main ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->generation < y->generation ? -1 : x->generation > y->generation;
+}
+
+/* The captures this run produced ("gotrace-<pid>.gtcap", "gotrace-<pid>-<n>.gtcap" after
+ * the n-th exec), the command's own first, then children by pid, each pid's images in
+ * order. */
+static size_t collect_captures(const struct run_options *opt, const struct capture_dir *cd,
+			       pid_t main_pid, struct capture **out)
 {
 	DIR *d = opendir(cd->path);
 	struct dirent *e;
@@ -638,39 +661,52 @@ static size_t collect_captures(const struct capture_dir *cd, pid_t main_pid,
 		if (!is_capture_name(e->d_name) || was_preexisting(cd, e->d_name))
 			continue;
 		struct capture c = { 0 };
-		snprintf(c.name, sizeof c.name, "%s", e->d_name);
+		char *end;
 		snprintf(c.path, sizeof c.path, "%s/%s", cd->path, e->d_name);
-		c.pid = (uint32_t)strtoul(e->d_name + 8, NULL, 10);
+		c.pid = (uint32_t)strtoul(e->d_name + 8, &end, 10);
+		if (*end == '-')
+			c.generation = (uint32_t)strtoul(end + 1, NULL, 10);
 		struct gt_file_header header;
 		int fd = open(c.path, O_RDONLY | O_CLOEXEC);
 		if (fd >= 0 && pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header &&
 		    memcmp(header.magic, GT_CAPTURE_MAGIC, 8) == 0) {
 			c.pid = header.pid;
-			c.ppid = header.ppid;
 			c.finalized = (header.flags & GT_FILE_FINALIZED) != 0;
+			header.exe_path[sizeof header.exe_path - 1] = '\0';
+			const char *slash = strrchr(header.exe_path, '/');
+			snprintf(c.command, sizeof c.command, "%.63s",
+				 slash != NULL ? slash + 1 : header.exe_path);
 		}
 		if (fd >= 0)
 			close(fd);
+		c.is_main = c.pid == (uint32_t)main_pid;
+		c.ignored = opt->no_follow && !c.is_main;
 		*out = realloc(*out, (n + 1) * sizeof **out);
+		if (*out == NULL) {
+			fail("out of memory");
+			exit(EXIT_GOTRACE_FAILED);
+		}
 		(*out)[n++] = c;
 	}
 	if (d != NULL)
 		closedir(d);
-	for (size_t i = 0; i < n; i++) {
-		if ((*out)[i].pid == (uint32_t)main_pid && i != 0) {
-			struct capture t = (*out)[0];
-			(*out)[0] = (*out)[i];
-			(*out)[i] = t;
-		}
-	}
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i + 1; j < n; j++)
-			if ((*out)[j].pid < (*out)[i].pid) {
-				struct capture t = (*out)[i];
-				(*out)[i] = (*out)[j];
-				(*out)[j] = t;
-			}
+	qsort(*out, n, sizeof **out, by_process);
+	for (size_t i = 0; i < n; i++)
+		(*out)[i].last_generation = i + 1 == n || (*out)[i + 1].pid != (*out)[i].pid;
 	return n;
+}
+
+/* FILE for the command (its last program image, after any exec), FILE.<pid> for a child,
+ * FILE.<pid>-<n> for an image a pid exec'd away from; SUFFIX appended. */
+static void trace_name(const struct run_options *opt, const struct capture *cap,
+		       const char *suffix, char *out, size_t size)
+{
+	if (!cap->last_generation)
+		snprintf(out, size, "%s.%u-%u%s", opt->output, cap->pid, cap->generation, suffix);
+	else if (cap->is_main)
+		snprintf(out, size, "%s%s", opt->output, suffix);
+	else
+		snprintf(out, size, "%s.%u%s", opt->output, cap->pid, suffix);
 }
 
 static void remove_captures(const struct capture_dir *cd, const struct capture *caps, size_t n)
@@ -700,8 +736,8 @@ static void print_conversion(const char *output, const struct capture *cap,
 	const struct gt_capture_stats *rd = &r->sum.reader;
 	char size[32];
 	format_size(r->capture_bytes, size, sizeof size);
-	fprintf(stderr, "gotrace: %s: pid %u, %" PRIu64 " threads, %" PRIu64 " events "
-		"(capture %s, converted in %.2f s)\n", output, cap->pid, mc->threads,
+	fprintf(stderr, "gotrace: %s: %s (pid %u), %" PRIu64 " threads, %" PRIu64 " events "
+		"(capture %s, converted in %.2f s)\n", output, cap->command, cap->pid, mc->threads,
 		r->sum.wire.events, size, r->sum.seconds);
 	/* What the trace may lack: facts the recorder lost, damage the reader skipped,
 	 * inconsistencies the model repaired. */
@@ -719,47 +755,41 @@ static void print_conversion(const char *output, const struct capture *cap,
 			"still running): the trace ends at its last recorded fact\n", cap->pid);
 }
 
-static int convert_all(const struct run_options *opt, const struct capture *caps, size_t n,
-		       pid_t main_pid, bool *all_ok)
+static void convert_all(const struct run_options *opt, const struct capture *caps, size_t n,
+			bool *all_ok)
 {
 	*all_ok = true;
-	if (n == 0 || caps[0].pid != (uint32_t)main_pid) {
+	if (n == 0 || !caps[0].is_main) {
 		fail("pid %d wrote no capture: libgotrace.so did not load into it or was "
-		     "disabled (see its messages above)", (int)main_pid);
+		     "disabled (see its messages above)", (int)child_pid);
 		*all_ok = false;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char output[PATH_MAX + 32];
-		if (caps[i].pid == (uint32_t)main_pid)
-			snprintf(output, sizeof output, "%s", opt->output);
-		else
-			snprintf(output, sizeof output, "%s.%u", opt->output, caps[i].pid);
+		char output[PATH_MAX + 64];
 		struct convert_result r;
+		if (caps[i].ignored)
+			continue;
+		trace_name(opt, &caps[i], "", output, sizeof output);
 		if (convert_capture(caps[i].path, output, &r) != 0) {
 			*all_ok = false;
 			continue;
 		}
 		print_conversion(output, &caps[i], &r);
 	}
-	return 0;
 }
 
 /* --keep-capture without --capture-dir: the captures move next to the traces, as
  * FILE.gtcap and FILE.<pid>.gtcap, where `gotrace report FILE` finds them.  Returns
  * whether the command's own capture got there. */
 static bool keep_beside_output(const struct run_options *opt, const struct capture_dir *cd,
-			       const struct capture *caps, size_t n, pid_t main_pid)
+			       const struct capture *caps, size_t n)
 {
 	bool main_kept = false, left = false;
 	for (size_t i = 0; i < n; i++) {
 		char target[PATH_MAX + 64];
-		bool is_main = caps[i].pid == (uint32_t)main_pid;
-		if (is_main)
-			snprintf(target, sizeof target, "%s.gtcap", opt->output);
-		else
-			snprintf(target, sizeof target, "%s.%u.gtcap", opt->output, caps[i].pid);
+		trace_name(opt, &caps[i], ".gtcap", target, sizeof target);
 		if (rename(caps[i].path, target) == 0) {
-			main_kept |= is_main;
+			main_kept |= caps[i].is_main && caps[i].last_generation;
 			fprintf(stderr, "gotrace: capture kept as %s\n", target);
 		} else {
 			/* Another file system (EXDEV): a capture may be large, leave it be. */
@@ -811,12 +841,12 @@ int gt_cmd_run(int argc, char **argv)
 	fprintf(stderr, "gotrace: %s %s after %.2f s\n", opt.command[0], how, ran);
 
 	struct capture *caps;
-	size_t n = collect_captures(&cd, (pid_t)child_pid, &caps);
+	size_t n = collect_captures(&opt, &cd, (pid_t)child_pid, &caps);
 	bool all_ok;
-	convert_all(&opt, caps, n, (pid_t)child_pid, &all_ok);
+	convert_all(&opt, caps, n, &all_ok);
 	bool kept_beside = false;
 	if (all_ok && opt.keep_capture && opt.capture_dir == NULL)
-		kept_beside = keep_beside_output(&opt, &cd, caps, n, (pid_t)child_pid);
+		kept_beside = keep_beside_output(&opt, &cd, caps, n);
 	else if (all_ok && !opt.keep_capture)
 		remove_captures(&cd, caps, n);
 	else if (n > 0)

@@ -46,7 +46,6 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		return -1;
 	const struct gt_file_header *h = gt_capture_header(c);
 	sum->pid = h->pid;
-	sum->truncated = gt_capture_truncated(c);
 
 	size_t tmp_len = strlen(out) + 16;
 	char *tmp = malloc(tmp_len);
@@ -81,8 +80,16 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		rc = -1;
 	} else {
 		struct gt_capture_record r;
-		while (gt_capture_next(c, &r))
+		for (uint64_t n = 1; gt_capture_next(c, &r); n++) {
 			gt_model_fact(m, &r);
+			if (opt->progress && n % 4096 == 0) {
+				struct gt_capture_stats st;
+				gt_capture_stats(c, &st);
+				opt->progress(opt->progress_ctx,
+					      st.bytes_read + st.bytes_zero + st.bytes_garbage,
+					      st.bytes_total);
+			}
+		}
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
 		if (werr) {
@@ -93,6 +100,7 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		gt_wire_stats(w, &sum->wire);
 	}
 	gt_capture_stats(c, &sum->reader);
+	sum->truncated = gt_capture_truncated(c);
 	if (close(fd) < 0 && !rc) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		rc = -1;

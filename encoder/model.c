@@ -55,6 +55,7 @@ struct mthread {
 	uint8_t wait_kind;      /* gt_block_kind, WAIT_NET, WAIT_PROLOGUE */
 	uint8_t sys_fd_kind;
 	bool in_syscall;        /* a syscall began and is not yet resolved */
+	bool sys_awaiting_end;  /* resolved as blocked before its end fact arrived */
 	bool in_wait_list;
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
 	uint32_t first_cpu;
@@ -94,6 +95,7 @@ struct gt_model {
 	uint64_t floor;             /* live events are at or after this tick */
 	uint64_t now;               /* latest fact time seen */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
+	char default_name[16];      /* the name threads inherit: the executable's, cut to 15 */
 	bool seen_fact;
 
 	uint64_t synth_stack[S_COUNT];
@@ -501,6 +503,7 @@ static void syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now,
 	if (!t->in_syscall)
 		return;
 	t->in_syscall = false;
+	t->sys_awaiting_end = blocked;
 	uint32_t p = t->sys_p;
 	uint64_t stk = captured_stack(m, t->sys_stack);
 	if (!blocked && now - t->sys_ns <= m->opt.syscall_threshold_ns) {
@@ -611,6 +614,8 @@ static struct mthread *fact_thread(struct gt_model *m, const struct gt_capture_r
 		m->ctr.threads_appeared++;
 	if (t->in_syscall && r->rec->type != GT_SYSCALL_END)
 		syscall_resolve(m, t, ns, r->cpu + 1 != t->sys_p);
+	if (r->rec->type != GT_SYSCALL_END)
+		t->sys_awaiting_end = false;
 	run_thread(m, t, r->cpu, ns, reason);
 	return t;
 }
@@ -803,8 +808,9 @@ static void fact_syscall_end(struct gt_model *m, const struct gt_capture_record 
 		return;
 	if (t->in_syscall)
 		syscall_resolve(m, t, ns, r->cpu + 1 != t->sys_p);
-	else if (t->g && t->state != T_DEAD)
+	else if (t->g && t->state != T_DEAD && !t->sys_awaiting_end)
 		m->ctr.ends_without_begin++;
+	t->sys_awaiting_end = false;
 	fact_thread(m, r, ns, S_UNKNOWN);
 }
 
@@ -825,7 +831,13 @@ static void fact_name(struct gt_model *m, const struct gt_capture_record *r)
 	struct mthread *t = r->rec->thread ? thread_get(m, r->rec->thread) : NULL;
 	if (!t)
 		return;
-	t->label = gt_wire_string(m->w, n->name, strnlen(n->name, sizeof n->name));
+	size_t len = strnlen(n->name, sizeof n->name);
+	/* every thread starts with the process name: it tells nothing, label only real names */
+	if (len == strlen(m->default_name) && !memcmp(n->name, m->default_name, len)) {
+		t->label = 0;
+		return;
+	}
+	t->label = gt_wire_string(m->w, n->name, len);
 }
 
 static void fact_module(struct gt_model *m, const struct gt_capture_record *r)
@@ -926,6 +938,13 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 		return NULL;
 	}
 	gt_wire_set_stack_id_base(w, SYNTH_STACK_BASE);
+	const char *exe = m->h.exe_path;
+	m->h.exe_path[sizeof m->h.exe_path - 1] = 0;
+	const char *slash = strrchr(exe, '/');
+	const char *base = slash ? slash + 1 : exe;
+	size_t blen = strnlen(base, sizeof m->default_name - 1);
+	memcpy(m->default_name, base, blen);
+	m->default_name[blen] = 0;
 	if (h->clock_source != GT_CLOCK_MONOTONIC)
 		fit_add(m, h->start_tsc, h->start_mono_ns);
 	return m;

@@ -71,7 +71,7 @@ struct wait_site {
 };
 
 struct stack_def {
-	const uint64_t *pcs;  /* in the capture mapping */
+	uint64_t *pcs;        /* a copy: a record lives only until the reader's next one */
 	uint32_t n;
 };
 
@@ -89,6 +89,15 @@ struct report {
 	bool write_failed;
 };
 
+static void *must(void *p)
+{
+	if (p == NULL) {
+		fputs("gotrace report: out of memory\n", stderr);
+		exit(1);
+	}
+	return p;
+}
+
 static void *grow(void *array, size_t *n, size_t want, size_t elem)
 {
 	if (want <= *n)
@@ -96,11 +105,7 @@ static void *grow(void *array, size_t *n, size_t want, size_t elem)
 	size_t cap = *n ? *n : 16;
 	while (cap < want)
 		cap *= 2;
-	char *bigger = realloc(array, cap * elem);
-	if (bigger == NULL) {
-		fputs("gotrace report: out of memory\n", stderr);
-		exit(1);
-	}
+	char *bigger = must(realloc(array, cap * elem));
 	memset(bigger + *n * elem, 0, (cap - *n) * elem);
 	*n = cap;
 	return bigger;
@@ -269,8 +274,11 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		    sizeof *p + (size_t)p->nframes * 8 > cr->payload_len)
 			break;
 		r->stacks = grow(r->stacks, &r->n_stacks, (size_t)p->id + 1, sizeof *r->stacks);
-		r->stacks[p->id] = (struct stack_def){ .pcs = (const uint64_t *)(p + 1),
-						       .n = p->nframes };
+		struct stack_def *def = &r->stacks[p->id];
+		free(def->pcs);
+		def->n = p->nframes;
+		def->pcs = must(malloc((size_t)p->nframes * sizeof *def->pcs + 1));
+		memcpy(def->pcs, p + 1, (size_t)p->nframes * sizeof *def->pcs);
 		break;
 	}
 	case GT_MODULE: {
@@ -472,8 +480,9 @@ static void text_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 			ms(s->total_ns), ms(s->total_ns) / (double)s->count, ms(s->max_ns));
 		for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
 			struct stack_stat *st = &s->stacks[k];
-			fprintf(out, "      %" PRIu64 " waits, %.3f ms total, %.3f ms mean, %.3f ms "
-				"max, from:\n", st->count, ms(st->total_ns),
+			fprintf(out, "      %" PRIu64 " %s, %.3f ms total, %.3f ms mean, %.3f ms "
+				"max, from:\n", st->count, st->count == 1 ? "wait" : "waits",
+				ms(st->total_ns),
 				ms(st->total_ns) / (double)st->count, ms(st->max_ns));
 			text_stack(out, r, st->stack, "        ");
 		}
@@ -681,6 +690,8 @@ static void free_report(struct report *r)
 	free(r->objects);
 	free(r->syscalls);
 	free(r->threads);
+	for (size_t i = 0; i < r->n_stacks; i++)
+		free(r->stacks[i].pcs);
 	free(r->stacks);
 	if (r->sym != NULL)
 		gt_sym_free(r->sym);

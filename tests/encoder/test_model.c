@@ -379,6 +379,7 @@ Test(model, syscall_preempted_by_another_thread_blocked)
 	convert_and_parse(cb, "sysother", &r, 0);
 	cr_expect_eq(go119_count(&r.t19, "GoSysBlock"), 1, "the syscall blocked: G2 ran on its CPU");
 	cr_expect_eq(go119_count(&r.t19, "GoSysExit"), 1);
+	cr_expect_eq(r.sum.model.ends_without_begin, 0, "its end is expected, not a repair");
 	done(&r);
 }
 
@@ -499,6 +500,7 @@ Test(model, epilogue_deschedules_running_threads)
 Test(model, thread_name_labels_later_starts)
 {
 	struct gt_cb *cb = two_threads();
+	gt_cb_thread_name(cb, 0, T0 + 250, MAIN, "test-program");  /* the inherited name: no label */
 	gt_cb_thread_name(cb, 1, T0 + 300, 2, "net-worker");
 	gt_cb_yield(cb, 1, T0 + 400, 2, 1);
 	gt_cb_block_begin(cb, 1, T0 + 500, 2, GT_BK_SLEEP, 1, 1);
@@ -508,6 +510,7 @@ Test(model, thread_name_labels_later_starts)
 	cr_expect(strstr(l->args, "label=net-worker"), "%s", l->args);
 	cr_expect_gt(go119_find(&r.t19, "GoStartLabel", 0), go119_find(&r.t19, "Gomaxprocs", 0));
 	cr_assert(find23(&r, "Label=\"net-worker\"", NULL, 0));
+	cr_expect_eq(go119_count(&r.t19, "GoStartLabel"), 1, "only G2 is labelled");
 	done(&r);
 }
 

@@ -224,3 +224,24 @@ Test(reader, reorder_window_sorts_a_cpu_stream)
 	cr_expect_eq(n, 5);
 	cr_expect_eq(st.reordered, 0);
 }
+
+Test(reader, abandoned_reservation_past_the_chunk_end_is_not_truncation)
+{
+	/* the recorder's reservation counter may run past the chunk when a record did not fit */
+	struct gt_cb *cb = gt_cb_new(1, 4096, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_block_begin(cb, 0, T0 + 20, 1, GT_BK_SLEEP, 1, 0);
+	size_t size;
+	struct gt_chunk_header *ch = (struct gt_chunk_header *)(gt_cb_image(cb, &size) + GT_FILE_HEADER_SIZE);
+	ch->used = 4096 + 64;
+	char p[PATH_MAX];
+	path_of(p, "abandoned");
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+	struct gt_convert_summary s;
+	convert_ok("abandoned", &s);
+	cr_expect_eq(s.reader.records, 2);
+	cr_expect_eq(s.reader.chunks_truncated, 0);
+	cr_expect(!s.truncated);
+	cr_expect_gt(s.reader.bytes_zero, 0, "the unwritten rest of the chunk reads as zero words");
+}

@@ -151,11 +151,13 @@ static bool parse_i64(const char *s, int64_t *v)
   return true;
 }
 
-/* One dump line: "<ts> <Type> p=<P> g=<G> off=<off> name=value ...".  String arguments
- * (labels, log messages) end the numeric arguments and are left out. */
+/* One dump line: "<ts> <Type> p=<P> g=<G> off=<off> name=value ...".  The first value that
+ * is not a number starts the string arguments, kept as printed. */
 static bool parse_event_line(char *line, struct gt_event *ev)
 {
   memset(ev, 0, sizeof *ev);
+  char printed[1024];
+  snprintf(printed, sizeof printed, "%s", line);
   char *save, *tok = strtok_r(line, " ", &save);
   if (!tok || !parse_i64(tok, &ev->ts_ns))
     return false;
@@ -181,8 +183,12 @@ static bool parse_event_line(char *line, struct gt_event *ev)
     }
     struct gt_event_arg *arg = &ev->args[ev->n_args];
     if (ev->n_args == GT_EVENT_MAX_ARGS || strlen(name) >= sizeof arg->name ||
-        !parse_u64(value, &arg->value))
+        !parse_u64(value, &arg->value)) {
+      size_t at = (size_t)(tok - line);
+      if (at < sizeof printed)
+        snprintf(ev->strings, sizeof ev->strings, "%s", printed + at);
       break;
+    }
     strcpy(arg->name, name);
     ev->n_args++;
   }
@@ -255,6 +261,23 @@ bool gt_event_arg(const struct gt_event *ev, const char *name, uint64_t *value)
       return true;
     }
   return false;
+}
+
+const char *gt_event_string(const struct gt_event *ev, const char *name, char *buf, size_t len)
+{
+  size_t nlen = strlen(name);
+  const char *v = NULL;
+  for (const char *s = ev->strings; (s = strstr(s, name)); s += nlen)
+    if ((s == ev->strings || s[-1] == ' ') && s[nlen] == '=') {
+      v = s + nlen + 1;
+      break;
+    }
+  if (!v || !len)
+    return NULL;
+  const char *end = strcmp(name, "category") ? NULL : strstr(v, " message=");
+  size_t vlen = end ? (size_t)(end - v) : strlen(v);
+  snprintf(buf, len, "%.*s", (int)vlen, v);
+  return buf;
 }
 
 ssize_t gt_events_find_arg(const struct gt_events *events, size_t from, const char *type,

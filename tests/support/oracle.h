@@ -43,6 +43,10 @@ struct gt_event {
   /* The dump's name=value pairs after off=, in order: g=, seq=, stack= (GoCreate's new
    * stack), thread=, procs=, ts= (GoSysExit) ... The event's own stack id is not printed. */
   struct gt_event_arg args[GT_EVENT_MAX_ARGS];
+  /* The string arguments as printed after the numeric ones ("label=worker" for GoStartLabel,
+   * "name=..." for user tasks and regions, "category=... message=..." for UserLog), cut to
+   * the size of this field; read them with gt_event_string(). */
+  char strings[160];
 };
 
 struct gt_events {
@@ -70,6 +74,9 @@ struct gt_events *gt_events_filter(const struct gt_events *events, const char *t
                                    int64_t p);
 /* Argument NAME of EV; false if the event has no such argument. */
 bool gt_event_arg(const struct gt_event *ev, const char *name, uint64_t *value);
+/* String argument NAME of EV ("label", "name", "category", "message") copied into BUF of LEN
+ * bytes; NULL if absent.  A value runs to the end of the line (a category to " message="). */
+const char *gt_event_string(const struct gt_event *ev, const char *name, char *buf, size_t len);
 
 /* ---- Go 1.23 `trace -d=1`: the converted events, with stacks ------------------------------- */
 

@@ -14,7 +14,7 @@ enum {
   EV_BATCH = 1, EV_FREQUENCY = 2, EV_STACK = 3, EV_GOMAXPROCS = 4, EV_PROC_START = 5,
   EV_PROC_STOP = 6, EV_GO_CREATE = 13, EV_GO_START = 14, EV_GO_END = 15, EV_GO_PREEMPT = 18,
   EV_GO_UNBLOCK = 21, EV_GO_BLOCK_SYNC = 25, EV_GO_SYSCALL = 28, EV_GO_SYSEXIT = 29,
-  EV_GO_SYSBLOCK = 30, EV_GO_IN_SYSCALL = 32, EV_STRING = 37,
+  EV_GO_SYSBLOCK = 30, EV_GO_IN_SYSCALL = 32, EV_STRING = 37, EV_GO_START_LABEL = 41,
 };
 #define NO_P UINT64_MAX
 
@@ -114,13 +114,14 @@ static void frequency(struct tw *w)
   put_varint(w, 1000000000); /* ticks are nanoseconds */
 }
 
-/* Strings 1 "main", 2 "main.c", 3 "worker"; stacks 1 main:10 (G1's start), 2 worker:20 (G2's
+/* Strings 1 "main", 2 "main.c", 3 "worker", 4 "main thread"; stacks 1 main:10 (G1's start), 2 worker:20 (G2's
  * start), 3 main:12 (G1's blocking calls), 4 worker:22 (G2 wakes G1). */
 static void metadata(struct tw *w, bool with_frequency)
 {
   string(w, 1, "main");
   string(w, 2, "main.c");
   string(w, 3, "worker");
+  string(w, 4, "main thread");
   stack1(w, 1, 0x401000, 1, 2, 10);
   stack1(w, 2, 0x402000, 3, 2, 20);
   stack1(w, 3, 0x401010, 1, 2, 12);
@@ -129,11 +130,12 @@ static void metadata(struct tw *w, bool with_frequency)
     frequency(w);
 }
 
-enum variant { GOOD, LEFT_RUNNING, STACK_FIRST, NO_FREQUENCY };
+enum variant { GOOD, LEFT_RUNNING, STACK_FIRST, NO_FREQUENCY, LABELLED };
 
 /* The §5.4 prologue, then G1 creates G2 and blocks on a mutex that G2 releases before it ends;
  * G1 then makes a blocking syscall (GoSysCall + GoSysBlock + ProcStop ... GoSysExit) and is
- * preempted at the end (LEFT_RUNNING: it stays running). */
+ * preempted at the end (LEFT_RUNNING: it stays running; LABELLED: its last start carries the
+ * label "main thread"). */
 static void build_main_trace(struct tw *w, enum variant v)
 {
   header(w);
@@ -155,7 +157,10 @@ static void build_main_trace(struct tw *w, enum variant v)
   EV0(w, EV_PROC_STOP, 112);
   EV(w, EV_GO_SYSEXIT, 120, 1, 4, 0);
   EV(w, EV_PROC_START, 121, 1);
-  EV(w, EV_GO_START, 122, 1, 5);
+  if (v == LABELLED)
+    EV(w, EV_GO_START_LABEL, 122, 1, 5, 4);
+  else
+    EV(w, EV_GO_START, 122, 1, 5);
   if (v != LEFT_RUNNING)
     EV(w, EV_GO_PREEMPT, 130, 0);
   batch(w, 0, 130);
@@ -345,6 +350,28 @@ Test(oracle, events_119_are_parsed_with_their_arguments)
   cr_assert_str_eq(g1->ev[0].type, "GoStart");
   gt_events_free(g1);
   gt_events_free(ev);
+}
+
+Test(oracle, labels_are_string_arguments)
+{
+  const char *trace = main_trace(LABELLED);
+  expect_verdicts(trace, NULL, 0);
+  struct gt_events *ev = gt_events_parse_119(trace);
+  cr_assert_not_null(ev);
+  ssize_t i = gt_events_find(ev, 0, "GoStartLabel", 1, GT_ANY);
+  cr_assert_geq(i, 0);
+  char label[32];
+  cr_assert_str_eq(gt_event_string(&ev->ev[i], "label", label, sizeof label), "main thread");
+  cr_assert_null(gt_event_string(&ev->ev[i], "message", label, sizeof label));
+  uint64_t seq;
+  cr_assert(gt_event_arg(&ev->ev[i], "seq", &seq) && seq == 5);
+  gt_events_free(ev);
+
+  char *dump = gt_dump_123(trace);
+  cr_assert_not_null(dump);
+  cr_assert_eq(gt_dump_123_count(dump, "G=1 Label"), 1);
+  cr_assert(strstr(dump, "Label=\"main thread\" Resource=Goroutine(1)"), "%s", dump);
+  free(dump);
 }
 
 Test(oracle, events_119_of_a_rejected_trace_are_null)
