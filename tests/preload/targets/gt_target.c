@@ -53,7 +53,7 @@ static void *named(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "prctl-name");
-	msleep(20);
+	msleep(150); /* still alive when main joins it: that join blocks */
 	return NULL;
 }
 
@@ -68,10 +68,14 @@ static int s_threads(void)
 	pthread_setname_np(d, "set-name");
 	msleep(30);
 	pthread_cancel(c);
-	printf("join a %d\n", pthread_join(a, &ret));
-	printf("join b %d ret %ld\n", pthread_join(b, &ret), (long)ret);
-	printf("join c %d cancelled %d\n", pthread_join(c, &ret), ret == PTHREAD_CANCELED);
-	printf("join d %d\n", pthread_join(d, NULL));
+	int r = pthread_join(a, &ret);
+	printf("join a %d\n", r);
+	r = pthread_join(b, &ret);
+	printf("join b %d ret %ld\n", r, (long)ret);
+	r = pthread_join(c, &ret);
+	printf("join c %d cancelled %d\n", r, ret == PTHREAD_CANCELED);
+	r = pthread_join(d, NULL);
+	printf("join d %d\n", r);
 	return 0;
 }
 
@@ -299,7 +303,8 @@ static int s_syscalls(void)
 	if (pid == 0)
 		_exit(7);
 	int st;
-	printf("waitpid %d status %d\n", waitpid(pid, &st, 0) == pid, WEXITSTATUS(st));
+	int waited = waitpid(pid, &st, 0) == pid;
+	printf("waitpid %d status %d\n", waited, WEXITSTATUS(st));
 
 	atomic_int word = 0;
 	pthread_create(&t, NULL, futex_waker, &word);
@@ -309,7 +314,8 @@ static int s_syscalls(void)
 	printf("futex woken\n");
 
 	errno = 0;
-	printf("read bad fd %zd errno %d\n", read(-1, buf, 1), errno);
+	ssize_t bad = read(-1, buf, 1);
+	printf("read bad fd %zd errno %d\n", bad, errno);
 	return 0;
 }
 
