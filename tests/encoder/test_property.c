@@ -3,7 +3,7 @@
  * Random captures: threads created, started, ended, named; blocks and wakes on a few shared
  * objects in right and wrong order; syscalls of every descriptor kind and duration; yields;
  * facts on random CPUs (migrations, invisible preemptions); unknown threads; per-CPU clock
- * skew; then sometimes truncation, zeroed ranges or garbage.  Every capture is converted and
+ * skew; user tasks, regions and logs; then sometimes truncation, zeroed ranges or garbage.  Every capture is converted and
  * parsed by Go 1.19 and Go 1.23; a sample also goes through the full trace-oracle (UI start-up,
  * pages, profiles).  A failure prints its seed; GT_PROPERTY_SEED=N replays one capture.
  *
@@ -153,6 +153,11 @@ static uint64_t random_capture(uint64_t seed, const char *path)
 			} else if (what < 97 && n_threads > 1) {
 				/* a duplicate creation of an existing thread */
 				gt_cb_thread_new(cb, cpu, ts, k, 2, stack, 0x401000);
+			} else {
+				/* user annotations, nested right or wrong */
+				static const char *const names[] = {"a", "b", "c"};
+				gt_cb_user(cb, cpu, ts, k, (enum gt_user_kind)(1 + below(&r, 5)), below(&r, 3),
+					   below(&r, 2), stack, names[below(&r, 3)], below(&r, 2) ? "msg" : NULL);
 			}
 			break;
 		}
