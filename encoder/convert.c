@@ -128,7 +128,7 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 	const struct gt_model_counters *mc = &s->model;
 	uint64_t repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
 			    mc->ends_without_begin + mc->stacks_missing + r->reordered;
-	uint64_t skipped = mc->facts_after_end + mc->facts_ignored;
+	uint64_t skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;
 	fprintf(f, "gotrace: %s: pid %u, %" PRIu64 " threads, %" PRIu64 " facts, %" PRIu64
 		   " events written, %" PRIu64 " facts repaired, %" PRIu64 " facts skipped, %" PRIu64
 		   " bytes of damage skipped, %.3f s (%.3f s CPU)%s\n",
