@@ -19,9 +19,10 @@
 
 int gt_clock_tsc;
 int gt_use_rdtscp;
+int gt_use_rseq_tsc;
 int gt_cpu_source = GT_CPU_GETCPU;
 uint64_t gt_tsc_hz = 1000000000ull;
-static ptrdiff_t gt_rseq_offset;
+ptrdiff_t gt_rseq_offset;
 
 uint64_t gt_mono_ns(void)
 {
@@ -104,6 +105,7 @@ void gt_clock_setup(void)
 	}
 	gt_clock_tsc = 0;
 	gt_use_rdtscp = 0;
+	gt_use_rseq_tsc = 0;
 	gt_tsc_hz = 1000000000ull;
 #if defined(__x86_64__)
 	unsigned a, b, c, d;
@@ -118,7 +120,7 @@ void gt_clock_setup(void)
 		invariant = cpuinfo_has_flags();
 	if (!invariant)
 		return;
-	if (rdtscp)
+	if (rdtscp && gt_cpu_source != GT_CPU_RSEQ)
 		gt_cpu_source = GT_CPU_RDTSCP;
 	/* Estimate the rate over ~0.5 ms; the clock pairs in the capture refine it. */
 	uint64_t m0 = gt_mono_ns(), t0 = gt_rdtsc(), m1, t1;
@@ -131,5 +133,6 @@ void gt_clock_setup(void)
 	gt_tsc_hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
 	gt_clock_tsc = 1;
 	gt_use_rdtscp = gt_cpu_source == GT_CPU_RDTSCP;
+	gt_use_rseq_tsc = gt_cpu_source == GT_CPU_RSEQ;
 #endif
 }
