@@ -1,6 +1,6 @@
 /* workload: small programs whose synchronisation a tracer records, for scripts/bench.
  *
- *   workload mutex   [ROUNDS]   4 threads take one lock ROUNDS times each (default 100000)
+ *   workload mutex   [ROUNDS]   4 threads take one lock ROUNDS times each (default 20000)
  *   workload condvar [ROUNDS]   2 threads pass a turn through a condition variable
  *                               ROUNDS times each way (default 10000)
  *   workload pipe    [ROUNDS]   2 threads pass one byte back and forth through 2 pipes
@@ -29,24 +29,33 @@ static void check(int rc, const char *what)
 /* ---- mutex: 4 threads, one lock --------------------------------------------------------- */
 
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t all_started;
 static unsigned long shared_counter;
 
 static void *mutex_worker(void *arg)
 {
 	(void)arg;
+	/* all four contend from the start, not one after the other as they are created */
+	pthread_barrier_wait(&all_started);
+	unsigned long local = 1;
 	for (long i = 0; i < rounds; i++) {
 		pthread_mutex_lock(&big_lock);
-		/* a short critical section: a few dependent updates */
-		for (int k = 0; k < 8; k++)
+		/* as long a critical section as the work outside it: the lock is contended */
+		for (int k = 0; k < 100; k++)
 			shared_counter = shared_counter * 3 + 1;
 		pthread_mutex_unlock(&big_lock);
+		for (int k = 0; k < 100; k++)
+			local = local * 5 + (unsigned long)k;
 	}
+	if (local == 0)
+		puts("unreachable");
 	return NULL;
 }
 
 static void run_mutex(void)
 {
 	pthread_t th[4];
+	check(pthread_barrier_init(&all_started, NULL, 4), "pthread_barrier_init");
 	for (int i = 0; i < 4; i++)
 		check(pthread_create(&th[i], NULL, mutex_worker, NULL), "pthread_create");
 	for (int i = 0; i < 4; i++)
@@ -153,7 +162,7 @@ int main(int argc, char **argv)
 		void (*run)(void);
 		long default_rounds;
 	} workloads[] = {
-		{"mutex", run_mutex, 100000},
+		{"mutex", run_mutex, 20000},
 		{"condvar", run_condvar, 10000},
 		{"pipe", run_pipe, 10000},
 		{"churn", run_churn, 10000},
