@@ -246,6 +246,7 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 		}
 		memcpy(sl->data, p, len);
 		s->pos += len;
+		c->stats.bytes_read += len;
 		*slot_out = slot;
 		return true;
 	}
@@ -434,6 +435,9 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 			s->cap_chunks = cap;
 		}
 		s->chunks[s->n_chunks++] = (struct chunk_ref){k, ch->seq};
+		uint64_t used = ch->used < h.chunk_size ? ch->used : h.chunk_size;
+		if (used > GT_CHUNK_HEADER_SIZE)
+			c->stats.bytes_total += used - GT_CHUNK_HEADER_SIZE;
 		if (ch->first_tsc > max_first && ch->first_tsc - h.start_tsc < hz * 86400ull * 365)
 			max_first = ch->first_tsc;
 		c->stats.chunks++;

@@ -30,6 +30,9 @@ struct gt_capture_stats {
 	uint64_t resyncs;            /* times a valid record was found again after garbage */
 	uint64_t torn_tails;         /* chunks ending in a partial record */
 	uint64_t reordered;          /* records left out of order by the window, clamped */
+	uint64_t bytes_total;        /* record bytes the valid chunks hold (for progress) */
+	uint64_t bytes_read;         /* record bytes read so far (with bytes_zero and
+				      * bytes_garbage: the part of bytes_total consumed) */
 };
 
 /* One record in merged order.  rec stays valid until the next gt_capture_next call.  tsc may be raised above rec->tsc to keep its stream ordered. */

@@ -4,6 +4,8 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 void gt_cli_fail(const char *command, const char *fmt, ...)
 {
@@ -27,4 +29,43 @@ int gt_cli_bad_option(const char *command, int getopt_result, char **argv)
 		gt_cli_fail(command, "unknown option '%s' (see gotrace %s --help)",
 			    argv[optind - 1], command);
 	return 2;
+}
+
+static double monotonic_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void gt_cli_progress_start(struct gt_cli_progress *p, const char *label)
+{
+	*p = (struct gt_cli_progress){ .label = label, .started = monotonic_seconds(),
+				       .tty = isatty(2) == 1 };
+}
+
+void gt_cli_progress_update(void *progress, uint64_t done, uint64_t total)
+{
+	enum { BAR = 30 };
+	struct gt_cli_progress *p = progress;
+	double now = monotonic_seconds();
+	if (!p->tty || total == 0 || now - p->started < 1.0 || now - p->last_drawn < 0.1)
+		return;
+	double fraction = done >= total ? 1.0 : (double)done / (double)total;
+	char bar[BAR + 1];
+	for (int i = 0; i < BAR; i++)
+		bar[i] = i < (int)(fraction * BAR) ? '#' : '-';
+	bar[BAR] = '\0';
+	fprintf(stderr, "\rgotrace: converting %s [%s] %3d%%  %.0f s", p->label, bar,
+		(int)(fraction * 100), now - p->started);
+	fflush(stderr);
+	p->last_drawn = now;
+	p->shown = true;
+}
+
+void gt_cli_progress_end(struct gt_cli_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
 }

@@ -3,11 +3,26 @@
 #ifndef GOTRACE_CLI_COMMON_H
 #define GOTRACE_CLI_COMMON_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /* Prints "gotrace COMMAND: <message>\n" on stderr. */
 void gt_cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* For getopt_long run with opterr = 0 and an optstring starting with ':' (after any '+'):
  * reports the option that getopt returned ':' or '?' for, and returns the usage status 2. */
 int gt_cli_bad_option(const char *command, int getopt_result, char **argv);
+
+/* A progress bar on stderr for a long conversion: drawn only when stderr is a terminal and
+ * the work has taken more than a second, then redrawn at most ten times a second, and
+ * erased at the end.  update() has the signature of gt_convert_options.progress. */
+struct gt_cli_progress {
+	const char *label;
+	double started, last_drawn;
+	bool tty, shown;
+};
+void gt_cli_progress_start(struct gt_cli_progress *p, const char *label);
+void gt_cli_progress_update(void *progress, uint64_t done, uint64_t total);
+void gt_cli_progress_end(struct gt_cli_progress *p);
 
 #endif

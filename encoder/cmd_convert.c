@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "convert.h"
 
@@ -104,7 +105,13 @@ int gt_cmd_convert(int argc, char **argv)
 			snprintf(name, sizeof name, "%s.%u", out, gt_convert_capture_pid(argv[i]));
 		char err[512];
 		struct gt_convert_summary sum;
-		if (gt_convert_file(argv[i], name, &opt, &sum, err, sizeof err)) {
+		struct gt_cli_progress progress;
+		gt_cli_progress_start(&progress, name);
+		opt.progress = quiet ? NULL : gt_cli_progress_update;
+		opt.progress_ctx = &progress;
+		int failed = gt_convert_file(argv[i], name, &opt, &sum, err, sizeof err);
+		gt_cli_progress_end(&progress);
+		if (failed) {
 			fprintf(stderr, "gotrace convert: %s\n", err);
 			status = 1;
 			continue;

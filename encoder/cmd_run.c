@@ -611,7 +611,13 @@ static int convert_capture(const char *capture, const char *output, struct conve
 	*r = (struct convert_result){ 0 };
 	if (stat(capture, &st) == 0)
 		r->capture_bytes = (uint64_t)st.st_size;
-	if (gt_convert_file(capture, output, &copt, &r->sum, err, sizeof err) != 0) {
+	struct gt_cli_progress progress;
+	gt_cli_progress_start(&progress, output);
+	copt.progress = gt_cli_progress_update;
+	copt.progress_ctx = &progress;
+	int rc = gt_convert_file(capture, output, &copt, &r->sum, err, sizeof err);
+	gt_cli_progress_end(&progress);
+	if (rc != 0) {
 		fail("%s", err);
 		return -1;
 	}

@@ -80,8 +80,16 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		rc = -1;
 	} else {
 		struct gt_capture_record r;
-		while (gt_capture_next(c, &r))
+		for (uint64_t n = 1; gt_capture_next(c, &r); n++) {
 			gt_model_fact(m, &r);
+			if (opt->progress && n % 4096 == 0) {
+				struct gt_capture_stats st;
+				gt_capture_stats(c, &st);
+				opt->progress(opt->progress_ctx,
+					      st.bytes_read + st.bytes_zero + st.bytes_garbage,
+					      st.bytes_total);
+			}
+		}
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
 		if (werr) {
@@ -120,7 +128,7 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 	const struct gt_model_counters *mc = &s->model;
 	uint64_t repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
 			    mc->ends_without_begin + mc->stacks_missing + r->reordered;
-	uint64_t skipped = mc->facts_after_end + mc->facts_ignored;
+	uint64_t skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;
 	fprintf(f, "gotrace: %s: pid %u, %" PRIu64 " threads, %" PRIu64 " facts, %" PRIu64
 		   " events written, %" PRIu64 " facts repaired, %" PRIu64 " facts skipped, %" PRIu64
 		   " bytes of damage skipped, %.3f s (%.3f s CPU)%s\n",

@@ -289,7 +289,7 @@ void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t 
 			k += gt_uvarint_put(out + k, args[i]);
 		wp->buf.len += k;
 	} else {
-		uint8_t payload[11 * 10];
+		uint8_t payload[5 * 10];
 		size_t len = gt_uvarint_put(payload, delta);
 		for (unsigned i = 0; i < n; i++)
 			len += gt_uvarint_put(payload + len, args[i]);
@@ -299,6 +299,36 @@ void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t 
 		memcpy(out + k, payload, len);
 		wp->buf.len += k + len;
 	}
+	wp->batch_ticks = ticks;
+	wp->last_ticks = ticks;
+	w->stats.events++;
+}
+
+void gt_wire_user_log(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,
+		      uint64_t stack, const char *msg, size_t len)
+{
+	struct wire_p *wp = wire_p(w, p);
+	if (!batch_ensure(w, wp, MAX_EVENT_BYTES + 10 + len))
+		return;
+	if (ticks < wp->last_ticks) {
+		ticks = wp->last_ticks;
+		w->stats.ticks_clamped++;
+	}
+	uint8_t payload[4 * 10];
+	size_t plen = gt_uvarint_put(payload, ticks - wp->batch_ticks);
+	plen += gt_uvarint_put(payload + plen, task);
+	plen += gt_uvarint_put(payload + plen, key);
+	plen += gt_uvarint_put(payload + plen, stack);
+	uint8_t *out = wp->buf.data + wp->buf.len;
+	size_t k = 0;
+	out[k++] = (uint8_t)(gt_go_events[GT_GO_USER_LOG].type | (3u << 6));
+	k += gt_uvarint_put(out + k, plen);
+	memcpy(out + k, payload, plen);
+	k += plen;
+	k += gt_uvarint_put(out + k, len);
+	if (len)
+		memcpy(out + k, msg, len);
+	wp->buf.len += k + len;
 	wp->batch_ticks = ticks;
 	wp->last_ticks = ticks;
 	w->stats.events++;

@@ -41,7 +41,11 @@
 	X(GO_SYSBLOCK, "GoSysBlock", 30, 0, false)                                  \
 	X(GO_WAITING, "GoWaiting", 31, 1, false)       /* G */                      \
 	X(STRING, "String", 37, 2, false)              /* id, len, then bytes */    \
-	X(GO_START_LABEL, "GoStartLabel", 41, 3, false) /* G, seq, label string */
+	X(GO_START_LABEL, "GoStartLabel", 41, 3, false) /* G, seq, label string */  \
+	X(USER_TASK_CREATE, "UserTaskCreate", 45, 3, true) /* task, parent, name, stack */ \
+	X(USER_TASK_END, "UserTaskEnd", 46, 1, true)   /* task, stack */            \
+	X(USER_REGION, "UserRegion", 47, 3, true)      /* task, mode, name, stack */ \
+	X(USER_LOG, "UserLog", 48, 2, true)            /* task, key, stack; message */
 
 enum gt_go_event {
 #define GT_GO_EVENT_ENUM(name, goname, byte, nargs, stack) GT_GO_##name,
@@ -97,6 +101,11 @@ struct gt_wire *gt_wire_open(int fd, uint32_t n_ps);
  * stack id when has_stack).  Ticks below the P's last tick are raised to it (counted). */
 void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
 		   const uint64_t *args);
+
+/* UserLog: the event (task id, key string id, stack) followed, outside its length, by the
+ * message bytes (§1.3). */
+void gt_wire_user_log(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,
+		      uint64_t stack, const char *msg, size_t len);
 
 /* Interned string id (1, 2, ...) for len bytes of s; defines it on first use.  Empty
  * strings are id 0; names longer than GT_WIRE_MAX_NAME keep their last bytes. */

@@ -20,6 +20,8 @@
 #define SYNTH_PC_BASE 0xffff000000000000ull
 #define JOIN_KEY_BIT (1ull << 63)
 
+#define MAX_REGIONS 16   /* user regions open at once per thread */
+
 enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DEAD };
 
 /* What a thread waits for, beyond enum gt_block_kind. */
@@ -60,6 +62,10 @@ struct mthread {
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
 	uint32_t first_cpu;
 	uint32_t serial;
+	uint8_t n_regions;      /* open user regions, innermost last */
+	struct {
+		uint64_t task, name;
+	} regions[MAX_REGIONS];
 };
 
 struct mproc {
@@ -100,6 +106,7 @@ struct gt_model {
 
 	uint64_t synth_stack[S_COUNT];
 	struct u64map routine_stacks;
+	struct u64map tasks;        /* user task id -> 1 while live */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
 
@@ -271,6 +278,13 @@ static void emit(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t w
 {
 	uint64_t args[3] = {a0, a1, a2};
 	gt_wire_event(m->w, p, ev, take_tick(m, p, a, b, want), args);
+}
+
+static void emit4(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
+		  struct mthread *a, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	uint64_t args[4] = {a0, a1, a2, a3};
+	gt_wire_event(m->w, p, ev, take_tick(m, p, a, NULL, want), args);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -732,8 +746,11 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 	c->g = m->next_g++;
 	c->seq = 0;
 	c->state = T_RUNNABLE;
+	/* never an empty creator stack: Go 1.19's task analysis reads its first frame when the
+	 * creator is inside a user region */
+	uint64_t stk = captured_stack(m, n->stack);
 	emit(m, t->p, GT_GO_GO_CREATE, ns, t, c, c->g, routine_stack(m, n->start_routine, S_PREEXISTING),
-	     captured_stack(m, n->stack));
+	     stk ? stk : synth_stack(m, S_NO_FRAMES));
 	m->ctr.threads++;
 }
 
@@ -853,11 +870,72 @@ static void fact_module(struct gt_model *m, const struct gt_capture_record *r)
 			  mod->flags);
 }
 
+/* User tasks, regions and logs on the thread's G.  Readers reject a region end that is not
+ * the innermost open region of its G and a task id live twice: such facts are skipped. */
+static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
+{
+	const struct gt_p_user *u = r->payload;
+	struct mthread *t = fact_thread(m, r, ns, S_UNKNOWN);
+	if (!t)
+		return;
+	const char *name = (const char *)(u + 1);
+	const char *msg = name + u->name_len;
+	uint64_t stk = captured_stack(m, u->stack);
+	if (!stk)
+		stk = synth_stack(m, S_NO_FRAMES);   /* region analysis reads the first frame */
+	uint64_t name_id = u->name_len ? gt_wire_string(m->w, name, u->name_len)
+				       : gt_wire_cstring(m->w, "[unnamed]");
+	bool found = false;
+	uint64_t *live = NULL;
+	switch (r->rec->aux) {
+	case GT_USER_TASK_BEGIN:
+		live = u->id ? u64map_slot(&m->tasks, u->id, &found) : NULL;
+		if (!live || (found && *live))
+			break;
+		*live = 1;
+		emit4(m, t->p, GT_GO_USER_TASK_CREATE, ns, t, u->id, u->parent, name_id, stk);
+		m->ctr.user_annotations++;
+		return;
+	case GT_USER_TASK_END:
+		live = u->id ? u64map_slot(&m->tasks, u->id, &found) : NULL;
+		if (!live || !found || !*live)
+			break;
+		*live = 0;
+		emit(m, t->p, GT_GO_USER_TASK_END, ns, t, NULL, u->id, stk, 0);
+		m->ctr.user_annotations++;
+		return;
+	case GT_USER_REGION_BEGIN:
+		if (t->n_regions == MAX_REGIONS)
+			break;
+		t->regions[t->n_regions].task = u->id;
+		t->regions[t->n_regions++].name = name_id;
+		emit4(m, t->p, GT_GO_USER_REGION, ns, t, u->id, 0, name_id, stk);
+		m->ctr.user_annotations++;
+		return;
+	case GT_USER_REGION_END:
+		if (!t->n_regions || t->regions[t->n_regions - 1].task != u->id ||
+		    t->regions[t->n_regions - 1].name != name_id)
+			break;
+		t->n_regions--;
+		emit4(m, t->p, GT_GO_USER_REGION, ns, t, u->id, 1, name_id, stk);
+		m->ctr.user_annotations++;
+		return;
+	case GT_USER_LOG:
+		gt_wire_user_log(m->w, t->p, take_tick(m, t->p, t, NULL, ns), u->id, name_id, stk, msg,
+				 u->msg_len);
+		m->ctr.user_annotations++;
+		return;
+	default:
+		break;
+	}
+	m->ctr.user_skipped++;
+}
+
 static bool fact_is_prologue(uint8_t type)
 {
 	switch (type) {
 	case GT_THREAD_EXISTING: case GT_THREAD_NAME: case GT_STACK: case GT_MODULE:
-	case GT_MODULE_UNLOAD: case GT_CLOCK: case GT_NOTICE: case GT_USER: case GT_PROCESS:
+	case GT_MODULE_UNLOAD: case GT_CLOCK: case GT_NOTICE: case GT_PROCESS:
 		return true;
 	default:
 		return false;
@@ -910,6 +988,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 			m->ctr.writer_threads_lost += n->value;
 		break;
 	}
+	case GT_USER: fact_user(m, r, ns); break;
 	case GT_MODULE_UNLOAD: case GT_CAPTURE_END:
 		break;
 	default:
@@ -1006,6 +1085,8 @@ void gt_model_free(struct gt_model *m)
 	free(m->buckets);
 	free(m->routine_stacks.keys);
 	free(m->routine_stacks.vals);
+	free(m->tasks.keys);
+	free(m->tasks.vals);
 	free(m->stack_defined);
 	free(m->stack_referenced);
 	free(m);

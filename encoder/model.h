@@ -37,7 +37,9 @@ struct gt_model_options {
 	X(causal_fallbacks, "repaired: wakes not after their block (unknown waker used)")   \
 	X(ends_without_begin, "repaired: block/syscall ends without a begin")             \
 	X(facts_after_end, "skipped: facts of threads already ended")                     \
-	X(facts_ignored, "skipped: facts not shown in traces (user, process)")            \
+	X(user_annotations, "user tasks, regions and logs")                                \
+	X(user_skipped, "skipped: user region ends out of nesting, task ids live twice")  \
+	X(facts_ignored, "skipped: facts not shown in traces (process, unknown types)")   \
 	X(stacks_missing, "repaired: stacks referenced but never defined")                \
 	X(writer_dropped, "facts the recorder reported dropped")                          \
 	X(writer_stacks_lost, "stacks the recorder reported lost")                        \

@@ -468,7 +468,8 @@ static struct gt_sym_cu_index *cu_index(struct gt_sym_image *img, Dwarf_Die *cu)
 	memset(ix, 0, sizeof(*ix));
 	size_t cap = 0;
 	collect_subprograms(cu, ix, &cap, 0);
-	qsort(ix->ranges, ix->n, sizeof(*ix->ranges), compare_subprograms);
+	if (ix->n > 1)
+		qsort(ix->ranges, ix->n, sizeof(*ix->ranges), compare_subprograms);
 	if (gt_sym_map_put(&img->cu_by_offset, key, (uint32_t)img->n_cus) < 0) {
 		free(ix->ranges);
 		return NULL;

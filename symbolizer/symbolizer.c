@@ -115,7 +115,9 @@ static struct gt_sym_image *find_or_make_image(struct gt_symbolizer *sym, const 
 	img->build_id_len = build_id_len;
 	img->bias = bias;
 	img->flags = flags;
-	img->is_tracer = strcmp(img->base_name, "libgotrace.so") == 0;
+	/* libgotrace.so, and any variant of it (libgotrace-noop.so, libgotrace.so.1) */
+	img->is_tracer = strncmp(img->base_name, "libgotrace", 10) == 0 &&
+			 strstr(img->base_name, ".so") != NULL;
 	img->is_libc = strncmp(img->base_name, "libc.so", 7) == 0 ||
 		       strncmp(img->base_name, "libc-", 5) == 0 ||
 		       strncmp(img->base_name, "libpthread", 10) == 0;
@@ -211,6 +213,10 @@ static uint32_t lookup(struct gt_symbolizer *sym, struct gt_sym_map *cache, uint
 			fr.f.file = "??";
 		}
 		fr.f.func = gt_sym_intern(&sym->strings, buf);
+		/* The tracer's thread trampoline sits between the start routine and
+		 * start_thread: cut at the outer end like the start-up code around it. */
+		if (img && img->is_tracer)
+			fr.flags |= GT_FR_STARTUP;
 		if (gt_sym_push_frame(sym, &fr) == 0)
 			entry.count = 1;
 	}

@@ -190,6 +190,13 @@ viewer.focus();
 return set.length;
 """
 
+# Room for the whole selection panel (stacks) in the screenshot.
+GROW_SELECTION_PANEL = """
+var views = document.getElementsByTagName('tr-ui-a-analysis-view');
+for (var i = 0; i < views.length; i++) views[i].style.height = '360px';
+return views.length;
+"""
+
 HIDE_POLYFILL_NOTICE = """
 var all = document.getElementsByTagName('*'), n = 0;
 for (var i = 0; i < all.length; i++) {
@@ -222,6 +229,7 @@ def check_timeline(browser, server, version, lock_frame, screenshot):
         raise Failure("Go %s selection panel does not render the slice title %r:\n%s" % (version, result["found"], tail))
     print("ok Go %s timeline: %r blocks at %s (rendered in the selection panel)" % (version, result["found"], lock_frame))
     browser.js(HIDE_POLYFILL_NOTICE)
+    browser.js(GROW_SELECTION_PANEL)
     start = result["start"]  # ms
     browser.js(SELECT_WINDOW, start - 12.0, start + 18.0)
     browser.keys("f")

@@ -4,6 +4,10 @@
 #include "cli_support.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,5 +121,35 @@ Test(report, refusals)
 	cr_assert_eq(r.status, 2);
 	cr_assert_eq(cli_count_lines(r.err), 1, "%s", r.err);
 	cr_assert_not_null(strstr(r.err, "unknown option '--xml'"), "%s", r.err);
+	cli_result_free(&r);
+}
+
+/* A program killed while it waits: the report says where each thread was stuck. */
+Test(report, threads_still_waiting_when_killed, .timeout = 60)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "hung.trace");
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);
+		execl(cli_gotrace, cli_gotrace, "run", "--keep-capture", "-o", trace, "--",
+		      "/bin/sleep", "30", (char *)NULL);
+		_exit(99);
+	}
+	usleep(700 * 1000);
+	kill(pid, SIGTERM);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM, "status %#x", status);
+	report(&r, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	const char *waiting = strstr(r.out, "Threads still waiting when the capture ends");
+	cr_assert_not_null(waiting, "%s", r.out);
+	cr_assert_not_null(strstr(waiting, "thread 1 "), "%s", waiting);
+	cr_assert_not_null(strstr(waiting, " in sleep"), "%s", waiting);
 	cli_result_free(&r);
 }

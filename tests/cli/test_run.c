@@ -306,3 +306,86 @@ Test(run, help_and_version)
 	cr_assert_str_eq(r.out, "gotrace " GT_TEST_VERSION "\n");
 	cli_result_free(&r);
 }
+
+static size_t count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+	cr_assert_not_null(d, "%s: %s", dir, strerror(errno));
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+Test(run, captures_are_cleaned_up_or_kept_where_asked)
+{
+	char dir[512], tmp[600], caps[600], trace[600], kept[700], env_tmp[700];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(tmp, sizeof tmp, dir, "tmp");
+	cr_assert_eq(mkdir(tmp, 0777), 0);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+
+	/* Default: a private temporary directory, gone afterwards. */
+	snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", tmp);
+	const char *env[] = { env_tmp, NULL };
+	const char *plain[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/true", NULL };
+	cli_run(&r, plain, env);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(count_entries(tmp), 0, "a temporary capture directory was left behind");
+	cli_result_free(&r);
+
+	/* --capture-dir: the directory stays, the captures go after conversion... */
+	cli_path(caps, sizeof caps, dir, "caps");
+	const char *in_dir[] = { cli_gotrace, "run", "--capture-dir", caps, "-o", trace, "--",
+				 "/bin/true", NULL };
+	cli_run(&r, in_dir, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(count_entries(caps), 0, "captures left in --capture-dir");
+	cli_result_free(&r);
+
+	/* ... unless kept. */
+	const char *keep_in_dir[] = { cli_gotrace, "run", "--capture-dir", caps, "--keep-capture",
+				      "-o", trace, "--", "/bin/true", NULL };
+	cli_run(&r, keep_in_dir, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(count_entries(caps), 1, "--keep-capture --capture-dir kept nothing");
+	cli_result_free(&r);
+
+	/* --keep-capture alone: beside the trace, where gotrace report looks. */
+	const char *keep[] = { cli_gotrace, "run", "--keep-capture", "-o", trace, "--",
+			       "/bin/true", NULL };
+	cli_run(&r, keep, env);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(kept, sizeof kept, "%s.gtcap", trace);
+	cr_assert(cli_file_exists(kept), "no %s: %s", kept, r.err);
+	cr_assert_eq(count_entries(tmp), 0, "a temporary capture directory was left behind");
+	cli_result_free(&r);
+}
+
+Test(run, the_trace_is_the_program_the_command_execs)
+{
+	char dir[512], trace[600], before_exec[700];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	/* sh execs workpool: FILE is workpool's trace, FILE.<pid>-0 the shell's image. */
+	char script[1024];
+	snprintf(script, sizeof script, "exec %s 12 2", cli_workpool);
+	run_sh(dir, script, &r, trace, sizeof trace);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	char line[1024];
+	snprintf(line, sizeof line, "gotrace: %s: workpool (pid ", trace);
+	cr_assert_not_null(strstr(r.err, line), "'%s' not in:\n%s", line, r.err);
+	struct gt_events *events = gt_events_parse_119(trace);
+	cr_assert_not_null(events);
+	/* workpool's main thread and its 2 workers, logger and producer. */
+	cr_assert_geq(gt_events_count(events, "GoCreate", GT_ANY, GT_ANY), 4);
+	gt_events_free(events);
+	const char *pid = strstr(r.err, "workpool (pid ") + strlen("workpool (pid ");
+	snprintf(before_exec, sizeof before_exec, "%s.%d-0", trace, atoi(pid));
+	cr_assert(cli_file_exists(before_exec), "no trace of the image before exec, %s:\n%s",
+		  before_exec, r.err);
+	cli_result_free(&r);
+}

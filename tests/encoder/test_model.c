@@ -564,3 +564,36 @@ Test(model, full_oracle_on_a_mixed_trace)
 	free(report);
 	done(&r);
 }
+
+Test(model, user_tasks_regions_and_logs)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_user(cb, 0, T0 + 1000, MAIN, GT_USER_TASK_BEGIN, 7, 0, 1, "request", NULL);
+	gt_cb_user(cb, 0, T0 + 1100, MAIN, GT_USER_REGION_BEGIN, 7, 0, 1, "parse", NULL);
+	gt_cb_user(cb, 0, T0 + 1150, MAIN, GT_USER_REGION_BEGIN, 7, 0, 0, "inner", NULL);
+	gt_cb_user(cb, 0, T0 + 1200, MAIN, GT_USER_REGION_END, 7, 0, 1, "parse", NULL); /* not innermost */
+	gt_cb_user(cb, 0, T0 + 1250, MAIN, GT_USER_REGION_END, 7, 0, 0, "inner", NULL);
+	gt_cb_user(cb, 0, T0 + 1300, MAIN, GT_USER_LOG, 7, 0, 1, "status", "all good");
+	gt_cb_thread_new(cb, 0, T0 + 1320, MAIN, 3, 0, ROUTINE);   /* created in a task region, no stack */
+	gt_cb_user(cb, 0, T0 + 1350, MAIN, GT_USER_REGION_END, 7, 0, 1, "parse", NULL);
+	gt_cb_user(cb, 1, T0 + 1400, 2, GT_USER_TASK_BEGIN, 7, 0, 1, "again", NULL);  /* id live twice */
+	gt_cb_user(cb, 1, T0 + 1500, 2, GT_USER_REGION_BEGIN, 7, 0, 1, "left-open", NULL);
+	gt_cb_user(cb, 0, T0 + 2000, MAIN, GT_USER_TASK_END, 7, 0, 1, NULL, NULL);
+	gt_cb_thread_end(cb, 1, T0 + 2500, 2);
+	struct run r;
+	convert_and_parse(cb, "user", &r, 0);
+	cr_expect_eq(go119_count(&r.t19, "UserTaskCreate"), 1);
+	cr_expect_eq(go119_count(&r.t19, "UserTaskEnd"), 1);
+	cr_expect_eq(go119_count(&r.t19, "UserRegion"), 5);
+	const struct go119_event *log = ev19(&r, go119_find(&r.t19, "UserLog", 0));
+	cr_expect(strstr(log->args, "all good"), "%s", log->args);
+	cr_expect_eq(log->g, 1);
+	cr_expect_eq(r.sum.model.user_skipped, 2);
+	const struct go123_event *c = find23(&r, "GoID=3 NotExist->Runnable", NULL, 0);
+	cr_assert(c);
+	cr_expect_str_eq(c->stack, "[no frames]", "a creation inside a task region has a frame");
+	char *report = NULL;
+	cr_expect_eq(gt_oracle_check(r.trace, false, &report), 0, "%s", report ? report : "");
+	free(report);
+	done(&r);
+}

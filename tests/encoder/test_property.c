@@ -3,7 +3,7 @@
  * Random captures: threads created, started, ended, named; blocks and wakes on a few shared
  * objects in right and wrong order; syscalls of every descriptor kind and duration; yields;
  * facts on random CPUs (migrations, invisible preemptions); unknown threads; per-CPU clock
- * skew; then sometimes truncation, zeroed ranges or garbage.  Every capture is converted and
+ * skew; user tasks, regions and logs; then sometimes truncation, zeroed ranges or garbage.  Every capture is converted and
  * parsed by Go 1.19 and Go 1.23; a sample also goes through the full trace-oracle (UI start-up,
  * pages, profiles).  A failure prints its seed; GT_PROPERTY_SEED=N replays one capture.
  *
@@ -59,9 +59,10 @@ static uint64_t stamp(const int64_t *skew, uint32_t cpu, uint64_t t)
 static uint64_t random_capture(uint64_t seed, const char *path)
 {
 	struct rng r = {seed * 0x9e3779b97f4a7c15ull + 0x1234567ull};
-	uint32_t n_cpus = 1 + (uint32_t)below(&r, 4);
+	/* mostly small machines, sometimes a wide one (sparse P ids) */
+	uint32_t n_cpus = below(&r, 8) ? 1 + (uint32_t)below(&r, 4) : 1 + (uint32_t)below(&r, 96);
 	struct gt_cb *cb = gt_cb_new(n_cpus, 4096 * (1 + (uint32_t)below(&r, 3)), T0);
-	int64_t skew[4] = {0};
+	int64_t skew[96] = {0};
 	if (below(&r, 3) == 0)
 		for (uint32_t c = 0; c < n_cpus; c++)
 			skew[c] = (int64_t)below(&r, 6000) - 3000;
@@ -80,6 +81,14 @@ static uint64_t random_capture(uint64_t seed, const char *path)
 	static const uint64_t pcs[] = {0x401234, 0x401300, 0x401400};
 	for (uint32_t id = 1; id <= 3; id++)
 		gt_cb_stack(cb, (uint32_t)below(&r, n_cpus), t + 2, id, pcs + id - 1, 4 - id);
+	if (below(&r, 4) == 0) {
+		/* a deep stack (cut to 128 frames) redefining id 2 (the first definition wins) */
+		uint64_t deep[200];
+		for (int i = 0; i < 200; i++)
+			deep[i] = below(&r, 10) ? 0x7f0000400000ull + 0x40 * (uint64_t)i : below(&r, 2);
+		gt_cb_stack(cb, (uint32_t)below(&r, n_cpus), t + 3, 2 + (uint32_t)below(&r, 2) * 3, deep,
+			    1 + (uint32_t)below(&r, 200));
+	}
 
 	int n_facts = 20 + (int)below(&r, 400);
 	for (int i = 0; i < n_facts; i++) {
@@ -144,6 +153,11 @@ static uint64_t random_capture(uint64_t seed, const char *path)
 			} else if (what < 97 && n_threads > 1) {
 				/* a duplicate creation of an existing thread */
 				gt_cb_thread_new(cb, cpu, ts, k, 2, stack, 0x401000);
+			} else {
+				/* user annotations, nested right or wrong */
+				static const char *const names[] = {"a", "b", "c"};
+				gt_cb_user(cb, cpu, ts, k, (enum gt_user_kind)(1 + below(&r, 5)), below(&r, 3),
+					   below(&r, 2), stack, names[below(&r, 3)], below(&r, 2) ? "msg" : NULL);
 			}
 			break;
 		}

@@ -256,6 +256,23 @@ uint64_t gt_cb_notice(struct gt_cb *cb, uint32_t cpu, uint64_t t, enum gt_notice
 	return gt_cb_record(cb, cpu, GT_NOTICE, (uint8_t)kind, 0, t, &p, sizeof p);
 }
 
+uint64_t gt_cb_user(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+		    enum gt_user_kind kind, uint64_t id, uint64_t parent, uint32_t stack,
+		    const char *name, const char *msg)
+{
+	uint8_t buf[sizeof(struct gt_p_user) + 2048];
+	size_t nl = name ? strlen(name) : 0, ml = msg ? strlen(msg) : 0;
+	if (nl + ml > 2048)
+		return 0;
+	struct gt_p_user p = {id, parent, stack, (uint16_t)nl, (uint16_t)ml};
+	memcpy(buf, &p, sizeof p);
+	if (nl)
+		memcpy(buf + sizeof p, name, nl);
+	if (ml)
+		memcpy(buf + sizeof p + nl, msg, ml);
+	return gt_cb_record(cb, cpu, GT_USER, (uint8_t)kind, thread, t, buf, sizeof p + nl + ml);
+}
+
 uint64_t gt_cb_capture_end(struct gt_cb *cb, uint32_t cpu, uint64_t t)
 {
 	return gt_cb_record(cb, cpu, GT_CAPTURE_END, 0, 0, t, NULL, 0);

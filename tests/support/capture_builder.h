@@ -50,6 +50,9 @@ uint64_t gt_cb_module(struct gt_cb *cb, uint32_t cpu, uint64_t t, const char *pa
 uint64_t gt_cb_clock(struct gt_cb *cb, uint32_t cpu, uint64_t tsc, uint64_t mono_ns);
 uint64_t gt_cb_notice(struct gt_cb *cb, uint32_t cpu, uint64_t t, enum gt_notice kind,
 		      uint64_t value);
+uint64_t gt_cb_user(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+		    enum gt_user_kind kind, uint64_t id, uint64_t parent, uint32_t stack,
+		    const char *name, const char *msg);
 uint64_t gt_cb_capture_end(struct gt_cb *cb, uint32_t cpu, uint64_t t);
 
 /* The file image so far (header n_chunks and chunk used fields up to date). */

@@ -746,7 +746,7 @@ Test(modules, vdso_without_build_id_reads_vdso_plus_offset)
 /* An address range no fixture module uses. */
 #define FAKE_LO 0x100000000000ull
 
-Test(modules, tracer_frames_cut_at_the_inner_end)
+Test(modules, tracer_frames_cut_at_both_ends)
 {
 	struct fixture fx;
 	struct gt_symbolizer *sym = load(&fx, FX_INLINE, NULL);
@@ -763,6 +763,16 @@ Test(modules, tracer_frames_cut_at_the_inner_end)
 	expect_frame(f, n, 0, "helper_leaf", "inline.c",
 		     fx_marker_line(SRC("inline.c"), "leaf_capture"));
 	expect_frame(f, n, 3, "main", "inline.c", 0);
+
+	/* Its thread trampoline, between the start routine and start_thread. */
+	const struct fx_stack *t = fx_stack(&fx, "thread");
+	cr_assert_geq(t->n, 2);
+	pcs[0] = t->pcs[0];
+	pcs[1] = FAKE_LO + 0x789;
+	memcpy(pcs + 2, t->pcs + 1, (t->n - 1) * sizeof(pcs[0]));
+	n = gt_sym_stack(sym, pcs, t->n + 1, f, MAX_FRAMES);
+	cr_assert_eq(n, 1, "%s", show(f, n));
+	expect_frame(f, n, 0, "thread_main", "inline.c", 0);
 	cr_expect_eq(warnings.n, 0, "%s", warnings.lines[0]);
 	gt_sym_free(sym);
 }

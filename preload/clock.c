@@ -1,0 +1,135 @@
+/* Timestamps and CPU numbers.
+ *
+ * x86-64 with an invariant TSC: rdtscp (the counter and, in TSC_AUX, the CPU) in one
+ * instruction.  Without rdtscp the CPU comes from glibc's registered rseq area, then
+ * getcpu.  Without an invariant TSC (or on other architectures) timestamps are
+ * CLOCK_MONOTONIC nanoseconds and the header says clock_source = GT_CLOCK_MONOTONIC.
+ * clock_gettime is libc's vDSO-backed function, which gotrace does not interpose.
+ */
+#include "gt_internal.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+int gt_clock_tsc;
+int gt_use_rdtscp;
+int gt_cpu_source = GT_CPU_GETCPU;
+uint64_t gt_tsc_hz = 1000000000ull;
+static ptrdiff_t gt_rseq_offset;
+
+uint64_t gt_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t gt_real_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned gt_cpu_slow(void)
+{
+	if (gt_cpu_source == GT_CPU_RSEQ) {
+		char *tp = __builtin_thread_pointer();
+		/* struct rseq { u32 cpu_id_start; u32 cpu_id; ... } */
+		int32_t cpu = *(volatile int32_t *)(tp + gt_rseq_offset + 4);
+		if (cpu >= 0)
+			return (unsigned)cpu & (GT_MAX_CPUS - 1);
+	}
+	unsigned cpu = 0;
+	gt_sys3(SYS_getcpu, &cpu, NULL, NULL);
+	return cpu & (GT_MAX_CPUS - 1);
+}
+
+#if defined(__x86_64__)
+static inline uint64_t gt_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+#endif
+
+uint64_t gt_now_slow(unsigned *cpu)
+{
+#if defined(__x86_64__)
+	if (gt_clock_tsc) {
+		*cpu = gt_cpu_slow();
+		return gt_rdtsc();
+	}
+#endif
+	*cpu = gt_cpu_slow();
+	return gt_mono_ns();
+}
+
+/* /proc/cpuinfo flags, for hypervisors that hide the CPUID invariant-TSC bit. */
+static int cpuinfo_has_flags(void)
+{
+	static char buf[8192];
+	long fd = gt_sys4(SYS_openat, AT_FDCWD, "/proc/cpuinfo", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	long n = gt_sys3(SYS_read, fd, buf, sizeof buf - 1);
+	gt_sys1(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *flags = strstr(buf, "\nflags");
+	if (!flags)
+		return 0;
+	char *eol = strchr(flags + 1, '\n');
+	if (eol)
+		*eol = 0;
+	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
+}
+
+void gt_clock_setup(void)
+{
+	void *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
+	void *size = dlsym(RTLD_DEFAULT, "__rseq_size");
+	gt_cpu_source = GT_CPU_GETCPU;
+	if (off && size && *(const unsigned int *)size >= 8) {
+		gt_rseq_offset = *(const ptrdiff_t *)off;
+		gt_cpu_source = GT_CPU_RSEQ;
+	}
+	gt_clock_tsc = 0;
+	gt_use_rdtscp = 0;
+	gt_tsc_hz = 1000000000ull;
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	int invariant = 0, rdtscp = 0;
+	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u) {
+		__get_cpuid(0x80000007u, &a, &b, &c, &d);
+		invariant = (d >> 8) & 1;
+		__get_cpuid(0x80000001u, &a, &b, &c, &d);
+		rdtscp = (d >> 27) & 1;
+	}
+	if (!invariant)
+		invariant = cpuinfo_has_flags();
+	if (!invariant)
+		return;
+	if (rdtscp)
+		gt_cpu_source = GT_CPU_RDTSCP;
+	/* Estimate the rate over ~0.5 ms; the clock pairs in the capture refine it. */
+	uint64_t m0 = gt_mono_ns(), t0 = gt_rdtsc(), m1, t1;
+	do {
+		m1 = gt_mono_ns();
+		t1 = gt_rdtsc();
+	} while (m1 - m0 < 500000);
+	if (t1 <= t0)
+		return;
+	gt_tsc_hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
+	gt_clock_tsc = 1;
+	gt_use_rdtscp = gt_cpu_source == GT_CPU_RDTSCP;
+#endif
+}

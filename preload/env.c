@@ -1,0 +1,151 @@
+/* GOTRACE_* environment: parsed once per program image.  A malformed value costs one line on
+ * stderr and the default. */
+#include "gt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct gt_config gt_cfg;
+
+/* "1.5" seconds -> ns; no locale, no strtod (this may run before main). */
+static int parse_seconds(const char *s, uint64_t *ns)
+{
+	uint64_t whole = 0, frac = 0, scale = 1000000000ull;
+	const char *p = s;
+	int digits = 0;
+	while (*p >= '0' && *p <= '9') {
+		whole = whole * 10 + (uint64_t)(*p++ - '0');
+		if (whole > 100000000ull)
+			return 0;
+		digits++;
+	}
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9') {
+			if (scale > 1) {
+				scale /= 10;
+				frac += (uint64_t)(*p - '0') * scale;
+			}
+			p++;
+			digits++;
+		}
+	}
+	if (!digits || *p)
+		return 0;
+	*ns = whole * 1000000000ull + frac;
+	return 1;
+}
+
+static int parse_uint(const char *s, uint64_t *v)
+{
+	uint64_t x = 0;
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || x > (UINT64_MAX - 9) / 10)
+			return 0;
+		x = x * 10 + (uint64_t)(*s - '0');
+	}
+	*v = x;
+	return 1;
+}
+
+static void bad(const char *var, const char *value, const char *expected)
+{
+	char what[160];
+	size_t n = 0;
+	for (const char *p = var; *p && n < 60; p++)
+		what[n++] = *p;
+	what[n++] = '=';
+	for (const char *p = value; *p && n < 120; p++)
+		what[n++] = *p;
+	what[n] = 0;
+	gt_warn(what, ": ", expected);
+}
+
+void gt_config_load(void)
+{
+	const char *v;
+	uint64_t x;
+
+	gt_cfg.out = getenv("GOTRACE_OUT");
+	if (gt_cfg.out && !*gt_cfg.out)
+		gt_cfg.out = NULL;
+
+	gt_cfg.capture_dir[0] = 0;
+	v = getenv("GOTRACE_CAPTURE_DIR");
+	if (v && *v) {
+		if (strlen(v) >= sizeof gt_cfg.capture_dir - 64)
+			bad("GOTRACE_CAPTURE_DIR", "...", "path too long; using the current directory");
+		else
+			strcpy(gt_cfg.capture_dir, v);
+	}
+
+	gt_cfg.stack_mode = GT_STACKS_UNWIND;
+	v = getenv("GOTRACE_STACKS");
+	if (v && *v) {
+		if (!strcmp(v, "unwind"))
+			gt_cfg.stack_mode = GT_STACKS_UNWIND;
+		else if (!strcmp(v, "fp"))
+			gt_cfg.stack_mode = GT_STACKS_FP;
+		else if (!strcmp(v, "none"))
+			gt_cfg.stack_mode = GT_STACKS_NONE;
+		else
+			bad("GOTRACE_STACKS", v, "expected unwind, fp or none; using unwind");
+	}
+
+	gt_cfg.stack_depth = 32;
+	v = getenv("GOTRACE_STACK_DEPTH");
+	if (v && *v) {
+		if (parse_uint(v, &x) && x >= 1 && x <= GT_MAX_STACK_DEPTH)
+			gt_cfg.stack_depth = (uint32_t)x;
+		else
+			bad("GOTRACE_STACK_DEPTH", v, "expected an integer from 1 to 128; using 32");
+	}
+
+	gt_cfg.start_delay_ns = 0;
+	v = getenv("GOTRACE_START_DELAY");
+	if (v && *v && !parse_seconds(v, &gt_cfg.start_delay_ns)) {
+		gt_cfg.start_delay_ns = 0;
+		bad("GOTRACE_START_DELAY", v, "expected seconds (e.g. 2 or 0.5); using 0");
+	}
+
+	gt_cfg.duration_ns = 0;
+	v = getenv("GOTRACE_DURATION");
+	if (v && *v && !parse_seconds(v, &gt_cfg.duration_ns)) {
+		gt_cfg.duration_ns = 0;
+		bad("GOTRACE_DURATION", v, "expected seconds (e.g. 10 or 2.5); tracing until exit");
+	}
+
+	gt_cfg.follow = 1;
+	v = getenv("GOTRACE_FOLLOW");
+	if (v && *v) {
+		if (!strcmp(v, "0"))
+			gt_cfg.follow = 0;
+		else if (!strcmp(v, "1"))
+			gt_cfg.follow = 1;
+		else
+			bad("GOTRACE_FOLLOW", v, "expected 0 or 1; using 1");
+	}
+
+	/* Not a user knob of the issue: lets tests exercise chunk turnover and file growth. */
+	gt_cfg.chunk_size = 1u << 20;
+	v = getenv("GOTRACE_CHUNK_SIZE");
+	if (v && *v) {
+		if (parse_uint(v, &x) && x >= 16384 && x <= (1u << 30) && x % 4096 == 0)
+			gt_cfg.chunk_size = (uint32_t)x;
+		else
+			bad("GOTRACE_CHUNK_SIZE", v, "expected a multiple of 4096 from 16384 to 1 GiB; using 1 MiB");
+	}
+
+	/* The first traced process marks itself; exec'd descendants see another pid. */
+	char pidbuf[24];
+	pidbuf[gt_fmt_u64(pidbuf, (uint64_t)gt_sys0(SYS_getpid))] = 0;
+	v = getenv("GOTRACE_ROOT_PID");
+	if (!v || !*v) {
+		gt_cfg.is_root = 1;
+		setenv("GOTRACE_ROOT_PID", pidbuf, 1);
+	} else {
+		gt_cfg.is_root = !strcmp(v, pidbuf);
+	}
+}

@@ -1,0 +1,398 @@
+/* The fact shapes the hook families share, and the small lock-free tables behind them:
+ * waiters (objects a hooked thread is blocked on now), threads (pthread_t -> serial) and
+ * the descriptor-kind cache. */
+#include "gt_internal.h"
+
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+extern void *__libc_stack_end;
+
+int gt_block_result(int rc)
+{
+	switch (rc) {
+	case 0: return GT_BR_OK;
+	case ETIMEDOUT: return GT_BR_TIMEOUT;
+	case EINTR: return GT_BR_SIGNAL;
+	case EOWNERDEAD: return GT_BR_OWNERDEAD;
+	default: return GT_BR_ERROR;
+	}
+}
+
+/* ---- waiter table ----------------------------------------------------------------------
+ * 1024 words, each (object address << 16 | number of threads blocked on it).  A word
+ * whose count is zero is free for any object; an object may own several words (a race
+ * between two first waiters), so lookups scan the whole probe window. */
+#define GT_WAITER_SLOTS 1024u
+#define GT_WAITER_PROBES 8u
+static _Atomic uint64_t gt_waiters[GT_WAITER_SLOTS];
+
+static inline unsigned waiter_home(uint64_t obj)
+{
+	return (unsigned)((obj >> 3) * 0x9E3779B97F4A7C15ull >> 54) & (GT_WAITER_SLOTS - 1);
+}
+
+int gt_waiters_add(uint64_t obj)
+{
+	unsigned home = waiter_home(obj);
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
+			_Atomic uint64_t *s = &gt_waiters[(home + i) & (GT_WAITER_SLOTS - 1)];
+			uint64_t w = gt_load(s);
+			for (;;) {
+				uint64_t count = w & 0xffff;
+				int mine = (w >> 16) == obj && count && count < 0xffff;
+				int free_slot = pass == 1 && !count;
+				if (!mine && !free_slot)
+					break;
+				uint64_t nw = mine ? w + 1 : (obj << 16 | 1);
+				if (atomic_compare_exchange_weak(s, &w, nw))
+					return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+void gt_waiters_remove(uint64_t obj)
+{
+	unsigned home = waiter_home(obj);
+	for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
+		_Atomic uint64_t *s = &gt_waiters[(home + i) & (GT_WAITER_SLOTS - 1)];
+		uint64_t w = gt_load(s);
+		while ((w >> 16) == obj && (w & 0xffff)) {
+			if (atomic_compare_exchange_weak(s, &w, w - 1))
+				return;
+		}
+	}
+}
+
+int gt_waiters_has(uint64_t obj)
+{
+	unsigned home = waiter_home(obj);
+	for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
+		uint64_t w = gt_load(&gt_waiters[(home + i) & (GT_WAITER_SLOTS - 1)]);
+		if ((w >> 16) == obj && (w & 0xffff))
+			return 1;
+	}
+	return 0;
+}
+
+void gt_waiters_reset(void)
+{
+	for (unsigned i = 0; i < GT_WAITER_SLOTS; i++)
+		gt_store(&gt_waiters[i], 0);
+	for (unsigned k = 0; k < GT_BK_COUNT; k++)
+		gt_store(&gt_n_blocked[k], 0);
+}
+
+/* ---- thread table: pthread_t -> serial ------------------------------------------------ */
+#define GT_THREAD_SLOTS 4096u
+#define GT_TOMBSTONE ((uintptr_t)1)
+struct gt_thread_slot {
+	_Atomic uintptr_t key;
+	_Atomic uint32_t serial;
+	_Atomic uint32_t ended;
+};
+static struct gt_thread_slot gt_threads[GT_THREAD_SLOTS];
+
+static inline unsigned thread_home(uintptr_t key)
+{
+	return (unsigned)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (GT_THREAD_SLOTS - 1);
+}
+
+void gt_threads_put(pthread_t th, uint32_t serial, int from_child)
+{
+	uintptr_t key = (uintptr_t)th;
+	unsigned home = thread_home(key);
+	for (unsigned i = 0; i < GT_THREAD_SLOTS; i++) {
+		struct gt_thread_slot *s = &gt_threads[(home + i) & (GT_THREAD_SLOTS - 1)];
+		uintptr_t k = gt_load(&s->key);
+		if (k == key || ((k == 0 || k == GT_TOMBSTONE) &&
+				 atomic_compare_exchange_strong(&s->key, &k, key))) {
+			/* the parent registers too (its child may not have run yet); it must not
+			 * revive a child that already ended */
+			if (from_child || gt_load(&s->serial) != serial)
+				gt_store(&s->ended, 0);
+			gt_store(&s->serial, serial);
+			return;
+		}
+	}
+}
+
+static struct gt_thread_slot *thread_find(uintptr_t key)
+{
+	unsigned home = thread_home(key);
+	for (unsigned i = 0; i < GT_THREAD_SLOTS; i++) {
+		struct gt_thread_slot *s = &gt_threads[(home + i) & (GT_THREAD_SLOTS - 1)];
+		uintptr_t k = gt_load(&s->key);
+		if (k == key)
+			return s;
+		if (k == 0)
+			return NULL;
+	}
+	return NULL;
+}
+
+uint32_t gt_threads_get(pthread_t th, int *ended)
+{
+	struct gt_thread_slot *s = thread_find((uintptr_t)th);
+	if (ended)
+		*ended = s ? (int)gt_load(&s->ended) : 0;
+	return s ? gt_load(&s->serial) : 0;
+}
+
+void gt_threads_mark_ended(pthread_t th)
+{
+	struct gt_thread_slot *s = thread_find((uintptr_t)th);
+	if (s)
+		gt_store(&s->ended, 1);
+}
+
+void gt_threads_remove(pthread_t th)
+{
+	struct gt_thread_slot *s = thread_find((uintptr_t)th);
+	if (s)
+		gt_store(&s->key, GT_TOMBSTONE);
+}
+
+void gt_threads_reset(void)
+{
+	/* after fork only the forking thread lives; its pthread_t stays valid */
+	memset(gt_threads, 0, sizeof gt_threads);
+}
+
+/* ---- descriptor kinds ----------------------------------------------------------------
+ * fstat once per descriptor; close/dup2/dup3/fclose and every hooked call that returns a
+ * new descriptor forget the entry. */
+#define GT_FD_CACHE 65536
+static uint8_t gt_fd_cache[GT_FD_CACHE];
+
+uint8_t gt_fd_kind(int fd)
+{
+	if (fd < 0)
+		return GT_FD_NONE;
+	if (fd < GT_FD_CACHE && gt_fd_cache[fd])
+		return gt_fd_cache[fd] & 0x7f;
+	struct stat st;
+	if (gt_sys2(SYS_fstat, fd, &st) < 0)
+		return GT_FD_NONE;
+	uint8_t kind;
+	if (S_ISSOCK(st.st_mode))
+		kind = GT_FD_SOCKET;
+	else if (S_ISFIFO(st.st_mode))
+		kind = GT_FD_PIPE;
+	else if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		kind = GT_FD_FILE;
+	else
+		kind = GT_FD_OTHER;
+	if (fd < GT_FD_CACHE)
+		gt_fd_cache[fd] = kind | 0x80;
+	return kind;
+}
+
+void gt_fd_forget(int fd)
+{
+	if (fd >= 0 && fd < GT_FD_CACHE)
+		gt_fd_cache[fd] = 0;
+}
+
+/* ---- facts ------------------------------------------------------------------------------ */
+
+void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+{
+	t->busy = 1;
+	t->waiter_registered = 0;
+	if (register_waiter) {
+		gt_add(&gt_n_blocked[kind], 1);
+		t->waiter_registered = (uint8_t)(1 | gt_waiters_add(obj) << 1);
+	}
+	uint32_t stack = gt_stack_id(t);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_emit32(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, obj, stack);
+	t->pending = GT_PENDING_BLOCK;
+	t->pending_kind = kind;
+	t->pending_obj = obj;
+	t->busy = 0;
+}
+
+void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc,
+			  unsigned cpu)
+{
+	gt_emit32(t->serial, GT_BLOCK_END, kind, tsc, cpu, obj,
+		  gt_pack2((uint32_t)gt_block_result(rc), (uint32_t)rc));
+	if (t->waiter_registered & 2)
+		gt_waiters_remove(obj);
+	if (t->waiter_registered & 1)
+		atomic_fetch_sub_explicit(&gt_n_blocked[kind], 1, memory_order_relaxed);
+	t->waiter_registered = 0;
+	t->pending = GT_PENDING_NONE;
+}
+
+void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_fact_block_end_at(t, kind, obj, rc, tsc, cpu);
+}
+
+void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
+{
+	t->busy = 1;
+	uint32_t stack = gt_stack_id(t);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_emit32(t->serial, GT_WAKE, kind, tsc, cpu, obj, gt_pack2(stack, count));
+	t->busy = 0;
+}
+
+void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg)
+{
+	t->busy = 1;
+	uint32_t stack = gt_stack_id(t);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_emit32(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, gt_pack2(nr, stack), (uint64_t)arg);
+	t->pending = GT_PENDING_SYSCALL;
+	t->pending_nr = nr;
+	t->busy = 0;
+}
+
+void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_emit32(t->serial, GT_SYSCALL_END, 0, tsc, cpu, gt_pack2(nr, (uint32_t)err), (uint64_t)result);
+	t->pending = GT_PENDING_NONE;
+}
+
+void gt_fact_thread_name(uint32_t serial, const char *name)
+{
+	uint64_t w[2] = {0, 0};
+	strncpy((char *)w, name, 15);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_emit32(serial, GT_THREAD_NAME, 0, tsc, cpu, w[0], w[1]);
+}
+
+void gt_fact_notice(unsigned cpu, uint8_t kind, uint64_t value)
+{
+	unsigned c2;
+	uint64_t tsc = gt_now(&c2);
+	uint64_t *r = gt_reserve(cpu, 24, tsc);
+	if (!r)
+		return;
+	r[1] = tsc;
+	r[2] = value;
+	gt_commit(r, gt_rec_word(GT_NOTICE, kind, 24, 0));
+}
+
+void gt_fact_process(struct gt_tls *t, uint8_t kind, uint64_t tsc, unsigned cpu, pid_t child, int err)
+{
+	uint64_t *r = gt_reserve(cpu, 24, tsc);
+	if (!r)
+		return;
+	r[1] = tsc;
+	r[2] = gt_pack2((uint32_t)child, (uint32_t)err);
+	gt_commit(r, gt_rec_word(GT_PROCESS, kind, 24, t->serial));
+}
+
+static void emit_own_name(uint32_t serial)
+{
+	char name[17] = {0};
+	if (gt_sys2(SYS_prctl, PR_GET_NAME, name) == 0 && name[0])
+		gt_fact_thread_name(serial, name);
+}
+
+void gt_fact_thread_existing(struct gt_tls *t)
+{
+	uint32_t stack = gt_stack_id(t);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_emit32(t->serial, GT_THREAD_EXISTING, 0, tsc, cpu,
+		  gt_pack2((uint32_t)gt_sys0(SYS_gettid), stack), 0);
+	emit_own_name(t->serial);
+}
+
+void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_emit32(t->serial, GT_THREAD_START, 0, tsc, cpu, gt_pack2((uint32_t)gt_sys0(SYS_gettid), 0),
+		  start_routine);
+	emit_own_name(t->serial);
+}
+
+/* A thread the tracer has not announced in this recording: give it a serial (the main
+ * thread is 1) and write GT_THREAD_EXISTING.  Also where a lazy start happens. */
+struct gt_tls *gt_thread_adopt(struct gt_tls *t)
+{
+	int st = gt_load(&gt_state);
+	uint8_t was_busy = t->busy;
+	t->busy = 1;
+	if (st == GT_ST_UNINIT) {
+		gt_init();
+		st = gt_load(&gt_state);
+	}
+	if (st == GT_ST_DELAYED) {
+		/* one reservation attempt in the slow path starts recording when it is due */
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		gt_reserve_slow(cpu, 16, tsc);
+		st = gt_load(&gt_state);
+	}
+	if (st != GT_ST_RECORDING) {
+		t->busy = was_busy;
+		return NULL;
+	}
+	pid_t tid = (pid_t)gt_sys0(SYS_gettid);
+	if (!t->serial) {
+		if (tid == (pid_t)gt_sys0(SYS_getpid)) {
+			t->serial = 1;
+			t->stack_hi = (uintptr_t)__libc_stack_end;
+		} else {
+			t->serial = atomic_fetch_add(&gt_next_serial, 1);
+		}
+		gt_threads_put(pthread_self(), t->serial, 1);
+	}
+	t->epoch = gt_load(&gt_epoch);
+	gt_fact_thread_existing(t);
+	t->busy = was_busy;
+	return t;
+}
+
+/* A blocking call that never returned (the thread was cancelled or exited inside it). */
+void gt_finish_pending(struct gt_tls *t)
+{
+	if (t->pending == GT_PENDING_BLOCK)
+		gt_fact_block_end(t, t->pending_kind, t->pending_obj, ECANCELED);
+	else if (t->pending == GT_PENDING_SYSCALL)
+		gt_fact_syscall_end(t, t->pending_nr, -1, ECANCELED);
+}
+
+void gt_thread_end(struct gt_tls *t, uint8_t how)
+{
+	if (t->ended)
+		return;
+	if (gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING && t->serial &&
+	    t->epoch == gt_load(&gt_epoch)) {
+		t->busy = 1;
+		gt_finish_pending(t);
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		/* joiners wait on our serial: the wake comes first, stamped before the end */
+		gt_emit32(t->serial, GT_WAKE, GT_BK_JOIN, tsc, cpu, t->serial, gt_pack2(0, GT_WAKE_ALL));
+		tsc = gt_now(&cpu);
+		uint64_t *r = gt_reserve(cpu, 16, tsc);
+		if (r) {
+			r[1] = tsc;
+			gt_commit(r, gt_rec_word(GT_THREAD_END, how, 16, t->serial));
+		}
+		t->busy = 0;
+	}
+	gt_threads_mark_ended(pthread_self());
+	t->ended = 1;
+}

@@ -1,0 +1,216 @@
+/* Blocking system calls through libc: GT_SYSCALL_BEGIN (with the descriptor's kind),
+ * the real call, GT_SYSCALL_END (result and errno), errno preserved.  The plain ones are
+ * generated from GT_SYSCALL_HOOKS; open (variadic), fcntl (only its waiting locks) and
+ * syscall(SYS_futex) are written out. */
+#include "gt_internal.h"
+#include "hooks.def"
+
+#include <linux/futex.h>
+#include <stdarg.h>
+
+#define GT_SYSCALL_HOOK(ret, name, params, args, nr, kind, arg) \
+	GT_EXPORT ret name params \
+	{ \
+		struct gt_tls *gt_t_ = gt_enter(); \
+		if (!gt_t_) \
+			return GT_REAL(name) args; \
+		gt_fact_syscall_begin(gt_t_, nr, kind, (int64_t)(arg)); \
+		ret gt_r_ = GT_REAL(name) args; \
+		int gt_e_ = errno; \
+		gt_fact_syscall_end(gt_t_, nr, (long)gt_r_, gt_r_ == (ret)-1 ? gt_e_ : 0); \
+		errno = gt_e_; \
+		return gt_r_; \
+	}
+
+GT_SYSCALL_HOOKS(GT_SYSCALL_HOOK)
+
+/* accept returns a new descriptor whose number may have been cached for a closed one */
+static inline void forget_result(long r)
+{
+	if (r >= 0)
+		gt_fd_forget((int)r);
+}
+
+/* ---- open: FIFOs and network file systems block here --------------------------------- */
+
+struct open_args {
+	int (*fn)();
+	int dfd;
+	const char *path;
+	int flags;
+	mode_t mode;
+	int at;
+	int nomode;
+};
+
+static int call_open(const struct open_args *a)
+{
+	if (a->nomode)
+		return a->at ? a->fn(a->dfd, a->path, a->flags) : a->fn(a->path, a->flags);
+	return a->at ? a->fn(a->dfd, a->path, a->flags, a->mode) : a->fn(a->path, a->flags, a->mode);
+}
+
+/* Every open flavour: a new descriptor's number may be cached for a closed one. */
+static int open_hooked(const struct open_args *a)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t) {
+		int r = call_open(a);
+		forget_result(r);
+		return r;
+	}
+	gt_fact_syscall_begin(t, SYS_openat, GT_FD_NONE, a->flags);
+	int r = call_open(a);
+	int e = errno;
+	forget_result(r);
+	gt_fact_syscall_end(t, SYS_openat, r, r < 0 ? e : 0);
+	errno = e;
+	return r;
+}
+
+static int needs_mode(int flags) { return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE; }
+
+#define GT_OPEN_PARAMS_0 const char *path, int flags
+#define GT_OPEN_PARAMS_1 int dfd, const char *path, int flags
+#define GT_OPEN_DFD_0 AT_FDCWD
+#define GT_OPEN_DFD_1 dfd
+
+#define GT_OPEN_HOOK(name, at) \
+	GT_EXPORT int name(GT_OPEN_PARAMS_##at, ...) \
+	{ \
+		mode_t mode = 0; \
+		if (needs_mode(flags)) { \
+			va_list ap; \
+			va_start(ap, flags); \
+			mode = (mode_t)va_arg(ap, int); \
+			va_end(ap); \
+		} \
+		struct open_args a = {(int (*)())GT_REAL(name), GT_OPEN_DFD_##at, path, flags, mode, at, 0}; \
+		return open_hooked(&a); \
+	}
+
+GT_OPEN_HOOK(open, 0)
+GT_OPEN_HOOK(open64, 0)
+GT_OPEN_HOOK(openat, 1)
+GT_OPEN_HOOK(openat64, 1)
+
+/* _FORTIFY_SOURCE: __open_2 and friends (no mode argument) */
+#define GT_OPEN2_HOOK(name, at) \
+	GT_EXPORT int name(GT_OPEN_PARAMS_##at) \
+	{ \
+		struct open_args a = {(int (*)())GT_REAL(name), GT_OPEN_DFD_##at, path, flags, 0, at, 1}; \
+		return open_hooked(&a); \
+	}
+
+GT_OPEN2_HOOK(__open_2, 0)
+GT_OPEN2_HOOK(__open64_2, 0)
+GT_OPEN2_HOOK(__openat_2, 1)
+GT_OPEN2_HOOK(__openat64_2, 1)
+
+/* ---- fcntl: only F_SETLKW / F_OFD_SETLKW wait ------------------------------------------- */
+
+static int fcntl_common(int (*real)(int, int, ...), int fd, int cmd, void *arg)
+{
+	struct gt_tls *t;
+	if ((cmd != F_SETLKW && cmd != F_OFD_SETLKW) || !(t = gt_enter())) {
+		int r = real(fd, cmd, arg);
+		if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+			forget_result(r);
+		return r;
+	}
+	gt_fact_syscall_begin(t, SYS_fcntl, gt_fd_kind(fd), fd);
+	int r = real(fd, cmd, arg);
+	int e = errno;
+	gt_fact_syscall_end(t, SYS_fcntl, r, r < 0 ? e : 0);
+	errno = e;
+	return r;
+}
+
+GT_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *); /* like glibc: one pointer-sized argument, maybe unused */
+	va_end(ap);
+	return fcntl_common(GT_REAL(fcntl), fd, cmd, arg);
+}
+
+GT_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl_common(GT_REAL(fcntl64), fd, cmd, arg);
+}
+
+/* ---- syscall(SYS_futex, ...): waits block on the futex word, wakes release it ---------- */
+
+GT_EXPORT long syscall(long nr, ...)
+{
+	va_list ap;
+	va_start(ap, nr);
+	long a0 = va_arg(ap, long), a1 = va_arg(ap, long), a2 = va_arg(ap, long);
+	long a3 = va_arg(ap, long), a4 = va_arg(ap, long), a5 = va_arg(ap, long);
+	va_end(ap);
+	struct gt_tls *t;
+	if (nr != SYS_futex || !(t = gt_enter()))
+		return GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);
+	uint64_t word = (uint64_t)a0;
+	switch (a1 & FUTEX_CMD_MASK) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+	case FUTEX_WAIT_REQUEUE_PI: {
+		gt_fact_block_begin(t, GT_BK_FUTEX, word, 1);
+		long r = GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);
+		int e = errno;
+		gt_fact_block_end(t, GT_BK_FUTEX, word, r == -1 ? e : 0);
+		errno = e;
+		return r;
+	}
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_BITSET:
+	case FUTEX_WAKE_OP:
+	case FUTEX_REQUEUE:
+	case FUTEX_CMP_REQUEUE:
+	case FUTEX_UNLOCK_PI:
+		if (gt_load(&gt_n_blocked[GT_BK_FUTEX]) && gt_waiters_has(word)) {
+			int saved = errno;
+			gt_fact_wake(t, GT_BK_FUTEX, word, (a1 & FUTEX_CMD_MASK) == FUTEX_UNLOCK_PI ? 1 : (uint32_t)a2);
+			errno = saved;
+		}
+		break;
+	default:
+		break;
+	}
+	return GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);
+}
+
+/* ---- descriptor cache upkeep -------------------------------------------------------------- */
+
+GT_EXPORT int close(int fd)
+{
+	gt_fd_forget(fd);
+	return GT_REAL(close)(fd);
+}
+
+GT_EXPORT int dup2(int fd, int fd2)
+{
+	gt_fd_forget(fd2);
+	return GT_REAL(dup2)(fd, fd2);
+}
+
+GT_EXPORT int dup3(int fd, int fd2, int flags)
+{
+	gt_fd_forget(fd2);
+	return GT_REAL(dup3)(fd, fd2, flags);
+}
+
+GT_EXPORT int fclose(FILE *f)
+{
+	if (f)
+		gt_fd_forget(fileno(f));
+	return GT_REAL(fclose)(f);
+}

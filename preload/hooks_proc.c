@@ -1,0 +1,342 @@
+/* Processes: fork/vfork, posix_spawn, the exec family, system, daemon, _exit/_Exit.
+ *
+ * A fork child gets its own capture (the atfork handler resets the tracer; the capture is
+ * created by the child's first fact, so a child that only execs writes none).  exec'd
+ * programs stay traced (LD_PRELOAD kept, or put back when the program passes an
+ * environment without it) unless GOTRACE_FOLLOW=0, which strips libgotrace.so from it. */
+#include "gt_internal.h"
+#include "hooks.def"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+#define GT_SELF_NAME "libgotrace.so"
+#define GT_ENV_SLOTS 1024
+#define GT_ENV_SCRATCH 8192
+
+/* LD_PRELOAD's value without our entries (separated by ':' or ' '). */
+static size_t strip_self(const char *value, char *out, size_t cap)
+{
+	size_t n = 0;
+	const char *p = value;
+	while (*p) {
+		while (*p == ':' || *p == ' ')
+			p++;
+		const char *e = p;
+		while (*e && *e != ':' && *e != ' ')
+			e++;
+		size_t len = (size_t)(e - p);
+		int self = 0;
+		for (const char *q = p; q + sizeof GT_SELF_NAME - 1 <= e; q++)
+			if (!memcmp(q, GT_SELF_NAME, sizeof GT_SELF_NAME - 1))
+				self = 1;
+		if (len && !self && n + len + 2 < cap) {
+			if (n)
+				out[n++] = ':';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p = e;
+	}
+	out[n] = 0;
+	return n;
+}
+
+static const char *const gt_env_names[] = {
+	"GOTRACE_OUT", "GOTRACE_CAPTURE_DIR", "GOTRACE_STACKS", "GOTRACE_STACK_DEPTH",
+	"GOTRACE_START_DELAY", "GOTRACE_DURATION", "GOTRACE_FOLLOW", "GOTRACE_CHUNK_SIZE",
+	"GOTRACE_ROOT_PID",
+};
+
+static int env_has(char *const envp[], const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t i = 0; envp[i]; i++)
+		if (!strncmp(envp[i], name, len) && envp[i][len] == '=')
+			return 1;
+	return 0;
+}
+
+char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
+		    size_t nscratch)
+{
+	if (!envp)
+		envp = environ;
+	if (!envp || !gt_self_path[0])
+		return (char **)envp;
+	size_t n = 0;
+	long preload = -1;
+	for (; envp[n]; n++)
+		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
+			preload = (long)n;
+	int has_self = preload >= 0 && strstr(envp[preload] + 11, GT_SELF_NAME);
+	if ((follow && has_self) || (!follow && !has_self))
+		return (char **)envp;
+	if (n + 2 + sizeof gt_env_names / sizeof gt_env_names[0] > nbuf)
+		return (char **)envp;
+	size_t m = 0, used = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((long)i != preload)
+			buf[m++] = envp[i];
+	char *value = scratch;
+	size_t cap = nscratch;
+	memcpy(value, "LD_PRELOAD=", 11);
+	used = 11;
+	if (follow) {
+		size_t len = strlen(gt_self_path);
+		if (used + len + 2 >= cap)
+			return (char **)envp;
+		memcpy(value + used, gt_self_path, len);
+		used += len;
+		if (preload >= 0 && envp[preload][11] && used + strlen(envp[preload] + 11) + 2 < cap) {
+			value[used++] = ':';
+			strcpy(value + used, envp[preload] + 11);
+			used += strlen(envp[preload] + 11);
+		}
+		value[used++] = 0;
+		buf[m++] = value;
+		/* the program built its environment from scratch: carry our settings over */
+		for (size_t k = 0; k < sizeof gt_env_names / sizeof gt_env_names[0]; k++) {
+			const char *v = getenv(gt_env_names[k]);
+			size_t nl = strlen(gt_env_names[k]);
+			if (!v || env_has(envp, gt_env_names[k]) || used + nl + strlen(v) + 2 >= cap)
+				continue;
+			char *entry = scratch + used;
+			memcpy(entry, gt_env_names[k], nl);
+			entry[nl] = '=';
+			strcpy(entry + nl + 1, v);
+			used += nl + strlen(v) + 2;
+			buf[m++] = entry;
+		}
+	} else {
+		size_t len = strip_self(envp[preload] + 11, value + 11, cap - 11);
+		if (len)
+			buf[m++] = value;
+	}
+	buf[m] = NULL;
+	return buf;
+}
+
+void gt_env_strip_self(void)
+{
+	static char value[GT_ENV_SCRATCH];
+	const char *v = getenv("LD_PRELOAD");
+	if (!v)
+		return;
+	if (strip_self(v, value, sizeof value))
+		setenv("LD_PRELOAD", value, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+/* ---- fork ------------------------------------------------------------------------------ */
+
+static pid_t traced_fork(void)
+{
+	struct gt_tls *t = gt_enter();
+	unsigned cpu = 0;
+	uint64_t tsc = t ? gt_now(&cpu) : 0;
+	pid_t p = GT_REAL(fork)();
+	if (p > 0 && t) {
+		int saved = errno;
+		gt_fact_process(t, GT_PROC_FORK, tsc, cpu, p, 0);
+		errno = saved;
+	}
+	return p;
+}
+
+GT_EXPORT pid_t fork(void) { return traced_fork(); }
+
+/* A vfork child borrows the parent's stack, so a wrapper's frame cannot survive it: the
+ * program gets a fork instead, which every correct vfork user tolerates. */
+GT_EXPORT pid_t vfork(void) { return traced_fork(); }
+
+/* ---- spawn, exec, system, daemon --------------------------------------------------------- */
+
+static int spawn_common(int (*real)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+				    const posix_spawnattr_t *, char *const[], char *const[]),
+			pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	char *envbuf[GT_ENV_SLOTS];
+	char scratch[GT_ENV_SCRATCH];
+	char **env = envp ? gt_child_env(envp, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch)
+			  : NULL;
+	struct gt_tls *t = gt_enter();
+	unsigned cpu = 0;
+	uint64_t tsc = t ? gt_now(&cpu) : 0;
+	pid_t local;
+	int r = real(pid ? pid : &local, path, fa, at, argv, env);
+	if (t) {
+		int saved = errno;
+		gt_fact_process(t, GT_PROC_SPAWN, tsc, cpu, r ? 0 : (pid ? *pid : local), r);
+		errno = saved;
+	}
+	return r;
+}
+
+GT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	return spawn_common(GT_REAL(posix_spawn), pid, path, fa, at, argv, envp);
+}
+
+GT_EXPORT int posix_spawnp(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *at, char *const argv[], char *const envp[])
+{
+	return spawn_common(GT_REAL(posix_spawnp), pid, path, fa, at, argv, envp);
+}
+
+static struct gt_tls *exec_before(void)
+{
+	/* a fork child that recorded nothing yet (fork + exec) gets no capture of its own */
+	struct gt_tls *t = gt_load(&gt_state) == GT_ST_UNINIT ? NULL : gt_enter();
+	if (t) {
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		gt_fact_process(t, GT_PROC_EXEC, tsc, cpu, 0, 0);
+	}
+	return t;
+}
+
+static int exec_failed(struct gt_tls *t, int r)
+{
+	int e = errno;
+	if (t) {
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		gt_fact_process(t, GT_PROC_EXEC, tsc, cpu, 0, e);
+	}
+	errno = e;
+	return r;
+}
+
+enum exec_how { EXEC_PATH, EXEC_SEARCH, EXEC_FD };
+
+static int exec_common(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
+{
+	char *envbuf[GT_ENV_SLOTS];
+	char scratch[GT_ENV_SCRATCH];
+	char **env = gt_child_env(envp, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
+	struct gt_tls *t = exec_before();
+	int r;
+	if (how == EXEC_PATH)
+		r = GT_REAL(execve)(file, argv, env);
+	else if (how == EXEC_SEARCH)
+		r = GT_REAL(execvpe)(file, argv, env);
+	else
+		r = GT_REAL(fexecve)(fd, argv, env);
+	return exec_failed(t, r);
+}
+
+GT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_common(EXEC_PATH, path, -1, argv, envp);
+}
+
+GT_EXPORT int execv(const char *path, char *const argv[]) { return exec_common(EXEC_PATH, path, -1, argv, environ); }
+
+GT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return exec_common(EXEC_SEARCH, file, -1, argv, environ);
+}
+
+GT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_common(EXEC_SEARCH, file, -1, argv, envp);
+}
+
+GT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	return exec_common(EXEC_FD, NULL, fd, argv, envp);
+}
+
+/* execl, execlp, execle: the argument list becomes an argv on the stack. */
+#define GT_COLLECT_ARGS(with_env) \
+	va_list ap; \
+	size_t n = 0; \
+	/* glibc declares arg nonnull, yet execl(path, NULL) is seen in the wild */ \
+	const char *volatile first = arg; \
+	va_start(ap, arg); \
+	if (first) \
+		for (n = 1; va_arg(ap, char *); n++) \
+			; \
+	va_end(ap); \
+	char *argv[n + 1]; \
+	char *const *envp = environ; \
+	argv[0] = (char *)arg; \
+	va_start(ap, arg); \
+	for (size_t i = 1; i <= n; i++) \
+		argv[i] = va_arg(ap, char *); \
+	if (with_env) \
+		envp = va_arg(ap, char *const *); \
+	va_end(ap); \
+	argv[n] = NULL;
+
+GT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	GT_COLLECT_ARGS(0)
+	return exec_common(EXEC_PATH, path, -1, argv, envp);
+}
+
+GT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	GT_COLLECT_ARGS(0)
+	return exec_common(EXEC_SEARCH, file, -1, argv, envp);
+}
+
+GT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	GT_COLLECT_ARGS(1)
+	return exec_common(EXEC_PATH, path, -1, argv, envp);
+}
+
+GT_EXPORT int system(const char *cmd)
+{
+	struct gt_tls *t = cmd ? gt_enter() : NULL;
+	if (!t)
+		return GT_REAL(system)(cmd);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_fact_process(t, GT_PROC_SPAWN, tsc, cpu, 0, 0);
+	/* the caller waits for the shell: a wait4 for the encoder */
+	gt_fact_syscall_begin(t, SYS_wait4, GT_FD_NONE, -1);
+	int r = GT_REAL(system)(cmd);
+	int e = errno;
+	gt_fact_syscall_end(t, SYS_wait4, r, r == -1 ? e : 0);
+	errno = e;
+	return r;
+}
+
+GT_EXPORT int daemon(int nochdir, int noclose)
+{
+	struct gt_tls *t = gt_enter();
+	if (t) {
+		/* the calling process _exits inside daemon: say where its child comes from now */
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		gt_fact_process(t, GT_PROC_FORK, tsc, cpu, 0, 0);
+	}
+	return GT_REAL(daemon)(nochdir, noclose);
+}
+
+/* ---- _exit and _Exit skip atexit and destructors: finalize here ------------------------- */
+
+GT_EXPORT void _exit(int status)
+{
+	if (!gt_tls.busy)
+		gt_finalize(1);
+	GT_REAL(_exit)(status);
+	__builtin_unreachable();
+}
+
+GT_EXPORT void _Exit(int status)
+{
+	if (!gt_tls.busy)
+		gt_finalize(1);
+	GT_REAL(_Exit)(status);
+	__builtin_unreachable();
+}

@@ -1,0 +1,262 @@
+/* Synchronisation: mutexes, rwlocks, condition variables, semaphores, barriers, yield and
+ * the sleep family.
+ *
+ * Acquisitions try first and record only when they would block (BLOCK_BEGIN, the real
+ * blocking call, BLOCK_END), so every lock type keeps its exact semantics and return values:
+ * the try returns what the lock would return whenever the lock would not block (0,
+ * EOWNERDEAD, EAGAIN, EINVAL, ENOTRECOVERABLE), and EBUSY leads to the real lock.
+ * Releases write a WAKE, stamped before the real call, only when a hooked thread is
+ * blocked on that object: one relaxed load of a per-kind counter when nobody waits. */
+#include "gt_internal.h"
+#include "hooks.def"
+
+#define GT_OBJ(p) ((uint64_t)(uintptr_t)(p))
+
+/* ---- mutexes ---------------------------------------------------------------------------- */
+
+#define GT_MUTEX_HOOK(name, params, args) \
+	GT_EXPORT int name params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		int r = GT_REAL(pthread_mutex_trylock)(m); \
+		if (r != EBUSY) \
+			return r; \
+		gt_fact_block_begin(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
+		r = GT_REAL(name) args; \
+		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
+		return r; \
+	}
+
+GT_MUTEX_HOOK(pthread_mutex_lock, (pthread_mutex_t *m), (m))
+GT_MUTEX_HOOK(pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *ts), (m, ts))
+GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const struct timespec *ts), (m, c, ts))
+
+static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
+{
+	struct gt_tls *t = gt_enter();
+	if (t && gt_waiters_has(obj))
+		gt_fact_wake(t, kind, obj, count);
+}
+
+GT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_MUTEX])))
+		release_slow(GT_BK_MUTEX, GT_OBJ(m), 1);
+	return GT_REAL(pthread_mutex_unlock)(m);
+}
+
+/* ---- rwlocks ---------------------------------------------------------------------------- */
+
+#define GT_RWLOCK_HOOK(name, try, kind, params, args) \
+	GT_EXPORT int name params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		int r = GT_REAL(try)(l); \
+		if (r != EBUSY) \
+			return r; \
+		gt_fact_block_begin(t, kind, GT_OBJ(l), 1); \
+		r = GT_REAL(name) args; \
+		gt_fact_block_end(t, kind, GT_OBJ(l), r); \
+		return r; \
+	}
+
+GT_RWLOCK_HOOK(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOCK_RD, (pthread_rwlock_t *l), (l))
+GT_RWLOCK_HOOK(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR, (pthread_rwlock_t *l), (l))
+GT_RWLOCK_HOOK(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOCK_RD,
+	       (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
+GT_RWLOCK_HOOK(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR,
+	       (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
+GT_RWLOCK_HOOK(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOCK_RD,
+	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
+GT_RWLOCK_HOOK(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR,
+	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
+
+GT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	/* readers and writers wait on the same object: one wake covers both kinds */
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) | gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR])))
+		release_slow(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL);
+	return GT_REAL(pthread_rwlock_unlock)(l);
+}
+
+/* ---- condition variables ---------------------------------------------------------------
+ * A wait always blocks.  It also releases the mutex, which may wake a mutex waiter. */
+
+#define GT_COND_WAIT_HOOK(name, params, args) \
+	GT_EXPORT int name params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		if (gt_load(&gt_n_blocked[GT_BK_MUTEX]) && gt_waiters_has(GT_OBJ(m))) \
+			gt_fact_wake(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
+		gt_fact_block_begin(t, GT_BK_COND, GT_OBJ(c), 1); \
+		int r = GT_REAL(name) args; \
+		gt_fact_block_end(t, GT_BK_COND, GT_OBJ(c), r); \
+		return r; \
+	}
+
+GT_COND_WAIT_HOOK(pthread_cond_wait, (pthread_cond_t *c, pthread_mutex_t *m), (c, m))
+GT_COND_WAIT_HOOK(pthread_cond_timedwait, (pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts),
+		  (c, m, ts))
+GT_COND_WAIT_HOOK(pthread_cond_clockwait,
+		  (pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *ts), (c, m, k, ts))
+
+GT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
+{
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
+		release_slow(GT_BK_COND, GT_OBJ(c), 1);
+	return GT_REAL(pthread_cond_signal)(c);
+}
+
+GT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
+		release_slow(GT_BK_COND, GT_OBJ(c), GT_WAKE_ALL);
+	return GT_REAL(pthread_cond_broadcast)(c);
+}
+
+/* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------ */
+
+#define GT_SEM_HOOK(name, params, args) \
+	GT_EXPORT int name params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		int saved = errno; \
+		int r = GT_REAL(sem_trywait)(s); \
+		if (r == 0 || errno != EAGAIN) \
+			return r; \
+		errno = saved; \
+		gt_fact_block_begin(t, GT_BK_SEM, GT_OBJ(s), 1); \
+		r = GT_REAL(name) args; \
+		int e = errno; \
+		gt_fact_block_end(t, GT_BK_SEM, GT_OBJ(s), r ? e : 0); \
+		errno = e; \
+		return r; \
+	}
+
+GT_SEM_HOOK(sem_wait, (sem_t *s), (s))
+GT_SEM_HOOK(sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
+GT_SEM_HOOK(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (s, c, ts))
+
+GT_EXPORT int sem_post(sem_t *s)
+{
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_SEM]))) {
+		int saved = errno;
+		release_slow(GT_BK_SEM, GT_OBJ(s), 1);
+		errno = saved;
+	}
+	return GT_REAL(sem_post)(s);
+}
+
+/* ---- barriers ----------------------------------------------------------------------------
+ * Every arriver but the last blocks; the last (glibc returns PTHREAD_BARRIER_SERIAL_THREAD
+ * to the thread that completes the round) releases the others.  Which one is last is known
+ * only afterwards, so the serial thread's block is closed at the instant it called and its
+ * wake is stamped one tick later: both precede the others' resumption. */
+GT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return GT_REAL(pthread_barrier_wait)(b);
+	gt_fact_block_begin(t, GT_BK_BARRIER, GT_OBJ(b), 1);
+	unsigned cpu;
+	uint64_t called = gt_now(&cpu);
+	int r = GT_REAL(pthread_barrier_wait)(b);
+	if (r == PTHREAD_BARRIER_SERIAL_THREAD) {
+		gt_fact_block_end_at(t, GT_BK_BARRIER, GT_OBJ(b), 0, called, cpu);
+		gt_emit32(t->serial, GT_WAKE, GT_BK_BARRIER, called + 1, cpu, GT_OBJ(b),
+			  gt_pack2(0, GT_WAKE_ALL));
+	} else {
+		gt_fact_block_end(t, GT_BK_BARRIER, GT_OBJ(b), r);
+	}
+	return r;
+}
+
+/* ---- yield and sleep ---------------------------------------------------------------------- */
+
+GT_EXPORT int sched_yield(void)
+{
+	struct gt_tls *t = gt_enter();
+	if (t) {
+		t->busy = 1;
+		uint32_t stack = gt_stack_id(t);
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		uint64_t *r = gt_reserve(cpu, 24, tsc);
+		if (r) {
+			r[1] = tsc;
+			r[2] = stack;
+			gt_commit(r, gt_rec_word(GT_YIELD, 0, 24, t->serial));
+		}
+		t->busy = 0;
+	}
+	return GT_REAL(sched_yield)();
+}
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	if (!ts || ts->tv_sec < 0 || ts->tv_nsec < 0)
+		return 0;
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
+GT_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return GT_REAL(nanosleep)(req, rem);
+	uint64_t ns = ts_ns(req);
+	gt_fact_block_begin(t, GT_BK_SLEEP, ns, 0);
+	int r = GT_REAL(nanosleep)(req, rem);
+	int e = errno;
+	gt_fact_block_end(t, GT_BK_SLEEP, ns, r ? e : 0);
+	errno = e;
+	return r;
+}
+
+GT_EXPORT int clock_nanosleep(clockid_t c, int flags, const struct timespec *req, struct timespec *rem)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return GT_REAL(clock_nanosleep)(c, flags, req, rem);
+	uint64_t ns = (flags & TIMER_ABSTIME) ? 0 : ts_ns(req);
+	gt_fact_block_begin(t, GT_BK_SLEEP, ns, 0);
+	int r = GT_REAL(clock_nanosleep)(c, flags, req, rem);
+	gt_fact_block_end(t, GT_BK_SLEEP, ns, r);
+	return r;
+}
+
+GT_EXPORT unsigned int sleep(unsigned int s)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return GT_REAL(sleep)(s);
+	uint64_t ns = (uint64_t)s * 1000000000ull;
+	gt_fact_block_begin(t, GT_BK_SLEEP, ns, 0);
+	unsigned int left = GT_REAL(sleep)(s);
+	int e = errno;
+	gt_fact_block_end(t, GT_BK_SLEEP, ns, left ? EINTR : 0);
+	errno = e;
+	return left;
+}
+
+GT_EXPORT int usleep(useconds_t us)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return GT_REAL(usleep)(us);
+	uint64_t ns = (uint64_t)us * 1000ull;
+	gt_fact_block_begin(t, GT_BK_SLEEP, ns, 0);
+	int r = GT_REAL(usleep)(us);
+	int e = errno;
+	gt_fact_block_end(t, GT_BK_SLEEP, ns, r ? e : 0);
+	errno = e;
+	return r;
+}

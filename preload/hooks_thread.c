@@ -1,0 +1,183 @@
+/* Threads: creation (a trampoline gives the child its serial), start, end (return,
+ * pthread_exit, cancellation), joins and names. */
+#include "gt_internal.h"
+#include "hooks.def"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+/* What the parent hands the child.  A small static pool; malloc only when it runs dry. */
+struct gt_start {
+	void *(*fn)(void *);
+	void *arg;
+	uint32_t serial;
+	uint32_t epoch;
+	_Atomic int in_use;
+	int heap;
+};
+#define GT_START_POOL 256
+static struct gt_start gt_start_pool[GT_START_POOL];
+
+static struct gt_start *start_alloc(void)
+{
+	for (unsigned i = 0; i < GT_START_POOL; i++) {
+		int expected = 0;
+		if (!gt_load(&gt_start_pool[i].in_use) &&
+		    atomic_compare_exchange_strong(&gt_start_pool[i].in_use, &expected, 1)) {
+			gt_start_pool[i].heap = 0;
+			return &gt_start_pool[i];
+		}
+	}
+	struct gt_start *s = malloc(sizeof *s);
+	if (s)
+		s->heap = 1;
+	return s;
+}
+
+static void start_free(struct gt_start *s)
+{
+	if (s->heap)
+		free(s);
+	else
+		atomic_store(&s->in_use, 0);
+}
+
+/* Runs when the trampoline's frame is left: by return (already ended: no-op), or by the
+ * forced unwind of pthread_exit or cancellation, after the program's own cleanup handlers. */
+static void trampoline_cleanup(struct gt_tls **tp)
+{
+	struct gt_tls *t = *tp;
+	if (!t->ended)
+		gt_thread_end(t, t->exit_how ? t->exit_how : GT_END_CANCEL);
+}
+
+static void *gt_thread_trampoline(void *p)
+{
+	struct gt_start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+	uint32_t serial = s->serial, epoch = s->epoch;
+	start_free(s);
+
+	struct gt_tls *t __attribute__((cleanup(trampoline_cleanup))) = &gt_tls;
+	t->serial = serial;
+	t->trampoline = 1;
+	t->stack_hi = (uintptr_t)__builtin_frame_address(0);
+	gt_threads_put(pthread_self(), serial, 1);
+	if (gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING &&
+	    epoch == gt_load(&gt_epoch)) {
+		t->busy = 1;
+		t->epoch = epoch;
+		gt_fact_thread_start(t, (uint64_t)(uintptr_t)fn);
+		t->busy = 0;
+	}
+	/* else: created before this recording began; its first hook announces it */
+	void *ret = fn(arg);
+	gt_thread_end(t, GT_END_RETURN);
+	return ret;
+}
+
+GT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	struct gt_tls *t = gt_enter();
+	struct gt_start *s;
+	if (!t || !(s = start_alloc()))
+		return GT_REAL(pthread_create)(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	s->serial = atomic_fetch_add(&gt_next_serial, 1);
+	s->epoch = t->epoch;
+	uint32_t serial = s->serial;
+	t->busy = 1;
+	uint32_t stack = gt_stack_id(t);
+	t->busy = 0;
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu); /* stamped before: the child's start comes after */
+	int r = GT_REAL(pthread_create)(th, attr, gt_thread_trampoline, s);
+	if (r == 0)
+		gt_threads_put(*th, serial, 0);
+	if (r == 0)
+		gt_emit32(t->serial, GT_THREAD_NEW, 0, tsc, cpu, gt_pack2(serial, stack),
+			  (uint64_t)(uintptr_t)fn);
+	else
+		start_free(s);
+	return r;
+}
+
+GT_EXPORT void pthread_exit(void *ret)
+{
+	struct gt_tls *t = &gt_tls;
+	if (t->trampoline)
+		t->exit_how = GT_END_EXIT; /* recorded by the trampoline's cleanup, last */
+	else if (gt_enter())
+		gt_thread_end(t, GT_END_EXIT);
+	GT_REAL(pthread_exit)(ret);
+	__builtin_unreachable();
+}
+
+/* Joins block on the target's serial; the target's end writes the matching wake. */
+#define GT_JOIN_HOOK(name, params, args) \
+	GT_EXPORT int name params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		int ended = 0; \
+		uint32_t serial = t ? gt_threads_get(th, &ended) : 0; \
+		if (!serial || ended) { \
+			int r0 = GT_REAL(name) args; \
+			if (r0 == 0) \
+				gt_threads_remove(th); \
+			return r0; \
+		} \
+		gt_fact_block_begin(t, GT_BK_JOIN, serial, 0); \
+		int r = GT_REAL(name) args; \
+		gt_fact_block_end(t, GT_BK_JOIN, serial, r); \
+		if (r == 0) \
+			gt_threads_remove(th); \
+		return r; \
+	}
+
+GT_JOIN_HOOK(pthread_join, (pthread_t th, void **ret), (th, ret))
+GT_JOIN_HOOK(pthread_timedjoin_np, (pthread_t th, void **ret, const struct timespec *ts), (th, ret, ts))
+GT_JOIN_HOOK(pthread_clockjoin_np, (pthread_t th, void **ret, clockid_t c, const struct timespec *ts),
+	     (th, ret, c, ts))
+
+GT_EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
+{
+	int r = GT_REAL(pthread_tryjoin_np)(th, ret);
+	if (r == 0)
+		gt_threads_remove(th);
+	return r;
+}
+
+GT_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+	int r = GT_REAL(pthread_setname_np)(th, name);
+	struct gt_tls *t;
+	if (r == 0 && (t = gt_enter())) {
+		uint32_t serial = pthread_equal(th, pthread_self()) ? t->serial : gt_threads_get(th, NULL);
+		if (serial)
+			gt_fact_thread_name(serial, name);
+	}
+	return r;
+}
+
+GT_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	int r = GT_REAL(prctl)(option, a2, a3, a4, a5);
+	struct gt_tls *t;
+	if (option == PR_SET_NAME && r == 0 && (t = gt_enter())) {
+		int saved = errno;
+		char name[16] = {0};
+		strncpy(name, (const char *)a2, 15);
+		gt_fact_thread_name(t->serial, name);
+		errno = saved;
+	}
+	return r;
+}

@@ -1,0 +1,229 @@
+/* The module map: every loaded object at start (dl_iterate_phdr) and at each dlopen and
+ * dlclose, as GT_MODULE / GT_MODULE_UNLOAD records (path, build-id, bias, address range). */
+#include "gt_internal.h"
+#include "hooks.def"
+
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+uintptr_t gt_self_lo, gt_self_hi;
+char gt_self_path[GT_PATH_MAX];
+
+#define GT_MAX_MODULES 2048u
+struct gt_known {
+	uintptr_t base, lo;
+	int seen; /* generation of the last walk that found it */
+};
+static struct gt_known gt_known[GT_MAX_MODULES];
+static unsigned gt_n_known;
+static int gt_walk_gen;
+static _Atomic int gt_modules_lock;
+
+static void modules_lock(void)
+{
+	int expected = 0;
+	while (!atomic_compare_exchange_weak(&gt_modules_lock, &expected, 1)) {
+		expected = 0;
+		gt_sys0(SYS_sched_yield);
+	}
+}
+
+static void modules_unlock(void) { atomic_store(&gt_modules_lock, 0); }
+
+static void object_range(struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = UINTPTR_MAX;
+	*hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < *lo)
+			*lo = a;
+		if (a + ph->p_memsz > *hi)
+			*hi = a + ph->p_memsz;
+	}
+}
+
+static size_t build_id(struct dl_phdr_info *info, const uint8_t **id)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		const uint8_t *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const uint8_t *name = p + sizeof *nh;
+			const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+			if (desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+				*id = desc;
+				return nh->n_descsz > 64 ? 64 : nh->n_descsz;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+static int emit_new(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	unsigned *index = data;
+	int is_main = (*index)++ == 0;
+	uintptr_t lo, hi;
+	object_range(info, &lo, &hi);
+	if (!hi)
+		return 0;
+	for (unsigned i = 0; i < gt_n_known; i++) {
+		if (gt_known[i].base == info->dlpi_addr && gt_known[i].lo == lo) {
+			gt_known[i].seen = gt_walk_gen;
+			return 0;
+		}
+	}
+	if (gt_n_known < GT_MAX_MODULES)
+		gt_known[gt_n_known++] = (struct gt_known){info->dlpi_addr, lo, gt_walk_gen};
+
+	const char *path = info->dlpi_name;
+	char exe[GT_PATH_MAX];
+	uint32_t flags = 0;
+	if (is_main) {
+		long n = gt_sys4(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = 0;
+		path = exe;
+		flags |= 1;
+	}
+	if (lo == getauxval(AT_SYSINFO_EHDR))
+		flags |= 2;
+	if (!path)
+		path = "";
+	const uint8_t *id = NULL;
+	size_t id_len = build_id(info, &id);
+	size_t path_len = strlen(path);
+	if (path_len > GT_PATH_MAX)
+		path_len = GT_PATH_MAX;
+	uint32_t bytes = (uint32_t)((16 + 32 + id_len + path_len + 7) & ~(size_t)7);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	uint64_t *r = gt_reserve(cpu, bytes, tsc);
+	if (!r)
+		return 0;
+	struct gt_p_module *m = (struct gt_p_module *)(r + 2);
+	r[1] = tsc;
+	m->base = info->dlpi_addr;
+	m->lo = lo;
+	m->hi = hi;
+	m->build_id_len = (uint16_t)id_len;
+	m->path_len = (uint16_t)path_len;
+	m->flags = flags;
+	uint8_t *tail = (uint8_t *)(m + 1);
+	memcpy(tail, id, id_len);
+	memcpy(tail + id_len, path, path_len);
+	memset(tail + id_len + path_len, 0, bytes - (16 + 32 + id_len + path_len));
+	gt_commit(r, gt_rec_word(GT_MODULE, 0, bytes, 0));
+	return 0;
+}
+
+void gt_modules_emit_all(void)
+{
+	unsigned index = 0;
+	modules_lock();
+	gt_walk_gen++;
+	dl_iterate_phdr(emit_new, &index);
+	modules_unlock();
+}
+
+void gt_modules_reset(void)
+{
+	gt_n_known = 0;
+	atomic_store(&gt_modules_lock, 0);
+}
+
+/* After a dlclose: every known object the walk no longer finds was unloaded. */
+static void emit_unloaded(void)
+{
+	unsigned index = 0;
+	modules_lock();
+	int gen = ++gt_walk_gen;
+	dl_iterate_phdr(emit_new, &index);
+	for (unsigned i = 0; i < gt_n_known;) {
+		if (gt_known[i].seen == gen) {
+			i++;
+			continue;
+		}
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		gt_emit32(0, GT_MODULE_UNLOAD, 0, tsc, cpu, gt_known[i].base, gt_known[i].lo);
+		gt_known[i] = gt_known[--gt_n_known];
+	}
+	modules_unlock();
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t me = (uintptr_t)data, lo, hi;
+	object_range(info, &lo, &hi);
+	if (me >= lo && me < hi) {
+		gt_self_lo = lo;
+		gt_self_hi = hi;
+		return 1;
+	}
+	return 0;
+}
+
+void gt_self_range(void)
+{
+	Dl_info di;
+	dl_iterate_phdr(find_self, (void *)(uintptr_t)gt_self_range);
+	gt_self_path[0] = 0;
+	if (dladdr((void *)(uintptr_t)gt_self_range, &di) && di.dli_fname) {
+		size_t n = 0;
+		if (di.dli_fname[0] != '/') {
+			long r = gt_sys2(SYS_getcwd, gt_self_path, sizeof gt_self_path - 2);
+			if (r > 0) {
+				n = strlen(gt_self_path);
+				gt_self_path[n++] = '/';
+			}
+		}
+		size_t len = strlen(di.dli_fname);
+		if (n + len < sizeof gt_self_path) {
+			memcpy(gt_self_path + n, di.dli_fname, len + 1);
+		}
+	}
+}
+
+/* Runs a module walk as the tracer, errno kept. */
+static void as_tracer(void (*walk)(void))
+{
+	if (!gt_enter())
+		return;
+	int saved = errno;
+	struct gt_tls *t = &gt_tls;
+	t->busy = 1;
+	walk();
+	t->busy = 0;
+	errno = saved;
+}
+
+GT_EXPORT void *dlopen(const char *file, int mode)
+{
+	void *h = GT_REAL(dlopen)(file, mode);
+	if (h)
+		as_tracer(gt_modules_emit_all);
+	return h;
+}
+
+GT_EXPORT int dlclose(void *handle)
+{
+	int r = GT_REAL(dlclose)(handle);
+	if (r == 0)
+		as_tracer(emit_unloaded);
+	return r;
+}

@@ -1,0 +1,170 @@
+/* Call stacks: captured with libunwind (unw_backtrace) or by walking frame pointers, the
+ * tracer's own frames trimmed, deduplicated in a lock-free hash table so each distinct stack
+ * is written once as a GT_STACK record and facts carry its 24-bit id. */
+#include "gt_internal.h"
+
+#include "hooks.def"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+
+uint32_t gt_stack_mode;
+
+/* Slot word: bit 63 set, 39 bits of the stack's hash, 24 bits of its id. */
+#define GT_STACK_SLOTS (1u << 17)
+#define GT_STACK_PROBES 64u
+#define GT_STACK_ID_MAX ((1u << 24) - 1)
+static _Atomic uint64_t *gt_stack_table;
+static _Atomic uint32_t gt_next_stack_id = 1;
+_Atomic uint64_t gt_stacks_lost;
+
+static void map_table(int fixed)
+{
+	long r = gt_sys((long)SYS_mmap, fixed ? (long)gt_stack_table : 0,
+			GT_STACK_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | (fixed ? MAP_FIXED : 0), -1, 0);
+	gt_stack_table = (r < 0 && r > -4096) ? NULL : (_Atomic uint64_t *)r;
+}
+
+/* libunwind is opened RTLD_LOCAL, never linked: its libunwind.so exports the _Unwind_*
+ * ABI and a weak backtrace(), which would otherwise take over the program's C++ exceptions,
+ * thread cancellation and glibc's backtrace() (a linked libunwind made pthread_exit crash in
+ * libgcc's unwinder). */
+static int (*gt_unw_backtrace)(void **, int);
+
+static void open_libunwind(void)
+{
+	static const char *const names[] = {"libunwind.so.8", "libunwind.so"};
+	for (unsigned i = 0; i < sizeof names / sizeof names[0] && !gt_unw_backtrace; i++) {
+		void *h = GT_REAL(dlopen)(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	}
+	if (!gt_unw_backtrace) {
+		gt_warn("libunwind is not available: GOTRACE_STACKS=unwind falls back to fp", "", "");
+		gt_stack_mode = GT_STACKS_FP;
+	}
+}
+
+void gt_stacks_setup(void)
+{
+	if (gt_stack_mode == GT_STACKS_UNWIND && !gt_unw_backtrace)
+		open_libunwind();
+	if (gt_stack_mode != GT_STACKS_NONE && !gt_stack_table)
+		map_table(0);
+	if (!gt_stack_table)
+		gt_stack_mode = GT_STACKS_NONE;
+}
+
+void gt_stacks_reset(void)
+{
+	/* a fork child starts a new capture: ids of the parent mean nothing there */
+	if (gt_stack_table)
+		map_table(1);
+	gt_store(&gt_next_stack_id, 1);
+	gt_store(&gt_stacks_lost, 0);
+}
+
+static inline int in_self(uintptr_t pc) { return pc >= gt_self_lo && pc < gt_self_hi; }
+
+/* Frame-pointer walk from our own frame.  Each frame must lie above the previous one and
+ * below the thread's stack top, so a program built without frame pointers yields a short
+ * stack, never a fault.  With the top unknown (a thread we did not start) only our own
+ * frames are followed, which still reaches the hook's caller. */
+static GT_NOINLINE unsigned walk_fp(struct gt_tls *t, uintptr_t *pcs, unsigned max)
+{
+	uintptr_t *fp = __builtin_frame_address(0);
+	uintptr_t hi = t->stack_hi;
+	unsigned n = 0;
+	while (n < max) {
+		if (((uintptr_t)fp & (sizeof(uintptr_t) - 1)) || (hi && (uintptr_t)fp + 16 > hi))
+			break;
+		uintptr_t ret = fp[1];
+		uintptr_t *next = (uintptr_t *)fp[0];
+		if (!ret)
+			break;
+		pcs[n++] = ret;
+		if (!hi && !in_self(ret))
+			break;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+	for (unsigned i = 0; i < n; i++) {
+		h ^= pcs[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 33;
+	}
+	return h;
+}
+
+static void write_stack(uint32_t id, const uintptr_t *pcs, unsigned n)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	uint32_t bytes = 16 + 8 + 8 * n;
+	uint64_t *r = gt_reserve(cpu, bytes, tsc);
+	if (!r)
+		return;
+	r[1] = tsc;
+	r[2] = gt_pack2(id, n);
+	for (unsigned i = 0; i < n; i++)
+		r[3 + i] = pcs[i];
+	gt_commit(r, gt_rec_word(GT_STACK, 0, bytes, 0));
+}
+
+uint32_t gt_stack_id_slow(struct gt_tls *t)
+{
+	uintptr_t raw[GT_MAX_STACK_DEPTH + 16];
+	unsigned want = gt_cfg.stack_depth + 16, n, skip = 0;
+	uint8_t was_busy = t->busy;
+	int saved_errno = errno;
+	t->busy = 1;
+	if (gt_stack_mode == GT_STACKS_FP)
+		n = walk_fp(t, raw, want);
+	else {
+		int got = gt_unw_backtrace((void **)raw, (int)want);
+		n = got > 0 ? (unsigned)got : 0;
+	}
+	while (skip < n && in_self(raw[skip]))
+		skip++;
+	uintptr_t *pcs = raw + skip;
+	n -= skip;
+	if (n > gt_cfg.stack_depth)
+		n = gt_cfg.stack_depth;
+	uint32_t id = 0;
+	if (n && gt_stack_table) {
+		uint64_t h = hash_pcs(pcs, n);
+		uint64_t tag = (h >> 25) | (1ull << 39);
+		unsigned idx = (unsigned)h & (GT_STACK_SLOTS - 1);
+		for (unsigned probe = 0; probe < GT_STACK_PROBES && !id; probe++) {
+			_Atomic uint64_t *slot = &gt_stack_table[(idx + probe) & (GT_STACK_SLOTS - 1)];
+			uint64_t w = gt_load(slot);
+			if (!w) {
+				uint32_t fresh = gt_add(&gt_next_stack_id, 1);
+				if (fresh > GT_STACK_ID_MAX)
+					break;
+				/* the id is taken before the slot: a loser of the race reuses the
+				 * winner's id and never waits for it */
+				if (atomic_compare_exchange_strong(slot, &w, tag << 24 | fresh)) {
+					write_stack(fresh, pcs, n);
+					id = fresh;
+					break;
+				}
+			}
+			if ((w >> 24) == tag)
+				id = (uint32_t)(w & GT_STACK_ID_MAX);
+		}
+		if (!id)
+			gt_add(&gt_stacks_lost, 1);
+	}
+	t->busy = was_busy;
+	errno = saved_errno;
+	return id;
+}

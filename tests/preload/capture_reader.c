@@ -1,0 +1,169 @@
+#include "capture_reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const type_names[GT_FACT_COUNT] = {
+	"NONE", "THREAD_NEW", "THREAD_START", "THREAD_END", "THREAD_NAME", "THREAD_EXISTING",
+	"BLOCK_BEGIN", "BLOCK_END", "WAKE", "SYSCALL_BEGIN", "SYSCALL_END", "YIELD", "STACK",
+	"MODULE", "MODULE_UNLOAD", "CLOCK", "NOTICE", "USER", "PROCESS", "CAPTURE_END",
+};
+
+const char *capture_type_name(int type)
+{
+	return type > 0 && type < GT_FACT_COUNT ? type_names[type] : "?";
+}
+
+static int by_tsc(const void *a, const void *b)
+{
+	const struct cap_rec *x = a, *y = b;
+	if (x->h->tsc != y->h->tsc)
+		return x->h->tsc < y->h->tsc ? -1 : 1;
+	return x->h < y->h ? -1 : (x->h > y->h);
+}
+
+int capture_open(struct capture *c, const char *path)
+{
+	memset(c, 0, sizeof *c);
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || (size_t)st.st_size < GT_FILE_HEADER_SIZE) {
+		fprintf(stderr, "capture_open: %s: cannot read\n", path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	c->size = (size_t)st.st_size;
+	c->map = mmap(NULL, c->size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (c->map == MAP_FAILED)
+		return -1;
+	c->hdr = c->map;
+	if (memcmp(c->hdr->magic, GT_CAPTURE_MAGIC, 8) || c->hdr->version != GT_CAPTURE_VERSION) {
+		fprintf(stderr, "capture_open: %s: not a capture\n", path);
+		return -1;
+	}
+	size_t cap = 1024;
+	c->recs = malloc(cap * sizeof *c->recs);
+	uint64_t cs = c->hdr->chunk_size;
+	for (uint64_t k = 0; k < c->hdr->n_chunks; k++) {
+		size_t base = GT_FILE_HEADER_SIZE + k * cs;
+		if (base + cs > c->size)
+			break;
+		const char *ch = (const char *)c->map + base;
+		const struct gt_chunk_header *h = (const void *)ch;
+		if (h->magic != GT_CHUNK_MAGIC)
+			continue;
+		uint64_t used = h->used < cs ? h->used : cs;
+		uint64_t off = GT_CHUNK_HEADER_SIZE;
+		while (off + 16 <= used) {
+			const struct gt_rec *r = (const void *)(ch + off);
+			if (r->type == 0) {
+				off += 8;
+				continue;
+			}
+			if (r->type >= GT_FACT_COUNT || r->nwords < 2 || off + r->nwords * 8u > used) {
+				c->bad_bytes += 8;
+				off += 8;
+				continue;
+			}
+			if (c->n == cap)
+				c->recs = realloc(c->recs, (cap *= 2) * sizeof *c->recs);
+			c->recs[c->n++] = (struct cap_rec){r, r + 1, h->cpu};
+			off += r->nwords * 8u;
+		}
+	}
+	qsort(c->recs, c->n, sizeof *c->recs, by_tsc);
+	return 0;
+}
+
+void capture_close(struct capture *c)
+{
+	if (c->map && c->map != MAP_FAILED)
+		munmap(c->map, c->size);
+	free(c->recs);
+	memset(c, 0, sizeof *c);
+}
+
+size_t capture_count_thread(const struct capture *c, int type, int aux, uint32_t thread)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->recs[i].h->type == type && (aux < 0 || c->recs[i].h->aux == aux) &&
+		    (thread == UINT32_MAX || c->recs[i].h->thread == thread))
+			n++;
+	return n;
+}
+
+size_t capture_count(const struct capture *c, int type, int aux)
+{
+	return capture_count_thread(c, type, aux, UINT32_MAX);
+}
+
+const struct cap_rec *capture_find(const struct capture *c, int type, int aux, size_t idx)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (c->recs[i].h->type == type && (aux < 0 || c->recs[i].h->aux == aux) && idx-- == 0)
+			return &c->recs[i];
+	return NULL;
+}
+
+void capture_dump(const struct capture *c, void *file)
+{
+	FILE *f = file;
+	fprintf(f, "pid %u ppid %u cpus %u clock %u hz %llu chunks %llu flags %#x stack_mode %u exe %s\n",
+		c->hdr->pid, c->hdr->ppid, c->hdr->n_cpus, c->hdr->clock_source,
+		(unsigned long long)c->hdr->tsc_hz, (unsigned long long)c->hdr->n_chunks, c->hdr->flags,
+		c->hdr->stack_mode, c->hdr->exe_path);
+	for (size_t i = 0; i < c->n; i++) {
+		const struct gt_rec *r = c->recs[i].h;
+		const uint64_t *p = c->recs[i].payload;
+		fprintf(f, "%llu cpu=%u t=%u %s aux=%u", (unsigned long long)r->tsc, c->recs[i].cpu,
+			r->thread, capture_type_name(r->type), r->aux);
+		if (r->type == GT_THREAD_NAME || r->type == GT_MODULE) {
+			if (r->type == GT_THREAD_NAME)
+				fprintf(f, " name=%.16s", (const char *)p);
+			else {
+				const struct gt_p_module *m = (const void *)p;
+				fprintf(f, " base=%#llx flags=%u path=%.*s", (unsigned long long)m->base, m->flags,
+					m->path_len, (const char *)(m + 1) + m->build_id_len);
+			}
+		} else {
+			for (unsigned w = 0; w + 2 < r->nwords && w < 4; w++)
+				fprintf(f, " %#llx", (unsigned long long)p[w]);
+		}
+		fputc('\n', f);
+	}
+}
+
+int capture_find_file(const char *dir, unsigned pid, char *out, size_t cap)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = -1;
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "gotrace-", 8) || !strstr(e->d_name, ".gtcap"))
+			continue;
+		if (pid) {
+			char want[32];
+			snprintf(want, sizeof want, "gotrace-%u.gtcap", pid);
+			char want2[32];
+			snprintf(want2, sizeof want2, "gotrace-%u-", pid);
+			if (strcmp(e->d_name, want) && strncmp(e->d_name, want2, strlen(want2)))
+				continue;
+		}
+		snprintf(out, cap, "%s/%s", dir, e->d_name);
+		found = 0;
+		break;
+	}
+	closedir(d);
+	return found;
+}

@@ -1,0 +1,172 @@
+#include "traced_run.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+const char *test_preload(void)
+{
+	const char *p = getenv("GT_TEST_PRELOAD");
+	return p ? p : "libgotrace.so";
+}
+
+const char *test_target(void)
+{
+	const char *p = getenv("GT_TEST_TARGET");
+	return p ? p : "gt-target";
+}
+
+const char *test_bindir(void)
+{
+	static char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s", test_target());
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	return dir;
+}
+
+static void slurp(const char *path, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, cap - 1);
+	buf[n > 0 ? n : 0] = 0;
+	close(fd);
+}
+
+int run_program(struct run *r, int traced, const char *const argv[], const char *const env[])
+{
+	if (!r->dir[0]) {
+		snprintf(r->dir, sizeof r->dir, "/tmp/gt-test-XXXXXX");
+		if (!mkdtemp(r->dir))
+			return -1;
+	}
+	char outp[PATH_MAX + 16], errp[PATH_MAX + 16];
+	snprintf(outp, sizeof outp, "%s/stdout", r->dir);
+	snprintf(errp, sizeof errp, "%s/stderr", r->dir);
+
+	/* environment: ours without GOTRACE_* and LD_PRELOAD, then the run's settings */
+	size_t n = 0, cap = 16;
+	for (char **e = environ; *e; e++)
+		cap++;
+	for (const char *const *e = env; e && *e; e++)
+		cap++;
+	char **envp = calloc(cap, sizeof *envp);
+	for (char **e = environ; *e; e++)
+		if (strncmp(*e, "GOTRACE_", 8) && strncmp(*e, "LD_PRELOAD=", 11))
+			envp[n++] = *e;
+	static char preload[PATH_MAX + 16], capdir[PATH_MAX + 32];
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", test_preload());
+	snprintf(capdir, sizeof capdir, "GOTRACE_CAPTURE_DIR=%s", r->dir);
+	if (traced)
+		envp[n++] = preload;
+	envp[n++] = capdir;
+	for (const char *const *e = env; e && *e; e++)
+		envp[n++] = (char *)*e;
+	envp[n] = NULL;
+
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(o, 1);
+		dup2(e, 2);
+		if (r->fsize_limit > 0) {
+			struct rlimit rl = {(rlim_t)r->fsize_limit, (rlim_t)r->fsize_limit};
+			setrlimit(RLIMIT_FSIZE, &rl);
+		}
+		execve(argv[0], (char *const *)argv, envp);
+		_exit(127);
+	}
+	r->pid = pid;
+	if (r->kill_after_ms > 0) {
+		struct stat st;
+		for (int i = 0; i < 2000; i++) {
+			if (stat(outp, &st) == 0 && st.st_size > 0)
+				break;
+			usleep(5000);
+		}
+		usleep((useconds_t)r->kill_after_ms * 1000);
+		kill(pid, SIGKILL);
+	}
+	waitpid(pid, &r->status, 0);
+	free(envp);
+	slurp(outp, r->out, sizeof r->out);
+	slurp(errp, r->err, sizeof r->err);
+	return 0;
+}
+
+int run_target(struct run *r, int traced, const char *scenario, const char *const env[])
+{
+	const char *argv[] = {test_target(), scenario, NULL};
+	return run_program(r, traced, argv, env);
+}
+
+int run_capture(const struct run *r, pid_t pid, int nth, struct capture *c)
+{
+	char path[PATH_MAX + 64];
+	if (nth)
+		snprintf(path, sizeof path, "%s/gotrace-%d-%d.gtcap", r->dir, (int)pid, nth);
+	else
+		snprintf(path, sizeof path, "%s/gotrace-%d.gtcap", r->dir, (int)pid);
+	return capture_open(c, path);
+}
+
+int run_count_captures(const struct run *r)
+{
+	DIR *d = opendir(r->dir);
+	struct dirent *e;
+	int n = 0;
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "gotrace-", 8) && strstr(e->d_name, ".gtcap"))
+			n++;
+	closedir(d);
+	return n;
+}
+
+void run_cleanup(struct run *r)
+{
+	DIR *d = opendir(r->dir);
+	struct dirent *e;
+	char path[PATH_MAX + 300];
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", r->dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(r->dir);
+}
+
+int count_gotrace_lines(const char *text)
+{
+	int n = 0;
+	for (const char *p = text; p && *p;) {
+		if (!strncmp(p, "gotrace:", 8))
+			n++;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return n;
+}

@@ -1,0 +1,41 @@
+/* Run a target program (traced with libgotrace.so or not) in a fresh capture directory and
+ * collect its output, exit status and captures. */
+#ifndef GT_TEST_TRACED_RUN_H
+#define GT_TEST_TRACED_RUN_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "capture_reader.h"
+
+struct run {
+	char dir[PATH_MAX];   /* capture directory (GOTRACE_CAPTURE_DIR) */
+	pid_t pid;
+	int status;           /* as waitpid */
+	char out[65536];
+	char err[65536];
+	long fsize_limit;     /* > 0: RLIMIT_FSIZE for the child */
+	int kill_after_ms;    /* > 0: SIGKILL the child once its stdout has a line, after this */
+};
+
+const char *test_preload(void);     /* GT_TEST_PRELOAD */
+const char *test_target(void);      /* GT_TEST_TARGET */
+const char *test_bindir(void);      /* directory of the test programs */
+
+/* argv[0] is the program path; env entries "NAME=value" are added (NULL-terminated list).
+ * Returns 0 when the child ran and was waited for. */
+int run_program(struct run *r, int traced, const char *const argv[], const char *const env[]);
+/* gt-target SCENARIO with extra env */
+int run_target(struct run *r, int traced, const char *scenario, const char *const env[]);
+
+/* The capture written by pid (the first one, or with the -N suffix when nth > 0). */
+int run_capture(const struct run *r, pid_t pid, int nth, struct capture *c);
+/* number of capture files in the directory */
+int run_count_captures(const struct run *r);
+void run_cleanup(struct run *r);
+
+/* lines of stderr starting with "gotrace:" */
+int count_gotrace_lines(const char *text);
+
+#endif
