@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -898,11 +901,31 @@ Test(modules, unusable_arguments_refused)
 
 Test(options, debuginfod_never_asked)
 {
-	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:9/", 1);
-	struct gt_symbolizer *sym = gt_sym_new(NULL);
-	cr_assert_not_null(sym);
+	/* A debuginfod "server" on a local port: a lookup would show as a connection. */
+	int server = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	cr_assert_geq(server, 0);
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(addr);
+	cr_assert_eq(bind(server, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	cr_assert_eq(listen(server, 16), 0);
+	cr_assert_eq(getsockname(server, (struct sockaddr *)&addr, &len), 0);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", ntohs(addr.sin_port));
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_TIMEOUT", "2", 1);
+
+	/* A binary without debug info: elfutils would ask the server for it by build-id. */
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_NOSYM, NULL);
 	cr_expect_null(getenv("DEBUGINFOD_URLS"), "a conversion must not reach the network");
+	struct gt_frame f[MAX_FRAMES];
+	cr_expect_gt(symbolize(sym, &fx, "inline", f, MAX_FRAMES), 0);
 	gt_sym_free(sym);
+	int client = accept(server, NULL, NULL);
+	cr_expect_lt(client, 0, "the symbolizer connected to %s", url);
+	if (client >= 0)
+		close(client);
+	close(server);
 }
 
 static void redirect_stderr(void)
