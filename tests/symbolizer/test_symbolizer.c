@@ -163,6 +163,14 @@ Test(inline_c, inline_frames_expanded_with_call_lines)
 	expect_frame(f, n, 2, "outer", "inline.c", fx_marker_line(src, "outer_calls_mid"));
 	expect_frame(f, n, 3, "main", "inline.c", fx_marker_line(src, "main_calls_outer"));
 
+	/* Relative names in the line table ("../tests/...") come out under the compilation
+	 * directory: the very source file. */
+	char *want_path = realpath(src, NULL), *have_path = realpath(f[0].file, NULL);
+	cr_expect_eq(f[0].file[0], '/', "%s", f[0].file);
+	cr_expect(want_path && have_path && strcmp(want_path, have_path) == 0, "%s", f[0].file);
+	free(want_path);
+	free(have_path);
+
 	/* Inline frames: synthetic PCs (depth in bits 48..55) over the concrete PC - 1. */
 	const struct fx_stack *s = fx_stack(&fx, "inline");
 	uint64_t ra = s->pcs[0];
@@ -253,6 +261,25 @@ Test(cxx, demangled_template_and_lambda)
 		     fx_marker_line(src, "template_capture"));
 	expect_frame(f, n, 1, "main::{lambda(int)#1}::operator()(int) const", "cxx.cpp",
 		     fx_marker_line(src, "lambda_calls_get"));
+	expect_frame(f, n, n - 1, "main", "cxx.cpp", 0);
+	gt_sym_free(sym);
+}
+
+Test(cxx, inlined_template_from_a_header_is_qualified)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_CXX, NULL);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "for_each", f, MAX_FRAMES);
+	cr_assert_geq(n, 4, "%s", show(f, n));
+	cr_expect_str_eq(f[0].func, "sum_all(std::vector<int, std::allocator<int> > const&)::"
+				    "{lambda(int)#1}::operator()(int) const");
+	/* No linkage name in DWARF for it: the namespace comes from its declaration's scopes. */
+	cr_expect(strncmp(f[1].func, "std::for_each<", 14) == 0, "%s", show(f, n));
+	cr_expect_str_eq(fx_basename(f[1].file), "stl_algo.h");
+	cr_expect_eq(f[1].pc, (fx_stack(&fx, "for_each")->pcs[1] - 1) | (1ull << 48));
+	expect_frame(f, n, 2, "sum_all(std::vector<int, std::allocator<int> > const&)", "cxx.cpp",
+		     fx_marker_line(SRC("cxx.cpp"), "for_each_call"));
 	expect_frame(f, n, n - 1, "main", "cxx.cpp", 0);
 	gt_sym_free(sym);
 }
