@@ -863,6 +863,22 @@ Test(modules, module_added_over_another_replaces_it)
 	gt_sym_free(sym);
 }
 
+Test(modules, neighbours_sharing_a_boundary_byte_both_stay)
+{
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	/* hi given as the end of the first, which is where the second starts */
+	cr_assert_eq(gt_sym_add_module(sym, "/nonexistent/liba.so", NULL, 0, FAKE_LO, FAKE_LO,
+				       FAKE_LO + 0x1000, 0), 0);
+	cr_assert_eq(gt_sym_add_module(sym, "/nonexistent/libb.so", NULL, 0, FAKE_LO + 0x1000,
+				       FAKE_LO + 0x1000, FAKE_LO + 0x2000, 0), 0);
+	uint64_t pcs[] = { FAKE_LO + 0x11, FAKE_LO + 0x1011 };
+	struct gt_frame f[4];
+	cr_assert_eq(gt_sym_stack(sym, pcs, 2, f, 4), 2);
+	cr_expect_str_eq(f[0].func, "liba.so+0x10");
+	cr_expect_str_eq(f[1].func, "libb.so+0x10");
+	gt_sym_free(sym);
+}
+
 Test(modules, pc_outside_every_module)
 {
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
