@@ -239,20 +239,19 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 			return false;
 		}
 	} else {
-		struct stat st;
-		if (stat(img->path, &st) != 0) {
-			gt_sym_warn(sym, img->path, GT_SYM_CANNOT_OPEN, strerror(errno),
-				    img->base_name);
-			return fail(sym, img);
-		}
-		if (!S_ISREG(st.st_mode)) {
-			gt_sym_warn(sym, img->path, GT_SYM_NOT_A_FILE, NULL, img->base_name);
-			return fail(sym, img);
-		}
-		fd = open(img->path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: a FIFO in the file's place must not wait for a writer; what is
+		 * not a regular file is refused on the descriptor itself, so nothing can swap
+		 * the file between the check and the use. */
+		fd = open(img->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
 			gt_sym_warn(sym, img->path, GT_SYM_CANNOT_OPEN, strerror(errno),
 				    img->base_name);
+			return fail(sym, img);
+		}
+		struct stat st;
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			gt_sym_warn(sym, img->path, GT_SYM_NOT_A_FILE, NULL, img->base_name);
 			return fail(sym, img);
 		}
 	}

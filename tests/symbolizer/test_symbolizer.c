@@ -520,6 +520,17 @@ Test(broken, directory_in_place_of_the_file)
 	expect_degraded(&fx, path, "fx_dir", NULL);
 }
 
+Test(broken, fifo_in_place_of_the_file, .timeout = 20)
+{
+	/* Opening a FIFO would wait for a writer forever. */
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fx_fifo", tmp_dir);
+	cr_assert_eq(mkfifo(path, 0644), 0);
+	expect_degraded(&fx, path, "fx_fifo", "not a regular file");
+}
+
 Test(broken, truncated_elf_header)
 {
 	struct fixture fx;
