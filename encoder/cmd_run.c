@@ -55,6 +55,9 @@ static const char run_usage[] =
 	"  -o, --output FILE       trace to write (default: " DEFAULT_OUTPUT ")\n"
 	"      --stacks MODE       stack capture: unwind (libunwind, default), fp (frame\n"
 	"                          pointers, faster), none\n"
+	"      --stack-depth N     frames per stack, 1 to 128 (default 32)\n"
+	"      --start-delay SEC   start recording SEC seconds after the command starts\n"
+	"      --duration SEC      record for SEC seconds only (default: until it exits)\n"
 	"      --no-follow         do not trace child processes\n"
 	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
 	"                          directory)\n"
@@ -67,8 +70,7 @@ static const char run_usage[] =
 	"Signals sent to gotrace (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to COMMAND.\n"
 	"Exit status: COMMAND's (128+N when it died of signal N); 1 when COMMAND succeeded but\n"
 	"the trace could not be written; 125-127 when COMMAND could not be started.\n"
-	"Other settings (GOTRACE_STACK_DEPTH, GOTRACE_START_DELAY, GOTRACE_DURATION) are read\n"
-	"from the environment; see the README.\n";
+	"The GOTRACE_* environment variables of libgotrace.so apply too; see the README.\n";
 
 #define EXIT_GOTRACE_FAILED 125 /* like env(1) and timeout(1): the wrapper failed */
 #define EXIT_CANNOT_EXECUTE 126
@@ -78,6 +80,7 @@ struct run_options {
 	const char *output;
 	const char *stacks;
 	const char *capture_dir;
+	const char *stack_depth, *start_delay, *duration; /* validated, passed on as given */
 	bool no_follow;
 	bool keep_capture;
 	char **command;
@@ -87,7 +90,22 @@ struct run_options {
 
 /* ---- options ------------------------------------------------------------------------ */
 
-enum { OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE };
+enum {
+	OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE, OPT_STACK_DEPTH,
+	OPT_START_DELAY, OPT_DURATION
+};
+
+/* Seconds as libgotrace.so reads them: digits with an optional fraction ("2", "0.5"). */
+static bool is_seconds(const char *text)
+{
+	size_t whole = strspn(text, "0123456789"), frac = 0;
+	const char *rest = text + whole;
+	if (*rest == '.') {
+		frac = strspn(rest + 1, "0123456789");
+		rest += 1 + frac;
+	}
+	return whole + frac > 0 && whole <= 8 && *rest == '\0';
+}
 
 /* Returns -1 to continue, or an exit status. */
 static int parse_options(int argc, char **argv, struct run_options *opt)
@@ -98,6 +116,9 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
 		{ "capture-dir", required_argument, NULL, OPT_CAPTURE_DIR },
 		{ "keep-capture", no_argument, NULL, OPT_KEEP_CAPTURE },
+		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
+		{ "start-delay", required_argument, NULL, OPT_START_DELAY },
+		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -135,6 +156,27 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 			break;
 		case OPT_KEEP_CAPTURE:
 			opt->keep_capture = true;
+			break;
+		case OPT_STACK_DEPTH: {
+			char *end;
+			unsigned long depth = strtoul(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || depth < 1 ||
+			    depth > GT_MAX_STACK_DEPTH) {
+				fail("--stack-depth must be a number of frames from 1 to %u, not '%s'",
+				     GT_MAX_STACK_DEPTH, optarg);
+				return 2;
+			}
+			opt->stack_depth = optarg;
+			break;
+		}
+		case OPT_START_DELAY:
+		case OPT_DURATION:
+			if (!is_seconds(optarg)) {
+				fail("--%s must be seconds (e.g. 2 or 0.5), not '%s'",
+				     c == OPT_DURATION ? "duration" : "start-delay", optarg);
+				return 2;
+			}
+			*(c == OPT_DURATION ? &opt->duration : &opt->start_delay) = optarg;
 			break;
 		default:
 			return gt_cli_bad_option("run", c, argv);
@@ -501,6 +543,12 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 		set_env_var("GOTRACE_STACKS", opt->stacks);
 	if (opt->no_follow)
 		set_env_var("GOTRACE_FOLLOW", "0");
+	if (opt->stack_depth != NULL)
+		set_env_var("GOTRACE_STACK_DEPTH", opt->stack_depth);
+	if (opt->start_delay != NULL)
+		set_env_var("GOTRACE_START_DELAY", opt->start_delay);
+	if (opt->duration != NULL)
+		set_env_var("GOTRACE_DURATION", opt->duration);
 }
 
 static double now_seconds(void)

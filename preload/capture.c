@@ -348,9 +348,11 @@ static int open_capture(void)
 		if (fd >= 0)
 			return (int)fd;
 		if (fd != -EEXIST) {
-			char eb[32];
-			gt_warn("cannot create the capture ", gt_path, "");
-			gt_warn("  reason: ", errno_text((int)-fd, eb), "; tracing disabled, the program continues");
+			char eb[32], tail[160];
+			size_t n2 = append(tail, 0, sizeof tail, ": ");
+			n2 = append(tail, n2, sizeof tail, errno_text((int)-fd, eb));
+			append(tail, n2, sizeof tail, "; tracing disabled, the program continues");
+			gt_warn("cannot create the capture ", gt_path, tail);
 			return -1;
 		}
 	}
@@ -556,7 +558,7 @@ static void run_converter(void)
 	}
 	if (!bin[0])
 		strcpy(bin, GT_INSTALLED_GOTRACE);
-	char *argv[] = {bin, (char *)"convert", gt_path, (char *)"-o", out, NULL};
+	char *argv[] = {bin, (char *)"convert", (char *)"-q", gt_path, (char *)"-o", out, NULL};
 	char *envbuf[512];
 	char scratch[8192];
 	extern char **environ;
@@ -564,9 +566,11 @@ static void run_converter(void)
 	pid_t pid;
 	int rc = GT_REAL(posix_spawn)(&pid, bin, NULL, NULL, argv, env);
 	if (rc) {
-		char eb[32];
-		gt_warn("cannot run the converter ", bin, "");
-		gt_warn("  reason: ", errno_text(rc, eb), "; the capture is kept");
+		char eb[32], tail[160];
+		size_t n2 = append(tail, 0, sizeof tail, ": ");
+		n2 = append(tail, n2, sizeof tail, errno_text(rc, eb));
+		append(tail, n2, sizeof tail, "; the capture is kept");
+		gt_warn("cannot run the converter ", bin, tail);
 		return;
 	}
 	int status = 0;

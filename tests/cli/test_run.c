@@ -81,7 +81,7 @@ Test(run, forwards_signals_to_the_command, .timeout = 120)
 		const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh", "-c",
 				       "ulimit -c 0; exec sleep 30", NULL };
 		pid_t pid = spawn_quiet(argv);
-		usleep(500 * 1000);
+		cli_wait_for_child(pid, "sleep");
 		struct timespec sent, done;
 		clock_gettime(CLOCK_MONOTONIC, &sent);
 		cr_assert_eq(kill(pid, signals[i]), 0);
@@ -284,6 +284,12 @@ Test(run_errors, usage_mistakes)
 
 	const char *missing_arg[] = { cli_gotrace, "run", "-o", NULL };
 	expect_refusal(missing_arg, 2, "needs an argument");
+
+	const char *bad_duration[] = { cli_gotrace, "run", "--duration", "2s", "/bin/true", NULL };
+	expect_refusal(bad_duration, 2, "--duration must be seconds");
+
+	const char *bad_depth[] = { cli_gotrace, "run", "--stack-depth", "129", "/bin/true", NULL };
+	expect_refusal(bad_depth, 2, "--stack-depth must be a number of frames from 1 to 128");
 }
 
 Test(run, help_and_version)
@@ -387,5 +393,26 @@ Test(run, the_trace_is_the_program_the_command_execs)
 	snprintf(before_exec, sizeof before_exec, "%s.%d-0", trace, atoi(pid));
 	cr_assert(cli_file_exists(before_exec), "no trace of the image before exec, %s:\n%s",
 		  before_exec, r.err);
+	cli_result_free(&r);
+}
+
+/* --duration stops recording early: the example runs ~0.8 s, its trace covers 0.2 s. */
+Test(run, duration_limits_the_recording, .timeout = 60)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "short.trace");
+	const char *argv[] = { cli_gotrace, "run", "--duration", "0.2", "-o", trace, "--",
+			       cli_workpool, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "240 jobs done"), "the program was cut short: %s", r.out);
+	struct gt_events *events = gt_events_parse_119(trace);
+	cr_assert_not_null(events);
+	cr_assert_gt(events->n, 10);
+	int64_t last = events->ev[events->n - 1].ts_ns;
+	cr_assert_lt(last, 400 * 1000 * 1000, "trace runs for %lld ns", (long long)last);
+	gt_events_free(events);
 	cli_result_free(&r);
 }

@@ -7,7 +7,7 @@
  * parsed by Go 1.19 and Go 1.23; a sample also goes through the full trace-oracle (UI start-up,
  * pages, profiles).  A failure prints its seed; GT_PROPERTY_SEED=N replays one capture.
  *
- * GT_PROPERTY_ITERATIONS (default 150) and GT_PROPERTY_FULL_EVERY (default 50) size the run. */
+ * GT_PROPERTY_ITERATIONS (default 150) and GT_PROPERTY_FULL_EVERY (default 15) size the run. */
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <stdio.h>
@@ -192,7 +192,7 @@ static long env_long(const char *name, long def)
 Test(property, random_fact_streams_always_give_readable_traces, .timeout = 900)
 {
 	long iterations = env_long("GT_PROPERTY_ITERATIONS", 150);
-	long full_every = env_long("GT_PROPERTY_FULL_EVERY", 50);
+	long full_every = env_long("GT_PROPERTY_FULL_EVERY", 15);
 	long only = env_long("GT_PROPERTY_SEED", -1);
 	long base = env_long("GT_PROPERTY_BASE", 1);
 	long failures = 0, full_runs = 0;

@@ -73,7 +73,11 @@ int run_program(struct run *r, int traced, const char *const argv[], const char 
 	snprintf(capdir, sizeof capdir, "GOTRACE_CAPTURE_DIR=%s", r->dir);
 	if (traced)
 		envp[n++] = preload;
-	envp[n++] = capdir;
+	int own_dir = 0;
+	for (const char *const *e = env; e && *e; e++)
+		own_dir |= !strncmp(*e, "GOTRACE_CAPTURE_DIR=", 20);
+	if (!own_dir)
+		envp[n++] = capdir;
 	for (const char *const *e = env; e && *e; e++)
 		envp[n++] = (char *)*e;
 	envp[n] = NULL;

@@ -371,6 +371,15 @@ static int s_signal(void)
 	return 0;
 }
 
+/* many small facts: chunk turnover and file growth */
+static int s_many(void)
+{
+	for (int i = 0; i < 20000; i++)
+		sched_yield();
+	printf("many done\n");
+	return 0;
+}
+
 /* a loop of facts that the test kills with SIGKILL */
 static __attribute__((noreturn)) int s_spin(void)
 {
@@ -415,6 +424,8 @@ int main(int argc, char **argv)
 		return s_system();
 	if (!strcmp(s, "signal"))
 		return s_signal();
+	if (!strcmp(s, "many"))
+		return s_many();
 	if (!strcmp(s, "spin"))
 		return s_spin();
 	if (!strcmp(s, "exit42"))

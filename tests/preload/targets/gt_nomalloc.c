@@ -1,0 +1,115 @@
+/* gt-nomalloc: counts the allocations made while hooked calls run.  The program's own
+ * malloc family forwards to glibc's and counts while `counting` is set; the hooks' fast paths
+ * (uncontended and contended locks, condition variables, semaphores, syscalls, yield, sleep)
+ * must not allocate.  Prints "mallocs N". */
+#include <pthread.h>
+#include <stdlib.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+
+static atomic_int counting;
+static atomic_long allocations;
+
+static void count(void)
+{
+	if (atomic_load_explicit(&counting, memory_order_relaxed))
+		atomic_fetch_add(&allocations, 1);
+}
+
+void *malloc(size_t n) { count(); return __libc_malloc(n); }
+void *calloc(size_t n, size_t m) { count(); return __libc_calloc(n, m); }
+void *realloc(void *p, size_t n) { count(); return __libc_realloc(p, n); }
+void *memalign(size_t a, size_t n) { count(); return __libc_memalign(a, n); }
+void *aligned_alloc(size_t a, size_t n) { count(); return __libc_memalign(a, n); }
+int posix_memalign(void **p, size_t a, size_t n)
+{
+	count();
+	*p = __libc_memalign(a, n);
+	return *p ? 0 : 12;
+}
+void free(void *p) { __libc_free(p); }
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+static sem_t s;
+static int fds[2];
+static atomic_int phase, stop;
+
+static void *partner(void *arg)
+{
+	(void)arg;
+	char b;
+	while (!atomic_load(&stop)) {
+		/* contended: hold the lock across a short sleep */
+		pthread_mutex_lock(&m);
+		struct timespec ts = {0, 200000};
+		nanosleep(&ts, NULL);
+		pthread_cond_signal(&c);
+		pthread_mutex_unlock(&m);
+		sem_post(&s);
+		if (read(fds[0], &b, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+static void round_trip(void)
+{
+	for (int i = 0; i < 20; i++) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+	}
+	pthread_mutex_lock(&m);
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += 2000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	pthread_cond_timedwait(&c, &m, &deadline);
+	pthread_mutex_unlock(&m);
+	sem_wait(&s);
+	sched_yield();
+	usleep(10);
+	if (getenv("GT_NOMALLOC_SELFTEST")) { /* proves the counter sees an allocation */
+		void *(*volatile alloc)(size_t) = malloc;
+		free(alloc(8));
+	}
+	if (write(fds[1], "x", 1) != 1)
+		atomic_store(&stop, 1);
+	usleep(50); /* the partner takes the lock: the next round's first lock contends */
+}
+
+int main(void)
+{
+	pthread_t t;
+	sem_init(&s, 0, 0);
+	if (pipe(fds))
+		return 1;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	pthread_create(&t, NULL, partner, NULL);
+	for (int i = 0; i < 5; i++) /* warm-up: first stacks, first chunks */
+		round_trip();
+	atomic_store(&counting, 1);
+	for (int i = 0; i < 200; i++)
+		round_trip();
+	atomic_store(&counting, 0);
+	atomic_store(&stop, 1);
+	if (write(fds[1], "x", 1) != 1)
+		return 1;
+	pthread_join(t, NULL);
+	printf("mallocs %ld\n", atomic_load(&allocations));
+	(void)phase;
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* What a demanding user relies on: no allocation in hooks, hooks inside signal handlers,
+ * a capture that survives SIGKILL, write failures that stop recording without touching the
+ * program, one clear line for a bad setting. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "traced_run.h"
+
+static struct run run;
+static struct capture cap;
+
+static void teardown(void)
+{
+	capture_close(&cap);
+	run_cleanup(&run);
+}
+
+static void nomalloc(const char *stacks, const char *selftest, const char *expect)
+{
+	char prog[4096], mode[64];
+	snprintf(prog, sizeof prog, "%s/gt-nomalloc", test_bindir());
+	snprintf(mode, sizeof mode, "GOTRACE_STACKS=%s", stacks);
+	const char *argv[] = {prog, NULL};
+	const char *env[] = {mode, selftest, NULL};
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_program(&run, 1, argv, env), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0, "%s", run.err);
+	cr_assert_str_eq(run.out, expect);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	/* the region really went through the hooks, contended ones included */
+	cr_assert_geq(capture_count(&cap, GT_BLOCK_BEGIN, GT_BK_MUTEX), 1u);
+	cr_assert_geq(capture_count(&cap, GT_YIELD, -1), 200u);
+	cr_assert_geq(capture_count(&cap, GT_SYSCALL_BEGIN, -1), 400u);
+}
+
+Test(robust, no_malloc_in_hooks_unwind, .fini = teardown, .timeout = 60) { nomalloc("unwind", NULL, "mallocs 0\n"); }
+Test(robust, no_malloc_in_hooks_fp, .fini = teardown, .timeout = 60) { nomalloc("fp", NULL, "mallocs 0\n"); }
+Test(robust, no_malloc_in_hooks_none, .fini = teardown, .timeout = 60) { nomalloc("none", NULL, "mallocs 0\n"); }
+Test(robust, no_malloc_counter_works, .fini = teardown, .timeout = 60)
+{
+	nomalloc("none", "GT_NOMALLOC_SELFTEST=1", "mallocs 200\n");
+}
+
+Test(robust, hooks_in_signal_handler, .fini = teardown, .timeout = 30)
+{
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_target(&run, 1, "signal", NULL), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	/* each of the 200 handlers wrote through the write hook */
+	size_t writes = 0;
+	for (size_t i = 0; i < cap.n; i++)
+		if (cap.recs[i].h->type == GT_SYSCALL_BEGIN && (uint32_t)((const uint64_t *)cap.recs[i].payload)[0] == SYS_write)
+			writes++;
+	cr_assert_eq(writes, 200u);
+	cr_assert_eq(capture_count(&cap, GT_SYSCALL_END, -1), capture_count(&cap, GT_SYSCALL_BEGIN, -1));
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 200u);
+	cr_assert_eq(cap.bad_bytes, 0u);
+}
+
+Test(robust, sigkill_leaves_readable_capture, .fini = teardown, .timeout = 30)
+{
+	memset(&run, 0, sizeof run);
+	run.kill_after_ms = 150;
+	cr_assert_eq(run_target(&run, 1, "spin", NULL), 0);
+	cr_assert(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGKILL);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert_eq(cap.hdr->flags & GT_FILE_FINALIZED, 0u);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 0u);
+	cr_assert_gt(capture_count(&cap, GT_YIELD, -1), 20u, "facts committed before the kill are kept");
+	cr_assert_geq(capture_count(&cap, GT_MODULE, -1), 3u);
+}
+
+Test(robust, abort_leaves_readable_capture, .fini = teardown, .timeout = 30)
+{
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_target(&run, 1, "abort", NULL), 0);
+	cr_assert(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGABRT);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert_eq(capture_count(&cap, GT_THREAD_EXISTING, -1), 1u);
+}
+
+struct exit_case {
+	char scenario[16];
+	int code;
+};
+
+ParameterizedTestParameters(robust, exit_finalizes)
+{
+	static struct exit_case cases[] = {{"exit42", 42}, {"_exit9", 9}, {"threads", 0}};
+	return cr_make_param_array(struct exit_case, cases, 3);
+}
+
+ParameterizedTest(struct exit_case *c, robust, exit_finalizes, .timeout = 30)
+{
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_target(&run, 1, c->scenario, NULL), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == c->code);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+	/* the end is the last fact, and the file was trimmed to the chunks in use */
+	cr_assert_eq(cap.recs[cap.n - 1].h->type, GT_CAPTURE_END);
+	cr_assert_eq(cap.size, GT_FILE_HEADER_SIZE + cap.hdr->n_chunks * cap.hdr->chunk_size);
+	capture_close(&cap);
+	run_cleanup(&run);
+}
+
+Test(robust, chunk_turnover_keeps_every_fact, .fini = teardown, .timeout = 30)
+{
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", NULL};
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_target(&run, 1, "many", env), 0);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	cr_assert_gt(cap.hdr->n_chunks, 20u);
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 20000u);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	/* clock pairs ride along with new chunks */
+	cr_assert_geq(capture_count(&cap, GT_CLOCK, -1), 2u);
+}
+
+Test(robust, file_size_limit_stops_recording_only, .fini = teardown, .timeout = 30)
+{
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", NULL};
+	memset(&run, 0, sizeof run);
+	run.fsize_limit = 200000;
+	cr_assert_eq(run_target(&run, 1, "many", env), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0, "no SIGXFSZ for the program");
+	cr_assert_str_eq(run.out, "many done\n");
+	cr_assert_eq(count_gotrace_lines(run.err), 1, "one line: %s", run.err);
+	cr_assert(strstr(run.err, "file size limit exceeded"), "%s", run.err);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert_gt(capture_count(&cap, GT_YIELD, -1), 1000u, "what fitted is kept");
+	cr_assert_lt(capture_count(&cap, GT_YIELD, -1), 20000u);
+	cr_assert_eq(cap.bad_bytes, 0u);
+}
+
+Test(robust, unwritable_capture_dir, .fini = teardown, .timeout = 30)
+{
+	const char *env[] = {"GOTRACE_CAPTURE_DIR=/nonexistent/gotrace-test", NULL};
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_target(&run, 1, "exit42", env), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 42);
+	cr_assert_str_eq(run.out, "bye\n");
+	cr_assert_eq(count_gotrace_lines(run.err), 1, "[%s]", run.err);
+	cr_assert(strstr(run.err, "cannot create the capture"), "%s", run.err);
+}
+
+struct bad_setting {
+	char env[48];
+	char mention[32];
+};
+
+ParameterizedTestParameters(robust, malformed_setting)
+{
+	static struct bad_setting cases[] = {
+		{"GOTRACE_STACKS=bogus", "GOTRACE_STACKS=bogus"},
+		{"GOTRACE_STACK_DEPTH=500", "GOTRACE_STACK_DEPTH=500"},
+		{"GOTRACE_START_DELAY=soon", "GOTRACE_START_DELAY=soon"},
+		{"GOTRACE_DURATION=-1", "GOTRACE_DURATION=-1"},
+		{"GOTRACE_FOLLOW=yes", "GOTRACE_FOLLOW=yes"},
+	};
+	return cr_make_param_array(struct bad_setting, cases, 5);
+}
+
+ParameterizedTest(struct bad_setting *b, robust, malformed_setting, .timeout = 30)
+{
+	const char *env[] = {b->env, NULL};
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_target(&run, 1, "exit42", env), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 42);
+	cr_assert_eq(count_gotrace_lines(run.err), 1, "%s", run.err);
+	cr_assert(strstr(run.err, b->mention), "%s", run.err);
+	/* the default applies */
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	cr_assert_eq(cap.hdr->stack_mode, GT_STACKS_UNWIND);
+	cr_assert_eq(cap.hdr->stack_depth, 32u);
+	cr_assert_eq(cap.hdr->start_delay_ns, 0u);
+	cr_assert_eq(cap.hdr->duration_ns, 0u);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	capture_close(&cap);
+	run_cleanup(&run);
+}
