@@ -81,6 +81,7 @@ struct site_table {
 struct stack_def {
 	uint64_t *pcs;        /* a copy: a record lives only until the reader's next one */
 	uint32_t n;
+	char *frames_key;     /* symbolized "func\tfile\tline\n"..., made when first needed */
 };
 
 struct report {
@@ -423,6 +424,53 @@ static void routine_text(struct report *r, const struct thread_info *t, char *bu
 
 /* ---- ordering ------------------------------------------------------------------------ */
 
+/* The symbolized frames of a stack as one string: two stack ids whose PCs differ (two
+ * calls on one line, a different inlining path) but read the same are one group. */
+static const char *frames_key(struct report *r, uint32_t stack)
+{
+	static const char none[] = "";
+	if (stack == 0 || stack >= r->n_stacks || r->stacks[stack].pcs == NULL)
+		return none;
+	struct stack_def *def = &r->stacks[stack];
+	if (def->frames_key != NULL)
+		return def->frames_key;
+	struct gt_frame frames[REPORT_MAX_FRAMES];
+	size_t n = frames_of(r, stack, frames);
+	char *key = NULL;
+	size_t len = 0;
+	FILE *f = must(open_memstream(&key, &len));
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s\t%s\t%u\n", frames[i].func, frames[i].file, frames[i].line);
+	if (fclose(f) != 0)
+		must(NULL);
+	def->frames_key = key;
+	return key;
+}
+
+/* Folds the per-stack-id counters of each site into per-frame-list groups; the first stack
+ * id of a group stands for it when frames are printed. */
+static void group_stacks_by_frames(struct report *r, struct wait_site *s)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->n_stacks; i++) {
+		struct stack_stat *st = &s->stacks[i];
+		const char *key = frames_key(r, st->stack);
+		size_t k = 0;
+		while (k < kept && strcmp(frames_key(r, s->stacks[k].stack), key) != 0)
+			k++;
+		if (k == kept) {
+			s->stacks[kept++] = *st;
+			continue;
+		}
+		struct stack_stat *group = &s->stacks[k];
+		group->count += st->count;
+		group->total_ns += st->total_ns;
+		if (st->max_ns > group->max_ns)
+			group->max_ns = st->max_ns;
+	}
+	s->n_stacks = kept;
+}
+
 static int by_total_desc(const void *a, const void *b)
 {
 	const struct wait_site *x = a, *y = b;
@@ -439,12 +487,14 @@ static int stack_by_total_desc(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-static void sort_sites(struct wait_site *sites, size_t n)
+static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 {
 	qsort(sites, n, sizeof *sites, by_total_desc);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		group_stacks_by_frames(r, &sites[i]);
 		qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
 		      stack_by_total_desc);
+	}
 }
 
 static uint64_t thread_alive_ns(const struct report *r, const struct thread_info *t)
@@ -713,8 +763,10 @@ static void free_report(struct report *r)
 		free(tables[t]->slots);
 	}
 	free(r->threads);
-	for (size_t i = 0; i < r->n_stacks; i++)
+	for (size_t i = 0; i < r->n_stacks; i++) {
 		free(r->stacks[i].pcs);
+		free(r->stacks[i].frames_key);
+	}
 	free(r->stacks);
 	if (r->sym != NULL)
 		gt_sym_free(r->sym);
@@ -738,8 +790,8 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
 	/* The index is not used after this point: sorting moves the sites. */
-	sort_sites(r.objects.v, r.objects.n);
-	sort_sites(r.syscalls.v, r.syscalls.n);
+	sort_sites(&r, r.objects.v, r.objects.n);
+	sort_sites(&r, r.syscalls.v, r.syscalls.n);
 	if (opt->json)
 		print_json(out, &r, h, capture, opt);
 	else
