@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REORDER_WINDOW 32u    /* records held per CPU stream before release */
+#define REORDER_WINDOW 128u   /* records held per CPU stream before release */
 #define WINDOW_BYTES (64u * 1024u) /* pread window per CPU stream (>= the largest record) */
 #define SMALL_SLOT_BYTES 64u  /* most records fit; larger ones grow their slot once */
 #define MAX_THREAD_SERIAL (1u << 24)
@@ -484,7 +484,7 @@ bool gt_capture_truncated(const struct gt_capture *c)
 bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)
 {
 	if (c->out_stream) {
-		/* 33 slots: 32 in the heap (refilled at each pop) and this one */
+		/* REORDER_WINDOW + 1 slots: a full window (refilled at each pop) and this one */
 		c->out_stream->free_slots[c->out_stream->n_free++] = c->out_slot;
 		c->out_stream = NULL;
 	}

@@ -67,19 +67,27 @@ struct wait_site {
 	uint8_t kind;        /* gt_block_kind for objects, gt_fd_kind for syscalls */
 	uint64_t count, total_ns, max_ns;
 	struct stack_stat *stacks;
-	size_t n_stacks;
+	size_t n_stacks, cap_stacks;
+};
+
+/* Sites with a hash index on (key, kind): a program may contend on many objects. */
+struct site_table {
+	struct wait_site *v;
+	size_t n, cap;
+	size_t *slots;       /* index + 1 into v; 0 = empty; a power of two, at most half full */
+	size_t n_slots;
 };
 
 struct stack_def {
 	uint64_t *pcs;        /* a copy: a record lives only until the reader's next one */
 	uint32_t n;
+	char *frames_key;     /* symbolized "func\tfile\tline\n"..., made when first needed */
 };
 
 struct report {
 	struct thread_info *threads;    /* indexed by serial */
 	size_t n_threads;
-	struct wait_site *objects, *syscalls;
-	size_t n_objects, n_syscalls;
+	struct site_table objects, syscalls;
 	struct stack_def *stacks;       /* indexed by stack id */
 	size_t n_stacks;
 	struct gt_symbolizer *sym;
@@ -128,16 +136,35 @@ static uint64_t to_ns(const struct report *r, uint64_t tsc)
 	return (uint64_t)((unsigned __int128)(tsc - r->start_tsc) * 1000000000u / r->tsc_hz);
 }
 
-static struct wait_site *site_of(struct wait_site **sites, size_t *n, uint64_t key, uint8_t kind)
+static size_t site_slot(const struct site_table *t, uint64_t key, uint8_t kind)
 {
-	for (size_t i = 0; i < *n; i++)
-		if ((*sites)[i].key == key && (*sites)[i].kind == kind)
-			return &(*sites)[i];
-	size_t cap = *n;
-	*sites = grow(*sites, &cap, *n + 1, sizeof **sites);
-	struct wait_site *s = &(*sites)[(*n)++];
-	*s = (struct wait_site){ .key = key, .kind = kind };
-	return s;
+	size_t mask = t->n_slots - 1;
+	size_t i = (size_t)(((key ^ kind) * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+	while (t->slots[i] != 0) {
+		const struct wait_site *s = &t->v[t->slots[i] - 1];
+		if (s->key == key && s->kind == kind)
+			break;
+		i = (i + 1) & mask;
+	}
+	return i;
+}
+
+static struct wait_site *site_of(struct site_table *t, uint64_t key, uint8_t kind)
+{
+	if (2 * (t->n + 1) > t->n_slots) {
+		free(t->slots);
+		t->n_slots = t->n_slots ? 2 * t->n_slots : 64;
+		t->slots = must(calloc(t->n_slots, sizeof *t->slots));
+		for (size_t k = 0; k < t->n; k++)
+			t->slots[site_slot(t, t->v[k].key, t->v[k].kind)] = k + 1;
+	}
+	size_t i = site_slot(t, key, kind);
+	if (t->slots[i] != 0)
+		return &t->v[t->slots[i] - 1];
+	t->v = grow(t->v, &t->cap, t->n + 1, sizeof *t->v);
+	t->v[t->n] = (struct wait_site){ .key = key, .kind = kind };
+	t->slots[i] = ++t->n;
+	return &t->v[t->n - 1];
 }
 
 static void site_add(struct wait_site *s, uint32_t stack, uint64_t ns)
@@ -151,8 +178,7 @@ static void site_add(struct wait_site *s, uint32_t stack, uint64_t ns)
 		if (s->stacks[i].stack == stack)
 			st = &s->stacks[i];
 	if (st == NULL) {
-		size_t cap = s->n_stacks;
-		s->stacks = grow(s->stacks, &cap, s->n_stacks + 1, sizeof *s->stacks);
+		s->stacks = grow(s->stacks, &s->cap_stacks, s->n_stacks + 1, sizeof *s->stacks);
 		st = &s->stacks[s->n_stacks++];
 		*st = (struct stack_stat){ .stack = stack };
 	}
@@ -161,9 +187,6 @@ static void site_add(struct wait_site *s, uint32_t stack, uint64_t ns)
 	if (ns > st->max_ns)
 		st->max_ns = ns;
 }
-
-/* Sites scattered by the linear search above stay few (objects that were contended,
- * syscall call sites), so the search is not the bottleneck of a one-pass report. */
 
 static enum wait_class class_of_block(uint8_t kind)
 {
@@ -188,11 +211,11 @@ static void close_wait(struct report *r, struct thread_info *t, uint64_t now_ns)
 	t->wait_ns[c] += ns;
 	t->n_waits[c]++;
 	if (w->syscall) {
-		site_add(site_of(&r->syscalls, &r->n_syscalls, w->nr, w->kind), w->stack, ns);
+		site_add(site_of(&r->syscalls, w->nr, w->kind), w->stack, ns);
 	} else if (is_object_kind(w->kind)) {
 		/* Read and write waits on one rwlock are the same object. */
 		uint8_t kind = w->kind == GT_BK_RWLOCK_RD ? GT_BK_RWLOCK_WR : w->kind;
-		site_add(site_of(&r->objects, &r->n_objects, w->obj, kind), w->stack, ns);
+		site_add(site_of(&r->objects, w->obj, kind), w->stack, ns);
 	}
 	w->open = false;
 }
@@ -401,6 +424,53 @@ static void routine_text(struct report *r, const struct thread_info *t, char *bu
 
 /* ---- ordering ------------------------------------------------------------------------ */
 
+/* The symbolized frames of a stack as one string: two stack ids whose PCs differ (two
+ * calls on one line, a different inlining path) but read the same are one group. */
+static const char *frames_key(struct report *r, uint32_t stack)
+{
+	static const char none[] = "";
+	if (stack == 0 || stack >= r->n_stacks || r->stacks[stack].pcs == NULL)
+		return none;
+	struct stack_def *def = &r->stacks[stack];
+	if (def->frames_key != NULL)
+		return def->frames_key;
+	struct gt_frame frames[REPORT_MAX_FRAMES];
+	size_t n = frames_of(r, stack, frames);
+	char *key = NULL;
+	size_t len = 0;
+	FILE *f = must(open_memstream(&key, &len));
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s\t%s\t%u\n", frames[i].func, frames[i].file, frames[i].line);
+	if (fclose(f) != 0)
+		must(NULL);
+	def->frames_key = key;
+	return key;
+}
+
+/* Folds the per-stack-id counters of each site into per-frame-list groups; the first stack
+ * id of a group stands for it when frames are printed. */
+static void group_stacks_by_frames(struct report *r, struct wait_site *s)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < s->n_stacks; i++) {
+		struct stack_stat *st = &s->stacks[i];
+		const char *key = frames_key(r, st->stack);
+		size_t k = 0;
+		while (k < kept && strcmp(frames_key(r, s->stacks[k].stack), key) != 0)
+			k++;
+		if (k == kept) {
+			s->stacks[kept++] = *st;
+			continue;
+		}
+		struct stack_stat *group = &s->stacks[k];
+		group->count += st->count;
+		group->total_ns += st->total_ns;
+		if (st->max_ns > group->max_ns)
+			group->max_ns = st->max_ns;
+	}
+	s->n_stacks = kept;
+}
+
 static int by_total_desc(const void *a, const void *b)
 {
 	const struct wait_site *x = a, *y = b;
@@ -417,12 +487,14 @@ static int stack_by_total_desc(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-static void sort_sites(struct wait_site *sites, size_t n)
+static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 {
 	qsort(sites, n, sizeof *sites, by_total_desc);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		group_stacks_by_frames(r, &sites[i]);
 		qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
 		      stack_by_total_desc);
+	}
 }
 
 static uint64_t thread_alive_ns(const struct report *r, const struct thread_info *t)
@@ -528,16 +600,16 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 
 	fprintf(out, "\nContended objects (mutex, rwlock, condvar, semaphore, barrier, futex; "
 		"by total wait)\n");
-	if (r->n_objects == 0)
+	if (r->objects.n == 0)
 		fprintf(out, "  none: no thread waited on a lock, condvar or semaphore\n");
 	else
-		text_sites(out, r, r->objects, r->n_objects, false, opt);
+		text_sites(out, r, r->objects.v, r->objects.n, false, opt);
 
 	fprintf(out, "\nSyscalls (by total time, per call site)\n");
-	if (r->n_syscalls == 0)
+	if (r->syscalls.n == 0)
 		fprintf(out, "  none traced\n");
 	else
-		text_sites(out, r, r->syscalls, r->n_syscalls, true, opt);
+		text_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 
 	bool header = false;
 	for (size_t i = 1; i < r->n_threads; i++) {
@@ -671,9 +743,9 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		fputc('}', out);
 	}
 	fputs("],\"objects\":", out);
-	json_sites(out, r, r->objects, r->n_objects, false, opt);
+	json_sites(out, r, r->objects.v, r->objects.n, false, opt);
 	fputs(",\"syscalls\":", out);
-	json_sites(out, r, r->syscalls, r->n_syscalls, true, opt);
+	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
 		",\"threads_lost\":%" PRIu64 ",\"write_failed\":%s}\n", r->dropped_facts,
 		r->stacks_lost, r->threads_lost, r->write_failed ? "true" : "false");
@@ -683,15 +755,18 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 
 static void free_report(struct report *r)
 {
-	for (size_t i = 0; i < r->n_objects; i++)
-		free(r->objects[i].stacks);
-	for (size_t i = 0; i < r->n_syscalls; i++)
-		free(r->syscalls[i].stacks);
-	free(r->objects);
-	free(r->syscalls);
+	struct site_table *tables[] = { &r->objects, &r->syscalls };
+	for (size_t t = 0; t < 2; t++) {
+		for (size_t i = 0; i < tables[t]->n; i++)
+			free(tables[t]->v[i].stacks);
+		free(tables[t]->v);
+		free(tables[t]->slots);
+	}
 	free(r->threads);
-	for (size_t i = 0; i < r->n_stacks; i++)
+	for (size_t i = 0; i < r->n_stacks; i++) {
 		free(r->stacks[i].pcs);
+		free(r->stacks[i].frames_key);
+	}
 	free(r->stacks);
 	if (r->sym != NULL)
 		gt_sym_free(r->sym);
@@ -714,8 +789,9 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	struct gt_capture_record cr;
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
-	sort_sites(r.objects, r.n_objects);
-	sort_sites(r.syscalls, r.n_syscalls);
+	/* The index is not used after this point: sorting moves the sites. */
+	sort_sites(&r, r.objects.v, r.objects.n);
+	sort_sites(&r, r.syscalls.v, r.syscalls.n);
 	if (opt->json)
 		print_json(out, &r, h, capture, opt);
 	else

@@ -239,20 +239,19 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 			return false;
 		}
 	} else {
-		struct stat st;
-		if (stat(img->path, &st) != 0) {
-			gt_sym_warn(sym, img->path, GT_SYM_CANNOT_OPEN, strerror(errno),
-				    img->base_name);
-			return fail(sym, img);
-		}
-		if (!S_ISREG(st.st_mode)) {
-			gt_sym_warn(sym, img->path, GT_SYM_NOT_A_FILE, NULL, img->base_name);
-			return fail(sym, img);
-		}
-		fd = open(img->path, O_RDONLY | O_CLOEXEC);
+		/* O_NONBLOCK: a FIFO in the file's place must not wait for a writer; what is
+		 * not a regular file is refused on the descriptor itself, so nothing can swap
+		 * the file between the check and the use. */
+		fd = open(img->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
 			gt_sym_warn(sym, img->path, GT_SYM_CANNOT_OPEN, strerror(errno),
 				    img->base_name);
+			return fail(sym, img);
+		}
+		struct stat st;
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			gt_sym_warn(sym, img->path, GT_SYM_NOT_A_FILE, NULL, img->base_name);
 			return fail(sym, img);
 		}
 	}
@@ -381,6 +380,69 @@ static const char *checked(struct gt_symbolizer *sym, struct inline_chain *c, co
 	return is_function ? gt_sym_function_name(sym, text) : gt_sym_intern(&sym->strings, text);
 }
 
+/* A source file as the line table names it, under the unit's compilation directory when
+ * relative (a build system's "../src/x.c"), so that it names one file wherever it is read. */
+static const char *source_path(struct gt_symbolizer *sym, struct inline_chain *c,
+			       const char *name, const char *comp_dir)
+{
+	if (!name || name[0] == '/' || !comp_dir || comp_dir[0] != '/')
+		return checked(sym, c, name, false);
+	char joined[4096];
+	int n = snprintf(joined, sizeof(joined), "%s/%s", comp_dir, name);
+	return checked(sym, c, n > 0 && (size_t)n < sizeof(joined) ? joined : name, false);
+}
+
+static bool is_cplusplus(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return false;
+	int lang = dwarf_srclang(&cu);
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
+/* A C++ name without a linkage name (GCC gives none to template instances inlined from
+ * headers, e.g. std::for_each<...>): qualified with the namespaces and classes around its
+ * declaration. */
+static const char *qualified_name(struct gt_symbolizer *sym, struct inline_chain *c,
+				  Dwarf_Die *die, const char *plain)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die decl = *die, next;
+	for (int hops = 0; hops < 8; hops++) {
+		if (dwarf_formref_die(dwarf_attr(&decl, DW_AT_abstract_origin, &attr), &next) ||
+		    dwarf_formref_die(dwarf_attr(&decl, DW_AT_specification, &attr), &next))
+			decl = next;
+		else
+			break;
+	}
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes_die(&decl, &scopes);
+	char buf[4096];
+	size_t at = 0;
+	for (int i = n - 1; i >= 1; i--) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag != DW_TAG_namespace && tag != DW_TAG_class_type &&
+		    tag != DW_TAG_structure_type && tag != DW_TAG_union_type)
+			continue;
+		const char *scope_name = dwarf_diename(&scopes[i]);
+		if (!scope_name && tag == DW_TAG_namespace)
+			scope_name = "(anonymous namespace)";
+		if (!scope_name || !plausible_text(scope_name))
+			continue;
+		int w = snprintf(buf + at, sizeof(buf) - at, "%s::", scope_name);
+		if (w < 0 || (size_t)w >= sizeof(buf) - at)
+			break;
+		at += (size_t)w;
+	}
+	free(scopes);
+	if (at == 0)
+		return checked(sym, c, plain, true);
+	snprintf(buf + at, sizeof(buf) - at, "%s", plain);
+	return checked(sym, c, buf, true);
+}
+
 static const char *die_function_name(struct gt_symbolizer *sym, struct inline_chain *c,
 				     Dwarf_Die *die)
 {
@@ -394,8 +456,11 @@ static const char *die_function_name(struct gt_symbolizer *sym, struct inline_ch
 			return name;
 	}
 	const char *plain = dwarf_diename(die);
-	if (plain && plain[0])
+	if (plain && plain[0]) {
+		if (!linkage && plausible_text(plain) && is_cplusplus(die))
+			return qualified_name(sym, c, die, plain);
 		return checked(sym, c, plain, true);
+	}
 	return linkage ? checked(sym, c, linkage, true) : NULL;
 }
 
@@ -413,7 +478,8 @@ static void inlined_call_site(struct gt_symbolizer *sym, struct inline_chain *c,
 		Dwarf_Files *files;
 		size_t n_files;
 		if (dwarf_getsrcfiles(cu, &files, &n_files) == 0 && call_file < n_files)
-			*file = checked(sym, c, dwarf_filesrc(files, call_file, NULL, NULL), false);
+			*file = source_path(sym, c, dwarf_filesrc(files, call_file, NULL, NULL),
+					    dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr)));
 	}
 }
 
@@ -595,7 +661,7 @@ static void dwarf_chain(struct gt_symbolizer *sym, struct gt_sym_image *img, uin
 		if (raw && sym->file_cache[slot].raw == raw) {
 			*line_file = sym->file_cache[slot].interned;
 		} else {
-			*line_file = checked(sym, c, raw, false);
+			*line_file = source_path(sym, c, raw, dwfl_line_comp_dir(dl));
 			if (*line_file) {
 				sym->file_cache[slot].raw = raw;
 				sym->file_cache[slot].interned = *line_file;

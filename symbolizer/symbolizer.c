@@ -141,12 +141,14 @@ int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t
 	if (!img)
 		return -1;
 
-	/* An overlapped module was unloaded; its cached frames no longer hold. */
+	/* An overlapped module was unloaded; its cached frames no longer hold.  Sharing only
+	 * the boundary byte is no overlap: hi may be the end as well as the last byte (the
+	 * preload records the end), and a neighbour may start right there. */
 	size_t kept = 0;
 	bool replaced = false;
 	for (size_t i = 0; i < sym->n_maps; i++) {
 		struct gt_sym_mapping *m = &sym->maps[i];
-		if (m->hi > lo && m->lo <= hi) {
+		if (m->lo < hi && lo + 1 < m->hi) {
 			replaced = true;
 			continue;
 		}

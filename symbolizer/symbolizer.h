@@ -3,6 +3,17 @@
  * The one interface the encoder uses.  Modules come from the capture's module map, never
  * from the live process, so a capture converts long after its process is gone.  Knows
  * nothing about traces.  One thread at a time per symbolizer.
+ *
+ * Conventions for callers:
+ * - every PC of a stack is a return address: looked up and written as PC - 1; inlined
+ *   frames of it carry PC - 1 with the inline level in bits 48..55 (the concrete function
+ *   has level 0), so one written PC always means one frame;
+ * - a problem with a module (missing, changed build-id, truncated, corrupt, a directory)
+ *   gives one warning per module path, and its frames read "module+0xoff" (the offset is
+ *   PC - 1 - bias, what addr2line takes); PCs outside every module read "0x<pc - 1>";
+ * - debug info is searched by build-id and .gnu_debuglink in the option's directories,
+ *   then beside the file and in /usr/lib/debug; never on the network: gt_sym_new unsets
+ *   DEBUGINFOD_URLS for the process.
  */
 #ifndef GOTRACE_SYMBOLIZER_H
 #define GOTRACE_SYMBOLIZER_H

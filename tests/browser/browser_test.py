@@ -266,6 +266,8 @@ def main():
     if chromedriver is None:
         raise Failure("chromium is installed but chromedriver is not: install chromium-driver (scripts/setup)")
 
+    if not args.tool:
+        raise Failure("no `go tool trace` binary to test with (Go 1.19 and Go 1.23 are in scripts/apt-packages)")
     os.makedirs(args.outdir, exist_ok=True)
     trace = os.path.join(args.outdir, "workpool.trace")
     run = subprocess.run([args.gotrace, "run", "-o", trace, "--", args.workpool],

@@ -132,6 +132,34 @@ void cli_write_file(char *out, size_t size, const char *dir, const char *name, c
 	chmod(out, 0644);
 }
 
+static bool read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	bool ok = f != NULL && fgets(buf, (int)size, f) != NULL;
+	if (f != NULL)
+		fclose(f);
+	return ok;
+}
+
+pid_t cli_wait_for_child(pid_t parent, const char *comm)
+{
+	char path[64], line[256], child_comm[64];
+	for (int tries = 0; tries < 2000; tries++) {
+		snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)parent, (int)parent);
+		long child = read_line(path, line, sizeof line) ? strtol(line, NULL, 10) : 0;
+		if (child > 0) {
+			snprintf(path, sizeof path, "/proc/%ld/comm", child);
+			if (read_line(path, child_comm, sizeof child_comm) &&
+			    strncmp(child_comm, comm, strlen(comm)) == 0 &&
+			    child_comm[strlen(comm)] == '\n')
+				return (pid_t)child;
+		}
+		usleep(10 * 1000);
+	}
+	cr_assert_fail("pid %d never ran %s", (int)parent, comm);
+	return -1;
+}
+
 void cli_trace_workpool(const char *dir, unsigned jobs, char *trace, size_t size)
 {
 	char jobs_text[16];

@@ -35,6 +35,11 @@ void cli_write_file(char *out, size_t size, const char *dir, const char *name, c
  * the trace path is written into trace. */
 void cli_trace_workpool(const char *dir, unsigned jobs, char *trace, size_t size);
 
+/* Waits (up to 20 s) until PARENT has a child running the program named COMM (as
+ * /proc/PID/comm shows it), and returns its pid; fails the test otherwise.  Signals sent
+ * to a `gotrace run` before then could reach it before its handlers are in place. */
+pid_t cli_wait_for_child(pid_t parent, const char *comm);
+
 /* The source line of the first line of examples/workpool.c containing needle. */
 unsigned cli_workpool_line(const char *needle);
 

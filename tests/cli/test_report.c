@@ -140,7 +140,8 @@ Test(report, threads_still_waiting_when_killed, .timeout = 60)
 		      "/bin/sleep", "30", (char *)NULL);
 		_exit(99);
 	}
-	usleep(700 * 1000);
+	cli_wait_for_child(pid, "sleep");
+	usleep(200 * 1000); /* into its nanosleep */
 	kill(pid, SIGTERM);
 	int status;
 	cr_assert_eq(waitpid(pid, &status, 0), pid);

@@ -2,10 +2,13 @@
  * per-object count / total / mean / max and per-stack split, per-thread time by kind,
  * syscalls per call site, threads still waiting at the end, recorder losses. */
 #include "report.h"
+#include "symbolizer.h"
 
 #include "capture_builder.h"
 
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,4 +140,82 @@ Test(report_counts, text_says_the_same)
 			   "%s", text);
 	cr_assert_not_null(strstr(text, "Losses: 3 facts dropped"), "%s", text);
 	free(text);
+}
+
+/* ---- stacks that read the same are one group ------------------------------------------ */
+
+static uint64_t return_address[2];
+
+__attribute__((noinline)) static void note_return_address(int i)
+{
+	return_address[i] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Two calls on one source line: two return addresses, one (function, file, line). */
+__attribute__((noinline)) static void two_calls_on_one_line(void)
+{
+	note_return_address(0); note_return_address(1); __asm__ volatile("" ::: "memory");
+}
+
+extern char _end[];
+
+Test(report_groups, stack_ids_with_the_same_frames_are_one_group)
+{
+	two_calls_on_one_line();
+	cr_assert_neq(return_address[0], return_address[1]);
+	Dl_info self;
+	cr_assert_neq(dladdr((void *)two_calls_on_one_line, &self), 0);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	uint64_t base = (uint64_t)(uintptr_t)self.dli_fbase;
+
+	struct gt_cb *cb = gt_cb_new(1, 65536, 1000);
+	gt_cb_module(cb, 0, 1000, exe, NULL, 0, base, base, (uint64_t)(uintptr_t)_end,
+		     GT_SYM_MAIN_EXE);
+	gt_cb_thread_existing(cb, 0, 1001, 1, 0, 0);
+	const uint64_t first[] = { return_address[0] }, second[] = { return_address[1] };
+	gt_cb_stack(cb, 0, 1002, 1, first, 1);
+	gt_cb_stack(cb, 0, 1003, 2, second, 1);
+	/* 300 ns from stack 1, then 200 and 700 ns from stack 2, on one condvar; the same
+	 * split on a pipe read. */
+	gt_cb_block_begin(cb, 0, 2000, 1, GT_BK_COND, COND, 1);
+	gt_cb_block_end(cb, 0, 2300, 1, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_block_begin(cb, 0, 3000, 1, GT_BK_COND, COND, 2);
+	gt_cb_block_end(cb, 0, 3200, 1, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_block_begin(cb, 0, 4000, 1, GT_BK_COND, COND, 2);
+	gt_cb_block_end(cb, 0, 4700, 1, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 0, 5000, 1, GT_FD_PIPE, SYS_read, 4, 1);
+	gt_cb_syscall_end(cb, 0, 5300, 1, SYS_read, 1);
+	gt_cb_syscall_begin(cb, 0, 6000, 1, GT_FD_PIPE, SYS_read, 4, 2);
+	gt_cb_syscall_end(cb, 0, 6900, 1, SYS_read, 1);
+	gt_cb_capture_end(cb, 0, 7000);
+	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
+	snprintf(capture_path, sizeof capture_path, "%s/report-groups-%d.gtcap",
+		 GT_TEST_TMPDIR, (int)getpid());
+	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
+	gt_cb_free(cb);
+
+	char *json = report_of(true);
+	const char *cond = strstr(json, "\"address\":\"0x6000\",\"kind\":\"condvar\",\"waits\":3,");
+	cr_assert_not_null(cond, "%s", json);
+	cr_assert_not_null(strstr(cond, "\"stacks\":[{\"waits\":3,\"total_ns\":1200,\"max_ns\":700,"
+				   "\"frames\":[{\"func\":\"two_calls_on_one_line\""), "%s", cond);
+	cr_assert_not_null(strstr(json, "\"fd_kind\":\"pipe\",\"waits\":2,\"total_ns\":1200,"
+				  "\"mean_ns\":600,\"max_ns\":900,\"stacks\":[{\"waits\":2,"
+				  "\"total_ns\":1200,\"max_ns\":900,\"frames\":[{\"func\":"
+				  "\"two_calls_on_one_line\""), "%s", json);
+	/* One group per site: no second entry in either stack list. */
+	cr_assert_null(strstr(json, "}]},{\"waits\""), "%s", json);
+	free(json);
+
+	char *text = report_of(false);
+	const char *group = strstr(text, "3 waits, 0.001 ms total");
+	cr_assert_not_null(group, "%s", text);
+	cr_assert_not_null(strstr(group, "two_calls_on_one_line (test_report_counts.c:"), "%s", text);
+	cr_assert_null(strstr(text, "more stacks"), "%s", text);
+	free(text);
+	unlink(capture_path);
 }

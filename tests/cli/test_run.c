@@ -81,7 +81,7 @@ Test(run, forwards_signals_to_the_command, .timeout = 120)
 		const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh", "-c",
 				       "ulimit -c 0; exec sleep 30", NULL };
 		pid_t pid = spawn_quiet(argv);
-		usleep(500 * 1000);
+		cli_wait_for_child(pid, "sleep");
 		struct timespec sent, done;
 		clock_gettime(CLOCK_MONOTONIC, &sent);
 		cr_assert_eq(kill(pid, signals[i]), 0);

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,6 +166,14 @@ Test(inline_c, inline_frames_expanded_with_call_lines)
 	expect_frame(f, n, 2, "outer", "inline.c", fx_marker_line(src, "outer_calls_mid"));
 	expect_frame(f, n, 3, "main", "inline.c", fx_marker_line(src, "main_calls_outer"));
 
+	/* Relative names in the line table ("../tests/...") come out under the compilation
+	 * directory: the very source file. */
+	char *want_path = realpath(src, NULL), *have_path = realpath(f[0].file, NULL);
+	cr_expect_eq(f[0].file[0], '/', "%s", f[0].file);
+	cr_expect(want_path && have_path && strcmp(want_path, have_path) == 0, "%s", f[0].file);
+	free(want_path);
+	free(have_path);
+
 	/* Inline frames: synthetic PCs (depth in bits 48..55) over the concrete PC - 1. */
 	const struct fx_stack *s = fx_stack(&fx, "inline");
 	uint64_t ra = s->pcs[0];
@@ -253,6 +264,25 @@ Test(cxx, demangled_template_and_lambda)
 		     fx_marker_line(src, "template_capture"));
 	expect_frame(f, n, 1, "main::{lambda(int)#1}::operator()(int) const", "cxx.cpp",
 		     fx_marker_line(src, "lambda_calls_get"));
+	expect_frame(f, n, n - 1, "main", "cxx.cpp", 0);
+	gt_sym_free(sym);
+}
+
+Test(cxx, inlined_template_from_a_header_is_qualified)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_CXX, NULL);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "for_each", f, MAX_FRAMES);
+	cr_assert_geq(n, 4, "%s", show(f, n));
+	cr_expect_str_eq(f[0].func, "sum_all(std::vector<int, std::allocator<int> > const&)::"
+				    "{lambda(int)#1}::operator()(int) const");
+	/* No linkage name in DWARF for it: the namespace comes from its declaration's scopes. */
+	cr_expect(strncmp(f[1].func, "std::for_each<", 14) == 0, "%s", show(f, n));
+	cr_expect_str_eq(fx_basename(f[1].file), "stl_algo.h");
+	cr_expect_eq(f[1].pc, (fx_stack(&fx, "for_each")->pcs[1] - 1) | (1ull << 48));
+	expect_frame(f, n, 2, "sum_all(std::vector<int, std::allocator<int> > const&)", "cxx.cpp",
+		     fx_marker_line(SRC("cxx.cpp"), "for_each_call"));
 	expect_frame(f, n, n - 1, "main", "cxx.cpp", 0);
 	gt_sym_free(sym);
 }
@@ -488,6 +518,17 @@ Test(broken, directory_in_place_of_the_file)
 	snprintf(path, sizeof(path), "%s/fx_dir", tmp_dir);
 	cr_assert_eq(mkdir(path, 0755), 0);
 	expect_degraded(&fx, path, "fx_dir", NULL);
+}
+
+Test(broken, fifo_in_place_of_the_file, .timeout = 20)
+{
+	/* Opening a FIFO would wait for a writer forever. */
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	char path[512];
+	snprintf(path, sizeof(path), "%s/fx_fifo", tmp_dir);
+	cr_assert_eq(mkfifo(path, 0644), 0);
+	expect_degraded(&fx, path, "fx_fifo", "not a regular file");
 }
 
 Test(broken, truncated_elf_header)
@@ -833,6 +874,22 @@ Test(modules, module_added_over_another_replaces_it)
 	gt_sym_free(sym);
 }
 
+Test(modules, neighbours_sharing_a_boundary_byte_both_stay)
+{
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	/* hi given as the end of the first, which is where the second starts */
+	cr_assert_eq(gt_sym_add_module(sym, "/nonexistent/liba.so", NULL, 0, FAKE_LO, FAKE_LO,
+				       FAKE_LO + 0x1000, 0), 0);
+	cr_assert_eq(gt_sym_add_module(sym, "/nonexistent/libb.so", NULL, 0, FAKE_LO + 0x1000,
+				       FAKE_LO + 0x1000, FAKE_LO + 0x2000, 0), 0);
+	uint64_t pcs[] = { FAKE_LO + 0x11, FAKE_LO + 0x1011 };
+	struct gt_frame f[4];
+	cr_assert_eq(gt_sym_stack(sym, pcs, 2, f, 4), 2);
+	cr_expect_str_eq(f[0].func, "liba.so+0x10");
+	cr_expect_str_eq(f[1].func, "libb.so+0x10");
+	gt_sym_free(sym);
+}
+
 Test(modules, pc_outside_every_module)
 {
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
@@ -871,11 +928,31 @@ Test(modules, unusable_arguments_refused)
 
 Test(options, debuginfod_never_asked)
 {
-	setenv("DEBUGINFOD_URLS", "http://127.0.0.1:9/", 1);
-	struct gt_symbolizer *sym = gt_sym_new(NULL);
-	cr_assert_not_null(sym);
+	/* A debuginfod "server" on a local port: a lookup would show as a connection. */
+	int server = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	cr_assert_geq(server, 0);
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(addr);
+	cr_assert_eq(bind(server, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	cr_assert_eq(listen(server, 16), 0);
+	cr_assert_eq(getsockname(server, (struct sockaddr *)&addr, &len), 0);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", ntohs(addr.sin_port));
+	setenv("DEBUGINFOD_URLS", url, 1);
+	setenv("DEBUGINFOD_TIMEOUT", "2", 1);
+
+	/* A binary without debug info: elfutils would ask the server for it by build-id. */
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_NOSYM, NULL);
 	cr_expect_null(getenv("DEBUGINFOD_URLS"), "a conversion must not reach the network");
+	struct gt_frame f[MAX_FRAMES];
+	cr_expect_gt(symbolize(sym, &fx, "inline", f, MAX_FRAMES), 0);
 	gt_sym_free(sym);
+	int client = accept(server, NULL, NULL);
+	cr_expect_lt(client, 0, "the symbolizer connected to %s", url);
+	if (client >= 0)
+		close(client);
+	close(server);
 }
 
 static void redirect_stderr(void)
