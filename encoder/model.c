@@ -62,6 +62,9 @@ struct mthread {
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
 	uint32_t first_cpu;
 	uint32_t serial;
+	uint64_t ahead_head;    /* seq of its first fact waiting in the lookahead, 0 = none */
+	uint64_t ahead_tail;    /* seq of its last one there */
+	uint32_t ahead_tail_idx;
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -78,6 +81,19 @@ struct mproc {
 struct u64map {
 	uint64_t *keys, *vals;
 	size_t n, cap;
+};
+
+/* The lookahead: facts wait here before the model processes them, so that a release can
+ * see which of its waiters resumes first. */
+#define AHEAD_RECORDS 4096u
+#define AHEAD_BYTES (1u << 20)
+
+struct ahead_entry {
+	uint64_t seq;
+	uint64_t tsc;
+	uint64_t next_same;     /* seq of the next fact of the same thread, 0 = none */
+	uint32_t off, len;      /* record bytes in the arena */
+	uint32_t cpu;
 };
 
 struct gt_model {
@@ -109,6 +125,13 @@ struct gt_model {
 	struct u64map tasks;        /* user task id -> 1 while live */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
+
+	struct ahead_entry *ahead;
+	uint8_t *ahead_arena;
+	size_t ahead_first, ahead_n;      /* ring of entries */
+	size_t arena_head, arena_tail;    /* bytes in use: [head, tail) with wrap */
+	size_t arena_used;
+	uint64_t ahead_seq;
 
 	/* clock fit: sums over (tsc - tsc0, mono - mono0) */
 	double fit_n, fit_sx, fit_sy, fit_sxx, fit_sxy;
@@ -655,23 +678,37 @@ static void unblock_by(struct gt_model *m, struct mthread *waker, struct mthread
 	m->ctr.wakes_matched++;
 }
 
-/* Wakes up to count waiters on key that blocked strictly before ns. */
+/* Wakes up to count waiters on key that blocked strictly before ns.  When fewer may be woken
+ * than wait, the ones whose next fact comes first in the lookahead are chosen (a mutex is not
+ * FIFO: the waiter that resumes first is the one this release let in), then block order. */
 static void wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 			 uint64_t ns, uint64_t stack)
 {
 	if (!m->n_buckets)
 		return;
-	uint32_t s = m->buckets[bucket_of(m, key)];
-	while (s && count) {
+	for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
 		struct mthread *w = thread_at(m, s);
 		s = w->hnext;
-		if (w->wait_obj != key || w->state != T_WAITING)
-			continue;
-		if (w->block_ns >= ns) {
+		if (w->wait_obj == key && w->state == T_WAITING && w->block_ns >= ns)
 			m->ctr.causal_fallbacks++;
-			continue;
+	}
+	while (count) {
+		struct mthread *best = NULL;
+		uint64_t best_seq = UINT64_MAX;
+		for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
+			struct mthread *w = thread_at(m, s);
+			s = w->hnext;
+			if (w->wait_obj != key || w->state != T_WAITING || w->block_ns >= ns)
+				continue;
+			uint64_t seq = w->ahead_head ? w->ahead_head : UINT64_MAX;
+			if (!best || seq < best_seq) {
+				best = w;
+				best_seq = seq;
+			}
 		}
-		unblock_by(m, waker, w, ns, stack);
+		if (!best)
+			break;
+		unblock_by(m, waker, best, ns, stack);
 		if (count != GT_WAKE_ALL)
 			count--;
 	}
@@ -942,7 +979,7 @@ static bool fact_is_prologue(uint8_t type)
 	}
 }
 
-void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
+static void model_process(struct gt_model *m, const struct gt_capture_record *r)
 {
 	uint64_t ns = gt_model_ticks(m, r->tsc);
 	if (!m->seen_fact) {
@@ -997,6 +1034,78 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	}
 }
 
+/* Processes the oldest fact of the lookahead. */
+static void ahead_pop(struct gt_model *m)
+{
+	struct ahead_entry *e = &m->ahead[m->ahead_first];
+	const struct gt_rec *rec = (const struct gt_rec *)(m->ahead_arena + e->off);
+	if (rec->thread) {
+		struct mthread *t = thread_get(m, rec->thread);
+		if (t) {
+			t->ahead_head = e->next_same;
+			if (t->ahead_tail == e->seq)
+				t->ahead_tail = 0;
+		}
+	}
+	struct gt_capture_record r = {
+		.rec = rec,
+		.payload = rec + 1,
+		.payload_len = e->len - sizeof *rec,
+		.cpu = e->cpu,
+		.tsc = e->tsc,
+	};
+	m->ahead_first = (m->ahead_first + 1) % AHEAD_RECORDS;
+	m->ahead_n--;
+	model_process(m, &r);
+	/* the record's bytes are free once processed */
+	m->arena_head = e->off + e->len;
+	m->arena_used -= e->len;
+	if (!m->ahead_n)
+		m->arena_head = m->arena_tail = m->arena_used = 0;
+}
+
+/* Arena offset for len bytes, processing old facts until they fit (contiguous, FIFO). */
+static size_t ahead_alloc(struct gt_model *m, size_t len)
+{
+	for (;;) {
+		if (!m->ahead_n)
+			return 0;
+		if (m->arena_tail >= m->arena_head) {
+			if (m->arena_tail + len <= AHEAD_BYTES)
+				return m->arena_tail;
+			if (len < m->arena_head)
+				return 0;   /* wrap to the start */
+		} else if (m->arena_tail + len < m->arena_head) {
+			return m->arena_tail;
+		}
+		ahead_pop(m);
+	}
+}
+
+void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
+{
+	size_t len = sizeof *r->rec + r->payload_len;
+	if (m->ahead_n == AHEAD_RECORDS)
+		ahead_pop(m);
+	size_t off = ahead_alloc(m, len);
+	memcpy(m->ahead_arena + off, r->rec, len);
+	m->arena_tail = off + len;
+	m->arena_used += len;
+	size_t idx = (m->ahead_first + m->ahead_n) % AHEAD_RECORDS;
+	uint64_t seq = ++m->ahead_seq;
+	m->ahead[idx] = (struct ahead_entry){seq, r->tsc, 0, (uint32_t)off, (uint32_t)len, r->cpu};
+	m->ahead_n++;
+	struct mthread *t = r->rec->thread ? thread_get(m, r->rec->thread) : NULL;
+	if (t) {
+		if (t->ahead_tail)
+			m->ahead[t->ahead_tail_idx].next_same = seq;
+		else
+			t->ahead_head = seq;
+		t->ahead_tail = seq;
+		t->ahead_tail_idx = (uint32_t)idx;
+	}
+}
+
 struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 			      const struct gt_model_options *opt)
 {
@@ -1012,7 +1121,10 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 	/* bitmaps over 2^24 stack ids: only the pages touched become resident */
 	m->stack_defined = calloc(1, (1u << 24) / 8);
 	m->stack_referenced = calloc(1, (1u << 24) / 8);
-	if (!m->ps || !m->stack_defined || !m->stack_referenced || !thread_get(m, 1)) {
+	m->ahead = calloc(AHEAD_RECORDS, sizeof *m->ahead);
+	m->ahead_arena = malloc(AHEAD_BYTES);
+	if (!m->ps || !m->stack_defined || !m->stack_referenced || !thread_get(m, 1) || !m->ahead ||
+	    !m->ahead_arena) {
 		gt_model_free(m);
 		return NULL;
 	}
@@ -1031,6 +1143,8 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 
 uint64_t gt_model_finish(struct gt_model *m)
 {
+	while (m->ahead_n)
+		ahead_pop(m);
 	close_prologue(m);
 	FOR_EACH_THREAD(m, t) {
 		if (t->in_syscall)
@@ -1087,6 +1201,8 @@ void gt_model_free(struct gt_model *m)
 	free(m->routine_stacks.vals);
 	free(m->tasks.keys);
 	free(m->tasks.vals);
+	free(m->ahead);
+	free(m->ahead_arena);
 	free(m->stack_defined);
 	free(m->stack_referenced);
 	free(m);

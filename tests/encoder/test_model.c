@@ -597,3 +597,28 @@ Test(model, user_tasks_regions_and_logs)
 	free(report);
 	done(&r);
 }
+
+Test(model, release_wakes_the_waiter_that_resumes_first)
+{
+	/* a mutex is not FIFO: G1 blocked first, but G3 took the lock the release freed */
+	struct gt_cb *cb = start_capture(3);
+	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, ROUTINE);
+	gt_cb_thread_new(cb, 0, T0 + 150, MAIN, 3, 1, ROUTINE);
+	gt_cb_thread_start(cb, 2, T0 + 250, 3, 4712, ROUTINE);
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 1);
+	gt_cb_block_begin(cb, 2, T0 + 1100, 3, GT_BK_MUTEX, MUTEX, 1);
+	gt_cb_wake(cb, 1, T0 + 1200, 2, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_end(cb, 2, T0 + 1300, 3, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_wake(cb, 2, T0 + 1400, 3, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "nonfifo", &r, 0);
+	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 3, 0))->g, 2,
+		     "G3 was let in by G2's release");
+	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0))->g, 3,
+		     "G1 by G3's release");
+	cr_expect_eq(r.sum.model.wakes_matched, 2);
+	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
+	done(&r);
+}
