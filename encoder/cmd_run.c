@@ -826,6 +826,36 @@ static void convert_all(const struct run_options *opt, const struct capture *cap
 	}
 }
 
+/* How to call Go for `go tool trace`: "go" when it is on PATH, else an installed Debian Go
+ * (1.23 preferred: its viewer is the current one), else NULL. */
+static const char *go_command(void)
+{
+	static const char *const installed[] = { "/usr/lib/go-1.23/bin/go",
+						 "/usr/lib/go-1.19/bin/go" };
+	char path[PATH_MAX];
+	if (resolve_command("go", path, sizeof path) == 0)
+		return "go";
+	for (size_t i = 0; i < sizeof installed / sizeof *installed; i++)
+		if (access(installed[i], X_OK) == 0)
+			return installed[i];
+	return NULL;
+}
+
+static void print_next_steps(const char *output, bool kept_beside)
+{
+	const char *go = go_command();
+	if (go != NULL)
+		fprintf(stderr, "gotrace: next: %s tool trace %s\n", go, output);
+	else
+		fprintf(stderr, "gotrace: next: go tool trace %s   (no Go found: apt install "
+			"golang-1.23-go from bookworm-backports)\n", output);
+	if (kept_beside)
+		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed)\n", output);
+	else
+		fprintf(stderr, "gotrace:       (add --keep-capture for `gotrace report`, "
+			"which needs no Go)\n");
+}
+
 /* --keep-capture without --capture-dir: the captures move next to the traces, as
  * FILE.gtcap and FILE.<pid>.gtcap, where `gotrace report FILE` finds them.  Returns
  * whether the command's own capture got there. */
@@ -900,15 +930,8 @@ int gt_cmd_run(int argc, char **argv)
 	else if (n > 0)
 		fprintf(stderr, "gotrace: %s kept in %s%s\n", n == 1 ? "capture" : "captures",
 			cd.path, all_ok ? "" : " (convert again with: gotrace convert CAPTURE -o FILE)");
-	if (all_ok) {
-		fprintf(stderr, "gotrace: next: go tool trace %s\n", opt.output);
-		if (kept_beside)
-			fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed)\n",
-				opt.output);
-		else
-			fprintf(stderr, "gotrace:       (add --keep-capture for `gotrace report`, "
-				"which needs no Go)\n");
-	}
+	if (all_ok)
+		print_next_steps(opt.output, kept_beside);
 	free(caps);
 	for (size_t i = 0; i < cd.n_preexisting; i++)
 		free(cd.preexisting[i]);

@@ -1,5 +1,6 @@
 /* gotrace convert: its refusals are one line with a nonzero status, and a capture of a
  * newer format is refused by name rather than misread. */
+#include "capture_builder.h"
 #include "cli_support.h"
 
 #include <criterion/criterion.h>
@@ -108,4 +109,57 @@ Test(convert, no_progress_bar_on_a_pipe, .timeout = 180)
 	cr_assert_null(strchr(r.err, '\r'), "terminal control on a pipe:\n%s", r.err);
 	cli_result_free(&r);
 	unlink(capture);
+}
+
+/* A capture of pid PID whose recording began at START_NS, with N_THREADS threads: the
+ * thread count tells the traces apart in convert's summary. */
+static void write_image(char *path, size_t size, const char *dir, const char *name,
+			uint32_t pid, uint64_t start_ns, uint32_t n_threads)
+{
+	struct gt_cb *cb = gt_cb_new(1, 65536, 1000);
+	cr_assert_not_null(cb);
+	gt_cb_header(cb)->pid = pid;
+	gt_cb_header(cb)->start_mono_ns = start_ns;
+	gt_cb_thread_existing(cb, 0, 1000, 1, 0, 0);
+	for (uint32_t t = 2; t <= n_threads; t++) {
+		gt_cb_thread_new(cb, 0, 1000 + t, 1, t, 0, 0x401000);
+		gt_cb_thread_start(cb, 0, 1100 + t, t, pid + t, 0x401000);
+	}
+	gt_cb_capture_end(cb, 0, 5000);
+	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
+	cli_path(path, size, dir, name);
+	cr_assert_eq(gt_cb_write(cb, path), 0);
+	gt_cb_free(cb);
+}
+
+/* Two program images of one pid (exec) are two traces, named as `gotrace run` names them;
+ * images are ordered by start time whatever the command line order. */
+Test(convert, exec_images_of_one_pid_get_their_own_names)
+{
+	char dir[512], main0[600], main1[600], kid0[600], kid1[600], out[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	write_image(main0, sizeof main0, dir, "main0.gtcap", 100, 1000000, 1);
+	write_image(main1, sizeof main1, dir, "main1.gtcap", 100, 2000000, 2);
+	write_image(kid0, sizeof kid0, dir, "kid0.gtcap", 200, 3000000, 3);
+	write_image(kid1, sizeof kid1, dir, "kid1.gtcap", 200, 4000000, 4);
+	cli_path(out, sizeof out, dir, "out.trace");
+	const char *argv[] = { cli_gotrace, "convert", main0, kid1, kid0, main1, "-o", out, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	const struct { const char *suffix; const char *summary; } expect[] = {
+		{ "", ": pid 100, 2 threads," },
+		{ ".100-0", ": pid 100, 1 threads," },
+		{ ".200", ": pid 200, 4 threads," },
+		{ ".200-0", ": pid 200, 3 threads," },
+	};
+	for (size_t i = 0; i < sizeof expect / sizeof *expect; i++) {
+		char line[1400];
+		snprintf(line, sizeof line, "gotrace: %s%s%s", out, expect[i].suffix,
+			 expect[i].summary);
+		cr_assert_not_null(strstr(r.err, line), "no '%s' in:\n%s", line, r.err);
+		snprintf(line, sizeof line, "%s%s", out, expect[i].suffix);
+		cr_assert(cli_file_exists(line), "%s missing", line);
+	}
+	cli_result_free(&r);
 }

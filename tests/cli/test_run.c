@@ -416,3 +416,37 @@ Test(run, duration_limits_the_recording, .timeout = 60)
 	gt_events_free(events);
 	cli_result_free(&r);
 }
+
+/* The `next:` hint names a Go that works: `go` on PATH, else the full path of an installed
+ * Debian Go (1.23 before 1.19), else how to get one. */
+Test(run, next_hint_names_a_go_that_runs)
+{
+	char dir[512], trace[600], fake_go[600], path_env[700], hint[800];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/true", NULL };
+
+	const char *without_go[] = { "PATH=/usr/bin:/bin", NULL };
+	cli_run(&r, argv, without_go);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	if (access("/usr/lib/go-1.23/bin/go", X_OK) == 0)
+		snprintf(hint, sizeof hint, "next: /usr/lib/go-1.23/bin/go tool trace %s\n", trace);
+	else if (access("/usr/lib/go-1.19/bin/go", X_OK) == 0)
+		snprintf(hint, sizeof hint, "next: /usr/lib/go-1.19/bin/go tool trace %s\n", trace);
+	else
+		snprintf(hint, sizeof hint, "next: go tool trace %s   (no Go found: apt install "
+			 "golang-1.23-go from bookworm-backports)\n", trace);
+	cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
+	cli_result_free(&r);
+
+	cli_write_file(fake_go, sizeof fake_go, dir, "go", "#!/bin/sh\n");
+	cr_assert_eq(chmod(fake_go, 0755), 0);
+	snprintf(path_env, sizeof path_env, "PATH=%s:/usr/bin:/bin", dir);
+	const char *with_go[] = { path_env, NULL };
+	cli_run(&r, argv, with_go);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(hint, sizeof hint, "next: go tool trace %s\n", trace);
+	cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
+	cli_result_free(&r);
+}
