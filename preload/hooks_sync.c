@@ -17,12 +17,13 @@
 #define GT_MUTEX_HOOK(name, params, args) \
 	GT_EXPORT int name params \
 	{ \
+		/* uncontended: the try is the whole cost, no tracer state is read */ \
+		int r = GT_REAL(pthread_mutex_trylock)(m); \
+		if (GT_LIKELY(r != EBUSY)) \
+			return r; \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		int r = GT_REAL(pthread_mutex_trylock)(m); \
-		if (r != EBUSY) \
-			return r; \
 		gt_fact_block_begin(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
@@ -52,12 +53,12 @@ GT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 #define GT_RWLOCK_HOOK(name, try, kind, params, args) \
 	GT_EXPORT int name params \
 	{ \
+		int r = GT_REAL(try)(l); \
+		if (GT_LIKELY(r != EBUSY)) \
+			return r; \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		int r = GT_REAL(try)(l); \
-		if (r != EBUSY) \
-			return r; \
 		gt_fact_block_begin(t, kind, GT_OBJ(l), 1); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, kind, GT_OBJ(l), r); \
