@@ -25,8 +25,10 @@ static const char report_usage[] =
 	"site; the threads still waiting when recording ended (for a hung program).\n"
 	"\n"
 	"CAPTURE is a .gtcap file.  For a Go trace TRACE, the report reads the capture kept\n"
-	"beside it as TRACE.gtcap (`gotrace run --keep-capture`): lock addresses exist only in\n"
-	"the capture.\n"
+	"beside it as TRACE.gtcap (`gotrace run --keep-capture`) when there is one.  Without\n"
+	"it, the report reads the Go trace itself: per goroutine (one per thread) the time\n"
+	"running, blocked by kind (sync, cond, net, sleep) and in syscalls, and the stacks that\n"
+	"blocked longest; lock addresses, fd kinds and syscall names are only in the capture.\n"
 	"\n"
 	"      --json        one JSON object instead of text\n"
 	"      --top N       rows per ranking (default 10)\n"
@@ -61,6 +63,23 @@ static int parse_count(const char *opt, const char *text, unsigned *out)
 		return -1;
 	}
 	*out = (unsigned)v;
+	return 0;
+}
+
+typedef int report_fn(const char *file, const struct gt_report_options *opt, FILE *out,
+		      char *err, size_t errlen);
+
+static int report_from(report_fn *report, const char *file, const struct gt_report_options *opt)
+{
+	char err[512];
+	if (report(file, opt, stdout, err, sizeof err) != 0) {
+		fail("%s", err);
+		return 1;
+	}
+	if (fflush(stdout) != 0) {
+		fail("cannot write the report: %s", strerror(errno));
+		return 1;
+	}
 	return 0;
 }
 
@@ -117,25 +136,12 @@ int gt_cmd_report(int argc, char **argv)
 		return 1;
 	case FILE_GO_TRACE:
 		snprintf(capture, sizeof capture, "%s.gtcap", file);
-		if (kind_of(capture) != FILE_CAPTURE) {
-			fail("%s is a Go trace; the report needs its capture (lock addresses are "
-			     "only there): run `gotrace run --keep-capture` to keep it as %s, or "
-			     "pass a .gtcap file", file, capture);
-			return 1;
-		}
 		opt.trace = file;
+		if (kind_of(capture) != FILE_CAPTURE)
+			return report_from(gt_report_go_trace, file, &opt);
 		break;
 	case FILE_CAPTURE:
 		break;
 	}
-	char err[512];
-	if (gt_report_capture(capture, &opt, stdout, err, sizeof err) != 0) {
-		fail("%s", err);
-		return 1;
-	}
-	if (fflush(stdout) != 0) {
-		fail("cannot write the report: %s", strerror(errno));
-		return 1;
-	}
-	return 0;
+	return report_from(gt_report_capture, capture, &opt);
 }

@@ -850,10 +850,11 @@ static void print_next_steps(const char *output, bool kept_beside)
 		fprintf(stderr, "gotrace: next: go tool trace %s   (no Go found: apt install "
 			"golang-1.23-go from bookworm-backports)\n", output);
 	if (kept_beside)
-		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed)\n", output);
+		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; from the kept "
+			"capture)\n", output);
 	else
-		fprintf(stderr, "gotrace:       (add --keep-capture for `gotrace report`, "
-			"which needs no Go)\n");
+		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; --keep-capture "
+			"adds lock addresses, fd kinds and syscall names)\n", output);
 }
 
 /* --keep-capture without --capture-dir: the captures move next to the traces, as

@@ -404,12 +404,18 @@ static const char *base_name(const char *path)
 	return slash != NULL ? slash + 1 : path;
 }
 
+void gt_report_frame_text(const char *func, const char *file, uint64_t line, char *buf,
+			  size_t size)
+{
+	if (line != 0)
+		snprintf(buf, size, "%s (%s:%" PRIu64 ")", func, base_name(file), line);
+	else
+		snprintf(buf, size, "%s (%s)", func, base_name(file));
+}
+
 static void frame_text(const struct gt_frame *f, char *buf, size_t size)
 {
-	if (f->line != 0)
-		snprintf(buf, size, "%s (%s:%u)", f->func, base_name(f->file), f->line);
-	else
-		snprintf(buf, size, "%s (%s)", f->func, base_name(f->file));
+	gt_report_frame_text(f->func, f->file, f->line, buf, size);
 }
 
 static void routine_text(struct report *r, const struct thread_info *t, char *buf, size_t size)
@@ -637,7 +643,7 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 
 /* ---- JSON ---------------------------------------------------------------------------- */
 
-static void json_string(FILE *out, const char *s)
+void gt_report_json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -659,9 +665,9 @@ static void json_stack(FILE *out, struct report *r, uint32_t stack)
 	fputc('[', out);
 	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "%s{\"func\":", i ? "," : "");
-		json_string(out, frames[i].func);
+		gt_report_json_string(out, frames[i].func);
 		fputs(",\"file\":", out);
-		json_string(out, frames[i].file);
+		gt_report_json_string(out, frames[i].file);
 		fprintf(out, ",\"line\":%u,\"pc\":\"%#" PRIx64 "\"}", frames[i].line, frames[i].pc);
 	}
 	fputc(']', out);
@@ -703,13 +709,13 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		       const char *capture, const struct gt_report_options *opt)
 {
 	fputs("{\"capture\":", out);
-	json_string(out, capture);
+	gt_report_json_string(out, capture);
 	if (opt->trace != NULL) {
 		fputs(",\"trace\":", out);
-		json_string(out, opt->trace);
+		gt_report_json_string(out, opt->trace);
 	}
 	fprintf(out, ",\"pid\":%u,\"command\":", h->pid);
-	json_string(out, h->cmdline[0] ? h->cmdline : h->exe_path);
+	gt_report_json_string(out, h->cmdline[0] ? h->cmdline : h->exe_path);
 	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"threads\":[", r->end_ns,
 		(h->flags & GT_FILE_FINALIZED) ? "true" : "false");
 	bool first = true;
@@ -722,9 +728,9 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		fprintf(out, "%s{\"serial\":%u,\"tid\":%u,\"name\":", first ? "" : ",", t->serial,
 			t->tid);
 		first = false;
-		json_string(out, t->name);
+		gt_report_json_string(out, t->name);
 		fputs(",\"start_routine\":", out);
-		json_string(out, routine);
+		gt_report_json_string(out, routine);
 		fprintf(out, ",\"alive_ns\":%" PRIu64, thread_alive_ns(r, t));
 		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 			fprintf(out, ",\"%s_ns\":%" PRIu64 ",\"%s_waits\":%" PRIu64,
@@ -734,7 +740,7 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		if (!t->ended && t->wait.open) {
 			char name[32];
 			fputs(",\"waiting_at_end\":{\"in\":", out);
-			json_string(out, t->wait.syscall ? syscall_name(t->wait.nr, name, sizeof name)
+			gt_report_json_string(out, t->wait.syscall ? syscall_name(t->wait.nr, name, sizeof name)
 							 : block_kind_name(t->wait.kind));
 			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"frames\":", t->wait.obj);
 			json_stack(out, r, t->wait.stack);

@@ -7,6 +7,7 @@
 #define GOTRACE_REPORT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct gt_report_options {
@@ -20,5 +21,15 @@ struct gt_report_options {
  * (no newline) into err. */
 int gt_report_capture(const char *capture, const struct gt_report_options *opt, FILE *out,
 		      char *err, size_t errlen);
+
+/* From a Go trace alone (no capture kept): per goroutine time running, blocked by kind and
+ * in syscalls, and the stacks that blocked longest.  Same return convention. */
+int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, FILE *out,
+		       char *err, size_t errlen);
+
+/* Shared by both reports: "func (file:line)" with the file's base name, and a JSON string. */
+void gt_report_frame_text(const char *func, const char *file, uint64_t line, char *buf,
+			  size_t size);
+void gt_report_json_string(FILE *out, const char *s);
 
 #endif

@@ -4,6 +4,7 @@
 #include "cli_support.h"
 
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -90,16 +91,25 @@ Test(report, refusals)
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 
-	/* A trace whose capture was not kept: say what to do. */
+	/* A trace whose capture was not kept: reported from the trace, saying what the capture
+	 * would add. */
 	cli_path(trace, sizeof trace, dir, "plain.trace");
 	const char *run[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/true", NULL };
 	cli_run(&r, run, NULL);
 	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
 	cli_result_free(&r);
 	report(&r, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_empty(r.err);
+	cr_assert_not_null(strstr(r.out, "from the Go trace alone"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "--keep-capture"), "%s", r.out);
+	cli_result_free(&r);
+	/* A damaged one: one line. */
+	char cut[700];
+	cli_write_file(cut, sizeof cut, dir, "cut.trace", "go 1.19 trace");
+	report(&r, cut, NULL);
 	cr_assert_eq(r.status, 1);
 	cr_assert_eq(cli_count_lines(r.err), 1, "%s", r.err);
-	cr_assert_not_null(strstr(r.err, "--keep-capture"), "%s", r.err);
 	cli_result_free(&r);
 
 	cli_write_file(garbage, sizeof garbage, dir, "garbage",
@@ -152,5 +162,49 @@ Test(report, threads_still_waiting_when_killed, .timeout = 60)
 	cr_assert_not_null(waiting, "%s", r.out);
 	cr_assert_not_null(strstr(waiting, "thread 1 "), "%s", waiting);
 	cr_assert_not_null(strstr(waiting, " in sleep"), "%s", waiting);
+	cli_result_free(&r);
+}
+
+/* Without the capture, the Go trace alone: per goroutine by name and start routine, the
+ * blocking stacks, record_result's mutex among them, in text and JSON. */
+Test(report, from_the_go_trace_without_a_capture, .timeout = 60)
+{
+	char dir[512], trace[600], capture[700], frame[128];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_trace_workpool(dir, 40, trace, sizeof trace);
+	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	cr_assert_eq(unlink(capture), 0);
+
+	report(&r, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "Blocking, by stack (lock addresses are only in the "
+				  "capture: use --keep-capture)"), "%s", r.out);
+	for (int w = 1; w <= 4; w++) {
+		char row[64];
+		snprintf(row, sizeof row, "worker-%d        worker_main", w);
+		cr_assert_not_null(strstr(r.out, row), "no '%s' in:\n%s", row, r.out);
+	}
+	snprintf(frame, sizeof frame, "record_result (workpool.c:%u)",
+		 cli_workpool_line("pthread_mutex_lock(&totals_lock)"));
+	const char *site = strstr(r.out, frame);
+	cr_assert_not_null(site, "no '%s' in:\n%s", frame, r.out);
+	/* the row above the frame is a "sync" group */
+	const char *row = site;
+	while (row > r.out && !(strncmp(row, "\n  ", 3) == 0 && isdigit((unsigned char)row[3])))
+		row--;
+	unsigned rank, waits;
+	char kind[16];
+	cr_assert_eq(sscanf(row, "\n  %u %15s %u", &rank, kind, &waits), 3, "%.200s", row);
+	cr_assert_str_eq(kind, "sync");
+	cr_assert_gt(waits, 0);
+	cli_result_free(&r);
+
+	report(&r, trace, "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "\"name\":\"worker-1\",\"start_routine\":\"worker_main\""),
+			   "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "\"kind\":\"sync\""), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "{\"func\":\"record_result\""), "%s", r.out);
 	cli_result_free(&r);
 }

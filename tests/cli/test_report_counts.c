@@ -4,7 +4,7 @@
 #include "report.h"
 #include "symbolizer.h"
 
-#include "capture_builder.h"
+#include "report_scenario.h"
 
 #include <criterion/criterion.h>
 #include <dlfcn.h>
@@ -18,7 +18,6 @@
 #define LOCK 0x5000u
 #define COND 0x6000u
 #define OTHER_LOCK 0x7000u
-#define WORKER_ENTRY 0x401000u
 
 static char capture_path[256];
 
@@ -26,18 +25,7 @@ static char capture_path[256];
  * a pipe for 3 us; 2 is left blocked on OTHER_LOCK when the capture ends at 10 us. */
 static void write_capture(void)
 {
-	struct gt_cb *cb = gt_cb_new(2, 65536, 1000);
-	cr_assert_not_null(cb);
-	const uint64_t pcs_a[] = { 0x401100, 0x401200 }, pcs_b[] = { 0x401300, 0x401200 };
-	gt_cb_thread_existing(cb, 0, 1000, 1, 0, 0);
-	gt_cb_stack(cb, 0, 1001, 1, pcs_a, 2);
-	gt_cb_stack(cb, 0, 1002, 2, pcs_b, 2);
-	gt_cb_thread_new(cb, 0, 1010, 1, 2, 0, WORKER_ENTRY);
-	gt_cb_thread_new(cb, 0, 1020, 1, 3, 0, WORKER_ENTRY);
-	gt_cb_thread_start(cb, 1, 1100, 2, 102, WORKER_ENTRY);
-	gt_cb_thread_name(cb, 1, 1101, 2, "worker-a");
-	gt_cb_thread_start(cb, 0, 1150, 3, 103, WORKER_ENTRY);
-	gt_cb_thread_name(cb, 0, 1151, 3, "worker-b");
+	struct gt_cb *cb = report_scenario_threads(2, 1, 0);
 	/* LOCK: 500 ns from stack 1 (thread 2), 1000 ns from stack 2 (thread 3), then
 	 * 250 ns from stack 1 again. */
 	gt_cb_block_begin(cb, 1, 2000, 2, GT_BK_MUTEX, LOCK, 1);

@@ -438,6 +438,10 @@ Test(run, next_hint_names_a_go_that_runs)
 		snprintf(hint, sizeof hint, "next: go tool trace %s   (no Go found: apt install "
 			 "golang-1.23-go from bookworm-backports)\n", trace);
 	cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
+	/* report works on the trace alone; the capture adds what only it holds */
+	snprintf(hint, sizeof hint, "gotrace report %s   (no Go needed; --keep-capture adds "
+		 "lock addresses", trace);
+	cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
 	cli_result_free(&r);
 
 	cli_write_file(fake_go, sizeof fake_go, dir, "go", "#!/bin/sh\n");

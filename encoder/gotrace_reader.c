@@ -1,0 +1,401 @@
+/* gotrace_reader: see gotrace_reader.h.
+ *
+ * One pass over the file: each batch's events take their P and the P's goroutine context
+ * (kept across batches of one P, as Go's parsers do); then all timed events are sorted by
+ * ticks, ties in file order, which is the merge for traces whose dependencies have strictly
+ * smaller timestamps (gotrace's, §2.3). */
+#include "gotrace_reader.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Wire type bytes outside gowire.h's table that still matter for framing or G context. */
+enum {
+	WIRE_TIMER_GOROUTINE = 35,
+	WIRE_GO_STOP = 16,
+	WIRE_GO_BLOCK_SEND = 22,
+	WIRE_GO_BLOCK_RECV = 23,
+	WIRE_GO_BLOCK_SELECT = 24,
+	WIRE_GO_START_LOCAL = 38,
+	WIRE_GO_BLOCK_GC = 42,
+};
+
+struct p_context {
+	uint64_t p, g;
+};
+
+struct parser {
+	const uint8_t *p, *end, *start;
+	uint64_t *vals;
+	size_t n_vals, cap_vals;
+	struct p_context *ctx;
+	size_t n_ctx, cap_ctx;
+	size_t cap_ev, cap_strings, cap_stacks;
+	char *err;
+	size_t errlen;
+};
+
+static int failf(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int failf(struct parser *ps, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(ps->err, ps->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool grow(void **array, size_t *cap, size_t want, size_t elem)
+{
+	if (want <= *cap)
+		return true;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n < want)
+		n *= 2;
+	void *bigger = realloc(*array, n * elem);
+	if (bigger == NULL)
+		return false;
+	*array = bigger;
+	*cap = n;
+	return true;
+}
+
+static int varint(struct parser *ps, uint64_t *v)
+{
+	size_t n = gt_uvarint_get(ps->p, ps->end, v);
+	if (n == 0)
+		return failf(ps, "bad varint at offset %#zx", (size_t)(ps->p - ps->start));
+	ps->p += n;
+	return 0;
+}
+
+static int push_value(struct parser *ps, uint64_t v)
+{
+	if (!grow((void **)&ps->vals, &ps->cap_vals, ps->n_vals + 1, sizeof *ps->vals))
+		return failf(ps, "out of memory");
+	ps->vals[ps->n_vals++] = v;
+	return 0;
+}
+
+/* The values of one event: count + 1 inline varints, or (count field 3) a byte length and
+ * varints filling exactly that many bytes. */
+static int read_values(struct parser *ps, unsigned count)
+{
+	ps->n_vals = 0;
+	uint64_t v;
+	if (count < 3) {
+		for (unsigned i = 0; i <= count; i++)
+			if (varint(ps, &v) != 0 || push_value(ps, v) != 0)
+				return -1;
+		return 0;
+	}
+	uint64_t len;
+	if (varint(ps, &len) != 0)
+		return -1;
+	if (len > (uint64_t)(ps->end - ps->p))
+		return failf(ps, "event length %llu past the end of the file",
+			     (unsigned long long)len);
+	const uint8_t *stop = ps->p + len;
+	while (ps->p < stop)
+		if (varint(ps, &v) != 0 || push_value(ps, v) != 0)
+			return -1;
+	if (ps->p != stop)
+		return failf(ps, "event has wrong length at offset %#zx", (size_t)(ps->p - ps->start));
+	return 0;
+}
+
+static uint64_t *context_of(struct parser *ps, uint64_t p)
+{
+	for (size_t i = 0; i < ps->n_ctx; i++)
+		if (ps->ctx[i].p == p)
+			return &ps->ctx[i].g;
+	if (!grow((void **)&ps->ctx, &ps->cap_ctx, ps->n_ctx + 1, sizeof *ps->ctx))
+		return NULL;
+	ps->ctx[ps->n_ctx] = (struct p_context){ .p = p };
+	return &ps->ctx[ps->n_ctx++].g;
+}
+
+static enum gt_go_event kind_of_type(uint8_t type)
+{
+	for (int k = 0; k < GT_GO_EVENT_COUNT; k++)
+		if (gt_go_events[k].type == type)
+			return (enum gt_go_event)k;
+	return GT_GO_EVENT_COUNT;
+}
+
+static bool ends_goroutine_context(uint8_t type)
+{
+	switch (type) {
+	case WIRE_GO_STOP:
+	case WIRE_GO_BLOCK_SEND:
+	case WIRE_GO_BLOCK_RECV:
+	case WIRE_GO_BLOCK_SELECT:
+	case WIRE_GO_BLOCK_GC:
+		return true;
+	}
+	switch (kind_of_type(type)) {
+	case GT_GO_GO_END: case GT_GO_GO_SCHED: case GT_GO_GO_PREEMPT: case GT_GO_GO_SLEEP:
+	case GT_GO_GO_BLOCK: case GT_GO_GO_BLOCK_SYNC: case GT_GO_GO_BLOCK_COND:
+	case GT_GO_GO_BLOCK_NET: case GT_GO_GO_SYSBLOCK:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int add_string(struct parser *ps, struct gt_go_trace *t)
+{
+	uint64_t id, len;
+	if (varint(ps, &id) != 0 || varint(ps, &len) != 0)
+		return -1;
+	if (len > (uint64_t)(ps->end - ps->p))
+		return failf(ps, "string %llu runs past the end of the file", (unsigned long long)id);
+	if (!grow((void **)&t->strings, &ps->cap_strings, t->n_strings + 1, sizeof *t->strings))
+		return failf(ps, "out of memory");
+	char *text = malloc(len + 1);
+	if (text == NULL)
+		return failf(ps, "out of memory");
+	memcpy(text, ps->p, len);
+	text[len] = '\0';
+	ps->p += len;
+	t->strings[t->n_strings++] = (struct gt_go_string){ .id = id, .text = text };
+	return 0;
+}
+
+static int add_stack(struct parser *ps, struct gt_go_trace *t)
+{
+	if (ps->n_vals < 2 || ps->vals[1] > 1000 || ps->n_vals != 2 + 4 * ps->vals[1])
+		return failf(ps, "bad Stack event before offset %#zx", (size_t)(ps->p - ps->start));
+	size_t n = ps->vals[1];
+	if (!grow((void **)&t->stacks, &ps->cap_stacks, t->n_stacks + 1, sizeof *t->stacks))
+		return failf(ps, "out of memory");
+	struct gt_go_frame_ref *frames = calloc(n ? n : 1, sizeof *frames);
+	if (frames == NULL)
+		return failf(ps, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		frames[i] = (struct gt_go_frame_ref){ ps->vals[2 + 4 * i], ps->vals[3 + 4 * i],
+						      ps->vals[4 + 4 * i], ps->vals[5 + 4 * i] };
+	t->stacks[t->n_stacks++] = (struct gt_go_stack_def){ .id = ps->vals[0], .frames = frames,
+							     .n = n };
+	return 0;
+}
+
+static int add_event(struct parser *ps, struct gt_go_trace *t, uint8_t type, uint64_t p,
+		     uint64_t *ticks)
+{
+	if (ps->n_vals == 0)
+		return failf(ps, "event without a timestamp before offset %#zx",
+			     (size_t)(ps->p - ps->start));
+	uint64_t *ctx = context_of(ps, p);
+	if (ctx == NULL ||
+	    !grow((void **)&t->ev, &ps->cap_ev, t->n_ev + 1, sizeof *t->ev))
+		return failf(ps, "out of memory");
+	*ticks += ps->vals[0];
+	struct gt_go_ev ev = { .ns = *ticks, .p = p, .type = type, .kind = kind_of_type(type) };
+	size_t nargs = ps->n_vals - 1;
+	if (ev.kind != GT_GO_EVENT_COUNT) {
+		const struct gt_go_event_desc *d = &gt_go_events[ev.kind];
+		if (nargs < (size_t)d->nargs + d->has_stack)
+			return failf(ps, "%s has %zu arguments, wants %u", d->name, nargs,
+				     d->nargs + d->has_stack);
+		if (d->has_stack)
+			ev.stack = ps->vals[1 + d->nargs];
+		nargs = d->nargs;
+	}
+	for (size_t i = 0; i < nargs && i < 4; i++)
+		ev.args[i] = ps->vals[1 + i];
+	if (ev.kind == GT_GO_GO_SYSEXIT && ev.args[2] != 0)
+		ev.ns = ev.args[2]; /* the real return time, when the writer gave one */
+	if (ev.kind == GT_GO_GO_SYSEXIT || ev.kind == GT_GO_GO_WAITING)
+		ev.g = ev.args[0];
+	else
+		ev.g = *ctx;
+	if (ev.kind == GT_GO_GO_START || ev.kind == GT_GO_GO_START_LABEL ||
+	    type == WIRE_GO_START_LOCAL)
+		*ctx = ev.args[0];
+	else if (ends_goroutine_context(type))
+		*ctx = 0;
+	t->ev[t->n_ev++] = ev;
+	return 0;
+}
+
+static int parse(struct parser *ps, struct gt_go_trace *t)
+{
+	if (ps->end - ps->p < 16 || memcmp(ps->p, "go 1.", 5) != 0 ||
+	    memcmp(ps->p + 13, "\0\0\0", 3) != 0 || memcmp(ps->p + 7, " trace", 6) != 0)
+		return failf(ps, "not a Go trace (no \"go 1.NN trace\" header)");
+	ps->p += 16;
+	bool in_batch = false;
+	uint64_t batch_p = 0, ticks = 0;
+	while (ps->p < ps->end) {
+		uint8_t b = *ps->p++, type = b & 0x3f;
+		unsigned count = b >> 6;
+		if (type == gt_go_events[GT_GO_STRING].type) {
+			if (add_string(ps, t) != 0)
+				return -1;
+			continue;
+		}
+		if (read_values(ps, type == gt_go_events[GT_GO_STACK].type ? 3 : count) != 0)
+			return -1;
+		if (type == gt_go_events[GT_GO_BATCH].type) {
+			if (ps->n_vals != 2)
+				return failf(ps, "bad Batch event");
+			in_batch = true;
+			batch_p = ps->vals[0];
+			ticks = ps->vals[1];
+		} else if (type == gt_go_events[GT_GO_FREQUENCY].type) {
+			t->frequency = ps->n_vals ? ps->vals[0] : 0;
+		} else if (type == gt_go_events[GT_GO_STACK].type) {
+			if (add_stack(ps, t) != 0)
+				return -1;
+		} else if (type == WIRE_TIMER_GOROUTINE) {
+			continue;
+		} else {
+			if (!in_batch)
+				return failf(ps, "event type %u before the first batch", type);
+			if (add_event(ps, t, type, batch_p, &ticks) != 0)
+				return -1;
+			if (type == gt_go_events[GT_GO_USER_LOG].type) {
+				uint64_t len;
+				if (varint(ps, &len) != 0)
+					return -1;
+				if (len > (uint64_t)(ps->end - ps->p))
+					return failf(ps, "UserLog message past the end of the file");
+				ps->p += len;
+			}
+		}
+	}
+	if (t->frequency == 0 || t->frequency >= (1ull << 63))
+		return failf(ps, "no usable Frequency event");
+	if (t->n_ev == 0)
+		return failf(ps, "the trace holds no events");
+	return 0;
+}
+
+struct ordered_ev {
+	struct gt_go_ev ev;
+	size_t order;         /* file order: ties keep it */
+};
+
+static int by_time_then_file_order(const void *a, const void *b)
+{
+	const struct ordered_ev *x = a, *y = b;
+	if (x->ev.ns != y->ev.ns)
+		return x->ev.ns < y->ev.ns ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int by_string_id(const void *a, const void *b)
+{
+	const struct gt_go_string *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int by_stack_id(const void *a, const void *b)
+{
+	const struct gt_go_stack_def *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Ticks to ns since the earliest event; a stable sort by time (the index breaks ties). */
+static int merge(struct gt_go_trace *t)
+{
+	uint64_t min = UINT64_MAX;
+	for (size_t i = 0; i < t->n_ev; i++)
+		if (t->ev[i].ns < min)
+			min = t->ev[i].ns;
+	struct ordered_ev *tmp = malloc(t->n_ev * sizeof *tmp);
+	if (tmp == NULL)
+		return -1;
+	for (size_t i = 0; i < t->n_ev; i++) {
+		tmp[i].ev = t->ev[i];
+		tmp[i].ev.ns = (uint64_t)((unsigned __int128)(t->ev[i].ns - min) * 1000000000u /
+					  t->frequency);
+		tmp[i].order = i;
+	}
+	qsort(tmp, t->n_ev, sizeof *tmp, by_time_then_file_order);
+	for (size_t i = 0; i < t->n_ev; i++)
+		t->ev[i] = tmp[i].ev;
+	free(tmp);
+	qsort(t->strings, t->n_strings, sizeof *t->strings, by_string_id);
+	qsort(t->stacks, t->n_stacks, sizeof *t->stacks, by_stack_id);
+	return 0;
+}
+
+int gt_go_trace_read(const char *path, struct gt_go_trace *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof *t);
+	FILE *f = fopen(path, "rb");
+	if (f == NULL) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return -1;
+	}
+	uint8_t *data = NULL;
+	size_t len = 0, cap = 0;
+	for (;;) {
+		if (!grow((void **)&data, &cap, len + 65536, 1)) {
+			fclose(f);
+			free(data);
+			snprintf(err, errlen, "out of memory reading %s", path);
+			return -1;
+		}
+		size_t n = fread(data + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	bool read_error = ferror(f);
+	fclose(f);
+	if (read_error) {
+		free(data);
+		snprintf(err, errlen, "cannot read %s", path);
+		return -1;
+	}
+	char why[400];
+	struct parser ps = { .p = data, .start = data, .end = data + len, .err = why,
+			     .errlen = sizeof why };
+	int ret = parse(&ps, t);
+	if (ret == 0 && merge(t) != 0) {
+		snprintf(why, sizeof why, "out of memory");
+		ret = -1;
+	}
+	free(ps.vals);
+	free(ps.ctx);
+	free(data);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		gt_go_trace_free(t);
+	}
+	return ret;
+}
+
+void gt_go_trace_free(struct gt_go_trace *t)
+{
+	for (size_t i = 0; i < t->n_strings; i++)
+		free(t->strings[i].text);
+	for (size_t i = 0; i < t->n_stacks; i++)
+		free(t->stacks[i].frames);
+	free(t->strings);
+	free(t->stacks);
+	free(t->ev);
+	memset(t, 0, sizeof *t);
+}
+
+const char *gt_go_trace_string(const struct gt_go_trace *t, uint64_t id)
+{
+	struct gt_go_string key = { .id = id };
+	const struct gt_go_string *s = id == 0 ? NULL :
+		bsearch(&key, t->strings, t->n_strings, sizeof *t->strings, by_string_id);
+	return s != NULL ? s->text : "";
+}
+
+const struct gt_go_stack_def *gt_go_trace_stack(const struct gt_go_trace *t, uint64_t id)
+{
+	struct gt_go_stack_def key = { .id = id };
+	return id == 0 ? NULL :
+		bsearch(&key, t->stacks, t->n_stacks, sizeof *t->stacks, by_stack_id);
+}

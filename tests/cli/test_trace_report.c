@@ -1,0 +1,166 @@
+/* gotrace report on a Go trace alone: a capture written by hand, where every wait is known
+ * to the nanosecond, converted by gotrace, then read back by gotrace_reader.c.  The report's
+ * numbers are the capture's. */
+#include "convert.h"
+#include "gotrace_reader.h"
+#include "report.h"
+
+#include "report_scenario.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define LOCK 0x5000u
+#define COND 0x6000u
+
+static char capture_path[256], trace_path[256];
+
+/* Main (cpu 0) sleeps 2 us .. 400 us.  "worker-a" (cpu 1) waits on LOCK 500 ns and 250 ns
+ * from stack 1 and on COND 400 ns; "worker-b" (cpu 2) waits on LOCK 1000 ns from stack 2,
+ * reads a pipe for 100 us and a socket for 50 us.  Syscalls are longer than the 20 us
+ * threshold, so both block in the trace. */
+static void write_capture_and_trace(void)
+{
+	struct gt_cb *cb = report_scenario_threads(3, 1, 2);
+	gt_cb_block_begin(cb, 0, 2000, 1, GT_BK_SLEEP, 0, 1);
+	gt_cb_block_begin(cb, 1, 2010, 2, GT_BK_MUTEX, LOCK, 1);
+	gt_cb_block_begin(cb, 2, 2100, 3, GT_BK_MUTEX, LOCK, 2);
+	gt_cb_block_end(cb, 1, 2510, 2, GT_BK_MUTEX, LOCK, GT_BR_OK);
+	gt_cb_block_end(cb, 2, 3100, 3, GT_BK_MUTEX, LOCK, GT_BR_OK);
+	gt_cb_block_begin(cb, 1, 4000, 2, GT_BK_MUTEX, LOCK, 1);
+	gt_cb_block_end(cb, 1, 4250, 2, GT_BK_MUTEX, LOCK, GT_BR_OK);
+	gt_cb_block_begin(cb, 1, 5000, 2, GT_BK_COND, COND, 1);
+	gt_cb_block_end(cb, 1, 5400, 2, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_thread_end(cb, 1, 9000, 2);
+	gt_cb_syscall_begin(cb, 2, 5000, 3, GT_FD_PIPE, SYS_read, 4, 2);
+	gt_cb_syscall_end(cb, 2, 105000, 3, SYS_read, 10);
+	gt_cb_syscall_begin(cb, 2, 110000, 3, GT_FD_SOCKET, SYS_recvfrom, 5, 2);
+	gt_cb_syscall_end(cb, 2, 160000, 3, SYS_recvfrom, 10);
+	gt_cb_thread_end(cb, 2, 200000, 3);
+	gt_cb_block_end(cb, 0, 400000, 1, GT_BK_SLEEP, 0, GT_BR_OK);
+	gt_cb_thread_end(cb, 0, 450000, 1);
+	gt_cb_capture_end(cb, 0, 460000);
+	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
+	snprintf(capture_path, sizeof capture_path, "%s/trace-report-%d.gtcap", GT_TEST_TMPDIR,
+		 (int)getpid());
+	snprintf(trace_path, sizeof trace_path, "%s/trace-report-%d.trace", GT_TEST_TMPDIR,
+		 (int)getpid());
+	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
+	gt_cb_free(cb);
+	struct gt_convert_options opt = { .no_symbols = true };
+	struct gt_convert_summary sum;
+	char err[512];
+	cr_assert_eq(gt_convert_file(capture_path, trace_path, &opt, &sum, err, sizeof err), 0,
+		     "%s", err);
+}
+
+static void cleanup(void)
+{
+	unlink(capture_path);
+	unlink(trace_path);
+}
+
+static char *report_of(bool json)
+{
+	char *text = NULL, err[512];
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct gt_report_options opt = { .json = json };
+	cr_assert_eq(gt_report_go_trace(trace_path, &opt, out, err, sizeof err), 0, "%s", err);
+	fclose(out);
+	return text;
+}
+
+TestSuite(trace_report, .init = write_capture_and_trace, .fini = cleanup);
+
+Test(trace_report, reader_merges_batches_by_time)
+{
+	struct gt_go_trace t;
+	char err[512];
+	cr_assert_eq(gt_go_trace_read(trace_path, &t, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(t.frequency, 1000000000u);
+	size_t creates = 0, sysexits = 0, labels = 0;
+	for (size_t i = 0; i < t.n_ev; i++) {
+		if (i > 0)
+			cr_assert_geq(t.ev[i].ns, t.ev[i - 1].ns, "event %zu before %zu", i, i - 1);
+		creates += t.ev[i].kind == GT_GO_GO_CREATE;
+		sysexits += t.ev[i].kind == GT_GO_GO_SYSEXIT;
+		if (t.ev[i].kind == GT_GO_GO_START_LABEL) {
+			const char *label = gt_go_trace_string(&t, t.ev[i].args[2]);
+			labels++;
+			cr_assert(strcmp(label, "worker-a") == 0 || strcmp(label, "worker-b") == 0,
+				  "label %s", label);
+		}
+	}
+	cr_assert_eq(creates, 3);   /* main, worker-a, worker-b */
+	cr_assert_eq(sysexits, 1);  /* the pipe read; the socket read is a GoBlockNet */
+	cr_assert_gt(labels, 0);
+	gt_go_trace_free(&t);
+}
+
+/* The goroutine of a thread, by its name, as JSON text from there on. */
+static const char *goroutine(const char *json, const char *name)
+{
+	char key[64];
+	snprintf(key, sizeof key, "\"name\":\"%s\"", name);
+	const char *g = strstr(json, key);
+	cr_assert_not_null(g, "no %s in %s", name, json);
+	return g;
+}
+
+Test(trace_report, goroutine_times_are_the_capture_waits)
+{
+	char *json = report_of(true);
+	const char *a = goroutine(json, "worker-a"), *b = goroutine(json, "worker-b");
+	/* worker-a: LOCK 500 + 250 ns, COND 400 ns; alive from its GoCreate (1010) to 9000;
+	 * running from its start (1100) to its end less 1150 ns blocked, 6750 ns, less 4 ns:
+	 * each of its 4 GoStarts comes 1 ns after the ProcStart or GoUnblock of the same
+	 * instant (the writer keeps each P's ticks strictly increasing, §1.4). */
+	cr_assert_not_null(strstr(a, "\"alive_ns\":7990,\"running_ns\":6746,\"sync_ns\":750,"
+				     "\"sync_waits\":2,\"cond_ns\":400,\"cond_waits\":1,"), "%s", a);
+	/* worker-b: LOCK 1000 ns; the pipe read 100 us in a syscall; the socket 50 us net. */
+	cr_assert_not_null(strstr(b, "\"sync_ns\":1000,\"sync_waits\":1,\"cond_ns\":0,"
+				     "\"cond_waits\":0,\"net_ns\":50000,\"net_waits\":1,"), "%s", b);
+	/* GoSysCall at the call, GoSysExit 1 ns after the ProcStart at the return (§1.4) */
+	cr_assert_not_null(strstr(b, "\"syscall_ns\":100001,\"syscall_waits\":1,"
+				     "\"short_syscalls\":0,\"ended\":true"), "%s", b);
+	/* main slept 398 us */
+	cr_assert_not_null(strstr(json, "\"sleep_ns\":398000,\"sleep_waits\":1,"), "%s", json);
+	free(json);
+}
+
+Test(trace_report, blocking_stacks_with_count_total_mean_max)
+{
+	char *json = report_of(true);
+	const char *by_stack = strstr(json, "\"blocking_by_stack\":[");
+	cr_assert_not_null(by_stack, "%s", json);
+	/* by total: sleep 398 us, syscall 100 us, net 50 us, sync stack 2 (1000 ns),
+	 * sync stack 1 (750 ns in 2), cond 400 ns */
+	const char *order[] = {
+		"{\"kind\":\"sleep\",\"waits\":1,\"total_ns\":398000,\"mean_ns\":398000,\"max_ns\":398000,",
+		"{\"kind\":\"syscall\",\"waits\":1,\"total_ns\":100001,",
+		"{\"kind\":\"net\",\"waits\":1,\"total_ns\":50000,",
+		"{\"kind\":\"sync\",\"waits\":1,\"total_ns\":1000,\"mean_ns\":1000,\"max_ns\":1000,",
+		"{\"kind\":\"sync\",\"waits\":2,\"total_ns\":750,\"mean_ns\":375,\"max_ns\":500,"
+		"\"frames\":[{\"func\":\"0x4010ff\"",   /* stack 1, named by address (PC - 1) */
+		"{\"kind\":\"cond\",\"waits\":1,\"total_ns\":400,",
+	};
+	const char *at = by_stack;
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+		const char *next = strstr(at, order[i]);
+		cr_assert_not_null(next, "'%s' not after position %zu in %s", order[i],
+				   (size_t)(at - json), json);
+		at = next;
+	}
+	free(json);
+
+	char *text = report_of(false);
+	cr_assert_not_null(strstr(text, "Blocking, by stack (lock addresses are only in the capture: "
+				  "use --keep-capture)"), "%s", text);
+	cr_assert_not_null(strstr(text, "worker-a"), "%s", text);
+	free(text);
+}
