@@ -209,7 +209,7 @@ void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int regis
 		gt_add(&gt_n_blocked[kind], 1);
 		t->waiter_registered = (uint8_t)(1 | gt_waiters_add(obj) << 1);
 	}
-	uint32_t stack = gt_stack_id(t);
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	gt_emit32(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, obj, stack);
@@ -242,7 +242,7 @@ void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc)
 void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
 {
 	t->busy = 1;
-	uint32_t stack = gt_stack_id(t);
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	gt_emit32(t->serial, GT_WAKE, kind, tsc, cpu, obj, gt_pack2(stack, count));
@@ -252,7 +252,7 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
 void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg)
 {
 	t->busy = 1;
-	uint32_t stack = gt_stack_id(t);
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	gt_emit32(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, gt_pack2(nr, stack), (uint64_t)arg);
@@ -309,7 +309,8 @@ static void emit_own_name(uint32_t serial)
 
 void gt_fact_thread_existing(struct gt_tls *t)
 {
-	uint32_t stack = gt_stack_id(t);
+	/* reached from a hook through gt_thread_adopt: one frame more than a fact */
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT + 1);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	gt_emit32(t->serial, GT_THREAD_EXISTING, 0, tsc, cpu,

@@ -187,7 +187,7 @@ GT_EXPORT int sched_yield(void)
 	struct gt_tls *t = gt_enter();
 	if (t) {
 		t->busy = 1;
-		uint32_t stack = gt_stack_id(t);
+		uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_HOOK);
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
 		uint64_t *r = gt_reserve(cpu, 24, tsc);

@@ -91,7 +91,7 @@ GT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	s->epoch = t->epoch;
 	uint32_t serial = s->serial;
 	t->busy = 1;
-	uint32_t stack = gt_stack_id(t);
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_HOOK);
 	t->busy = 0;
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu); /* stamped before: the child's start comes after */

@@ -95,12 +95,14 @@ static GT_NOINLINE unsigned walk_fp(struct gt_tls *t, uintptr_t *pcs, unsigned m
 
 static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
 {
+	/* one xor and one multiply per frame; each pc's bits only carry upward through the
+	 * multiplies, so murmur3's finaliser spreads them once at the end */
 	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-	for (unsigned i = 0; i < n; i++) {
-		h ^= pcs[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 33;
-	}
+	for (unsigned i = 0; i < n; i++)
+		h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
 	return h;
 }
 
@@ -119,25 +121,38 @@ static void write_stack(uint32_t id, const uintptr_t *pcs, unsigned n)
 	gt_commit(r, gt_rec_word(GT_STACK, 0, bytes, 0));
 }
 
-uint32_t gt_stack_id_slow(struct gt_tls *t)
+/* Fills raw with up to want return addresses, the first in gt_stack_id_slow's caller. */
+static unsigned capture_pcs(struct gt_tls *t, uintptr_t *raw, unsigned want)
 {
-	uintptr_t raw[GT_MAX_STACK_DEPTH + 16];
-	unsigned want = gt_cfg.stack_depth + 16, n, skip = 0;
+	if (gt_stack_mode == GT_STACKS_FP)
+		return walk_fp(t, raw, want);
+	int got = gt_unw_backtrace((void **)raw, (int)want);
+	return got > 0 ? (unsigned)got : 0;
+}
+
+uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames)
+{
+	uintptr_t raw[GT_MAX_STACK_DEPTH + GT_STACK_OWN_MAX];
+	unsigned depth = gt_cfg.stack_depth, skip = 0;
+	/* unwinding costs per frame: ask for the caller's estimate of our own frames (walk_fp
+	 * adds one), and only when that proved short ask again with room for all of them */
+	unsigned want = depth + own_frames;
 	uint8_t was_busy = t->busy;
 	int saved_errno = errno;
 	t->busy = 1;
-	if (gt_stack_mode == GT_STACKS_FP)
-		n = walk_fp(t, raw, want);
-	else {
-		int got = gt_unw_backtrace((void **)raw, (int)want);
-		n = got > 0 ? (unsigned)got : 0;
-	}
+	unsigned n = capture_pcs(t, raw, want);
 	while (skip < n && in_self(raw[skip]))
 		skip++;
+	if (n == want && n - skip < depth && want < depth + GT_STACK_OWN_MAX) {
+		want = depth + GT_STACK_OWN_MAX;
+		n = capture_pcs(t, raw, want);
+		for (skip = 0; skip < n && in_self(raw[skip]); skip++)
+			;
+	}
 	uintptr_t *pcs = raw + skip;
 	n -= skip;
-	if (n > gt_cfg.stack_depth)
-		n = gt_cfg.stack_depth;
+	if (n > depth)
+		n = depth;
 	uint32_t id = 0;
 	if (n && gt_stack_table) {
 		uint64_t h = hash_pcs(pcs, n);
