@@ -16,8 +16,8 @@
 #define ROUTINE 0x401000ull
 
 struct run {
-	struct go119_trace t19;
-	struct go123_trace t23;
+	struct gt_events *t19;
+	char *t23;
 	struct gt_convert_summary sum;
 	char trace[PATH_MAX];
 };
@@ -35,14 +35,14 @@ static struct gt_cb *start_capture(uint32_t n_cpus)
 /* Invariants every trace must satisfy on both readers. */
 static void check_common(struct run *r)
 {
-	cr_assert(r->t19.ok, "Go 1.19 rejected the trace: %s", r->t19.error);
-	cr_assert(r->t23.ok, "Go 1.23 rejected the trace: %s", r->t23.error);
-	cr_assert_gt(r->t19.n, 0);
-	cr_expect_str_eq(r->t19.ev[0].type, "GoCreate", "the earliest event is a GoCreate");
-	cr_expect_eq(go119_count(&r->t19, "Gomaxprocs"), 1);
-	long gmp = go119_find(&r->t19, "Gomaxprocs", 0);
-	for (size_t i = 0; i < r->t19.n; i++) {
-		const struct go119_event *e = &r->t19.ev[i];
+	cr_assert(r->t19, "Go 1.19 rejected the trace (its error is above)");
+	cr_assert(r->t23, "Go 1.23 rejected the trace (its error is above)");
+	cr_assert_gt(r->t19->n, 0);
+	cr_expect_str_eq(r->t19->ev[0].type, "GoCreate", "the earliest event is a GoCreate");
+	cr_expect_eq(count19(r->t19, "Gomaxprocs"), 1);
+	long gmp = nth19(r->t19, "Gomaxprocs", 0);
+	for (size_t i = 0; i < r->t19->n; i++) {
+		const struct gt_event *e = &r->t19->ev[i];
 		cr_expect(strcmp(e->type, "GoInSyscall") && strcmp(e->type, "FutileWakeup") &&
 			  strcmp(e->type, "GoStop") && !strstr(e->type, "Local"),
 			  "forbidden event %s", e->type);
@@ -52,14 +52,14 @@ static void check_common(struct run *r)
 		}
 	}
 	/* per P, strictly increasing times (fake Ps excepted) */
-	for (size_t i = 0; i < r->t19.n; i++) {
-		const struct go119_event *e = &r->t19.ev[i];
+	for (size_t i = 0; i < r->t19->n; i++) {
+		const struct gt_event *e = &r->t19->ev[i];
 		if (e->p >= 1000000 || e->p < 0)
 			continue;
-		for (size_t j = i + 1; j < r->t19.n; j++)
-			if (r->t19.ev[j].p == e->p) {
-				cr_expect_gt(r->t19.ev[j].ns, e->ns, "P %ld: %s then %s at the same time",
-					     (long)e->p, e->type, r->t19.ev[j].type);
+		for (size_t j = i + 1; j < r->t19->n; j++)
+			if (r->t19->ev[j].p == e->p) {
+				cr_expect_gt(r->t19->ev[j].ts_ns, e->ts_ns, "P %ld: %s then %s at the same time",
+					     (long)e->p, e->type, r->t19->ev[j].type);
 				break;
 			}
 	}
@@ -70,30 +70,29 @@ static void convert_and_parse(struct gt_cb *cb, const char *name, struct run *r,
 	memset(r, 0, sizeof *r);
 	cr_assert_eq(convert_builder(cb, name, r->trace, &r->sum, threshold), 0);
 	gt_cb_free(cb);
-	go119_parse(r->trace, &r->t19);
-	go123_parse(r->trace, &r->t23);
+	r->t19 = gt_events_parse_119(r->trace);
+	r->t23 = gt_dump_123(r->trace);
 	check_common(r);
 }
 
 static void done(struct run *r)
 {
-	go119_free(&r->t19);
-	go123_free(&r->t23);
+	gt_events_free(r->t19);
+	free(r->t23);
 }
 
-/* The 1.23 event whose line contains all of a and b (NULL: any), k-th. */
-static const struct go123_event *find23(const struct run *r, const char *a, const char *b, size_t k)
+/* Reason= of the first Go 1.23 event matching MATCH. */
+static const char *reason23(const struct run *r, const char *match)
 {
-	for (size_t i = 0; i < r->t23.n; i++)
-		if ((!a || strstr(r->t23.ev[i].line, a)) && (!b || strstr(r->t23.ev[i].line, b)) && k-- == 0)
-			return &r->t23.ev[i];
-	return NULL;
+	static struct ev23 e;
+	cr_assert(find23(r->t23, match, 0, &e), "no Go 1.23 event %s", match);
+	return e.reason;
 }
 
-static const struct go119_event *ev19(const struct run *r, long i)
+static const struct gt_event *ev19(const struct run *r, long i)
 {
 	cr_assert_geq(i, 0, "event not found");
-	return &r->t19.ev[i];
+	return &r->t19->ev[i];
 }
 
 /* G1 creates G2 (start routine ROUTINE) on CPU 0; G2 starts on CPU 1. */
@@ -112,21 +111,21 @@ Test(model, pthread_create_and_start)
 	struct run r;
 	convert_and_parse(cb, "create", &r, 0);
 
-	const struct go119_event *create = ev19(&r, go119_find_arg(&r.t19, "GoCreate", "g", 2, 0));
+	const struct gt_event *create = ev19(&r, nth19_arg(r.t19, "GoCreate", "g", 2, 0));
 	cr_expect_eq(create->g, 1, "created by G1");
 	cr_expect_eq(create->p, 1, "on CPU 0's P");
-	const struct go119_event *start = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 2, 0));
+	const struct gt_event *start = ev19(&r, nth19_arg(r.t19, "GoStart", "g", 2, 0));
 	cr_expect_eq(start->p, 2);
-	cr_expect_eq(go119_arg(start, "seq", 0), 1);
-	cr_expect_gt(start->ns, create->ns);
-	cr_expect_geq(go119_find_arg(&r.t19, "GoEnd", "g", 0, 0) , -1);
-	long end = go119_find(&r.t19, "GoEnd", 0);
+	cr_expect_eq(arg19(start, "seq", 0), 1);
+	cr_expect_gt(start->ts_ns, create->ts_ns);
+	cr_expect_geq(nth19_arg(r.t19, "GoEnd", "g", 0, 0) , -1);
+	long end = nth19(r.t19, "GoEnd", 0);
 	cr_expect_eq(ev19(&r, end)->g, 2);
 	/* 1.23: a live creation with the start routine as transition stack, creator stack */
-	const struct go123_event *c = find23(&r, "GoID=2 NotExist->Runnable", NULL, 0);
-	cr_assert(c);
-	cr_expect_str_eq(c->tstack, "0x401000");
-	cr_expect_str_eq(c->stack, "0x401233;0x4012ff;0x4013ff");
+	struct ev23 c;
+	cr_assert(find23(r.t23, "GoID=2 NotExist->Runnable", 0, &c));
+	cr_expect_str_eq(c.tstack, "0x401000");
+	cr_expect_str_eq(c.stack, "0x401233;0x4012ff;0x4013ff");
 	cr_expect_eq(r.sum.model.threads, 2);
 	done(&r);
 }
@@ -139,15 +138,15 @@ Test(model, thread_exit_unblocks_joiner)
 	gt_cb_block_end(cb, 0, T0 + 1200, MAIN, GT_BK_JOIN, 2, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "join", &r, 0);
-	const struct go119_event *blk = ev19(&r, go119_find(&r.t19, "GoBlockSync", 0));
+	const struct gt_event *blk = ev19(&r, nth19(r.t19, "GoBlockSync", 0));
 	cr_expect_eq(blk->g, 1);
-	const struct go119_event *unb = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	const struct gt_event *unb = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0));
 	cr_expect_eq(unb->g, 2, "the exiting thread unblocks its joiner");
-	long ub = go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0), end = go119_find(&r.t19, "GoEnd", 0);
+	long ub = nth19_arg(r.t19, "GoUnblock", "g", 1, 0), end = nth19(r.t19, "GoEnd", 0);
 	cr_expect_lt(ub, end, "unblock before GoEnd");
-	const struct go123_event *u = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
-	cr_assert(u);
-	cr_expect_str_eq(u->stack, "[thread exit]");
+	struct ev23 u;
+	cr_assert(find23(r.t23, "GoID=1 Waiting->Runnable", 0, &u));
+	cr_expect_str_eq(u.stack, "[thread exit]");
 	cr_expect_eq(r.sum.model.wakes_matched, 1);
 	done(&r);
 }
@@ -160,7 +159,7 @@ Test(model, join_of_dead_thread_does_not_block)
 	gt_cb_block_end(cb, 0, T0 + 700, MAIN, GT_BK_JOIN, 2, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "joindead", &r, 0);
-	cr_expect_eq(go119_count(&r.t19, "GoBlockSync"), 0);
+	cr_expect_eq(count19(r.t19, "GoBlockSync"), 0);
 	cr_expect_eq(r.sum.model.ends_without_begin, 0);
 	done(&r);
 }
@@ -173,21 +172,21 @@ Test(model, mutex_with_known_releaser)
 	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "mutex", &r, 0);
-	const struct go119_event *blk = ev19(&r, go119_find(&r.t19, "GoBlockSync", 0));
-	const struct go119_event *unb = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
-	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 1));
+	const struct gt_event *blk = ev19(&r, nth19(r.t19, "GoBlockSync", 0));
+	const struct gt_event *unb = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0));
+	const struct gt_event *st = ev19(&r, nth19_arg(r.t19, "GoStart", "g", 1, 1));
 	cr_expect_eq(blk->g, 1);
 	cr_expect_eq(blk->p, 1);
 	cr_expect_eq(unb->g, 2, "unblocked by the releaser G2");
 	cr_expect_eq(unb->p, 2);
-	cr_expect_eq(go119_arg(unb, "seq", 0), 2);
-	cr_expect(blk->ns < unb->ns && unb->ns < st->ns);
-	cr_expect_eq(st->ns - blk->ns, 500, "times kept: block %ld start %ld", (long)blk->ns, (long)st->ns);
-	const struct go123_event *u = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
-	cr_assert(u);
-	cr_expect_eq(u->g, 2);
-	cr_expect_str_eq(u->stack, "0x401233;0x4012ff;0x4013ff");
-	cr_expect_str_eq(find23(&r, "GoID=1 Running->Waiting", NULL, 0)->reason, "sync");
+	cr_expect_eq(arg19(unb, "seq", 0), 2);
+	cr_expect(blk->ts_ns < unb->ts_ns && unb->ts_ns < st->ts_ns);
+	cr_expect_eq(st->ts_ns - blk->ts_ns, 500, "times kept: block %ld start %ld", (long)blk->ts_ns, (long)st->ts_ns);
+	struct ev23 u;
+	cr_assert(find23(r.t23, "GoID=1 Waiting->Runnable", 0, &u));
+	cr_expect_eq(u.g, 2);
+	cr_expect_str_eq(u.stack, "0x401233;0x4012ff;0x4013ff");
+	cr_expect_str_eq(reason23(&r, "GoID=1 Running->Waiting"), "sync");
 	done(&r);
 }
 
@@ -199,12 +198,12 @@ Test(model, wake_before_block_uses_unknown_waker)
 	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "wakefirst", &r, 0);
-	const struct go119_event *unb = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	const struct gt_event *unb = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0));
 	cr_expect_eq(unb->g, 0, "no goroutine unblocks it");
 	cr_expect_eq(unb->p, 1, "on the P where it resumes");
-	const struct go123_event *u = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
-	cr_assert(u);
-	cr_expect_str_eq(u->stack, "[unknown wakeup]");
+	struct ev23 u;
+	cr_assert(find23(r.t23, "GoID=1 Waiting->Runnable", 0, &u));
+	cr_expect_str_eq(u.stack, "[unknown wakeup]");
 	cr_expect_eq(r.sum.model.unknown_wakeups, 1);
 	done(&r);
 }
@@ -222,9 +221,9 @@ Test(model, rwlock_sem_barrier_block_sync)
 	}
 	struct run r;
 	convert_and_parse(cb, "synckinds", &r, 0);
-	cr_expect_eq(go119_count(&r.t19, "GoBlockSync"), 5);
+	cr_expect_eq(count19(r.t19, "GoBlockSync"), 5);
 	for (size_t k = 0; k < 5; k++)
-		cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, k))->g, 2);
+		cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, k))->g, 2);
 	done(&r);
 }
 
@@ -244,17 +243,17 @@ Test(model, condvar_signal_and_broadcast)
 	gt_cb_block_end(cb, 3, T0 + 3200, 4, GT_BK_COND, COND, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "cond", &r, 0);
-	cr_expect_eq(go119_count(&r.t19, "GoBlockCond"), 3);
-	const struct go119_event *u2 = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 2, 0));
-	const struct go119_event *u3 = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 3, 0));
-	const struct go119_event *u4 = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 4, 0));
+	cr_expect_eq(count19(r.t19, "GoBlockCond"), 3);
+	const struct gt_event *u2 = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0));
+	const struct gt_event *u3 = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 3, 0));
+	const struct gt_event *u4 = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 4, 0));
 	cr_expect_eq(u2->g, 1);
 	cr_expect_eq(u3->g, 1);
 	cr_expect_eq(u4->g, 1);
-	cr_expect_lt(u2->ns, u3->ns, "the signal woke the first waiter only");
-	cr_expect_eq(u3->ns / 1000, u4->ns / 1000, "the broadcast woke both others");
+	cr_expect_lt(u2->ts_ns, u3->ts_ns, "the signal woke the first waiter only");
+	cr_expect_eq(u3->ts_ns / 1000, u4->ts_ns / 1000, "the broadcast woke both others");
 	cr_expect_eq(r.sum.model.wakes_matched, 3);
-	cr_expect_str_eq(find23(&r, "GoID=2 Running->Waiting", NULL, 0)->reason, "sync.(*Cond).Wait");
+	cr_expect_str_eq(reason23(&r, "GoID=2 Running->Waiting"), "sync.(*Cond).Wait");
 	done(&r);
 }
 
@@ -267,12 +266,13 @@ Test(model, timeout_and_signal_wakeups)
 	gt_cb_block_end(cb, 1, T0 + 4000, 2, GT_BK_SEM, MUTEX, GT_BR_SIGNAL);
 	struct run r;
 	convert_and_parse(cb, "timeout", &r, 0);
-	const struct go123_event *u1 = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
-	const struct go123_event *u2 = find23(&r, "GoID=2 Waiting->Runnable", NULL, 0);
-	cr_assert(u1 && u2);
-	cr_expect_str_eq(u1->stack, "[timeout]");
-	cr_expect_str_eq(u2->stack, "[signal]");
-	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0))->g, 0);
+	struct ev23 u1;
+	cr_assert(find23(r.t23, "GoID=1 Waiting->Runnable", 0, &u1));
+	struct ev23 u2;
+	cr_assert(find23(r.t23, "GoID=2 Waiting->Runnable", 0, &u2));
+	cr_expect_str_eq(u1.stack, "[timeout]");
+	cr_expect_str_eq(u2.stack, "[signal]");
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 0);
 	done(&r);
 }
 
@@ -283,13 +283,13 @@ Test(model, sleep_is_gosleep_woken_by_timer)
 	gt_cb_block_end(cb, 0, T0 + 6000, MAIN, GT_BK_SLEEP, 5000, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "sleep", &r, 0);
-	const struct go119_event *s = ev19(&r, go119_find(&r.t19, "GoSleep", 0));
-	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 1));
-	cr_expect_eq(st->ns - s->ns, 5000 + 1, "unblock at the resume, start 1 ns later");
-	const struct go123_event *u = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
-	cr_assert(u);
-	cr_expect_str_eq(u->stack, "[timer]");
-	cr_expect_str_eq(find23(&r, "GoID=1 Running->Waiting", NULL, 0)->reason, "sleep");
+	const struct gt_event *s = ev19(&r, nth19(r.t19, "GoSleep", 0));
+	const struct gt_event *st = ev19(&r, nth19_arg(r.t19, "GoStart", "g", 1, 1));
+	cr_expect_eq(st->ts_ns - s->ts_ns, 5000 + 1, "unblock at the resume, start 1 ns later");
+	struct ev23 u;
+	cr_assert(find23(r.t23, "GoID=1 Waiting->Runnable", 0, &u));
+	cr_expect_str_eq(u.stack, "[timer]");
+	cr_expect_str_eq(reason23(&r, "GoID=1 Running->Waiting"), "sleep");
 	done(&r);
 }
 
@@ -300,13 +300,13 @@ Test(model, sched_yield_is_gosched)
 	gt_cb_block_begin(cb, 1, T0 + 1300, MAIN, GT_BK_SLEEP, 10, 1); /* resumes on CPU 1 */
 	struct run r;
 	convert_and_parse(cb, "yield", &r, 0);
-	const struct go119_event *y = ev19(&r, go119_find(&r.t19, "GoSched", 0));
+	const struct gt_event *y = ev19(&r, nth19(r.t19, "GoSched", 0));
 	cr_expect_eq(y->g, 1);
 	cr_expect_eq(y->p, 1);
-	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 1));
+	const struct gt_event *st = ev19(&r, nth19_arg(r.t19, "GoStart", "g", 1, 1));
 	cr_expect_eq(st->p, 2, "resumes on the CPU of its next fact");
-	cr_expect_eq(go119_arg(st, "seq", 0), 2);
-	cr_expect_gt(st->ns, y->ns);
+	cr_expect_eq(arg19(st, "seq", 0), 2);
+	cr_expect_gt(st->ts_ns, y->ts_ns);
 	done(&r);
 }
 
@@ -321,14 +321,14 @@ Test(model, socket_waits_are_network_blocks)
 	gt_cb_syscall_end(cb, 0, T0 + 304000, MAIN, 44, 10);   /* 1 us: short */
 	struct run r;
 	convert_and_parse(cb, "net", &r, 0);
-	cr_expect_eq(go119_count(&r.t19, "GoBlockNet"), 2);
-	cr_expect_eq(go119_count(&r.t19, "GoSysCall"), 1);
-	const struct go119_event *u = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	cr_expect_eq(count19(r.t19, "GoBlockNet"), 2);
+	cr_expect_eq(count19(r.t19, "GoSysCall"), 1);
+	const struct gt_event *u = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0));
 	cr_expect_eq(u->p, 1000002, "moved to the Network lane");
-	const struct go123_event *u23 = find23(&r, "GoID=1 Waiting->Runnable", NULL, 0);
-	cr_assert(u23);
-	cr_expect_str_eq(u23->stack, "[netpoll]");
-	cr_expect_str_eq(find23(&r, "GoID=1 Running->Waiting", NULL, 0)->reason, "network");
+	struct ev23 u23;
+	cr_assert(find23(r.t23, "GoID=1 Waiting->Runnable", 0, &u23));
+	cr_expect_str_eq(u23.stack, "[netpoll]");
+	cr_expect_str_eq(reason23(&r, "GoID=1 Running->Waiting"), "network");
 	cr_expect_eq(r.sum.model.net_waits, 2);
 	cr_expect_eq(r.sum.model.syscalls_short, 1);
 	done(&r);
@@ -343,15 +343,15 @@ Test(model, long_file_syscall_blocks_and_stops_the_p)
 	gt_cb_syscall_end(cb, 0, T0 + 65000, MAIN, 1, 100);    /* 5 us: short */
 	struct run r;
 	convert_and_parse(cb, "sysblock", &r, 0);
-	long sc = go119_find(&r.t19, "GoSysCall", 0);
+	long sc = nth19(r.t19, "GoSysCall", 0);
 	cr_assert_geq(sc, 0);
-	cr_expect_str_eq(r.t19.ev[sc + 1].type, "GoSysBlock");
-	cr_expect_str_eq(r.t19.ev[sc + 2].type, "ProcStop");
-	const struct go119_event *ex = ev19(&r, go119_find(&r.t19, "GoSysExit", 0));
-	cr_expect_eq(go119_arg(ex, "g", 0), 1);
+	cr_expect_str_eq(r.t19->ev[sc + 1].type, "GoSysBlock");
+	cr_expect_str_eq(r.t19->ev[sc + 2].type, "ProcStop");
+	const struct gt_event *ex = ev19(&r, nth19(r.t19, "GoSysExit", 0));
+	cr_expect_eq(arg19(ex, "g", 0), 1);
 	cr_expect_eq(ex->p, 1000003);
-	cr_expect_eq(ex->ns - r.t19.ev[sc].ns, 50000 + 1, "exit at the return (after the ProcStart)");
-	cr_expect_eq(go119_count(&r.t19, "GoSysCall"), 2);
+	cr_expect_eq(ex->ts_ns - r.t19->ev[sc].ts_ns, 50000 + 1, "exit at the return (after the ProcStart)");
+	cr_expect_eq(count19(r.t19, "GoSysCall"), 2);
 	cr_expect_eq(r.sum.model.syscalls_blocking, 1);
 	cr_expect_eq(r.sum.model.syscalls_short, 1);
 	done(&r);
@@ -364,8 +364,8 @@ Test(model, syscall_threshold_is_settable)
 	gt_cb_syscall_end(cb, 0, T0 + 51000, MAIN, 0, 100);    /* 50 us < 1 ms */
 	struct run r;
 	convert_and_parse(cb, "threshold", &r, 1000000);
-	cr_expect_eq(go119_count(&r.t19, "GoSysBlock"), 0);
-	cr_expect_eq(go119_count(&r.t19, "GoSysCall"), 1);
+	cr_expect_eq(count19(r.t19, "GoSysBlock"), 0);
+	cr_expect_eq(count19(r.t19, "GoSysCall"), 1);
 	done(&r);
 }
 
@@ -377,8 +377,8 @@ Test(model, syscall_preempted_by_another_thread_blocked)
 	gt_cb_syscall_end(cb, 0, T0 + 1010, MAIN, 0, 100);
 	struct run r;
 	convert_and_parse(cb, "sysother", &r, 0);
-	cr_expect_eq(go119_count(&r.t19, "GoSysBlock"), 1, "the syscall blocked: G2 ran on its CPU");
-	cr_expect_eq(go119_count(&r.t19, "GoSysExit"), 1);
+	cr_expect_eq(count19(r.t19, "GoSysBlock"), 1, "the syscall blocked: G2 ran on its CPU");
+	cr_expect_eq(count19(r.t19, "GoSysExit"), 1);
 	cr_expect_eq(r.sum.model.ends_without_begin, 0, "its end is expected, not a repair");
 	done(&r);
 }
@@ -391,12 +391,12 @@ Test(model, invisible_preemption)
 	struct run r;
 	convert_and_parse(cb, "preempt", &r, 0);
 	long pre = -1;
-	for (size_t k = 0; pre < 0 && go119_find(&r.t19, "GoPreempt", k) >= 0; k++)
-		if (r.t19.ev[go119_find(&r.t19, "GoPreempt", k)].g == 2)
-			pre = go119_find(&r.t19, "GoPreempt", k);
-	const struct go119_event *pe = ev19(&r, pre);   /* G2 preempted by G1 on its CPU */
+	for (size_t k = 0; pre < 0 && nth19(r.t19, "GoPreempt", k) >= 0; k++)
+		if (r.t19->ev[nth19(r.t19, "GoPreempt", k)].g == 2)
+			pre = nth19(r.t19, "GoPreempt", k);
+	const struct gt_event *pe = ev19(&r, pre);   /* G2 preempted by G1 on its CPU */
 	cr_expect_eq(pe->p, 2);
-	long st = go119_find_arg(&r.t19, "GoStart", "g", 1, 1);
+	long st = nth19_arg(r.t19, "GoStart", "g", 1, 1);
 	cr_expect_lt(pre, st);
 	cr_expect_eq(ev19(&r, st)->p, 2);
 	cr_expect_geq(r.sum.model.preemptions, 1);
@@ -411,12 +411,12 @@ Test(model, migration_preempts_on_the_old_p_first)
 	gt_cb_yield(cb, 1, T0 + 1200, MAIN, 1);               /* now on CPU 1 */
 	struct run r;
 	convert_and_parse(cb, "migrate", &r, 0);
-	const struct go119_event *pe = ev19(&r, go119_find(&r.t19, "GoPreempt", 0));
+	const struct gt_event *pe = ev19(&r, nth19(r.t19, "GoPreempt", 0));
 	cr_expect_eq(pe->p, 1);
 	cr_expect_eq(pe->g, 1);
-	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 2));
+	const struct gt_event *st = ev19(&r, nth19_arg(r.t19, "GoStart", "g", 1, 2));
 	cr_expect_eq(st->p, 2);
-	cr_expect_lt(pe->ns, st->ns, "strictly before");
+	cr_expect_lt(pe->ts_ns, st->ts_ns, "strictly before");
 	cr_expect_eq(r.sum.model.migrations, 1);
 	done(&r);
 }
@@ -435,23 +435,24 @@ Test(model, pre_existing_threads_and_prologue_order)
 	struct run r;
 	convert_and_parse(cb, "prologue", &r, 0);
 	/* GoCreate G1, GoCreate G2, GoWaiting G2, Gomaxprocs, then live events */
-	cr_expect_str_eq(r.t19.ev[0].type, "GoCreate");
-	cr_expect_eq(go119_arg(&r.t19.ev[0], "g", 0), 1);
-	cr_expect_str_eq(r.t19.ev[1].type, "GoCreate");
-	cr_expect_str_eq(r.t19.ev[2].type, "GoWaiting");
-	cr_expect_str_eq(r.t19.ev[3].type, "Gomaxprocs");
-	cr_expect_eq(go119_arg(&r.t19.ev[3], "procs", 0), 3);
-	const struct go119_event *u = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 2, 0));
-	cr_expect_eq(go119_arg(u, "seq", 0), 2, "a GoWaiting G is unblocked with seq 2");
-	long lab = go119_find(&r.t19, "GoStartLabel", 0);
-	cr_expect_eq(go119_arg(ev19(&r, lab), "g", 0), 2);
-	cr_expect(strstr(ev19(&r, lab)->args, "label=logger"));
+	cr_expect_str_eq(r.t19->ev[0].type, "GoCreate");
+	cr_expect_eq(arg19(&r.t19->ev[0], "g", 0), 1);
+	cr_expect_str_eq(r.t19->ev[1].type, "GoCreate");
+	cr_expect_str_eq(r.t19->ev[2].type, "GoWaiting");
+	cr_expect_str_eq(r.t19->ev[3].type, "Gomaxprocs");
+	cr_expect_eq(arg19(&r.t19->ev[3], "procs", 0), 3);
+	const struct gt_event *u = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0));
+	cr_expect_eq(arg19(u, "seq", 0), 2, "a GoWaiting G is unblocked with seq 2");
+	long lab = nth19(r.t19, "GoStartLabel", 0);
+	cr_expect_eq(arg19(ev19(&r, lab), "g", 0), 2);
+	char label[64];
+	cr_expect_str_eq(gt_event_string(ev19(&r, lab), "label", label, sizeof label), "logger");
 	/* the unknown thread 7 is created live, with the synthetic new-stack */
-	const struct go123_event *c = find23(&r, "GoID=3 NotExist->Runnable", NULL, 0);
-	cr_assert(c, "live creation of the thread first seen mid-capture");
-	cr_expect_str_eq(c->tstack, "[pre-existing thread]");
+	struct ev23 c;
+	cr_assert(find23(r.t23, "GoID=3 NotExist->Runnable", 0, &c), "live creation of the thread first seen mid-capture");
+	cr_expect_str_eq(c.tstack, "[pre-existing thread]");
 	cr_expect_eq(r.sum.model.threads_appeared, 1);
-	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0))->g, 2);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 2);
 	done(&r);
 }
 
@@ -466,7 +467,7 @@ Test(model, clock_skew_between_cpus_falls_back)
 	gt_cb_block_end(cb, 1, T0 + 9000, 2, GT_BK_SLEEP, 1, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "skew", &r, 0);
-	const struct go119_event *u = ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0));
+	const struct gt_event *u = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0));
 	cr_expect_eq(u->g, 0, "a pair running backwards is not a known waker");
 	done(&r);
 }
@@ -480,7 +481,7 @@ Test(model, wake_at_the_same_instant_as_block_is_counted)
 	struct run r;
 	convert_and_parse(cb, "tie", &r, 0);
 	cr_expect_eq(r.sum.model.causal_fallbacks, 1);
-	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0))->g, 0);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 0);
 	done(&r);
 }
 
@@ -490,10 +491,10 @@ Test(model, epilogue_deschedules_running_threads)
 	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 1);   /* stays blocked */
 	struct run r;
 	convert_and_parse(cb, "epilogue", &r, 0);
-	const struct go119_event *last = &r.t19.ev[r.t19.n - 1];
+	const struct gt_event *last = &r.t19->ev[r.t19->n - 1];
 	cr_expect_str_eq(last->type, "ProcStop");
-	cr_expect_eq(go119_count(&r.t19, "GoPreempt"), 1, "G2 was running");
-	cr_expect_eq(go119_count(&r.t19, "ProcStop"), 2);
+	cr_expect_eq(count19(r.t19, "GoPreempt"), 1, "G2 was running");
+	cr_expect_eq(count19(r.t19, "ProcStop"), 2);
 	done(&r);
 }
 
@@ -506,11 +507,12 @@ Test(model, thread_name_labels_later_starts)
 	gt_cb_block_begin(cb, 1, T0 + 500, 2, GT_BK_SLEEP, 1, 1);
 	struct run r;
 	convert_and_parse(cb, "label", &r, 0);
-	const struct go119_event *l = ev19(&r, go119_find(&r.t19, "GoStartLabel", 0));
-	cr_expect(strstr(l->args, "label=net-worker"), "%s", l->args);
-	cr_expect_gt(go119_find(&r.t19, "GoStartLabel", 0), go119_find(&r.t19, "Gomaxprocs", 0));
-	cr_assert(find23(&r, "Label=\"net-worker\"", NULL, 0));
-	cr_expect_eq(go119_count(&r.t19, "GoStartLabel"), 1, "only G2 is labelled");
+	const struct gt_event *l = ev19(&r, nth19(r.t19, "GoStartLabel", 0));
+	char label[64];
+	cr_expect_str_eq(gt_event_string(l, "label", label, sizeof label), "net-worker");
+	cr_expect_gt(nth19(r.t19, "GoStartLabel", 0), nth19(r.t19, "Gomaxprocs", 0));
+	cr_assert_gt(gt_dump_123_count(r.t23, "Label=\"net-worker\""), 0);
+	cr_expect_eq(count19(r.t19, "GoStartLabel"), 1, "only G2 is labelled");
 	done(&r);
 }
 
@@ -527,9 +529,9 @@ Test(model, tsc_clock_uses_fitted_frequency)
 	gt_cb_block_end(cb, 0, 3000000000ull + 297000000ull * 2, MAIN, GT_BK_SLEEP, 1, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "tsc", &r, 0);
-	const struct go119_event *s = ev19(&r, go119_find(&r.t19, "GoSleep", 0));
-	const struct go119_event *st = ev19(&r, go119_find_arg(&r.t19, "GoStart", "g", 1, 1));
-	int64_t d = st->ns - s->ns;
+	const struct gt_event *s = ev19(&r, nth19(r.t19, "GoSleep", 0));
+	const struct gt_event *st = ev19(&r, nth19_arg(r.t19, "GoStart", "g", 1, 1));
+	int64_t d = st->ts_ns - s->ts_ns;
 	cr_expect(d > 99990000 && d < 100010000, "297e6 ticks at 2.97 GHz = 100 ms, got %ld ns", (long)d);
 	done(&r);
 }
@@ -582,16 +584,17 @@ Test(model, user_tasks_regions_and_logs)
 	gt_cb_thread_end(cb, 1, T0 + 2500, 2);
 	struct run r;
 	convert_and_parse(cb, "user", &r, 0);
-	cr_expect_eq(go119_count(&r.t19, "UserTaskCreate"), 1);
-	cr_expect_eq(go119_count(&r.t19, "UserTaskEnd"), 1);
-	cr_expect_eq(go119_count(&r.t19, "UserRegion"), 5);
-	const struct go119_event *log = ev19(&r, go119_find(&r.t19, "UserLog", 0));
-	cr_expect(strstr(log->args, "all good"), "%s", log->args);
+	cr_expect_eq(count19(r.t19, "UserTaskCreate"), 1);
+	cr_expect_eq(count19(r.t19, "UserTaskEnd"), 1);
+	cr_expect_eq(count19(r.t19, "UserRegion"), 5);
+	const struct gt_event *log = ev19(&r, nth19(r.t19, "UserLog", 0));
+	char message[64];
+	cr_expect_str_eq(gt_event_string(log, "message", message, sizeof message), "all good");
 	cr_expect_eq(log->g, 1);
 	cr_expect_eq(r.sum.model.user_skipped, 2);
-	const struct go123_event *c = find23(&r, "GoID=3 NotExist->Runnable", NULL, 0);
-	cr_assert(c);
-	cr_expect_str_eq(c->stack, "[no frames]", "a creation inside a task region has a frame");
+	struct ev23 c;
+	cr_assert(find23(r.t23, "GoID=3 NotExist->Runnable", 0, &c));
+	cr_expect_str_eq(c.stack, "[no frames]", "a creation inside a task region has a frame");
 	char *report = NULL;
 	cr_expect_eq(gt_oracle_check(r.trace, false, &report), 0, "%s", report ? report : "");
 	free(report);
@@ -614,9 +617,9 @@ Test(model, release_wakes_the_waiter_that_resumes_first)
 	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "nonfifo", &r, 0);
-	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 3, 0))->g, 2,
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 3, 0))->g, 2,
 		     "G3 was let in by G2's release");
-	cr_expect_eq(ev19(&r, go119_find_arg(&r.t19, "GoUnblock", "g", 1, 0))->g, 3,
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 3,
 		     "G1 by G3's release");
 	cr_expect_eq(r.sum.model.wakes_matched, 2);
 	cr_expect_eq(r.sum.model.unknown_wakeups, 0);

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char *test_tmpdir(void)
 {
@@ -42,4 +43,72 @@ int convert_builder(struct gt_cb *cb, const char *name, char *trace,
 	if (rc)
 		fprintf(stderr, "convert %s: %s\n", cap, err);
 	return rc;
+}
+
+ssize_t nth19(const struct gt_events *t, const char *type, size_t k)
+{
+	ssize_t i = -1;
+	do
+		i = gt_events_find(t, (size_t)(i + 1), type, GT_ANY, GT_ANY);
+	while (i >= 0 && k-- > 0);
+	return i;
+}
+
+ssize_t nth19_arg(const struct gt_events *t, const char *type, const char *name, uint64_t value,
+		  size_t k)
+{
+	ssize_t i = -1;
+	do
+		i = gt_events_find_arg(t, (size_t)(i + 1), type, name, value);
+	while (i >= 0 && k-- > 0);
+	return i;
+}
+
+int64_t arg19(const struct gt_event *ev, const char *name, int64_t def)
+{
+	uint64_t v;
+	return gt_event_arg(ev, name, &v) ? (int64_t)v : def;
+}
+
+size_t count19(const struct gt_events *t, const char *type)
+{
+	return gt_events_count(t, type, GT_ANY, GT_ANY);
+}
+
+/* gt_dump_123_stack's "func file:line" lines as "func;func": the location is the last word. */
+static void stack_names(const char *dump, const char *match, size_t nth, const char *which,
+			char *out, size_t len)
+{
+	out[0] = 0;
+	char *text = gt_dump_123_stack(dump, match, nth, which);
+	if (!text)
+		return;
+	size_t used = 0;
+	for (char *line = strtok(text, "\n"); line && used < len; line = strtok(NULL, "\n")) {
+		char *loc = strrchr(line, ' ');
+		if (loc)
+			*loc = 0;
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ";" : "", line);
+	}
+	free(text);
+}
+
+bool find23(const char *dump, const char *match, size_t nth, struct ev23 *out)
+{
+	memset(out, 0, sizeof *out);
+	char *header = dump ? gt_dump_123_header(dump, match, nth) : NULL;
+	if (!header)
+		return false;
+	snprintf(out->line, sizeof out->line, "%s", header);
+	const char *g = strstr(header, " G=");
+	out->g = g ? strtoll(g + 3, NULL, 10) : 0;
+	const char *reason = strstr(header, "Reason=\"");
+	if (reason) {
+		reason += 8;
+		snprintf(out->reason, sizeof out->reason, "%.*s", (int)strcspn(reason, "\""), reason);
+	}
+	free(header);
+	stack_names(dump, match, nth, "Stack", out->stack, sizeof out->stack);
+	stack_names(dump, match, nth, "TransitionStack", out->tstack, sizeof out->tstack);
+	return true;
 }

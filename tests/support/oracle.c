@@ -381,6 +381,12 @@ size_t gt_dump_123_count(const char *dump, const char *match)
   return n;
 }
 
+char *gt_dump_123_header(const char *dump, const char *match, size_t nth)
+{
+  const char *header = find_header(dump, match, nth);
+  return header ? strndup(header, (size_t)(line_end(header) - header)) : NULL;
+}
+
 char *gt_dump_123_stack(const char *dump, const char *match, size_t nth, const char *which)
 {
   const char *header = find_header(dump, match, nth);

@@ -90,6 +90,10 @@ char *gt_dump_123(const char *trace);
  * whole token (e.g. "GoID=2 Running->Waiting", "Reason=\"sync\"", "G=1 Metric"). */
 size_t gt_dump_123_count(const char *dump, const char *match);
 
+/* The header line of the NTH (0-based) event matching MATCH, without its newline; NULL if there
+ * is no NTH matching event. */
+char *gt_dump_123_header(const char *dump, const char *match, size_t nth);
+
 /* The stack printed under the NTH (0-based) event matching MATCH: WHICH is "Stack" (the event's
  * own stack) or "TransitionStack" (the goroutine's new stack for creations, the blocking stack
  * for blocks).  Returned as one line per frame, innermost first, "func file:line\n"; an empty
