@@ -104,7 +104,7 @@ static int grow_file(uint64_t need)
 	if (need <= gt_file_bytes)
 		return 0;
 	uint64_t step = (uint64_t)gt_chunk_size * 8;
-	uint64_t target = gt_file_bytes;
+	uint64_t target = gt_file_bytes ? gt_file_bytes : need;
 	while (target < need)
 		target += step;
 	if (target > gt_map_bytes)
@@ -485,7 +485,10 @@ int gt_init(void)
 	gt_map = m;
 	gt_header = (struct gt_file_header *)gt_map;
 	gt_max_chunks = (gt_map_bytes - GT_FILE_HEADER_SIZE) / gt_chunk_size;
-	int err = grow_file(GT_FILE_HEADER_SIZE + 4ull * gt_chunk_size);
+	/* just the first chunk: page faults read ahead up to the end of the file, and every
+	 * page read ahead past the used chunks is zero-filled now and dropped again by the
+	 * final truncation */
+	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_size);
 	if (err) {
 		gt_store(&gt_state, GT_ST_UNINIT);
 		gt_header = NULL;
@@ -601,7 +604,8 @@ void gt_finalize(int convert)
 	gt_lock_growth();
 	gt_truncated = 1;
 	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_header->n_chunks) * gt_chunk_size;
-	gt_sys2(SYS_ftruncate, gt_fd, (long)len);
+	if (len != gt_file_bytes)
+		gt_sys2(SYS_ftruncate, gt_fd, (long)len);
 	gt_unlock_growth();
 	if (convert && gt_cfg.out)
 		run_converter();

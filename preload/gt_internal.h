@@ -28,6 +28,13 @@
 #define GT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define GT_NOINLINE __attribute__((noinline))
 #define GT_INLINE static inline __attribute__((always_inline))
+/* For hooks whose fast path only calls the original: no frame to build.  Safe for
+ * frame-pointer stacks only when every path that records is a tail call. */
+#if defined(__clang__)
+#define GT_FRAMELESS
+#else
+#define GT_FRAMELESS __attribute__((optimize("omit-frame-pointer")))
+#endif
 
 #define gt_load(p) atomic_load_explicit((p), memory_order_relaxed)
 #define gt_store(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)

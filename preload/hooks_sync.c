@@ -14,20 +14,26 @@
 
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
+/* The uncontended lock is the try and nothing else; everything that records is in a
+ * noinline function the hook tail-calls, so the hook builds no frame and its caller's
+ * return address is the recording function's (frame-pointer stacks stay whole). */
 #define GT_MUTEX_HOOK(name, params, args) \
-	GT_EXPORT int name params \
+	static GT_NOINLINE int name##_contended params \
 	{ \
-		/* uncontended: the try is the whole cost, no tracer state is read */ \
-		int r = GT_REAL(pthread_mutex_trylock)(m); \
-		if (GT_LIKELY(r != EBUSY)) \
-			return r; \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
 		gt_fact_block_begin(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
-		r = GT_REAL(name) args; \
+		int r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
 		return r; \
+	} \
+	GT_EXPORT GT_FRAMELESS int name params \
+	{ \
+		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
+		if (GT_LIKELY(r != EBUSY)) \
+			return r; \
+		return name##_contended args; \
 	}
 
 GT_MUTEX_HOOK(pthread_mutex_lock, (pthread_mutex_t *m), (m))
@@ -41,11 +47,17 @@ static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
 		gt_fact_wake(t, kind, obj, count);
 }
 
-GT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+static GT_NOINLINE int mutex_unlock_waited(pthread_mutex_t *m)
+{
+	release_slow(GT_BK_MUTEX, GT_OBJ(m), 1);
+	return GT_REAL_PRESET(pthread_mutex_unlock)(m);
+}
+
+GT_EXPORT GT_FRAMELESS int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_MUTEX])))
-		release_slow(GT_BK_MUTEX, GT_OBJ(m), 1);
-	return GT_REAL(pthread_mutex_unlock)(m);
+		return mutex_unlock_waited(m);
+	return GT_REAL_PRESET(pthread_mutex_unlock)(m);
 }
 
 /* ---- rwlocks ---------------------------------------------------------------------------- */

@@ -12,6 +12,24 @@ GT_REALS(GT_DEFINE_REAL)
 
 _Atomic int gt_resolved;
 
+/* The two originals every uncontended lock + unlock calls start as stubs that resolve
+ * everything, so GT_REAL_PRESET needs no NULL test (these definitions complete the
+ * tentative ones above). */
+static int resolve_then_trylock(pthread_mutex_t *m)
+{
+	gt_resolve_all();
+	return real_pthread_mutex_trylock(m);
+}
+
+static int resolve_then_unlock(pthread_mutex_t *m)
+{
+	gt_resolve_all();
+	return real_pthread_mutex_unlock(m);
+}
+
+int (*real_pthread_mutex_trylock)(pthread_mutex_t *m) = resolve_then_trylock;
+int (*real_pthread_mutex_unlock)(pthread_mutex_t *m) = resolve_then_unlock;
+
 /* What a symbol this libc lacks resolves to: every hooked function reports failure through
  * its return value (-1/errno or an error number), so "-1, ENOSYS" is the honest answer. */
 static long gt_enosys(void)
