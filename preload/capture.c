@@ -551,14 +551,14 @@ static void run_converter(void)
 {
 	char out[GT_PATH_MAX], bin[GT_PATH_MAX];
 	build_out_path(out, sizeof out);
-	/* build tree: <build>/preload/libgotrace.so -> <build>/encoder/gotrace */
+	/* build tree: <build>/preload/libgotrace.so -> <build>/cli/gotrace */
 	size_t n = strlen(gt_self_path);
 	while (n && gt_self_path[n - 1] != '/')
 		n--;
 	bin[0] = 0;
-	if (n && n + 32 < sizeof bin) {
+	if (n && n + sizeof GT_GOTRACE_BUILD_RELPATH < sizeof bin) {
 		memcpy(bin, gt_self_path, n);
-		strcpy(bin + n, "../encoder/gotrace");
+		strcpy(bin + n, GT_GOTRACE_BUILD_RELPATH);
 		if (access(bin, X_OK) != 0)
 			bin[0] = 0;
 	}
