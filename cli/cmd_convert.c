@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture_reader.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "convert.h"
+#include "trace_set.h"
 
 static void convert_usage(FILE *f)
 {
@@ -29,54 +29,6 @@ static void convert_usage(FILE *f)
 		"      --no-symbols             name frames by address, skip symbolization\n"
 		"  -q, --quiet                  no summary on stderr\n"
 		"  -h, --help                   this text\n");
-}
-
-/* One capture of the command line: which process and which of its program images. */
-struct capture_image {
-	uint32_t pid;
-	uint64_t start_ns;    /* CLOCK_MONOTONIC when recording began: exec'd images start later */
-	uint32_t generation;  /* rank among the captures of the same pid, by start time */
-	bool last;            /* the latest image of its pid */
-};
-
-static void identify_images(char *const *captures, size_t n, struct capture_image *img)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct gt_capture *c = gt_capture_open(captures[i], NULL, 0);
-		img[i] = (struct capture_image){ 0 };
-		if (c != NULL) {
-			img[i].pid = gt_capture_header(c)->pid;
-			img[i].start_ns = gt_capture_header(c)->start_mono_ns;
-			gt_capture_close(c);
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		img[i].last = true;
-		for (size_t k = 0; k < n; k++) {
-			if (k == i || img[k].pid != img[i].pid)
-				continue;
-			bool earlier = img[k].start_ns < img[i].start_ns ||
-				       (img[k].start_ns == img[i].start_ns && k < i);
-			if (earlier)
-				img[i].generation++;
-			else
-				img[i].last = false;
-		}
-	}
-}
-
-/* Named as `gotrace run` names its traces: FILE for the first capture's process (its last
- * image), FILE.<pid> for another process, FILE.<pid>-<n> for an image a pid exec'd away
- * from. */
-static void trace_name(const char *out, const struct capture_image *img, uint32_t main_pid,
-		       char *name, size_t size)
-{
-	if (!img->last)
-		snprintf(name, size, "%s.%u-%u", out, img->pid, img->generation);
-	else if (img->pid == main_pid)
-		snprintf(name, size, "%s", out);
-	else
-		snprintf(name, size, "%s.%u", out, img->pid);
 }
 
 /* "20us", "1.5ms", "300ns", "2s"; a bare number is microseconds. */
@@ -149,16 +101,16 @@ int gt_cmd_convert(int argc, char **argv)
 	}
 	opt.debug_dirs = n_debug_dirs ? debug_dirs : NULL;
 	size_t n_captures = (size_t)(argc - optind);
-	struct capture_image *images = calloc(n_captures, sizeof *images);
+	struct gt_trace_image *images = calloc(n_captures, sizeof *images);
 	if (!images) {
 		free(debug_dirs);
 		return 1;
 	}
-	identify_images(argv + optind, n_captures, images);
+	gt_trace_images_identify(images, n_captures, (const char *const *)argv + optind, NULL);
 	int status = 0;
 	for (int i = optind; i < argc; i++) {
 		char name[4096];
-		trace_name(out, &images[i - optind], images[0].pid, name, sizeof name);
+		gt_trace_image_name(out, &images[i - optind], images[0].pid, "", name, sizeof name);
 		char err[512];
 		struct gt_convert_summary sum;
 		struct gt_cli_progress progress;

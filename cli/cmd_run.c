@@ -8,15 +8,14 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "convert.h"
+#include "program_check.h"
+#include "trace_set.h"
 
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -25,10 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,7 +39,6 @@
 #endif
 
 #define DEFAULT_OUTPUT "gotrace.trace"
-#define MAX_SCRIPT_DEPTH 4
 
 static const char run_usage[] =
 	"usage: gotrace run [OPTIONS] [--] COMMAND [ARGS...]\n"
@@ -72,9 +68,6 @@ static const char run_usage[] =
 	"the trace could not be written; 125-127 when COMMAND could not be started.\n"
 	"The GOTRACE_* environment variables of libgotrace.so apply too; see the README.\n";
 
-#define EXIT_GOTRACE_FAILED 125 /* like env(1) and timeout(1): the wrapper failed */
-#define EXIT_CANNOT_EXECUTE 126
-#define EXIT_NOT_FOUND 127
 
 struct run_options {
 	const char *output;
@@ -188,192 +181,6 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 	}
 	opt->command = argv + optind;
 	return -1;
-}
-
-/* ---- the command: where it is and whether LD_PRELOAD can work for it ----------------- */
-
-/* execvp's search: NAME with a slash is a path, else the first executable regular file of
- * that name in $PATH.  Returns 0, or the errno of the best failure (EACCES beats ENOENT). */
-static int resolve_command(const char *name, char *path, size_t size)
-{
-	if (strchr(name, '/') != NULL) {
-		if ((size_t)snprintf(path, size, "%s", name) >= size)
-			return ENAMETOOLONG;
-		return 0;
-	}
-	const char *search = getenv("PATH");
-	char default_path[256];
-	if (search == NULL) {
-		confstr(_CS_PATH, default_path, sizeof default_path);
-		search = default_path;
-	}
-	int best = ENOENT;
-	for (const char *dir = search;; ) {
-		const char *end = strchrnul(dir, ':');
-		int len = (int)(end - dir);
-		if ((size_t)snprintf(path, size, "%.*s%s%s", len, dir, len ? "/" : "", name) < size) {
-			struct stat st;
-			if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-				if (access(path, X_OK) == 0)
-					return 0;
-				best = EACCES;
-			}
-		}
-		if (*end == '\0')
-			break;
-		dir = end + 1;
-	}
-	return best;
-}
-
-static bool is_dynamic_loader(Elf *elf, GElf_Phdr *dynamic_phdr)
-{
-	/* The loader itself (`ld-linux-x86-64.so.2 ./prog`) has no PT_INTERP but honours
-	 * LD_PRELOAD; it is the one shared object that names itself ld-linux / ld64. */
-	Elf_Scn *scn = NULL;
-	(void)dynamic_phdr;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-		if (gelf_getshdr(scn, &shdr) == NULL || shdr.sh_type != SHT_DYNAMIC)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		size_t n = shdr.sh_entsize ? shdr.sh_size / shdr.sh_entsize : 0;
-		for (size_t i = 0; data != NULL && i < n; i++) {
-			GElf_Dyn dyn;
-			if (gelf_getdyn(data, (int)i, &dyn) == NULL || dyn.d_tag != DT_SONAME)
-				continue;
-			const char *soname = elf_strptr(elf, shdr.sh_link, dyn.d_un.d_val);
-			if (soname != NULL &&
-			    (strncmp(soname, "ld-linux", 8) == 0 || strncmp(soname, "ld64", 4) == 0))
-				return true;
-		}
-	}
-	return false;
-}
-
-#if defined(__x86_64__)
-#define NATIVE_MACHINE EM_X86_64
-#elif defined(__aarch64__)
-#define NATIVE_MACHINE EM_AARCH64
-#else
-#define NATIVE_MACHINE EM_NONE
-#endif
-
-/* Whether the loader will honour LD_PRELOAD when PATH (an ELF file open as FD) runs. */
-static int check_elf(const char *shown, int fd)
-{
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	int ret = -1;
-	GElf_Ehdr ehdr;
-	size_t n_phdrs;
-
-	if (elf == NULL || elf_kind(elf) != ELF_K_ELF || gelf_getehdr(elf, &ehdr) == NULL ||
-	    elf_getphdrnum(elf, &n_phdrs) != 0) {
-		fail("%s: not a valid ELF program (%s)", shown, elf_errmsg(-1));
-		goto out;
-	}
-	if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_machine != NATIVE_MACHINE) {
-		fail("%s is a %s program: libgotrace.so only loads into 64-bit %s programs",
-		     shown, ehdr.e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : "foreign-architecture",
-		     NATIVE_MACHINE == EM_AARCH64 ? "aarch64" : "x86-64");
-		goto out;
-	}
-	bool has_interp = false, has_dynamic = false;
-	GElf_Phdr dynamic_phdr = { 0 };
-	for (size_t i = 0; i < n_phdrs; i++) {
-		GElf_Phdr phdr;
-		if (gelf_getphdr(elf, (int)i, &phdr) == NULL)
-			continue;
-		if (phdr.p_type == PT_INTERP)
-			has_interp = true;
-		if (phdr.p_type == PT_DYNAMIC) {
-			has_dynamic = true;
-			dynamic_phdr = phdr;
-		}
-	}
-	if (!has_interp && !(has_dynamic && is_dynamic_loader(elf, &dynamic_phdr))) {
-		fail("%s is statically linked: LD_PRELOAD cannot work, so gotrace cannot trace it"
-		     " (link it dynamically)", shown);
-		goto out;
-	}
-	ret = 0;
-out:
-	if (elf != NULL)
-		elf_end(elf);
-	return ret;
-}
-
-/* The kernel runs a set-id program (or one with file capabilities) in secure mode, where
- * the loader ignores LD_PRELOAD: the run would succeed and trace nothing. */
-static int check_secure_exec(const char *shown, const char *path, const struct stat *st)
-{
-	struct statvfs vfs;
-	if (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID))
-		return 0; /* set-id bits are ignored on this mount */
-	if ((st->st_mode & S_ISUID) && st->st_uid != getuid()) {
-		fail("%s is setuid: the loader ignores LD_PRELOAD for it, so gotrace cannot "
-		     "trace it (run a copy without the setuid bit)", shown);
-		return -1;
-	}
-	if ((st->st_mode & S_ISGID) && st->st_gid != getgid()) {
-		fail("%s is setgid: the loader ignores LD_PRELOAD for it, so gotrace cannot "
-		     "trace it (run a copy without the setgid bit)", shown);
-		return -1;
-	}
-	if (getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
-		fail("%s has file capabilities: the loader ignores LD_PRELOAD for it, so gotrace "
-		     "cannot trace it", shown);
-		return -1;
-	}
-	return 0;
-}
-
-/* Checks PATH (and, for a #! script, its interpreter).  Returns 0 or an exit status. */
-static int check_program(const char *shown, const char *path, int depth)
-{
-	struct stat st;
-	if (stat(path, &st) != 0) {
-		fail("%s: %s", shown, strerror(errno));
-		return errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fail("%s: not a regular file", shown);
-		return EXIT_CANNOT_EXECUTE;
-	}
-	if (access(path, X_OK) != 0) {
-		fail("%s: not executable (%s)", shown, strerror(errno));
-		return EXIT_CANNOT_EXECUTE;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		/* Executable but unreadable (mode 0711): the kernel can run it, we cannot look
-		 * inside; let the run tell. */
-		return 0;
-	}
-	char head[256];
-	ssize_t n = pread(fd, head, sizeof head - 1, 0);
-	int ret = 0;
-	if (n >= 2 && head[0] == '#' && head[1] == '!') {
-		/* A script: what runs is its interpreter (set-id bits of scripts are ignored). */
-		head[n] = '\0';
-		char *interp = head + 2 + strspn(head + 2, " \t");
-		interp[strcspn(interp, " \t\n")] = '\0';
-		if (depth >= MAX_SCRIPT_DEPTH || interp[0] == '\0') {
-			fail("%s: unusable #! line", shown);
-			ret = EXIT_CANNOT_EXECUTE;
-		} else if (check_program(interp, interp, depth + 1) != 0) {
-			ret = EXIT_CANNOT_EXECUTE;
-		}
-	} else if (n >= 4 && memcmp(head, ELFMAG, SELFMAG) == 0) {
-		if (check_elf(shown, fd) != 0 || check_secure_exec(shown, path, &st) != 0)
-			ret = EXIT_CANNOT_EXECUTE;
-	} else {
-		fail("%s: not an ELF program or #! script", shown);
-		ret = EXIT_CANNOT_EXECUTE;
-	}
-	close(fd);
-	return ret;
 }
 
 /* ---- files ---------------------------------------------------------------------------- */
@@ -674,93 +481,81 @@ static int convert_capture(const char *capture, const char *output, struct conve
 
 /* ---- after the run: the captures ------------------------------------------------------- */
 
-struct capture {
-	char path[PATH_MAX + NAME_MAX + 2];
-	char command[64];     /* the process's program, for the summary */
-	uint32_t pid;
-	uint32_t generation;  /* program images of one pid: 0, then 1, 2... after each exec */
-	bool last_generation; /* the image the pid ended with */
-	bool is_main;         /* the command's own pid */
-	bool ignored;         /* --no-follow: a child's capture, not converted */
-	bool finalized;
+/* The captures this run produced ("gotrace-<pid>.gtcap", "gotrace-<pid>-<n>.gtcap" after
+ * the n-th exec), identified and named by trace_set. */
+struct run_captures {
+	char **paths;
+	struct gt_trace_image *img;   /* the command's own first, then by pid, images in order */
+	size_t n;
+	uint32_t main_pid;
 };
 
-static int by_process(const void *a, const void *b)
+static bool is_main(const struct run_captures *rc, size_t i)
 {
-	const struct capture *x = a, *y = b;
-	if (x->is_main != y->is_main)
-		return x->is_main ? -1 : 1;
+	return rc->img[i].pid == rc->main_pid;
+}
+
+static int by_process(const void *a, const void *b, void *main_pid)
+{
+	const struct gt_trace_image *x = a, *y = b;
+	uint32_t m = *(const uint32_t *)main_pid;
+	bool xm = x->pid == m, ym = y->pid == m;
+	if (xm != ym)
+		return xm ? -1 : 1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
 	return x->generation < y->generation ? -1 : x->generation > y->generation;
 }
 
-/* The captures this run produced ("gotrace-<pid>.gtcap", "gotrace-<pid>-<n>.gtcap" after
- * the n-th exec), the command's own first, then children by pid, each pid's images in
- * order. */
-static size_t collect_captures(const struct run_options *opt, const struct capture_dir *cd,
-			       pid_t main_pid, struct capture **out)
+static void *xrealloc(void *p, size_t size)
+{
+	p = realloc(p, size);
+	if (p == NULL) {
+		fail("out of memory");
+		exit(EXIT_GOTRACE_FAILED);
+	}
+	return p;
+}
+
+static void collect_captures(const struct capture_dir *cd, pid_t main_pid,
+			     struct run_captures *rc)
 {
 	DIR *d = opendir(cd->path);
 	struct dirent *e;
-	size_t n = 0;
-	*out = NULL;
+	uint32_t *file_pid = NULL;
+	*rc = (struct run_captures){ .main_pid = (uint32_t)main_pid };
 	while (d != NULL && (e = readdir(d)) != NULL) {
 		if (!is_capture_name(e->d_name) || was_preexisting(cd, e->d_name))
 			continue;
-		struct capture c = { 0 };
-		char *end;
-		snprintf(c.path, sizeof c.path, "%s/%s", cd->path, e->d_name);
-		c.pid = (uint32_t)strtoul(e->d_name + 8, &end, 10);
-		if (*end == '-')
-			c.generation = (uint32_t)strtoul(end + 1, NULL, 10);
-		struct gt_file_header header;
-		int fd = open(c.path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && pread(fd, &header, sizeof header, 0) == (ssize_t)sizeof header &&
-		    memcmp(header.magic, GT_CAPTURE_MAGIC, 8) == 0) {
-			c.pid = header.pid;
-			c.finalized = (header.flags & GT_FILE_FINALIZED) != 0;
-			header.exe_path[sizeof header.exe_path - 1] = '\0';
-			const char *slash = strrchr(header.exe_path, '/');
-			snprintf(c.command, sizeof c.command, "%.63s",
-				 slash != NULL ? slash + 1 : header.exe_path);
-		}
-		if (fd >= 0)
-			close(fd);
-		c.is_main = c.pid == (uint32_t)main_pid;
-		c.ignored = opt->no_follow && !c.is_main;
-		*out = realloc(*out, (n + 1) * sizeof **out);
-		if (*out == NULL) {
-			fail("out of memory");
-			exit(EXIT_GOTRACE_FAILED);
-		}
-		(*out)[n++] = c;
+		rc->paths = xrealloc(rc->paths, (rc->n + 1) * sizeof *rc->paths);
+		file_pid = xrealloc(file_pid, (rc->n + 1) * sizeof *file_pid);
+		size_t len = strlen(cd->path) + 1 + strlen(e->d_name) + 1;
+		rc->paths[rc->n] = xrealloc(NULL, len);
+		snprintf(rc->paths[rc->n], len, "%s/%s", cd->path, e->d_name);
+		file_pid[rc->n] = (uint32_t)strtoul(e->d_name + 8, NULL, 10);
+		rc->n++;
 	}
 	if (d != NULL)
 		closedir(d);
-	qsort(*out, n, sizeof **out, by_process);
-	for (size_t i = 0; i < n; i++)
-		(*out)[i].last_generation = i + 1 == n || (*out)[i + 1].pid != (*out)[i].pid;
-	return n;
+	rc->img = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *rc->img);
+	gt_trace_images_identify(rc->img, rc->n, (const char *const *)rc->paths, file_pid);
+	free(file_pid);
+	if (rc->n > 1)
+		qsort_r(rc->img, rc->n, sizeof *rc->img, by_process, &rc->main_pid);
 }
 
-/* FILE for the command (its last program image, after any exec), FILE.<pid> for a child,
- * FILE.<pid>-<n> for an image a pid exec'd away from; SUFFIX appended. */
-static void trace_name(const struct run_options *opt, const struct capture *cap,
-		       const char *suffix, char *out, size_t size)
+static void free_captures(struct run_captures *rc)
 {
-	if (!cap->last_generation)
-		snprintf(out, size, "%s.%u-%u%s", opt->output, cap->pid, cap->generation, suffix);
-	else if (cap->is_main)
-		snprintf(out, size, "%s%s", opt->output, suffix);
-	else
-		snprintf(out, size, "%s.%u%s", opt->output, cap->pid, suffix);
+	for (size_t i = 0; i < rc->n; i++)
+		free(rc->paths[i]);
+	free(rc->paths);
+	free(rc->img);
 }
 
-static void remove_captures(const struct capture_dir *cd, const struct capture *caps, size_t n)
+static void remove_captures(const struct capture_dir *cd, const struct run_captures *rc)
 {
-	for (size_t i = 0; i < n; i++)
-		unlink(caps[i].path);
+	for (size_t i = 0; rc != NULL && i < rc->n; i++)
+		unlink(rc->img[i].capture);
 	if (cd->created && rmdir(cd->path) != 0)
 		fprintf(stderr, "gotrace: left %s behind: %s\n", cd->path, strerror(errno));
 }
@@ -777,52 +572,49 @@ static void format_size(uint64_t bytes, char *buf, size_t size)
 		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
 }
 
-static void print_conversion(const char *output, const struct capture *cap,
+static void print_conversion(const char *output, const struct gt_trace_image *cap,
 			     const struct convert_result *r)
 {
-	const struct gt_model_counters *mc = &r->sum.model;
-	const struct gt_capture_stats *rd = &r->sum.reader;
 	char size[32];
 	format_size(r->capture_bytes, size, sizeof size);
 	fprintf(stderr, "gotrace: %s: %s (pid %u), %" PRIu64 " threads, %" PRIu64 " events "
-		"(capture %s, converted in %.2f s)\n", output, cap->command, cap->pid, mc->threads,
-		r->sum.wire.events, size, r->sum.seconds);
-	/* What the trace may lack: facts the recorder lost, damage the reader skipped,
-	 * inconsistencies the model repaired. */
-	uint64_t dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost;
-	uint64_t repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
-			    mc->ends_without_begin + mc->stacks_missing + rd->reordered;
-	uint64_t damaged = rd->bytes_garbage + rd->torn_tails;
-	if (dropped || repaired || damaged || r->sum.truncated)
+		"(capture %s, converted in %.2f s)\n", output, cap->command, cap->pid,
+		r->sum.model.threads, r->sum.wire.events, size, r->sum.seconds);
+	/* What the trace may lack, in one line; `gotrace convert` prints every counter. */
+	struct gt_convert_losses l;
+	gt_convert_losses(&r->sum, &l);
+	if (l.dropped || l.repaired || l.damaged_bytes || l.torn_records || r->sum.truncated)
 		fprintf(stderr, "gotrace:   %" PRIu64 " facts dropped while recording, %" PRIu64
-			" repaired, %" PRIu64 " bytes of damage skipped%s (details: gotrace "
-			"convert on the capture)\n", dropped, repaired, damaged,
+			" repaired, %" PRIu64 " bytes of damage and %" PRIu64 " torn records "
+			"skipped%s (details: gotrace convert on the capture)\n", l.dropped,
+			l.repaired, l.damaged_bytes, l.torn_records,
 			r->sum.truncated ? ", capture truncated" : "");
 	if (!cap->finalized)
 		fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 			"still running): the trace ends at its last recorded fact\n", cap->pid);
 }
 
-static void convert_all(const struct run_options *opt, const struct capture *caps, size_t n,
+static void convert_all(const struct run_options *opt, const struct run_captures *rc,
 			bool *all_ok)
 {
 	*all_ok = true;
-	if (n == 0 || !caps[0].is_main) {
+	if (rc->n == 0 || !is_main(rc, 0)) {
 		fail("pid %d wrote no capture: libgotrace.so did not load into it or was "
 		     "disabled (see its messages above)", (int)child_pid);
 		*all_ok = false;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < rc->n; i++) {
 		char output[PATH_MAX + 64];
 		struct convert_result r;
-		if (caps[i].ignored)
-			continue;
-		trace_name(opt, &caps[i], "", output, sizeof output);
-		if (convert_capture(caps[i].path, output, &r) != 0) {
+		if (opt->no_follow && !is_main(rc, i))
+			continue; /* a child's capture: not converted */
+		gt_trace_image_name(opt->output, &rc->img[i], rc->main_pid, "", output,
+				    sizeof output);
+		if (convert_capture(rc->img[i].capture, output, &r) != 0) {
 			*all_ok = false;
 			continue;
 		}
-		print_conversion(output, &caps[i], &r);
+		print_conversion(output, &rc->img[i], &r);
 	}
 }
 
@@ -833,7 +625,7 @@ static const char *go_command(void)
 	static const char *const installed[] = { "/usr/lib/go-1.23/bin/go",
 						 "/usr/lib/go-1.19/bin/go" };
 	char path[PATH_MAX];
-	if (resolve_command("go", path, sizeof path) == 0)
+	if (gt_resolve_command("go", path, sizeof path) == 0)
 		return "go";
 	for (size_t i = 0; i < sizeof installed / sizeof *installed; i++)
 		if (access(installed[i], X_OK) == 0)
@@ -861,19 +653,20 @@ static void print_next_steps(const char *output, bool kept_beside)
  * FILE.gtcap and FILE.<pid>.gtcap, where `gotrace report FILE` finds them.  Returns
  * whether the command's own capture got there. */
 static bool keep_beside_output(const struct run_options *opt, const struct capture_dir *cd,
-			       const struct capture *caps, size_t n)
+			       const struct run_captures *rc)
 {
 	bool main_kept = false, left = false;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < rc->n; i++) {
 		char target[PATH_MAX + 64];
-		trace_name(opt, &caps[i], ".gtcap", target, sizeof target);
-		if (rename(caps[i].path, target) == 0) {
-			main_kept |= caps[i].is_main && caps[i].last_generation;
+		const struct gt_trace_image *cap = &rc->img[i];
+		gt_trace_image_name(opt->output, cap, rc->main_pid, ".gtcap", target, sizeof target);
+		if (rename(cap->capture, target) == 0) {
+			main_kept |= is_main(rc, i) && cap->last;
 			fprintf(stderr, "gotrace: capture kept as %s\n", target);
 		} else {
 			/* Another file system (EXDEV): a capture may be large, leave it be. */
 			fprintf(stderr, "gotrace: capture kept as %s (cannot move it to %s: %s)\n",
-				caps[i].path, target, strerror(errno));
+				cap->capture, target, strerror(errno));
 			left = true;
 		}
 	}
@@ -890,7 +683,7 @@ int gt_cmd_run(int argc, char **argv)
 		return ret;
 
 	char path[PATH_MAX], library[PATH_MAX];
-	int err = resolve_command(opt.command[0], path, sizeof path);
+	int err = gt_resolve_command(opt.command[0], path, sizeof path);
 	if (err != 0) {
 		if (err == ENOENT && strchr(opt.command[0], '/') == NULL)
 			fail("command not found: %s", opt.command[0]);
@@ -898,7 +691,7 @@ int gt_cmd_run(int argc, char **argv)
 			fail("%s: %s", opt.command[0], strerror(err));
 		return err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
 	}
-	if ((ret = check_program(opt.command[0], path, 0)) != 0)
+	if ((ret = gt_check_program(opt.command[0], path)) != 0)
 		return ret;
 	if (check_writable(opt.output) != 0 || find_preload_library(library, sizeof library) != 0)
 		return EXIT_GOTRACE_FAILED;
@@ -910,8 +703,7 @@ int gt_cmd_run(int argc, char **argv)
 	int status;
 	ret = run_command(&opt, path, library, cd.path, &status);
 	if (ret >= 0) {
-		struct capture *none = NULL;
-		remove_captures(&cd, none, 0);
+		remove_captures(&cd, NULL);
 		return ret;
 	}
 	double ran = now_seconds() - started;
@@ -919,21 +711,21 @@ int gt_cmd_run(int argc, char **argv)
 	describe_status(status, how, sizeof how);
 	fprintf(stderr, "gotrace: %s %s after %.2f s\n", opt.command[0], how, ran);
 
-	struct capture *caps;
-	size_t n = collect_captures(&opt, &cd, (pid_t)child_pid, &caps);
+	struct run_captures rc;
+	collect_captures(&cd, (pid_t)child_pid, &rc);
 	bool all_ok;
-	convert_all(&opt, caps, n, &all_ok);
+	convert_all(&opt, &rc, &all_ok);
 	bool kept_beside = false;
 	if (all_ok && opt.keep_capture && opt.capture_dir == NULL)
-		kept_beside = keep_beside_output(&opt, &cd, caps, n);
+		kept_beside = keep_beside_output(&opt, &cd, &rc);
 	else if (all_ok && !opt.keep_capture)
-		remove_captures(&cd, caps, n);
-	else if (n > 0)
-		fprintf(stderr, "gotrace: %s kept in %s%s\n", n == 1 ? "capture" : "captures",
+		remove_captures(&cd, &rc);
+	else if (rc.n > 0)
+		fprintf(stderr, "gotrace: %s kept in %s%s\n", rc.n == 1 ? "capture" : "captures",
 			cd.path, all_ok ? "" : " (convert again with: gotrace convert CAPTURE -o FILE)");
 	if (all_ok)
 		print_next_steps(opt.output, kept_beside);
-	free(caps);
+	free_captures(&rc);
 	for (size_t i = 0; i < cd.n_preexisting; i++)
 		free(cd.preexisting[i]);
 	free(cd.preexisting);

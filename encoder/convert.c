@@ -26,16 +26,6 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-uint32_t gt_convert_capture_pid(const char *capture)
-{
-	struct gt_capture *c = gt_capture_open(capture, NULL, 0);
-	if (!c)
-		return 0;
-	uint32_t pid = gt_capture_header(c)->pid;
-	gt_capture_close(c);
-	return pid;
-}
-
 int gt_convert_file(const char *capture, const char *out, const struct gt_convert_options *opt,
 		    struct gt_convert_summary *sum, char *err, size_t errlen)
 {
@@ -122,18 +112,31 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 	return rc;
 }
 
+void gt_convert_losses(const struct gt_convert_summary *s, struct gt_convert_losses *out)
+{
+	const struct gt_model_counters *mc = &s->model;
+	const struct gt_capture_stats *r = &s->reader;
+	out->dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost;
+	out->repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
+			mc->ends_without_begin + mc->stacks_missing + r->reordered;
+	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;
+	out->damaged_bytes = r->bytes_garbage;
+	out->torn_records = r->torn_tails;
+}
+
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *s)
 {
 	const struct gt_capture_stats *r = &s->reader;
 	const struct gt_model_counters *mc = &s->model;
-	uint64_t repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
-			    mc->ends_without_begin + mc->stacks_missing + r->reordered;
-	uint64_t skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;
+	struct gt_convert_losses l;
+	gt_convert_losses(s, &l);
 	fprintf(f, "gotrace: %s: pid %u, %" PRIu64 " threads, %" PRIu64 " facts, %" PRIu64
-		   " events written, %" PRIu64 " facts repaired, %" PRIu64 " facts skipped, %" PRIu64
+		   " events written, %" PRIu64 " facts dropped while recording, %" PRIu64
+		   " facts repaired, %" PRIu64 " facts skipped, %" PRIu64
 		   " bytes of damage skipped, %.3f s (%.3f s CPU)%s\n",
-		out, s->pid, mc->threads, mc->facts, s->wire.events, repaired, skipped,
-		r->bytes_garbage, s->seconds, s->cpu_seconds, s->truncated ? " (capture truncated)" : "");
+		out, s->pid, mc->threads, mc->facts, s->wire.events, l.dropped, l.repaired,
+		l.skipped, l.damaged_bytes, s->seconds, s->cpu_seconds,
+		s->truncated ? " (capture truncated)" : "");
 #define GT_PRINT_COUNTER(name, text)                                                       \
 	if (mc->name)                                                                      \
 		fprintf(f, "gotrace:   %-58s %" PRIu64 "\n", text, mc->name);

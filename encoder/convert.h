@@ -35,8 +35,17 @@ struct gt_convert_summary {
  * complete).  Returns 0, or -1 with one line in err. */
 int gt_convert_file(const char *capture, const char *out, const struct gt_convert_options *opt,
 		    struct gt_convert_summary *sum, char *err, size_t errlen);
-/* The pid recorded in a capture's header, or 0 when unreadable. */
-uint32_t gt_convert_capture_pid(const char *capture);
+/* What a trace may lack, summed once for every summary that prints it: facts the recorder
+ * reported lost, facts the model had to repair or skip, damage the reader skipped. */
+struct gt_convert_losses {
+	uint64_t dropped;        /* facts, stacks and threads the recorder could not keep */
+	uint64_t repaired;       /* facts shown at a corrected time or with a made-up part */
+	uint64_t skipped;        /* facts not shown in the trace */
+	uint64_t damaged_bytes;  /* bytes of garbage the reader skipped */
+	uint64_t torn_records;   /* records cut by a chunk's end */
+};
+void gt_convert_losses(const struct gt_convert_summary *sum, struct gt_convert_losses *out);
+/* The summary of `gotrace convert`: the totals, then every non-zero counter. */
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *sum);
 
 #endif

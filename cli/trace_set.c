@@ -1,0 +1,57 @@
+/* trace_set: see trace_set.h. */
+#include "trace_set.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "capture_reader.h"
+
+void gt_trace_images_identify(struct gt_trace_image *img, size_t n,
+			      const char *const *captures, const uint32_t *fallback_pid)
+{
+	for (size_t i = 0; i < n; i++) {
+		img[i] = (struct gt_trace_image){
+			.capture = captures[i],
+			.pid = fallback_pid != NULL ? fallback_pid[i] : 0,
+		};
+		struct gt_capture *c = gt_capture_open(captures[i], NULL, 0);
+		if (c == NULL)
+			continue;
+		const struct gt_file_header *h = gt_capture_header(c);
+		char exe[sizeof h->exe_path];
+		memcpy(exe, h->exe_path, sizeof exe);
+		exe[sizeof exe - 1] = '\0';
+		const char *slash = strrchr(exe, '/');
+		snprintf(img[i].command, sizeof img[i].command, "%.63s",
+			 slash != NULL ? slash + 1 : exe);
+		img[i].readable = true;
+		img[i].pid = h->pid;
+		img[i].start_ns = h->start_mono_ns;
+		img[i].finalized = (h->flags & GT_FILE_FINALIZED) != 0;
+		gt_capture_close(c);
+	}
+	for (size_t i = 0; i < n; i++) {
+		img[i].last = true;
+		for (size_t k = 0; k < n; k++) {
+			if (k == i || img[k].pid != img[i].pid)
+				continue;
+			bool earlier = img[k].start_ns < img[i].start_ns ||
+				       (img[k].start_ns == img[i].start_ns && k < i);
+			if (earlier)
+				img[i].generation++;
+			else
+				img[i].last = false;
+		}
+	}
+}
+
+void gt_trace_image_name(const char *out, const struct gt_trace_image *img, uint32_t main_pid,
+			 const char *suffix, char *name, size_t size)
+{
+	if (!img->last)
+		snprintf(name, size, "%s.%u-%u%s", out, img->pid, img->generation, suffix);
+	else if (img->pid == main_pid)
+		snprintf(name, size, "%s%s", out, suffix);
+	else
+		snprintf(name, size, "%s.%u%s", out, img->pid, suffix);
+}

@@ -1,0 +1,34 @@
+/* trace_set: which capture becomes which trace file, for `gotrace run` and `gotrace convert`
+ * alike.  FILE is the main process's last program image, FILE.<pid> another process's,
+ * FILE.<pid>-<n> an image a pid exec'd away from (n = its rank among the pid's images by
+ * the time its recording began; the last image keeps the plain name). */
+#ifndef GOTRACE_TRACE_SET_H
+#define GOTRACE_TRACE_SET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gt_trace_image {
+	const char *capture;  /* the capture file (not owned) */
+	bool readable;        /* its header could be read */
+	uint32_t pid;
+	uint64_t start_ns;    /* CLOCK_MONOTONIC when recording began: exec'd images start later */
+	bool finalized;       /* the process ended normally and wrote its end records */
+	char command[64];     /* base name of the program, for summaries */
+	uint32_t generation;  /* rank among the images of the same pid, by start time */
+	bool last;            /* the latest image of its pid */
+};
+
+/* Reads the header of each capture through the capture reader and ranks the images of
+ * each pid.  An unreadable capture keeps FALLBACK_PID[i] (the pid its file name says; NULL:
+ * 0) and ranks as the earliest. */
+void gt_trace_images_identify(struct gt_trace_image *img, size_t n,
+			      const char *const *captures, const uint32_t *fallback_pid);
+
+/* The trace name of IMG with SUFFIX appended ("" or ".gtcap"), MAIN_PID's images being
+ * FILE itself. */
+void gt_trace_image_name(const char *out, const struct gt_trace_image *img, uint32_t main_pid,
+			 const char *suffix, char *name, size_t size);
+
+#endif
