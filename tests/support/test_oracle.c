@@ -11,123 +11,137 @@
 /* ---- a minimal "go 1.19 trace" writer (GO-TRACE-FORMAT.md §1) ---------------------------- */
 
 enum {
-  EV_BATCH = 1, EV_FREQUENCY = 2, EV_STACK = 3, EV_GOMAXPROCS = 4, EV_PROC_START = 5,
-  EV_PROC_STOP = 6, EV_GO_CREATE = 13, EV_GO_START = 14, EV_GO_END = 15, EV_GO_PREEMPT = 18,
-  EV_GO_UNBLOCK = 21, EV_GO_BLOCK_SYNC = 25, EV_GO_SYSCALL = 28, EV_GO_SYSEXIT = 29,
-  EV_GO_SYSBLOCK = 30, EV_GO_IN_SYSCALL = 32, EV_STRING = 37, EV_GO_START_LABEL = 41,
+	EV_BATCH = 1,
+	EV_FREQUENCY = 2,
+	EV_STACK = 3,
+	EV_GOMAXPROCS = 4,
+	EV_PROC_START = 5,
+	EV_PROC_STOP = 6,
+	EV_GO_CREATE = 13,
+	EV_GO_START = 14,
+	EV_GO_END = 15,
+	EV_GO_PREEMPT = 18,
+	EV_GO_UNBLOCK = 21,
+	EV_GO_BLOCK_SYNC = 25,
+	EV_GO_SYSCALL = 28,
+	EV_GO_SYSEXIT = 29,
+	EV_GO_SYSBLOCK = 30,
+	EV_GO_IN_SYSCALL = 32,
+	EV_STRING = 37,
+	EV_GO_START_LABEL = 41,
 };
 #define NO_P UINT64_MAX
 
 struct tw {
-  unsigned char bytes[4096];
-  size_t len;
-  uint64_t last_ticks; /* of the current batch */
+	unsigned char bytes[4096];
+	size_t len;
+	uint64_t last_ticks; /* of the current batch */
 };
 
 static void put(struct tw *w, unsigned char b)
 {
-  cr_assert_lt(w->len, sizeof w->bytes);
-  w->bytes[w->len++] = b;
+	cr_assert_lt(w->len, sizeof w->bytes);
+	w->bytes[w->len++] = b;
 }
 
 static size_t varint(unsigned char *out, uint64_t v)
 {
-  size_t n = 0;
-  do {
-    out[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-    v >>= 7;
-  } while (v);
-  return n;
+	size_t n = 0;
+	do {
+		out[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
 }
 
 static void put_varint(struct tw *w, uint64_t v)
 {
-  unsigned char buf[10];
-  size_t n = varint(buf, v);
-  for (size_t i = 0; i < n; i++)
-    put(w, buf[i]);
+	unsigned char buf[10];
+	size_t n = varint(buf, v);
+	for (size_t i = 0; i < n; i++)
+		put(w, buf[i]);
 }
 
 static void header(struct tw *w)
 {
-  memcpy(w->bytes, "go 1.19 trace\0\0\0", 16);
-  w->len = 16;
+	memcpy(w->bytes, "go 1.19 trace\0\0\0", 16);
+	w->len = 16;
 }
 
 static void batch(struct tw *w, uint64_t p, uint64_t ticks)
 {
-  put(w, EV_BATCH | 1 << 6);
-  put_varint(w, p);
-  put_varint(w, ticks);
-  w->last_ticks = ticks;
+	put(w, EV_BATCH | 1 << 6);
+	put_varint(w, p);
+	put_varint(w, ticks);
+	w->last_ticks = ticks;
 }
 
 /* A timed event at TICKS with N arguments: count field n (n <= 2) or 3 with a byte length. */
 static void event(struct tw *w, int type, uint64_t ticks, int n, const uint64_t *args)
 {
-  cr_assert_geq(ticks, w->last_ticks);
-  unsigned char body[128];
-  size_t len = varint(body, ticks - w->last_ticks);
-  w->last_ticks = ticks;
-  for (int i = 0; i < n; i++)
-    len += varint(body + len, args[i]);
-  put(w, (unsigned char)(type | (n < 3 ? n : 3) << 6));
-  if (n >= 3)
-    put_varint(w, len);
-  for (size_t i = 0; i < len; i++)
-    put(w, body[i]);
+	cr_assert_geq(ticks, w->last_ticks);
+	unsigned char body[128];
+	size_t len = varint(body, ticks - w->last_ticks);
+	w->last_ticks = ticks;
+	for (int i = 0; i < n; i++)
+		len += varint(body + len, args[i]);
+	put(w, (unsigned char)(type | (n < 3 ? n : 3) << 6));
+	if (n >= 3)
+		put_varint(w, len);
+	for (size_t i = 0; i < len; i++)
+		put(w, body[i]);
 }
-#define EV(w, type, ticks, ...) \
-  event(w, type, ticks, sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t), \
-        (uint64_t[]){__VA_ARGS__})
+#define EV(w, type, ticks, ...)                                                                    \
+	event(w, type, ticks, sizeof((uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t),              \
+	      (uint64_t[]){ __VA_ARGS__ })
 #define EV0(w, type, ticks) event(w, type, ticks, 0, NULL)
 
 static void string(struct tw *w, uint64_t id, const char *s)
 {
-  put(w, EV_STRING);
-  put_varint(w, id);
-  put_varint(w, strlen(s));
-  while (*s)
-    put(w, (unsigned char)*s++);
+	put(w, EV_STRING);
+	put_varint(w, id);
+	put_varint(w, strlen(s));
+	while (*s)
+		put(w, (unsigned char)*s++);
 }
 
 /* A one-frame stack. */
 static void stack1(struct tw *w, uint64_t id, uint64_t pc, uint64_t fn, uint64_t file,
-                   uint64_t line)
+		   uint64_t line)
 {
-  unsigned char body[64];
-  size_t len = varint(body, id);
-  len += varint(body + len, 1);
-  len += varint(body + len, pc);
-  len += varint(body + len, fn);
-  len += varint(body + len, file);
-  len += varint(body + len, line);
-  put(w, EV_STACK | 3 << 6);
-  put_varint(w, len);
-  for (size_t i = 0; i < len; i++)
-    put(w, body[i]);
+	unsigned char body[64];
+	size_t len = varint(body, id);
+	len += varint(body + len, 1);
+	len += varint(body + len, pc);
+	len += varint(body + len, fn);
+	len += varint(body + len, file);
+	len += varint(body + len, line);
+	put(w, EV_STACK | 3 << 6);
+	put_varint(w, len);
+	for (size_t i = 0; i < len; i++)
+		put(w, body[i]);
 }
 
 static void frequency(struct tw *w)
 {
-  put(w, EV_FREQUENCY);
-  put_varint(w, 1000000000); /* ticks are nanoseconds */
+	put(w, EV_FREQUENCY);
+	put_varint(w, 1000000000); /* ticks are nanoseconds */
 }
 
 /* Strings 1 "main", 2 "main.c", 3 "worker", 4 "main thread"; stacks 1 main:10 (G1's start), 2 worker:20 (G2's
  * start), 3 main:12 (G1's blocking calls), 4 worker:22 (G2 wakes G1). */
 static void metadata(struct tw *w, bool with_frequency)
 {
-  string(w, 1, "main");
-  string(w, 2, "main.c");
-  string(w, 3, "worker");
-  string(w, 4, "main thread");
-  stack1(w, 1, 0x401000, 1, 2, 10);
-  stack1(w, 2, 0x402000, 3, 2, 20);
-  stack1(w, 3, 0x401010, 1, 2, 12);
-  stack1(w, 4, 0x402010, 3, 2, 22);
-  if (with_frequency)
-    frequency(w);
+	string(w, 1, "main");
+	string(w, 2, "main.c");
+	string(w, 3, "worker");
+	string(w, 4, "main thread");
+	stack1(w, 1, 0x401000, 1, 2, 10);
+	stack1(w, 2, 0x402000, 3, 2, 20);
+	stack1(w, 3, 0x401010, 1, 2, 12);
+	stack1(w, 4, 0x402010, 3, 2, 22);
+	if (with_frequency)
+		frequency(w);
 }
 
 enum variant { GOOD, LEFT_RUNNING, STACK_FIRST, NO_FREQUENCY, LABELLED };
@@ -138,78 +152,78 @@ enum variant { GOOD, LEFT_RUNNING, STACK_FIRST, NO_FREQUENCY, LABELLED };
  * label "main thread"). */
 static void build_main_trace(struct tw *w, enum variant v)
 {
-  header(w);
-  if (v == STACK_FIRST)
-    stack1(w, 9, 0x409000, 1, 2, 90);
-  batch(w, 1, 100);
-  EV(w, EV_GO_CREATE, 100, 1, 1, 0);
-  EV(w, EV_PROC_START, 101, 1);
-  EV(w, EV_GOMAXPROCS, 102, 2, 0);
-  EV(w, EV_GO_START, 103, 1, 1);
-  EV(w, EV_GO_CREATE, 104, 2, 2, 3);
-  EV(w, EV_GO_BLOCK_SYNC, 105, 3);
-  EV(w, EV_GO_START, 106, 2, 1);
-  EV(w, EV_GO_UNBLOCK, 107, 1, 2, 4);
-  EV0(w, EV_GO_END, 108);
-  EV(w, EV_GO_START, 109, 1, 3);
-  EV(w, EV_GO_SYSCALL, 110, 3);
-  EV0(w, EV_GO_SYSBLOCK, 111);
-  EV0(w, EV_PROC_STOP, 112);
-  EV(w, EV_GO_SYSEXIT, 120, 1, 4, 0);
-  EV(w, EV_PROC_START, 121, 1);
-  if (v == LABELLED)
-    EV(w, EV_GO_START_LABEL, 122, 1, 5, 4);
-  else
-    EV(w, EV_GO_START, 122, 1, 5);
-  if (v != LEFT_RUNNING)
-    EV(w, EV_GO_PREEMPT, 130, 0);
-  batch(w, 0, 130);
-  metadata(w, v != NO_FREQUENCY);
+	header(w);
+	if (v == STACK_FIRST)
+		stack1(w, 9, 0x409000, 1, 2, 90);
+	batch(w, 1, 100);
+	EV(w, EV_GO_CREATE, 100, 1, 1, 0);
+	EV(w, EV_PROC_START, 101, 1);
+	EV(w, EV_GOMAXPROCS, 102, 2, 0);
+	EV(w, EV_GO_START, 103, 1, 1);
+	EV(w, EV_GO_CREATE, 104, 2, 2, 3);
+	EV(w, EV_GO_BLOCK_SYNC, 105, 3);
+	EV(w, EV_GO_START, 106, 2, 1);
+	EV(w, EV_GO_UNBLOCK, 107, 1, 2, 4);
+	EV0(w, EV_GO_END, 108);
+	EV(w, EV_GO_START, 109, 1, 3);
+	EV(w, EV_GO_SYSCALL, 110, 3);
+	EV0(w, EV_GO_SYSBLOCK, 111);
+	EV0(w, EV_PROC_STOP, 112);
+	EV(w, EV_GO_SYSEXIT, 120, 1, 4, 0);
+	EV(w, EV_PROC_START, 121, 1);
+	if (v == LABELLED)
+		EV(w, EV_GO_START_LABEL, 122, 1, 5, 4);
+	else
+		EV(w, EV_GO_START, 122, 1, 5);
+	if (v != LEFT_RUNNING)
+		EV(w, EV_GO_PREEMPT, 130, 0);
+	batch(w, 0, 130);
+	metadata(w, v != NO_FREQUENCY);
 }
 
 /* G3 exists at trace start inside a syscall, written with GoInSyscall (which §3.3 forbids). */
 static void build_in_syscall_trace(struct tw *w)
 {
-  header(w);
-  batch(w, 1, 100);
-  EV(w, EV_GO_CREATE, 100, 1, 1, 0);
-  EV(w, EV_GO_CREATE, 101, 3, 1, 0);
-  EV(w, EV_GO_IN_SYSCALL, 102, 3);
-  EV(w, EV_PROC_START, 103, 1);
-  EV(w, EV_GOMAXPROCS, 104, 2, 0);
-  EV(w, EV_GO_START, 105, 1, 1);
-  EV(w, EV_GO_PREEMPT, 106, 3);
-  EV(w, EV_GO_SYSEXIT, 107, 3, 2, 0);
-  EV(w, EV_GO_START, 108, 3, 3);
-  EV0(w, EV_GO_END, 109);
-  batch(w, 0, 110);
-  metadata(w, true);
+	header(w);
+	batch(w, 1, 100);
+	EV(w, EV_GO_CREATE, 100, 1, 1, 0);
+	EV(w, EV_GO_CREATE, 101, 3, 1, 0);
+	EV(w, EV_GO_IN_SYSCALL, 102, 3);
+	EV(w, EV_PROC_START, 103, 1);
+	EV(w, EV_GOMAXPROCS, 104, 2, 0);
+	EV(w, EV_GO_START, 105, 1, 1);
+	EV(w, EV_GO_PREEMPT, 106, 3);
+	EV(w, EV_GO_SYSEXIT, 107, 3, 2, 0);
+	EV(w, EV_GO_START, 108, 3, 3);
+	EV0(w, EV_GO_END, 109);
+	batch(w, 0, 110);
+	metadata(w, true);
 }
 
 static char trace_path[64];
 
 static const char *save(const struct tw *w)
 {
-  strcpy(trace_path, "/tmp/gt-oracle-test-XXXXXX");
-  int fd = mkstemp(trace_path);
-  cr_assert_geq(fd, 0);
-  cr_assert_eq(write(fd, w->bytes, w->len), (ssize_t)w->len);
-  close(fd);
-  return trace_path;
+	strcpy(trace_path, "/tmp/gt-oracle-test-XXXXXX");
+	int fd = mkstemp(trace_path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, w->bytes, w->len), (ssize_t)w->len);
+	close(fd);
+	return trace_path;
 }
 
 static void remove_trace(void)
 {
-  if (trace_path[0])
-    unlink(trace_path);
+	if (trace_path[0])
+		unlink(trace_path);
 }
 
 static const char *main_trace(enum variant v)
 {
-  static struct tw w;
-  memset(&w, 0, sizeof w);
-  build_main_trace(&w, v);
-  return save(&w);
+	static struct tw w;
+	memset(&w, 0, sizeof w);
+	build_main_trace(&w, v);
+	return save(&w);
 }
 
 TestSuite(oracle, .fini = remove_trace);
@@ -218,211 +232,212 @@ TestSuite(oracle, .fini = remove_trace);
 
 Test(oracle, writer_matches_format_examples)
 {
-  struct tw w = {0};
-  batch(&w, NO_P, 1000);
-  const unsigned char batch_bytes[] = {0x41, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                       0xff, 0x01, 0xe8, 0x07};
-  cr_assert_eq(w.len, sizeof batch_bytes);
-  cr_assert_arr_eq(w.bytes, batch_bytes, sizeof batch_bytes);
+	struct tw w = { 0 };
+	batch(&w, NO_P, 1000);
+	const unsigned char batch_bytes[] = { 0x41, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					      0xff, 0xff, 0xff, 0x01, 0xe8, 0x07 };
+	cr_assert_eq(w.len, sizeof batch_bytes);
+	cr_assert_arr_eq(w.bytes, batch_bytes, sizeof batch_bytes);
 
-  w = (struct tw){.last_ticks = 0};
-  EV(&w, EV_GO_START, 5, 2, 1);
-  EV(&w, EV_GO_CREATE, 8, 2, 2, 5);
-  string(&w, 1, "main");
-  const unsigned char events[] = {0x8e, 0x05, 0x02, 0x01, 0xcd, 0x04, 0x03, 0x02, 0x02, 0x05,
-                                  0x25, 0x01, 0x04, 0x6d, 0x61, 0x69, 0x6e};
-  cr_assert_eq(w.len, sizeof events);
-  cr_assert_arr_eq(w.bytes, events, sizeof events);
+	w = (struct tw){ .last_ticks = 0 };
+	EV(&w, EV_GO_START, 5, 2, 1);
+	EV(&w, EV_GO_CREATE, 8, 2, 2, 5);
+	string(&w, 1, "main");
+	const unsigned char events[] = { 0x8e, 0x05, 0x02, 0x01, 0xcd, 0x04, 0x03, 0x02, 0x02,
+					 0x05, 0x25, 0x01, 0x04, 0x6d, 0x61, 0x69, 0x6e };
+	cr_assert_eq(w.len, sizeof events);
+	cr_assert_arr_eq(w.bytes, events, sizeof events);
 }
 
 /* ---- verdicts ----------------------------------------------------------------------------- */
 
-static const char *all_checks[] = {"parse-1.19", "ui-1.19",     "pprof-1.19", "parse-1.23",
-                                   "ui-1.23",    "thread-1.23", "pprof-1.23"};
+static const char *all_checks[] = { "parse-1.19", "ui-1.19",     "pprof-1.19", "parse-1.23",
+				    "ui-1.23",    "thread-1.23", "pprof-1.23" };
 
 /* Runs the full oracle and asserts that exactly the checks in FAILING failed. */
 static void expect_verdicts(const char *trace, const char *const *failing, size_t n_failing)
 {
-  char *report = NULL;
-  int rc = gt_oracle_check(trace, false, &report);
-  cr_assert_not_null(report);
-  cr_log_info("oracle report:\n%s", report);
-  cr_assert_eq(rc, n_failing ? 1 : 0, "status %d, report:\n%s", rc, report);
-  for (size_t i = 0; i < sizeof all_checks / sizeof *all_checks; i++) {
-    bool should_fail = false;
-    for (size_t j = 0; j < n_failing; j++)
-      should_fail |= !strcmp(all_checks[i], failing[j]);
-    if (should_fail)
-      cr_assert(gt_oracle_failed(report, all_checks[i]), "%s should fail:\n%s", all_checks[i],
-                report);
-    else
-      cr_assert(gt_oracle_passed(report, all_checks[i]), "%s should pass:\n%s", all_checks[i],
-                report);
-  }
-  free(report);
+	char *report = NULL;
+	int rc = gt_oracle_check(trace, false, &report);
+	cr_assert_not_null(report);
+	cr_log_info("oracle report:\n%s", report);
+	cr_assert_eq(rc, n_failing ? 1 : 0, "status %d, report:\n%s", rc, report);
+	for (size_t i = 0; i < sizeof all_checks / sizeof *all_checks; i++) {
+		bool should_fail = false;
+		for (size_t j = 0; j < n_failing; j++)
+			should_fail |= !strcmp(all_checks[i], failing[j]);
+		if (should_fail)
+			cr_assert(gt_oracle_failed(report, all_checks[i]), "%s should fail:\n%s",
+				  all_checks[i], report);
+		else
+			cr_assert(gt_oracle_passed(report, all_checks[i]), "%s should pass:\n%s",
+				  all_checks[i], report);
+	}
+	free(report);
 }
 
 Test(oracle, good_trace_passes_every_check)
 {
-  expect_verdicts(main_trace(GOOD), NULL, 0);
+	expect_verdicts(main_trace(GOOD), NULL, 0);
 }
 
 Test(oracle, quick_mode_runs_only_the_parse_checks)
 {
-  char *report = NULL;
-  cr_assert_eq(gt_oracle_check(main_trace(GOOD), true, &report), 0);
-  cr_assert(gt_oracle_passed(report, "parse-1.19"));
-  cr_assert(gt_oracle_passed(report, "parse-1.23"));
-  cr_assert_null(strstr(report, "ui-1.19"), "%s", report);
-  free(report);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(main_trace(GOOD), true, &report), 0);
+	cr_assert(gt_oracle_passed(report, "parse-1.19"));
+	cr_assert(gt_oracle_passed(report, "parse-1.23"));
+	cr_assert_null(strstr(report, "ui-1.19"), "%s", report);
+	free(report);
 }
 
 Test(oracle, goroutine_running_at_the_end_fails_the_119_viewer)
 {
-  const char *failing[] = {"ui-1.19"};
-  expect_verdicts(main_trace(LEFT_RUNNING), failing, 1);
+	const char *failing[] = { "ui-1.19" };
+	expect_verdicts(main_trace(LEFT_RUNNING), failing, 1);
 }
 
 Test(oracle, go_in_syscall_fails_the_123_thread_view)
 {
-  struct tw w = {0};
-  build_in_syscall_trace(&w);
-  const char *failing[] = {"thread-1.23"};
-  expect_verdicts(save(&w), failing, 1);
+	struct tw w = { 0 };
+	build_in_syscall_trace(&w);
+	const char *failing[] = { "thread-1.23" };
+	expect_verdicts(save(&w), failing, 1);
 }
 
 Test(oracle, stack_before_the_first_batch_fails_the_123_parse)
 {
-  /* The viewer and profiles of 1.23 are not run once its parse failed, and count as failed. */
-  const char *failing[] = {"parse-1.23", "ui-1.23", "thread-1.23", "pprof-1.23"};
-  expect_verdicts(main_trace(STACK_FIRST), failing, 4);
+	/* The viewer and profiles of 1.23 are not run once its parse failed, and count as failed. */
+	const char *failing[] = { "parse-1.23", "ui-1.23", "thread-1.23", "pprof-1.23" };
+	expect_verdicts(main_trace(STACK_FIRST), failing, 4);
 }
 
 Test(oracle, missing_frequency_fails_both_parses)
 {
-  const char *failing[] = {"parse-1.19", "ui-1.19",     "pprof-1.19", "parse-1.23",
-                           "ui-1.23",    "thread-1.23", "pprof-1.23"};
-  char *report = NULL;
-  expect_verdicts(main_trace(NO_FREQUENCY), failing, 7);
-  gt_oracle_check(trace_path, true, &report);
-  cr_assert(strstr(report, "no EvFrequency event"), "the tool's error is shown:\n%s", report);
-  free(report);
+	const char *failing[] = { "parse-1.19", "ui-1.19",     "pprof-1.19", "parse-1.23",
+				  "ui-1.23",    "thread-1.23", "pprof-1.23" };
+	char *report = NULL;
+	expect_verdicts(main_trace(NO_FREQUENCY), failing, 7);
+	gt_oracle_check(trace_path, true, &report);
+	cr_assert(strstr(report, "no EvFrequency event"), "the tool's error is shown:\n%s", report);
+	free(report);
 }
 
 Test(oracle, unreadable_file_is_an_oracle_error)
 {
-  cr_assert_eq(gt_oracle_check("/nonexistent/trace", true, NULL), -1);
+	cr_assert_eq(gt_oracle_check("/nonexistent/trace", true, NULL), -1);
 }
 
 /* ---- parsed views ------------------------------------------------------------------------- */
 
 Test(oracle, events_119_are_parsed_with_their_arguments)
 {
-  struct gt_events *ev = gt_events_parse_119(main_trace(GOOD));
-  cr_assert_not_null(ev);
-  cr_assert_eq(ev->n, 17);
-  cr_assert_str_eq(ev->ev[0].type, "GoCreate");
-  cr_assert_eq(ev->ev[0].ts_ns, 0);
-  cr_assert_eq(ev->ev[0].p, 1);
-  uint64_t v;
-  cr_assert(gt_event_arg(&ev->ev[0], "stack", &v) && v == 1);
+	struct gt_events *ev = gt_events_parse_119(main_trace(GOOD));
+	cr_assert_not_null(ev);
+	cr_assert_eq(ev->n, 17);
+	cr_assert_str_eq(ev->ev[0].type, "GoCreate");
+	cr_assert_eq(ev->ev[0].ts_ns, 0);
+	cr_assert_eq(ev->ev[0].p, 1);
+	uint64_t v;
+	cr_assert(gt_event_arg(&ev->ev[0], "stack", &v) && v == 1);
 
-  cr_assert_eq(gt_events_count(ev, "GoStart", GT_ANY, GT_ANY), 4);
-  cr_assert_eq(gt_events_count(ev, "GoStart", 1, GT_ANY), 3);
-  cr_assert_eq(gt_events_count(ev, NULL, GT_ANY, 1), 16);
+	cr_assert_eq(gt_events_count(ev, "GoStart", GT_ANY, GT_ANY), 4);
+	cr_assert_eq(gt_events_count(ev, "GoStart", 1, GT_ANY), 3);
+	cr_assert_eq(gt_events_count(ev, NULL, GT_ANY, 1), 16);
 
-  /* G2 unblocks G1 with seq 2, after G1 blocked. */
-  ssize_t block = gt_events_find(ev, 0, "GoBlockSync", 1, GT_ANY);
-  ssize_t unblock = gt_events_find_arg(ev, 0, "GoUnblock", "g", 1);
-  cr_assert(block >= 0 && unblock > block);
-  cr_assert_eq(ev->ev[unblock].g, 2);
-  cr_assert(gt_event_arg(&ev->ev[unblock], "seq", &v) && v == 2);
-  cr_assert_eq(ev->ev[unblock].ts_ns, 7);
-  cr_assert_eq(gt_events_find(ev, (size_t)unblock + 1, "GoBlockSync", GT_ANY, GT_ANY), -1);
+	/* G2 unblocks G1 with seq 2, after G1 blocked. */
+	ssize_t block = gt_events_find(ev, 0, "GoBlockSync", 1, GT_ANY);
+	ssize_t unblock = gt_events_find_arg(ev, 0, "GoUnblock", "g", 1);
+	cr_assert(block >= 0 && unblock > block);
+	cr_assert_eq(ev->ev[unblock].g, 2);
+	cr_assert(gt_event_arg(&ev->ev[unblock], "seq", &v) && v == 2);
+	cr_assert_eq(ev->ev[unblock].ts_ns, 7);
+	cr_assert_eq(gt_events_find(ev, (size_t)unblock + 1, "GoBlockSync", GT_ANY, GT_ANY), -1);
 
-  /* Go's parser moves every GoSysExit to its fake syscall P. */
-  ssize_t sysexit = gt_events_find(ev, 0, "GoSysExit", 1, 1000003);
-  cr_assert_geq(sysexit, 0);
-  cr_assert_eq(ev->ev[sysexit].ts_ns, 20);
+	/* Go's parser moves every GoSysExit to its fake syscall P. */
+	ssize_t sysexit = gt_events_find(ev, 0, "GoSysExit", 1, 1000003);
+	cr_assert_geq(sysexit, 0);
+	cr_assert_eq(ev->ev[sysexit].ts_ns, 20);
 
-  struct gt_events *g1 = gt_events_filter(ev, NULL, 1, GT_ANY);
-  cr_assert_eq(g1->n, gt_events_count(ev, NULL, 1, GT_ANY));
-  cr_assert_str_eq(g1->ev[0].type, "GoStart");
-  gt_events_free(g1);
-  gt_events_free(ev);
+	struct gt_events *g1 = gt_events_filter(ev, NULL, 1, GT_ANY);
+	cr_assert_eq(g1->n, gt_events_count(ev, NULL, 1, GT_ANY));
+	cr_assert_str_eq(g1->ev[0].type, "GoStart");
+	gt_events_free(g1);
+	gt_events_free(ev);
 }
 
 Test(oracle, labels_are_string_arguments)
 {
-  const char *trace = main_trace(LABELLED);
-  expect_verdicts(trace, NULL, 0);
-  struct gt_events *ev = gt_events_parse_119(trace);
-  cr_assert_not_null(ev);
-  ssize_t i = gt_events_find(ev, 0, "GoStartLabel", 1, GT_ANY);
-  cr_assert_geq(i, 0);
-  char label[32];
-  cr_assert_str_eq(gt_event_string(&ev->ev[i], "label", label, sizeof label), "main thread");
-  cr_assert_null(gt_event_string(&ev->ev[i], "message", label, sizeof label));
-  uint64_t seq;
-  cr_assert(gt_event_arg(&ev->ev[i], "seq", &seq) && seq == 5);
-  gt_events_free(ev);
+	const char *trace = main_trace(LABELLED);
+	expect_verdicts(trace, NULL, 0);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev);
+	ssize_t i = gt_events_find(ev, 0, "GoStartLabel", 1, GT_ANY);
+	cr_assert_geq(i, 0);
+	char label[32];
+	cr_assert_str_eq(gt_event_string(&ev->ev[i], "label", label, sizeof label), "main thread");
+	cr_assert_null(gt_event_string(&ev->ev[i], "message", label, sizeof label));
+	uint64_t seq;
+	cr_assert(gt_event_arg(&ev->ev[i], "seq", &seq) && seq == 5);
+	gt_events_free(ev);
 
-  char *dump = gt_dump_123(trace);
-  cr_assert_not_null(dump);
-  cr_assert_eq(gt_dump_123_count(dump, "G=1 Label"), 1);
-  cr_assert(strstr(dump, "Label=\"main thread\" Resource=Goroutine(1)"), "%s", dump);
-  free(dump);
+	char *dump = gt_dump_123(trace);
+	cr_assert_not_null(dump);
+	cr_assert_eq(gt_dump_123_count(dump, "G=1 Label"), 1);
+	cr_assert(strstr(dump, "Label=\"main thread\" Resource=Goroutine(1)"), "%s", dump);
+	free(dump);
 }
 
 Test(oracle, events_119_of_a_rejected_trace_are_null)
 {
-  cr_assert_null(gt_events_parse_119(main_trace(NO_FREQUENCY)));
-  cr_assert_null(gt_dump_123(trace_path));
+	cr_assert_null(gt_events_parse_119(main_trace(NO_FREQUENCY)));
+	cr_assert_null(gt_dump_123(trace_path));
 }
 
 static void expect_stack(const char *dump, const char *match, const char *which,
-                         const char *expected)
+			 const char *expected)
 {
-  char *s = gt_dump_123_stack(dump, match, 0, which);
-  cr_assert_not_null(s, "no event matches %s", match);
-  cr_assert_str_eq(s, expected, "%s of the first \"%s\"", which, match);
-  free(s);
+	char *s = gt_dump_123_stack(dump, match, 0, which);
+	cr_assert_not_null(s, "no event matches %s", match);
+	cr_assert_str_eq(s, expected, "%s of the first \"%s\"", which, match);
+	free(s);
 }
 
 Test(oracle, dump_123_shows_stacks_with_file_and_line)
 {
-  char *dump = gt_dump_123(main_trace(GOOD));
-  cr_assert_not_null(dump);
-  cr_assert_eq(gt_dump_123_count(dump, "GoID=1 Running->Waiting"), 1);
-  cr_assert_eq(gt_dump_123_count(dump, "GoID=1 Runnable->Running"), 3);
-  cr_assert_eq(gt_dump_123_count(dump, "GoID=2 NotExist->Runnable"), 1);
+	char *dump = gt_dump_123(main_trace(GOOD));
+	cr_assert_not_null(dump);
+	cr_assert_eq(gt_dump_123_count(dump, "GoID=1 Running->Waiting"), 1);
+	cr_assert_eq(gt_dump_123_count(dump, "GoID=1 Runnable->Running"), 3);
+	cr_assert_eq(gt_dump_123_count(dump, "GoID=2 NotExist->Runnable"), 1);
 
-  expect_stack(dump, "GoID=1 Running->Waiting", "Stack", "main main.c:12\n");
-  expect_stack(dump, "GoID=2 NotExist->Runnable", "TransitionStack", "worker main.c:20\n");
-  expect_stack(dump, "GoID=2 NotExist->Runnable", "Stack", "main main.c:12\n");
-  expect_stack(dump, "GoID=1 Waiting->Runnable", "Stack", "worker main.c:22\n");
-  /* A start carries no stack in the new model. */
-  expect_stack(dump, "GoID=1 Runnable->Running", "Stack", "");
-  cr_assert_null(gt_dump_123_stack(dump, "GoID=1 Running->Waiting", 1, "Stack"));
-  free(dump);
+	expect_stack(dump, "GoID=1 Running->Waiting", "Stack", "main main.c:12\n");
+	expect_stack(dump, "GoID=2 NotExist->Runnable", "TransitionStack", "worker main.c:20\n");
+	expect_stack(dump, "GoID=2 NotExist->Runnable", "Stack", "main main.c:12\n");
+	expect_stack(dump, "GoID=1 Waiting->Runnable", "Stack", "worker main.c:22\n");
+	/* A start carries no stack in the new model. */
+	expect_stack(dump, "GoID=1 Runnable->Running", "Stack", "");
+	cr_assert_null(gt_dump_123_stack(dump, "GoID=1 Running->Waiting", 1, "Stack"));
+	free(dump);
 }
 
 Test(oracle, pprof_text_names_the_blocking_line)
 {
-  const char *trace = main_trace(GOOD);
-  for (int i = 0; i < 2; i++) {
-    const char *version = i ? "1.23" : "1.19";
-    char *sync = gt_pprof_text(trace, "sync", version);
-    cr_assert_not_null(sync);
-    cr_assert(strstr(sync, "main main.c:12"), "%s sync profile:\n%s", version, sync);
-    free(sync);
-    char *sched = gt_pprof_text(trace, "sched", version);
-    cr_assert_not_null(sched);
-    cr_assert(strstr(sched, "worker main.c:22"), "%s sched profile:\n%s", version, sched);
-    free(sched);
-  }
-  char *syscall = gt_pprof_text(trace, "syscall", "1.19");
-  cr_assert(strstr(syscall, "10ns   main main.c:12"), "syscall profile:\n%s", syscall);
-  free(syscall);
-  cr_assert_null(gt_pprof_text(trace, "nonsense", "1.19"));
+	const char *trace = main_trace(GOOD);
+	for (int i = 0; i < 2; i++) {
+		const char *version = i ? "1.23" : "1.19";
+		char *sync = gt_pprof_text(trace, "sync", version);
+		cr_assert_not_null(sync);
+		cr_assert(strstr(sync, "main main.c:12"), "%s sync profile:\n%s", version, sync);
+		free(sync);
+		char *sched = gt_pprof_text(trace, "sched", version);
+		cr_assert_not_null(sched);
+		cr_assert(strstr(sched, "worker main.c:22"), "%s sched profile:\n%s", version,
+			  sched);
+		free(sched);
+	}
+	char *syscall = gt_pprof_text(trace, "syscall", "1.19");
+	cr_assert(strstr(syscall, "10ns   main main.c:12"), "syscall profile:\n%s", syscall);
+	free(syscall);
+	cr_assert_null(gt_pprof_text(trace, "nonsense", "1.19"));
 }
