@@ -33,8 +33,8 @@ Test(capture_format, ids_are_1_to_count_without_gaps_and_names_unique)
 	cr_assert_eq(N_FACTS, GT_FACT_COUNT - 1, "%zu facts for GT_FACT_COUNT %u", N_FACTS,
 		     (unsigned)GT_FACT_COUNT);
 	for (size_t i = 0; i < N_FACTS; i++) {
-		cr_assert(facts[i].id >= 1 && facts[i].id < GT_FACT_COUNT, "%s: id %u", facts[i].name,
-			  facts[i].id);
+		cr_assert(facts[i].id >= 1 && facts[i].id < GT_FACT_COUNT, "%s: id %u",
+			  facts[i].name, facts[i].id);
 		cr_assert(!seen[facts[i].id], "id %u twice", facts[i].id);
 		seen[facts[i].id] = true;
 		for (size_t j = 0; j < i; j++)
@@ -102,6 +102,7 @@ static void note(uint64_t off, uint32_t cpu, uint8_t type, uint8_t aux, uint32_t
 		 size_t payload_len)
 {
 	cr_assert_neq(off, 0, "the builder refused a %s record", gt_fact_name(type));
+	cr_expect_geq(payload_len, (size_t)gt_fact_min_payload(type), "%s", gt_fact_name(type));
 	built[n_built++] = (struct built){off, cpu, thread, type, aux,
 					  GT_REC_WORDS(payload_len) * 8u - sizeof(struct gt_rec)};
 }
@@ -111,6 +112,8 @@ static void note(uint64_t off, uint32_t cpu, uint8_t type, uint8_t aux, uint32_t
 static void build_fact(struct gt_cb *cb, unsigned type, uint32_t cpu, uint64_t t, unsigned i)
 {
 	uint32_t th = 1 + i % 7;
+	uint8_t kind = 1 + i % (GT_BK_COUNT - 1);
+	uint64_t obj = 0x7f0000001000ull + 64 * i;
 	char text[32];
 	switch (type) {
 	case GT_THREAD_NEW:
@@ -134,16 +137,17 @@ static void build_fact(struct gt_cb *cb, unsigned type, uint32_t cpu, uint64_t t
 		     sizeof(struct gt_p_thread_start));
 		break;
 	case GT_BLOCK_BEGIN:
-	case GT_BLOCK_END:
-	case GT_WAKE: {
-		uint8_t kind = 1 + i % (GT_BK_COUNT - 1);
-		uint64_t obj = 0x7f0000001000ull + 64 * i;
-		uint64_t off = type == GT_BLOCK_BEGIN ? gt_cb_block_begin(cb, cpu, t, th, kind, obj, 0) :
-			       type == GT_BLOCK_END ? gt_cb_block_end(cb, cpu, t, th, kind, obj, GT_BR_OK) :
-			       gt_cb_wake(cb, cpu, t, th, kind, obj, 1, 0);
-		note(off, cpu, type, kind, th, 16); /* all three payloads: 16 bytes */
+		note(gt_cb_block_begin(cb, cpu, t, th, kind, obj, 0), cpu, type, kind, th,
+		     sizeof(struct gt_p_block));
 		break;
-	}
+	case GT_BLOCK_END:
+		note(gt_cb_block_end(cb, cpu, t, th, kind, obj, GT_BR_OK), cpu, type, kind, th,
+		     sizeof(struct gt_p_block_end));
+		break;
+	case GT_WAKE:
+		note(gt_cb_wake(cb, cpu, t, th, kind, obj, 1, 0), cpu, type, kind, th,
+		     sizeof(struct gt_p_wake));
+		break;
 	case GT_SYSCALL_BEGIN:
 		note(gt_cb_syscall_begin(cb, cpu, t, th, i % 6, 7, 3, 0), cpu, type, i % 6, th,
 		     sizeof(struct gt_p_syscall));
@@ -153,7 +157,8 @@ static void build_fact(struct gt_cb *cb, unsigned type, uint32_t cpu, uint64_t t
 		     sizeof(struct gt_p_syscall_end));
 		break;
 	case GT_YIELD:
-		note(gt_cb_yield(cb, cpu, t, th, 0), cpu, type, 0, th, sizeof(struct gt_p_stackonly));
+		note(gt_cb_yield(cb, cpu, t, th, 0), cpu, type, 0, th,
+		     sizeof(struct gt_p_stackonly));
 		break;
 	case GT_STACK: {
 		uint64_t pcs[5] = {0x401100 + i, 0x401200, 0x401300, 0x401400, 0x401500};
@@ -166,15 +171,15 @@ static void build_fact(struct gt_cb *cb, unsigned type, uint32_t cpu, uint64_t t
 		const uint8_t build_id[20] = {0xab, 0xcd, (uint8_t)i};
 		uint16_t id_len = (uint16_t)(i % 3 * 10);
 		int len = snprintf(text, sizeof text, "/usr/lib/libx%u.so", i);
-		note(gt_cb_module(cb, cpu, t, text, build_id, id_len, 0x7f0000000000ull, 0x7f0000000000ull,
-				  0x7f0000100000ull, 0),
+		note(gt_cb_module(cb, cpu, t, text, build_id, id_len, 0x7f0000000000ull,
+				  0x7f0000000000ull, 0x7f0000100000ull, 0),
 		     cpu, type, 0, 0, sizeof(struct gt_p_module) + id_len + (size_t)len);
 		break;
 	}
 	case GT_MODULE_UNLOAD: {
 		struct gt_p_module_unload p = {0x7f0000000000ull, 0x7f0000000000ull};
-		note(gt_cb_record(cb, cpu, GT_MODULE_UNLOAD, 0, 0, t, &p, sizeof p), cpu, type, 0, 0,
-		     sizeof p);
+		note(gt_cb_record(cb, cpu, GT_MODULE_UNLOAD, 0, 0, t, &p, sizeof p), cpu, type, 0,
+		     0, sizeof p);
 		break;
 	}
 	case GT_CLOCK:
@@ -251,7 +256,8 @@ static void check_complete(const char *reader, const size_t *order, size_t n)
 		const struct built *b = &built[order[i]];
 		per_type[b->type]++;
 		cr_expect(!any[b->cpu] || order[i] > last[b->cpu],
-			  "%s: CPU %u's record %zu after %zu", reader, b->cpu, order[i], last[b->cpu]);
+			  "%s: CPU %u's record %zu after %zu", reader, b->cpu, order[i],
+			  last[b->cpu]);
 		any[b->cpu] = true;
 		last[b->cpu] = order[i];
 	}
