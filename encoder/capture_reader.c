@@ -71,28 +71,7 @@ struct gt_capture {
 
 int gt_capture_min_payload(uint8_t type)
 {
-	switch (type) {
-	case GT_THREAD_NEW: return sizeof(struct gt_p_thread_new);
-	case GT_THREAD_START: return sizeof(struct gt_p_thread_start);
-	case GT_THREAD_END: return 0;
-	case GT_THREAD_NAME: return sizeof(struct gt_p_thread_name);
-	case GT_THREAD_EXISTING: return sizeof(struct gt_p_thread_start);
-	case GT_BLOCK_BEGIN: return sizeof(struct gt_p_block);
-	case GT_BLOCK_END: return sizeof(struct gt_p_block_end);
-	case GT_WAKE: return sizeof(struct gt_p_wake);
-	case GT_SYSCALL_BEGIN: return sizeof(struct gt_p_syscall);
-	case GT_SYSCALL_END: return sizeof(struct gt_p_syscall_end);
-	case GT_YIELD: return sizeof(struct gt_p_stackonly);
-	case GT_STACK: return sizeof(struct gt_p_stack);
-	case GT_MODULE: return sizeof(struct gt_p_module);
-	case GT_MODULE_UNLOAD: return sizeof(struct gt_p_module_unload);
-	case GT_CLOCK: return sizeof(struct gt_p_clock);
-	case GT_NOTICE: return sizeof(struct gt_p_notice);
-	case GT_USER: return sizeof(struct gt_p_user);
-	case GT_PROCESS: return sizeof(struct gt_p_process);
-	case GT_CAPTURE_END: return 0;
-	default: return -1;
-	}
+	return gt_fact_min_payload(type);
 }
 
 static void set_err(char *err, size_t errlen, const char *fmt, const char *path, unsigned a, unsigned b)

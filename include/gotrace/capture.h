@@ -106,55 +106,69 @@ struct gt_rec {
 	uint64_t tsc;               /* when the fact happened (see each type) */
 };
 
-/* Facts.  Payload structs follow the gt_rec header; "aux" and "tsc" say what the header's
- * fields mean for that type.  Timestamps: release facts (unlock, post, signal, broadcast,
- * thread create, thread end) are stamped before the real call, acquire/return facts after
- * it returns, so that a waker's wake always precedes its wakee's resume. */
+/* Facts: the one table of record types, X(id, NAME, payload, aux).  It expands below to
+ * enum gt_fact, gt_fact_name() and gt_fact_min_payload(); readers, reports and tests expand
+ * it too, so a fact added here reaches all of them (tests/encoder/test_capture_format.c
+ * checks the table).
+ *   id       the type byte in the file: never renumbered (it is the format)
+ *   payload  GT_PAYLOAD(tag): struct gt_p_<tag> follows the gt_rec header, and its size is
+ *            the minimum payload (STACK, MODULE and USER carry a variable tail after it);
+ *            GT_NO_PAYLOAD: nothing follows
+ *   aux      what the header's aux byte means
+ * The comment above each entry says when tsc is taken and what else the header means.
+ * Timestamps: release facts (unlock, post, signal, broadcast, thread create, thread end) are
+ * stamped before the real call, acquire/return facts after it returns, so that a waker's wake
+ * always precedes its wakee's resume. */
+#define GT_FACTS(X) \
+	/* creator thread, stamped before the real pthread_create; written only on success */ \
+	X(1, THREAD_NEW, GT_PAYLOAD(thread_new), "0") \
+	/* the new thread's first fact, from inside it */ \
+	X(2, THREAD_START, GT_PAYLOAD(thread_start), "0") \
+	/* the thread ends */ \
+	X(3, THREAD_END, GT_NO_PAYLOAD, "enum gt_end_how") \
+	/* thread name set or already present */ \
+	X(4, THREAD_NAME, GT_PAYLOAD(thread_name), "0") \
+	/* a thread that existed before recording began (main at start, or one first met by a \
+	 * hook) */ \
+	X(5, THREAD_EXISTING, GT_PAYLOAD(thread_start), "1 if it was blocked when first seen") \
+	/* about to block */ \
+	X(6, BLOCK_BEGIN, GT_PAYLOAD(block), "enum gt_block_kind") \
+	/* returned from the blocking call */ \
+	X(7, BLOCK_END, GT_PAYLOAD(block_end), "enum gt_block_kind") \
+	/* released an object others may wait on */ \
+	X(8, WAKE, GT_PAYLOAD(wake), "enum gt_block_kind (of the waiters)") \
+	/* entering a possibly blocking syscall */ \
+	X(9, SYSCALL_BEGIN, GT_PAYLOAD(syscall), "enum gt_fd_kind") \
+	/* returned from it */ \
+	X(10, SYSCALL_END, GT_PAYLOAD(syscall_end), "0") \
+	/* sched_yield called (stamped before); the thread's next fact marks its resumption */ \
+	X(11, YIELD, GT_PAYLOAD(stackonly), "0") \
+	/* a stack definition; thread = 0; nframes PCs follow the struct */ \
+	X(12, STACK, GT_PAYLOAD(stack), "0") \
+	/* a loaded object; thread = 0; build-id and path follow the struct */ \
+	X(13, MODULE, GT_PAYLOAD(module), "0") \
+	/* an object unloaded (dlclose) */ \
+	X(14, MODULE_UNLOAD, GT_PAYLOAD(module_unload), "0") \
+	/* a clock pair; tsc = counter */ \
+	X(15, CLOCK, GT_PAYLOAD(clock), "0") \
+	/* something the encoder must report */ \
+	X(16, NOTICE, GT_PAYLOAD(notice), "enum gt_notice") \
+	/* user annotation; name and message bytes follow the struct */ \
+	X(17, USER, GT_PAYLOAD(user), "enum gt_user_kind") \
+	/* fork/vfork/posix_spawn/exec/system: where a child capture comes from */ \
+	X(18, PROCESS, GT_PAYLOAD(process), "enum gt_proc_kind") \
+	/* recording ends (normal exit, duration elapsed); tsc = last instant covered */ \
+	X(19, CAPTURE_END, GT_NO_PAYLOAD, "0")
+
+/* The payload column's values: minimum payload bytes. */
+#define GT_PAYLOAD(tag) sizeof(struct gt_p_##tag)
+#define GT_NO_PAYLOAD 0
+
 enum gt_fact {
-	GT_NONE = 0,
-	/* creator thread, stamped before the real pthread_create; written only on success.
-	 * payload: struct gt_p_thread_new. */
-	GT_THREAD_NEW = 1,
-	/* the new thread's first fact, from inside it.  payload: struct gt_p_thread_start. */
-	GT_THREAD_START = 2,
-	/* the thread ends.  aux: enum gt_end_how.  payload: none. */
-	GT_THREAD_END = 3,
-	/* thread name set or already present.  payload: struct gt_p_thread_name. */
-	GT_THREAD_NAME = 4,
-	/* a thread that existed before recording began (main at start, or one first met by a
-	 * hook).  aux: 1 if it was blocked when first seen.  payload: struct gt_p_thread_start. */
-	GT_THREAD_EXISTING = 5,
-	/* about to block.  aux: enum gt_block_kind.  payload: struct gt_p_block. */
-	GT_BLOCK_BEGIN = 6,
-	/* returned from the blocking call.  aux: enum gt_block_kind.  payload: gt_p_block_end */
-	GT_BLOCK_END = 7,
-	/* released an object others may wait on.  aux: enum gt_block_kind (of the waiters).
-	 * payload: struct gt_p_wake. */
-	GT_WAKE = 8,
-	/* entering a possibly blocking syscall.  aux: enum gt_fd_kind.  payload: gt_p_syscall */
-	GT_SYSCALL_BEGIN = 9,
-	/* returned from it.  payload: struct gt_p_syscall_end. */
-	GT_SYSCALL_END = 10,
-	/* sched_yield called (stamped before); payload: struct gt_p_stackonly.  The thread's
-	 * next fact marks its resumption. */
-	GT_YIELD = 11,
-	/* a stack definition.  thread = 0.  payload: struct gt_p_stack + nframes PCs. */
-	GT_STACK = 12,
-	/* a loaded object.  thread = 0.  payload: struct gt_p_module + build-id + path. */
-	GT_MODULE = 13,
-	/* an object unloaded (dlclose).  payload: struct gt_p_module_unload. */
-	GT_MODULE_UNLOAD = 14,
-	/* a clock pair; tsc = counter.  payload: struct gt_p_clock. */
-	GT_CLOCK = 15,
-	/* something the encoder must report.  aux: enum gt_notice.  payload: gt_p_notice. */
-	GT_NOTICE = 16,
-	/* user annotation.  aux: enum gt_user_kind.  payload: struct gt_p_user + bytes. */
-	GT_USER = 17,
-	/* fork/vfork/posix_spawn/exec/system: where a child capture comes from.
-	 * aux: enum gt_proc_kind.  payload: struct gt_p_process. */
-	GT_PROCESS = 18,
-	/* recording ends (normal exit, duration elapsed); tsc = last instant covered. */
-	GT_CAPTURE_END = 19,
+	GT_NONE = 0,            /* a word never committed */
+#define GT_FACT_ENUM_(id, name, payload, aux) GT_##name = id,
+	GT_FACTS(GT_FACT_ENUM_)
+#undef GT_FACT_ENUM_
 	GT_FACT_COUNT
 };
 
@@ -315,12 +329,42 @@ GT_STATIC_ASSERT(sizeof(struct gt_chunk_header) == GT_CHUNK_HEADER_SIZE, "chunk 
 GT_STATIC_ASSERT(sizeof(struct gt_rec) == 16, "record header size");
 GT_STATIC_ASSERT(sizeof(struct gt_p_thread_new) == 16, "thread_new");
 GT_STATIC_ASSERT(sizeof(struct gt_p_thread_start) == 16, "thread_start");
+GT_STATIC_ASSERT(sizeof(struct gt_p_thread_name) == 16, "thread_name");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block) == 16, "block");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block_end) == 16, "block_end");
 GT_STATIC_ASSERT(sizeof(struct gt_p_wake) == 16, "wake");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall) == 16, "syscall");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall_end) == 16, "syscall_end");
+GT_STATIC_ASSERT(sizeof(struct gt_p_stackonly) == 8, "stackonly");
+GT_STATIC_ASSERT(sizeof(struct gt_p_stack) == 8, "stack");
 GT_STATIC_ASSERT(sizeof(struct gt_p_module) == 32, "module");
+GT_STATIC_ASSERT(sizeof(struct gt_p_module_unload) == 16, "module_unload");
+GT_STATIC_ASSERT(sizeof(struct gt_p_clock) == 16, "clock");
+GT_STATIC_ASSERT(sizeof(struct gt_p_notice) == 8, "notice");
 GT_STATIC_ASSERT(sizeof(struct gt_p_user) == 24, "user");
+GT_STATIC_ASSERT(sizeof(struct gt_p_process) == 8, "process");
+
+/* "THREAD_NEW" for GT_THREAD_NEW; "?" for GT_NONE and unknown types. */
+static inline const char *gt_fact_name(unsigned type)
+{
+	switch (type) {
+#define GT_FACT_NAME_(id, name, payload, aux) case id: return #name;
+	GT_FACTS(GT_FACT_NAME_)
+#undef GT_FACT_NAME_
+	default: return "?";
+	}
+}
+
+/* Minimum payload bytes of a record type (its fixed struct); -1 for GT_NONE and unknown
+ * types, which a reader treats as garbage. */
+static inline int gt_fact_min_payload(unsigned type)
+{
+	switch (type) {
+#define GT_FACT_MIN_(id, name, payload, aux) case id: return (int)(payload);
+	GT_FACTS(GT_FACT_MIN_)
+#undef GT_FACT_MIN_
+	default: return -1;
+	}
+}
 
 #endif

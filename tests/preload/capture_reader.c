@@ -9,15 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *const type_names[GT_FACT_COUNT] = {
-	"NONE", "THREAD_NEW", "THREAD_START", "THREAD_END", "THREAD_NAME", "THREAD_EXISTING",
-	"BLOCK_BEGIN", "BLOCK_END", "WAKE", "SYSCALL_BEGIN", "SYSCALL_END", "YIELD", "STACK",
-	"MODULE", "MODULE_UNLOAD", "CLOCK", "NOTICE", "USER", "PROCESS", "CAPTURE_END",
-};
-
 const char *capture_type_name(int type)
 {
-	return type > 0 && type < GT_FACT_COUNT ? type_names[type] : "?";
+	return gt_fact_name((unsigned)type);
 }
 
 static int by_tsc(const void *a, const void *b)
