@@ -62,7 +62,11 @@ int capture_open(struct capture *c, const char *path)
 				off += 8;
 				continue;
 			}
-			if (r->type >= GT_FACT_COUNT || r->nwords < 2 || off + r->nwords * 8u > used) {
+			/* Strict as the encoder's reader: known type, its payload at least the
+			 * table's minimum, inside the chunk. */
+			if (gt_fact_min_payload(r->type) < 0 || r->nwords < 2 ||
+			    (r->nwords - 2) * 8 < gt_fact_min_payload(r->type) ||
+			    off + r->nwords * 8u > used) {
 				c->bad_bytes += 8;
 				off += 8;
 				continue;
