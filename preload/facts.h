@@ -9,15 +9,12 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-/* Records are whole words: every payload written whole must be too (capture.h asserts the
- * sizes of the others). */
-GT_STATIC_ASSERT(sizeof(struct gt_p_thread_name) == 16, "thread_name");
-GT_STATIC_ASSERT(sizeof(struct gt_p_stackonly) == 8, "stackonly");
-GT_STATIC_ASSERT(sizeof(struct gt_p_stack) == 8, "stack");
-GT_STATIC_ASSERT(sizeof(struct gt_p_module_unload) == 16, "module_unload");
-GT_STATIC_ASSERT(sizeof(struct gt_p_clock) == 16, "clock");
-GT_STATIC_ASSERT(sizeof(struct gt_p_notice) == 8, "notice");
-GT_STATIC_ASSERT(sizeof(struct gt_p_process) == 8, "process");
+/* Records are whole words, so gt_fill copies whole payload structs (capture.h asserts the
+ * exact sizes of most). */
+GT_STATIC_ASSERT((sizeof(struct gt_p_thread_name) | sizeof(struct gt_p_stackonly) |
+		  sizeof(struct gt_p_stack) | sizeof(struct gt_p_module_unload) |
+		  sizeof(struct gt_p_clock) | sizeof(struct gt_p_notice) |
+		  sizeof(struct gt_p_process)) % 8 == 0, "payloads are whole words");
 
 /* Fills a reserved record whose payload is one struct and commits it: timestamp and payload
  * first, the first word last.  Inlined with a constant size, the copy is plain stores; the
