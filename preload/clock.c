@@ -1,12 +1,12 @@
 /* Timestamps and CPU numbers.
  *
- * x86-64 with an invariant TSC: rdtscp (the counter and, in TSC_AUX, the CPU) in one
- * instruction.  Without rdtscp the CPU comes from glibc's registered rseq area, then
- * getcpu.  Without an invariant TSC (or on other architectures) timestamps are
+ * x86-64 with an invariant TSC: rdtsc, and the CPU from glibc's registered rseq area (one
+ * load, half the cost of rdtscp); without rseq, rdtscp (the counter and, in TSC_AUX, the
+ * CPU), else getcpu.  Without an invariant TSC (or on other architectures) timestamps are
  * CLOCK_MONOTONIC nanoseconds and the header says clock_source = GT_CLOCK_MONOTONIC.
  * clock_gettime is libc's vDSO-backed function, which gotrace does not interpose.
  */
-#include "gt_internal.h"
+#include "clock.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

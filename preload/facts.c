@@ -1,7 +1,9 @@
 /* The fact shapes the hook families share, and the small lock-free tables behind them:
  * waiters (objects a hooked thread is blocked on now), threads (pthread_t -> serial) and
  * the descriptor-kind cache. */
-#include "gt_internal.h"
+#include "facts.h"
+#include "lifecycle.h"
+#include "stacks.h"
 
 #include <string.h>
 #include <sys/prctl.h>
@@ -9,6 +11,9 @@
 #include <sys/syscall.h>
 
 extern void *__libc_stack_end;
+
+_Atomic uint64_t gt_n_blocked[GT_BK_COUNT];
+_Atomic uint32_t gt_next_serial = 2;
 
 int gt_block_result(int rc)
 {
@@ -212,7 +217,8 @@ void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int regis
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	gt_emit32(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, obj, stack);
+	struct gt_p_block p = {.obj = obj, .stack = stack};
+	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, &p, sizeof p);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
 	t->pending_obj = obj;
@@ -222,8 +228,9 @@ void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int regis
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc,
 			  unsigned cpu)
 {
-	gt_emit32(t->serial, GT_BLOCK_END, kind, tsc, cpu, obj,
-		  gt_pack2((uint32_t)gt_block_result(rc), (uint32_t)rc));
+	uint32_t serial = t->serial; /* loaded first, it costs GCC 12 no register moves */
+	struct gt_p_block_end p = {.obj = obj, .result = (uint32_t)gt_block_result(rc), .err = rc};
+	gt_emit(serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p);
 	if (t->waiter_registered & 2)
 		gt_waiters_remove(obj);
 	if (t->waiter_registered & 1)
@@ -245,7 +252,8 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	gt_emit32(t->serial, GT_WAKE, kind, tsc, cpu, obj, gt_pack2(stack, count));
+	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
+	gt_emit(t->serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p);
 	t->busy = 0;
 }
 
@@ -255,7 +263,8 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	gt_emit32(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, gt_pack2(nr, stack), (uint64_t)arg);
+	struct gt_p_syscall p = {.nr = nr, .stack = stack, .arg = arg};
+	gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p, sizeof p);
 	t->pending = GT_PENDING_SYSCALL;
 	t->pending_nr = nr;
 	t->busy = 0;
@@ -265,39 +274,24 @@ void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err)
 {
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	gt_emit32(t->serial, GT_SYSCALL_END, 0, tsc, cpu, gt_pack2(nr, (uint32_t)err), (uint64_t)result);
+	struct gt_p_syscall_end p = {.nr = nr, .err = err, .result = result};
+	gt_emit(t->serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p);
 	t->pending = GT_PENDING_NONE;
 }
 
 void gt_fact_thread_name(uint32_t serial, const char *name)
 {
-	uint64_t w[2] = {0, 0};
-	strncpy((char *)w, name, 15);
+	struct gt_p_thread_name p = {{0}};
+	strncpy(p.name, name, 15);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	gt_emit32(serial, GT_THREAD_NAME, 0, tsc, cpu, w[0], w[1]);
-}
-
-void gt_fact_notice(unsigned cpu, uint8_t kind, uint64_t value)
-{
-	unsigned c2;
-	uint64_t tsc = gt_now(&c2);
-	uint64_t *r = gt_reserve(cpu, 24, tsc);
-	if (!r)
-		return;
-	r[1] = tsc;
-	r[2] = value;
-	gt_commit(r, gt_rec_word(GT_NOTICE, kind, 24, 0));
+	gt_emit(serial, GT_THREAD_NAME, 0, tsc, cpu, &p, sizeof p);
 }
 
 void gt_fact_process(struct gt_tls *t, uint8_t kind, uint64_t tsc, unsigned cpu, pid_t child, int err)
 {
-	uint64_t *r = gt_reserve(cpu, 24, tsc);
-	if (!r)
-		return;
-	r[1] = tsc;
-	r[2] = gt_pack2((uint32_t)child, (uint32_t)err);
-	gt_commit(r, gt_rec_word(GT_PROCESS, kind, 24, t->serial));
+	struct gt_p_process p = {.child_pid = (uint32_t)child, .err = err};
+	gt_emit(t->serial, GT_PROCESS, kind, tsc, cpu, &p, sizeof p);
 }
 
 static void emit_own_name(uint32_t serial)
@@ -307,14 +301,15 @@ static void emit_own_name(uint32_t serial)
 		gt_fact_thread_name(serial, name);
 }
 
-void gt_fact_thread_existing(struct gt_tls *t)
+/* noinline: its frame is counted in own_frames */
+static GT_NOINLINE void fact_thread_existing(struct gt_tls *t)
 {
 	/* reached from a hook through gt_thread_adopt: one frame more than a fact */
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT + 1);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	gt_emit32(t->serial, GT_THREAD_EXISTING, 0, tsc, cpu,
-		  gt_pack2((uint32_t)gt_sys0(SYS_gettid), stack), 0);
+	struct gt_p_thread_start p = {.tid = (uint32_t)gt_sys0(SYS_gettid), .stack = stack};
+	gt_emit(t->serial, GT_THREAD_EXISTING, 0, tsc, cpu, &p, sizeof p);
 	emit_own_name(t->serial);
 }
 
@@ -322,8 +317,8 @@ void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine)
 {
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	gt_emit32(t->serial, GT_THREAD_START, 0, tsc, cpu, gt_pack2((uint32_t)gt_sys0(SYS_gettid), 0),
-		  start_routine);
+	struct gt_p_thread_start p = {.tid = (uint32_t)gt_sys0(SYS_gettid), .start_routine = start_routine};
+	gt_emit(t->serial, GT_THREAD_START, 0, tsc, cpu, &p, sizeof p);
 	emit_own_name(t->serial);
 }
 
@@ -360,7 +355,7 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 		gt_threads_put(pthread_self(), t->serial, 1);
 	}
 	t->epoch = gt_load(&gt_epoch);
-	gt_fact_thread_existing(t);
+	fact_thread_existing(t);
 	t->busy = was_busy;
 	return t;
 }
@@ -385,13 +380,10 @@ void gt_thread_end(struct gt_tls *t, uint8_t how)
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
 		/* joiners wait on our serial: the wake comes first, stamped before the end */
-		gt_emit32(t->serial, GT_WAKE, GT_BK_JOIN, tsc, cpu, t->serial, gt_pack2(0, GT_WAKE_ALL));
+		struct gt_p_wake joiners = {.obj = t->serial, .count = GT_WAKE_ALL};
+		gt_emit(t->serial, GT_WAKE, GT_BK_JOIN, tsc, cpu, &joiners, sizeof joiners);
 		tsc = gt_now(&cpu);
-		uint64_t *r = gt_reserve(cpu, 16, tsc);
-		if (r) {
-			r[1] = tsc;
-			gt_commit(r, gt_rec_word(GT_THREAD_END, how, 16, t->serial));
-		}
+		gt_emit(t->serial, GT_THREAD_END, how, tsc, cpu, NULL, 0);
 		t->busy = 0;
 	}
 	gt_threads_mark_ended(pthread_self());

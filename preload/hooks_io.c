@@ -2,7 +2,7 @@
  * the real call, GT_SYSCALL_END (result and errno), errno preserved.  The plain ones are
  * generated from GT_SYSCALL_HOOKS; open (variadic), fcntl (only its waiting locks) and
  * syscall(SYS_futex) are written out. */
-#include "gt_internal.h"
+#include "facts.h"
 #include "hooks.def"
 
 #include <linux/futex.h>
@@ -24,7 +24,7 @@
 
 GT_SYSCALL_HOOKS(GT_SYSCALL_HOOK)
 
-/* accept returns a new descriptor whose number may have been cached for a closed one */
+/* a new descriptor (open, F_DUPFD) may have the number of a closed one whose kind is cached */
 static inline void forget_result(long r)
 {
 	if (r >= 0)

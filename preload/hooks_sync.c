@@ -7,8 +7,9 @@
  * EOWNERDEAD, EAGAIN, EINVAL, ENOTRECOVERABLE), and EBUSY leads to the real lock.
  * Releases write a WAKE, stamped before the real call, only when a hooked thread is
  * blocked on that object: one relaxed load of a per-kind counter when nobody waits. */
-#include "gt_internal.h"
+#include "facts.h"
 #include "hooks.def"
+#include "stacks.h"
 
 #define GT_OBJ(p) ((uint64_t)(uintptr_t)(p))
 
@@ -184,8 +185,8 @@ GT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	int r = GT_REAL(pthread_barrier_wait)(b);
 	if (r == PTHREAD_BARRIER_SERIAL_THREAD) {
 		gt_fact_block_end_at(t, GT_BK_BARRIER, GT_OBJ(b), 0, called, cpu);
-		gt_emit32(t->serial, GT_WAKE, GT_BK_BARRIER, called + 1, cpu, GT_OBJ(b),
-			  gt_pack2(0, GT_WAKE_ALL));
+		struct gt_p_wake p = {.obj = GT_OBJ(b), .count = GT_WAKE_ALL};
+		gt_emit(t->serial, GT_WAKE, GT_BK_BARRIER, called + 1, cpu, &p, sizeof p);
 	} else {
 		gt_fact_block_end(t, GT_BK_BARRIER, GT_OBJ(b), r);
 	}
@@ -202,12 +203,11 @@ GT_EXPORT int sched_yield(void)
 		uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_HOOK);
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
-		uint64_t *r = gt_reserve(cpu, 24, tsc);
-		if (r) {
-			r[1] = tsc;
-			r[2] = stack;
-			gt_commit(r, gt_rec_word(GT_YIELD, 0, 24, t->serial));
-		}
+		struct gt_p_stackonly p = {.stack = stack};
+		/* not gt_emit: the serial is read after the reservation, not held across it */
+		uint64_t *r = gt_reserve(cpu, 16 + sizeof p, tsc);
+		if (r)
+			gt_fill(r, t->serial, GT_YIELD, 0, tsc, &p, sizeof p);
 		t->busy = 0;
 	}
 	return GT_REAL(sched_yield)();

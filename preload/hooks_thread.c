@@ -1,7 +1,9 @@
 /* Threads: creation (a trampoline gives the child its serial), start, end (return,
  * pthread_exit, cancellation), joins and names. */
-#include "gt_internal.h"
+#include "facts.h"
 #include "hooks.def"
+#include "lifecycle.h"
+#include "stacks.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -98,10 +100,10 @@ GT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	int r = GT_REAL(pthread_create)(th, attr, gt_thread_trampoline, s);
 	if (r == 0)
 		gt_threads_put(*th, serial, 0);
-	if (r == 0)
-		gt_emit32(t->serial, GT_THREAD_NEW, 0, tsc, cpu, gt_pack2(serial, stack),
-			  (uint64_t)(uintptr_t)fn);
-	else
+	if (r == 0) {
+		struct gt_p_thread_new p = {.child = serial, .stack = stack, .start_routine = (uint64_t)(uintptr_t)fn};
+		gt_emit(t->serial, GT_THREAD_NEW, 0, tsc, cpu, &p, sizeof p);
+	} else
 		start_free(s);
 	return r;
 }

@@ -1,5 +1,5 @@
 /* The resolver of hooks.def, raw system calls and async-signal-safe logging. */
-#include "gt_internal.h"
+#include "base.h"
 #include "hooks.def"
 
 #include <string.h>
@@ -54,7 +54,8 @@ void gt_resolve_all(void)
 	if (gt_load(&gt_resolved) == 2)
 		return;
 	if (gt_resolving)
-		return; /* dlsym re-entered a hook: the caller falls back to the ENOSYS stub */
+		return; /* dlsym re-entered a hook: it gets what is resolved so far (the locks
+			 * first, below); the rest are still NULL */
 	if (!atomic_compare_exchange_strong(&gt_resolved, &expected, 1)) {
 		while (gt_load(&gt_resolved) != 2)
 			gt_sys0(SYS_sched_yield);
@@ -121,6 +122,32 @@ size_t gt_fmt_u64(char *buf, uint64_t v)
 	return n;
 }
 
+const char *gt_errno_text(int err, char *buf)
+{
+	switch (err) {
+	case ENOSPC: return "no space left on device";
+	case EFBIG: return "file size limit exceeded";
+	case EDQUOT: return "disk quota exceeded";
+	case EACCES: return "permission denied";
+	case EEXIST: return "file exists";
+	case ENOENT: return "no such directory";
+	case EROFS: return "read-only file system";
+	case ENOMEM: return "out of memory";
+	default:
+		memcpy(buf, "errno ", 6);
+		buf[6 + gt_fmt_u64(buf + 6, (uint64_t)err)] = 0;
+		return buf;
+	}
+}
+
+size_t gt_append(char *dst, size_t at, size_t cap, const char *s)
+{
+	while (*s && at + 1 < cap)
+		dst[at++] = *s++;
+	dst[at] = 0;
+	return at;
+}
+
 void gt_warn(const char *a, const char *b, const char *c)
 {
 	char line[512];
@@ -132,4 +159,13 @@ void gt_warn(const char *a, const char *b, const char *c)
 	}
 	line[n++] = '\n';
 	gt_sys3(SYS_write, 2, line, n);
+}
+
+void gt_warn_err(const char *a, const char *b, int err, const char *tail)
+{
+	char eb[32], c[160];
+	size_t n = gt_append(c, 0, sizeof c, ": ");
+	n = gt_append(c, n, sizeof c, gt_errno_text(err, eb));
+	gt_append(c, n, sizeof c, tail);
+	gt_warn(a, b, c);
 }

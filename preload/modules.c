@@ -1,6 +1,7 @@
 /* The module map: every loaded object at start (dl_iterate_phdr) and at each dlopen and
  * dlclose, as GT_MODULE / GT_MODULE_UNLOAD records (path, build-id, bias, address range). */
-#include "gt_internal.h"
+#include "modules.h"
+#include "facts.h"
 #include "hooks.def"
 
 #include <elf.h>
@@ -108,7 +109,7 @@ static int emit_new(struct dl_phdr_info *info, size_t size, void *data)
 	size_t path_len = strlen(path);
 	if (path_len > GT_PATH_MAX)
 		path_len = GT_PATH_MAX;
-	uint32_t bytes = (uint32_t)((16 + 32 + id_len + path_len + 7) & ~(size_t)7);
+	uint32_t bytes = (uint32_t)((16 + sizeof(struct gt_p_module) + id_len + path_len + 7) & ~(size_t)7);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	uint64_t *r = gt_reserve(cpu, bytes, tsc);
@@ -125,7 +126,7 @@ static int emit_new(struct dl_phdr_info *info, size_t size, void *data)
 	uint8_t *tail = (uint8_t *)(m + 1);
 	memcpy(tail, id, id_len);
 	memcpy(tail + id_len, path, path_len);
-	memset(tail + id_len + path_len, 0, bytes - (16 + 32 + id_len + path_len));
+	memset(tail + id_len + path_len, 0, bytes - (16 + sizeof *m + id_len + path_len));
 	gt_commit(r, gt_rec_word(GT_MODULE, 0, bytes, 0));
 	return 0;
 }
@@ -159,7 +160,8 @@ static void emit_unloaded(void)
 		}
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
-		gt_emit32(0, GT_MODULE_UNLOAD, 0, tsc, cpu, gt_known[i].base, gt_known[i].lo);
+		struct gt_p_module_unload p = {.base = gt_known[i].base, .lo = gt_known[i].lo};
+		gt_emit(0, GT_MODULE_UNLOAD, 0, tsc, cpu, &p, sizeof p);
 		gt_known[i] = gt_known[--gt_n_known];
 	}
 	modules_unlock();

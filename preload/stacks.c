@@ -1,9 +1,11 @@
 /* Call stacks: captured with libunwind (unw_backtrace) or by walking frame pointers, the
  * tracer's own frames trimmed, deduplicated in a lock-free hash table so each distinct stack
  * is written once as a GT_STACK record and facts carry its 24-bit id. */
-#include "gt_internal.h"
-
+#include "stacks.h"
+#include "config.h"
+#include "facts.h"
 #include "hooks.def"
+#include "modules.h"
 
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -106,18 +108,22 @@ static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
 	return h;
 }
 
-static void write_stack(uint32_t id, const uintptr_t *pcs, unsigned n)
+/* noinline: a new stack is the rare case; inlined, it cost the lookup registers */
+static GT_NOINLINE void write_stack(uint32_t id, const uintptr_t *pcs, unsigned n)
 {
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	uint32_t bytes = 16 + 8 + 8 * n;
+	uint32_t bytes = 16 + sizeof(struct gt_p_stack) + 8 * n;
 	uint64_t *r = gt_reserve(cpu, bytes, tsc);
 	if (!r)
 		return;
 	r[1] = tsc;
-	r[2] = gt_pack2(id, n);
+	struct gt_p_stack *p = (struct gt_p_stack *)(r + 2);
+	p->id = id;
+	p->nframes = n;
+	uint64_t *frames = (uint64_t *)(p + 1);
 	for (unsigned i = 0; i < n; i++)
-		r[3 + i] = pcs[i];
+		frames[i] = pcs[i];
 	gt_commit(r, gt_rec_word(GT_STACK, 0, bytes, 0));
 }
 

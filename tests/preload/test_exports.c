@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_internal.h"
 #include "hooks.def"
 
 #define GT_NAME_X(ret, name, params, args, ver) #name,

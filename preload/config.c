@@ -1,6 +1,6 @@
 /* GOTRACE_* environment: parsed once per program image.  A malformed value costs one line on
  * stderr and the default. */
-#include "gt_internal.h"
+#include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -128,7 +128,7 @@ void gt_config_load(void)
 			bad("GOTRACE_FOLLOW", v, "expected 0 or 1; using 1");
 	}
 
-	/* Not a user knob of the issue: lets tests exercise chunk turnover and file growth. */
+	/* A test knob rather than a user one: lets tests exercise chunk turnover and file growth. */
 	gt_cfg.chunk_size = 1u << 20;
 	v = getenv("GOTRACE_CHUNK_SIZE");
 	if (v && *v) {

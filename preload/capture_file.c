@@ -1,0 +1,348 @@
+/* The capture file: creation, the mapping, growth a chunk at a time, the per-CPU chunks and
+ * the final trim. */
+#include "capture_file.h"
+#include "clock.h"
+#include "config.h"
+#include "facts.h"
+#include "lifecycle.h"
+#include "stacks.h"
+
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+
+struct gt_file_header *gt_header;
+char gt_capture_path[GT_PATH_MAX];
+_Atomic uint64_t gt_dropped;
+_Atomic uint64_t gt_dropped_reported;
+uint32_t gt_chunk_size = 1u << 20;
+
+/* Before initialisation and after the end every CPU points here: "used" is far beyond any
+ * chunk size, so every reservation fails into the slow path. */
+static struct gt_chunk_header gt_full_chunk = {.used = 1ull << 62};
+struct gt_slot gt_slots[GT_MAX_CPUS] = {[0 ... GT_MAX_CPUS - 1] = {.chunk = (char *)&gt_full_chunk}};
+
+static int gt_fd = -1;
+static char *gt_map;
+static uint64_t gt_map_bytes;
+static uint64_t gt_file_bytes;       /* allocated length of the file */
+static uint64_t gt_max_chunks;
+static int gt_truncated;             /* the file was trimmed: no chunk may be opened */
+static _Atomic uint64_t gt_last_clock_tsc;
+static _Atomic int gt_growth_lock;
+
+static void lock_growth(void)
+{
+	int expected = 0;
+	while (!atomic_compare_exchange_weak_explicit(&gt_growth_lock, &expected, 1,
+						      memory_order_acquire, memory_order_relaxed)) {
+		expected = 0;
+		gt_sys0(SYS_sched_yield);
+	}
+}
+
+static void unlock_growth(void) { atomic_store_explicit(&gt_growth_lock, 0, memory_order_release); }
+
+void gt_slots_full(void)
+{
+	for (unsigned i = 0; i < GT_MAX_CPUS; i++)
+		gt_store(&gt_slots[i].chunk, (char *)&gt_full_chunk);
+}
+
+/* Grow the file so that `need` bytes are backed.  fallocate reserves the blocks, so a full
+ * disk is an error here rather than a SIGBUS on a later store into the mapping. */
+static int grow_file(uint64_t need)
+{
+	if (need <= gt_file_bytes)
+		return 0;
+	uint64_t step = (uint64_t)gt_chunk_size * 8;
+	uint64_t target = gt_file_bytes ? gt_file_bytes : need;
+	while (target < need)
+		target += step;
+	if (target > gt_map_bytes)
+		target = gt_map_bytes;
+	/* RLIMIT_FSIZE raises SIGXFSZ: block it so the program is not killed for our file. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	sigaddset(&block, SIGXFSZ);
+	gt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
+	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(target - gt_file_bytes));
+	if (r == -EOPNOTSUPP || r == -ENOSYS)
+		r = gt_sys2(SYS_ftruncate, gt_fd, (long)target);
+	if (r < 0) {
+		/* A SIGXFSZ we caused must not stay pending for the program. */
+		siginfo_t si;
+		struct timespec zero = {0, 0};
+		gt_sys4(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long));
+	}
+	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+	if (r < 0)
+		return (int)-r;
+	gt_file_bytes = target;
+	return 0;
+}
+
+/* A clock pair and a dropped-facts notice ride along in a new chunk when due. */
+static uint32_t chunk_extras(uint64_t tsc, int *want_clock, uint64_t *dropped)
+{
+	uint32_t extra = 0;
+	uint64_t last = gt_load(&gt_last_clock_tsc);
+	uint64_t period = gt_clock_tsc ? gt_tsc_hz / 10 : 100000000ull;
+	*want_clock = 0;
+	if (tsc - last >= period &&
+	    atomic_compare_exchange_strong(&gt_last_clock_tsc, &last, tsc)) {
+		*want_clock = 1;
+		extra += 16 + sizeof(struct gt_p_clock);
+	}
+	uint64_t d = gt_load(&gt_dropped), rep = gt_load(&gt_dropped_reported);
+	*dropped = 0;
+	if (d > rep && atomic_compare_exchange_strong(&gt_dropped_reported, &rep, d)) {
+		*dropped = d - rep;
+		extra += 16 + sizeof(struct gt_p_notice);
+	}
+	return extra;
+}
+
+void gt_write_clock(uint64_t *r)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	struct gt_p_clock p;
+	p.mono_ns = gt_mono_ns(); /* right after tsc, then the wall clock */
+	p.real_ns = gt_real_ns();
+	gt_fill(r, 0, GT_CLOCK, 0, tsc, &p, sizeof p);
+}
+
+uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, struct gt_file_error *e)
+{
+	int want_clock;
+	uint64_t dropped;
+	e->err = 0;
+	lock_growth();
+	int st = gt_load(&gt_state);
+	if (gt_truncated || !gt_map || (st != GT_ST_RECORDING && !(final && st == GT_ST_STOPPED))) {
+		unlock_growth();
+		return NULL;
+	}
+	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
+	if (k >= gt_max_chunks) {
+		unlock_growth();
+		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
+		return NULL;
+	}
+	int err = grow_file(GT_FILE_HEADER_SIZE + (k + 1) * (uint64_t)gt_chunk_size);
+	if (err) {
+		unlock_growth();
+		*e = (struct gt_file_error){"the capture file could not grow: ", err};
+		return NULL;
+	}
+	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
+	unlock_growth();
+
+	char *c = gt_map + GT_FILE_HEADER_SIZE + k * (uint64_t)gt_chunk_size;
+	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
+	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
+	gt_sys3(SYS_madvise, c, gt_chunk_size, 23 /* MADV_POPULATE_WRITE */);
+	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
+	uint32_t extra = chunk_extras(tsc, &want_clock, &dropped);
+	h->cpu = cpu;
+	h->seq = k;
+	h->first_tsc = tsc;
+	gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + extra + nbytes);
+	atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
+	uint64_t *p = (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
+	if (want_clock) {
+		gt_write_clock(p);
+		p += (16 + sizeof(struct gt_p_clock)) / 8;
+	}
+	if (dropped) {
+		struct gt_p_notice n = {.value = dropped};
+		gt_fill(p, 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
+		p += (16 + sizeof n) / 8;
+	}
+
+	char *old = gt_load(&gt_slots[cpu].chunk);
+	if (atomic_compare_exchange_strong(&gt_slots[cpu].chunk, &old, c) &&
+	    old != (char *)&gt_full_chunk) {
+		/* The old chunk is full: drop its pages from our mapping (they stay in the file;
+		 * a late writer refaults them), so memory stays bounded by CPUs x chunk size. */
+		gt_sys3(SYS_madvise, old, gt_chunk_size, MADV_DONTNEED);
+	}
+	return p;
+}
+
+/* ---- creation ----------------------------------------------------------------------- */
+
+static int open_capture(void)
+{
+	char num[24];
+	char *path = gt_capture_path;
+	size_t cap = sizeof gt_capture_path;
+	uint64_t pid = (uint64_t)gt_sys0(SYS_getpid);
+	for (unsigned attempt = 0; attempt < 100; attempt++) {
+		size_t n = 0;
+		path[0] = 0;
+		if (gt_cfg.capture_dir[0]) {
+			n = gt_append(path, n, cap, gt_cfg.capture_dir);
+			n = gt_append(path, n, cap, "/");
+		}
+		n = gt_append(path, n, cap, "gotrace-");
+		num[gt_fmt_u64(num, pid)] = 0;
+		n = gt_append(path, n, cap, num);
+		if (attempt) {
+			/* the same pid after exec, or a stale file: never overwrite */
+			n = gt_append(path, n, cap, "-");
+			num[gt_fmt_u64(num, attempt)] = 0;
+			n = gt_append(path, n, cap, num);
+		}
+		gt_append(path, n, cap, ".gtcap");
+		long fd = gt_sys4(SYS_openat, AT_FDCWD, path,
+				  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0)
+			return (int)fd;
+		if (fd != -EEXIST) {
+			gt_warn_err("cannot create the capture ", path, (int)-fd,
+				    "; tracing disabled, the program continues");
+			return -1;
+		}
+	}
+	gt_warn("cannot create the capture: too many files named ", path, "; tracing disabled");
+	return -1;
+}
+
+static void read_small_file(const char *path, char *buf, size_t cap, int nul_to_space)
+{
+	long fd = gt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	buf[0] = 0;
+	if (fd < 0)
+		return;
+	long n = gt_sys3(SYS_read, fd, buf, cap - 1);
+	gt_sys1(SYS_close, fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	if (nul_to_space) {
+		for (long i = 0; i < n - 1; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+	}
+}
+
+static void fill_header(void)
+{
+	struct gt_file_header *h = gt_header;
+	memcpy(h->magic, GT_CAPTURE_MAGIC, 8);
+	h->version = GT_CAPTURE_VERSION;
+	h->byte_order = GT_BYTE_ORDER_MARK;
+	h->header_size = GT_FILE_HEADER_SIZE;
+	h->chunk_size = gt_chunk_size;
+	h->pid = (uint32_t)gt_sys0(SYS_getpid);
+	h->ppid = (uint32_t)gt_sys0(SYS_getppid);
+	long ncpu = 0;
+	char possible[64];
+	read_small_file("/sys/devices/system/cpu/possible", possible, sizeof possible, 0);
+	/* "0-7" or "0,2-5": the highest id + 1 */
+	for (char *p = possible; *p; p++) {
+		if (*p >= '0' && *p <= '9') {
+			long v = 0;
+			while (*p >= '0' && *p <= '9')
+				v = v * 10 + (*p++ - '0');
+			if (v + 1 > ncpu)
+				ncpu = v + 1;
+			if (!*p)
+				break;
+		}
+	}
+	h->n_cpus = (uint32_t)(ncpu > 0 && ncpu <= (long)GT_MAX_CPUS ? ncpu : GT_MAX_CPUS);
+	h->clock_source = gt_clock_tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC;
+	h->tsc_hz = gt_tsc_hz;
+	unsigned cpu;
+	h->start_tsc = gt_now(&cpu);
+	h->start_mono_ns = gt_mono_ns();
+	h->start_real_ns = gt_real_ns();
+	h->stack_mode = gt_stack_mode;
+	h->stack_depth = gt_cfg.stack_depth;
+	h->flags = gt_clock_tsc ? 0 : GT_FILE_TSC_UNRELIABLE;
+#if defined(__x86_64__)
+	h->arch = GT_ARCH_X86_64;
+#else
+	h->arch = GT_ARCH_AARCH64;
+#endif
+	h->start_delay_ns = gt_cfg.start_delay_ns;
+	h->duration_ns = gt_cfg.duration_ns;
+	long n = gt_sys4(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", h->exe_path, GT_PATH_MAX - 1);
+	h->exe_path[n > 0 ? n : 0] = 0;
+	read_small_file("/proc/self/cmdline", h->cmdline, sizeof h->cmdline, 1);
+	gt_store(&gt_last_clock_tsc, h->start_tsc);
+}
+
+int gt_capture_create(struct gt_file_error *e)
+{
+	int fd = open_capture();
+	if (fd < 0) {
+		*e = (struct gt_file_error){NULL, 0};
+		return -1;
+	}
+	gt_fd = fd;
+	void *m = MAP_FAILED;
+	for (uint64_t size = 64ull << 30; size >= (256ull << 20); size >>= 2) {
+		long r = gt_sys((long)SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (r > -4096 && r < 0)
+			continue;
+		m = (void *)r;
+		gt_map_bytes = size;
+		break;
+	}
+	gt_file_bytes = 0;
+	if (m == MAP_FAILED) {
+		*e = (struct gt_file_error){"cannot map the capture: ", ENOMEM};
+		return -1;
+	}
+	gt_map = m;
+	gt_header = (struct gt_file_header *)gt_map;
+	gt_max_chunks = (gt_map_bytes - GT_FILE_HEADER_SIZE) / gt_chunk_size;
+	/* just the first chunk: page faults read ahead up to the end of the file, and every
+	 * page read ahead past the used chunks is zero-filled now and dropped again by the
+	 * final truncation */
+	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_size);
+	if (err) {
+		gt_header = NULL;
+		*e = (struct gt_file_error){"the capture file could not grow: ", err};
+		return -1;
+	}
+	gt_truncated = 0;
+	fill_header();
+	return 0;
+}
+
+/* ---- the end ------------------------------------------------------------------------ */
+
+void gt_capture_trim(void)
+{
+	lock_growth();
+	gt_truncated = 1;
+	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_header->n_chunks) * gt_chunk_size;
+	if (len != gt_file_bytes)
+		gt_sys2(SYS_ftruncate, gt_fd, (long)len);
+	unlock_growth();
+}
+
+void gt_capture_forget(void)
+{
+	gt_slots_full();
+	if (gt_map) {
+		gt_sys2(SYS_munmap, gt_map, (long)gt_map_bytes);
+		gt_map = NULL;
+		gt_header = NULL;
+	}
+	if (gt_fd >= 0) {
+		gt_sys1(SYS_close, gt_fd);
+		gt_fd = -1;
+	}
+	gt_capture_path[0] = 0;
+	gt_store(&gt_dropped, 0);
+	gt_store(&gt_dropped_reported, 0);
+	gt_store(&gt_growth_lock, 0);
+}

@@ -1,0 +1,127 @@
+/* The environment of a child (exec, posix_spawn, the converter at exit): libgotrace.so kept
+ * in LD_PRELOAD, or put back with the GOTRACE_* settings when the program passes an
+ * environment without it, or stripped (GOTRACE_FOLLOW=0). */
+#include "child_env.h"
+#include "modules.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+#define GT_SELF_NAME "libgotrace.so"
+
+/* LD_PRELOAD's value without our entries (separated by ':' or ' '). */
+static size_t strip_self(const char *value, char *out, size_t cap)
+{
+	size_t n = 0;
+	const char *p = value;
+	while (*p) {
+		while (*p == ':' || *p == ' ')
+			p++;
+		const char *e = p;
+		while (*e && *e != ':' && *e != ' ')
+			e++;
+		size_t len = (size_t)(e - p);
+		int self = 0;
+		for (const char *q = p; q + sizeof GT_SELF_NAME - 1 <= e; q++)
+			if (!memcmp(q, GT_SELF_NAME, sizeof GT_SELF_NAME - 1))
+				self = 1;
+		if (len && !self && n + len + 2 < cap) {
+			if (n)
+				out[n++] = ':';
+			memcpy(out + n, p, len);
+			n += len;
+		}
+		p = e;
+	}
+	out[n] = 0;
+	return n;
+}
+
+static const char *const gt_env_names[] = {
+	"GOTRACE_OUT", "GOTRACE_CAPTURE_DIR", "GOTRACE_STACKS", "GOTRACE_STACK_DEPTH",
+	"GOTRACE_START_DELAY", "GOTRACE_DURATION", "GOTRACE_FOLLOW", "GOTRACE_CHUNK_SIZE",
+	"GOTRACE_ROOT_PID",
+};
+
+static int env_has(char *const envp[], const char *name)
+{
+	size_t len = strlen(name);
+	for (size_t i = 0; envp[i]; i++)
+		if (!strncmp(envp[i], name, len) && envp[i][len] == '=')
+			return 1;
+	return 0;
+}
+
+char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
+		    size_t nscratch)
+{
+	if (!envp)
+		envp = environ;
+	if (!envp || !gt_self_path[0])
+		return (char **)envp;
+	size_t n = 0;
+	long preload = -1;
+	for (; envp[n]; n++)
+		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
+			preload = (long)n;
+	int has_self = preload >= 0 && strstr(envp[preload] + 11, GT_SELF_NAME);
+	if ((follow && has_self) || (!follow && !has_self))
+		return (char **)envp;
+	if (n + 2 + sizeof gt_env_names / sizeof gt_env_names[0] > nbuf)
+		return (char **)envp;
+	size_t m = 0, used = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((long)i != preload)
+			buf[m++] = envp[i];
+	char *value = scratch;
+	size_t cap = nscratch;
+	memcpy(value, "LD_PRELOAD=", 11);
+	used = 11;
+	if (follow) {
+		size_t len = strlen(gt_self_path);
+		if (used + len + 2 >= cap)
+			return (char **)envp;
+		memcpy(value + used, gt_self_path, len);
+		used += len;
+		if (preload >= 0 && envp[preload][11] && used + strlen(envp[preload] + 11) + 2 < cap) {
+			value[used++] = ':';
+			strcpy(value + used, envp[preload] + 11);
+			used += strlen(envp[preload] + 11);
+		}
+		value[used++] = 0;
+		buf[m++] = value;
+		/* the program built its environment from scratch: carry our settings over */
+		for (size_t k = 0; k < sizeof gt_env_names / sizeof gt_env_names[0]; k++) {
+			const char *v = getenv(gt_env_names[k]);
+			size_t nl = strlen(gt_env_names[k]);
+			if (!v || env_has(envp, gt_env_names[k]) || used + nl + strlen(v) + 2 >= cap)
+				continue;
+			char *entry = scratch + used;
+			memcpy(entry, gt_env_names[k], nl);
+			entry[nl] = '=';
+			strcpy(entry + nl + 1, v);
+			used += nl + strlen(v) + 2;
+			buf[m++] = entry;
+		}
+	} else {
+		size_t len = strip_self(envp[preload] + 11, value + 11, cap - 11);
+		if (len)
+			buf[m++] = value;
+	}
+	buf[m] = NULL;
+	return buf;
+}
+
+void gt_env_strip_self(void)
+{
+	static char value[GT_ENV_SCRATCH];
+	const char *v = getenv("LD_PRELOAD");
+	if (!v)
+		return;
+	if (strip_self(v, value, sizeof value))
+		setenv("LD_PRELOAD", value, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}

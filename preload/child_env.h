@@ -1,0 +1,18 @@
+/* The environment a child starts with (child_env.c): libgotrace.so kept in LD_PRELOAD, or
+ * put back, or stripped. */
+#ifndef GT_CHILD_ENV_H
+#define GT_CHILD_ENV_H
+
+#include "base.h"
+
+/* room for gt_child_env's result on a caller's stack */
+#define GT_ENV_SLOTS 1024
+#define GT_ENV_SCRATCH 8192
+
+/* envp (NULL: environ) for a child: LD_PRELOAD kept/added (follow) or stripped; the result
+ * points into envp, buf and scratch, or is envp itself */
+char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
+		    size_t nscratch) GT_HIDDEN;
+void gt_env_strip_self(void) GT_HIDDEN;     /* GOTRACE_FOLLOW=0: drop us from LD_PRELOAD */
+
+#endif

@@ -1,0 +1,23 @@
+/* GOTRACE_* settings, parsed once per program image (config.c). */
+#ifndef GT_CONFIG_H
+#define GT_CONFIG_H
+
+#include "base.h"
+
+#include "gotrace/capture.h"
+
+struct gt_config {
+	const char *out;          /* GOTRACE_OUT or NULL */
+	char capture_dir[1024];   /* GOTRACE_CAPTURE_DIR or "" (cwd) */
+	uint32_t stack_mode;      /* enum gt_stack_mode */
+	uint32_t stack_depth;     /* 1 .. GT_MAX_STACK_DEPTH */
+	uint64_t start_delay_ns;
+	uint64_t duration_ns;
+	uint32_t chunk_size;      /* bytes, multiple of 4096 */
+	int follow;               /* exec'd programs stay traced */
+	int is_root;              /* the process the user started (not a traced child) */
+};
+extern struct gt_config gt_cfg GT_HIDDEN;
+void gt_config_load(void) GT_HIDDEN;
+
+#endif

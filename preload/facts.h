@@ -1,0 +1,77 @@
+/* Writing facts (facts.c): the emitters that fill capture.h's payload structs, the fact
+ * shapes every hook family shares, and the small tables behind them (waiters, threads,
+ * descriptor kinds). */
+#ifndef GT_FACTS_H
+#define GT_FACTS_H
+
+#include "fastpath.h"
+
+#include <pthread.h>
+#include <sys/types.h>
+
+/* Records are whole words, so gt_fill copies whole payload structs (capture.h asserts the
+ * exact sizes of most). */
+GT_STATIC_ASSERT((sizeof(struct gt_p_thread_name) | sizeof(struct gt_p_stackonly) |
+		  sizeof(struct gt_p_stack) | sizeof(struct gt_p_module_unload) |
+		  sizeof(struct gt_p_clock) | sizeof(struct gt_p_notice) |
+		  sizeof(struct gt_p_process)) % 8 == 0, "payloads are whole words");
+
+/* Fills a reserved record whose payload is one struct and commits it: timestamp and payload
+ * first, the first word last.  Inlined with a constant size, the copy is plain stores; the
+ * timestamp's relaxed store is a plain mov too, which the vectoriser leaves alone (pairing
+ * it with a payload word cost instructions). */
+GT_INLINE void gt_fill(uint64_t *r, uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
+		       const void *payload, uint32_t size)
+{
+	gt_store((_Atomic uint64_t *)&r[1], tsc);
+	if (size)
+		__builtin_memcpy(r + 2, payload, size);
+	gt_commit(r, gt_rec_word(type, aux, 16 + size, thread));
+}
+
+/* One fact whose payload is one struct (or none: size 0). */
+GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc, unsigned cpu,
+		       const void *payload, uint32_t size)
+{
+	uint64_t *r = gt_reserve(cpu, 16 + size, tsc);
+	if (GT_UNLIKELY(!r))
+		return;
+	gt_fill(r, thread, type, aux, tsc, payload, size);
+}
+
+/* threads now blocked inside hooks, per gt_block_kind: a release checks the waiter table
+ * only when its kind has blocked threads, so an uncontended unlock costs one relaxed load */
+extern _Atomic uint64_t gt_n_blocked[GT_BK_COUNT] GT_HIDDEN;
+extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
+
+void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;
+void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc) GT_HIDDEN;
+void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc, unsigned cpu) GT_HIDDEN;
+void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine) GT_HIDDEN;
+void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count) GT_HIDDEN;
+void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg) GT_HIDDEN;
+void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err) GT_HIDDEN;
+void gt_fact_thread_name(uint32_t serial, const char *name) GT_HIDDEN;
+void gt_fact_thread_existing(struct gt_tls *t) GT_HIDDEN;
+void gt_fact_notice(unsigned cpu, uint8_t kind, uint64_t value) GT_HIDDEN;
+void gt_fact_process(struct gt_tls *t, uint8_t kind, uint64_t tsc, unsigned cpu, pid_t child, int err) GT_HIDDEN;
+void gt_finish_pending(struct gt_tls *t) GT_HIDDEN;
+void gt_thread_end(struct gt_tls *t, uint8_t how) GT_HIDDEN;
+int gt_block_result(int rc) GT_HIDDEN;
+uint8_t gt_fd_kind(int fd) GT_HIDDEN;
+void gt_fd_forget(int fd) GT_HIDDEN;
+
+/* waiter table: objects some hooked thread is blocked on right now */
+int gt_waiters_add(uint64_t obj) GT_HIDDEN;
+void gt_waiters_remove(uint64_t obj) GT_HIDDEN;
+int gt_waiters_has(uint64_t obj) GT_HIDDEN;
+void gt_waiters_reset(void) GT_HIDDEN;
+
+/* thread table: pthread_t -> serial, for join and setname on other threads */
+void gt_threads_put(pthread_t th, uint32_t serial, int from_child) GT_HIDDEN;
+uint32_t gt_threads_get(pthread_t th, int *ended) GT_HIDDEN;
+void gt_threads_mark_ended(pthread_t th) GT_HIDDEN;
+void gt_threads_remove(pthread_t th) GT_HIDDEN;
+void gt_threads_reset(void) GT_HIDDEN;
+
+#endif

@@ -1,0 +1,125 @@
+/* The inline fast path every hook runs: the thread's TLS, entry (gt_enter), the clock read
+ * (gt_now), the reservation (gt_reserve) and the commit.
+ *
+ * A fact costs one timestamp (rdtsc, with the CPU from glibc's rseq area), one atomic
+ * fetch-add on the current CPU's chunk, a few stores, and the record's first word stored
+ * last with release semantics (capture.h).  Everything exceptional -- not initialised,
+ * recording not started or stopped, chunk full, duration over -- lands in the one noinline
+ * gt_reserve_slow() (lifecycle.c): before initialisation every CPU slot points at a constant
+ * "full" chunk, so the first fact takes the slow path without an extra branch (mimalloc's
+ * empty heap).
+ */
+#ifndef GT_FASTPATH_H
+#define GT_FASTPATH_H
+
+#include "base.h"
+
+#include "gotrace/capture.h"
+
+/* ---- per-thread state (one small initial-exec TLS struct) -------------------------- */
+
+enum gt_pending { GT_PENDING_NONE = 0, GT_PENDING_BLOCK = 1, GT_PENDING_SYSCALL = 2 };
+
+struct gt_tls {
+	uint32_t serial;          /* capture-local thread id, 0 = not yet known */
+	uint32_t epoch;           /* gt_epoch when this thread was last announced */
+	uint8_t busy;             /* inside tracer code: nested hooks pass straight through */
+	uint8_t ended;            /* GT_THREAD_END written: no more facts from this thread */
+	uint8_t exit_how;         /* set by the pthread_exit hook */
+	uint8_t trampoline;       /* started through gt_thread_trampoline */
+	uint8_t pending;          /* enum gt_pending: a blocking call in progress */
+	uint8_t pending_kind;     /* gt_block_kind of it */
+	uint8_t waiter_registered;/* pending block registered in the waiter table */
+	uint8_t pad;
+	uint32_t pending_nr;
+	uint64_t pending_obj;
+	uintptr_t stack_hi;       /* frame-pointer walks stay below this (0 = unknown) */
+};
+extern __thread struct gt_tls gt_tls GT_HIDDEN __attribute__((tls_model("initial-exec")));
+
+extern _Atomic int gt_enabled GT_HIDDEN;     /* 0: every hook passes straight through */
+extern _Atomic uint32_t gt_epoch GT_HIDDEN;  /* bumped when recording (re)starts */
+
+/* ---- the clock (clock.c sets these up) ------------------------------------------------ */
+
+extern int gt_use_rdtscp GT_HIDDEN;          /* TSC timestamps and rdtscp for the CPU */
+extern int gt_use_rseq_tsc GT_HIDDEN;        /* TSC timestamps, CPU from glibc's rseq area */
+extern ptrdiff_t gt_rseq_offset GT_HIDDEN;
+uint64_t gt_now_slow(unsigned *cpu) GT_HIDDEN;
+
+/* rdtsc (~11 ns here) plus the CPU number the kernel keeps in the thread's rseq area (one
+ * load) beats rdtscp (~22 ns); a migration between the two reads only files the fact under
+ * the CPU the thread just left, which the per-CPU reservation tolerates. */
+#if defined(__x86_64__)
+GT_INLINE uint64_t gt_now(unsigned *cpu)
+{
+	if (GT_LIKELY(gt_use_rseq_tsc)) {
+		const char *tp = __builtin_thread_pointer();
+		uint32_t lo, hi;
+		*cpu = (unsigned)*(const volatile int32_t *)(tp + gt_rseq_offset + 4) & (GT_MAX_CPUS - 1);
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+	if (GT_LIKELY(gt_use_rdtscp)) {
+		uint32_t lo, hi, aux;
+		__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+		*cpu = aux & 0xfff; /* Linux puts node << 12 | cpu in TSC_AUX */
+		return ((uint64_t)hi << 32) | lo;
+	}
+	return gt_now_slow(cpu);
+}
+#else
+GT_INLINE uint64_t gt_now(unsigned *cpu) { return gt_now_slow(cpu); }
+#endif
+
+/* ---- reserve and commit (the chunks are capture_file.c's) ----------------------------- */
+
+struct gt_slot {
+	_Atomic(char *) chunk;    /* current chunk of this CPU (or the constant full chunk) */
+	char pad[56];
+};
+extern struct gt_slot gt_slots[GT_MAX_CPUS] GT_HIDDEN;
+extern uint32_t gt_chunk_size GT_HIDDEN;
+extern uint64_t gt_stop_tsc GT_HIDDEN;       /* facts at or after this go to the slow path */
+
+uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc) GT_HIDDEN GT_NOINLINE;
+
+GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
+{
+	char *chunk = gt_load(&gt_slots[cpu].chunk);
+	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
+	uint64_t off = gt_add(used, nbytes);
+	if (GT_UNLIKELY(off + nbytes > gt_chunk_size || tsc >= gt_stop_tsc))
+		return gt_reserve_slow(cpu, nbytes, tsc);
+	return (uint64_t *)(chunk + off);
+}
+
+GT_INLINE uint64_t gt_rec_word(uint8_t type, uint8_t aux, uint32_t nbytes, uint32_t thread)
+{
+	return (uint64_t)type | (uint64_t)aux << 8 | (uint64_t)(nbytes / 8) << 16 |
+	       (uint64_t)thread << 32;
+}
+
+GT_INLINE void gt_commit(uint64_t *rec, uint64_t first_word)
+{
+	atomic_store_explicit((_Atomic uint64_t *)rec, first_word, memory_order_release);
+}
+
+/* ---- hook entry ----------------------------------------------------------------------- */
+
+struct gt_tls *gt_thread_adopt(struct gt_tls *t) GT_HIDDEN GT_NOINLINE;
+
+/* NULL: pass straight through (tracing off, failed, or the tracer itself is calling). */
+GT_INLINE struct gt_tls *gt_enter(void)
+{
+	if (GT_UNLIKELY(!gt_load(&gt_enabled)))
+		return NULL;
+	struct gt_tls *t = &gt_tls;
+	if (GT_UNLIKELY(t->busy | t->ended))
+		return NULL;
+	if (GT_UNLIKELY(t->epoch != gt_load(&gt_epoch)))
+		return gt_thread_adopt(t);
+	return t;
+}
+
+#endif

@@ -1,0 +1,256 @@
+/* The life of a capture: the states, initialisation (once per program image, again in a fork
+ * child), the slow path of every reservation, start and stop, fork children, and the end of
+ * the process. */
+#include "lifecycle.h"
+#include "capture_file.h"
+#include "child_env.h"
+#include "clock.h"
+#include "config.h"
+#include "exit_convert.h"
+#include "facts.h"
+#include "hooks.def"
+#include "modules.h"
+#include "stacks.h"
+
+_Atomic int gt_enabled = 1;
+_Atomic int gt_state = GT_ST_UNINIT;
+_Atomic uint32_t gt_epoch = 1;
+uint64_t gt_stop_tsc = UINT64_MAX;
+__thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
+
+static uint64_t gt_start_deadline;   /* DELAYED -> RECORDING at this timestamp */
+static int gt_image_ready;           /* config, clock and self range set for this image */
+
+/* Recording cannot go on: say so once, keep every committed fact, let the program run. */
+static void gt_fail(const char *what, int err)
+{
+	char eb[32];
+	int st = gt_load(&gt_state);
+	if (st == GT_ST_FAILED)
+		return;
+	gt_store(&gt_state, GT_ST_FAILED);
+	gt_store(&gt_enabled, 0);
+	gt_slots_full();
+	if (gt_header)
+		atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_WRITE_FAILED);
+	gt_warn(what, gt_errno_text(err, eb), "; recording stopped, the program continues");
+}
+
+static uint64_t *open_chunk(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final)
+{
+	struct gt_file_error e;
+	uint64_t *r = gt_chunk_open(cpu, nbytes, tsc, final, &e);
+	if (!r && e.err)
+		gt_fail(e.what, e.err);
+	return r;
+}
+
+static void start_recording(void)
+{
+	int expected = GT_ST_DELAYED;
+	if (atomic_compare_exchange_strong(&gt_state, &expected, GT_ST_RECORDING))
+		atomic_fetch_add(&gt_epoch, 1);
+}
+
+static void stop_recording(int process_end);
+
+uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
+{
+	int saved_errno = errno;
+	struct gt_tls *t = &gt_tls;
+	uint8_t was_busy = t->busy;
+	uint64_t *r = NULL;
+	t->busy = 1;
+	switch (gt_load(&gt_state)) {
+	case GT_ST_UNINIT:
+		gt_init();
+		break;
+	case GT_ST_DELAYED:
+		if (tsc >= gt_start_deadline)
+			start_recording();
+		break;
+	case GT_ST_RECORDING:
+		if (tsc >= gt_stop_tsc) {
+			stop_recording(0);
+			break;
+		}
+		r = open_chunk(cpu, nbytes, tsc, 0);
+		if (!r)
+			gt_add(&gt_dropped, 1);
+		break;
+	default:
+		break;
+	}
+	t->busy = was_busy;
+	errno = saved_errno;
+	return r;
+}
+
+/* a reservation that bypasses the stop check (end-of-capture records) */
+static uint64_t *reserve_final(unsigned cpu, uint32_t nbytes)
+{
+	char *chunk = gt_load(&gt_slots[cpu].chunk);
+	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
+	uint64_t off = gt_add(used, nbytes);
+	if (off + nbytes <= gt_chunk_size)
+		return (uint64_t *)(chunk + off);
+	unsigned c2;
+	return open_chunk(cpu, nbytes, gt_now(&c2), 1);
+}
+
+static void write_end_records(int process_end)
+{
+	unsigned cpu;
+	uint64_t *r;
+	struct gt_tls *t = &gt_tls;
+	if (process_end && t->serial && !t->ended && t->epoch == gt_load(&gt_epoch)) {
+		uint64_t tsc = gt_now(&cpu);
+		if ((r = reserve_final(cpu, 16)))
+			gt_fill(r, t->serial, GT_THREAD_END, GT_END_PROCESS, tsc, NULL, 0);
+	}
+	struct gt_p_notice dropped = {.value = gt_load(&gt_dropped) - gt_load(&gt_dropped_reported)};
+	gt_now(&cpu);
+	if (dropped.value && (r = reserve_final(cpu, 16 + sizeof dropped))) {
+		unsigned c2;
+		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_DROPPED, gt_now(&c2), &dropped, sizeof dropped);
+		gt_store(&gt_dropped_reported, gt_load(&gt_dropped));
+	}
+	if ((r = reserve_final(cpu, 16 + sizeof(struct gt_p_clock))))
+		gt_write_clock(r);
+	uint64_t tsc = gt_now(&cpu);
+	if ((r = reserve_final(cpu, 16)))
+		gt_fill(r, 0, GT_CAPTURE_END, 0, tsc, NULL, 0);
+}
+
+static void stop_recording(int process_end)
+{
+	int expected = GT_ST_RECORDING;
+	if (!atomic_compare_exchange_strong(&gt_state, &expected, GT_ST_STOPPED))
+		return;
+	gt_store(&gt_enabled, 0);
+	write_end_records(process_end);
+	gt_slots_full();
+}
+
+/* ---- initialisation and fork children ------------------------------------------------ */
+
+static uint64_t ns_to_ticks(uint64_t ns)
+{
+	return gt_clock_tsc ? (uint64_t)((double)ns * (double)gt_tsc_hz / 1e9) : ns;
+}
+
+static void after_fork_child(void);
+
+int gt_init(void)
+{
+	int expected = GT_ST_UNINIT;
+	if (!atomic_compare_exchange_strong(&gt_state, &expected, GT_ST_INITIALIZING))
+		return expected == GT_ST_RECORDING || expected == GT_ST_DELAYED;
+	struct gt_tls *t = &gt_tls;
+	uint8_t was_busy = t->busy;
+	t->busy = 1;
+	gt_resolve_all();
+	if (!gt_image_ready) {
+		gt_config_load();
+		gt_clock_setup();
+		gt_self_range();
+		gt_stack_mode = gt_cfg.stack_mode;
+		gt_stacks_setup();
+		pthread_atfork(NULL, NULL, after_fork_child);
+		if (!gt_cfg.follow)
+			gt_env_strip_self(); /* children (system, popen, exec with environ) start untraced */
+		gt_image_ready = 1;
+	}
+	gt_chunk_size = gt_cfg.chunk_size;
+
+	struct gt_file_error e;
+	if (gt_capture_create(&e) < 0) {
+		if (!e.what) {
+			gt_store(&gt_state, GT_ST_FAILED);
+			gt_store(&gt_enabled, 0);
+		} else {
+			gt_store(&gt_state, GT_ST_UNINIT);
+			gt_fail(e.what, e.err);
+		}
+		t->busy = was_busy;
+		return 0;
+	}
+	uint64_t start = gt_header->start_tsc;
+	gt_start_deadline = start + ns_to_ticks(gt_cfg.start_delay_ns);
+	gt_stop_tsc = gt_cfg.duration_ns ? gt_start_deadline + ns_to_ticks(gt_cfg.duration_ns) : UINT64_MAX;
+
+	if (gt_cfg.start_delay_ns) {
+		gt_store(&gt_state, GT_ST_DELAYED);
+	} else {
+		gt_store(&gt_state, GT_ST_RECORDING);
+		atomic_fetch_add(&gt_epoch, 1);
+	}
+	/* Facts that describe the process rather than a thread: written even while delayed. */
+	unsigned cpu;
+	gt_now(&cpu);
+	int st = gt_load(&gt_state);
+	gt_store(&gt_state, GT_ST_RECORDING);
+	uint64_t *r = open_chunk(cpu, 16 + sizeof(struct gt_p_clock), start, 0);
+	if (r)
+		gt_write_clock(r);
+	gt_modules_emit_all();
+	gt_store(&gt_state, st);
+	t->busy = was_busy;
+	return 1;
+}
+
+/* The child starts a capture of its own at its first fact. */
+static void after_fork_child(void)
+{
+	int st = gt_load(&gt_state);
+	gt_capture_forget();
+	gt_cfg.is_root = 0;
+	gt_store(&gt_next_serial, 2);
+	gt_stop_tsc = UINT64_MAX;
+	gt_waiters_reset();
+	gt_threads_reset();
+	gt_stacks_reset();
+	gt_modules_reset();
+	struct gt_tls *t = &gt_tls;
+	t->serial = 0;
+	t->epoch = 0;
+	t->pending = GT_PENDING_NONE;
+	atomic_fetch_add(&gt_epoch, 1);
+	/* A child of a process whose recording ended or failed stays untraced. */
+	if (st == GT_ST_STOPPED || st == GT_ST_FAILED || st == GT_ST_UNINIT) {
+		gt_store(&gt_state, st == GT_ST_UNINIT ? GT_ST_UNINIT : GT_ST_FAILED);
+		return;
+	}
+	gt_store(&gt_state, GT_ST_UNINIT);
+}
+
+/* ---- the end ------------------------------------------------------------------------ */
+
+void gt_finalize(int convert)
+{
+	struct gt_tls *t = &gt_tls;
+	int st = gt_load(&gt_state);
+	if (st != GT_ST_RECORDING && st != GT_ST_STOPPED && st != GT_ST_DELAYED)
+		return;
+	t->busy = 1;
+	if (st == GT_ST_DELAYED)
+		gt_store(&gt_state, GT_ST_RECORDING); /* the end records still describe the process */
+	stop_recording(1);
+	if (!gt_header)
+		return;
+	atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_FINALIZED);
+	gt_capture_trim();
+	if (convert && gt_cfg.out)
+		gt_exit_convert(gt_capture_path);
+}
+
+__attribute__((constructor)) static void gt_constructor(void)
+{
+	gt_resolve_all();
+	if (gt_load(&gt_state) == GT_ST_UNINIT)
+		gt_init();
+	struct gt_tls *t = gt_enter(); /* announces the main thread */
+	(void)t;
+}
+
+__attribute__((destructor)) static void gt_destructor(void) { gt_finalize(1); }

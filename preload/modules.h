@@ -1,0 +1,15 @@
+/* The module map (modules.c) and where libgotrace.so itself is. */
+#ifndef GT_MODULES_H
+#define GT_MODULES_H
+
+#include "base.h"
+
+#include "gotrace/capture.h"
+
+void gt_modules_emit_all(void) GT_HIDDEN;
+void gt_modules_reset(void) GT_HIDDEN;
+extern uintptr_t gt_self_lo GT_HIDDEN, gt_self_hi GT_HIDDEN; /* our own text: trimmed */
+extern char gt_self_path[GT_PATH_MAX] GT_HIDDEN;           /* "" when unknown */
+void gt_self_range(void) GT_HIDDEN;
+
+#endif
