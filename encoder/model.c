@@ -28,7 +28,8 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	enum gt_go_event ev = GT_GO_GO_BLOCK_SYNC;
 	uint64_t key = b->obj;
 	if (kind == GT_BK_JOIN) {
-		struct mthread *target = b->obj < (1u << 24) ? gtm_thread_get(m, (uint32_t)b->obj) : NULL;
+		struct mthread *target =
+			b->obj < (1u << 24) ? gtm_thread_get(m, (uint32_t)b->obj) : NULL;
 		if (target && target->state == T_DEAD)
 			return; /* joining a dead thread does not block */
 		key = b->obj | JOIN_KEY_BIT;
@@ -89,8 +90,9 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 	/* never an empty creator stack: Go 1.19's task analysis reads its first frame when the
 	 * creator is inside a user region */
 	uint64_t stk = gtm_captured_stack(m, n->stack);
-	gtm_emit(m, t->p, GT_GO_GO_CREATE, ns, t, c, c->g, gtm_routine_stack(m, n->start_routine, S_PREEXISTING),
-	     stk ? stk : gtm_synth_stack(m, S_NO_FRAMES));
+	gtm_emit(m, t->p, GT_GO_GO_CREATE, ns, t, c, c->g,
+		 gtm_routine_stack(m, n->start_routine, S_PREEXISTING),
+		 stk ? stk : gtm_synth_stack(m, S_NO_FRAMES));
 	m->ctr.threads++;
 }
 
@@ -108,7 +110,8 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 	struct mthread *t = gtm_fact_thread(m, r, ns, S_UNKNOWN);
 	if (!t)
 		return;
-	gtm_wake_waiters(m, t, t->serial | JOIN_KEY_BIT, GT_WAKE_ALL, ns, gtm_synth_stack(m, S_EXIT));
+	gtm_wake_waiters(m, t, t->serial | JOIN_KEY_BIT, GT_WAKE_ALL, ns,
+			 gtm_synth_stack(m, S_EXIT));
 	gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
 	m->ps[t->p].running = 0;
 	t->state = T_DEAD;
@@ -261,8 +264,8 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 		m->ctr.user_annotations++;
 		return;
 	case GT_USER_LOG:
-		gt_wire_user_log(m->w, t->p, gtm_take_tick(m, t->p, t, NULL, ns), u->id, name_id, stk, msg,
-				 u->msg_len);
+		gt_wire_user_log(m->w, t->p, gtm_take_tick(m, t->p, t, NULL, ns), u->id, name_id,
+				 stk, msg, u->msg_len);
 		m->ctr.user_annotations++;
 		return;
 	default:

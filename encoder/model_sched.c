@@ -209,7 +209,8 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 			     : t->wait_kind == GT_BK_SLEEP && reason == S_UNKNOWN ? S_TIMER
 										 : reason;
 		gtm_wait_remove(m, t);
-		gtm_emit(m, p, GT_GO_GO_UNBLOCK, ns, t, NULL, t->g, ++t->seq, gtm_synth_stack(m, r));
+		gtm_emit(m, p, GT_GO_GO_UNBLOCK, ns, t, NULL, t->g, ++t->seq,
+			 gtm_synth_stack(m, r));
 		m->ctr.unknown_wakeups++;
 	} else if (t->state == T_SYSBLOCKED) {
 		gtm_emit(m, p, GT_GO_GO_SYSEXIT, ns, t, NULL, t->g, ++t->seq, 0);

@@ -20,7 +20,8 @@ static const char *const synth_names[S_COUNT] = {
 /* The one frame of a synthetic stack. */
 static struct gt_wire_frame synth_frame(enum synth s)
 {
-	return (struct gt_wire_frame){SYNTH_PC_BASE + (uint64_t)s + 1, synth_names[s], "[gotrace]", 0};
+	return (struct gt_wire_frame){SYNTH_PC_BASE + (uint64_t)s + 1, synth_names[s], "[gotrace]",
+				      0};
 }
 
 /* The map behind the start-routine stacks (and the model's live user tasks). */

@@ -523,6 +523,8 @@ static int stack_by_total_desc(const void *a, const void *b)
 
 static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 {
+	if (n == 0)   /* sites is NULL then, which qsort must not be given */
+		return;
 	qsort(sites, n, sizeof *sites, by_total_desc);
 	for (size_t i = 0; i < n; i++) {
 		group_stacks_by_frames(r, &sites[i]);
