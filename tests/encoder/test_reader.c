@@ -292,6 +292,17 @@ Test(reader, late_records_within_the_window_are_sorted_beyond_it_clamped)
 	}
 }
 
+/* Writes cb as capture `name` (its path into p), frees it, opens the capture. */
+static struct gt_capture *write_and_open(struct gt_cb *cb, const char *name, char *p)
+{
+	path_of(p, name);
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+	struct gt_capture *c = gt_capture_open(p, NULL, 0);
+	cr_assert(c);
+	return c;
+}
+
 Test(reader, peek_shows_what_next_delivers_within_the_lookahead)
 {
 	/* two CPUs, one of them with late records (sorted and clamped): whatever a peek shows
@@ -305,12 +316,7 @@ Test(reader, peek_shows_what_next_delivers_within_the_lookahead)
 	for (int i = 0; i < 6000; i++)
 		gt_cb_yield(cb, 0, T0 + 1005 + 10 * (uint64_t)i, 1, 0);
 	char p[PATH_MAX];
-	path_of(p, "peek");
-	cr_assert_eq(gt_cb_write(cb, p), 0);
-	gt_cb_free(cb);
-
-	struct gt_capture *c = gt_capture_open(p, NULL, 0);
-	cr_assert(c);
+	struct gt_capture *c = write_and_open(cb, "peek", p);
 	enum { N = 4095 };
 	static struct { uint64_t tsc, rec_tsc; uint32_t cpu, thread; } seen[N];
 	struct gt_capture_record r, q;
@@ -358,12 +364,7 @@ Test(reader, peek_stops_at_a_mebibyte_of_records)
 	for (uint32_t id = 1; id <= 300; id++)
 		gt_cb_stack(cb, 0, T0 + id, id, pcs, 900);
 	char p[PATH_MAX];
-	path_of(p, "peek-bytes");
-	cr_assert_eq(gt_cb_write(cb, p), 0);
-	gt_cb_free(cb);
-
-	struct gt_capture *c = gt_capture_open(p, NULL, 0);
-	cr_assert(c);
+	struct gt_capture *c = write_and_open(cb, "peek-bytes", p);
 	struct gt_capture_record r, q;
 	cr_assert(gt_capture_next(c, &r));
 	size_t len = (size_t)r.rec->nwords * 8, held = len, i = 0;
