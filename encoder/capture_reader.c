@@ -11,7 +11,9 @@
 
 #define REORDER_WINDOW 128u   /* records held per CPU stream before release */
 #define WINDOW_BYTES (64u * 1024u) /* pread window per CPU stream (>= the largest record) */
-#define SMALL_SLOT_BYTES 64u  /* most records fit; larger ones grow their slot once */
+#define SMALL_SLOT_BYTES 64u  /* most records fit; larger ones grow their slot */
+#define AHEAD_RECORDS 4095u   /* merged records a peek may see past the one delivered */
+#define AHEAD_BYTES (1u << 20) /* ... and at most this many bytes, the delivered one included */
 #define MAX_THREAD_SERIAL (1u << 24)
 #define MAX_STACK_ID (1u << 24)
 
@@ -21,11 +23,17 @@ struct heap_item {
 	uint32_t slot;           /* where the record's bytes are */
 };
 
-/* A record copied out of the read window: the window moves on, the record waits in the
- * reorder heap. */
+/* A record copied out of the read window, once: the window moves on, the record waits in
+ * its stream's reorder ring, then in the lookahead, until it has been delivered. */
 struct slot {
 	uint8_t *data;
 	size_t cap;
+};
+
+/* A record in merged order: its slot, its CPU, its tsc once clamped. */
+struct merged {
+	uint64_t tsc;
+	uint32_t slot, cpu;
 };
 
 struct chunk_ref {
@@ -44,9 +52,6 @@ struct cpu_stream {
 	bool in_garbage;
 	struct heap_item heap[REORDER_WINDOW];
 	size_t heap_n, heap_head;
-	struct slot slots[REORDER_WINDOW + 1];
-	uint32_t free_slots[REORDER_WINDOW + 1];
-	size_t n_free;
 	uint64_t order;
 	uint64_t last_out_tsc;
 	uint64_t head_key;         /* stream_head_tsc, cached for the merge heap */
@@ -64,8 +69,15 @@ struct gt_capture {
 	size_t n_streams;
 	size_t *merge;            /* heap of stream indices keyed by their next tsc */
 	size_t merge_n;
-	struct cpu_stream *out_stream;  /* the record delivered last holds a slot until the next */
-	uint32_t out_slot;
+	struct slot *slots;       /* one pool for the reorder rings and the lookahead */
+	uint32_t *free_slots;
+	uint32_t n_slots, n_free;
+	/* The lookahead: records already merged, not yet delivered (filled by peeks only). */
+	struct merged ahead[AHEAD_RECORDS];
+	size_t ahead_first, ahead_n;
+	size_t held_bytes;        /* bytes of the lookahead and of the delivered record */
+	bool out_held;            /* the record delivered last holds its slot until the next */
+	struct merged out;
 	struct gt_capture_stats stats;
 };
 
@@ -167,6 +179,53 @@ static bool window_ensure(struct gt_capture *c, struct cpu_stream *s, size_t wan
 	return true;
 }
 
+/* A free slot of at least len bytes; false when memory runs out.  The pool grows on demand:
+ * it is bounded by the reorder rings and the lookahead, not by the file. */
+static bool slot_take(struct gt_capture *c, size_t len, uint32_t *out)
+{
+	if (!c->n_free) {
+		uint32_t cap = c->n_slots ? 2 * c->n_slots : 256;
+		struct slot *sl = realloc(c->slots, cap * sizeof *sl);
+		if (!sl)
+			return false;
+		c->slots = sl;
+		uint32_t *fr = realloc(c->free_slots, cap * sizeof *fr);
+		if (!fr)
+			return false;
+		c->free_slots = fr;
+		for (uint32_t k = cap; k-- > c->n_slots;) {
+			c->slots[k] = (struct slot){0};
+			c->free_slots[c->n_free++] = k;
+		}
+		c->n_slots = cap;
+	}
+	uint32_t k = c->free_slots[c->n_free - 1];
+	struct slot *sl = &c->slots[k];
+	if (sl->cap < len) {
+		size_t cap = sl->cap ? sl->cap : SMALL_SLOT_BYTES;
+		while (cap < len)
+			cap *= 2;
+		uint8_t *d = realloc(sl->data, cap);
+		if (!d)
+			return false;
+		sl->data = d;
+		sl->cap = cap;
+	}
+	c->n_free--;
+	*out = k;
+	return true;
+}
+
+static void slot_put(struct gt_capture *c, uint32_t slot)
+{
+	c->free_slots[c->n_free++] = slot;
+}
+
+static size_t slot_len(const struct gt_capture *c, uint32_t slot)
+{
+	return (size_t)((const struct gt_rec *)c->slots[slot].data)->nwords * 8;
+}
+
 /* The next valid record of the stream in file order, copied into a free slot; false at
  * the end of the stream. */
 static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *slot_out)
@@ -212,18 +271,10 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 			c->stats.resyncs++;
 			s->in_garbage = false;
 		}
-		uint32_t slot = s->free_slots[--s->n_free];
-		struct slot *sl = &s->slots[slot];
-		if (sl->cap < len) {
-			uint8_t *d = realloc(sl->data, GT_MAX_RECORD_WORDS * 8);
-			if (!d) {
-				s->free_slots[s->n_free++] = slot;
-				return false;
-			}
-			sl->data = d;
-			sl->cap = GT_MAX_RECORD_WORDS * 8;
-		}
-		memcpy(sl->data, p, len);
+		uint32_t slot;
+		if (!slot_take(c, len, &slot))
+			return false;
+		memcpy(c->slots[slot].data, p, len);
 		s->pos += len;
 		c->stats.bytes_read += len;
 		*slot_out = slot;
@@ -261,13 +312,13 @@ static struct heap_item heap_pop(struct cpu_stream *s)
 
 static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 {
-	while (!s->exhausted && s->heap_n < REORDER_WINDOW && s->n_free) {
+	while (!s->exhausted && s->heap_n < REORDER_WINDOW) {
 		uint32_t slot;
 		if (!stream_read(c, s, &slot)) {
 			s->exhausted = true;
 			break;
 		}
-		const struct gt_rec *r = (const void *)s->slots[slot].data;
+		const struct gt_rec *r = (const void *)c->slots[slot].data;
 		heap_push(s, (struct heap_item){r->tsc, s->order++, slot});
 	}
 }
@@ -428,11 +479,6 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 		if (!s->n_chunks)
 			continue;
 		s->win = malloc(WINDOW_BYTES);
-		for (uint32_t k = 0; k <= REORDER_WINDOW; k++) {
-			s->slots[k].data = malloc(SMALL_SLOT_BYTES);
-			s->slots[k].cap = s->slots[k].data ? SMALL_SLOT_BYTES : 0;
-			s->free_slots[s->n_free++] = k;
-		}
 		if (!s->win) {
 			gt_capture_close(c);
 			return NULL;
@@ -460,13 +506,9 @@ bool gt_capture_truncated(const struct gt_capture *c)
 	return c->truncated || c->stats.chunks_truncated;
 }
 
-bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)
+/* Takes the next record of the merged order out of the reorder rings; false at the end. */
+static bool merge_pop(struct gt_capture *c, struct merged *out)
 {
-	if (c->out_stream) {
-		/* REORDER_WINDOW + 1 slots: a full window (refilled at each pop) and this one */
-		c->out_stream->free_slots[c->out_stream->n_free++] = c->out_slot;
-		c->out_stream = NULL;
-	}
 	if (!c->merge_n)
 		return false;
 	struct cpu_stream *s = &c->streams[c->merge[0]];
@@ -483,16 +525,58 @@ bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)
 	else
 		s->head_key = stream_head_tsc(s);
 	merge_sift_down(c, 0);
+	*out = (struct merged){tsc, it.slot, s->cpu};
+	return true;
+}
 
-	const struct gt_rec *rec = (const void *)s->slots[it.slot].data;
-	c->out_stream = s;
-	c->out_slot = it.slot;
+static void record_of(const struct gt_capture *c, const struct merged *m,
+		      struct gt_capture_record *out)
+{
+	const struct gt_rec *rec = (const void *)c->slots[m->slot].data;
 	out->rec = rec;
 	out->payload = rec + 1;
 	out->payload_len = (size_t)rec->nwords * 8 - sizeof *rec;
-	out->cpu = s->cpu;
-	out->tsc = tsc;
+	out->cpu = m->cpu;
+	out->tsc = m->tsc;
+}
+
+bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)
+{
+	if (c->out_held) {
+		c->held_bytes -= slot_len(c, c->out.slot);
+		slot_put(c, c->out.slot);
+		c->out_held = false;
+	}
+	if (c->ahead_n) {
+		c->out = c->ahead[c->ahead_first];
+		c->ahead_first = (c->ahead_first + 1) % AHEAD_RECORDS;
+		c->ahead_n--;
+	} else if (merge_pop(c, &c->out)) {
+		c->held_bytes += slot_len(c, c->out.slot);
+	} else {
+		return false;
+	}
+	c->out_held = true;
+	record_of(c, &c->out, out);
 	c->stats.records++;
+	return true;
+}
+
+bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *out)
+{
+	while (c->ahead_n <= i) {
+		if (c->ahead_n == AHEAD_RECORDS || !c->merge_n)
+			return false;
+		const struct cpu_stream *s = &c->streams[c->merge[0]];
+		size_t len = slot_len(c, s->heap[s->heap_head].slot);
+		if (c->held_bytes + len > AHEAD_BYTES)
+			return false;
+		struct merged *m = &c->ahead[(c->ahead_first + c->ahead_n) % AHEAD_RECORDS];
+		merge_pop(c, m);
+		c->ahead_n++;
+		c->held_bytes += len;
+	}
+	record_of(c, &c->ahead[(c->ahead_first + i) % AHEAD_RECORDS], out);
 	return true;
 }
 
@@ -509,9 +593,11 @@ void gt_capture_close(struct gt_capture *c)
 		for (size_t i = 0; i < c->n_streams; i++) {
 			free(c->streams[i].chunks);
 			free(c->streams[i].win);
-			for (uint32_t k = 0; k <= REORDER_WINDOW; k++)
-				free(c->streams[i].slots[k].data);
 		}
+	for (uint32_t k = 0; k < c->n_slots; k++)
+		free(c->slots[k].data);
+	free(c->slots);
+	free(c->free_slots);
 	free(c->streams);
 	free(c->merge);
 	close(c->fd);

@@ -1,14 +1,18 @@
 /* capture_reader: streams the records of a capture file (include/gotrace/capture.h) in one
  * global timestamp order.
  *
- * Each CPU's chunks are walked in seq order through a small pread window (records waiting
- * in the reorder heap are copied out of it), so memory does not grow with the file and the
- * page cache is never mapped.
+ * Each CPU's chunks are walked in seq order through a small pread window; each record is
+ * copied out of it once, into a slot of one pool, where it stays until it has been
+ * delivered.  Memory does not grow with the file and the page cache is never mapped.
  * Damage is tolerated and counted: zero words (uncommitted records), garbage (unknown type,
  * impossible length or payload, implausible timestamp) skipped word by word until a record
  * parses again, torn tails, truncated or foreign chunks.  Records of one CPU are only roughly
  * ordered (a thread may be preempted between its timestamp and its reservation), so each
- * CPU stream goes through a small reorder heap; what is still out of order is clamped. */
+ * CPU stream goes through a small reorder ring; what is still out of order is clamped.
+ *
+ * The one reorder stage is this reader's: a consumer that needs to see the future (the
+ * model, to choose which waiter a release wakes) peeks into the merged stream instead of
+ * buffering its own copy. */
 #ifndef GOTRACE_CAPTURE_READER_H
 #define GOTRACE_CAPTURE_READER_H
 
@@ -35,7 +39,8 @@ struct gt_capture_stats {
 				      * bytes_garbage: the part of bytes_total consumed) */
 };
 
-/* One record in merged order.  rec stays valid until the next gt_capture_next call.  tsc may be raised above rec->tsc to keep its stream ordered. */
+/* One record in merged order.  rec stays valid until the next gt_capture_next call (a peek
+ * does not move it).  tsc may be raised above rec->tsc to keep its stream ordered. */
 struct gt_capture_record {
 	const struct gt_rec *rec;
 	const void *payload;
@@ -52,6 +57,11 @@ const struct gt_file_header *gt_capture_header(const struct gt_capture *c);
 bool gt_capture_truncated(const struct gt_capture *c);
 /* Next record in timestamp order; false at the end. */
 bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out);
+/* The record i places after the one gt_capture_next delivered last (0: the next one), as
+ * gt_capture_next will deliver it, without consuming anything; valid until the
+ * gt_capture_next call that moves past it.  false at the end of the stream or beyond the
+ * lookahead: 4095 records, and 1 MiB of record bytes counting the delivered one. */
+bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *out);
 void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
 void gt_capture_close(struct gt_capture *c);
 

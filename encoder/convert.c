@@ -62,6 +62,7 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		.syscall_threshold_ns = opt->syscall_threshold_ns ? opt->syscall_threshold_ns
 								   : GT_DEFAULT_SYSCALL_THRESHOLD_NS,
 		.sym = sym,
+		.lookahead = c,
 	};
 	struct gt_model *m = w ? gt_model_new(w, h, &mo) : NULL;
 	int rc = 0;

@@ -454,11 +454,6 @@ uint64_t gt_wire_stack(struct gt_wire *w, const struct gt_wire_frame *frames, si
 	return id;
 }
 
-uint64_t gt_wire_last_ticks(const struct gt_wire *w, uint64_t p)
-{
-	return p < w->n_ps ? w->ps[p].last_ticks : w->ps[w->n_ps].last_ticks;
-}
-
 int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second)
 {
 	/* The Frequency goes last, in P 0's buffer, after every P's events are out. */

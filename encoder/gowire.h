@@ -9,6 +9,7 @@
 #ifndef GOTRACE_GOWIRE_H
 #define GOTRACE_GOWIRE_H
 
+#include <gotrace/capture.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,7 +64,7 @@ struct gt_go_event_desc {
 extern const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT];
 
 #define GT_WIRE_P_NONE UINT64_MAX      /* "no P" (written as 2^64-1, read as -1) */
-#define GT_WIRE_MAX_FRAMES 128u        /* Go 1.24 profiles crash above 128 frames */
+#define GT_WIRE_MAX_FRAMES GT_MAX_STACK_DEPTH  /* the capture's cap (Go 1.24 profiles) */
 #define GT_WIRE_MAX_PAYLOAD 2048u      /* Go 1.23+ limit on any length-prefixed payload */
 #define GT_WIRE_MAX_NAME 1024u         /* the runtime keeps the last 1024 bytes of names */
 #define GT_WIRE_FREQUENCY_NS 1000000000u
@@ -120,9 +121,6 @@ void gt_wire_define_stack(struct gt_wire *w, uint64_t id, const struct gt_wire_f
  * id, defining it on first use. */
 uint64_t gt_wire_stack(struct gt_wire *w, const struct gt_wire_frame *frames, size_t n);
 void gt_wire_set_stack_id_base(struct gt_wire *w, uint64_t id_base);
-
-/* Last ticks written on P p (0 before any event there). */
-uint64_t gt_wire_last_ticks(const struct gt_wire *w, uint64_t p);
 
 /* Writes the Frequency in a final batch, flushes every buffer.  Returns 0 or an errno
  * value (the first write error met). */

@@ -20,6 +20,9 @@ struct gt_symbolizer;
 struct gt_model_options {
 	uint64_t syscall_threshold_ns;  /* a syscall longer than this blocked */
 	struct gt_symbolizer *sym;      /* NULL: frames named by their address */
+	/* The reader the facts come from: a release that frees fewer waiters than wait peeks
+	 * into it to wake the ones whose next fact comes first.  NULL: the earliest blocked. */
+	struct gt_capture *lookahead;
 };
 
 #define GT_MODEL_COUNTERS(X)                                                              \
@@ -55,7 +58,7 @@ struct gt_model;
 
 struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 			      const struct gt_model_options *opt);
-/* One record in merged order. */
+/* One record in merged order: the one opt->lookahead delivered last, when given. */
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r);
 /* Epilogue (§5.4); returns the Frequency to write (ticks are ns at the header's rate,
  * corrected by the fit of the clock pairs). */

@@ -3,10 +3,13 @@
  * One pass over the merged facts.  Each thread has at most one open wait (a BLOCK_BEGIN
  * or a SYSCALL_BEGIN not yet ended); its end closes it and charges the time to the
  * thread, to the object (for lock-like kinds, per blocking stack, as mutrace counts), or
- * to the (syscall, stack) pair.  Stacks are symbolized once, when printed. */
+ * to the (syscall, stack) pair.  Stacks are symbolized once, when printed.  Times are taken
+ * at the header's rate and corrected by the fit of the clock pairs once all are read, as
+ * the trace's Frequency corrects its ticks (clock_fit.h). */
 #include "report.h"
 
 #include "capture_reader.h"
+#include "clock_fit.h"
 #include "symbolizer.h"
 
 #include <inttypes.h>
@@ -91,7 +94,7 @@ struct report {
 	struct stack_def *stacks;       /* indexed by stack id */
 	size_t n_stacks;
 	struct gt_symbolizer *sym;
-	uint64_t start_tsc, tsc_hz;
+	struct gt_clock clock;
 	uint64_t end_ns;
 	uint64_t dropped_facts, stacks_lost, threads_lost, write_failed_errno;
 	bool write_failed;
@@ -127,13 +130,6 @@ static struct thread_info *thread_of(struct report *r, uint32_t serial)
 	struct thread_info *t = &r->threads[serial];
 	t->serial = serial;
 	return t;
-}
-
-static uint64_t to_ns(const struct report *r, uint64_t tsc)
-{
-	if (tsc <= r->start_tsc || r->tsc_hz == 0)
-		return 0;
-	return (uint64_t)((unsigned __int128)(tsc - r->start_tsc) * 1000000000u / r->tsc_hz);
 }
 
 static size_t site_slot(const struct site_table *t, uint64_t key, uint8_t kind)
@@ -223,7 +219,7 @@ static void close_wait(struct report *r, struct thread_info *t, uint64_t now_ns)
 static void add_fact(struct report *r, const struct gt_capture_record *cr)
 {
 	const struct gt_rec *rec = cr->rec;
-	uint64_t now = to_ns(r, cr->tsc);
+	uint64_t now = gt_clock_ns(&r->clock, cr->tsc);
 	struct thread_info *t = thread_of(r, rec->thread);
 	if (now > r->end_ns)
 		r->end_ns = now;
@@ -316,6 +312,10 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 				  p->flags);
 		break;
 	}
+	case GT_CLOCK:
+		gt_clock_add_pair(&r->clock, rec->tsc,
+				  ((const struct gt_p_clock *)cr->payload)->mono_ns);
+		break;
 	case GT_NOTICE: {
 		uint64_t value = ((const struct gt_p_notice *)cr->payload)->value;
 		switch (rec->aux) {
@@ -332,6 +332,34 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 	default:
 		break;
 	}
+}
+
+/* Every time collected, from the header's rate to the rate the clock pairs fit. */
+static void apply_clock_fit(struct report *r)
+{
+	const struct gt_clock *c = &r->clock;
+	if (gt_clock_frequency(c) == 1000000000u)
+		return;
+	r->end_ns = gt_clock_fitted_ns(c, r->end_ns);
+	for (size_t i = 0; i < r->n_threads; i++) {
+		struct thread_info *t = &r->threads[i];
+		t->first_ns = gt_clock_fitted_ns(c, t->first_ns);
+		t->last_ns = gt_clock_fitted_ns(c, t->last_ns);
+		t->wait.begin_ns = gt_clock_fitted_ns(c, t->wait.begin_ns);
+		for (int k = 0; k < WAIT_CLASS_COUNT; k++)
+			t->wait_ns[k] = gt_clock_fitted_ns(c, t->wait_ns[k]);
+	}
+	struct site_table *tables[] = { &r->objects, &r->syscalls };
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < tables[k]->n; i++) {
+			struct wait_site *s = &tables[k]->v[i];
+			s->total_ns = gt_clock_fitted_ns(c, s->total_ns);
+			s->max_ns = gt_clock_fitted_ns(c, s->max_ns);
+			for (size_t j = 0; j < s->n_stacks; j++) {
+				s->stacks[j].total_ns = gt_clock_fitted_ns(c, s->stacks[j].total_ns);
+				s->stacks[j].max_ns = gt_clock_fitted_ns(c, s->stacks[j].max_ns);
+			}
+		}
 }
 
 /* ---- names ---------------------------------------------------------------------------- */
@@ -495,6 +523,8 @@ static int stack_by_total_desc(const void *a, const void *b)
 
 static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 {
+	if (n == 0)   /* sites is NULL then, which qsort must not be given */
+		return;
 	qsort(sites, n, sizeof *sites, by_total_desc);
 	for (size_t i = 0; i < n; i++) {
 		group_stacks_by_frames(r, &sites[i]);
@@ -785,7 +815,8 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	if (c == NULL)
 		return -1;
 	const struct gt_file_header *h = gt_capture_header(c);
-	struct report r = { .start_tsc = h->start_tsc, .tsc_hz = h->tsc_hz };
+	struct report r = { 0 };
+	gt_clock_init(&r.clock, h);
 	r.sym = gt_sym_new(NULL);
 	if (r.sym == NULL) {
 		snprintf(err, errlen, "cannot start the symbolizer");
@@ -795,6 +826,7 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	struct gt_capture_record cr;
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
+	apply_clock_fit(&r);
 	/* The index is not used after this point: sorting moves the sites. */
 	sort_sites(&r, r.objects.v, r.objects.n);
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);

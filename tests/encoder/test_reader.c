@@ -291,3 +291,93 @@ Test(reader, late_records_within_the_window_are_sorted_beyond_it_clamped)
 			     (unsigned long)reordered);
 	}
 }
+
+/* Writes cb as capture `name` (its path into p), frees it, opens the capture. */
+static struct gt_capture *write_and_open(struct gt_cb *cb, const char *name, char *p)
+{
+	path_of(p, name);
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+	struct gt_capture *c = gt_capture_open(p, NULL, 0);
+	cr_assert(c);
+	return c;
+}
+
+Test(reader, peek_shows_what_next_delivers_within_the_lookahead)
+{
+	/* two CPUs, one of them with late records (sorted and clamped): whatever a peek shows
+	 * is what gt_capture_next delivers later, with the same clamped tsc; the lookahead
+	 * stops at 4095 records; peeking changes no counter. */
+	struct gt_cb *cb = gt_cb_new(2, 1 << 20, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	for (int i = 0; i < 400; i++)
+		gt_cb_yield(cb, 1, T0 + 1000 + 10 * (uint64_t)i, 2, 0);
+	gt_cb_thread_new(cb, 1, T0 + 500, 1, 2, 0, 0x401000);
+	for (int i = 0; i < 6000; i++)
+		gt_cb_yield(cb, 0, T0 + 1005 + 10 * (uint64_t)i, 1, 0);
+	char p[PATH_MAX];
+	struct gt_capture *c = write_and_open(cb, "peek", p);
+	enum { N = 4095 };
+	static struct { uint64_t tsc, rec_tsc; uint32_t cpu, thread; } seen[N];
+	struct gt_capture_record r, q;
+	cr_assert(gt_capture_next(c, &r));
+	const struct gt_rec *first = r.rec;
+	uint64_t first_tsc = r.tsc;
+	for (int i = 0; i < N; i++) {
+		cr_assert(gt_capture_peek(c, (size_t)i, &q), "peek %d", i);
+		seen[i].tsc = q.tsc;
+		seen[i].rec_tsc = q.rec->tsc;
+		seen[i].cpu = q.cpu;
+		seen[i].thread = q.rec->thread;
+	}
+	cr_expect(!gt_capture_peek(c, N, &q), "the lookahead holds 4095 records");
+	cr_expect_eq(r.rec, first, "peeking does not move the delivered record");
+	cr_expect_eq(r.rec->tsc, first_tsc);
+	for (int i = 0; i < N; i++) {
+		cr_assert(gt_capture_next(c, &r));
+		cr_expect(r.tsc == seen[i].tsc && r.rec->tsc == seen[i].rec_tsc &&
+			  r.cpu == seen[i].cpu && r.rec->thread == seen[i].thread,
+			  "record %d differs from its peek", i);
+	}
+	int n = 1 + N;
+	while (gt_capture_next(c, &r))
+		n++;
+	struct gt_capture_stats st;
+	gt_capture_stats(c, &st);
+	gt_capture_close(c);
+	uint64_t reordered;
+	cr_expect_eq(n, read_all(p, &reordered));
+	cr_expect_eq(n, 6402);
+	cr_expect_eq(st.records, 6402);
+	cr_expect_eq(st.reordered, reordered, "peeking clamps nothing more or less");
+	cr_expect_eq(reordered, 1);
+}
+
+Test(reader, peek_stops_at_a_mebibyte_of_records)
+{
+	/* 300 stacks of 900 frames (about 7 KiB each): the lookahead holds what fits in 1 MiB
+	 * with the delivered record, not 4095 of them */
+	static uint64_t pcs[900];
+	for (int i = 0; i < 900; i++)
+		pcs[i] = 0x401000 + 16 * (uint64_t)i;
+	struct gt_cb *cb = gt_cb_new(1, 1 << 22, T0);
+	for (uint32_t id = 1; id <= 300; id++)
+		gt_cb_stack(cb, 0, T0 + id, id, pcs, 900);
+	char p[PATH_MAX];
+	struct gt_capture *c = write_and_open(cb, "peek-bytes", p);
+	struct gt_capture_record r, q;
+	cr_assert(gt_capture_next(c, &r));
+	size_t len = (size_t)r.rec->nwords * 8, held = len, i = 0;
+	while (gt_capture_peek(c, i, &q)) {
+		held += (size_t)q.rec->nwords * 8;
+		i++;
+	}
+	cr_expect_leq(held, 1u << 20);
+	cr_expect_gt(held + len, 1u << 20, "%zu records peeked, %zu bytes held", i, held);
+	cr_expect_lt(i, 299);
+	int n = 1;
+	while (gt_capture_next(c, &r))
+		n++;
+	cr_expect_eq(n, 300);
+	gt_capture_close(c);
+}

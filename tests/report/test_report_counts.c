@@ -207,3 +207,33 @@ Test(report_groups, stack_ids_with_the_same_frames_are_one_group)
 	free(text);
 	unlink(capture_path);
 }
+
+/* ---- times follow the clock pairs, as the trace's Frequency does ----------------------- */
+
+Test(report_clock, waits_follow_the_fitted_rate)
+{
+	/* nominal 3 GHz, true 2.97 GHz per the clock pairs: 297e6 ticks are 100 ms, not 99 */
+	const uint64_t start = 3000000000ull, tick = 297000000ull;
+	struct gt_cb *cb = gt_cb_new(1, 65536, start);
+	gt_cb_set_clock(cb, GT_CLOCK_TSC, 3000000000ull);
+	gt_cb_header(cb)->start_mono_ns = 1000000000ull;
+	gt_cb_thread_existing(cb, 0, start + 30, 1, 0, 0);
+	for (uint64_t i = 1; i <= 10; i++)
+		gt_cb_clock(cb, 0, start + tick * i, 1000000000ull + 100000000ull * i);
+	gt_cb_block_begin(cb, 0, start + tick, 1, GT_BK_MUTEX, LOCK, 0);
+	gt_cb_block_end(cb, 0, start + 2 * tick, 1, GT_BK_MUTEX, LOCK, GT_BR_OK);
+	gt_cb_capture_end(cb, 0, start + 10 * tick);
+	snprintf(capture_path, sizeof capture_path, "%s/report-clock-%d.gtcap", GT_TEST_TMPDIR,
+		 (int)getpid());
+	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
+	gt_cb_free(cb);
+
+	char *json = report_of(true);
+	cr_assert_not_null(strstr(json, "\"recorded_ns\":1000000000,"), "%s", json);
+	cr_assert_not_null(strstr(json, "\"lock_ns\":100000000,\"lock_waits\":1,"), "%s", json);
+	cr_assert_not_null(strstr(json, "\"address\":\"0x5000\",\"kind\":\"mutex\",\"waits\":1,"
+				  "\"total_ns\":100000000,\"mean_ns\":100000000,"
+				  "\"max_ns\":100000000,"), "%s", json);
+	free(json);
+	unlink(capture_path);
+}

@@ -1,0 +1,71 @@
+/* clock_fit: see clock_fit.h. */
+#include "clock_fit.h"
+
+void gt_clock_init(struct gt_clock *c, const struct gt_file_header *h)
+{
+	*c = (struct gt_clock){
+		.start_tsc = h->start_tsc,
+		.tsc_hz = h->clock_source == GT_CLOCK_MONOTONIC ? 0 : h->tsc_hz,
+	};
+	if (h->clock_source != GT_CLOCK_MONOTONIC)
+		gt_clock_add_pair(c, h->start_tsc, h->start_mono_ns);
+}
+
+void gt_clock_add_pair(struct gt_clock *c, uint64_t tsc, uint64_t mono_ns)
+{
+	if (!c->n) {
+		c->tsc0 = tsc;
+		c->mono0 = mono_ns;
+	}
+	double x = (double)(int64_t)(tsc - c->tsc0), y = (double)(int64_t)(mono_ns - c->mono0);
+	c->n += 1;
+	c->sx += x;
+	c->sy += y;
+	c->sxx += x * x;
+	c->sxy += x * y;
+}
+
+/* |tsc - start| in nanoseconds at the nominal rate. */
+static uint64_t span_ns(const struct gt_clock *c, uint64_t span)
+{
+	if (!c->tsc_hz)
+		return span;
+	return (uint64_t)((unsigned __int128)span * 1000000000u / c->tsc_hz);
+}
+
+uint64_t gt_clock_ticks(const struct gt_clock *c, uint64_t tsc)
+{
+	if (tsc >= c->start_tsc)
+		return GT_CLOCK_TICKS_OFFSET + span_ns(c, tsc - c->start_tsc);
+	uint64_t back = span_ns(c, c->start_tsc - tsc);
+	return back < GT_CLOCK_TICKS_OFFSET ? GT_CLOCK_TICKS_OFFSET - back : 0;
+}
+
+uint64_t gt_clock_ns(const struct gt_clock *c, uint64_t tsc)
+{
+	return tsc > c->start_tsc ? span_ns(c, tsc - c->start_tsc) : 0;
+}
+
+uint64_t gt_clock_frequency(const struct gt_clock *c)
+{
+	if (!c->tsc_hz || c->n < 2)
+		return 1000000000u;
+	double den = c->n * c->sxx - c->sx * c->sx;
+	if (den <= 0)
+		return 1000000000u;
+	double ns_per_tick = (c->n * c->sxy - c->sx * c->sy) / den;
+	if (ns_per_tick <= 0)
+		return 1000000000u;
+	double ratio = 1e9 / ns_per_tick / (double)c->tsc_hz;
+	if (ratio < 0.99 || ratio > 1.01)   /* a bad fit: trust the header */
+		return 1000000000u;
+	return (uint64_t)(1e9 * ratio + 0.5);
+}
+
+uint64_t gt_clock_fitted_ns(const struct gt_clock *c, uint64_t nominal_ns)
+{
+	uint64_t hz = gt_clock_frequency(c);
+	if (hz == 1000000000u)
+		return nominal_ns;
+	return (uint64_t)((unsigned __int128)nominal_ns * 1000000000u / hz);
+}

@@ -1,0 +1,167 @@
+/* model_internal: the model's private state, shared by its parts (model.h is the API).
+ *
+ *   model.c         the fact dispatch: one handler per fact type, new / finish / free
+ *   model_sched.c   threads → Gs and CPUs → Ps: ticks, creation, the prologue, the §5.2
+ *                   primitive, syscalls, the epilogue
+ *   model_wait.c    wait queues and the choice of which waiters a release wakes
+ *   model_stacks.c  captured, start-routine and synthetic stacks, the symbolizer calls
+ *   clock_fit.c     tsc → ticks and the clock fit (shared with the report)
+ *
+ * Names with the gtm_ prefix are internal to these files. */
+#ifndef GOTRACE_MODEL_INTERNAL_H
+#define GOTRACE_MODEL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "clock_fit.h"
+#include "model.h"
+
+#define SYNTH_STACK_BASE ((1ull << 24) + 1)
+#define SYNTH_PC_BASE 0xffff000000000000ull
+#define JOIN_KEY_BIT (1ull << 63)
+
+#define MAX_REGIONS 16   /* user regions open at once per thread */
+
+enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DEAD };
+
+/* What a thread waits for, beyond enum gt_block_kind. */
+#define WAIT_NET 100
+#define WAIT_PROLOGUE 101
+
+/* Synthetic frames (GO-TRACE-FORMAT.md §5.6): unique PCs outside real code. */
+enum synth {
+	S_TIMEOUT, S_SIGNAL, S_UNKNOWN, S_TIMER, S_NETPOLL, S_PREEXISTING, S_MAIN, S_EXIT,
+	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_COUNT
+};
+
+struct mthread {
+	uint64_t g;             /* 0: not created yet */
+	uint64_t seq;           /* §2.3 counter */
+	uint64_t dep;           /* tick of the last event concerning this G */
+	uint64_t label;         /* string id of its name, 0 = none */
+	uint64_t start_routine;
+	uint64_t wait_obj;      /* hash key of the object waited on */
+	uint64_t block_ns;      /* fact time of the block */
+	uint64_t sys_ns;        /* fact time of the pending syscall */
+	uint64_t ahead_pos;     /* during a wake: place of its next fact in the lookahead */
+	uint32_t sys_stack;
+	uint32_t sys_p;
+	uint32_t p;             /* P it runs on when T_RUNNING */
+	uint32_t hnext;         /* next waiter in its wait bucket (serial), 0 = end */
+	uint8_t state;
+	uint8_t wait_kind;      /* gt_block_kind, WAIT_NET, WAIT_PROLOGUE */
+	uint8_t sys_fd_kind;
+	bool in_syscall;        /* a syscall began and is not yet resolved */
+	bool sys_awaiting_end;  /* resolved as blocked before its end fact arrived */
+	bool in_wait_list;
+	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
+	uint32_t first_cpu;
+	uint32_t serial;
+	uint8_t n_regions;      /* open user regions, innermost last */
+	struct {
+		uint64_t task, name;
+	} regions[MAX_REGIONS];
+};
+
+struct mproc {
+	uint32_t running;       /* thread serial, 0 = none */
+	bool started;
+	uint64_t last;          /* last tick on this P */
+};
+
+/* u64 -> u64 map, open addressing, no deletion (caches sized by start routines). */
+struct u64map {
+	uint64_t *keys, *vals;
+	size_t n, cap;
+};
+
+/* Two-level table (pages of 4096 threads) so that thread pointers never move. */
+#define PAGE_THREADS 4096u
+#define MAX_SERIAL (1u << 24)
+
+struct gt_model {
+	struct gt_wire *w;
+	struct gt_model_options opt;
+	struct gt_file_header h;
+	struct gt_model_counters ctr;
+	struct gt_clock clock;
+
+	struct mthread *pages[MAX_SERIAL / PAGE_THREADS];  /* threads by serial */
+	uint32_t max_serial;
+	uint64_t next_g;
+
+	struct mproc *ps;           /* P 0 (metadata, prologue) .. n_cpus */
+	uint32_t n_ps;
+
+	uint32_t *buckets;          /* wait lists: heads (serials) of waiter chains */
+	size_t n_buckets;
+	size_t n_waiting;
+
+	bool prologue_closed;
+	uint64_t floor;             /* live events are at or after this tick */
+	uint64_t now;               /* latest fact time seen */
+	uint64_t t0;                /* time of the first fact: where the prologue sits */
+	char default_name[16];      /* the name threads inherit: the executable's, cut to 15 */
+	bool seen_fact;
+
+	uint64_t synth_stack[S_COUNT];
+	struct u64map routine_stacks;
+	struct u64map tasks;        /* user task id -> 1 while live */
+
+	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
+};
+
+/* An existing entry (serial known to be allocated). */
+static inline struct mthread *gtm_thread_at(const struct gt_model *m, uint32_t serial)
+{
+	return &m->pages[serial / PAGE_THREADS][serial % PAGE_THREADS];
+}
+
+/* The entry of serial if allocated, else NULL (never allocates). */
+static inline struct mthread *gtm_thread_find(const struct gt_model *m, uint32_t serial)
+{
+	if (!serial || serial >= MAX_SERIAL || !m->pages[serial / PAGE_THREADS])
+		return NULL;
+	return gtm_thread_at(m, serial);
+}
+
+/* Runs the statement after it for every allocated thread t. */
+#define FOR_EACH_THREAD(m, t)                                                              \
+	for (uint32_t s_ = 1; s_ <= (m)->max_serial; s_++)                                \
+		for (struct mthread *t = (m)->pages[s_ / PAGE_THREADS]                      \
+					     ? gtm_thread_at((m), s_) : NULL;               \
+		     t; t = NULL)
+
+/* model_sched.c */
+struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial);
+uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct mthread *b,
+		       uint64_t want);
+void gtm_emit(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
+	      struct mthread *a, struct mthread *b, uint64_t a0, uint64_t a1, uint64_t a2);
+void gtm_emit4(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
+	       struct mthread *a, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t serial);
+void gtm_ensure_main(struct gt_model *m);
+void gtm_close_prologue(struct gt_model *m);
+struct mthread *gtm_known_thread(struct gt_model *m, uint32_t serial);
+void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bool blocked);
+struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_record *r,
+				uint64_t ns, enum synth reason);
+void gtm_sched_finish(struct gt_model *m);
+
+/* model_wait.c */
+void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
+void gtm_wait_remove(struct gt_model *m, struct mthread *t);
+void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
+		      uint64_t ns, uint64_t stack);
+
+/* model_stacks.c */
+uint64_t *gtm_u64map_slot(struct u64map *m, uint64_t key, bool *found);
+uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);
+uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id);
+void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs);
+uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallback);
+void gtm_stacks_finish(struct gt_model *m);
+
+#endif

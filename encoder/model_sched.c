@@ -1,0 +1,271 @@
+/* model_sched: threads → Gs and CPUs → Ps (see model_internal.h).  Every event goes
+ * through gtm_emit, which gives it max(wanted time, its P's last tick + 1, the last tick of
+ * each G it concerns + 1): each P's stream strictly increases and every cross-P dependency
+ * (create before start, block before unblock before start, preempt on the old P before
+ * start on the new one) is strictly later in time, which both Go readers need (§2.3). */
+#include "model_internal.h"
+
+#include <stdlib.h>
+
+struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
+{
+	if (!serial || serial >= MAX_SERIAL)
+		return NULL;
+	struct mthread **page = &m->pages[serial / PAGE_THREADS];
+	if (!*page) {
+		*page = calloc(PAGE_THREADS, sizeof **page);
+		if (!*page)
+			return NULL;
+		for (uint32_t i = 0; i < PAGE_THREADS; i++)
+			(*page)[i].serial = (serial / PAGE_THREADS) * PAGE_THREADS + i;
+	}
+	if (serial > m->max_serial)
+		m->max_serial = serial;
+	return &(*page)[serial % PAGE_THREADS];
+}
+
+uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct mthread *b,
+		       uint64_t want)
+{
+	uint64_t t = want < m->floor ? m->floor : want;
+	if (t <= m->ps[p].last)
+		t = m->ps[p].last + 1;
+	if (a && t <= a->dep)
+		t = a->dep + 1;
+	if (b && t <= b->dep)
+		t = b->dep + 1;
+	m->ps[p].last = t;
+	if (a)
+		a->dep = t;
+	if (b)
+		b->dep = t;
+	return t;
+}
+
+void gtm_emit(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
+	      struct mthread *a, struct mthread *b, uint64_t a0, uint64_t a1, uint64_t a2)
+{
+	uint64_t args[3] = {a0, a1, a2};
+	gt_wire_event(m->w, p, ev, gtm_take_tick(m, p, a, b, want), args);
+}
+
+void gtm_emit4(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
+	       struct mthread *a, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
+{
+	uint64_t args[4] = {a0, a1, a2, a3};
+	gt_wire_event(m->w, p, ev, gtm_take_tick(m, p, a, NULL, want), args);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* creation and the prologue */
+
+void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t serial)
+{
+	t->g = serial == 1 ? 1 : m->next_g++;
+	t->seq = 0;
+	t->state = T_RUNNABLE;
+	uint64_t ns = gtm_routine_stack(m, t->start_routine, serial == 1 ? S_MAIN : S_PREEXISTING);
+	gtm_emit(m, 0, GT_GO_GO_CREATE, m->t0, t, NULL, t->g, ns, 0);
+	m->ctr.threads++;
+}
+
+/* Serial 1 is G1 and exists from the first event on: the earliest event is its GoCreate. */
+void gtm_ensure_main(struct gt_model *m)
+{
+	struct mthread *main_t = gtm_thread_get(m, 1);
+	if (main_t && !main_t->g)
+		gtm_create_in_prologue(m, main_t, 1);
+}
+
+static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns,
+		       enum synth reason);
+
+void gtm_close_prologue(struct gt_model *m)
+{
+	if (m->prologue_closed)
+		return;
+	gtm_ensure_main(m);
+	/* Gomaxprocs strictly after every prologue event, strictly before every live one */
+	gtm_emit(m, 0, GT_GO_GOMAXPROCS, m->t0, NULL, NULL, m->n_ps, 0, 0);
+	m->floor = m->ps[0].last + 1;
+	m->prologue_closed = true;
+	FOR_EACH_THREAD(m, t) {
+		if (t->prologue_start && t->state == T_RUNNABLE && !m->ps[t->first_cpu + 1].running)
+			run_thread(m, t, t->first_cpu, m->floor, S_UNKNOWN);
+		t->prologue_start = false;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+/* A thread met through a fact before any creation fact: created where it shows up. */
+struct mthread *gtm_known_thread(struct gt_model *m, uint32_t serial)
+{
+	if (!serial)
+		return NULL;
+	struct mthread *t = gtm_thread_get(m, serial);
+	if (!t)
+		return NULL;
+	if (!t->g && !m->prologue_closed) {
+		if (serial != 1)
+			gtm_ensure_main(m);
+		gtm_create_in_prologue(m, t, serial);
+	}
+	return t;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* syscalls */
+
+static bool fd_kind_is_net(uint8_t k)
+{
+	return k == GT_FD_SOCKET || k == GT_FD_POLL;
+}
+
+/* Decides a pending syscall of t (running on sys_p since sys_ns): short → GoSysCall;
+ * blocking → GoBlockNet for network kinds, else GoSysCall + GoSysBlock + ProcStop. */
+void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bool blocked)
+{
+	if (!t->in_syscall)
+		return;
+	t->in_syscall = false;
+	t->sys_awaiting_end = blocked;
+	uint32_t p = t->sys_p;
+	uint64_t stk = gtm_captured_stack(m, t->sys_stack);
+	if (!blocked && now - t->sys_ns <= m->opt.syscall_threshold_ns) {
+		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, 0, 0);
+		m->ctr.syscalls_short++;
+		return;
+	}
+	if (fd_kind_is_net(t->sys_fd_kind)) {
+		gtm_emit(m, p, GT_GO_GO_BLOCK_NET, t->sys_ns, t, NULL, stk, 0, 0);
+		t->state = T_WAITING;
+		t->wait_kind = WAIT_NET;
+		m->ctr.net_waits++;
+	} else {
+		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, 0, 0);
+		gtm_emit(m, p, GT_GO_GO_SYSBLOCK, t->sys_ns, t, NULL, 0, 0, 0);
+		gtm_emit(m, p, GT_GO_PROC_STOP, t->sys_ns, NULL, NULL, 0, 0, 0);
+		m->ps[p].started = false;
+		t->state = T_SYSBLOCKED;
+		m->ctr.syscalls_blocking++;
+	}
+	m->ps[p].running = 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* the primitive (§5.2): thread t runs on CPU cpu at time ns */
+
+static void deschedule_for(struct gt_model *m, uint32_t p, uint64_t ns)
+{
+	uint32_t x = m->ps[p].running;
+	if (!x)
+		return;
+	struct mthread *xt = gtm_thread_at(m, x);
+	if (xt->in_syscall) {
+		/* someone else runs on its CPU: the syscall blocked */
+		gtm_syscall_resolve(m, xt, ns, true);
+		return;
+	}
+	gtm_emit(m, p, GT_GO_GO_PREEMPT, ns, xt, NULL, 0, 0, 0);
+	xt->state = T_RUNNABLE;
+	m->ps[p].running = 0;
+	m->ctr.preemptions++;
+}
+
+static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns,
+		       enum synth reason)
+{
+	uint32_t p = cpu + 1;
+	if (t->state == T_RUNNING && t->p == p)
+		return;
+	/* 1: another G on this P is preempted (invisible OS preemption) */
+	if (m->ps[p].running && m->ps[p].running != t->serial)
+		deschedule_for(m, p, ns);
+	/* 2: migration: preempted on its old P strictly before it starts here */
+	if (t->state == T_RUNNING) {
+		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
+		m->ps[t->p].running = 0;
+		t->state = T_RUNNABLE;
+		m->ctr.migrations++;
+	}
+	/* 3: a stopped P starts (thread id = P id = cpu + 1, never 0) */
+	if (!m->ps[p].started) {
+		gtm_emit(m, p, GT_GO_PROC_START, ns, NULL, NULL, p, 0, 0);
+		m->ps[p].started = true;
+	}
+	if (!t->g) {
+		/* first seen mid-capture: created right here, by no goroutine */
+		t->g = m->next_g++;
+		t->seq = 0;
+		gtm_emit(m, p, GT_GO_GO_CREATE, ns, t, NULL, t->g,
+			 gtm_routine_stack(m, t->start_routine, S_PREEXISTING), 0);
+		t->state = T_RUNNABLE;
+		m->ctr.threads++;
+	}
+	/* 4: nobody known woke it */
+	if (t->state == T_WAITING) {
+		enum synth r = t->wait_kind == WAIT_NET ? S_NETPOLL
+			     : t->wait_kind == GT_BK_SLEEP && reason == S_UNKNOWN ? S_TIMER
+										 : reason;
+		gtm_wait_remove(m, t);
+		gtm_emit(m, p, GT_GO_GO_UNBLOCK, ns, t, NULL, t->g, ++t->seq,
+			 gtm_synth_stack(m, r));
+		m->ctr.unknown_wakeups++;
+	} else if (t->state == T_SYSBLOCKED) {
+		gtm_emit(m, p, GT_GO_GO_SYSEXIT, ns, t, NULL, t->g, ++t->seq, 0);
+	}
+	/* 5 */
+	if (t->label)
+		gtm_emit(m, p, GT_GO_GO_START_LABEL, ns, t, NULL, t->g, ++t->seq, t->label);
+	else
+		gtm_emit(m, p, GT_GO_GO_START, ns, t, NULL, t->g, ++t->seq, 0);
+	t->state = T_RUNNING;
+	t->p = p;
+	m->ps[p].running = t->serial;
+}
+
+/* The thread of a fact, made running on its CPU; NULL when the fact is to be skipped. */
+struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_record *r,
+				uint64_t ns, enum synth reason)
+{
+	struct mthread *t = gtm_known_thread(m, r->rec->thread);
+	if (!t)
+		return NULL;
+	if (t->state == T_DEAD) {
+		m->ctr.facts_after_end++;
+		return NULL;
+	}
+	gtm_close_prologue(m);
+	if (!t->g && r->rec->type != GT_THREAD_EXISTING)
+		m->ctr.threads_appeared++;
+	if (t->in_syscall && r->rec->type != GT_SYSCALL_END)
+		gtm_syscall_resolve(m, t, ns, r->cpu + 1 != t->sys_p);
+	if (r->rec->type != GT_SYSCALL_END)
+		t->sys_awaiting_end = false;
+	run_thread(m, t, r->cpu, ns, reason);
+	return t;
+}
+
+/* Pending syscalls are decided; every running G is descheduled and every running P stops
+ * (Go 1.19 needs it). */
+void gtm_sched_finish(struct gt_model *m)
+{
+	gtm_close_prologue(m);
+	FOR_EACH_THREAD(m, t) {
+		if (t->in_syscall)
+			gtm_syscall_resolve(m, t, m->now, false);
+	}
+	for (uint32_t p = 1; p < m->n_ps; p++) {
+		if (m->ps[p].running) {
+			struct mthread *t = gtm_thread_at(m, m->ps[p].running);
+			gtm_emit(m, p, GT_GO_GO_PREEMPT, m->now, t, NULL, 0, 0, 0);
+			t->state = T_RUNNABLE;
+			m->ps[p].running = 0;
+		}
+		if (m->ps[p].started) {
+			gtm_emit(m, p, GT_GO_PROC_STOP, m->now, NULL, NULL, 0, 0, 0);
+			m->ps[p].started = false;
+		}
+	}
+}

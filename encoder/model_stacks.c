@@ -1,0 +1,184 @@
+/* model_stacks: the stacks events refer to (see model_internal.h).  Captured stack ids are
+ * written as the same ids (1 .. 2^24); start-routine and synthetic stacks are interned by
+ * the wire writer above SYNTH_STACK_BASE. */
+#include "model_internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer.h"
+
+static const char *const synth_names[S_COUNT] = {
+	[S_TIMEOUT] = "[timeout]", [S_SIGNAL] = "[signal]", [S_UNKNOWN] = "[unknown wakeup]",
+	[S_TIMER] = "[timer]", [S_NETPOLL] = "[netpoll]", [S_PREEXISTING] = "[pre-existing thread]",
+	[S_MAIN] = "main", [S_EXIT] = "[thread exit]", [S_STACK_LOST] = "[stack lost]",
+	[S_NO_FRAMES] = "[no frames]", [S_WAKE] = "[wake]",
+};
+
+/* The one frame of a synthetic stack. */
+static struct gt_wire_frame synth_frame(enum synth s)
+{
+	return (struct gt_wire_frame){SYNTH_PC_BASE + (uint64_t)s + 1, synth_names[s], "[gotrace]",
+				      0};
+}
+
+/* The map behind the start-routine stacks (and the model's live user tasks). */
+static bool u64map_grow(struct u64map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 256;
+	uint64_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return false;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->keys[i])
+			continue;
+		size_t j = (m->keys[i] * 0x9e3779b97f4a7c15ull) >> 7 & (cap - 1);
+		while (k[j])
+			j = (j + 1) & (cap - 1);
+		k[j] = m->keys[i];
+		v[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = k;
+	m->vals = v;
+	m->cap = cap;
+	return true;
+}
+
+/* Slot of key (non-zero); *found tells whether it holds key already. */
+uint64_t *gtm_u64map_slot(struct u64map *m, uint64_t key, bool *found)
+{
+	*found = false;
+	if ((m->n + 1) * 2 > m->cap && !u64map_grow(m))
+		return NULL;
+	size_t j = (key * 0x9e3779b97f4a7c15ull) >> 7 & (m->cap - 1);
+	while (m->keys[j] && m->keys[j] != key)
+		j = (j + 1) & (m->cap - 1);
+	if (m->keys[j]) {
+		*found = true;
+	} else {
+		m->keys[j] = key;
+		m->n++;
+	}
+	return &m->vals[j];
+}
+
+uint64_t gtm_synth_stack(struct gt_model *m, enum synth s)
+{
+	if (!m->synth_stack[s]) {
+		struct gt_wire_frame f = synth_frame(s);
+		m->synth_stack[s] = gt_wire_stack(m->w, &f, 1);
+	}
+	return m->synth_stack[s];
+}
+
+static bool bit_test(const uint8_t *b, uint32_t i)
+{
+	return b && (b[i >> 3] >> (i & 7)) & 1;
+}
+
+static void bit_set(uint8_t *b, uint32_t i)
+{
+	if (b)
+		b[i >> 3] |= (uint8_t)(1u << (i & 7));
+}
+
+/* A captured stack id as written in events: the same number (they are 1 .. 2^24). */
+uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id)
+{
+	if (!id || id >= (1u << 24))
+		return 0;
+	bit_set(m->stack_referenced, id);
+	return id;
+}
+
+static void addr_name(char *buf, size_t len, uint64_t pc)
+{
+	snprintf(buf, len, "0x%" PRIx64, pc);
+}
+
+/* A GT_STACK record: the stack id defined once, its frames symbolized (or named by address). */
+void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs)
+{
+	if (!st->id || st->id >= (1u << 24) || bit_test(m->stack_defined, st->id))
+		return;
+	bit_set(m->stack_defined, st->id);
+	size_t n = st->nframes;
+	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
+	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
+	char names[GT_WIRE_MAX_FRAMES][24];
+	size_t k = 0;
+	if (m->opt.sym) {
+		k = gt_sym_stack(m->opt.sym, pcs, n, frames, GT_WIRE_MAX_FRAMES);
+		for (size_t i = 0; i < k; i++)
+			wf[i] = (struct gt_wire_frame){frames[i].pc, frames[i].func, frames[i].file,
+						       frames[i].line};
+	} else {
+		/* no symbolizer: keep the innermost frames and the outermost one */
+		for (size_t i = 0; i < n && k < GT_WIRE_MAX_FRAMES; i++) {
+			size_t src = (k == GT_WIRE_MAX_FRAMES - 1 && n > GT_WIRE_MAX_FRAMES) ? n - 1 : i;
+			uint64_t pc = pcs[src] ? pcs[src] - 1 : 0;
+			addr_name(names[k], sizeof names[k], pc);
+			wf[k] = (struct gt_wire_frame){pc, names[k], "?", 0};
+			k++;
+		}
+	}
+	if (!k) {
+		/* every frame was the tracer's or start-up code: keep the stack non-empty so
+		 * that profiles and unblock intervals still count it */
+		wf[0] = synth_frame(S_NO_FRAMES);
+		k = 1;
+	}
+	gt_wire_define_stack(m->w, st->id, wf, k);
+}
+
+/* One-frame new-stack of a start routine (its entry address: the same for every thread
+ * started there, so the goroutine analysis groups them). */
+uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallback)
+{
+	if (!entry)
+		return gtm_synth_stack(m, fallback);
+	bool found;
+	uint64_t *slot = gtm_u64map_slot(&m->routine_stacks, entry, &found);
+	if (slot && found)
+		return *slot;
+	struct gt_wire_frame f;
+	char name[24];
+	if (m->opt.sym) {
+		struct gt_frame fr = gt_sym_function(m->opt.sym, entry);
+		f = (struct gt_wire_frame){entry, fr.func, fr.file, fr.line};
+	} else {
+		addr_name(name, sizeof name, entry);
+		f = (struct gt_wire_frame){entry, name, "?", 0};
+	}
+	uint64_t id = gt_wire_stack(m->w, &f, 1);
+	if (slot)
+		*slot = id;
+	return id;
+}
+
+/* Referenced stacks whose definition was lost get one synthetic frame. */
+void gtm_stacks_finish(struct gt_model *m)
+{
+	for (uint32_t i = 0; i < (1u << 24) / 8; i += 8) {
+		uint64_t ref, def;
+		memcpy(&ref, m->stack_referenced + i, 8);
+		if (!ref)
+			continue;
+		memcpy(&def, m->stack_defined + i, 8);
+		uint64_t missing = ref & ~def;
+		while (missing) {
+			uint32_t bit = (uint32_t)__builtin_ctzll(missing);
+			missing &= missing - 1;
+			struct gt_wire_frame f = synth_frame(S_STACK_LOST);
+			gt_wire_define_stack(m->w, i * 8 + bit, &f, 1);
+			m->ctr.stacks_missing++;
+		}
+	}
+}

@@ -1,0 +1,130 @@
+/* model_wait: wait lists (chains of waiting threads per hash bucket, in block order) and
+ * the choice of which waiters a release wakes (see model_internal.h). */
+#include "model_internal.h"
+
+#include <stdlib.h>
+
+static size_t bucket_of(const struct gt_model *m, uint64_t key)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->n_buckets - 1);
+}
+
+static void wait_list_rehash(struct gt_model *m, size_t n_buckets)
+{
+	uint32_t *b = calloc(n_buckets, sizeof *b);
+	if (!b)
+		return;
+	free(m->buckets);
+	m->buckets = b;
+	m->n_buckets = n_buckets;
+	/* re-chain in block order: waiters sorted by block time within a key */
+	FOR_EACH_THREAD(m, t) {
+		if (!t->in_wait_list)
+			continue;
+		t->in_wait_list = false;
+		m->n_waiting--;
+		gtm_wait_add(m, t, t->wait_obj);
+	}
+}
+
+void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key)
+{
+	if (m->n_waiting * 2 >= m->n_buckets)
+		wait_list_rehash(m, m->n_buckets ? m->n_buckets * 4 : 256);
+	if (!m->n_buckets)
+		return;
+	t->wait_obj = key;
+	t->hnext = 0;
+	uint32_t *link = &m->buckets[bucket_of(m, key)];
+	/* insert keeping block order (ties: arrival order) */
+	while (*link && gtm_thread_at(m, *link)->block_ns <= t->block_ns)
+		link = &gtm_thread_at(m, *link)->hnext;
+	t->hnext = *link;
+	*link = t->serial;
+	t->in_wait_list = true;
+	m->n_waiting++;
+}
+
+void gtm_wait_remove(struct gt_model *m, struct mthread *t)
+{
+	if (!t->in_wait_list)
+		return;
+	uint32_t *link = &m->buckets[bucket_of(m, t->wait_obj)];
+	while (*link && *link != t->serial)
+		link = &gtm_thread_at(m, *link)->hnext;
+	if (*link)
+		*link = t->hnext;
+	t->hnext = 0;
+	t->in_wait_list = false;
+	m->n_waiting--;
+}
+
+static void unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w,
+		       uint64_t ns, uint64_t stack)
+{
+	gtm_wait_remove(m, w);
+	gtm_emit(m, waker->p, GT_GO_GO_UNBLOCK, ns, waker, w, w->g, ++w->seq, stack);
+	w->state = T_RUNNABLE;
+	m->ctr.wakes_matched++;
+}
+
+/* A waiter on key that a release at ns may wake: it blocked strictly before. */
+static bool may_wake(const struct mthread *w, uint64_t key, uint64_t ns)
+{
+	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING && w->block_ns < ns;
+}
+
+/* Gives each waiter that may be woken the place of its next fact in the reader's lookahead
+ * (ahead_pos, UINT64_MAX when not there).  The lookahead is read in order, so it stops once
+ * the first `want` of them are placed: the rest cannot come before them. */
+static void place_in_lookahead(struct gt_model *m, uint64_t key, uint64_t ns, uint32_t want)
+{
+	size_t n = 0, placed = 0;
+	for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
+		struct mthread *w = gtm_thread_at(m, s);
+		s = w->hnext;
+		if (w->wait_obj == key && w->state == T_WAITING && w->block_ns >= ns)
+			m->ctr.causal_fallbacks++;
+		if (may_wake(w, key, ns)) {
+			w->ahead_pos = UINT64_MAX;
+			n++;
+		}
+	}
+	if (n < 2 || !m->opt.lookahead)
+		return;   /* nothing to choose */
+	if (want < n)
+		n = want;
+	struct gt_capture_record r;
+	for (size_t i = 0; placed < n && gt_capture_peek(m->opt.lookahead, i, &r); i++) {
+		struct mthread *w = gtm_thread_find(m, r.rec->thread);
+		if (w && w->ahead_pos == UINT64_MAX && may_wake(w, key, ns)) {
+			w->ahead_pos = i;
+			placed++;
+		}
+	}
+}
+
+/* Wakes up to count waiters on key that blocked strictly before ns.  The ones whose next
+ * fact comes first in the lookahead go first (a mutex is not FIFO: the waiter that resumes
+ * first is the one this release let in), then block order. */
+void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
+		      uint64_t ns, uint64_t stack)
+{
+	if (!m->n_buckets)
+		return;
+	place_in_lookahead(m, key, ns, count);
+	while (count) {
+		struct mthread *best = NULL;
+		for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
+			struct mthread *w = gtm_thread_at(m, s);
+			s = w->hnext;
+			if (may_wake(w, key, ns) && (!best || w->ahead_pos < best->ahead_pos))
+				best = w;
+		}
+		if (!best)
+			break;
+		unblock_by(m, waker, best, ns, stack);
+		if (count != GT_WAKE_ALL)
+			count--;
+	}
+}
