@@ -378,11 +378,6 @@ uint64_t gt_model_finish(struct gt_model *m)
 	return gt_clock_frequency(&m->clock);
 }
 
-uint64_t gt_model_ticks(const struct gt_model *m, uint64_t tsc)
-{
-	return gt_clock_ticks(&m->clock, tsc);
-}
-
 void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out)
 {
 	*out = m->ctr;

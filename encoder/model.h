@@ -66,7 +66,4 @@ uint64_t gt_model_finish(struct gt_model *m);
 void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
 void gt_model_free(struct gt_model *m);
 
-/* Trace ticks (ns) of a capture timestamp, before any clamping. */
-uint64_t gt_model_ticks(const struct gt_model *m, uint64_t tsc);
-
 #endif
