@@ -100,7 +100,7 @@ struct report {
 	bool write_failed;
 };
 
-static void *must(void *p)
+void *gt_report_must(void *p)
 {
 	if (p == NULL) {
 		fputs("gotrace report: out of memory\n", stderr);
@@ -116,7 +116,7 @@ static void *grow(void *array, size_t *n, size_t want, size_t elem)
 	size_t cap = *n ? *n : 16;
 	while (cap < want)
 		cap *= 2;
-	char *bigger = must(realloc(array, cap * elem));
+	char *bigger = gt_report_must(realloc(array, cap * elem));
 	memset(bigger + *n * elem, 0, (cap - *n) * elem);
 	*n = cap;
 	return bigger;
@@ -150,7 +150,7 @@ static struct wait_site *site_of(struct site_table *t, uint64_t key, uint8_t kin
 	if (2 * (t->n + 1) > t->n_slots) {
 		free(t->slots);
 		t->n_slots = t->n_slots ? 2 * t->n_slots : 64;
-		t->slots = must(calloc(t->n_slots, sizeof *t->slots));
+		t->slots = gt_report_must(calloc(t->n_slots, sizeof *t->slots));
 		for (size_t k = 0; k < t->n; k++)
 			t->slots[site_slot(t, t->v[k].key, t->v[k].kind)] = k + 1;
 	}
@@ -296,7 +296,7 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		struct stack_def *def = &r->stacks[p->id];
 		free(def->pcs);
 		def->n = p->nframes;
-		def->pcs = must(malloc((size_t)p->nframes * sizeof *def->pcs + 1));
+		def->pcs = gt_report_must(malloc((size_t)p->nframes * sizeof *def->pcs + 1));
 		memcpy(def->pcs, p + 1, (size_t)p->nframes * sizeof *def->pcs);
 		break;
 	}
@@ -472,11 +472,11 @@ static const char *frames_key(struct report *r, uint32_t stack)
 	size_t n = frames_of(r, stack, frames);
 	char *key = NULL;
 	size_t len = 0;
-	FILE *f = must(open_memstream(&key, &len));
+	FILE *f = gt_report_must(open_memstream(&key, &len));
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%s\t%s\t%u\n", frames[i].func, frames[i].file, frames[i].line);
 	if (fclose(f) != 0)
-		must(NULL);
+		gt_report_must(NULL);
 	def->frames_key = key;
 	return key;
 }

@@ -31,5 +31,7 @@ int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, F
 void gt_report_frame_text(const char *func, const char *file, uint64_t line, char *buf,
 			  size_t size);
 void gt_report_json_string(FILE *out, const char *s);
+/* P, or the end of `gotrace report` with one line when an allocation failed. */
+void *gt_report_must(void *p);
 
 #endif

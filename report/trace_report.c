@@ -64,15 +64,6 @@ struct trace_report {
 	uint64_t end_ns;
 };
 
-static void *must(void *p)
-{
-	if (p == NULL) {
-		fputs("gotrace report: out of memory\n", stderr);
-		exit(1);
-	}
-	return p;
-}
-
 static struct goroutine *goroutine_of(struct trace_report *r, uint64_t id)
 {
 	if (id == 0 || id >= (1u << 24))
@@ -81,7 +72,7 @@ static struct goroutine *goroutine_of(struct trace_report *r, uint64_t id)
 		size_t n = r->n_g ? r->n_g : 64;
 		while (n <= id)
 			n *= 2;
-		r->g = must(realloc(r->g, n * sizeof *r->g));
+		r->g = gt_report_must(realloc(r->g, n * sizeof *r->g));
 		memset(r->g + r->n_g, 0, (n - r->n_g) * sizeof *r->g);
 		r->n_g = n;
 	}
@@ -108,12 +99,12 @@ static char *make_frames_key(const struct gt_go_trace *t, const struct gt_go_sta
 {
 	char *key = NULL;
 	size_t len = 0;
-	FILE *f = must(open_memstream(&key, &len));
+	FILE *f = gt_report_must(open_memstream(&key, &len));
 	for (size_t i = 0; i < s->n; i++)
 		fprintf(f, "%s\t%s\t%" PRIu64 "\n", gt_go_trace_string(t, s->frames[i].func),
 			gt_go_trace_string(t, s->frames[i].file), s->frames[i].line);
 	if (fclose(f) != 0)
-		must(NULL);
+		gt_report_must(NULL);
 	return key;
 }
 
@@ -127,7 +118,7 @@ static void group_add(struct trace_report *r, uint8_t block, uint64_t stack, uin
 	if (g == NULL) {
 		if (r->n_groups == r->cap_groups) {
 			r->cap_groups = r->cap_groups ? 2 * r->cap_groups : 32;
-			r->groups = must(realloc(r->groups, r->cap_groups * sizeof *r->groups));
+			r->groups = gt_report_must(realloc(r->groups, r->cap_groups * sizeof *r->groups));
 		}
 		g = &r->groups[r->n_groups++];
 		*g = (struct stack_group){ .block = block, .stack = stack, .key = key };
@@ -444,7 +435,7 @@ int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, F
 	if (gt_go_trace_read(trace, &t, err, errlen) != 0)
 		return -1;
 	struct trace_report r = { .t = &t };
-	r.keys = must(calloc(t.n_stacks + 1, sizeof *r.keys));
+	r.keys = gt_report_must(calloc(t.n_stacks + 1, sizeof *r.keys));
 	for (size_t i = 0; i < t.n_ev; i++)
 		add_event(&r, &t.ev[i]);
 	qsort(r.groups, r.n_groups, sizeof *r.groups, group_by_total_desc);
