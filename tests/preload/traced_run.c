@@ -90,6 +90,11 @@ int run_program(struct run *r, int traced, const char *const argv[], const char 
 		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		dup2(o, 1);
 		dup2(e, 2);
+		/* the program sees exactly 0, 1, 2: descriptor tests compare with untraced runs */
+		if (o > 2)
+			close(o);
+		if (e > 2)
+			close(e);
 		if (r->fsize_limit > 0) {
 			struct rlimit rl = {(rlim_t)r->fsize_limit, (rlim_t)r->fsize_limit};
 			setrlimit(RLIMIT_FSIZE, &rl);
@@ -173,4 +178,27 @@ int count_gotrace_lines(const char *text)
 			p++;
 	}
 	return n;
+}
+
+const char *run_twins(struct run *plain, struct run *traced, const char *const argv[],
+		      const char *const env[])
+{
+	static char diff[512];
+	if (run_program(plain, 0, argv, env) != 0 || run_program(traced, 1, argv, env) != 0)
+		return "could not run the program";
+	if (plain->status != traced->status) {
+		snprintf(diff, sizeof diff, "wait status %#x untraced, %#x traced (stderr: %.300s)",
+			 plain->status, traced->status, traced->err);
+		return diff;
+	}
+	if (strcmp(plain->out, traced->out) != 0) {
+		size_t i = 0;
+		while (plain->out[i] && plain->out[i] == traced->out[i])
+			i++;
+		size_t from = i > 60 ? i - 60 : 0;
+		snprintf(diff, sizeof diff, "stdout differs at byte %zu: untraced \"%.120s\", "
+			 "traced \"%.120s\"", i, plain->out + from, traced->out + from);
+		return diff;
+	}
+	return NULL;
 }

@@ -29,6 +29,13 @@ int run_program(struct run *r, int traced, const char *const argv[], const char 
 /* gt-target SCENARIO with extra env */
 int run_target(struct run *r, int traced, const char *scenario, const char *const env[]);
 
+/* The same program untraced (into PLAIN) and traced (into TRACED), each in its own
+ * directory, with the same argv and env.  Returns NULL when both ended the same way (wait
+ * status) with the same stdout, else one line saying what differs.  A test of "the program
+ * does not notice" makes the program print what it observed (descriptors, errors, limits). */
+const char *run_twins(struct run *plain, struct run *traced, const char *const argv[],
+		      const char *const env[]);
+
 /* The capture written by pid (the first one, or with the -N suffix when nth > 0). */
 int run_capture(const struct run *r, pid_t pid, int nth, struct capture *c);
 /* number of capture files in the directory */
