@@ -33,6 +33,13 @@ static void map_table(int fixed)
  * thread cancellation and glibc's backtrace() (a linked libunwind made pthread_exit crash in
  * libgcc's unwinder). */
 static int (*gt_unw_backtrace)(void **, int);
+static void *gt_unw_base;
+
+int gt_from_libunwind(void *pc)
+{
+	Dl_info di;
+	return gt_unw_base && dladdr(pc, &di) && di.dli_fbase == gt_unw_base;
+}
 
 static void open_libunwind(void)
 {
@@ -42,6 +49,9 @@ static void open_libunwind(void)
 		if (h)
 			gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 	}
+	Dl_info di;
+	if (gt_unw_backtrace && dladdr((void *)(uintptr_t)gt_unw_backtrace, &di))
+		gt_unw_base = di.dli_fbase;
 	if (!gt_unw_backtrace) {
 		gt_warn("libunwind is not available: GOTRACE_STACKS=unwind falls back to fp", "", "");
 		gt_stack_mode = GT_STACKS_FP;
