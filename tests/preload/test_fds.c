@@ -160,6 +160,26 @@ Test(fds, address_space_limit_1gib, .fini = teardown, .timeout = 60)
 		      cap.size);
 }
 
+Test(fds, capture_replaced_by_the_program, .fini = teardown, .timeout = 60)
+{
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	const char *argv[] = {gt_fds(), "replace", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, many_env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "write: 8\nfstat: 0, size 8\n", "the program's file is its own");
+	/* one line says why the recording stopped; what came before is kept */
+	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
+	cr_assert(strstr(traced.err, "the capture file was replaced"), "%s", traced.err);
+	char moved[4200];
+	snprintf(moved, sizeof moved, "%s/gotrace-%d.gtcap.moved", traced.dir, (int)traced.pid);
+	cr_assert_eq(capture_open(&cap, moved), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert_gt(capture_count(&cap, GT_YIELD, -1), 0u);
+	cr_assert_lt(capture_count(&cap, GT_YIELD, -1), 40000u);
+	cr_assert_eq(cap.bad_bytes, 0u);
+}
+
 Test(fds, stack_through_frame_without_unwind_info, .fini = teardown, .timeout = 60)
 {
 #if !defined(__x86_64__)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -177,6 +178,23 @@ static int s_exec_lsfd(const char *self)
 	return 5;
 }
 
+/* A program that puts a file of its own where its capture was (renaming the capture away):
+ * the tracer must not grow or truncate that file. */
+static int s_replace(void)
+{
+	char path[4200], moved[4300];
+	snprintf(path, sizeof path, "%s/gotrace-%d.gtcap", getenv("GOTRACE_CAPTURE_DIR"), (int)getpid());
+	snprintf(moved, sizeof moved, "%s.moved", path);
+	rename(path, moved); /* fails untraced: there is no capture */
+	int f = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	say("write: %s\n", res(write(f, "impostor", 8)));
+	yields(n_yields());
+	struct stat st;
+	long r = fstat(f, &st);
+	say("fstat: %s, size %lld\n", res(r), (long long)st.st_size);
+	return 0;
+}
+
 /* RLIMIT_AS of 1 GiB, then what such a program does: a large allocation, threads. */
 static void *stack_user(void *arg)
 {
@@ -277,8 +295,10 @@ int main(int argc, char **argv)
 		return s_exec_lsfd(argv[0]);
 	if (!strcmp(s, "as"))
 		return s_as();
+	if (!strcmp(s, "replace"))
+		return s_replace();
 	if (!strcmp(s, "nocfi"))
 		return s_nocfi();
-	fprintf(stderr, "usage: gt-fds lowfds|closeall|nofile [LIMIT]|lsfd|exec-lsfd|as|nocfi\n");
+	fprintf(stderr, "usage: gt-fds lowfds|closeall|nofile [LIMIT]|lsfd|exec-lsfd|as|replace|nocfi\n");
 	return 2;
 }
