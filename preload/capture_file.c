@@ -111,7 +111,7 @@ static int capture_fd_open(struct gt_file_error *e)
 	if (gt_sys2(SYS_fstat, fd, &gt_stat) < 0 || gt_stat.st_dev != gt_file_dev ||
 	    gt_stat.st_ino != gt_file_ino) {
 		gt_sys1(SYS_close, fd);
-		*e = (struct gt_file_error){"the capture file was replaced: ", ESTALE};
+		*e = (struct gt_file_error){"the capture file cannot grow: ", ESTALE};
 		return -1;
 	}
 	gt_fd = (int)fd;

@@ -129,6 +129,24 @@ Test(fds, nofile_limit_set_before_exec, .fini = teardown, .timeout = 60)
 	assert_complete(2000);
 }
 
+Test(fds, growth_at_the_descriptor_limit_stops_loudly, .fini = teardown, .timeout = 60)
+{
+	/* the capture cannot be opened to grow while every descriptor is taken: the program
+	 * goes on as untraced, one line says why the recording stopped */
+	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_FDS_YIELDS=40000", "GT_FDS_AT_LIMIT=1", NULL};
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert(strstr(traced.out, "opened 13, then -1 EMFILE\n"), "%s", traced.out);
+	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
+	cr_assert(strstr(traced.err, "too many open files"), "%s", traced.err);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert_eq(cap.bad_bytes, 0u);
+}
+
 Test(fds, exec_child_sees_no_tracer_descriptor, .fini = teardown, .timeout = 60)
 {
 	const char *argv[] = {gt_fds(), "exec-lsfd", NULL};
@@ -170,7 +188,7 @@ Test(fds, capture_replaced_by_the_program, .fini = teardown, .timeout = 60)
 	cr_assert_str_eq(traced.out, "write: 8\nfstat: 0, size 8\n", "the program's file is its own");
 	/* one line says why the recording stopped; what came before is kept */
 	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
-	cr_assert(strstr(traced.err, "the capture file was replaced"), "%s", traced.err);
+	cr_assert(strstr(traced.err, "the capture file cannot grow: its path names another file"), "%s", traced.err);
 	char moved[4200];
 	snprintf(moved, sizeof moved, "%s/gotrace-%d.gtcap.moved", traced.dir, (int)traced.pid);
 	cr_assert_eq(capture_open(&cap, moved), 0);

@@ -139,6 +139,8 @@ static int s_nofile(const char *limit)
 			break;
 	}
 	say("last %d\n", n ? fds[n - 1] : -1);
+	if (getenv("GT_FDS_AT_LIMIT"))
+		yields(n_yields());
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	yields(n_yields());
