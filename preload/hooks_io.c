@@ -180,7 +180,8 @@ static long unw_validate(uintptr_t addr)
 	int w = gt_load(&works);
 	if (!w) {
 		long here = 0;
-		w = probe_unreadable(~(uintptr_t)0 & ~(uintptr_t)4095) && !probe_unreadable((uintptr_t)&here) ? 1 : 2;
+		int kernel_page = probe_unreadable(~(uintptr_t)4095);
+		w = kernel_page && !probe_unreadable((uintptr_t)&here) ? 1 : 2;
 		gt_store(&works, w);
 	}
 	if (w != 1 || probe_unreadable(addr)) {

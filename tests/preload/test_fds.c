@@ -188,7 +188,8 @@ Test(fds, capture_replaced_by_the_program, .fini = teardown, .timeout = 60)
 	cr_assert_str_eq(traced.out, "write: 8\nfstat: 0, size 8\n", "the program's file is its own");
 	/* one line says why the recording stopped; what came before is kept */
 	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
-	cr_assert(strstr(traced.err, "the capture file cannot grow: its path names another file"), "%s", traced.err);
+	cr_assert(strstr(traced.err, "the capture file cannot grow: its path names another file"),
+		  "%s", traced.err);
 	char moved[4200];
 	snprintf(moved, sizeof moved, "%s/gotrace-%d.gtcap.moved", traced.dir, (int)traced.pid);
 	cr_assert_eq(capture_open(&cap, moved), 0);
