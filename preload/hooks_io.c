@@ -200,8 +200,9 @@ GT_EXPORT long syscall(long nr, ...)
 	long a0 = va_arg(ap, long), a1 = va_arg(ap, long), a2 = va_arg(ap, long);
 	long a3 = va_arg(ap, long), a4 = va_arg(ap, long), a5 = va_arg(ap, long);
 	va_end(ap);
-	/* (int): libunwind passes an int, the upper half of a0 is garbage */
-	if (GT_UNLIKELY(nr == SYS_write && (int)a0 == GT_UNW_PIPE_W))
+	/* (int): libunwind passes an int, the upper half of a0 is garbage.  Outside our
+	 * unwinding libunwind first finds the pipe unreadable and opens a real one. */
+	if (GT_UNLIKELY(nr == SYS_write && (int)a0 == GT_UNW_PIPE_W && gt_tls.busy))
 		return unw_validate((uintptr_t)a1);
 	struct gt_tls *t;
 	if (nr != SYS_futex || !(t = gt_enter()))
