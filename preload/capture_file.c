@@ -261,7 +261,8 @@ static int open_capture(void)
 	uint64_t pid = (uint64_t)gt_sys0(SYS_getpid);
 	size_t dir = 0;
 	/* an absolute path: the capture is opened again by it after the program's chdir */
-	if (gt_cfg.capture_dir[0] != '/' && gt_sys2(SYS_getcwd, path, cap) > 0 && path[0] == '/') {
+	if (gt_cfg.capture_dir[0] != '/' && gt_sys2(SYS_getcwd, path, cap) > 0 && path[0] == '/' &&
+	    strlen(path) + strlen(gt_cfg.capture_dir) + 64 < cap) {
 		dir = strlen(path);
 		if (dir > 1)
 			dir = gt_append(path, dir, cap, "/");
