@@ -51,26 +51,31 @@ void gt_slots_full(void)
 		gt_store(&gt_slots[i].chunk, (char *)&gt_full_chunk);
 }
 
-/* Grow the file so that `need` bytes are backed.  fallocate reserves the blocks, so a full
- * disk is an error here rather than a SIGBUS on a later store into the mapping. */
+/* Grow the file so that `need` bytes are backed, and up to 7 chunks more: when the disk or
+ * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
+ * until not one more chunk fits.  fallocate reserves the blocks, so a full disk is an error
+ * here rather than a SIGBUS on a later store into the mapping. */
 static int grow_file(uint64_t need)
 {
 	if (need <= gt_file_bytes)
 		return 0;
-	uint64_t step = (uint64_t)gt_chunk_size * 8;
-	uint64_t target = gt_file_bytes ? gt_file_bytes : need;
-	while (target < need)
-		target += step;
-	if (target > gt_map_bytes)
-		target = gt_map_bytes;
 	/* RLIMIT_FSIZE raises SIGXFSZ: block it so the program is not killed for our file. */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGXFSZ);
 	gt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
-	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(target - gt_file_bytes));
-	if (r == -EOPNOTSUPP || r == -ENOSYS)
-		r = gt_sys2(SYS_ftruncate, gt_fd, (long)target);
+	uint64_t target = 0;
+	long r = 0;
+	for (uint64_t ahead = gt_file_bytes ? 7 : 0;; ahead /= 2) {
+		target = need + ahead * gt_chunk_size;
+		if (target > gt_map_bytes)
+			target = gt_map_bytes;
+		r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(target - gt_file_bytes));
+		if (r == -EOPNOTSUPP || r == -ENOSYS)
+			r = gt_sys2(SYS_ftruncate, gt_fd, (long)target);
+		if (r >= 0 || !ahead || (r != -ENOSPC && r != -EFBIG && r != -EDQUOT))
+			break;
+	}
 	if (r < 0) {
 		/* A SIGXFSZ we caused must not stay pending for the program. */
 		siginfo_t si;
@@ -82,6 +87,31 @@ static int grow_file(uint64_t need)
 		return (int)-r;
 	gt_file_bytes = target;
 	return 0;
+}
+
+void gt_capture_stopped(int err, uint64_t tsc)
+{
+	struct gt_file_header *h = gt_header;
+	h->stop_tsc = tsc;
+	h->stop_errno = err;
+	/* facts dropped before and not yet said in a notice: none can be written now */
+	uint64_t rep = gt_load(&gt_dropped_reported), d = gt_load(&gt_dropped);
+	if (d > rep && atomic_compare_exchange_strong(&gt_dropped_reported, &rep, d))
+		gt_add((_Atomic uint64_t *)&h->facts_lost, d - rep);
+	atomic_fetch_or((_Atomic uint32_t *)&h->flags, GT_FILE_WRITE_FAILED);
+	/* The notice goes into the first CPU chunk it fits in (the file cannot grow for it). */
+	struct gt_p_notice n = {.value = (uint64_t)err};
+	for (unsigned cpu = 0; cpu < h->n_cpus; cpu++) {
+		char *chunk = gt_load(&gt_slots[cpu].chunk);
+		if (chunk == (char *)&gt_full_chunk)
+			continue;
+		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
+		uint64_t off = gt_add(used, 16 + sizeof n);
+		if (off + 16 + sizeof n <= gt_chunk_size) {
+			gt_fill((uint64_t *)(chunk + off), 0, GT_NOTICE, GT_NOTICE_WRITE_FAILED, tsc, &n, sizeof n);
+			break;
+		}
+	}
 }
 
 /* A clock pair and a dropped-facts notice ride along in a new chunk when due. */
