@@ -109,6 +109,7 @@ static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
 /* noinline: a new stack is the rare case; inlined, it cost the lookup registers */
 static GT_NOINLINE void write_stack(uint32_t id, const uintptr_t *pcs, unsigned n)
 {
+	gt_modules_cover(pcs, n);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	uint32_t bytes = 16 + sizeof(struct gt_p_stack) + 8 * n;
