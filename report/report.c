@@ -99,6 +99,7 @@ struct report {
 	uint64_t end_ns;
 	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost;
 	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
+	bool execd;                     /* the last exec announced did not fail */
 };
 
 void *gt_report_must(void *p)
@@ -316,6 +317,10 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 	case GT_CLOCK:
 		gt_clock_add_pair(&r->clock, rec->tsc,
 				  ((const struct gt_p_clock *)cr->payload)->mono_ns);
+		break;
+	case GT_PROCESS:
+		if (rec->aux == GT_PROC_EXEC)
+			r->execd = ((const struct gt_p_process *)cr->payload)->err == 0;
 		break;
 	case GT_NOTICE: {
 		uint64_t value = ((const struct gt_p_notice *)cr->payload)->value;
@@ -610,6 +615,7 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		h->cmdline[0] ? h->cmdline : h->exe_path, (double)r->end_ns / 1e9,
 		h->stack_mode < 3 ? stack_modes[h->stack_mode] : "?",
 		(h->flags & GT_FILE_FINALIZED) ? "" :
+		r->execd ? ", the process exec'd another program: times end there" :
 		", process did not finish normally: times end at its last fact");
 	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n\n");
 
@@ -749,8 +755,9 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 	}
 	fprintf(out, ",\"pid\":%u,\"command\":", h->pid);
 	gt_report_json_string(out, h->cmdline[0] ? h->cmdline : h->exe_path);
-	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"threads\":[", r->end_ns,
-		(h->flags & GT_FILE_FINALIZED) ? "true" : "false");
+	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"execd\":%s,\"threads\":[",
+		r->end_ns, (h->flags & GT_FILE_FINALIZED) ? "true" : "false",
+		!(h->flags & GT_FILE_FINALIZED) && r->execd ? "true" : "false");
 	bool first = true;
 	for (size_t i = 1; i < r->n_threads; i++) {
 		struct thread_info *t = &r->threads[i];

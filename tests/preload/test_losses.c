@@ -202,6 +202,13 @@ Test(losses, exec_image_called_exec, .fini = teardown, .timeout = 120)
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_EXEC), 1u);
 	cr_assert(!(cap.hdr->flags & GT_FILE_FINALIZED));
+	const char *rep[] = {gotrace(), "report", capture_path(&traced, NULL, 0), NULL};
+	run_gotrace(rep);
+	cr_assert(strstr(tool.out, "the process exec'd another program"), "%s", tool.out);
+	cr_assert(!strstr(tool.out, "did not finish normally"), "%s", tool.out);
+	const char *json[] = {gotrace(), "report", "--json", capture_path(&traced, NULL, 0), NULL};
+	run_gotrace(json);
+	cr_assert(strstr(tool.out, "\"finalized\":false,\"execd\":true,"), "%s", tool.out);
 
 	snprintf(out, sizeof out, "%s/x.trace", traced.dir);
 	const char *run[] = {gotrace(), "run", "-o", out, "--", "/bin/sh", "-c", cmd, NULL};
