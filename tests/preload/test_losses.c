@@ -251,6 +251,45 @@ Test(losses, waiter_table_overflow_counted, .fini = teardown, .timeout = 120)
 	unlink(trace);
 }
 
+Test(losses, stack_table_overflow_counted, .fini = teardown, .timeout = 180)
+{
+	/* 2^18 call paths against a table of 2^17 slots */
+	const char *argv[] = {prog("gt-losses"), "stacks", "18", NULL};
+	const char *env[] = {"GOTRACE_STACKS=fp", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "262144 call paths\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	uint64_t lost = 0, without = 0;
+	for (size_t i = 0; i < cap.n; i++) {
+		const struct cap_rec *r = &cap.recs[i];
+		if (r->h->type == GT_NOTICE && r->h->aux == GT_NOTICE_STACKS_LOST)
+			lost += *(const uint64_t *)r->payload;
+		if (r->h->type == GT_YIELD && !((const struct gt_p_stackonly *)r->payload)->stack)
+			without++;
+	}
+	/* every yield without a stack is a counted loss (a few other facts may lose one too) */
+	cr_assert_geq(without, 262144u - (1u << 17));
+	cr_assert_geq(lost, without);
+	cr_assert_leq(lost, without + 16, "%lu lost, %lu yields without a stack",
+		      (unsigned long)lost, (unsigned long)without);
+	capture_close(&cap);
+	memset(&cap, 0, sizeof cap);
+
+	const char *path = capture_path(&traced, NULL, 0);
+	char trace[PATH_MAX + 16], want[64];
+	snprintf(trace, sizeof trace, "%s/s.trace", traced.dir);
+	const char *conv[] = {gotrace(), "convert", path, "-o", trace, NULL};
+	run_gotrace(conv);
+	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
+	cr_assert(strstr(tool.err, "stacks the recorder reported lost"), "%s", tool.err);
+	const char *json[] = {gotrace(), "report", "--json", path, NULL};
+	run_gotrace(json);
+	snprintf(want, sizeof want, "\"stacks_lost\":%lu,", (unsigned long)lost);
+	cr_assert(strstr(tool.out, want), "%s", want);
+	unlink(trace);
+}
+
 static char *slurp_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

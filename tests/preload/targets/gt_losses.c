@@ -6,7 +6,9 @@
  *   chdir DIR          changes into DIR, then starts and joins a thread
  *   dlopen LIB         dlopen(LIB), whose constructor blocks on a lock
  *   waiters N          N threads wait at once on condvars that all hash to one waiter-table
- *                      window (more than it holds), then are woken */
+ *                      window (more than it holds), then are woken
+ *   stacks BITS        2^BITS yields, each from a call path of its own (more stacks than the
+ *                      tracer's stack table holds) */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
@@ -118,6 +120,31 @@ static int waiters(int n)
 	return 0;
 }
 
+/* ---- stacks: one call path per bit pattern ---- */
+static volatile int sink;
+
+/* two call sites, no tail calls: each level is a frame, each bit a return address */
+static __attribute__((noinline)) void descend(unsigned long path, int level)
+{
+	if (!level) {
+		sched_yield();
+	} else if (path & 1) {
+		descend(path >> 1, level - 1);
+		sink += 1;
+	} else {
+		descend(path >> 1, level - 1);
+		sink += 2;
+	}
+}
+
+static int stacks(int bits)
+{
+	for (unsigned long i = 0; i < 1ul << bits; i++)
+		descend(i, bits);
+	printf("%lu call paths\n", 1ul << bits);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -129,6 +156,9 @@ int main(int argc, char **argv)
 		return load(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "waiters"))
 		return waiters(atoi(argv[2]));
-	fprintf(stderr, "usage: gt-losses yields N [FSIZE] | chdir DIR | dlopen LIB | waiters N\n");
+	if (argc == 3 && !strcmp(argv[1], "stacks"))
+		return stacks(atoi(argv[2]));
+	fprintf(stderr, "usage: gt-losses yields N [FSIZE] | chdir DIR | dlopen LIB | waiters N | "
+		"stacks BITS\n");
 	return 2;
 }
