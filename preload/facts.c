@@ -115,8 +115,10 @@ void gt_threads_put(pthread_t th, uint32_t serial, int from_child)
 	for (unsigned i = 0; i < GT_THREAD_SLOTS; i++) {
 		struct gt_thread_slot *s = &gt_threads[(home + i) & (GT_THREAD_SLOTS - 1)];
 		uintptr_t k = gt_load(&s->key);
+		/* a lost race with the thread's other registration (creator or child) for this
+		 * slot finds the key there: it must not take a second slot */
 		if (k == key || ((k == 0 || k == GT_TOMBSTONE) &&
-				 atomic_compare_exchange_strong(&s->key, &k, key))) {
+				 (atomic_compare_exchange_strong(&s->key, &k, key) || k == key))) {
 			/* the parent registers too (its child may not have run yet); it must not
 			 * revive a child that already ended */
 			if (from_child || gt_load(&s->serial) != serial)
@@ -125,7 +127,8 @@ void gt_threads_put(pthread_t th, uint32_t serial, int from_child)
 			return;
 		}
 	}
-	gt_lose(GT_NOTICE_THREADS_LOST);
+	if (from_child) /* once per thread: its creator tries too */
+		gt_lose(GT_NOTICE_THREADS_LOST);
 }
 
 static struct gt_thread_slot *thread_find(uintptr_t key)

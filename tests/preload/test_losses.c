@@ -290,6 +290,32 @@ Test(losses, stack_table_overflow_counted, .fini = teardown, .timeout = 180)
 	unlink(trace);
 }
 
+Test(losses, thread_table_overflow_counted, .fini = teardown, .timeout = 180)
+{
+	/* 4200 threads and main against a table of 4096 */
+	const char *argv[] = {prog("gt-losses"), "threads", "4200", NULL};
+	const char *env[] = {"GOTRACE_STACKS=none", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "4200 threads\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	uint64_t lost = 0;
+	for (size_t i = 0; i < cap.n; i++)
+		if (cap.recs[i].h->type == GT_NOTICE && cap.recs[i].h->aux == GT_NOTICE_THREADS_LOST)
+			lost += *(const uint64_t *)cap.recs[i].payload;
+	cr_assert_eq(lost, 4200u + 1 - 4096, "%lu threads lost", (unsigned long)lost);
+	capture_close(&cap);
+	memset(&cap, 0, sizeof cap);
+	/* (a report of 4201 threads is larger than a run keeps of stdout) */
+	char trace[PATH_MAX + 16];
+	snprintf(trace, sizeof trace, "%s/th.trace", traced.dir);
+	const char *conv[] = {gotrace(), "convert", capture_path(&traced, NULL, 0), "-o", trace, NULL};
+	run_gotrace(conv);
+	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
+	cr_assert(strstr(tool.err, "105 facts dropped while recording"), "%s", tool.err);
+	cr_assert(strstr(tool.err, "threads the recorder's table could not hold"), "%s", tool.err);
+}
+
 static char *slurp_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

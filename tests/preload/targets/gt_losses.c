@@ -7,11 +7,14 @@
  *   dlopen LIB         dlopen(LIB), whose constructor blocks on a lock
  *   waiters N          N threads wait at once on condvars that all hash to one waiter-table
  *                      window (more than it holds), then are woken
+ *   threads N          N threads alive (ended, not joined) at once, then joined: more than
+ *                      the tracer's thread table holds
  *   stacks BITS        2^BITS yields, each from a call path of its own (more stacks than the
  *                      tracer's stack table holds) */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +123,34 @@ static int waiters(int n)
 	return 0;
 }
 
+static sem_t started;
+
+static void *announce(void *arg)
+{
+	sem_post(&started);
+	return arg;
+}
+
+static int many_threads(int n)
+{
+	sem_init(&started, 0, 0);
+	pthread_t *th = calloc((size_t)n, sizeof *th);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	int made = 0;
+	for (int i = 0; i < n; i++)
+		made += pthread_create(&th[i], &attr, announce, NULL) == 0;
+	/* every thread has registered itself before the first join frees a table slot */
+	for (int i = 0; i < made; i++)
+		sem_wait(&started);
+	for (int i = 0; i < made; i++)
+		pthread_join(th[i], NULL);
+	printf("%d threads\n", made);
+	free(th);
+	return 0;
+}
+
 /* ---- stacks: one call path per bit pattern ---- */
 static volatile int sink;
 
@@ -156,9 +187,11 @@ int main(int argc, char **argv)
 		return load(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "waiters"))
 		return waiters(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "threads"))
+		return many_threads(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "stacks"))
 		return stacks(atoi(argv[2]));
 	fprintf(stderr, "usage: gt-losses yields N [FSIZE] | chdir DIR | dlopen LIB | waiters N | "
-		"stacks BITS\n");
+		"threads N | stacks BITS\n");
 	return 2;
 }
