@@ -28,9 +28,10 @@ static void gt_fail(const char *what, int err)
 {
 	char eb[32];
 	int st = gt_load(&gt_state);
-	if (st == GT_ST_FAILED)
-		return;
-	gt_store(&gt_state, GT_ST_FAILED);
+	do { /* once, whichever thread meets the full file first */
+		if (st == GT_ST_FAILED)
+			return;
+	} while (!atomic_compare_exchange_weak(&gt_state, &st, GT_ST_FAILED));
 	if (gt_header) {
 		unsigned cpu;
 		gt_stack_mode = GT_STACKS_NONE;
