@@ -148,7 +148,7 @@ void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t siz
 	case 0: why = "the capture could not grow"; break;
 	default: why = strerror(s->err); break;
 	}
-	snprintf(buf, size, "recording stopped early at %.3f s: %s; %" PRIu64
+	snprintf(buf, size, "recording stopped early at %.3f s: %s; at least %" PRIu64
 		 " facts after that were not recorded", s->at_seconds, why, s->facts_lost);
 }
 

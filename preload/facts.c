@@ -2,6 +2,7 @@
  * waiters (objects a hooked thread is blocked on now), threads (pthread_t -> serial) and
  * the descriptor-kind cache. */
 #include "facts.h"
+#include "capture_file.h"
 #include "lifecycle.h"
 #include "stacks.h"
 
@@ -403,6 +404,10 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 		st = gt_load(&gt_state);
 	}
 	if (st != GT_ST_RECORDING) {
+		/* the capture filled up: a thread first met now loses its facts too (counted one
+		 * per hook, as no record of it exists to say more) */
+		if (st == GT_ST_FAILED && gt_header)
+			gt_add((_Atomic uint64_t *)&gt_header->facts_lost, 1);
 		t->busy = was_busy;
 		return NULL;
 	}
