@@ -219,36 +219,52 @@ Test(losses, exec_image_called_exec, .fini = teardown, .timeout = 120)
 	cr_assert(!strstr(tool.err, "did not finish normally"), "%s", tool.err);
 }
 
-Test(losses, waiter_table_overflow_counted, .fini = teardown, .timeout = 120)
+/* Runs a program that overflows a table, twins compared; the capture stays open in cap and
+ * the notices of kind are summed. */
+static uint64_t run_overflow(const char *const argv[], const char *const env[], const char *out,
+			     int kind)
 {
-	const char *argv[] = {prog("gt-losses"), "waiters", "12", NULL};
-	const char *diff = run_twins(&plain, &traced, argv, NULL);
+	const char *diff = run_twins(&plain, &traced, argv, env);
 	cr_assert_null(diff, "%s", diff);
-	cr_assert_str_eq(traced.out, "12 waiters woken\n");
+	cr_assert_str_eq(traced.out, out);
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	uint64_t lost = 0;
 	for (size_t i = 0; i < cap.n; i++)
-		if (cap.recs[i].h->type == GT_NOTICE && cap.recs[i].h->aux == GT_NOTICE_WAITERS_LOST)
+		if (cap.recs[i].h->type == GT_NOTICE && cap.recs[i].h->aux == kind)
 			lost += *(const uint64_t *)cap.recs[i].payload;
-	/* 12 waits in a window of 8 slots */
-	cr_assert_geq(lost, 4u);
-	cr_assert_leq(lost, 12u);
+	return lost;
+}
+
+/* The converter's summary names the counter; the JSON report (when json_key) has the count. */
+static void check_counted(const char *counter, const char *json_key, uint64_t lost)
+{
 	capture_close(&cap);
 	memset(&cap, 0, sizeof cap);
-
 	const char *path = capture_path(&traced, NULL, 0);
 	char trace[PATH_MAX + 16], want[128];
-	snprintf(trace, sizeof trace, "%s/w.trace", traced.dir);
+	snprintf(trace, sizeof trace, "%s/o.trace", traced.dir);
 	const char *conv[] = {gotrace(), "convert", path, "-o", trace, NULL};
 	run_gotrace(conv);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
-	snprintf(want, sizeof want, "waits the recorder's table could not hold (waker unknown)");
+	cr_assert(strstr(tool.err, counter), "%s", tool.err);
+	snprintf(want, sizeof want, "%lu facts dropped while recording", (unsigned long)lost);
 	cr_assert(strstr(tool.err, want), "%s", tool.err);
+	if (!json_key)
+		return;
 	const char *json[] = {gotrace(), "report", "--json", path, NULL};
 	run_gotrace(json);
-	snprintf(want, sizeof want, "\"waiters_lost\":%lu,", (unsigned long)lost);
-	cr_assert(strstr(tool.out, want), "%s in %s", want, tool.out);
-	unlink(trace);
+	snprintf(want, sizeof want, "\"%s\":%lu,", json_key, (unsigned long)lost);
+	cr_assert(strstr(tool.out, want), "no %s in %.2000s", want, tool.out);
+}
+
+Test(losses, waiter_table_overflow_counted, .fini = teardown, .timeout = 120)
+{
+	const char *argv[] = {prog("gt-losses"), "waiters", "12", NULL};
+	uint64_t lost = run_overflow(argv, NULL, "12 waiters woken\n", GT_NOTICE_WAITERS_LOST);
+	/* 12 waits in a window of 8 slots */
+	cr_assert_geq(lost, 4u);
+	cr_assert_leq(lost, 12u);
+	check_counted("waits the recorder's table could not hold (waker unknown)", "waiters_lost", lost);
 }
 
 Test(losses, stack_table_overflow_counted, .fini = teardown, .timeout = 180)
@@ -256,38 +272,18 @@ Test(losses, stack_table_overflow_counted, .fini = teardown, .timeout = 180)
 	/* 2^18 call paths against a table of 2^17 slots */
 	const char *argv[] = {prog("gt-losses"), "stacks", "18", NULL};
 	const char *env[] = {"GOTRACE_STACKS=fp", NULL};
-	const char *diff = run_twins(&plain, &traced, argv, env);
-	cr_assert_null(diff, "%s", diff);
-	cr_assert_str_eq(traced.out, "262144 call paths\n");
-	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
-	uint64_t lost = 0, without = 0;
-	for (size_t i = 0; i < cap.n; i++) {
-		const struct cap_rec *r = &cap.recs[i];
-		if (r->h->type == GT_NOTICE && r->h->aux == GT_NOTICE_STACKS_LOST)
-			lost += *(const uint64_t *)r->payload;
-		if (r->h->type == GT_YIELD && !((const struct gt_p_stackonly *)r->payload)->stack)
+	uint64_t lost = run_overflow(argv, env, "262144 call paths\n", GT_NOTICE_STACKS_LOST);
+	uint64_t without = 0;
+	for (size_t i = 0; i < cap.n; i++)
+		if (cap.recs[i].h->type == GT_YIELD &&
+		    !((const struct gt_p_stackonly *)cap.recs[i].payload)->stack)
 			without++;
-	}
 	/* every yield without a stack is a counted loss (a few other facts may lose one too) */
 	cr_assert_geq(without, 262144u - (1u << 17));
 	cr_assert_geq(lost, without);
 	cr_assert_leq(lost, without + 16, "%lu lost, %lu yields without a stack",
 		      (unsigned long)lost, (unsigned long)without);
-	capture_close(&cap);
-	memset(&cap, 0, sizeof cap);
-
-	const char *path = capture_path(&traced, NULL, 0);
-	char trace[PATH_MAX + 16], want[64];
-	snprintf(trace, sizeof trace, "%s/s.trace", traced.dir);
-	const char *conv[] = {gotrace(), "convert", path, "-o", trace, NULL};
-	run_gotrace(conv);
-	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
-	cr_assert(strstr(tool.err, "stacks the recorder reported lost"), "%s", tool.err);
-	const char *json[] = {gotrace(), "report", "--json", path, NULL};
-	run_gotrace(json);
-	snprintf(want, sizeof want, "\"stacks_lost\":%lu,", (unsigned long)lost);
-	cr_assert(strstr(tool.out, want), "%s", want);
-	unlink(trace);
+	check_counted("stacks the recorder reported lost", "stacks_lost", lost);
 }
 
 Test(losses, thread_table_overflow_counted, .fini = teardown, .timeout = 180)
@@ -295,25 +291,10 @@ Test(losses, thread_table_overflow_counted, .fini = teardown, .timeout = 180)
 	/* 4200 threads and main against a table of 4096 */
 	const char *argv[] = {prog("gt-losses"), "threads", "4200", NULL};
 	const char *env[] = {"GOTRACE_STACKS=none", NULL};
-	const char *diff = run_twins(&plain, &traced, argv, env);
-	cr_assert_null(diff, "%s", diff);
-	cr_assert_str_eq(traced.out, "4200 threads\n");
-	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
-	uint64_t lost = 0;
-	for (size_t i = 0; i < cap.n; i++)
-		if (cap.recs[i].h->type == GT_NOTICE && cap.recs[i].h->aux == GT_NOTICE_THREADS_LOST)
-			lost += *(const uint64_t *)cap.recs[i].payload;
+	uint64_t lost = run_overflow(argv, env, "4200 threads\n", GT_NOTICE_THREADS_LOST);
 	cr_assert_eq(lost, 4200u + 1 - 4096, "%lu threads lost", (unsigned long)lost);
-	capture_close(&cap);
-	memset(&cap, 0, sizeof cap);
-	/* (a report of 4201 threads is larger than a run keeps of stdout) */
-	char trace[PATH_MAX + 16];
-	snprintf(trace, sizeof trace, "%s/th.trace", traced.dir);
-	const char *conv[] = {gotrace(), "convert", capture_path(&traced, NULL, 0), "-o", trace, NULL};
-	run_gotrace(conv);
-	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
-	cr_assert(strstr(tool.err, "105 facts dropped while recording"), "%s", tool.err);
-	cr_assert(strstr(tool.err, "threads the recorder's table could not hold"), "%s", tool.err);
+	/* (a JSON report of 4201 threads is larger than a run keeps of stdout) */
+	check_counted("threads the recorder's table could not hold", NULL, lost);
 }
 
 static char *slurp_file(const char *path, size_t *len)
