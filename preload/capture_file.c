@@ -67,26 +67,19 @@ void gt_slots_full(void)
 		gt_store(&gt_slots[i].chunk, (char *)&gt_full_chunk);
 }
 
-/* Grow the file so that `need` bytes are backed.  fallocate reserves the blocks, so a full
- * disk is an error here rather than a SIGBUS on a later store into the mapping. */
-static int grow_file(uint64_t need)
+/* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
+ * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
+ * mapping. */
+static long allocate_to(uint64_t len)
 {
-	if (need <= gt_file_bytes)
-		return 0;
-	uint64_t step = (uint64_t)gt_chunk_size * 8;
-	uint64_t target = gt_file_bytes ? gt_file_bytes : need;
-	while (target < need)
-		target += step;
-	if (target > gt_map_bytes)
-		target = gt_map_bytes;
 	/* RLIMIT_FSIZE raises SIGXFSZ: block it so the program is not killed for our file. */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGXFSZ);
 	gt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
-	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(target - gt_file_bytes));
+	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(len - gt_file_bytes));
 	if (r == -EOPNOTSUPP || r == -ENOSYS)
-		r = gt_sys2(SYS_ftruncate, gt_fd, (long)target);
+		r = gt_sys2(SYS_ftruncate, gt_fd, (long)len);
 	if (r < 0) {
 		/* A SIGXFSZ we caused must not stay pending for the program. */
 		siginfo_t si;
@@ -94,10 +87,26 @@ static int grow_file(uint64_t need)
 		gt_sys4(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long));
 	}
 	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
-	if (r < 0)
-		return (int)-r;
-	gt_file_bytes = target;
-	return 0;
+	if (r >= 0)
+		gt_file_bytes = len;
+	return r;
+}
+
+/* Grow the file so that `need` bytes are backed, and up to 7 chunks more: when the disk or
+ * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
+ * until not one more chunk fits. */
+static int grow_file(uint64_t need)
+{
+	if (need <= gt_file_bytes)
+		return 0;
+	for (uint64_t ahead = gt_file_bytes ? 7 : 0;; ahead /= 2) {
+		uint64_t target = need + ahead * gt_chunk_size;
+		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
+		if (r >= 0)
+			return 0;
+		if (!ahead || (r != -ENOSPC && r != -EFBIG && r != -EDQUOT))
+			return (int)-r;
+	}
 }
 
 /* The capture again, by path: 0 with gt_fd set when it is provably our file. */
@@ -162,6 +171,63 @@ static int back_chunks(uint64_t n, struct gt_file_error *e)
 static char *chunk_addr(uint64_t k)
 {
 	return gt_windows[k / gt_window_chunks] + (k % gt_window_chunks) * gt_chunk_size;
+}
+
+/* Where the stop notice goes when no chunk has room for it: a last chunk of one page (the
+ * final trim keeps it that short).  NULL when not even a page fits. */
+static uint64_t *last_page_chunk(uint64_t tsc)
+{
+	lock_growth();
+	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
+	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_chunk_size;
+	struct gt_file_error e;
+	int ok = !gt_truncated && k < gt_max_chunks && at == gt_file_bytes && capture_fd_open(&e) == 0;
+	if (ok) {
+		ok = allocate_to(at + 4096) >= 0;
+		while (ok && gt_n_windows <= k / gt_window_chunks)
+			ok = !map_window(gt_n_windows);
+		capture_fd_close();
+	}
+	if (!ok) {
+		unlock_growth();
+		return NULL;
+	}
+	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
+	unlock_growth();
+	char *c = chunk_addr(k);
+	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
+	h->cpu = 0;
+	h->seq = k;
+	h->first_tsc = tsc;
+	gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + 16 + sizeof(struct gt_p_notice));
+	atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
+	return (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
+}
+
+void gt_capture_stopped(int err, uint64_t tsc)
+{
+	struct gt_file_header *h = gt_header;
+	h->stop_tsc = tsc;
+	h->stop_errno = err;
+	/* facts dropped before and not yet said in a notice: none can be written now */
+	uint64_t rep = gt_load(&gt_dropped_reported), d = gt_load(&gt_dropped);
+	if (d > rep && atomic_compare_exchange_strong(&gt_dropped_reported, &rep, d))
+		gt_add((_Atomic uint64_t *)&h->facts_lost, d - rep);
+	atomic_fetch_or((_Atomic uint32_t *)&h->flags, GT_FILE_WRITE_FAILED);
+	/* The notice goes into the first CPU chunk it fits in, else into a page of its own. */
+	struct gt_p_notice n = {.value = (uint64_t)err};
+	uint64_t *r = NULL;
+	for (unsigned cpu = 0; cpu < h->n_cpus && !r; cpu++) {
+		char *chunk = gt_load(&gt_slots[cpu].chunk);
+		if (chunk == (char *)&gt_full_chunk)
+			continue;
+		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
+		uint64_t off = gt_add(used, 16 + sizeof n);
+		if (off + 16 + sizeof n <= gt_chunk_size)
+			r = (uint64_t *)(chunk + off);
+	}
+	if (r || (r = last_page_chunk(tsc)))
+		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_WRITE_FAILED, tsc, &n, sizeof n);
 }
 
 /* A clock pair and a dropped-facts notice ride along in a new chunk when due. */
@@ -259,20 +325,14 @@ static int open_capture(void)
 	char *path = gt_capture_path;
 	size_t cap = sizeof gt_capture_path;
 	uint64_t pid = (uint64_t)gt_sys0(SYS_getpid);
-	size_t dir = 0;
-	/* an absolute path: the capture is opened again by it after the program's chdir */
-	if (gt_cfg.capture_dir[0] != '/' && gt_sys2(SYS_getcwd, path, cap) > 0 && path[0] == '/' &&
-	    strlen(path) + strlen(gt_cfg.capture_dir) + 64 < cap) {
-		dir = strlen(path);
-		if (dir > 1)
-			dir = gt_append(path, dir, cap, "/");
-	}
-	if (gt_cfg.capture_dir[0]) {
-		dir = gt_append(path, dir, cap, gt_cfg.capture_dir);
-		dir = gt_append(path, dir, cap, "/");
-	}
 	for (unsigned attempt = 0; attempt < 100; attempt++) {
-		size_t n = gt_append(path, dir, cap, "gotrace-");
+		size_t n = 0;
+		path[0] = 0;
+		if (gt_cfg.capture_dir[0]) {
+			n = gt_append(path, n, cap, gt_cfg.capture_dir);
+			n = gt_append(path, n, cap, "/");
+		}
+		n = gt_append(path, n, cap, "gotrace-");
 		num[gt_fmt_u64(num, pid)] = 0;
 		n = gt_append(path, n, cap, num);
 		if (attempt) {
@@ -417,6 +477,8 @@ void gt_capture_trim(void)
 	lock_growth();
 	gt_truncated = 1;
 	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_header->n_chunks) * gt_chunk_size;
+	if (len > gt_file_bytes) /* a last chunk of one page (last_page_chunk) */
+		len = gt_file_bytes;
 	struct gt_file_error e;
 	if (len != gt_file_bytes && capture_fd_open(&e) == 0) {
 		gt_sys2(SYS_ftruncate, gt_fd, (long)len);
