@@ -359,6 +359,21 @@ static __attribute__((noreturn)) int s_mixed(void)
 		pause();
 }
 
+/* ---- facts for a given time (the tests of a recording window) ---- */
+static int s_busy(long ms)
+{
+	struct timespec t0, now, tick = {0, 1000000};
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		locked_add(1);
+		sched_yield();
+		nanosleep(&tick, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	printf("busy for %ld ms\n", ms);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -377,6 +392,8 @@ int main(int argc, char **argv)
 		return s_dlopen(argv[0], argc > 2 ? atoi(argv[2]) : 200);
 	if (!strcmp(s, "mixed"))
 		s_mixed();
-	fprintf(stderr, "usage: gt-stress live|churn [N]|forks|signals|cancel|dlopen [N]|mixed\n");
+	if (!strcmp(s, "busy"))
+		return s_busy(argc > 2 ? atol(argv[2]) : 300);
+	fprintf(stderr, "usage: gt-stress live|churn [N]|forks|signals|cancel|dlopen [N]|mixed|busy [MS]\n");
 	return 2;
 }
