@@ -51,26 +51,19 @@ void gt_slots_full(void)
 		gt_store(&gt_slots[i].chunk, (char *)&gt_full_chunk);
 }
 
-/* Grow the file so that `need` bytes are backed.  fallocate reserves the blocks, so a full
- * disk is an error here rather than a SIGBUS on a later store into the mapping. */
-static int grow_file(uint64_t need)
+/* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
+ * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
+ * mapping. */
+static long allocate_to(uint64_t len)
 {
-	if (need <= gt_file_bytes)
-		return 0;
-	uint64_t step = (uint64_t)gt_chunk_size * 8;
-	uint64_t target = gt_file_bytes ? gt_file_bytes : need;
-	while (target < need)
-		target += step;
-	if (target > gt_map_bytes)
-		target = gt_map_bytes;
 	/* RLIMIT_FSIZE raises SIGXFSZ: block it so the program is not killed for our file. */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGXFSZ);
 	gt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
-	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(target - gt_file_bytes));
+	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(len - gt_file_bytes));
 	if (r == -EOPNOTSUPP || r == -ENOSYS)
-		r = gt_sys2(SYS_ftruncate, gt_fd, (long)target);
+		r = gt_sys2(SYS_ftruncate, gt_fd, (long)len);
 	if (r < 0) {
 		/* A SIGXFSZ we caused must not stay pending for the program. */
 		siginfo_t si;
@@ -78,10 +71,74 @@ static int grow_file(uint64_t need)
 		gt_sys4(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long));
 	}
 	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
-	if (r < 0)
-		return (int)-r;
-	gt_file_bytes = target;
-	return 0;
+	if (r >= 0)
+		gt_file_bytes = len;
+	return r;
+}
+
+/* Grow the file so that `need` bytes are backed, and up to 7 chunks more: when the disk or
+ * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
+ * until not one more chunk fits. */
+static int grow_file(uint64_t need)
+{
+	if (need <= gt_file_bytes)
+		return 0;
+	for (uint64_t ahead = gt_file_bytes ? 7 : 0;; ahead /= 2) {
+		uint64_t target = need + ahead * gt_chunk_size;
+		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
+		if (r >= 0)
+			return 0;
+		if (!ahead || (r != -ENOSPC && r != -EFBIG && r != -EDQUOT))
+			return (int)-r;
+	}
+}
+
+/* Where the stop notice goes when no chunk has room for it: a last chunk of one page (the
+ * final trim keeps it that short).  NULL when not even a page fits. */
+static uint64_t *last_page_chunk(uint64_t tsc)
+{
+	lock_growth();
+	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
+	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_chunk_size;
+	if (gt_truncated || k >= gt_max_chunks || at != gt_file_bytes || allocate_to(at + 4096) < 0) {
+		unlock_growth();
+		return NULL;
+	}
+	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
+	unlock_growth();
+	struct gt_chunk_header *h = (struct gt_chunk_header *)(gt_map + at);
+	h->cpu = 0;
+	h->seq = k;
+	h->first_tsc = tsc;
+	gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + 16 + sizeof(struct gt_p_notice));
+	atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
+	return (uint64_t *)(gt_map + at + GT_CHUNK_HEADER_SIZE);
+}
+
+void gt_capture_stopped(int err, uint64_t tsc)
+{
+	struct gt_file_header *h = gt_header;
+	h->stop_tsc = tsc;
+	h->stop_errno = err;
+	/* facts dropped before and not yet said in a notice: none can be written now */
+	uint64_t rep = gt_load(&gt_dropped_reported), d = gt_load(&gt_dropped);
+	if (d > rep && atomic_compare_exchange_strong(&gt_dropped_reported, &rep, d))
+		gt_add((_Atomic uint64_t *)&h->facts_lost, d - rep);
+	atomic_fetch_or((_Atomic uint32_t *)&h->flags, GT_FILE_WRITE_FAILED);
+	/* The notice goes into the first CPU chunk it fits in, else into a page of its own. */
+	struct gt_p_notice n = {.value = (uint64_t)err};
+	uint64_t *r = NULL;
+	for (unsigned cpu = 0; cpu < h->n_cpus && !r; cpu++) {
+		char *chunk = gt_load(&gt_slots[cpu].chunk);
+		if (chunk == (char *)&gt_full_chunk)
+			continue;
+		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
+		uint64_t off = gt_add(used, 16 + sizeof n);
+		if (off + 16 + sizeof n <= gt_chunk_size)
+			r = (uint64_t *)(chunk + off);
+	}
+	if (r || (r = last_page_chunk(tsc)))
+		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_WRITE_FAILED, tsc, &n, sizeof n);
 }
 
 /* A clock pair and a dropped-facts notice ride along in a new chunk when due. */
@@ -324,6 +381,8 @@ void gt_capture_trim(void)
 	lock_growth();
 	gt_truncated = 1;
 	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_header->n_chunks) * gt_chunk_size;
+	if (len > gt_file_bytes) /* a last chunk of one page (last_page_chunk) */
+		len = gt_file_bytes;
 	if (len != gt_file_bytes)
 		gt_sys2(SYS_ftruncate, gt_fd, (long)len);
 	unlock_growth();

@@ -18,7 +18,6 @@ uint32_t gt_stack_mode;
 #define GT_STACK_ID_MAX ((1u << 24) - 1)
 static _Atomic uint64_t *gt_stack_table;
 static _Atomic uint32_t gt_next_stack_id = 1;
-_Atomic uint64_t gt_stacks_lost;
 
 static void map_table(int fixed)
 {
@@ -64,7 +63,6 @@ void gt_stacks_reset(void)
 	if (gt_stack_table)
 		map_table(1);
 	gt_store(&gt_next_stack_id, 1);
-	gt_store(&gt_stacks_lost, 0);
 }
 
 static inline int in_self(uintptr_t pc) { return pc >= gt_self_lo && pc < gt_self_hi; }
@@ -111,6 +109,7 @@ static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
 /* noinline: a new stack is the rare case; inlined, it cost the lookup registers */
 static GT_NOINLINE void write_stack(uint32_t id, const uintptr_t *pcs, unsigned n)
 {
+	gt_modules_cover(pcs, n);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	uint32_t bytes = 16 + sizeof(struct gt_p_stack) + 8 * n;
@@ -183,7 +182,7 @@ uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames)
 				id = (uint32_t)(w & GT_STACK_ID_MAX);
 		}
 		if (!id)
-			gt_add(&gt_stacks_lost, 1);
+			gt_lose(GT_NOTICE_STACKS_LOST);
 	}
 	t->busy = was_busy;
 	errno = saved_errno;
