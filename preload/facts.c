@@ -267,7 +267,9 @@ void gt_losses_reset(void)
 
 /* ---- facts ------------------------------------------------------------------------------ */
 
-void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+/* tsc 0: stamped here */
+GT_INLINE void block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			   uint64_t tsc, unsigned cpu)
 {
 	t->busy = 1;
 	t->waiter_registered = 0;
@@ -278,14 +280,25 @@ void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int regis
 			gt_lose(GT_NOTICE_WAITERS_LOST);
 	}
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
+	if (!tsc)
+		tsc = gt_now(&cpu);
 	struct gt_p_block p = {.obj = obj, .stack = stack};
 	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, &p, sizeof p);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
 	t->pending_obj = obj;
 	t->busy = 0;
+}
+
+void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+{
+	block_begin(t, kind, obj, register_waiter, 0, 0);
+}
+
+void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			    uint64_t tsc, unsigned cpu)
+{
+	block_begin(t, kind, obj, register_waiter, tsc, cpu);
 }
 
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc,
@@ -444,6 +457,10 @@ void gt_thread_end(struct gt_tls *t, uint8_t how)
 	    t->epoch == gt_load(&gt_epoch)) {
 		t->busy = 1;
 		gt_finish_pending(t);
+		/* Marked ended before the wake is stamped, and a join stamps its block before it
+		 * reads the mark: a join that saw us alive began before our wake. */
+		gt_threads_mark_ended(pthread_self());
+		atomic_thread_fence(memory_order_seq_cst);
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
 		/* joiners wait on our serial: the wake comes first, stamped before the end */

@@ -45,6 +45,9 @@ extern _Atomic uint64_t gt_n_blocked[GT_BK_COUNT] GT_HIDDEN;
 extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
 
 void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;
+/* stamped by the caller (tsc, cpu from gt_now) before it decided that it blocks */
+void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			    uint64_t tsc, unsigned cpu) GT_HIDDEN;
 void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc) GT_HIDDEN;
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc, unsigned cpu) GT_HIDDEN;
 void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine) GT_HIDDEN;

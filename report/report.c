@@ -531,8 +531,9 @@ static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 	qsort(sites, n, sizeof *sites, by_total_desc);
 	for (size_t i = 0; i < n; i++) {
 		group_stacks_by_frames(r, &sites[i]);
-		qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
-		      stack_by_total_desc);
+		if (sites[i].n_stacks > 1)
+			qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
+			      stack_by_total_desc);
 	}
 }
 
