@@ -43,6 +43,7 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	t->state = T_WAITING;
 	t->wait_kind = kind;
 	t->block_ns = ns;
+	t->block_tsc = r->tsc;
 	if (kind != GT_BK_SLEEP)
 		gtm_wait_add(m, t, key);
 }
@@ -142,6 +143,7 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_PROLOGUE;
 		t->block_ns = ns;
+		t->block_tsc = r->tsc;
 	} else {
 		t->prologue_start = true;
 		t->first_cpu = r->cpu;
@@ -288,6 +290,7 @@ static bool fact_is_prologue(uint8_t type)
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 {
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
+	m->fact_tsc = r->tsc;
 	if (!m->seen_fact) {
 		m->seen_fact = true;
 		m->t0 = ns;

@@ -43,6 +43,7 @@ struct mthread {
 	uint64_t start_routine;
 	uint64_t wait_obj;      /* hash key of the object waited on */
 	uint64_t block_ns;      /* fact time of the block */
+	uint64_t block_tsc;     /* its timestamp: wakes are matched in ticks, not rounded ns */
 	uint64_t sys_ns;        /* fact time of the pending syscall */
 	uint64_t ahead_pos;     /* during a wake: place of its next fact in the lookahead */
 	uint32_t sys_stack;
@@ -101,6 +102,7 @@ struct gt_model {
 	bool prologue_closed;
 	uint64_t floor;             /* live events are at or after this tick */
 	uint64_t now;               /* latest fact time seen */
+	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
 	char default_name[16];      /* the name threads inherit: the executable's, cut to 15 */
 	bool seen_fact;

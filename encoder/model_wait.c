@@ -68,24 +68,26 @@ static void unblock_by(struct gt_model *m, struct mthread *waker, struct mthread
 	m->ctr.wakes_matched++;
 }
 
-/* A waiter on key that a release at ns may wake: it blocked strictly before. */
-static bool may_wake(const struct mthread *w, uint64_t key, uint64_t ns)
+/* A waiter on key that the release being modelled may wake: it blocked strictly before, in
+ * ticks (two facts a few ticks apart may round to the same ns). */
+static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t key)
 {
-	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING && w->block_ns < ns;
+	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING &&
+	       w->block_tsc < m->fact_tsc;
 }
 
 /* Gives each waiter that may be woken the place of its next fact in the reader's lookahead
  * (ahead_pos, UINT64_MAX when not there).  The lookahead is read in order, so it stops once
  * the first `want` of them are placed: the rest cannot come before them. */
-static void place_in_lookahead(struct gt_model *m, uint64_t key, uint64_t ns, uint32_t want)
+static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
 {
 	size_t n = 0, placed = 0;
 	for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
-		if (w->wait_obj == key && w->state == T_WAITING && w->block_ns >= ns)
+		if (w->wait_obj == key && w->state == T_WAITING && w->block_tsc >= m->fact_tsc)
 			m->ctr.causal_fallbacks++;
-		if (may_wake(w, key, ns)) {
+		if (may_wake(m, w, key)) {
 			w->ahead_pos = UINT64_MAX;
 			n++;
 		}
@@ -97,14 +99,14 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint64_t ns, ui
 	struct gt_capture_record r;
 	for (size_t i = 0; placed < n && gt_capture_peek(m->opt.lookahead, i, &r); i++) {
 		struct mthread *w = gtm_thread_find(m, r.rec->thread);
-		if (w && w->ahead_pos == UINT64_MAX && may_wake(w, key, ns)) {
+		if (w && w->ahead_pos == UINT64_MAX && may_wake(m, w, key)) {
 			w->ahead_pos = i;
 			placed++;
 		}
 	}
 }
 
-/* Wakes up to count waiters on key that blocked strictly before ns.  The ones whose next
+/* Wakes up to count waiters on key that blocked strictly before the release (in ticks).  The ones whose next
  * fact comes first in the lookahead go first (a mutex is not FIFO: the waiter that resumes
  * first is the one this release let in), then block order. */
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
@@ -112,13 +114,13 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 {
 	if (!m->n_buckets)
 		return;
-	place_in_lookahead(m, key, ns, count);
+	place_in_lookahead(m, key, count);
 	while (count) {
 		struct mthread *best = NULL;
 		for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
 			struct mthread *w = gtm_thread_at(m, s);
 			s = w->hnext;
-			if (may_wake(w, key, ns) && (!best || w->ahead_pos < best->ahead_pos))
+			if (may_wake(m, w, key) && (!best || w->ahead_pos < best->ahead_pos))
 				best = w;
 		}
 		if (!best)

@@ -210,13 +210,15 @@ void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int regis
 {
 	t->busy = 1;
 	t->waiter_registered = 0;
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	/* registered after the timestamp: a releaser that sees the registration stamps its
+	 * wake after the block began */
 	if (register_waiter) {
 		gt_add(&gt_n_blocked[kind], 1);
 		t->waiter_registered = (uint8_t)(1 | gt_waiters_add(obj) << 1);
 	}
-	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
 	struct gt_p_block p = {.obj = obj, .stack = stack};
 	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, &p, sizeof p);
 	t->pending = GT_PENDING_BLOCK;
