@@ -106,9 +106,9 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
 	}
 }
 
-/* Wakes up to count waiters on key that blocked strictly before the release (in ticks).  The ones whose next
- * fact comes first in the lookahead go first (a mutex is not FIFO: the waiter that resumes
- * first is the one this release let in), then block order. */
+/* Wakes up to count waiters on key that blocked strictly before the release (in ticks).  The
+ * ones whose next fact comes first in the lookahead go first (a mutex is not FIFO: the waiter
+ * that resumes first is the one this release let in), then block order. */
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack)
 {
