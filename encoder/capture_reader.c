@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REORDER_NS 50000000ull /* a record waits until its stream has read 50 ms past it */
+#define REORDER_NS 1000000000ull /* a record waits until its stream has read 1 s past it */
 #define REORDER_BYTES (48u << 20) /* memory the reorder heaps may hold, all streams together */
 #define WINDOW_BYTES (64u * 1024u) /* pread window per CPU stream (>= the largest record) */
 #define SMALL_SLOT_BYTES 64u  /* most records fit; larger ones grow their slot */

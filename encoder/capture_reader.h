@@ -8,7 +8,7 @@
  * impossible length or payload, implausible timestamp) skipped word by word until a record
  * parses again, torn tails, truncated or foreign chunks.  Records of one CPU are only roughly
  * ordered (a thread may be preempted between its timestamp and its reservation), so each
- * CPU stream goes through a reorder heap bounded by time (50 ms) and memory (48 MiB for all
+ * CPU stream goes through a reorder heap bounded by time (1 s) and memory (48 MiB for all
  * streams, counted when hit); what is still out of order is clamped.
  *
  * The one reorder stage is this reader's: a consumer that needs to see the future (the

@@ -44,8 +44,11 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	t->wait_kind = kind;
 	t->block_ns = ns;
 	t->block_tsc = r->tsc;
-	if (kind != GT_BK_SLEEP)
+	if (kind != GT_BK_SLEEP) {
 		gtm_wait_add(m, t, key);
+		if (m->n_credits)
+			gtm_wait_credit(m, t, ns);
+	}
 }
 
 static void fact_block_end(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
@@ -291,6 +294,8 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 {
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
 	m->fact_tsc = r->tsc;
+	if (m->n_credits)
+		gtm_credit_end(m, r->rec->thread);
 	if (!m->seen_fact) {
 		m->seen_fact = true;
 		m->t0 = ns;

@@ -44,6 +44,9 @@ struct mthread {
 	uint64_t wait_obj;      /* hash key of the object waited on */
 	uint64_t block_ns;      /* fact time of the block */
 	uint64_t block_tsc;     /* its timestamp: wakes are matched in ticks, not rounded ns */
+	uint64_t credit_key;    /* a wake of this thread that found fewer waiters than it may */
+	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
+	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
 	uint64_t sys_ns;        /* fact time of the pending syscall */
 	uint64_t ahead_pos;     /* during a wake: place of its next fact in the lookahead */
 	uint32_t sys_stack;
@@ -98,6 +101,7 @@ struct gt_model {
 	uint32_t *buckets;          /* wait lists: heads (serials) of waiter chains */
 	size_t n_buckets;
 	size_t n_waiting;
+	size_t n_credits;           /* threads with a credit_count */
 
 	bool prologue_closed;
 	uint64_t floor;             /* live events are at or after this tick */
@@ -157,6 +161,8 @@ void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack);
+void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
+void gtm_credit_end(struct gt_model *m, uint32_t serial);
 
 /* model_stacks.c */
 uint64_t *gtm_u64map_slot(struct u64map *m, uint64_t key, bool *found);

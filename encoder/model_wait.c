@@ -129,4 +129,39 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 		if (count != GT_WAKE_ALL)
 			count--;
 	}
+	if (count && waker->state == T_RUNNING) {
+		/* The recorder stamps a wake before the release and writes it only if a waiter
+		 * is registered after the release: a waiter that registered in between took its
+		 * timestamp after the wake's.  It blocks before the releaser's next fact. */
+		if (!waker->credit_count)
+			m->n_credits++;
+		waker->credit_key = key;
+		waker->credit_count = count;
+		waker->credit_stack = stack;
+	}
+}
+
+/* A wake's credit ends with its thread's next fact. */
+void gtm_credit_end(struct gt_model *m, uint32_t serial)
+{
+	struct mthread *t = gtm_thread_find(m, serial);
+	if (t && t->credit_count) {
+		t->credit_count = 0;
+		m->n_credits--;
+	}
+}
+
+/* t has just blocked on its wait_obj at ns: a credit on that object wakes it at once. */
+void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns)
+{
+	FOR_EACH_THREAD(m, w) {
+		if (!w->credit_count || w == t || w->credit_key != t->wait_obj)
+			continue;
+		if (w->state != T_RUNNING)
+			continue;
+		unblock_by(m, w, t, ns, w->credit_stack);
+		if (w->credit_count != GT_WAKE_ALL && !--w->credit_count)
+			m->n_credits--;
+		return;
+	}
 }

@@ -206,25 +206,58 @@ void gt_fd_forget(int fd)
 
 /* ---- facts ------------------------------------------------------------------------------ */
 
-void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+/* inlined in both callers: the stack is taken at the same depth from the hook */
+GT_INLINE void block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			     struct gt_block *b)
 {
 	t->busy = 1;
 	t->waiter_registered = 0;
-	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
+	b->stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
+	b->tsc = gt_now(&b->cpu);
 	/* registered after the timestamp: a releaser that sees the registration stamps its
 	 * wake after the block began */
 	if (register_waiter) {
 		gt_add(&gt_n_blocked[kind], 1);
 		t->waiter_registered = (uint8_t)(1 | gt_waiters_add(obj) << 1);
 	}
-	struct gt_p_block p = {.obj = obj, .stack = stack};
-	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, &p, sizeof p);
+}
+
+void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			   struct gt_block *b)
+{
+	block_prepare(t, kind, obj, register_waiter, b);
+}
+
+void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b)
+{
+	struct gt_p_block p = {.obj = obj, .stack = b->stack};
+	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, sizeof p);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
 	t->pending_obj = obj;
 	t->busy = 0;
+}
+
+static void unregister_waiter(struct gt_tls *t, uint8_t kind, uint64_t obj)
+{
+	if (t->waiter_registered & 2)
+		gt_waiters_remove(obj);
+	if (t->waiter_registered & 1)
+		atomic_fetch_sub_explicit(&gt_n_blocked[kind], 1, memory_order_relaxed);
+	t->waiter_registered = 0;
+}
+
+void gt_fact_block_cancel(struct gt_tls *t, uint8_t kind, uint64_t obj)
+{
+	unregister_waiter(t, kind, obj);
+	t->busy = 0;
+}
+
+void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+{
+	struct gt_block b;
+	block_prepare(t, kind, obj, register_waiter, &b);
+	gt_fact_block_commit(t, kind, obj, &b);
 }
 
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc,
@@ -233,11 +266,7 @@ void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, 
 	uint32_t serial = t->serial; /* loaded first, it costs GCC 12 no register moves */
 	struct gt_p_block_end p = {.obj = obj, .result = (uint32_t)gt_block_result(rc), .err = rc};
 	gt_emit(serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p);
-	if (t->waiter_registered & 2)
-		gt_waiters_remove(obj);
-	if (t->waiter_registered & 1)
-		atomic_fetch_sub_explicit(&gt_n_blocked[kind], 1, memory_order_relaxed);
-	t->waiter_registered = 0;
+	unregister_waiter(t, kind, obj);
 	t->pending = GT_PENDING_NONE;
 }
 
@@ -248,15 +277,21 @@ void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc)
 	gt_fact_block_end_at(t, kind, obj, rc, tsc, cpu);
 }
 
-void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
+void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count, uint64_t tsc,
+		     unsigned cpu)
 {
 	t->busy = 1;
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
 	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
 	gt_emit(t->serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p);
 	t->busy = 0;
+}
+
+void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_fact_wake_at(t, kind, obj, count, tsc, cpu);
 }
 
 void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg)

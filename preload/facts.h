@@ -45,10 +45,27 @@ extern _Atomic uint64_t gt_n_blocked[GT_BK_COUNT] GT_HIDDEN;
 extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
 
 void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;
+/* gt_fact_block_begin in two steps, for a hook that tries once more after registering: a
+ * releaser checks for waiters after its release, so a retry that still fails is a block
+ * its releaser sees.  prepare (stack, timestamp, registration), then commit (the fact) or
+ * cancel (the retry succeeded: no block). */
+struct gt_block {
+	uint64_t tsc;
+	uint32_t stack;
+	unsigned cpu;
+};
+void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			   struct gt_block *b) GT_HIDDEN;
+void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b) GT_HIDDEN;
+void gt_fact_block_cancel(struct gt_tls *t, uint8_t kind, uint64_t obj) GT_HIDDEN;
 void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc) GT_HIDDEN;
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc, unsigned cpu) GT_HIDDEN;
 void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine) GT_HIDDEN;
 void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count) GT_HIDDEN;
+/* a wake stamped before the release, written after it (its check for waiters follows the
+ * release, so a waiter that registered before the release is seen) */
+void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count, uint64_t tsc,
+		     unsigned cpu) GT_HIDDEN;
 void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg) GT_HIDDEN;
 void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err) GT_HIDDEN;
 void gt_fact_thread_name(uint32_t serial, const char *name) GT_HIDDEN;
