@@ -59,6 +59,7 @@ struct mthread {
 	bool in_syscall;        /* a syscall began and is not yet resolved */
 	bool sys_awaiting_end;  /* resolved as blocked before its end fact arrived */
 	bool in_wait_list;
+	bool futex_no_wait;     /* its FUTEX_WAIT returned EAGAIN at once: no block shown */
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
 	uint32_t first_cpu;
 	uint32_t serial;
