@@ -238,6 +238,26 @@ void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const st
 	t->busy = 0;
 }
 
+/* The stack once, for both facts, then the look for mutex waiters: the mutex is released
+ * inside the real wait, as close as possible after it.  The mutex wake comes before the
+ * condvar block, whose timestamp precedes its registration as every block's does. */
+void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
+{
+	t->busy = 1;
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
+	unsigned cpu;
+	if (gt_load(&gt_n_blocked[GT_BK_MUTEX]) && gt_waiters_has(mutex)) {
+		struct gt_p_wake w = {.obj = mutex, .stack = stack, .count = 1};
+		uint64_t tsc = gt_now(&cpu);
+		gt_emit(t->serial, GT_WAKE, GT_BK_MUTEX, tsc, cpu, &w, sizeof w);
+	}
+	struct gt_block b = {.stack = stack};
+	b.tsc = gt_now(&b.cpu);
+	gt_add(&gt_n_blocked[GT_BK_COND], 1);
+	t->waiter_registered = (uint8_t)(1 | gt_waiters_add(cond) << 1);
+	gt_fact_block_commit(t, GT_BK_COND, cond, &b);
+}
+
 static void unregister_waiter(struct gt_tls *t, uint8_t kind, uint64_t obj)
 {
 	if (t->waiter_registered & 2)

@@ -58,6 +58,8 @@ void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int reg
 			   struct gt_block *b) GT_HIDDEN;
 void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b) GT_HIDDEN;
 void gt_fact_block_cancel(struct gt_tls *t, uint8_t kind, uint64_t obj) GT_HIDDEN;
+/* pthread_cond_*wait: the mutex's wake (when a thread waits for it) and the condvar block */
+void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex) GT_HIDDEN;
 void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc) GT_HIDDEN;
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc, unsigned cpu) GT_HIDDEN;
 void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine) GT_HIDDEN;

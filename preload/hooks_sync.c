@@ -134,13 +134,7 @@ GT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		/* the stack first: the mutex is released inside the real call, as close as \
-		 * possible to this look for its waiters */ \
-		struct gt_block b; \
-		gt_fact_block_prepare(t, GT_BK_COND, GT_OBJ(c), 1, &b); \
-		if (gt_load(&gt_n_blocked[GT_BK_MUTEX]) && gt_waiters_has(GT_OBJ(m))) \
-			gt_fact_wake(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
-		gt_fact_block_commit(t, GT_BK_COND, GT_OBJ(c), &b); \
+		gt_fact_cond_wait_begin(t, GT_OBJ(c), GT_OBJ(m)); \
 		int r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_COND, GT_OBJ(c), r); \
 		return r; \
