@@ -206,13 +206,14 @@ void gt_fd_forget(int fd)
 
 /* ---- facts ------------------------------------------------------------------------------ */
 
-/* inlined in both callers: the stack is taken at the same depth from the hook */
+/* The timestamp, then the registration, and the stack only once the block is certain: a
+ * retry right after registering meets the lock as the first try did, not a stack capture
+ * later.  Inlined in the callers, so the stack is taken at the same depth from the hook. */
 GT_INLINE void block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
 			     struct gt_block *b)
 {
 	t->busy = 1;
 	t->waiter_registered = 0;
-	b->stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	b->tsc = gt_now(&b->cpu);
 	/* registered after the timestamp: a releaser that sees the registration stamps its
 	 * wake after the block began */
@@ -228,14 +229,20 @@ void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int reg
 	block_prepare(t, kind, obj, register_waiter, b);
 }
 
-void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b)
+GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b,
+			    uint32_t stack)
 {
-	struct gt_p_block p = {.obj = obj, .stack = b->stack};
+	struct gt_p_block p = {.obj = obj, .stack = stack};
 	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, sizeof p);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
 	t->pending_obj = obj;
 	t->busy = 0;
+}
+
+void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b)
+{
+	block_commit(t, kind, obj, b, gt_stack_id(t, GT_OWN_FRAMES_FACT));
 }
 
 /* The stack once, for both facts, then the look for mutex waiters: the mutex is released
@@ -251,11 +258,11 @@ void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
 		uint64_t tsc = gt_now(&cpu);
 		gt_emit(t->serial, GT_WAKE, GT_BK_MUTEX, tsc, cpu, &w, sizeof w);
 	}
-	struct gt_block b = {.stack = stack};
+	struct gt_block b;
 	b.tsc = gt_now(&b.cpu);
 	gt_add(&gt_n_blocked[GT_BK_COND], 1);
 	t->waiter_registered = (uint8_t)(1 | gt_waiters_add(cond) << 1);
-	gt_fact_block_commit(t, GT_BK_COND, cond, &b);
+	block_commit(t, GT_BK_COND, cond, &b, stack);
 }
 
 static void unregister_waiter(struct gt_tls *t, uint8_t kind, uint64_t obj)
@@ -277,7 +284,7 @@ void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int regis
 {
 	struct gt_block b;
 	block_prepare(t, kind, obj, register_waiter, &b);
-	gt_fact_block_commit(t, kind, obj, &b);
+	block_commit(t, kind, obj, &b, gt_stack_id(t, GT_OWN_FRAMES_FACT));
 }
 
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc,

@@ -47,11 +47,10 @@ extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
 void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;
 /* gt_fact_block_begin in two steps, for a hook that tries once more after registering: a
  * releaser checks for waiters after its release, so a retry that still fails is a block
- * its releaser sees.  prepare (stack, timestamp, registration), then commit (the fact) or
+ * its releaser sees.  prepare (timestamp, registration), then commit (stack and fact) or
  * cancel (the retry succeeded: no block). */
 struct gt_block {
 	uint64_t tsc;
-	uint32_t stack;
 	unsigned cpu;
 };
 void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,

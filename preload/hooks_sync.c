@@ -7,8 +7,9 @@
  * EOWNERDEAD, EAGAIN, EINVAL, ENOTRECOVERABLE), and EBUSY leads to the real lock.
  * Releases write a WAKE, stamped before the real call, only when a hooked thread is
  * blocked on that object: one relaxed load of a per-kind counter when nobody waits.  A
- * waiter registers, then tries once more, and only then records its block; the releaser
- * looks for waiters after its release, so every waiter that release let in is seen. */
+ * waiter takes its timestamp, then registers (a semaphore waiter then tries once more and
+ * records its block only if that fails); the releaser looks for waiters before and after
+ * its release, so a waiter that release let in is seen. */
 #include "facts.h"
 #include "hooks.def"
 #include "stacks.h"
@@ -26,15 +27,9 @@
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		struct gt_block b; \
-		gt_fact_block_prepare(t, GT_BK_MUTEX, GT_OBJ(m), 1, &b); \
-		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
-		if (r != EBUSY) { \
-			gt_fact_block_cancel(t, GT_BK_MUTEX, GT_OBJ(m)); \
-			return r; \
-		} \
-		gt_fact_block_commit(t, GT_BK_MUTEX, GT_OBJ(m), &b); \
-		r = GT_REAL(name) args; \
+		/* no retry here: contention that ends before the real lock still shows */ \
+		gt_fact_block_begin(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
+		int r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
 		return r; \
 	} \
