@@ -21,8 +21,9 @@ uint32_t gt_chunk_size = 1u << 20;
 
 /* Before initialisation and after the end every CPU points here: "used" is far beyond any
  * chunk size, so every reservation fails into the slow path. */
-static struct gt_chunk_header gt_full_chunk = {.used = 1ull << 62};
-struct gt_slot gt_slots[GT_MAX_CPUS] = {[0 ... GT_MAX_CPUS - 1] = {.chunk = (char *)&gt_full_chunk}};
+struct gt_chunk_header gt_full_chunk = {.used = 1ull << 62};
+/* zero: every slot at the full chunk; pages of its own, for MADV_WIPEONFORK (fastpath.h) */
+struct gt_slot gt_slots[GT_MAX_CPUS] __attribute__((aligned(4096)));
 
 static int gt_fd = -1;
 static char *gt_map;
@@ -48,7 +49,7 @@ static void unlock_growth(void) { atomic_store_explicit(&gt_growth_lock, 0, memo
 void gt_slots_full(void)
 {
 	for (unsigned i = 0; i < GT_MAX_CPUS; i++)
-		gt_store(&gt_slots[i].chunk, (char *)&gt_full_chunk);
+		gt_store(&gt_slots[i].off, 0);
 }
 
 /* Grow the file so that `need` bytes are backed.  fallocate reserves the blocks, so a full
@@ -163,12 +164,11 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		p += (16 + sizeof n) / 8;
 	}
 
-	char *old = gt_load(&gt_slots[cpu].chunk);
-	if (atomic_compare_exchange_strong(&gt_slots[cpu].chunk, &old, c) &&
-	    old != (char *)&gt_full_chunk) {
+	uintptr_t old = gt_load(&gt_slots[cpu].off);
+	if (atomic_compare_exchange_strong(&gt_slots[cpu].off, &old, gt_slot_off(c)) && old) {
 		/* The old chunk is full: drop its pages from our mapping (they stay in the file;
 		 * a late writer refaults them), so memory stays bounded by CPUs x chunk size. */
-		gt_sys3(SYS_madvise, old, gt_chunk_size, MADV_DONTNEED);
+		gt_sys3(SYS_madvise, gt_slot_chunk(old), gt_chunk_size, MADV_DONTNEED);
 	}
 	return p;
 }

@@ -207,10 +207,12 @@ GT_EXPORT int daemon(int nochdir, int noclose)
 
 /* ---- _exit and _Exit skip atexit and destructors: finalize here ------------------------- */
 
+/* Immediate and async-signal-safe like the call itself: end records only, never the
+ * converter (GOTRACE_OUT converts at exit() alone). */
 GT_EXPORT void _exit(int status)
 {
 	if (!gt_tls.busy)
-		gt_finalize(1);
+		gt_finalize(0);
 	GT_REAL(_exit)(status);
 	__builtin_unreachable();
 }
@@ -218,7 +220,7 @@ GT_EXPORT void _exit(int status)
 GT_EXPORT void _Exit(int status)
 {
 	if (!gt_tls.busy)
-		gt_finalize(1);
+		gt_finalize(0);
 	GT_REAL(_Exit)(status);
 	__builtin_unreachable();
 }
