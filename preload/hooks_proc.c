@@ -32,9 +32,106 @@ static pid_t traced_fork(void)
 
 GT_EXPORT pid_t fork(void) { return traced_fork(); }
 
-/* A vfork child borrows the parent's stack, so a wrapper's frame cannot survive it: the
- * program gets a fork instead, which every correct vfork user tolerates. */
-GT_EXPORT pid_t vfork(void) { return traced_fork(); }
+/* vfork keeps its semantics: the child shares our memory and runs on our stack until it
+ * execs or exits.  A C wrapper's frame would not survive the child, so vfork is written in
+ * assembly as glibc's is: the return address waits in a register the system call keeps (the
+ * child's calls overwrite its stack slot), and C runs only before the call and in the parent
+ * after it.  The child's hooks pass straight through (busy is set in the TLS it shares with
+ * us) and it never touches the capture; the parent records the fork when it resumes. */
+#define GT_STR_(x) #x
+#define GT_STR(x) GT_STR_(x)
+
+GT_HIDDEN void gt_vfork_enter(void);
+GT_HIDDEN pid_t gt_vfork_parent(long r);
+
+GT_HIDDEN void gt_vfork_enter(void) { gt_tls.busy++; }
+
+GT_HIDDEN pid_t gt_vfork_parent(long r)
+{
+	gt_tls.busy--;
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	int saved = errno;
+	struct gt_tls *t = gt_enter();
+	if (t) {
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		gt_fact_process(t, GT_PROC_FORK, tsc, cpu, (pid_t)r, 0);
+	}
+	errno = saved;
+	return (pid_t)r;
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	".p2align 4\n"
+	"vfork:\n"
+	"	.cfi_startproc\n"
+	"	subq $8, %rsp\n"            /* the call below needs a 16-byte aligned stack */
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call gt_vfork_enter\n"
+	"	addq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"                /* the return address, kept where syscall keeps it */
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_register %rip, %rdi\n"
+	"	movl $" GT_STR(SYS_vfork) ", %eax\n"
+	"	syscall\n"
+	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rip, 0\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"                     /* the child returns at once */
+	"	pushq %rax\n"               /* alignment again */
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	movq %rax, %rdi\n"
+	"	call gt_vfork_parent\n"
+	"	popq %rcx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"1:	ret\n"
+	"	.cfi_endproc\n"
+	".size vfork, .-vfork\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, %function\n"
+	".p2align 2\n"
+	"vfork:\n"
+	"	.cfi_startproc\n"
+	"	stp x29, x30, [sp, #-16]!\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset x29, -16\n"
+	"	.cfi_offset x30, -8\n"
+	"	mov x29, sp\n"
+	"	bl gt_vfork_enter\n"
+	"	ldp x29, x30, [sp], #16\n"
+	"	.cfi_def_cfa_offset 0\n"
+	"	.cfi_restore x29\n"
+	"	mov x9, x30\n"              /* the return address, kept where svc keeps it */
+	"	.cfi_register x30, x9\n"
+	"	mov x0, #0x4111\n"          /* CLONE_VM | CLONE_VFORK | SIGCHLD, as glibc */
+	"	mov x1, sp\n"
+	"	mov x8, #" GT_STR(SYS_clone) "\n"
+	"	svc 0\n"
+	"	cbz x0, 1f\n"               /* the child returns at once */
+	"	stp x29, x9, [sp, #-16]!\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset x29, -16\n"
+	"	.cfi_offset x30, -8\n"
+	"	mov x29, sp\n"
+	"	bl gt_vfork_parent\n"
+	"	ldp x29, x30, [sp], #16\n"
+	"	.cfi_def_cfa_offset 0\n"
+	"	ret\n"
+	"1:	mov x30, x9\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size vfork, .-vfork\n");
+#endif
 
 /* ---- spawn, exec, system, daemon --------------------------------------------------------- */
 

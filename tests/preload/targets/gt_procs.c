@@ -1,0 +1,138 @@
+/* gt-procs: processes made without fork(), vfork, _exit and the environment, for
+ * tests/preload/test_procs.c.  Every scenario prints what the program observed, so that the
+ * traced run can be compared with the untraced one.
+ *
+ *   gt-procs _Fork|sysfork|clone   a child made without fork() locks, sleeps 1234 ns, writes
+ *                                  and exits; the parent then sleeps 2000 ns three times
+ *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
+ *                                  memory it shares with the parent
+ *   gt-procs exit-children         three fork children leave by _exit
+ *   gt-procs env                   prints its environment (without LD_PRELOAD) */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = {0, ns};
+	nanosleep(&ts, NULL);
+}
+
+static int child_body(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mtx);
+	pthread_mutex_unlock(&mtx);
+	sleep_ns(1234);
+	if (write(1, "child wrote\n", 12) != 12)
+		exit(1);
+	exit(5); /* atexit handlers and destructors run in the child */
+}
+
+static int fork_like(const char *how)
+{
+	static char stack[256 * 1024] __attribute__((aligned(16)));
+	pthread_mutex_lock(&mtx);
+	pthread_mutex_unlock(&mtx);
+	fflush(stdout);
+	pid_t pid;
+	if (!strcmp(how, "_Fork"))
+		pid = _Fork();
+	else if (!strcmp(how, "sysfork"))
+		pid = (pid_t)syscall(SYS_fork);
+	else
+		pid = clone(child_body, stack + sizeof stack, SIGCHLD, NULL);
+	if (pid == 0)
+		child_body(NULL);
+	if (pid < 0) {
+		perror(how);
+		return 1;
+	}
+	int st = 0;
+	if (waitpid(pid, &st, 0) != pid)
+		perror("waitpid");
+	/* the parent goes on recording */
+	for (int i = 0; i < 3; i++) {
+		sleep_ns(2000);
+		pthread_mutex_lock(&mtx);
+		pthread_mutex_unlock(&mtx);
+	}
+	printf("%s child exit %d signal %d\n", how, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+	       WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return 0;
+}
+
+static int vfork_exec_fail(void)
+{
+	static volatile int child_errno = -1;
+	fflush(stdout);
+	pid_t pid = vfork();
+	if (pid == 0) {
+		execl("/nonexistent/gt-procs-no-such-program", "x", (char *)NULL);
+		child_errno = errno; /* seen by the parent: vfork shares the memory */
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	sleep_ns(2000);
+	printf("vfork child errno %d exit %d\n", child_errno, WEXITSTATUS(st));
+	return 0;
+}
+
+static int exit_children(void)
+{
+	pid_t pids[3];
+	fflush(stdout);
+	for (int i = 0; i < 3; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			sleep_ns(1000);
+			_exit(10 + i);
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		int st = 0;
+		waitpid(pids[i], &st, 0);
+		printf("child %d exit %d\n", i, WEXITSTATUS(st));
+	}
+	return 0;
+}
+
+static int print_env(void)
+{
+	for (char **e = environ; *e; e++) {
+		if (strncmp(*e, "LD_PRELOAD=", 11))
+			printf("%s\n", *e);
+		else
+			fprintf(stderr, "%s\n", *e); /* differs between the runs by nature */
+	}
+	printf("getenv GOTRACE_ROOT_PID %s\n", getenv("GOTRACE_ROOT_PID") ? "set" : "unset");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *s = argc > 1 ? argv[1] : "";
+	if (!strcmp(s, "_Fork") || !strcmp(s, "sysfork") || !strcmp(s, "clone"))
+		return fork_like(s);
+	if (!strcmp(s, "vfork"))
+		return vfork_exec_fail();
+	if (!strcmp(s, "exit-children"))
+		return exit_children();
+	if (!strcmp(s, "env"))
+		return print_env();
+	fprintf(stderr, "usage: gt-procs _Fork|sysfork|clone|vfork|exit-children|env\n");
+	return 2;
+}
