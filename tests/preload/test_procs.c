@@ -155,3 +155,21 @@ Test(procs, environment_unchanged, .fini = teardown, .timeout = 60)
 	twins("env", env0);
 	cr_assert(strstr(traced.err, "LD_PRELOAD=") && strstr(traced.err, "libgotrace.so"), "%s", traced.err);
 }
+
+/* pthread_create's hook hands every child a start record without the program's allocator,
+ * even when 300 children hold theirs at once (a static pool has 256). */
+Test(procs, pthread_create_hook_does_not_malloc, .fini = teardown, .timeout = 60)
+{
+	char prog[PATH_MAX];
+	snprintf(prog, sizeof prog, "%s/gt-nomalloc", test_bindir());
+	const char *argv[] = {prog, "threads", NULL};
+	const char *d = run_twins(&plain, &traced, argv, NULL);
+	cr_assert_null(d, "%s", d);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
+	cr_assert(strstr(traced.out, "threads 300 "), "%s", traced.out);
+	if (!strstr(traced.err, "creator SCHED_FIFO 1"))
+		cr_skip_test("SCHED_FIFO refused: the children may start early and free the pool");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 300u);
+	cr_assert_eq(capture_count(&cap, GT_THREAD_START, -1), 300u);
+}
