@@ -173,3 +173,21 @@ Test(procs, pthread_create_hook_does_not_malloc, .fini = teardown, .timeout = 60
 	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 300u);
 	cr_assert_eq(capture_count(&cap, GT_THREAD_START, -1), 300u);
 }
+
+/* The resolver under re-entry: a library preloaded before libgotrace.so answers its dlsym
+ * calls and calls write() meanwhile, whose hook needs an original not resolved yet. */
+Test(procs, resolver_reentered_by_dlsym, .fini = teardown, .timeout = 60)
+{
+	char preload[2 * PATH_MAX + 8], lib[PATH_MAX];
+	snprintf(lib, sizeof lib, "%s/libgt-reenter.so", test_bindir());
+	snprintf(preload, sizeof preload, "%s %s", lib, test_preload());
+	setenv("GT_TEST_PRELOAD", preload, 1);
+	const char *argv[] = {test_target(), "threads", NULL};
+	const char *d = run_twins(&plain, &traced, argv, NULL);
+	cr_assert_null(d, "%s", d);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
+	cr_assert(strstr(traced.err, "gt-reenter: dlsym called write"), "the wrapper was not used: %s", traced.err);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 4u);
+}
