@@ -2,6 +2,7 @@
  * in LD_PRELOAD, or put back with the GOTRACE_* settings when the program passes an
  * environment without it, or stripped (GOTRACE_FOLLOW=0). */
 #include "child_env.h"
+#include "config.h"
 #include "modules.h"
 
 #include <stdlib.h>
@@ -67,19 +68,21 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
 			preload = (long)n;
 	int has_self = preload >= 0 && strstr(envp[preload] + 11, GT_SELF_NAME);
-	if ((follow && has_self) || (!follow && !has_self))
+	/* the root's pid reaches children only this way: the program's environ is left alone */
+	int add_root = follow && gt_cfg.root_pid[0] && !env_has(envp, "GOTRACE_ROOT_PID");
+	if ((follow && has_self && !add_root) || (!follow && !has_self))
 		return (char **)envp;
 	if (n + 2 + sizeof gt_env_names / sizeof gt_env_names[0] > nbuf)
 		return (char **)envp;
 	size_t m = 0, used = 0;
 	for (size_t i = 0; i < n; i++)
-		if ((long)i != preload)
+		if ((long)i != preload || (follow && has_self))
 			buf[m++] = envp[i];
 	char *value = scratch;
 	size_t cap = nscratch;
-	memcpy(value, "LD_PRELOAD=", 11);
-	used = 11;
-	if (follow) {
+	if (follow && !has_self) {
+		memcpy(value, "LD_PRELOAD=", 11);
+		used = 11;
 		size_t len = strlen(gt_self_path);
 		if (used + len + 2 >= cap)
 			return (char **)envp;
@@ -92,11 +95,15 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 		}
 		value[used++] = 0;
 		buf[m++] = value;
-		/* the program built its environment from scratch: carry our settings over */
+	}
+	if (follow) {
+		/* an environment built from scratch gets our settings; every one gets the root */
 		for (size_t k = 0; k < sizeof gt_env_names / sizeof gt_env_names[0]; k++) {
-			const char *v = getenv(gt_env_names[k]);
+			int root = !strcmp(gt_env_names[k], "GOTRACE_ROOT_PID");
+			const char *v = root ? gt_cfg.root_pid : getenv(gt_env_names[k]);
 			size_t nl = strlen(gt_env_names[k]);
-			if (!v || env_has(envp, gt_env_names[k]) || used + nl + strlen(v) + 2 >= cap)
+			if (!v || !*v || (has_self && !root) || env_has(envp, gt_env_names[k]) ||
+			    used + nl + strlen(v) + 2 >= cap)
 				continue;
 			char *entry = scratch + used;
 			memcpy(entry, gt_env_names[k], nl);
@@ -106,22 +113,11 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 			buf[m++] = entry;
 		}
 	} else {
+		memcpy(value, "LD_PRELOAD=", 11);
 		size_t len = strip_self(envp[preload] + 11, value + 11, cap - 11);
 		if (len)
 			buf[m++] = value;
 	}
 	buf[m] = NULL;
 	return buf;
-}
-
-void gt_env_strip_self(void)
-{
-	static char value[GT_ENV_SCRATCH];
-	const char *v = getenv("LD_PRELOAD");
-	if (!v)
-		return;
-	if (strip_self(v, value, sizeof value))
-		setenv("LD_PRELOAD", value, 1);
-	else
-		unsetenv("LD_PRELOAD");
 }

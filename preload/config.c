@@ -138,14 +138,13 @@ void gt_config_load(void)
 			bad("GOTRACE_CHUNK_SIZE", v, "expected a multiple of 4096 from 16384 to 1 GiB; using 1 MiB");
 	}
 
-	/* The first traced process marks itself; exec'd descendants see another pid. */
+	/* The first traced process is the root.  Its children learn its pid from the environment
+	 * their exec or spawn gets (child_env.c), never from ours: the program's stays its own. */
 	char pidbuf[24];
 	pidbuf[gt_fmt_u64(pidbuf, (uint64_t)gt_sys0(SYS_getpid))] = 0;
 	v = getenv("GOTRACE_ROOT_PID");
-	if (!v || !*v) {
-		gt_cfg.is_root = 1;
-		setenv("GOTRACE_ROOT_PID", pidbuf, 1);
-	} else {
-		gt_cfg.is_root = !strcmp(v, pidbuf);
-	}
+	if (!v || !*v || strlen(v) >= sizeof gt_cfg.root_pid)
+		v = pidbuf;
+	gt_cfg.is_root = !strcmp(v, pidbuf);
+	strcpy(gt_cfg.root_pid, v);
 }

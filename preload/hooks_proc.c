@@ -273,17 +273,115 @@ GT_EXPORT int execle(const char *path, const char *arg, ...)
 	return exec_common(EXEC_PATH, path, -1, argv, envp);
 }
 
+/* glibc's system() gives the shell the program's environ, which stays the program's: when the
+ * shell needs another environment (GOTRACE_FOLLOW=0, or the root's pid to learn), it is spawned
+ * here as glibc does it (sysdeps/posix/system.c): SIGINT and SIGQUIT ignored while any
+ * system() runs, SIGCHLD blocked, the shell killed if the caller is cancelled. */
+static _Atomic int shell_lock;
+static int shell_users;
+static struct sigaction shell_intr, shell_quit;
+
+static void shell_lock_take(void)
+{
+	int expected = 0;
+	while (!atomic_compare_exchange_weak(&shell_lock, &expected, 1)) {
+		expected = 0;
+		gt_sys0(SYS_sched_yield);
+	}
+}
+
+static void shell_restore(const sigset_t *omask)
+{
+	shell_lock_take();
+	if (--shell_users == 0) {
+		sigaction(SIGINT, &shell_intr, NULL);
+		sigaction(SIGQUIT, &shell_quit, NULL);
+	}
+	atomic_store(&shell_lock, 0);
+	sigprocmask(SIG_SETMASK, omask, NULL);
+}
+
+struct shell_wait {
+	pid_t pid;
+	const sigset_t *omask;
+};
+
+static void shell_cancelled(void *p)
+{
+	const struct shell_wait *w = p;
+	int st;
+	gt_sys2(SYS_kill, w->pid, SIGKILL);
+	while (gt_sys4(SYS_wait4, w->pid, &st, 0, NULL) == -EINTR)
+		;
+	shell_restore(w->omask);
+}
+
+static int shell_spawn(const char *cmd, char **env)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	sigemptyset(&ign.sa_mask);
+	shell_lock_take();
+	if (shell_users++ == 0) {
+		sigaction(SIGINT, &ign, &shell_intr);
+		sigaction(SIGQUIT, &ign, &shell_quit);
+	}
+	atomic_store(&shell_lock, 0);
+	sigset_t omask, reset;
+	sigaddset(&ign.sa_mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &ign.sa_mask, &omask);
+	sigemptyset(&reset);
+	if (shell_intr.sa_handler != SIG_IGN)
+		sigaddset(&reset, SIGINT);
+	if (shell_quit.sa_handler != SIG_IGN)
+		sigaddset(&reset, SIGQUIT);
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &omask);
+	posix_spawnattr_setsigdefault(&at, &reset);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	char *argv[] = {(char *)"sh", (char *)"-c", (char *)"--", (char *)cmd, NULL};
+	pid_t pid;
+	int status;
+	int ret = GT_REAL(posix_spawn)(&pid, "/bin/sh", NULL, &at, argv, env);
+	posix_spawnattr_destroy(&at);
+	if (ret == 0) {
+		struct shell_wait w = {pid, &omask};
+		pid_t got;
+		pthread_cleanup_push(shell_cancelled, &w);
+		do
+			got = GT_REAL(waitpid)(pid, &status, 0); /* a cancellation point, as in glibc */
+		while (got == -1 && errno == EINTR);
+		if (got != pid)
+			status = -1;
+		pthread_cleanup_pop(0);
+	} else {
+		status = 127 << 8; /* as if the shell had run _exit(127) */
+	}
+	shell_restore(&omask);
+	if (ret)
+		errno = ret;
+	return status;
+}
+
+static int run_system(const char *cmd)
+{
+	char *envbuf[GT_ENV_SLOTS];
+	char scratch[GT_ENV_SCRATCH];
+	char **env = gt_child_env(environ, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
+	return env == environ ? GT_REAL(system)(cmd) : shell_spawn(cmd, env);
+}
+
 GT_EXPORT int system(const char *cmd)
 {
 	struct gt_tls *t = cmd ? gt_enter() : NULL;
 	if (!t)
-		return GT_REAL(system)(cmd);
+		return cmd ? run_system(cmd) : GT_REAL(system)(cmd);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	gt_fact_process(t, GT_PROC_SPAWN, tsc, cpu, 0, 0);
 	/* the caller waits for the shell: a wait4 for the encoder */
 	gt_fact_syscall_begin(t, SYS_wait4, GT_FD_NONE, -1);
-	int r = GT_REAL(system)(cmd);
+	int r = run_system(cmd);
 	int e = errno;
 	gt_fact_syscall_end(t, SYS_wait4, r, r == -1 ? e : 0);
 	errno = e;

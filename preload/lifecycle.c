@@ -22,8 +22,9 @@ static uint64_t gt_start_deadline;   /* DELAYED -> RECORDING at this timestamp *
 static int gt_image_ready;           /* config, clock and self range set for this image */
 /* The pid whose capture this is, in a page of its own that MADV_WIPEONFORK zeroes (like the
  * CPU slots) in a child made without fork(): there it reads 0. */
-static struct {
+static union {
 	_Atomic pid_t pid;
+	char page[4096]; /* the whole page: nothing else may share it */
 } gt_owner __attribute__((aligned(4096)));
 
 /* Recording cannot go on: say so once, keep every committed fact, let the program run. */
@@ -187,8 +188,6 @@ int gt_init(void)
 		gt_stacks_setup();
 		pthread_atfork(NULL, NULL, after_fork_child);
 		wipe_on_fork();
-		if (!gt_cfg.follow)
-			gt_env_strip_self(); /* children (system, popen, exec with environ) start untraced */
 		gt_image_ready = 1;
 	}
 	gt_chunk_size = gt_cfg.chunk_size;
