@@ -5,7 +5,7 @@
  *   gt-procs _Fork|sysfork|clone   a child made without fork() locks, sleeps 1234 ns, writes
  *                                  and exits; the parent then sleeps 2000 ns three times
  *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
- *                                  memory it shares with the parent
+ *                                  memory it shares with the parent; then one exec succeeds
  *   gt-procs exit-children         three fork children leave by _exit
  *   gt-procs env                   prints its environment (without LD_PRELOAD) */
 #include <errno.h>
@@ -88,6 +88,13 @@ static int vfork_exec_fail(void)
 	waitpid(pid, &st, 0);
 	sleep_ns(2000);
 	printf("vfork child errno %d exit %d\n", child_errno, WEXITSTATUS(st));
+	pid = vfork(); /* and one whose exec succeeds */
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "exit 3", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	printf("vfork exec exit %d\n", WEXITSTATUS(st));
 	return 0;
 }
 
