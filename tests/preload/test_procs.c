@@ -79,6 +79,20 @@ Test(procs, _Fork_child_writes_no_capture, .fini = teardown, .timeout = 60) { fo
 Test(procs, syscall_fork_child_writes_no_capture, .fini = teardown, .timeout = 60) { fork_like("sysfork"); }
 Test(procs, clone_child_writes_no_capture, .fini = teardown, .timeout = 60) { fork_like("clone"); }
 
+/* A child in our memory (clone(CLONE_VM), no CLONE_THREAD) must change nothing there: its
+ * _exit neither ends nor trims the parent's capture.  (Sharing our TLS too, its own facts go
+ * to the parent's capture under the creator's thread: a known gap.) */
+Test(procs, clone_vm_child_leaves_the_capture_alone, .fini = teardown, .timeout = 60)
+{
+	twins("clone_vm", NULL);
+	cr_assert_str_eq(traced.out, "child wrote\nclone_vm child exit 5 signal 0\n");
+	cr_assert_eq(run_count_captures(&traced), 1);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u, "finalized once");
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(sleeps(&cap, 2000), 3u, "the parent stopped recording after its child");
+}
+
 /* The child learns why its exec failed through the memory vfork shares: it must really be
  * vfork.  The child's hooks pass through (its failed exec is not in the parent's capture);
  * the parent records the fork and goes on. */

@@ -4,6 +4,7 @@
  *
  *   gt-procs _Fork|sysfork|clone   a child made without fork() locks, sleeps 1234 ns, writes
  *                                  and exits; the parent then sleeps 2000 ns three times
+ *   gt-procs clone_vm              the same with clone(CLONE_VM): the child shares our memory
  *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
  *                                  memory it shares with the parent; then one exec succeeds
  *   gt-procs exit-children         three fork children leave by _exit
@@ -41,6 +42,16 @@ static int child_body(void *arg)
 	exit(5); /* atexit handlers and destructors run in the child */
 }
 
+/* clone(CLONE_VM) without CLONE_THREAD: another process in our memory (and our TLS) */
+static int vm_child_body(void *arg)
+{
+	(void)arg;
+	sleep_ns(1234);
+	if (write(1, "child wrote\n", 12) != 12)
+		_exit(1);
+	_exit(5); /* exit() would run the parent's atexit handlers in the shared memory */
+}
+
 static int fork_like(const char *how)
 {
 	static char stack[256 * 1024] __attribute__((aligned(16)));
@@ -52,8 +63,10 @@ static int fork_like(const char *how)
 		pid = _Fork();
 	else if (!strcmp(how, "sysfork"))
 		pid = (pid_t)syscall(SYS_fork);
-	else
+	else if (!strcmp(how, "clone"))
 		pid = clone(child_body, stack + sizeof stack, SIGCHLD, NULL);
+	else
+		pid = clone(vm_child_body, stack + sizeof stack, CLONE_VM | SIGCHLD, NULL);
 	if (pid == 0)
 		child_body(NULL);
 	if (pid < 0) {
@@ -132,7 +145,7 @@ static int print_env(void)
 int main(int argc, char **argv)
 {
 	const char *s = argc > 1 ? argv[1] : "";
-	if (!strcmp(s, "_Fork") || !strcmp(s, "sysfork") || !strcmp(s, "clone"))
+	if (!strcmp(s, "_Fork") || !strcmp(s, "sysfork") || !strcmp(s, "clone") || !strcmp(s, "clone_vm"))
 		return fork_like(s);
 	if (!strcmp(s, "vfork"))
 		return vfork_exec_fail();
@@ -140,6 +153,6 @@ int main(int argc, char **argv)
 		return exit_children();
 	if (!strcmp(s, "env"))
 		return print_env();
-	fprintf(stderr, "usage: gt-procs _Fork|sysfork|clone|vfork|exit-children|env\n");
+	fprintf(stderr, "usage: gt-procs _Fork|sysfork|clone|clone_vm|vfork|exit-children|env\n");
 	return 2;
 }
