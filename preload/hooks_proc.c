@@ -341,7 +341,7 @@ static int shell_spawn(const char *cmd, char **env)
 	posix_spawnattr_setsigmask(&at, &omask);
 	posix_spawnattr_setsigdefault(&at, &reset);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-	char *argv[] = {(char *)"sh", (char *)"-c", (char *)"--", (char *)cmd, NULL};
+	char *argv[] = {(char *)"sh", (char *)"-c", (char *)cmd, NULL}; /* glibc 2.36: no "--" */
 	pid_t pid;
 	int status;
 	int ret = GT_REAL(posix_spawn)(&pid, "/bin/sh", NULL, &at, argv, env);

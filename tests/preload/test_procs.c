@@ -207,3 +207,15 @@ Test(procs, resolver_reentered_by_dlsym, .fini = teardown, .timeout = 60)
 	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
 	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 4u);
 }
+
+/* In the root, system() spawns the shell itself (the shell must learn the root's pid without
+ * the program's environ changing): same arguments and statuses as glibc's, and the shell is
+ * traced as a child. */
+Test(procs, system_as_glibc, .fini = teardown, .timeout = 60)
+{
+	twins("system", NULL);
+	cr_assert_str_eq(traced.out, "system(\"-x\") 512\nsystem(\"exit 4\") 1024\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_SPAWN), 2u);
+	cr_assert_eq(run_count_captures(&traced), 3, "the two shells are traced");
+}

@@ -8,7 +8,8 @@
  *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
  *                                  memory it shares with the parent; then one exec succeeds
  *   gt-procs exit-children         three fork children leave by _exit
- *   gt-procs env                   prints its environment (without LD_PRELOAD) */
+ *   gt-procs env                   prints its environment (without LD_PRELOAD)
+ *   gt-procs system                what system() returns */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -130,6 +131,14 @@ static int exit_children(void)
 	return 0;
 }
 
+/* the shell the hook spawns itself gets glibc's arguments: "-x" is an option to it here */
+static int system_status(void)
+{
+	printf("system(\"-x\") %d\n", system("-x"));
+	printf("system(\"exit 4\") %d\n", system("exit 4"));
+	return 0;
+}
+
 static int print_env(void)
 {
 	for (char **e = environ; *e; e++) {
@@ -153,6 +162,8 @@ int main(int argc, char **argv)
 		return exit_children();
 	if (!strcmp(s, "env"))
 		return print_env();
-	fprintf(stderr, "usage: gt-procs _Fork|sysfork|clone|clone_vm|vfork|exit-children|env\n");
+	if (!strcmp(s, "system"))
+		return system_status();
+	fprintf(stderr, "usage: gt-procs _Fork|sysfork|clone|clone_vm|vfork|exit-children|env|system\n");
 	return 2;
 }
