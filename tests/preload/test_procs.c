@@ -170,6 +170,22 @@ Test(procs, environment_unchanged, .fini = teardown, .timeout = 60)
 	capture_close(&cap);
 	twins("env", env0);
 	cr_assert(strstr(traced.err, "LD_PRELOAD=") && strstr(traced.err, "libgotrace.so"), "%s", traced.err);
+
+	/* a relative capture directory is resolved for the tracer, not in the environment */
+	char cwd[PATH_MAX], rel[2 * PATH_MAX];
+	cr_assert_not_null(getcwd(cwd, sizeof cwd));
+	size_t n = 0;
+	n += (size_t)snprintf(rel + n, sizeof rel - n, "GOTRACE_CAPTURE_DIR=.");
+	for (const char *p = cwd; *p; p++)
+		if (*p == '/' && p[1])
+			n += (size_t)snprintf(rel + n, sizeof rel - n, "/..");
+	snprintf(rel + n, sizeof rel - n, "%s", traced.dir);
+	const char *envr[] = {rel, NULL};
+	run_cleanup(&plain);
+	memset(&plain, 0, sizeof plain);
+	twins("env", envr);
+	cr_assert(strstr(traced.out, rel), "%s", traced.out);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0, "no capture in %s", rel);
 }
 
 /* pthread_create's hook hands every child a start record without the program's allocator,
