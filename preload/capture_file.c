@@ -22,8 +22,9 @@ uint32_t gt_chunk_size = 1u << 20;
 
 /* Before initialisation and after the end every CPU points here: "used" is far beyond any
  * chunk size, so every reservation fails into the slow path. */
-static struct gt_chunk_header gt_full_chunk = {.used = 1ull << 62};
-struct gt_slot gt_slots[GT_MAX_CPUS] = {[0 ... GT_MAX_CPUS - 1] = {.chunk = (char *)&gt_full_chunk}};
+struct gt_chunk_header gt_full_chunk = {.used = 1ull << 62};
+/* zero: every slot at the full chunk; pages of its own, for MADV_WIPEONFORK (fastpath.h) */
+struct gt_slot gt_slots[GT_MAX_CPUS] __attribute__((aligned(4096)));
 
 /* The program never sees a descriptor of ours: the capture is opened by its absolute path
  * only while it grows (or is trimmed), under the growth lock, and closed again, so the
@@ -66,7 +67,7 @@ static void unlock_growth(void) { atomic_store_explicit(&gt_growth_lock, 0, memo
 void gt_slots_full(void)
 {
 	for (unsigned i = 0; i < GT_MAX_CPUS; i++)
-		gt_store(&gt_slots[i].chunk, (char *)&gt_full_chunk);
+		gt_store(&gt_slots[i].off, 0);
 }
 
 /* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
@@ -220,9 +221,10 @@ void gt_capture_stopped(int err, uint64_t tsc)
 	struct gt_p_notice n = {.value = (uint64_t)err};
 	uint64_t *r = NULL;
 	for (unsigned cpu = 0; cpu < h->n_cpus && !r; cpu++) {
-		char *chunk = gt_load(&gt_slots[cpu].chunk);
-		if (chunk == (char *)&gt_full_chunk)
-			continue;
+		uintptr_t slot = gt_load(&gt_slots[cpu].off);
+		if (!slot)
+			continue; /* the full chunk */
+		char *chunk = gt_slot_chunk(slot);
 		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 		uint64_t off = gt_add(used, 16 + sizeof n);
 		if (off + 16 + sizeof n <= gt_chunk_size)
@@ -316,10 +318,12 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 	uint64_t dropped;
 	uint32_t extra;
 	char *c = NULL, *seen;
+	uintptr_t seen_off;
 	struct gt_chunk_header *h;
 	e->err = 0;
 	for (;;) {
-		seen = gt_load(&gt_slots[cpu].chunk);
+		seen_off = gt_load(&gt_slots[cpu].off);
+		seen = gt_slot_chunk(seen_off);
 		uint64_t off = gt_add((_Atomic uint64_t *)(seen + offsetof(struct gt_chunk_header, used)), nbytes);
 		if (off + nbytes <= gt_chunk_size) {
 			if (c) /* another thread installed a chunk meanwhile */
@@ -335,7 +339,8 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		h->first_tsc = tsc;
 		gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + extra + nbytes);
 		atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
-		if (atomic_compare_exchange_strong(&gt_slots[cpu].chunk, &seen, c))
+		uintptr_t expected = seen_off;
+		if (atomic_compare_exchange_strong(&gt_slots[cpu].off, &expected, gt_slot_off(c)))
 			break;
 		/* lost: the extras are due again for the next chunk */
 		if (want_clock)
@@ -354,7 +359,7 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		gt_fill(p, 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
 		p += (16 + sizeof n) / 8;
 	}
-	if (seen != (char *)&gt_full_chunk) {
+	if (seen_off) {
 		/* The old chunk is full: drop its pages from our mapping (they stay in the file;
 		 * a late writer refaults them), so memory stays bounded by CPUs x chunk size. */
 		gt_sys3(SYS_madvise, seen, gt_chunk_size, MADV_DONTNEED);

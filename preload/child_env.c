@@ -2,6 +2,7 @@
  * in LD_PRELOAD, or put back with the GOTRACE_* settings when the program passes an
  * environment without it, or stripped (GOTRACE_FOLLOW=0). */
 #include "child_env.h"
+#include "config.h"
 #include "modules.h"
 
 #include <stdlib.h>
@@ -45,12 +46,39 @@ static const char *const gt_env_names[] = {
 	"GOTRACE_ROOT_PID",
 };
 
-static int env_has(char *const envp[], const char *name)
+static const char *env_get(char *const envp[], const char *name)
 {
 	size_t len = strlen(name);
 	for (size_t i = 0; envp[i]; i++)
 		if (!strncmp(envp[i], name, len) && envp[i][len] == '=')
-			return 1;
+			return envp[i] + len + 1;
+	return NULL;
+}
+
+/* What a traced child gets from us rather than from the environment passed (theirs): the
+ * root's pid when missing, and relative paths in the absolute form config.c resolved against
+ * the directory the program started in.  NULL: theirs stays. */
+static const char *our_value(const char *name, const char *theirs)
+{
+	if (!strcmp(name, "GOTRACE_ROOT_PID"))
+		return theirs || !gt_cfg.root_pid[0] ? NULL : gt_cfg.root_pid;
+	if (!theirs || !*theirs || theirs[0] == '/')
+		return NULL;
+	if (!strcmp(name, "GOTRACE_OUT"))
+		return gt_cfg.out;
+	if (!strcmp(name, "GOTRACE_CAPTURE_DIR"))
+		return gt_cfg.capture_dir[0] ? gt_cfg.capture_dir : NULL;
+	return NULL;
+}
+
+/* entry is NAME=value of a setting our_value replaces */
+static int replaced(const char *entry)
+{
+	for (size_t k = 0; k < sizeof gt_env_names / sizeof gt_env_names[0]; k++) {
+		size_t nl = strlen(gt_env_names[k]);
+		if (!strncmp(entry, gt_env_names[k], nl) && entry[nl] == '=')
+			return our_value(gt_env_names[k], entry + nl + 1) != NULL;
+	}
 	return 0;
 }
 
@@ -67,19 +95,24 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
 			preload = (long)n;
 	int has_self = preload >= 0 && strstr(envp[preload] + 11, GT_SELF_NAME);
-	if ((follow && has_self) || (!follow && !has_self))
+	/* the root's pid and absolute paths reach children only this way: the program's environ
+	 * is left alone */
+	int fix = 0;
+	for (size_t k = 0; follow && k < sizeof gt_env_names / sizeof gt_env_names[0]; k++)
+		fix |= our_value(gt_env_names[k], env_get(envp, gt_env_names[k])) != NULL;
+	if ((follow && has_self && !fix) || (!follow && !has_self))
 		return (char **)envp;
 	if (n + 2 + sizeof gt_env_names / sizeof gt_env_names[0] > nbuf)
 		return (char **)envp;
 	size_t m = 0, used = 0;
 	for (size_t i = 0; i < n; i++)
-		if ((long)i != preload)
+		if (((long)i != preload || (follow && has_self)) && !(follow && replaced(envp[i])))
 			buf[m++] = envp[i];
 	char *value = scratch;
 	size_t cap = nscratch;
-	memcpy(value, "LD_PRELOAD=", 11);
-	used = 11;
-	if (follow) {
+	if (follow && !has_self) {
+		memcpy(value, "LD_PRELOAD=", 11);
+		used = 11;
 		size_t len = strlen(gt_self_path);
 		if (used + len + 2 >= cap)
 			return (char **)envp;
@@ -92,11 +125,18 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 		}
 		value[used++] = 0;
 		buf[m++] = value;
-		/* the program built its environment from scratch: carry our settings over */
+	}
+	if (follow) {
+		/* our_value's settings, and all of ours in an environment built from scratch */
 		for (size_t k = 0; k < sizeof gt_env_names / sizeof gt_env_names[0]; k++) {
-			const char *v = getenv(gt_env_names[k]);
+			const char *theirs = env_get(envp, gt_env_names[k]);
+			const char *v = our_value(gt_env_names[k], theirs);
+			if (!v && !has_self && !theirs) {
+				v = getenv(gt_env_names[k]);
+				v = v && our_value(gt_env_names[k], v) ? our_value(gt_env_names[k], v) : v;
+			}
 			size_t nl = strlen(gt_env_names[k]);
-			if (!v || env_has(envp, gt_env_names[k]) || used + nl + strlen(v) + 2 >= cap)
+			if (!v || !*v || used + nl + strlen(v) + 2 >= cap)
 				continue;
 			char *entry = scratch + used;
 			memcpy(entry, gt_env_names[k], nl);
@@ -106,22 +146,11 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 			buf[m++] = entry;
 		}
 	} else {
+		memcpy(value, "LD_PRELOAD=", 11);
 		size_t len = strip_self(envp[preload] + 11, value + 11, cap - 11);
 		if (len)
 			buf[m++] = value;
 	}
 	buf[m] = NULL;
 	return buf;
-}
-
-void gt_env_strip_self(void)
-{
-	static char value[GT_ENV_SCRATCH];
-	const char *v = getenv("LD_PRELOAD");
-	if (!v)
-		return;
-	if (strip_self(v, value, sizeof value))
-		setenv("LD_PRELOAD", value, 1);
-	else
-		unsetenv("LD_PRELOAD");
 }

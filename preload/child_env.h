@@ -13,6 +13,5 @@
  * points into envp, buf and scratch, or is envp itself */
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
 		    size_t nscratch) GT_HIDDEN;
-void gt_env_strip_self(void) GT_HIDDEN;     /* GOTRACE_FOLLOW=0: drop us from LD_PRELOAD */
 
 #endif

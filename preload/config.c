@@ -64,10 +64,10 @@ static void bad(const char *var, const char *value, const char *expected)
 }
 
 /* path ("" = the directory itself) against the directory the program starts in, into out:
- * the program may change directory before the capture is created or converted.  Relative
- * values are put back absolute into the environment, so that programs it execs from
- * elsewhere write to the same place.  0 when it does not fit. */
-static int absolute_path(const char *var, const char *path, char *out, size_t cap)
+ * the program may change directory before the capture is created or converted.  Children it
+ * execs from elsewhere get the absolute form in their environment (child_env.c), the program
+ * keeps its own.  0 when it does not fit. */
+static int absolute_path(const char *path, char *out, size_t cap)
 {
 	size_t n = 0, len = strlen(path);
 	if (path[0] != '/') {
@@ -81,8 +81,6 @@ static int absolute_path(const char *var, const char *path, char *out, size_t ca
 	if (n + len >= cap)
 		return 0;
 	memcpy(out + n, path, len + 1);
-	if (path[0] != '/' && len)
-		setenv(var, out, 1);
 	return 1;
 }
 
@@ -95,7 +93,7 @@ void gt_config_load(void)
 	gt_cfg.out = NULL;
 	v = getenv("GOTRACE_OUT");
 	if (v && *v) {
-		if (absolute_path("GOTRACE_OUT", v, out, sizeof out))
+		if (absolute_path(v, out, sizeof out))
 			gt_cfg.out = out;
 		else
 			bad("GOTRACE_OUT", "...", "path too long; no trace at exit");
@@ -104,7 +102,7 @@ void gt_config_load(void)
 	/* room for "/gotrace-<pid>-<n>.gtcap" */
 	gt_cfg.capture_dir[0] = 0;
 	v = getenv("GOTRACE_CAPTURE_DIR");
-	if (!absolute_path("GOTRACE_CAPTURE_DIR", v ? v : "", gt_cfg.capture_dir,
+	if (!absolute_path(v ? v : "", gt_cfg.capture_dir,
 			   sizeof gt_cfg.capture_dir - 64)) {
 		gt_cfg.capture_dir[0] = 0;
 		if (v && *v && strlen(v) < sizeof gt_cfg.capture_dir - 64)
@@ -170,14 +168,13 @@ void gt_config_load(void)
 			bad("GOTRACE_CHUNK_SIZE", v, "expected a multiple of 4096 from 16384 to 1 GiB; using 1 MiB");
 	}
 
-	/* The first traced process marks itself; exec'd descendants see another pid. */
+	/* The first traced process is the root.  Its children learn its pid from the environment
+	 * their exec or spawn gets (child_env.c), never from ours: the program's stays its own. */
 	char pidbuf[24];
 	pidbuf[gt_fmt_u64(pidbuf, (uint64_t)gt_sys0(SYS_getpid))] = 0;
 	v = getenv("GOTRACE_ROOT_PID");
-	if (!v || !*v) {
-		gt_cfg.is_root = 1;
-		setenv("GOTRACE_ROOT_PID", pidbuf, 1);
-	} else {
-		gt_cfg.is_root = !strcmp(v, pidbuf);
-	}
+	if (!v || !*v || strlen(v) >= sizeof gt_cfg.root_pid)
+		v = pidbuf;
+	gt_cfg.is_root = !strcmp(v, pidbuf);
+	strcpy(gt_cfg.root_pid, v);
 }

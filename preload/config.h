@@ -16,6 +16,7 @@ struct gt_config {
 	uint32_t chunk_size;      /* bytes, multiple of 4096 */
 	int follow;               /* exec'd programs stay traced */
 	int is_root;              /* the process the user started (not a traced child) */
+	char root_pid[24];        /* its pid, for children's GOTRACE_ROOT_PID (child_env.c) */
 };
 extern struct gt_config gt_cfg GT_HIDDEN;
 void gt_config_load(void) GT_HIDDEN;

@@ -74,11 +74,19 @@ GT_INLINE uint64_t gt_now(unsigned *cpu) { return gt_now_slow(cpu); }
 
 /* ---- reserve and commit (the chunks are capture_file.c's) ----------------------------- */
 
+/* A slot holds its chunk as an offset from the constant full chunk, so that a zeroed slot
+ * means "full": the table lives in pages that MADV_WIPEONFORK zeroes in any child made
+ * without fork() (_Fork, syscall(SYS_fork), clone), whose first fact thus takes the slow
+ * path, where the owner of the capture is checked (lifecycle.c). */
 struct gt_slot {
-	_Atomic(char *) chunk;    /* current chunk of this CPU (or the constant full chunk) */
+	_Atomic uintptr_t off;    /* current chunk of this CPU - gt_full_chunk (0: full chunk) */
 	char pad[56];
 };
 extern struct gt_slot gt_slots[GT_MAX_CPUS] GT_HIDDEN;
+extern struct gt_chunk_header gt_full_chunk GT_HIDDEN;
+
+GT_INLINE char *gt_slot_chunk(uintptr_t off) { return (char *)&gt_full_chunk + off; }
+GT_INLINE uintptr_t gt_slot_off(const char *chunk) { return (uintptr_t)(chunk - (char *)&gt_full_chunk); }
 extern uint32_t gt_chunk_size GT_HIDDEN;
 extern uint64_t gt_stop_tsc GT_HIDDEN;       /* facts at or after this go to the slow path */
 
@@ -86,7 +94,7 @@ uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc) GT_HIDDEN
 
 GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 {
-	char *chunk = gt_load(&gt_slots[cpu].chunk);
+	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
 	if (GT_UNLIKELY(off + nbytes > gt_chunk_size || tsc >= gt_stop_tsc))

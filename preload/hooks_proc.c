@@ -32,9 +32,108 @@ static pid_t traced_fork(void)
 
 GT_EXPORT pid_t fork(void) { return traced_fork(); }
 
-/* A vfork child borrows the parent's stack, so a wrapper's frame cannot survive it: the
- * program gets a fork instead, which every correct vfork user tolerates. */
-GT_EXPORT pid_t vfork(void) { return traced_fork(); }
+/* vfork keeps its semantics: the child shares our memory and runs on our stack until it
+ * execs or exits.  A C wrapper's frame would not survive the child, so vfork is written in
+ * assembly as glibc's is: the return address waits in a register the system call keeps (the
+ * child's calls overwrite its stack slot), and C runs only before the call and in the parent
+ * after it.  The child's hooks pass straight through (busy is set in the TLS it shares with
+ * us) and it never touches the capture; the parent records the fork when it resumes. */
+#define GT_STR_(x) #x
+#define GT_STR(x) GT_STR_(x)
+
+GT_HIDDEN void gt_vfork_enter(void);
+GT_HIDDEN pid_t gt_vfork_parent(long r);
+
+GT_HIDDEN void gt_vfork_enter(void) { gt_tls.busy++; }
+
+GT_HIDDEN pid_t gt_vfork_parent(long r)
+{
+	gt_tls.busy--;
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	int saved = errno;
+	struct gt_tls *t = gt_enter();
+	if (t) {
+		unsigned cpu;
+		uint64_t tsc = gt_now(&cpu);
+		gt_fact_process(t, GT_PROC_FORK, tsc, cpu, (pid_t)r, 0);
+	}
+	errno = saved;
+	return (pid_t)r;
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, @function\n"
+	".p2align 4\n"
+	"vfork:\n"
+	"	.cfi_startproc\n"
+	"	subq $8, %rsp\n"            /* the call below needs a 16-byte aligned stack */
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call gt_vfork_enter\n"
+	"	addq $8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"                /* the return address, kept where syscall keeps it */
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_register %rip, %rdi\n"
+	"	movl $" GT_STR(SYS_vfork) ", %eax\n"
+	"	syscall\n"
+	"	pushq %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rip, 0\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"                     /* the child returns at once */
+	"	pushq %rax\n"               /* alignment again */
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	movq %rax, %rdi\n"
+	"	call gt_vfork_parent\n"
+	"	popq %rcx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"1:	ret\n"
+	"	.cfi_endproc\n"
+	".size vfork, .-vfork\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl vfork\n"
+	".type vfork, %function\n"
+	".p2align 2\n"
+	"vfork:\n"
+	"	.cfi_startproc\n"
+	"	stp x29, x30, [sp, #-16]!\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset x29, -16\n"
+	"	.cfi_offset x30, -8\n"
+	"	mov x29, sp\n"
+	"	bl gt_vfork_enter\n"
+	"	ldp x29, x30, [sp], #16\n"
+	"	.cfi_def_cfa_offset 0\n"
+	"	.cfi_restore x29\n"
+	"	mov x9, x30\n"              /* the return address, kept where svc keeps it */
+	"	.cfi_register x30, x9\n"
+	"	mov x0, #0x4111\n"          /* CLONE_VM | CLONE_VFORK | SIGCHLD, as glibc */
+	"	mov x1, sp\n"
+	"	mov x8, #" GT_STR(SYS_clone) "\n"
+	"	svc 0\n"
+	"	cbz x0, 1f\n"               /* the child returns at once */
+	"	.cfi_remember_state\n"
+	"	stp x29, x9, [sp, #-16]!\n"
+	"	.cfi_def_cfa_offset 16\n"
+	"	.cfi_offset x29, -16\n"
+	"	.cfi_offset x30, -8\n"
+	"	mov x29, sp\n"
+	"	bl gt_vfork_parent\n"
+	"	ldp x29, x30, [sp], #16\n"
+	"	.cfi_def_cfa_offset 0\n"
+	"	ret\n"
+	"	.cfi_restore_state\n"
+	"1:	mov x30, x9\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size vfork, .-vfork\n");
+#endif
 
 /* ---- spawn, exec, system, daemon --------------------------------------------------------- */
 
@@ -176,17 +275,115 @@ GT_EXPORT int execle(const char *path, const char *arg, ...)
 	return exec_common(EXEC_PATH, path, -1, argv, envp);
 }
 
+/* glibc's system() gives the shell the program's environ, which stays the program's: when the
+ * shell needs another environment (GOTRACE_FOLLOW=0, or the root's pid to learn), it is spawned
+ * here as glibc does it (sysdeps/posix/system.c): SIGINT and SIGQUIT ignored while any
+ * system() runs, SIGCHLD blocked, the shell killed if the caller is cancelled. */
+static _Atomic int shell_lock;
+static int shell_users;
+static struct sigaction shell_intr, shell_quit;
+
+static void shell_lock_take(void)
+{
+	int expected = 0;
+	while (!atomic_compare_exchange_weak(&shell_lock, &expected, 1)) {
+		expected = 0;
+		gt_sys0(SYS_sched_yield);
+	}
+}
+
+static void shell_restore(const sigset_t *omask)
+{
+	shell_lock_take();
+	if (--shell_users == 0) {
+		sigaction(SIGINT, &shell_intr, NULL);
+		sigaction(SIGQUIT, &shell_quit, NULL);
+	}
+	atomic_store(&shell_lock, 0);
+	sigprocmask(SIG_SETMASK, omask, NULL);
+}
+
+struct shell_wait {
+	pid_t pid;
+	const sigset_t *omask;
+};
+
+static void shell_cancelled(void *p)
+{
+	const struct shell_wait *w = p;
+	int st;
+	gt_sys2(SYS_kill, w->pid, SIGKILL);
+	while (gt_sys4(SYS_wait4, w->pid, &st, 0, NULL) == -EINTR)
+		;
+	shell_restore(w->omask);
+}
+
+static int shell_spawn(const char *cmd, char **env)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	sigemptyset(&ign.sa_mask);
+	shell_lock_take();
+	if (shell_users++ == 0) {
+		sigaction(SIGINT, &ign, &shell_intr);
+		sigaction(SIGQUIT, &ign, &shell_quit);
+	}
+	atomic_store(&shell_lock, 0);
+	sigset_t omask, reset;
+	sigaddset(&ign.sa_mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &ign.sa_mask, &omask);
+	sigemptyset(&reset);
+	if (shell_intr.sa_handler != SIG_IGN)
+		sigaddset(&reset, SIGINT);
+	if (shell_quit.sa_handler != SIG_IGN)
+		sigaddset(&reset, SIGQUIT);
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &omask);
+	posix_spawnattr_setsigdefault(&at, &reset);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	char *argv[] = {(char *)"sh", (char *)"-c", (char *)cmd, NULL}; /* glibc 2.36: no "--" */
+	pid_t pid;
+	int status;
+	int ret = GT_REAL(posix_spawn)(&pid, "/bin/sh", NULL, &at, argv, env);
+	posix_spawnattr_destroy(&at);
+	if (ret == 0) {
+		struct shell_wait w = {pid, &omask};
+		pid_t got;
+		pthread_cleanup_push(shell_cancelled, &w);
+		do
+			got = GT_REAL(waitpid)(pid, &status, 0); /* a cancellation point, as in glibc */
+		while (got == -1 && errno == EINTR);
+		if (got != pid)
+			status = -1;
+		pthread_cleanup_pop(0);
+	} else {
+		status = 127 << 8; /* as if the shell had run _exit(127) */
+	}
+	shell_restore(&omask);
+	if (ret)
+		errno = ret;
+	return status;
+}
+
+static int run_system(const char *cmd)
+{
+	char *envbuf[GT_ENV_SLOTS];
+	char scratch[GT_ENV_SCRATCH];
+	char **env = gt_child_env(environ, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
+	return env == environ ? GT_REAL(system)(cmd) : shell_spawn(cmd, env);
+}
+
 GT_EXPORT int system(const char *cmd)
 {
 	struct gt_tls *t = cmd ? gt_enter() : NULL;
 	if (!t)
-		return GT_REAL(system)(cmd);
+		return cmd ? run_system(cmd) : GT_REAL(system)(cmd);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	gt_fact_process(t, GT_PROC_SPAWN, tsc, cpu, 0, 0);
 	/* the caller waits for the shell: a wait4 for the encoder */
 	gt_fact_syscall_begin(t, SYS_wait4, GT_FD_NONE, -1);
-	int r = GT_REAL(system)(cmd);
+	int r = run_system(cmd);
 	int e = errno;
 	gt_fact_syscall_end(t, SYS_wait4, r, r == -1 ? e : 0);
 	errno = e;
@@ -207,10 +404,12 @@ GT_EXPORT int daemon(int nochdir, int noclose)
 
 /* ---- _exit and _Exit skip atexit and destructors: finalize here ------------------------- */
 
+/* Immediate and async-signal-safe like the call itself: end records only, never the
+ * converter (GOTRACE_OUT converts at exit() alone). */
 GT_EXPORT void _exit(int status)
 {
 	if (!gt_tls.busy)
-		gt_finalize(1);
+		gt_finalize(0);
 	GT_REAL(_exit)(status);
 	__builtin_unreachable();
 }
@@ -218,7 +417,7 @@ GT_EXPORT void _exit(int status)
 GT_EXPORT void _Exit(int status)
 {
 	if (!gt_tls.busy)
-		gt_finalize(1);
+		gt_finalize(0);
 	GT_REAL(_Exit)(status);
 	__builtin_unreachable();
 }

@@ -6,45 +6,59 @@
 #include "stacks.h"
 
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 
-/* What the parent hands the child.  A small static pool; malloc only when it runs dry. */
+/* What the parent hands the child, held from pthread_create until the child starts.  A
+ * static pool, then pages mapped by a raw mmap when it runs dry (never the program's
+ * allocator: the hook may run inside it); a page stays for the life of the process. */
 struct gt_start {
 	void *(*fn)(void *);
 	void *arg;
 	uint32_t serial;
 	uint32_t epoch;
 	_Atomic int in_use;
-	int heap;
 };
 #define GT_START_POOL 256
+#define GT_START_PER_PAGE ((4096 - sizeof(void *)) / sizeof(struct gt_start))
+struct gt_start_page {
+	struct gt_start s[GT_START_PER_PAGE];
+	struct gt_start_page *next;
+};
 static struct gt_start gt_start_pool[GT_START_POOL];
+static _Atomic(struct gt_start_page *) gt_start_pages;
+
+static struct gt_start *start_take(struct gt_start *s, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int expected = 0;
+		if (!gt_load(&s[i].in_use) && atomic_compare_exchange_strong(&s[i].in_use, &expected, 1))
+			return &s[i];
+	}
+	return NULL;
+}
 
 static struct gt_start *start_alloc(void)
 {
-	for (unsigned i = 0; i < GT_START_POOL; i++) {
-		int expected = 0;
-		if (!gt_load(&gt_start_pool[i].in_use) &&
-		    atomic_compare_exchange_strong(&gt_start_pool[i].in_use, &expected, 1)) {
-			gt_start_pool[i].heap = 0;
-			return &gt_start_pool[i];
-		}
-	}
-	struct gt_start *s = malloc(sizeof *s);
+	struct gt_start *s = start_take(gt_start_pool, GT_START_POOL);
+	for (struct gt_start_page *p = gt_load(&gt_start_pages); !s && p; p = p->next)
+		s = start_take(p->s, GT_START_PER_PAGE);
 	if (s)
-		s->heap = 1;
-	return s;
+		return s;
+	long r = gt_sys((long)SYS_mmap, 0, sizeof(struct gt_start_page), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0 && r > -4096)
+		return NULL; /* the thread starts untraced by its creator; its first hook adopts it */
+	struct gt_start_page *p = (struct gt_start_page *)r;
+	p->s[0].in_use = 1;
+	p->next = gt_load(&gt_start_pages);
+	while (!atomic_compare_exchange_weak(&gt_start_pages, &p->next, p))
+		;
+	return &p->s[0];
 }
 
-static void start_free(struct gt_start *s)
-{
-	if (s->heap)
-		free(s);
-	else
-		atomic_store(&s->in_use, 0);
-}
+static void start_free(struct gt_start *s) { atomic_store(&s->in_use, 0); }
 
 /* Runs when the trampoline's frame is left: by return (already ended: no-op), or by the
  * forced unwind of pthread_exit or cancellation, after the program's own cleanup handlers. */

@@ -12,18 +12,25 @@ GT_REALS(GT_DEFINE_REAL)
 
 _Atomic int gt_resolved;
 
+static void *lookup_alone(void **slot);
+
 /* The two originals every uncontended lock + unlock calls start as stubs that resolve
  * everything, so GT_REAL_PRESET needs no NULL test (these definitions complete the
- * tentative ones above). */
+ * tentative ones above).  Re-entered from dlsym while resolving, a stub looks its own
+ * original up alone. */
 static int resolve_then_trylock(pthread_mutex_t *m)
 {
 	gt_resolve_all();
+	if (real_pthread_mutex_trylock == resolve_then_trylock)
+		return ((int (*)(pthread_mutex_t *))lookup_alone((void **)&real_pthread_mutex_trylock))(m);
 	return real_pthread_mutex_trylock(m);
 }
 
 static int resolve_then_unlock(pthread_mutex_t *m)
 {
 	gt_resolve_all();
+	if (real_pthread_mutex_unlock == resolve_then_unlock)
+		return ((int (*)(pthread_mutex_t *))lookup_alone((void **)&real_pthread_mutex_unlock))(m);
 	return real_pthread_mutex_unlock(m);
 }
 
@@ -48,14 +55,49 @@ static void *gt_lookup(const char *name, const char *version)
 
 static __thread int gt_resolving __attribute__((tls_model("initial-exec")));
 
+/* Every original by name, for the lookup of one alone when dlsym re-enters a hook. */
+#define GT_ORIGINAL(ret, name, params, args, ver) {#name, ver, (void **)&real_##name},
+#define GT_ORIGINAL_S(ret, name, params, args, nr, kind, arg) {#name, NULL, (void **)&real_##name},
+static const struct {
+	const char *name, *version;
+	void **slot;
+} gt_originals[] = {GT_HOOKS(GT_ORIGINAL) GT_SYSCALL_HOOKS(GT_ORIGINAL_S) GT_REALS(GT_ORIGINAL)};
+
+/* One original looked up alone, for a hook that dlsym re-entered while this thread resolves
+ * (an allocator or a dlsym wrapper calling a hooked function); a second re-entry gets the
+ * ENOSYS stub rather than a call through NULL or a loop. */
+static void *lookup_alone(void **slot)
+{
+	static __thread int depth __attribute__((tls_model("initial-exec")));
+	if (depth > 1)
+		return (void *)gt_enosys;
+	for (size_t i = 0; i < sizeof gt_originals / sizeof gt_originals[0]; i++) {
+		if (gt_originals[i].slot != slot)
+			continue;
+		depth++;
+		void *p = gt_lookup(gt_originals[i].name, gt_originals[i].version);
+		depth--;
+		gt_store((_Atomic(void *) *)slot, p);
+		return p;
+	}
+	return (void *)gt_enosys;
+}
+
+/* GT_REAL of an original still NULL: after gt_resolve_all, only under re-entry. */
+void *gt_resolve_one(void **slot)
+{
+	gt_resolve_all();
+	void *p = gt_load((_Atomic(void *) *)slot);
+	return p ? p : lookup_alone(slot);
+}
+
 void gt_resolve_all(void)
 {
 	int expected = 0;
 	if (gt_load(&gt_resolved) == 2)
 		return;
 	if (gt_resolving)
-		return; /* dlsym re-entered a hook: it gets what is resolved so far (the locks
-			 * first, below); the rest are still NULL */
+		return; /* dlsym re-entered a hook: gt_resolve_one finds what it needs */
 	if (!atomic_compare_exchange_strong(&gt_resolved, &expected, 1)) {
 		while (gt_load(&gt_resolved) != 2)
 			gt_sys0(SYS_sched_yield);

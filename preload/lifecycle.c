@@ -20,6 +20,12 @@ __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
 static uint64_t gt_start_deadline;   /* DELAYED -> RECORDING at this timestamp */
 static int gt_image_ready;           /* config, clock and self range set for this image */
+/* The pid whose capture this is, in a page of its own that MADV_WIPEONFORK zeroes (like the
+ * CPU slots) in a child made without fork(): there it reads 0. */
+static union {
+	_Atomic pid_t pid;
+	char page[4096]; /* the whole page: nothing else may share it */
+} gt_owner __attribute__((aligned(4096)));
 
 /* Recording cannot go on: say so once, keep every committed fact, let the program run.  When
  * the capture exists (it could not grow), hooks keep entering without taking stacks, so that
@@ -61,6 +67,28 @@ static void start_recording(void)
 
 static void stop_recording(int process_end);
 
+/* 1: this process owns the capture.  A copy of the owner's memory made without fork() reads
+ * a wiped owner and stops tracing in that copy; a process sharing the owner's memory
+ * (clone(CLONE_VM) without CLONE_THREAD) must change nothing: `exact` asks for our pid. */
+static int owns_capture(int exact)
+{
+	pid_t owner = gt_load(&gt_owner.pid);
+	if (!owner) {
+		gt_store(&gt_enabled, 0);
+		gt_store(&gt_state, GT_ST_FAILED);
+		return 0;
+	}
+	return !exact || owner == (pid_t)gt_sys0(SYS_getpid);
+}
+
+/* The owner and the slots live in pages a child made without fork() gets zeroed (4.14+;
+ * elsewhere such a child is caught only by the pid check before it opens a chunk or ends). */
+static void wipe_on_fork(void)
+{
+	gt_sys3(SYS_madvise, gt_slots, sizeof gt_slots, 18 /* MADV_WIPEONFORK */);
+	gt_sys3(SYS_madvise, &gt_owner, sizeof gt_owner, 18 /* MADV_WIPEONFORK */);
+}
+
 uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 {
 	int saved_errno = errno;
@@ -73,10 +101,12 @@ uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 		gt_init();
 		break;
 	case GT_ST_DELAYED:
-		if (tsc >= gt_start_deadline)
+		if (tsc >= gt_start_deadline && owns_capture(0))
 			start_recording();
 		break;
 	case GT_ST_RECORDING:
+		if (!owns_capture(1))
+			break;
 		if (tsc >= gt_stop_tsc) {
 			stop_recording(0);
 			break;
@@ -102,7 +132,7 @@ uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 /* a reservation that bypasses the stop check (end-of-capture records) */
 static uint64_t *reserve_final(unsigned cpu, uint32_t nbytes)
 {
-	char *chunk = gt_load(&gt_slots[cpu].chunk);
+	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
 	if (off + nbytes <= gt_chunk_size)
@@ -171,8 +201,7 @@ int gt_init(void)
 		gt_stack_mode = gt_cfg.stack_mode;
 		gt_stacks_setup();
 		pthread_atfork(NULL, NULL, after_fork_child);
-		if (!gt_cfg.follow)
-			gt_env_strip_self(); /* children (system, popen, exec with environ) start untraced */
+		wipe_on_fork();
 		gt_image_ready = 1;
 	}
 	gt_chunk_size = gt_cfg.chunk_size;
@@ -189,6 +218,7 @@ int gt_init(void)
 		t->busy = was_busy;
 		return 0;
 	}
+	gt_store(&gt_owner.pid, (pid_t)gt_header->pid);
 	uint64_t start = gt_header->start_tsc;
 	gt_start_deadline = start + ns_to_ticks(gt_cfg.start_delay_ns);
 	gt_stop_tsc = gt_cfg.duration_ns ? gt_start_deadline + ns_to_ticks(gt_cfg.duration_ns) : UINT64_MAX;
@@ -251,6 +281,8 @@ void gt_finalize(int convert)
 	int stopped_early = st == GT_ST_FAILED && gt_header;
 	if (st != GT_ST_RECORDING && st != GT_ST_STOPPED && st != GT_ST_DELAYED && !stopped_early)
 		return;
+	if (!owns_capture(1))
+		return; /* never end, trim or convert another process's capture */
 	t->busy = 1;
 	if (stopped_early)
 		gt_store(&gt_enabled, 0);

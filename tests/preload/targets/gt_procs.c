@@ -1,0 +1,169 @@
+/* gt-procs: processes made without fork(), vfork, _exit and the environment, for
+ * tests/preload/test_procs.c.  Every scenario prints what the program observed, so that the
+ * traced run can be compared with the untraced one.
+ *
+ *   gt-procs _Fork|sysfork|clone   a child made without fork() locks, sleeps 1234 ns, writes
+ *                                  and exits; the parent then sleeps 2000 ns three times
+ *   gt-procs clone_vm              the same with clone(CLONE_VM): the child shares our memory
+ *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
+ *                                  memory it shares with the parent; then one exec succeeds
+ *   gt-procs exit-children         three fork children leave by _exit
+ *   gt-procs env                   prints its environment (without LD_PRELOAD)
+ *   gt-procs system                what system() returns */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = {0, ns};
+	nanosleep(&ts, NULL);
+}
+
+static int child_body(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mtx);
+	pthread_mutex_unlock(&mtx);
+	sleep_ns(1234);
+	if (write(1, "child wrote\n", 12) != 12)
+		exit(1);
+	exit(5); /* atexit handlers and destructors run in the child */
+}
+
+/* clone(CLONE_VM) without CLONE_THREAD: another process in our memory (and our TLS) */
+static int vm_child_body(void *arg)
+{
+	(void)arg;
+	sleep_ns(1234);
+	if (write(1, "child wrote\n", 12) != 12)
+		_exit(1);
+	_exit(5); /* exit() would run the parent's atexit handlers in the shared memory */
+}
+
+static int fork_like(const char *how)
+{
+	static char stack[256 * 1024] __attribute__((aligned(16)));
+	pthread_mutex_lock(&mtx);
+	pthread_mutex_unlock(&mtx);
+	fflush(stdout);
+	pid_t pid;
+	if (!strcmp(how, "_Fork"))
+		pid = _Fork();
+	else if (!strcmp(how, "sysfork"))
+		pid = (pid_t)syscall(SYS_fork);
+	else if (!strcmp(how, "clone"))
+		pid = clone(child_body, stack + sizeof stack, SIGCHLD, NULL);
+	else
+		pid = clone(vm_child_body, stack + sizeof stack, CLONE_VM | SIGCHLD, NULL);
+	if (pid == 0)
+		child_body(NULL);
+	if (pid < 0) {
+		perror(how);
+		return 1;
+	}
+	int st = 0;
+	if (waitpid(pid, &st, 0) != pid)
+		perror("waitpid");
+	/* the parent goes on recording */
+	for (int i = 0; i < 3; i++) {
+		sleep_ns(2000);
+		pthread_mutex_lock(&mtx);
+		pthread_mutex_unlock(&mtx);
+	}
+	printf("%s child exit %d signal %d\n", how, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+	       WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return 0;
+}
+
+static int vfork_exec_fail(void)
+{
+	static volatile int child_errno = -1;
+	fflush(stdout);
+	pid_t pid = vfork();
+	if (pid == 0) {
+		execl("/nonexistent/gt-procs-no-such-program", "x", (char *)NULL);
+		child_errno = errno; /* seen by the parent: vfork shares the memory */
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	sleep_ns(2000);
+	printf("vfork child errno %d exit %d\n", child_errno, WEXITSTATUS(st));
+	pid = vfork(); /* and one whose exec succeeds */
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "exit 3", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	printf("vfork exec exit %d\n", WEXITSTATUS(st));
+	return 0;
+}
+
+static int exit_children(void)
+{
+	pid_t pids[3];
+	fflush(stdout);
+	for (int i = 0; i < 3; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			sleep_ns(1000);
+			_exit(10 + i);
+		}
+	}
+	for (int i = 0; i < 3; i++) {
+		int st = 0;
+		waitpid(pids[i], &st, 0);
+		printf("child %d exit %d\n", i, WEXITSTATUS(st));
+	}
+	return 0;
+}
+
+/* the shell the hook spawns itself gets glibc's arguments: "-x" is an option to it here */
+static int system_status(void)
+{
+	printf("system(\"-x\") %d\n", system("-x"));
+	printf("system(\"exit 4\") %d\n", system("exit 4"));
+	return 0;
+}
+
+static int print_env(void)
+{
+	for (char **e = environ; *e; e++) {
+		if (strncmp(*e, "LD_PRELOAD=", 11))
+			printf("%s\n", *e);
+		else
+			fprintf(stderr, "%s\n", *e); /* differs between the runs by nature */
+	}
+	printf("getenv GOTRACE_ROOT_PID %s\n", getenv("GOTRACE_ROOT_PID") ? "set" : "unset");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *s = argc > 1 ? argv[1] : "";
+	if (!strcmp(s, "_Fork") || !strcmp(s, "sysfork") || !strcmp(s, "clone") || !strcmp(s, "clone_vm"))
+		return fork_like(s);
+	if (!strcmp(s, "vfork"))
+		return vfork_exec_fail();
+	if (!strcmp(s, "exit-children"))
+		return exit_children();
+	if (!strcmp(s, "env"))
+		return print_env();
+	if (!strcmp(s, "system"))
+		return system_status();
+	fprintf(stderr, "usage: gt-procs _Fork|sysfork|clone|clone_vm|vfork|exit-children|env|system\n");
+	return 2;
+}

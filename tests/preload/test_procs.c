@@ -1,0 +1,237 @@
+/* Processes the program makes without fork(), vfork, _exit and the environment: the traced
+ * program behaves as untraced (run_twins), and each process writes only its own capture. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "traced_run.h"
+
+static struct run plain, traced;
+static struct capture cap, cap2;
+static char outdir[PATH_MAX];
+
+static void teardown(void)
+{
+	capture_close(&cap);
+	capture_close(&cap2);
+	run_cleanup(&plain);
+	run_cleanup(&traced);
+	if (outdir[0]) {
+		static struct run r;
+		strcpy(r.dir, outdir);
+		run_cleanup(&r);
+		outdir[0] = 0;
+	}
+}
+
+static const uint64_t *P(const struct cap_rec *r) { return r->payload; }
+
+static const char *procs(void)
+{
+	static char prog[PATH_MAX];
+	snprintf(prog, sizeof prog, "%s/gt-procs", test_bindir());
+	return prog;
+}
+
+/* traced and untraced alike; the traced run said nothing on stderr */
+static void twins(const char *scenario, const char *const env[])
+{
+	const char *argv[] = {procs(), scenario, NULL};
+	const char *d = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(d, "%s", d);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
+	cr_assert_eq(count_gotrace_lines(traced.err), 0, "%s", traced.err);
+}
+
+/* BLOCK_BEGIN of the sleep kind whose requested ns is ns */
+static size_t sleeps(const struct capture *c, uint64_t ns)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->recs[i].h->type == GT_BLOCK_BEGIN && c->recs[i].h->aux == GT_BK_SLEEP &&
+		    P(&c->recs[i])[0] == ns)
+			n++;
+	return n;
+}
+
+/* The child (no atfork handlers ran) passes straight through: no capture of its own, nothing
+ * in the parent's; the parent keeps recording and finalizes its capture once. */
+static void fork_like(const char *how)
+{
+	twins(how, NULL);
+	char want[64];
+	snprintf(want, sizeof want, "child wrote\n%s child exit 5 signal 0\n", how);
+	cr_assert_str_eq(traced.out, want);
+	cr_assert_eq(run_count_captures(&traced), 1, "the child made a capture");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u, "finalized once");
+	cr_assert_eq(sleeps(&cap, 1234), 0u, "the child's sleep is in the parent's capture");
+	cr_assert_eq(sleeps(&cap, 2000), 3u, "the parent stopped recording after its child");
+}
+
+Test(procs, _Fork_child_writes_no_capture, .fini = teardown, .timeout = 60) { fork_like("_Fork"); }
+Test(procs, syscall_fork_child_writes_no_capture, .fini = teardown, .timeout = 60) { fork_like("sysfork"); }
+Test(procs, clone_child_writes_no_capture, .fini = teardown, .timeout = 60) { fork_like("clone"); }
+
+/* A child in our memory (clone(CLONE_VM), no CLONE_THREAD) must change nothing there: its
+ * _exit neither ends nor trims the parent's capture.  (Sharing our TLS too, its own facts go
+ * to the parent's capture under the creator's thread: a known gap.) */
+Test(procs, clone_vm_child_leaves_the_capture_alone, .fini = teardown, .timeout = 60)
+{
+	twins("clone_vm", NULL);
+	cr_assert_str_eq(traced.out, "child wrote\nclone_vm child exit 5 signal 0\n");
+	cr_assert_eq(run_count_captures(&traced), 1);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u, "finalized once");
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(sleeps(&cap, 2000), 3u, "the parent stopped recording after its child");
+}
+
+/* The child learns why its exec failed through the memory vfork shares: it must really be
+ * vfork.  The child's hooks pass through (its failed exec is not in the parent's capture);
+ * the parent records the fork and goes on. */
+Test(procs, vfork_shares_memory, .fini = teardown, .timeout = 60)
+{
+	twins("vfork", NULL);
+	cr_assert_str_eq(traced.out, "vfork child errno 2 exit 127\nvfork exec exit 3\n");
+	/* the parent's, and the shell's (the exec'd image stays traced) */
+	cr_assert_eq(run_count_captures(&traced), 2);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	const struct cap_rec *f = capture_find(&cap, GT_PROCESS, GT_PROC_FORK, 0);
+	cr_assert_not_null(f, "the parent records the vfork");
+	cr_assert_gt((uint32_t)P(f)[0], 0u);
+	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_FORK), 2u);
+	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_EXEC), 0u, "the child wrote into the parent's capture");
+	cr_assert_eq(sleeps(&cap, 2000), 1u);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+}
+
+static int count_traces(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)))
+		n += strstr(e->d_name, ".trace") != NULL;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* GOTRACE_OUT converts at exit() only: children leaving by _exit finalize their captures and
+ * run no converter (which would write t-<pid>.trace). */
+Test(procs, _exit_runs_no_converter, .fini = teardown, .timeout = 120)
+{
+	char env_out[PATH_MAX + 32], want[PATH_MAX + 32];
+	cr_assert(mkdtemp(strcpy(outdir, "/tmp/gt-out-XXXXXX")));
+	snprintf(env_out, sizeof env_out, "GOTRACE_OUT=%s/t-%%p.trace", outdir);
+	const char *env[] = {env_out, NULL};
+	twins("exit-children", env);
+	cr_assert_str_eq(traced.out, "child 0 exit 10\nchild 1 exit 11\nchild 2 exit 12\n");
+	snprintf(want, sizeof want, "%s/t-%d.trace", outdir, (int)traced.pid);
+	struct stat st;
+	cr_assert_eq(stat(want, &st), 0, "the parent's exit() converts: no %s", want);
+	cr_assert_eq(count_traces(outdir), 1, "a converter ran for an _exit");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_FORK), 3u);
+	for (size_t i = 0; i < 3; i++) {
+		pid_t child = (pid_t)(uint32_t)P(capture_find(&cap, GT_PROCESS, GT_PROC_FORK, i))[0];
+		cr_assert_eq(run_capture(&traced, child, 0, &cap2), 0, "child %d has no capture", child);
+		cr_assert(cap2.hdr->flags & GT_FILE_FINALIZED, "_exit finalizes the capture");
+		cr_assert_eq(capture_count(&cap2, GT_CAPTURE_END, -1), 1u);
+		capture_close(&cap2);
+	}
+}
+
+/* The program sees the environment it was given (LD_PRELOAD aside): the capture directory
+ * is the same in both runs so that only the tracer could make a difference. */
+Test(procs, environment_unchanged, .fini = teardown, .timeout = 60)
+{
+	char capdir[PATH_MAX + 32];
+	cr_assert(mkdtemp(strcpy(traced.dir, "/tmp/gt-test-XXXXXX")));
+	snprintf(capdir, sizeof capdir, "GOTRACE_CAPTURE_DIR=%s", traced.dir);
+	const char *env[] = {capdir, NULL};
+	twins("env", env);
+	cr_assert(strstr(traced.out, "getenv GOTRACE_ROOT_PID unset\n"), "%s", traced.out);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+
+	/* GOTRACE_FOLLOW=0 strips libgotrace.so from children, not from the program's environ */
+	const char *env0[] = {capdir, "GOTRACE_FOLLOW=0", NULL};
+	run_cleanup(&plain);
+	memset(&plain, 0, sizeof plain);
+	capture_close(&cap);
+	twins("env", env0);
+	cr_assert(strstr(traced.err, "LD_PRELOAD=") && strstr(traced.err, "libgotrace.so"), "%s", traced.err);
+
+	/* a relative capture directory is resolved for the tracer, not in the environment */
+	char cwd[PATH_MAX], rel[2 * PATH_MAX];
+	cr_assert_not_null(getcwd(cwd, sizeof cwd));
+	size_t n = 0;
+	n += (size_t)snprintf(rel + n, sizeof rel - n, "GOTRACE_CAPTURE_DIR=.");
+	for (const char *p = cwd; *p; p++)
+		if (*p == '/' && p[1])
+			n += (size_t)snprintf(rel + n, sizeof rel - n, "/..");
+	snprintf(rel + n, sizeof rel - n, "%s", traced.dir);
+	const char *envr[] = {rel, NULL};
+	run_cleanup(&plain);
+	memset(&plain, 0, sizeof plain);
+	twins("env", envr);
+	cr_assert(strstr(traced.out, rel), "%s", traced.out);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0, "no capture in %s", rel);
+}
+
+/* pthread_create's hook hands every child a start record without the program's allocator,
+ * even when 300 children hold theirs at once (a static pool has 256). */
+Test(procs, pthread_create_hook_does_not_malloc, .fini = teardown, .timeout = 60)
+{
+	char prog[PATH_MAX];
+	snprintf(prog, sizeof prog, "%s/gt-nomalloc", test_bindir());
+	const char *argv[] = {prog, "threads", NULL};
+	const char *d = run_twins(&plain, &traced, argv, NULL);
+	cr_assert_null(d, "%s", d);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
+	cr_assert(strstr(traced.out, "threads 300 "), "%s", traced.out);
+	if (!strstr(traced.err, "creator SCHED_FIFO 1"))
+		cr_skip_test("SCHED_FIFO refused: the children may start early and free the pool");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 300u);
+	cr_assert_eq(capture_count(&cap, GT_THREAD_START, -1), 300u);
+}
+
+/* The resolver under re-entry: a library preloaded before libgotrace.so answers its dlsym
+ * calls and calls write() meanwhile, whose hook needs an original not resolved yet. */
+Test(procs, resolver_reentered_by_dlsym, .fini = teardown, .timeout = 60)
+{
+	char preload[2 * PATH_MAX + 8], lib[PATH_MAX];
+	snprintf(lib, sizeof lib, "%s/libgt-reenter.so", test_bindir());
+	snprintf(preload, sizeof preload, "%s %s", lib, test_preload());
+	setenv("GT_TEST_PRELOAD", preload, 1);
+	const char *argv[] = {test_target(), "threads", NULL};
+	const char *d = run_twins(&plain, &traced, argv, NULL);
+	cr_assert_null(d, "%s", d);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
+	cr_assert(strstr(traced.err, "gt-reenter: dlsym called write"), "the wrapper was not used: %s", traced.err);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 4u);
+}
+
+/* In the root, system() spawns the shell itself (the shell must learn the root's pid without
+ * the program's environ changing): same arguments and statuses as glibc's, and the shell is
+ * traced as a child. */
+Test(procs, system_as_glibc, .fini = teardown, .timeout = 60)
+{
+	twins("system", NULL);
+	cr_assert_str_eq(traced.out, "system(\"-x\") 512\nsystem(\"exit 4\") 1024\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_SPAWN), 2u);
+	cr_assert_eq(run_count_captures(&traced), 3, "the two shells are traced");
+}
