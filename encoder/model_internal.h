@@ -107,6 +107,7 @@ struct gt_model {
 	struct gt_u64map tasks;     /* user task id -> 1 while live */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
+	uint32_t max_stack_referenced;              /* where a scan of them can stop */
 };
 
 /* The entry of serial if allocated, else NULL (never allocates). */

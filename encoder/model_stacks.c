@@ -50,6 +50,8 @@ uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id)
 	if (!id || id >= (1u << 24))
 		return 0;
 	bit_set(m->stack_referenced, id);
+	if (id > m->max_stack_referenced)
+		m->max_stack_referenced = id;
 	return id;
 }
 
@@ -121,7 +123,7 @@ uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallba
 /* Referenced stacks whose definition was lost get one synthetic frame. */
 void gtm_stacks_finish(struct gt_model *m)
 {
-	for (uint32_t i = 0; i < (1u << 24) / 8; i += 8) {
+	for (uint32_t i = 0; i <= m->max_stack_referenced / 8; i += 8) {
 		uint64_t ref, def;
 		memcpy(&ref, m->stack_referenced + i, 8);
 		if (!ref)

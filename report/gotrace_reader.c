@@ -313,8 +313,11 @@ static int merge(struct gt_go_trace *t)
 	for (size_t i = 0; i < t->n_ev; i++)
 		t->ev[i] = tmp[i].ev;
 	free(tmp);
-	qsort(t->strings, t->n_strings, sizeof *t->strings, by_string_id);
-	qsort(t->stacks, t->n_stacks, sizeof *t->stacks, by_stack_id);
+	/* without strings or stacks their arrays are NULL, which qsort must not be given */
+	if (t->n_strings > 0)
+		qsort(t->strings, t->n_strings, sizeof *t->strings, by_string_id);
+	if (t->n_stacks > 0)
+		qsort(t->stacks, t->n_stacks, sizeof *t->stacks, by_stack_id);
 	return 0;
 }
 
@@ -380,7 +383,7 @@ void gt_go_trace_free(struct gt_go_trace *t)
 const char *gt_go_trace_string(const struct gt_go_trace *t, uint64_t id)
 {
 	struct gt_go_string key = { .id = id };
-	const struct gt_go_string *s = id == 0 ? NULL :
+	const struct gt_go_string *s = id == 0 || t->n_strings == 0 ? NULL :
 		bsearch(&key, t->strings, t->n_strings, sizeof *t->strings, by_string_id);
 	return s != NULL ? s->text : "";
 }
@@ -388,6 +391,6 @@ const char *gt_go_trace_string(const struct gt_go_trace *t, uint64_t id)
 const struct gt_go_stack_def *gt_go_trace_stack(const struct gt_go_trace *t, uint64_t id)
 {
 	struct gt_go_stack_def key = { .id = id };
-	return id == 0 ? NULL :
+	return id == 0 || t->n_stacks == 0 ? NULL :
 		bsearch(&key, t->stacks, t->n_stacks, sizeof *t->stacks, by_stack_id);
 }
