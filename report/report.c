@@ -515,14 +515,27 @@ static const char *frames_key(struct report *r, uint32_t stack)
  * id of a group stands for it when frames are printed. */
 static void group_stacks_by_frames(struct report *r, struct wait_site *s)
 {
+	/* groups found by a hash of their frames; a group whose hash another one took first
+	 * by a scan (rare: 64-bit hashes) */
+	struct gt_u64map index = { 0 };
+	const char **keys = gt_report_must(malloc((s->n_stacks + 1) * sizeof *keys));
 	size_t kept = 0;
 	for (size_t i = 0; i < s->n_stacks; i++) {
 		struct stack_stat *st = &s->stacks[i];
 		const char *key = frames_key(r, st->stack);
-		size_t k = 0;
-		while (k < kept && strcmp(frames_key(r, s->stacks[k].stack), key) != 0)
-			k++;
+		bool found;
+		uint64_t *slot = gt_report_must(
+			gt_u64map_slot(&index, gt_hash_bytes(key, strlen(key)), &found));
+		size_t k = kept;   /* a new group, unless found */
+		if (found && strcmp(keys[*slot - 1], key) == 0)
+			k = *slot - 1;
+		else if (found)
+			for (k = 0; k < kept && strcmp(keys[k], key) != 0; k++)
+				continue;
 		if (k == kept) {
+			if (!found)
+				*slot = kept + 1;
+			keys[kept] = key;
 			s->stacks[kept++] = *st;
 			continue;
 		}
@@ -533,6 +546,8 @@ static void group_stacks_by_frames(struct report *r, struct wait_site *s)
 			group->max_ns = st->max_ns;
 	}
 	s->n_stacks = kept;
+	free(keys);
+	gt_u64map_free(&index);
 }
 
 static int by_total_desc(const void *a, const void *b)
