@@ -577,9 +577,16 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 {
 	char size[32];
 	format_size(r->capture_bytes, size, sizeof size);
-	fprintf(stderr, "gotrace: %s: %s (pid %u), %" PRIu64 " threads, %" PRIu64 " events "
+	/* an image its pid left by exec (a later one exists) did not crash: it ended there */
+	fprintf(stderr, "gotrace: %s: %s (pid %u%s), %" PRIu64 " threads, %" PRIu64 " events "
 		"(capture %s, converted in %.2f s)\n", output, cap->command, cap->pid,
-		r->sum.model.threads, r->sum.wire.events, size, r->sum.seconds);
+		cap->last ? "" : ", then exec'd another program", r->sum.model.threads,
+		r->sum.wire.events, size, r->sum.seconds);
+	if (r->sum.stop.stopped) {
+		char line[256];
+		gt_convert_stop_text(&r->sum.stop, line, sizeof line);
+		fprintf(stderr, "gotrace:   %s\n", line);
+	}
 	/* What the trace may lack, in one line; `gotrace convert` prints every counter. */
 	struct gt_convert_losses l;
 	gt_convert_losses(&r->sum, &l);
@@ -589,7 +596,7 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 			"skipped%s (details: gotrace convert on the capture)\n", l.dropped,
 			l.repaired, l.damaged_bytes, l.torn_records,
 			r->sum.truncated ? ", capture truncated" : "");
-	if (!cap->finalized)
+	if (!cap->finalized && cap->last)
 		fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 			"still running): the trace ends at its last recorded fact\n", cap->pid);
 }

@@ -36,6 +36,7 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		return -1;
 	const struct gt_file_header *h = gt_capture_header(c);
 	sum->pid = h->pid;
+	gt_capture_stop(h, &sum->stop);
 
 	size_t tmp_len = strlen(out) + 16;
 	char *tmp = malloc(tmp_len);
@@ -117,12 +118,38 @@ void gt_convert_losses(const struct gt_convert_summary *s, struct gt_convert_los
 {
 	const struct gt_model_counters *mc = &s->model;
 	const struct gt_capture_stats *r = &s->reader;
-	out->dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost;
+	out->dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost +
+		       mc->writer_waiters_lost + s->stop.facts_lost;
 	out->repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
 			mc->ends_without_begin + mc->stacks_missing + r->reordered;
 	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;
 	out->damaged_bytes = r->bytes_garbage;
 	out->torn_records = r->torn_tails;
+}
+
+void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out)
+{
+	*out = (struct gt_convert_stop){.stopped = (h->flags & GT_FILE_WRITE_FAILED) != 0};
+	if (!out->stopped)
+		return;
+	double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
+	out->err = h->stop_errno;
+	out->at_seconds = h->stop_tsc > h->start_tsc ? (double)(h->stop_tsc - h->start_tsc) / hz : 0;
+	out->facts_lost = h->facts_lost;
+}
+
+void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t size)
+{
+	const char *why;
+	switch (s->err) {
+	case ENOSPC: why = "no space left on the file system"; break;
+	case EFBIG: why = "the file size limit (RLIMIT_FSIZE) was reached"; break;
+	case EDQUOT: why = "the disk quota was exceeded"; break;
+	case 0: why = "the capture could not grow"; break;
+	default: why = strerror(s->err); break;
+	}
+	snprintf(buf, size, "recording stopped early at %.3f s: %s; at least %" PRIu64
+		 " facts after that were not recorded", s->at_seconds, why, s->facts_lost);
 }
 
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *s)
@@ -138,6 +165,11 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		out, s->pid, mc->threads, mc->facts, s->wire.events, l.dropped, l.repaired,
 		l.skipped, l.damaged_bytes, s->seconds, s->cpu_seconds,
 		s->truncated ? " (capture truncated)" : "");
+	if (s->stop.stopped) {
+		char line[256];
+		gt_convert_stop_text(&s->stop, line, sizeof line);
+		fprintf(f, "gotrace:   %s\n", line);
+	}
 #define GT_PRINT_COUNTER(name, text)                                                       \
 	if (mc->name)                                                                      \
 		fprintf(f, "gotrace:   %-58s %" PRIu64 "\n", text, mc->name);

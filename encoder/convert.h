@@ -21,9 +21,24 @@ struct gt_convert_options {
 	void *progress_ctx;
 };
 
+/* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */
+struct gt_convert_stop {
+	bool stopped;
+	int err;                            /* why: ENOSPC, EFBIG (RLIMIT_FSIZE), ... */
+	double at_seconds;                  /* when, from the start of recording */
+	uint64_t facts_lost;                /* facts the recorder met after it (threads it had
+					     * not met before count one per hook: a lower bound) */
+};
+/* From a capture's header. */
+void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out);
+/* The one line that says it (no newline): "recording stopped early at 1.234 s: no space left
+ * on the file system; at least 5000 facts after that were not recorded". */
+void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t size);
+
 struct gt_convert_summary {
 	uint32_t pid;
 	bool truncated;                     /* the capture file was cut short */
+	struct gt_convert_stop stop;
 	struct gt_capture_stats reader;
 	struct gt_model_counters model;
 	struct gt_wire_stats wire;
@@ -38,7 +53,8 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 /* What a trace may lack, summed once for every summary that prints it: facts the recorder
  * reported lost, facts the model had to repair or skip, damage the reader skipped. */
 struct gt_convert_losses {
-	uint64_t dropped;        /* facts, stacks and threads the recorder could not keep */
+	uint64_t dropped;        /* facts, stacks, threads and waits the recorder could not
+				  * keep, with the facts after an early stop */
 	uint64_t repaired;       /* facts shown at a corrected time or with a made-up part */
 	uint64_t skipped;        /* facts not shown in the trace */
 	uint64_t damaged_bytes;  /* bytes of garbage the reader skipped */

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 struct gt_file_header *gt_header;
 char gt_capture_path[GT_PATH_MAX];
@@ -24,9 +25,24 @@ uint32_t gt_chunk_size = 1u << 20;
 static struct gt_chunk_header gt_full_chunk = {.used = 1ull << 62};
 struct gt_slot gt_slots[GT_MAX_CPUS] = {[0 ... GT_MAX_CPUS - 1] = {.chunk = (char *)&gt_full_chunk}};
 
-static int gt_fd = -1;
-static char *gt_map;
-static uint64_t gt_map_bytes;
+/* The program never sees a descriptor of ours: the capture is opened by its absolute path
+ * only while it grows (or is trimmed), under the growth lock, and closed again, so the
+ * program's descriptor numbers, RLIMIT_NOFILE, /proc/self/fd, close/dup2/closefrom and exec'd
+ * children are as untraced.  fstat identity proves each reopened descriptor is the capture. */
+static int gt_fd = -1;               /* >= 0 from capture_fd_open to capture_fd_close */
+static uint64_t gt_file_dev, gt_file_ino;
+static struct stat gt_stat;          /* used under the growth lock: off the program's stack */
+/* Chunks are mapped a window at a time as the file grows: the address space reserved beyond
+ * what is written stays within a window (a program under RLIMIT_AS keeps its budget), and a
+ * chunk never moves while a CPU slot points into it.  32 MiB, or 64 small chunks (tests see
+ * windows turn over). */
+#define GT_WINDOW_BYTES (32u << 20)
+#define GT_WINDOW_MAX_CHUNKS 64u
+#define GT_MAX_WINDOWS 2048u
+static char *gt_windows[GT_MAX_WINDOWS];
+static uint64_t gt_n_windows;
+static uint64_t gt_window_chunks;    /* chunks per window */
+static uint64_t gt_map_bytes;        /* the most the file may grow to */
 static uint64_t gt_file_bytes;       /* allocated length of the file */
 static uint64_t gt_max_chunks;
 static int gt_truncated;             /* the file was trimmed: no chunk may be opened */
@@ -51,26 +67,19 @@ void gt_slots_full(void)
 		gt_store(&gt_slots[i].chunk, (char *)&gt_full_chunk);
 }
 
-/* Grow the file so that `need` bytes are backed.  fallocate reserves the blocks, so a full
- * disk is an error here rather than a SIGBUS on a later store into the mapping. */
-static int grow_file(uint64_t need)
+/* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
+ * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
+ * mapping. */
+static long allocate_to(uint64_t len)
 {
-	if (need <= gt_file_bytes)
-		return 0;
-	uint64_t step = (uint64_t)gt_chunk_size * 8;
-	uint64_t target = gt_file_bytes ? gt_file_bytes : need;
-	while (target < need)
-		target += step;
-	if (target > gt_map_bytes)
-		target = gt_map_bytes;
 	/* RLIMIT_FSIZE raises SIGXFSZ: block it so the program is not killed for our file. */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGXFSZ);
 	gt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
-	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(target - gt_file_bytes));
+	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(len - gt_file_bytes));
 	if (r == -EOPNOTSUPP || r == -ENOSYS)
-		r = gt_sys2(SYS_ftruncate, gt_fd, (long)target);
+		r = gt_sys2(SYS_ftruncate, gt_fd, (long)len);
 	if (r < 0) {
 		/* A SIGXFSZ we caused must not stay pending for the program. */
 		siginfo_t si;
@@ -78,10 +87,147 @@ static int grow_file(uint64_t need)
 		gt_sys4(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long));
 	}
 	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
-	if (r < 0)
-		return (int)-r;
-	gt_file_bytes = target;
+	if (r >= 0)
+		gt_file_bytes = len;
+	return r;
+}
+
+/* Grow the file so that `need` bytes are backed, and up to 7 chunks more: when the disk or
+ * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
+ * until not one more chunk fits. */
+static int grow_file(uint64_t need)
+{
+	if (need <= gt_file_bytes)
+		return 0;
+	for (uint64_t ahead = gt_file_bytes ? 7 : 0;; ahead /= 2) {
+		uint64_t target = need + ahead * gt_chunk_size;
+		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
+		if (r >= 0)
+			return 0;
+		if (!ahead || (r != -ENOSPC && r != -EFBIG && r != -EDQUOT))
+			return (int)-r;
+	}
+}
+
+/* The capture again, by path: 0 with gt_fd set when it is provably our file. */
+static int capture_fd_open(struct gt_file_error *e)
+{
+	long fd = gt_sys4(SYS_openat, AT_FDCWD, gt_capture_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+	if (fd < 0) {
+		*e = (struct gt_file_error){"the capture file cannot be opened again: ", (int)-fd};
+		return -1;
+	}
+	if (gt_sys2(SYS_fstat, fd, &gt_stat) < 0 || gt_stat.st_dev != gt_file_dev ||
+	    gt_stat.st_ino != gt_file_ino) {
+		gt_sys1(SYS_close, fd);
+		*e = (struct gt_file_error){"the capture file cannot grow: ", ESTALE};
+		return -1;
+	}
+	gt_fd = (int)fd;
 	return 0;
+}
+
+static void capture_fd_close(void)
+{
+	gt_sys1(SYS_close, gt_fd);
+	gt_fd = -1;
+}
+
+static int map_window(uint64_t w)
+{
+	uint64_t bytes = gt_window_chunks * gt_chunk_size;
+	long r = gt_sys((long)SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, gt_fd,
+			(long)(GT_FILE_HEADER_SIZE + w * bytes));
+	if (r < 0 && r > -4096)
+		return (int)-r;
+	gt_windows[w] = (char *)r;
+	gt_n_windows = w + 1;
+	return 0;
+}
+
+/* Chunks 0..n-1 backed by the file and mapped (under the growth lock).  The descriptor is
+ * needed once per growth step or window, not per chunk. */
+static int back_chunks(uint64_t n, struct gt_file_error *e)
+{
+	uint64_t need = GT_FILE_HEADER_SIZE + n * (uint64_t)gt_chunk_size;
+	uint64_t w = (n - 1) / gt_window_chunks;
+	if (need <= gt_file_bytes && w < gt_n_windows)
+		return 0;
+	int err = EBADF;
+	/* EBADF: a thread of the program closed every descriptor meanwhile; open it once more */
+	for (int attempt = 0; attempt < 2 && err == EBADF; attempt++) {
+		if (capture_fd_open(e) < 0)
+			return -1;
+		err = grow_file(need);
+		while (!err && gt_n_windows <= w)
+			err = map_window(gt_n_windows);
+		capture_fd_close();
+	}
+	if (err)
+		*e = (struct gt_file_error){"the capture file could not grow: ", err};
+	return err ? -1 : 0;
+}
+
+static char *chunk_addr(uint64_t k)
+{
+	return gt_windows[k / gt_window_chunks] + (k % gt_window_chunks) * gt_chunk_size;
+}
+
+/* Where the stop notice goes when no chunk has room for it: a last chunk of one page (the
+ * final trim keeps it that short).  NULL when not even a page fits. */
+static uint64_t *last_page_chunk(uint64_t tsc)
+{
+	lock_growth();
+	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
+	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_chunk_size;
+	struct gt_file_error e;
+	int ok = !gt_truncated && k < gt_max_chunks && at == gt_file_bytes && capture_fd_open(&e) == 0;
+	if (ok) {
+		ok = allocate_to(at + 4096) >= 0;
+		while (ok && gt_n_windows <= k / gt_window_chunks)
+			ok = !map_window(gt_n_windows);
+		capture_fd_close();
+	}
+	if (!ok) {
+		unlock_growth();
+		return NULL;
+	}
+	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
+	unlock_growth();
+	char *c = chunk_addr(k);
+	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
+	h->cpu = 0;
+	h->seq = k;
+	h->first_tsc = tsc;
+	gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + 16 + sizeof(struct gt_p_notice));
+	atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
+	return (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
+}
+
+void gt_capture_stopped(int err, uint64_t tsc)
+{
+	struct gt_file_header *h = gt_header;
+	h->stop_tsc = tsc;
+	h->stop_errno = err;
+	/* facts dropped before and not yet said in a notice: none can be written now */
+	uint64_t rep = gt_load(&gt_dropped_reported), d = gt_load(&gt_dropped);
+	if (d > rep && atomic_compare_exchange_strong(&gt_dropped_reported, &rep, d))
+		gt_add((_Atomic uint64_t *)&h->facts_lost, d - rep);
+	atomic_fetch_or((_Atomic uint32_t *)&h->flags, GT_FILE_WRITE_FAILED);
+	/* The notice goes into the first CPU chunk it fits in, else into a page of its own. */
+	struct gt_p_notice n = {.value = (uint64_t)err};
+	uint64_t *r = NULL;
+	for (unsigned cpu = 0; cpu < h->n_cpus && !r; cpu++) {
+		char *chunk = gt_load(&gt_slots[cpu].chunk);
+		if (chunk == (char *)&gt_full_chunk)
+			continue;
+		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
+		uint64_t off = gt_add(used, 16 + sizeof n);
+		if (off + 16 + sizeof n <= gt_chunk_size)
+			r = (uint64_t *)(chunk + off);
+	}
+	if (r || (r = last_page_chunk(tsc)))
+		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_WRITE_FAILED, tsc, &n, sizeof n);
 }
 
 /* A clock pair and a dropped-facts notice ride along in a new chunk when due. */
@@ -122,7 +268,7 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 	e->err = 0;
 	lock_growth();
 	int st = gt_load(&gt_state);
-	if (gt_truncated || !gt_map || (st != GT_ST_RECORDING && !(final && st == GT_ST_STOPPED))) {
+	if (gt_truncated || !gt_header || (st != GT_ST_RECORDING && !(final && st == GT_ST_STOPPED))) {
 		unlock_growth();
 		return NULL;
 	}
@@ -132,16 +278,14 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
 		return NULL;
 	}
-	int err = grow_file(GT_FILE_HEADER_SIZE + (k + 1) * (uint64_t)gt_chunk_size);
-	if (err) {
+	if (back_chunks(k + 1, e) < 0) {
 		unlock_growth();
-		*e = (struct gt_file_error){"the capture file could not grow: ", err};
 		return NULL;
 	}
 	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
 	unlock_growth();
 
-	char *c = gt_map + GT_FILE_HEADER_SIZE + k * (uint64_t)gt_chunk_size;
+	char *c = chunk_addr(k);
 	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
 	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
 	gt_sys3(SYS_madvise, c, gt_chunk_size, 23 /* MADV_POPULATE_WRITE */);
@@ -286,32 +430,41 @@ int gt_capture_create(struct gt_file_error *e)
 		return -1;
 	}
 	gt_fd = fd;
-	void *m = MAP_FAILED;
-	for (uint64_t size = 64ull << 30; size >= (256ull << 20); size >>= 2) {
-		long r = gt_sys((long)SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (r > -4096 && r < 0)
-			continue;
-		m = (void *)r;
-		gt_map_bytes = size;
-		break;
-	}
+	long hdr = gt_sys2(SYS_fstat, fd, &gt_stat);
+	gt_file_dev = gt_stat.st_dev;
+	gt_file_ino = gt_stat.st_ino;
 	gt_file_bytes = 0;
-	if (m == MAP_FAILED) {
-		*e = (struct gt_file_error){"cannot map the capture: ", ENOMEM};
+	gt_n_windows = 0;
+	gt_window_chunks = GT_WINDOW_BYTES / gt_chunk_size;
+	if (gt_window_chunks > GT_WINDOW_MAX_CHUNKS)
+		gt_window_chunks = GT_WINDOW_MAX_CHUNKS;
+	if (!gt_window_chunks)
+		gt_window_chunks = 1;
+	gt_max_chunks = ((64ull << 30) - GT_FILE_HEADER_SIZE) / gt_chunk_size;
+	if (gt_max_chunks > GT_MAX_WINDOWS * gt_window_chunks)
+		gt_max_chunks = GT_MAX_WINDOWS * gt_window_chunks;
+	gt_map_bytes = GT_FILE_HEADER_SIZE + gt_max_chunks * gt_chunk_size;
+	if (hdr == 0)
+		hdr = gt_sys((long)SYS_mmap, 0, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (hdr < 0 && hdr > -4096) {
+		capture_fd_close();
+		*e = (struct gt_file_error){"cannot map the capture: ", (int)-hdr};
 		return -1;
 	}
-	gt_map = m;
-	gt_header = (struct gt_file_header *)gt_map;
-	gt_max_chunks = (gt_map_bytes - GT_FILE_HEADER_SIZE) / gt_chunk_size;
 	/* just the first chunk: page faults read ahead up to the end of the file, and every
 	 * page read ahead past the used chunks is zero-filled now and dropped again by the
 	 * final truncation */
 	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_size);
-	if (err) {
-		gt_header = NULL;
+	if (err)
 		*e = (struct gt_file_error){"the capture file could not grow: ", err};
+	else if ((err = map_window(0)))
+		*e = (struct gt_file_error){"cannot map the capture: ", err};
+	capture_fd_close();
+	if (err) {
+		gt_sys2(SYS_munmap, hdr, GT_FILE_HEADER_SIZE);
 		return -1;
 	}
+	gt_header = (struct gt_file_header *)hdr;
 	gt_truncated = 0;
 	fill_header();
 	return 0;
@@ -324,23 +477,29 @@ void gt_capture_trim(void)
 	lock_growth();
 	gt_truncated = 1;
 	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_header->n_chunks) * gt_chunk_size;
-	if (len != gt_file_bytes)
+	if (len > gt_file_bytes) /* a last chunk of one page (last_page_chunk) */
+		len = gt_file_bytes;
+	struct gt_file_error e;
+	if (len != gt_file_bytes && capture_fd_open(&e) == 0) {
 		gt_sys2(SYS_ftruncate, gt_fd, (long)len);
+		capture_fd_close();
+	}
 	unlock_growth();
 }
 
 void gt_capture_forget(void)
 {
 	gt_slots_full();
-	if (gt_map) {
-		gt_sys2(SYS_munmap, gt_map, (long)gt_map_bytes);
-		gt_map = NULL;
+	if (gt_header) {
+		gt_sys2(SYS_munmap, gt_header, GT_FILE_HEADER_SIZE);
 		gt_header = NULL;
 	}
-	if (gt_fd >= 0) {
-		gt_sys1(SYS_close, gt_fd);
-		gt_fd = -1;
-	}
+	for (uint64_t w = 0; w < gt_n_windows; w++)
+		gt_sys2(SYS_munmap, gt_windows[w], gt_window_chunks * gt_chunk_size);
+	gt_n_windows = 0;
+	/* forked while another thread of the parent was growing the file */
+	if (gt_fd >= 0)
+		capture_fd_close();
 	gt_capture_path[0] = 0;
 	gt_store(&gt_dropped, 0);
 	gt_store(&gt_dropped_reported, 0);

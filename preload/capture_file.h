@@ -25,6 +25,9 @@ int gt_capture_create(struct gt_file_error *e) GT_HIDDEN;
  * recording, or trimmed; final: also when stopped); NULL with e->err set: the file is full. */
 uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final,
 			struct gt_file_error *e) GT_HIDDEN;
+/* The file could not grow (err) at tsc: the header says so, and a notice goes into any
+ * chunk with room left.  The caller stops recording. */
+void gt_capture_stopped(int err, uint64_t tsc) GT_HIDDEN;
 void gt_write_clock(uint64_t *r) GT_HIDDEN;  /* a clock pair into a reserved 32-byte record */
 void gt_slots_full(void) GT_HIDDEN;          /* every reservation takes the slow path */
 void gt_capture_trim(void) GT_HIDDEN;        /* no chunk opens again; cut to the chunks in use */

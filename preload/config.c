@@ -63,22 +63,54 @@ static void bad(const char *var, const char *value, const char *expected)
 	gt_warn(what, ": ", expected);
 }
 
+/* path ("" = the directory itself) against the directory the program starts in, into out:
+ * the program may change directory before the capture is created or converted.  Relative
+ * values are put back absolute into the environment, so that programs it execs from
+ * elsewhere write to the same place.  0 when it does not fit. */
+static int absolute_path(const char *var, const char *path, char *out, size_t cap)
+{
+	size_t n = 0, len = strlen(path);
+	if (path[0] != '/') {
+		long r = gt_sys2(SYS_getcwd, out, cap);
+		if (r <= 0 || out[0] != '/')
+			return 0;
+		n = strlen(out);
+		if (len && out[n - 1] != '/' && n + 1 < cap)
+			out[n++] = '/';
+	}
+	if (n + len >= cap)
+		return 0;
+	memcpy(out + n, path, len + 1);
+	if (path[0] != '/' && len)
+		setenv(var, out, 1);
+	return 1;
+}
+
 void gt_config_load(void)
 {
+	static char out[GT_PATH_MAX];
 	const char *v;
 	uint64_t x;
 
-	gt_cfg.out = getenv("GOTRACE_OUT");
-	if (gt_cfg.out && !*gt_cfg.out)
-		gt_cfg.out = NULL;
+	gt_cfg.out = NULL;
+	v = getenv("GOTRACE_OUT");
+	if (v && *v) {
+		if (absolute_path("GOTRACE_OUT", v, out, sizeof out))
+			gt_cfg.out = out;
+		else
+			bad("GOTRACE_OUT", "...", "path too long; no trace at exit");
+	}
 
+	/* room for "/gotrace-<pid>-<n>.gtcap" */
 	gt_cfg.capture_dir[0] = 0;
 	v = getenv("GOTRACE_CAPTURE_DIR");
-	if (v && *v) {
-		if (strlen(v) >= sizeof gt_cfg.capture_dir - 64)
-			bad("GOTRACE_CAPTURE_DIR", "...", "path too long; using the current directory");
-		else
+	if (!absolute_path("GOTRACE_CAPTURE_DIR", v ? v : "", gt_cfg.capture_dir,
+			   sizeof gt_cfg.capture_dir - 64)) {
+		gt_cfg.capture_dir[0] = 0;
+		if (v && *v && strlen(v) < sizeof gt_cfg.capture_dir - 64)
 			strcpy(gt_cfg.capture_dir, v);
+		else if (v && *v)
+			bad("GOTRACE_CAPTURE_DIR", "...", "path too long; using the current directory");
 	}
 
 	gt_cfg.stack_mode = GT_STACKS_UNWIND;

@@ -2,6 +2,7 @@
  * waiters (objects a hooked thread is blocked on now), threads (pthread_t -> serial) and
  * the descriptor-kind cache. */
 #include "facts.h"
+#include "capture_file.h"
 #include "lifecycle.h"
 #include "stacks.h"
 
@@ -115,8 +116,10 @@ void gt_threads_put(pthread_t th, uint32_t serial, int from_child)
 	for (unsigned i = 0; i < GT_THREAD_SLOTS; i++) {
 		struct gt_thread_slot *s = &gt_threads[(home + i) & (GT_THREAD_SLOTS - 1)];
 		uintptr_t k = gt_load(&s->key);
+		/* a lost race with the thread's other registration (creator or child) for this
+		 * slot finds the key there: it must not take a second slot */
 		if (k == key || ((k == 0 || k == GT_TOMBSTONE) &&
-				 atomic_compare_exchange_strong(&s->key, &k, key))) {
+				 (atomic_compare_exchange_strong(&s->key, &k, key) || k == key))) {
 			/* the parent registers too (its child may not have run yet); it must not
 			 * revive a child that already ended */
 			if (from_child || gt_load(&s->serial) != serial)
@@ -125,6 +128,8 @@ void gt_threads_put(pthread_t th, uint32_t serial, int from_child)
 			return;
 		}
 	}
+	if (from_child) /* once per thread: its creator tries too */
+		gt_lose(GT_NOTICE_THREADS_LOST);
 }
 
 static struct gt_thread_slot *thread_find(uintptr_t key)
@@ -204,25 +209,96 @@ void gt_fd_forget(int fd)
 		gt_fd_cache[fd] = 0;
 }
 
+/* ---- losses --------------------------------------------------------------------------- */
+
+static _Atomic uint64_t gt_lost[GT_NOTICE_KINDS], gt_lost_said[GT_NOTICE_KINDS];
+
+int gt_fact_notice(unsigned cpu, uint8_t kind, uint64_t value, uint64_t tsc)
+{
+	struct gt_p_notice p = {.value = value};
+	uint64_t *r = gt_reserve(cpu, 16 + sizeof p, tsc);
+	if (!r)
+		return 0;
+	gt_fill(r, 0, GT_NOTICE, kind, tsc, &p, sizeof p);
+	return 1;
+}
+
+/* The losses of kind not yet said, into r (or into a record of our own when r is NULL). */
+static void say_losses(uint8_t kind, uint64_t *r)
+{
+	uint64_t said = gt_load(&gt_lost_said[kind]), n = gt_load(&gt_lost[kind]);
+	if (n <= said || !atomic_compare_exchange_strong(&gt_lost_said[kind], &said, n))
+		return;
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	struct gt_p_notice p = {.value = n - said};
+	if (r)
+		gt_fill(r, 0, GT_NOTICE, kind, tsc, &p, sizeof p);
+	else if (!gt_fact_notice(cpu, kind, n - said, tsc))
+		atomic_fetch_sub(&gt_lost_said[kind], n - said); /* said next time */
+}
+
+void gt_lose(uint8_t kind)
+{
+	uint64_t n = gt_add(&gt_lost[kind], 1) + 1;
+	if (!(n & (n - 1)))
+		say_losses(kind, NULL);
+}
+
+void gt_losses_flush(uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes))
+{
+	for (uint8_t k = GT_NOTICE_STACKS_LOST; k < GT_NOTICE_KINDS; k++) {
+		unsigned cpu;
+		gt_now(&cpu);
+		uint64_t *r;
+		if (gt_load(&gt_lost[k]) > gt_load(&gt_lost_said[k]) &&
+		    (r = reserve(cpu, 16 + sizeof(struct gt_p_notice))))
+			say_losses(k, r);
+	}
+}
+
+void gt_losses_reset(void)
+{
+	for (unsigned k = 0; k < GT_NOTICE_KINDS; k++) {
+		gt_store(&gt_lost[k], 0);
+		gt_store(&gt_lost_said[k], 0);
+	}
+}
+
 /* ---- facts ------------------------------------------------------------------------------ */
 
-void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+/* tsc 0: stamped here */
+GT_INLINE void block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			   uint64_t tsc, unsigned cpu)
 {
 	t->busy = 1;
 	t->waiter_registered = 0;
 	if (register_waiter) {
 		gt_add(&gt_n_blocked[kind], 1);
 		t->waiter_registered = (uint8_t)(1 | gt_waiters_add(obj) << 1);
+		if (!(t->waiter_registered & 2))
+			gt_lose(GT_NOTICE_WAITERS_LOST);
 	}
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
+	if (!tsc)
+		tsc = gt_now(&cpu);
 	struct gt_p_block p = {.obj = obj, .stack = stack};
 	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, &p, sizeof p);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
 	t->pending_obj = obj;
 	t->busy = 0;
+}
+
+void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+{
+	block_begin(t, kind, obj, register_waiter, 0, 0);
+}
+
+void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			    uint64_t tsc, unsigned cpu)
+{
+	block_begin(t, kind, obj, register_waiter, tsc, cpu);
 }
 
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc,
@@ -341,6 +417,10 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 		st = gt_load(&gt_state);
 	}
 	if (st != GT_ST_RECORDING) {
+		/* the capture filled up: a thread first met now loses its facts too (counted one
+		 * per hook, as no record of it exists to say more) */
+		if (st == GT_ST_FAILED && gt_header)
+			gt_add((_Atomic uint64_t *)&gt_header->facts_lost, 1);
 		t->busy = was_busy;
 		return NULL;
 	}
@@ -377,6 +457,10 @@ void gt_thread_end(struct gt_tls *t, uint8_t how)
 	    t->epoch == gt_load(&gt_epoch)) {
 		t->busy = 1;
 		gt_finish_pending(t);
+		/* Marked ended before the wake is stamped, and a join stamps its block before it
+		 * reads the mark: a join that saw us alive began before our wake. */
+		gt_threads_mark_ended(pthread_self());
+		atomic_thread_fence(memory_order_seq_cst);
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
 		/* joiners wait on our serial: the wake comes first, stamped before the end */

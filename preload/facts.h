@@ -45,6 +45,9 @@ extern _Atomic uint64_t gt_n_blocked[GT_BK_COUNT] GT_HIDDEN;
 extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
 
 void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;
+/* stamped by the caller (tsc, cpu from gt_now) before it decided that it blocks */
+void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			    uint64_t tsc, unsigned cpu) GT_HIDDEN;
 void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc) GT_HIDDEN;
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc, unsigned cpu) GT_HIDDEN;
 void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine) GT_HIDDEN;
@@ -53,7 +56,13 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err) GT_HIDDEN;
 void gt_fact_thread_name(uint32_t serial, const char *name) GT_HIDDEN;
 void gt_fact_thread_existing(struct gt_tls *t) GT_HIDDEN;
-void gt_fact_notice(unsigned cpu, uint8_t kind, uint64_t value) GT_HIDDEN;
+int gt_fact_notice(unsigned cpu, uint8_t kind, uint64_t value, uint64_t tsc) GT_HIDDEN;
+/* Table overflows (kind: GT_NOTICE_STACKS_LOST, _THREADS_LOST, _WAITERS_LOST): counted, and
+ * said in a notice at the first loss and each time the count doubles (a crash leaves at most
+ * half of them unsaid); gt_losses_flush says the rest into records reserve() gives. */
+void gt_lose(uint8_t kind) GT_HIDDEN GT_NOINLINE;
+void gt_losses_flush(uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes)) GT_HIDDEN;
+void gt_losses_reset(void) GT_HIDDEN;
 void gt_fact_process(struct gt_tls *t, uint8_t kind, uint64_t tsc, unsigned cpu, pid_t child, int err) GT_HIDDEN;
 void gt_finish_pending(struct gt_tls *t) GT_HIDDEN;
 void gt_thread_end(struct gt_tls *t, uint8_t how) GT_HIDDEN;

@@ -4,6 +4,7 @@
  * syscall(SYS_futex) are written out. */
 #include "facts.h"
 #include "hooks.def"
+#include "stacks.h"
 
 #include <linux/futex.h>
 #include <stdarg.h>
@@ -144,6 +145,52 @@ GT_EXPORT int fcntl64(int fd, int cmd, ...)
 	return fcntl_common(GT_REAL(fcntl64), fd, cmd, arg);
 }
 
+/* ---- libunwind's memory validation, without descriptors ---------------------------------
+ * libunwind tests that an address is readable by writing one byte of it into a pipe of its
+ * own (pipe2 at its first unwind, syscall(SYS_write) per test; its read() and close() of the
+ * pipe only check and reopen it).  Two descriptors the program would see: inside our
+ * unwinding its pipe2 gets two numbers that are no descriptors (their read and close fail
+ * EBADF: libunwind asks for the pipe again), and the write is answered by a probe. */
+#define GT_UNW_PIPE_R (-2)
+#define GT_UNW_PIPE_W (-3)
+
+GT_EXPORT int pipe2(int fds[2], int flags)
+{
+	if (GT_UNLIKELY(gt_tls.busy) && gt_from_libunwind(__builtin_return_address(0))) {
+		fds[0] = GT_UNW_PIPE_R;
+		fds[1] = GT_UNW_PIPE_W;
+		return 0;
+	}
+	return GT_REAL(pipe2)(fds, flags);
+}
+
+/* rt_sigprocmask reads the new set before it looks at `how`: with an invalid one it fails
+ * EFAULT when the 8 bytes cannot be read, EINVAL when they can, and changes nothing.
+ * Readability goes by pages, so the aligned 8 bytes holding addr answer for it.  Checked once
+ * against an address that cannot be read; if the kernel answered otherwise, nothing is
+ * readable (a shorter stack, never a fault). */
+static int probe_unreadable(uintptr_t addr)
+{
+	return gt_sys4(SYS_rt_sigprocmask, -1, addr & ~(uintptr_t)7, NULL, 8) != -EINVAL;
+}
+
+static long unw_validate(uintptr_t addr)
+{
+	static _Atomic int works; /* 0 unknown, 1 yes, 2 no */
+	int w = gt_load(&works);
+	if (!w) {
+		long here = 0;
+		int kernel_page = probe_unreadable(~(uintptr_t)4095);
+		w = kernel_page && !probe_unreadable((uintptr_t)&here) ? 1 : 2;
+		gt_store(&works, w);
+	}
+	if (w != 1 || probe_unreadable(addr)) {
+		errno = EFAULT;
+		return -1;
+	}
+	return 1;
+}
+
 /* ---- syscall(SYS_futex, ...): waits block on the futex word, wakes release it ---------- */
 
 GT_EXPORT long syscall(long nr, ...)
@@ -153,6 +200,10 @@ GT_EXPORT long syscall(long nr, ...)
 	long a0 = va_arg(ap, long), a1 = va_arg(ap, long), a2 = va_arg(ap, long);
 	long a3 = va_arg(ap, long), a4 = va_arg(ap, long), a5 = va_arg(ap, long);
 	va_end(ap);
+	/* (int): libunwind passes an int, the upper half of a0 is garbage.  Outside our
+	 * unwinding libunwind first finds the pipe unreadable and opens a real one. */
+	if (GT_UNLIKELY(nr == SYS_write && (int)a0 == GT_UNW_PIPE_W && gt_tls.busy))
+		return unw_validate((uintptr_t)a1);
 	struct gt_tls *t;
 	if (nr != SYS_futex || !(t = gt_enter()))
 		return GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);

@@ -119,12 +119,17 @@ GT_EXPORT void pthread_exit(void *ret)
 	__builtin_unreachable();
 }
 
-/* Joins block on the target's serial; the target's end writes the matching wake. */
+/* Joins block on the target's serial; the target's end writes the matching wake.  The
+ * block is stamped before the target's state is read (gt_thread_end marks it ended before
+ * stamping its wake): a target seen alive wakes its joiner after the block began. */
 #define GT_JOIN_HOOK(name, params, args) \
 	GT_EXPORT int name params \
 	{ \
 		struct gt_tls *t = gt_enter(); \
 		int ended = 0; \
+		unsigned cpu = 0; \
+		uint64_t tsc = t ? gt_now(&cpu) : 0; \
+		atomic_thread_fence(memory_order_seq_cst); \
 		uint32_t serial = t ? gt_threads_get(th, &ended) : 0; \
 		if (!serial || ended) { \
 			int r0 = GT_REAL(name) args; \
@@ -132,7 +137,7 @@ GT_EXPORT void pthread_exit(void *ret)
 				gt_threads_remove(th); \
 			return r0; \
 		} \
-		gt_fact_block_begin(t, GT_BK_JOIN, serial, 0); \
+		gt_fact_block_begin_at(t, GT_BK_JOIN, serial, 0, tsc, cpu); \
 		int r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_JOIN, serial, r); \
 		if (r == 0) \

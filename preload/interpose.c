@@ -133,6 +133,8 @@ const char *gt_errno_text(int err, char *buf)
 	case ENOENT: return "no such directory";
 	case EROFS: return "read-only file system";
 	case ENOMEM: return "out of memory";
+	case EMFILE: return "too many open files";
+	case ESTALE: return "its path names another file";
 	default:
 		memcpy(buf, "errno ", 6);
 		buf[6 + gt_fmt_u64(buf + 6, (uint64_t)err)] = 0;

@@ -21,18 +21,25 @@ __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 static uint64_t gt_start_deadline;   /* DELAYED -> RECORDING at this timestamp */
 static int gt_image_ready;           /* config, clock and self range set for this image */
 
-/* Recording cannot go on: say so once, keep every committed fact, let the program run. */
+/* Recording cannot go on: say so once, keep every committed fact, let the program run.  When
+ * the capture exists (it could not grow), hooks keep entering without taking stacks, so that
+ * the slow path counts every fact met after the stop into the header. */
 static void gt_fail(const char *what, int err)
 {
 	char eb[32];
 	int st = gt_load(&gt_state);
-	if (st == GT_ST_FAILED)
-		return;
-	gt_store(&gt_state, GT_ST_FAILED);
-	gt_store(&gt_enabled, 0);
+	do { /* once, whichever thread meets the full file first */
+		if (st == GT_ST_FAILED)
+			return;
+	} while (!atomic_compare_exchange_weak(&gt_state, &st, GT_ST_FAILED));
+	if (gt_header) {
+		unsigned cpu;
+		gt_stack_mode = GT_STACKS_NONE;
+		gt_capture_stopped(err, gt_now(&cpu));
+	} else {
+		gt_store(&gt_enabled, 0);
+	}
 	gt_slots_full();
-	if (gt_header)
-		atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_WRITE_FAILED);
 	gt_warn(what, gt_errno_text(err, eb), "; recording stopped, the program continues");
 }
 
@@ -75,8 +82,14 @@ uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 			break;
 		}
 		r = open_chunk(cpu, nbytes, tsc, 0);
-		if (!r)
-			gt_add(&gt_dropped, 1);
+		if (r || gt_load(&gt_state) != GT_ST_FAILED)
+			gt_add(&gt_dropped, !r);
+		else
+			gt_add((_Atomic uint64_t *)&gt_header->facts_lost, 1);
+		break;
+	case GT_ST_FAILED:
+		if (gt_header) /* the file could not grow: every fact from then on is lost */
+			gt_add((_Atomic uint64_t *)&gt_header->facts_lost, 1);
 		break;
 	default:
 		break;
@@ -115,6 +128,7 @@ static void write_end_records(int process_end)
 		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_DROPPED, gt_now(&c2), &dropped, sizeof dropped);
 		gt_store(&gt_dropped_reported, gt_load(&gt_dropped));
 	}
+	gt_losses_flush(reserve_final);
 	if ((r = reserve_final(cpu, 16 + sizeof(struct gt_p_clock))))
 		gt_write_clock(r);
 	uint64_t tsc = gt_now(&cpu);
@@ -211,6 +225,7 @@ static void after_fork_child(void)
 	gt_threads_reset();
 	gt_stacks_reset();
 	gt_modules_reset();
+	gt_losses_reset();
 	struct gt_tls *t = &gt_tls;
 	t->serial = 0;
 	t->epoch = 0;
@@ -219,6 +234,8 @@ static void after_fork_child(void)
 	/* A child of a process whose recording ended or failed stays untraced. */
 	if (st == GT_ST_STOPPED || st == GT_ST_FAILED || st == GT_ST_UNINIT) {
 		gt_store(&gt_state, st == GT_ST_UNINIT ? GT_ST_UNINIT : GT_ST_FAILED);
+		if (st != GT_ST_UNINIT)
+			gt_store(&gt_enabled, 0); /* a full parent kept its hooks entering */
 		return;
 	}
 	gt_store(&gt_state, GT_ST_UNINIT);
@@ -230,9 +247,13 @@ void gt_finalize(int convert)
 {
 	struct gt_tls *t = &gt_tls;
 	int st = gt_load(&gt_state);
-	if (st != GT_ST_RECORDING && st != GT_ST_STOPPED && st != GT_ST_DELAYED)
+	/* a capture that stopped early (the file could not grow): the process still ends normally */
+	int stopped_early = st == GT_ST_FAILED && gt_header;
+	if (st != GT_ST_RECORDING && st != GT_ST_STOPPED && st != GT_ST_DELAYED && !stopped_early)
 		return;
 	t->busy = 1;
+	if (stopped_early)
+		gt_store(&gt_enabled, 0);
 	if (st == GT_ST_DELAYED)
 		gt_store(&gt_state, GT_ST_RECORDING); /* the end records still describe the process */
 	stop_recording(1);

@@ -14,12 +14,13 @@ char gt_self_path[GT_PATH_MAX];
 
 #define GT_MAX_MODULES 2048u
 struct gt_known {
-	uintptr_t base, lo;
+	uintptr_t base, lo, hi;
 	int seen; /* generation of the last walk that found it */
 };
 static struct gt_known gt_known[GT_MAX_MODULES];
 static unsigned gt_n_known;
 static int gt_walk_gen;
+static unsigned long long gt_walk_adds; /* the loader's load count at the last walk */
 static _Atomic int gt_modules_lock;
 
 static void modules_lock(void)
@@ -80,6 +81,8 @@ static int emit_new(struct dl_phdr_info *info, size_t size, void *data)
 	int is_main = (*index)++ == 0;
 	uintptr_t lo, hi;
 	object_range(info, &lo, &hi);
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
+		gt_walk_adds = info->dlpi_adds;
 	if (!hi)
 		return 0;
 	for (unsigned i = 0; i < gt_n_known; i++) {
@@ -89,7 +92,7 @@ static int emit_new(struct dl_phdr_info *info, size_t size, void *data)
 		}
 	}
 	if (gt_n_known < GT_MAX_MODULES)
-		gt_known[gt_n_known++] = (struct gt_known){info->dlpi_addr, lo, gt_walk_gen};
+		gt_known[gt_n_known++] = (struct gt_known){info->dlpi_addr, lo, hi, gt_walk_gen};
 
 	const char *path = info->dlpi_name;
 	char exe[GT_PATH_MAX];
@@ -138,6 +141,33 @@ void gt_modules_emit_all(void)
 	gt_walk_gen++;
 	dl_iterate_phdr(emit_new, &index);
 	modules_unlock();
+}
+
+static int loader_adds(struct dl_phdr_info *info, size_t size, void *data)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
+		*(unsigned long long *)data = info->dlpi_adds;
+	return 1; /* the count is the same in every entry: one is enough */
+}
+
+void gt_modules_cover(const uintptr_t *pcs, unsigned n)
+{
+	/* read without the lock: a walk racing with this costs at most one walk more */
+	unsigned known = gt_n_known;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = 0;
+		while (k < known && (pcs[i] < gt_known[k].lo || pcs[i] >= gt_known[k].hi))
+			k++;
+		if (k < known)
+			continue;
+		/* JIT code or a broken frame is in no object either: walk only when the loader
+		 * loaded something since the last walk */
+		unsigned long long adds = gt_walk_adds;
+		dl_iterate_phdr(loader_adds, &adds);
+		if (adds != gt_walk_adds)
+			gt_modules_emit_all();
+		return;
+	}
 }
 
 void gt_modules_reset(void)

@@ -8,6 +8,10 @@
 
 void gt_modules_emit_all(void) GT_HIDDEN;
 void gt_modules_reset(void) GT_HIDDEN;
+/* Before a new stack is written: a PC in no known object (a library whose constructor runs
+ * inside dlopen, before our dlopen hook can walk) gets the new objects' module records
+ * written first, so the stack symbolizes as it is read. */
+void gt_modules_cover(const uintptr_t *pcs, unsigned n) GT_HIDDEN;
 extern uintptr_t gt_self_lo GT_HIDDEN, gt_self_hi GT_HIDDEN; /* our own text: trimmed */
 extern char gt_self_path[GT_PATH_MAX] GT_HIDDEN;           /* "" when unknown */
 void gt_self_range(void) GT_HIDDEN;

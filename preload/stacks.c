@@ -18,7 +18,6 @@ uint32_t gt_stack_mode;
 #define GT_STACK_ID_MAX ((1u << 24) - 1)
 static _Atomic uint64_t *gt_stack_table;
 static _Atomic uint32_t gt_next_stack_id = 1;
-_Atomic uint64_t gt_stacks_lost;
 
 static void map_table(int fixed)
 {
@@ -33,6 +32,13 @@ static void map_table(int fixed)
  * thread cancellation and glibc's backtrace() (a linked libunwind made pthread_exit crash in
  * libgcc's unwinder). */
 static int (*gt_unw_backtrace)(void **, int);
+static void *gt_unw_base;
+
+int gt_from_libunwind(void *pc)
+{
+	Dl_info di;
+	return gt_unw_base && dladdr(pc, &di) && di.dli_fbase == gt_unw_base;
+}
 
 static void open_libunwind(void)
 {
@@ -42,6 +48,9 @@ static void open_libunwind(void)
 		if (h)
 			gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 	}
+	Dl_info di;
+	if (gt_unw_backtrace && dladdr((void *)(uintptr_t)gt_unw_backtrace, &di))
+		gt_unw_base = di.dli_fbase;
 	if (!gt_unw_backtrace) {
 		gt_warn("libunwind is not available: GOTRACE_STACKS=unwind falls back to fp", "", "");
 		gt_stack_mode = GT_STACKS_FP;
@@ -64,7 +73,6 @@ void gt_stacks_reset(void)
 	if (gt_stack_table)
 		map_table(1);
 	gt_store(&gt_next_stack_id, 1);
-	gt_store(&gt_stacks_lost, 0);
 }
 
 static inline int in_self(uintptr_t pc) { return pc >= gt_self_lo && pc < gt_self_hi; }
@@ -111,6 +119,7 @@ static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
 /* noinline: a new stack is the rare case; inlined, it cost the lookup registers */
 static GT_NOINLINE void write_stack(uint32_t id, const uintptr_t *pcs, unsigned n)
 {
+	gt_modules_cover(pcs, n);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	uint32_t bytes = 16 + sizeof(struct gt_p_stack) + 8 * n;
@@ -183,7 +192,7 @@ uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames)
 				id = (uint32_t)(w & GT_STACK_ID_MAX);
 		}
 		if (!id)
-			gt_add(&gt_stacks_lost, 1);
+			gt_lose(GT_NOTICE_STACKS_LOST);
 	}
 	t->busy = was_busy;
 	errno = saved_errno;

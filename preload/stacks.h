@@ -20,6 +20,8 @@ GT_INLINE uint32_t gt_stack_id(struct gt_tls *t, unsigned own_frames)
 	return gt_stack_id_slow(t, own_frames);
 }
 void gt_stacks_reset(void) GT_HIDDEN;
+/* pc lies in the libunwind we opened (its validation pipe: hooks_io.c) */
+int gt_from_libunwind(void *pc) GT_HIDDEN;
 void gt_stacks_setup(void) GT_HIDDEN;
 
 #endif

@@ -309,14 +309,15 @@ static int merge(struct gt_go_trace *t)
 					  t->frequency);
 		tmp[i].order = i;
 	}
-	qsort(tmp, t->n_ev, sizeof *tmp, by_time_then_file_order);
+	if (t->n_ev > 1)
+		qsort(tmp, t->n_ev, sizeof *tmp, by_time_then_file_order);
 	for (size_t i = 0; i < t->n_ev; i++)
 		t->ev[i] = tmp[i].ev;
 	free(tmp);
-	/* without strings or stacks their arrays are NULL, which qsort must not be given */
-	if (t->n_strings > 0)
+	/* NULL arrays when a trace has no strings or stacks: qsort must not see them */
+	if (t->n_strings > 1)
 		qsort(t->strings, t->n_strings, sizeof *t->strings, by_string_id);
-	if (t->n_stacks > 0)
+	if (t->n_stacks > 1)
 		qsort(t->stacks, t->n_stacks, sizeof *t->stacks, by_stack_id);
 	return 0;
 }

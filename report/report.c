@@ -10,6 +10,7 @@
 
 #include "capture_reader.h"
 #include "clock_fit.h"
+#include "convert.h"
 #include "symbolizer.h"
 #include "u64map.h"
 
@@ -101,8 +102,9 @@ struct report {
 	struct gt_symbolizer *sym;
 	struct gt_clock clock;
 	uint64_t end_ns;
-	uint64_t dropped_facts, stacks_lost, threads_lost, write_failed_errno;
-	bool write_failed;
+	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost;
+	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
+	bool execd;                     /* the last exec announced did not fail */
 };
 
 void *gt_report_must(void *p)
@@ -346,16 +348,17 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		gt_clock_add_pair(&r->clock, rec->tsc,
 				  ((const struct gt_p_clock *)cr->payload)->mono_ns);
 		break;
+	case GT_PROCESS:
+		if (rec->aux == GT_PROC_EXEC)
+			r->execd = ((const struct gt_p_process *)cr->payload)->err == 0;
+		break;
 	case GT_NOTICE: {
 		uint64_t value = ((const struct gt_p_notice *)cr->payload)->value;
 		switch (rec->aux) {
 		case GT_NOTICE_DROPPED: r->dropped_facts += value; break;
 		case GT_NOTICE_STACKS_LOST: r->stacks_lost += value; break;
 		case GT_NOTICE_THREADS_LOST: r->threads_lost += value; break;
-		case GT_NOTICE_WRITE_FAILED:
-			r->write_failed = true;
-			r->write_failed_errno = value;
-			break;
+		case GT_NOTICE_WAITERS_LOST: r->waiters_lost += value; break;
 		}
 		break;
 	}
@@ -573,8 +576,9 @@ static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 	qsort(sites, n, sizeof *sites, by_total_desc);
 	for (size_t i = 0; i < n; i++) {
 		group_stacks_by_frames(r, &sites[i]);
-		qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
-		      stack_by_total_desc);
+		if (sites[i].n_stacks > 1)
+			qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
+			      stack_by_total_desc);
 	}
 }
 
@@ -657,6 +661,7 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		h->cmdline[0] ? h->cmdline : h->exe_path, (double)r->end_ns / 1e9,
 		h->stack_mode < 3 ? stack_modes[h->stack_mode] : "?",
 		(h->flags & GT_FILE_FINALIZED) ? "" :
+		r->execd ? ", the process exec'd another program: times end there" :
 		", process did not finish normally: times end at its last fact");
 	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n\n");
 
@@ -710,10 +715,15 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		fputs(", at:\n", out);
 		text_stack(out, r, t->wait.stack, "    ");
 	}
-	if (r->dropped_facts || r->stacks_lost || r->threads_lost || r->write_failed)
-		fprintf(out, "\nLosses: %" PRIu64 " facts dropped, %" PRIu64 " stacks and %" PRIu64
-			" threads not recorded%s\n", r->dropped_facts, r->stacks_lost,
-			r->threads_lost, r->write_failed ? ", recording stopped early (disk full?)" : "");
+	if (r->stop.stopped) {
+		char line[256];
+		gt_convert_stop_text(&r->stop, line, sizeof line);
+		fprintf(out, "\nRecording: %s\n", line);
+	}
+	if (r->dropped_facts || r->stacks_lost || r->threads_lost || r->waiters_lost)
+		fprintf(out, "\nLosses: %" PRIu64 " facts dropped, %" PRIu64 " stacks, %" PRIu64
+			" threads and %" PRIu64 " waits not recorded\n", r->dropped_facts,
+			r->stacks_lost, r->threads_lost, r->waiters_lost);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -791,8 +801,9 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 	}
 	fprintf(out, ",\"pid\":%u,\"command\":", h->pid);
 	gt_report_json_string(out, h->cmdline[0] ? h->cmdline : h->exe_path);
-	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"threads\":[", r->end_ns,
-		(h->flags & GT_FILE_FINALIZED) ? "true" : "false");
+	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"execd\":%s,\"threads\":[",
+		r->end_ns, (h->flags & GT_FILE_FINALIZED) ? "true" : "false",
+		!(h->flags & GT_FILE_FINALIZED) && r->execd ? "true" : "false");
 	bool first = true;
 	for (size_t i = 1; i < r->n_threads; i++) {
 		struct thread_info *t = &r->threads[i];
@@ -828,8 +839,18 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 	fputs(",\"syscalls\":", out);
 	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
-		",\"threads_lost\":%" PRIu64 ",\"write_failed\":%s}\n", r->dropped_facts,
-		r->stacks_lost, r->threads_lost, r->write_failed ? "true" : "false");
+		",\"threads_lost\":%" PRIu64 ",\"waiters_lost\":%" PRIu64 ",\"write_failed\":%s",
+		r->dropped_facts, r->stacks_lost, r->threads_lost, r->waiters_lost,
+		r->stop.stopped ? "true" : "false");
+	if (r->stop.stopped) {
+		char line[256];
+		gt_convert_stop_text(&r->stop, line, sizeof line);
+		fprintf(out, ",\"stopped_early\":{\"errno\":%d,\"at_s\":%.6f,\"facts_lost\":%" PRIu64
+			",\"text\":", r->stop.err, r->stop.at_seconds, r->stop.facts_lost);
+		gt_report_json_string(out, line);
+		fputc('}', out);
+	}
+	fputs("}\n", out);
 }
 
 /* ---- entry --------------------------------------------------------------------------- */
@@ -864,6 +885,7 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	const struct gt_file_header *h = gt_capture_header(c);
 	struct report r = { 0 };
 	gt_clock_init(&r.clock, h);
+	gt_capture_stop(h, &r.stop);
 	r.sym = gt_sym_new(NULL);
 	if (r.sym == NULL) {
 		snprintf(err, errlen, "cannot start the symbolizer");

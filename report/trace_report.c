@@ -468,7 +468,7 @@ int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, F
 	r.keys = gt_report_must(calloc(t.n_stacks + 1, sizeof *r.keys));
 	for (size_t i = 0; i < t.n_ev; i++)
 		add_event(&r, &t.ev[i]);
-	if (r.n_groups > 0)   /* r.groups is NULL then, which qsort must not be given */
+	if (r.n_groups > 1) /* groups is NULL when nothing blocked: qsort must not see it */
 		qsort(r.groups, r.n_groups, sizeof *r.groups, group_by_total_desc);
 	if (r.n_g > 1)
 		qsort(r.g + 1, r.n_g - 1, sizeof *r.g, goroutine_by_id);

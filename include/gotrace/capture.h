@@ -56,8 +56,10 @@ enum gt_stack_mode {
 
 /* gt_file_header.flags */
 enum gt_file_flags {
-	GT_FILE_FINALIZED = 1u << 0,     /* the process ended normally and wrote its end records */
-	GT_FILE_WRITE_FAILED = 1u << 1,  /* recording stopped early: the file could not grow */
+	GT_FILE_FINALIZED = 1u << 0,     /* the process ended normally (and wrote its end records
+					  * unless recording had stopped early) */
+	GT_FILE_WRITE_FAILED = 1u << 1,  /* recording stopped early: the file could not grow
+					  * (stop_errno, stop_tsc, facts_lost tell more) */
 	GT_FILE_TSC_UNRELIABLE = 1u << 2,/* no invariant TSC: clock_source is MONOTONIC */
 };
 
@@ -81,7 +83,13 @@ struct gt_file_header {
 	uint32_t arch;              /* GT_ARCH_* */
 	uint64_t start_delay_ns;    /* GOTRACE_START_DELAY in force (0 = none) */
 	uint64_t duration_ns;       /* GOTRACE_DURATION in force (0 = until exit) */
-	uint64_t reserved[16];
+	/* GT_FILE_WRITE_FAILED: when and why recording stopped, and the facts the writer met
+	 * after that and could not record (atomic add: no record fits anymore) */
+	uint64_t stop_tsc;
+	uint64_t facts_lost;
+	int32_t stop_errno;         /* ENOSPC, EFBIG (RLIMIT_FSIZE), EDQUOT, ... */
+	uint32_t pad0;
+	uint64_t reserved[13];
 	char exe_path[GT_PATH_MAX]; /* /proc/self/exe at start, NUL-terminated */
 	char cmdline[2048];         /* argv joined by spaces, truncated, NUL-terminated */
 };
@@ -209,9 +217,14 @@ enum gt_fd_kind {
 
 enum gt_notice {
 	GT_NOTICE_DROPPED = 1,      /* count facts dropped (no room, reentrancy cap, ...) */
-	GT_NOTICE_WRITE_FAILED = 2, /* recording stopped: the file could not grow; value = errno */
+	GT_NOTICE_WRITE_FAILED = 2, /* recording stopped: the file could not grow; value = errno,
+				     * tsc = when (the header has both too) */
 	GT_NOTICE_STACKS_LOST = 3,  /* count stacks not stored (table full) */
-	GT_NOTICE_THREADS_LOST = 4, /* count threads not given a serial */
+	GT_NOTICE_THREADS_LOST = 4, /* count threads the thread table could not hold (join
+				     * and setname on them are not seen) */
+	GT_NOTICE_WAITERS_LOST = 5, /* count waits the waiter table could not hold (their
+				     * wakers are not seen) */
+	GT_NOTICE_KINDS
 };
 
 enum gt_user_kind { GT_USER_TASK_BEGIN = 1, GT_USER_TASK_END = 2, GT_USER_REGION_BEGIN = 3,

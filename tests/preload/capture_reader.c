@@ -48,13 +48,15 @@ int capture_open(struct capture *c, const char *path)
 	uint64_t cs = c->hdr->chunk_size;
 	for (uint64_t k = 0; k < c->hdr->n_chunks; k++) {
 		size_t base = GT_FILE_HEADER_SIZE + k * cs;
-		if (base + cs > c->size)
+		if (base + GT_CHUNK_HEADER_SIZE > c->size)
 			break;
 		const char *ch = (const char *)c->map + base;
 		const struct gt_chunk_header *h = (const void *)ch;
 		if (h->magic != GT_CHUNK_MAGIC)
 			continue;
 		uint64_t used = h->used < cs ? h->used : cs;
+		if (used > c->size - base) /* a last chunk of one page (after a write failure) */
+			used = c->size - base;
 		uint64_t off = GT_CHUNK_HEADER_SIZE;
 		while (off + 16 <= used) {
 			const struct gt_rec *r = (const void *)(ch + off);

@@ -28,6 +28,19 @@ static void trace_with(const char *scenario, const char *const env[])
 	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
 }
 
+/* gt-stress busy: facts for 300 ms, whatever the machine's load (the window tests) */
+static void trace_busy(const char *const env[])
+{
+	char prog[4096];
+	snprintf(prog, sizeof prog, "%s/gt-stress", test_bindir());
+	const char *argv[] = {prog, "busy", "300", NULL};
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_program(&run, 1, argv, env), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0, "%s", run.err);
+	cr_assert_eq(count_gotrace_lines(run.err), 0, "%s", run.err);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+}
+
 static const uint64_t *P(const struct cap_rec *r) { return r->payload; }
 
 /* the main executable's address range, from the module map */
@@ -112,7 +125,7 @@ static int thread_fact(int type)
 Test(config, start_delay, .fini = teardown, .timeout = 30)
 {
 	const char *env[] = {"GOTRACE_START_DELAY=0.1", NULL};
-	trace_with("sync", env);
+	trace_busy(env);
 	cr_assert_eq(cap.hdr->start_delay_ns, 100000000u);
 	size_t facts = 0;
 	for (size_t i = 0; i < cap.n; i++) {
@@ -135,7 +148,7 @@ Test(config, start_delay, .fini = teardown, .timeout = 30)
 Test(config, duration, .fini = teardown, .timeout = 30)
 {
 	const char *env[] = {"GOTRACE_DURATION=0.05", NULL};
-	trace_with("sync", env);
+	trace_busy(env);
 	cr_assert_eq(cap.hdr->duration_ns, 50000000u);
 	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
 	uint64_t end = capture_find(&cap, GT_CAPTURE_END, -1, 0)->h->tsc;

@@ -95,6 +95,7 @@ int run_program(struct run *r, int traced, const char *const argv[], const char 
 			close(o);
 		if (e > 2)
 			close(e);
+		close_range(3, ~0u, 0); /* and nothing of Criterion's (its pipe, its arena) */
 		if (r->fsize_limit > 0) {
 			struct rlimit rl = {(rlim_t)r->fsize_limit, (rlim_t)r->fsize_limit};
 			setrlimit(RLIMIT_FSIZE, &rl);

@@ -23,6 +23,8 @@ static char capture_path[256], trace_path[256];
  * from stack 1 and on COND 400 ns; "worker-b" (cpu 2) waits on LOCK 1000 ns from stack 2,
  * reads a pipe for 100 us and a socket for 50 us.  Syscalls are longer than the 20 us
  * threshold, so both block in the trace. */
+static void write_and_convert(struct gt_cb *cb);
+
 static void write_capture_and_trace(void)
 {
 	struct gt_cb *cb = report_scenario_threads(3, 1, 2);
@@ -44,6 +46,23 @@ static void write_capture_and_trace(void)
 	gt_cb_block_end(cb, 0, 400000, 1, GT_BK_SLEEP, 0, GT_BR_OK);
 	gt_cb_thread_end(cb, 0, 450000, 1);
 	gt_cb_capture_end(cb, 0, 460000);
+	write_and_convert(cb);
+}
+
+/* Threads that never waited: a trace without one blocking event. */
+static void write_quiet_capture_and_trace(void)
+{
+	struct gt_cb *cb = report_scenario_threads(3, 1, 2);
+	gt_cb_thread_end(cb, 1, 9000, 2);
+	gt_cb_thread_end(cb, 2, 9500, 3);
+	gt_cb_thread_end(cb, 0, 10000, 1);
+	gt_cb_capture_end(cb, 0, 11000);
+	write_and_convert(cb);
+}
+
+/* Finalizes and writes CB as the capture and converts it into the trace. */
+static void write_and_convert(struct gt_cb *cb)
+{
 	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
 	snprintf(capture_path, sizeof capture_path, "%s/trace-report-%d.gtcap", GT_TEST_TMPDIR,
 		 (int)getpid());
@@ -162,5 +181,18 @@ Test(trace_report, blocking_stacks_with_count_total_mean_max)
 	cr_assert_not_null(strstr(text, "Blocking, by stack (lock addresses are only in the capture: "
 				  "use --keep-capture)"), "%s", text);
 	cr_assert_not_null(strstr(text, "worker-a"), "%s", text);
+	free(text);
+}
+
+/* Nothing waited: no blocking stacks to sort or print (qsort was once given NULL here). */
+Test(trace_report_quiet, nothing_blocked, .init = write_quiet_capture_and_trace, .fini = cleanup)
+{
+	char *json = report_of(true);
+	cr_assert(strstr(json, "\"blocking_by_stack\":[]") || strstr(json, "\"blocking_by_stack\": []"),
+		  "%s", json);
+	cr_assert_not_null(strstr(json, "{\"g\":3,"), "three goroutines: %s", json);
+	free(json);
+	char *text = report_of(false);
+	cr_assert_not_null(strstr(text, "Goroutines"), "%s", text);
 	free(text);
 }

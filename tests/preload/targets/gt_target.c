@@ -23,12 +23,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "wait_blocked.h"
+
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t sem;
 static pthread_barrier_t barrier;
 static atomic_int flag;
+static pid_t main_tid;
+
+/* Returns once the main thread sleeps in a futex on a word of OBJ (SIZE bytes). */
+static void wait_main_blocked_on(const void *obj, size_t size)
+{
+	gt_wait_blocked(main_tid, SYS_futex, (uintptr_t)obj, (uintptr_t)obj + size);
+}
 
 static void msleep(int ms)
 {
@@ -42,9 +51,11 @@ static void *exits(void *arg)
 {
 	pthread_exit(arg);
 }
+static _Atomic pid_t cancelled_tid;
 static void *cancelled(void *arg)
 {
 	(void)arg;
+	atomic_store(&cancelled_tid, gt_gettid());
 	for (;;)
 		pause(); /* a cancellation point */
 	return NULL;
@@ -53,7 +64,8 @@ static void *named(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "prctl-name");
-	msleep(150); /* still alive when main joins it: that join blocks */
+	/* still alive when main joins it: that join blocks (on a word of our descriptor) */
+	wait_main_blocked_on((void *)pthread_self(), 4096);
 	return NULL;
 }
 
@@ -66,7 +78,10 @@ static int s_threads(void)
 	pthread_create(&c, NULL, cancelled, NULL);
 	pthread_create(&d, NULL, named, NULL);
 	pthread_setname_np(d, "set-name");
-	msleep(30);
+	/* cancelled while it sleeps in pause() */
+	while (!atomic_load(&cancelled_tid))
+		syscall(SYS_sched_yield);
+	gt_wait_blocked(atomic_load(&cancelled_tid), SYS_pause, 0, 0);
 	pthread_cancel(c);
 	int r = pthread_join(a, &ret);
 	printf("join a %d\n", r);
@@ -85,7 +100,7 @@ static void *hold_then_release(void *arg)
 	pthread_mutex_t *m = arg;
 	pthread_mutex_lock(m);
 	atomic_store(&flag, 1);
-	msleep(50);
+	wait_main_blocked_on(m, sizeof *m); /* the lock is contended: main sleeps on it */
 	pthread_mutex_unlock(m);
 	return NULL;
 }
@@ -169,7 +184,7 @@ static int s_mutex(void)
 static void *signaller(void *arg)
 {
 	(void)arg;
-	msleep(30);
+	wait_main_blocked_on(&cond, sizeof cond);
 	pthread_mutex_lock(&mtx);
 	atomic_store(&flag, 1);
 	pthread_cond_signal(&cond);
@@ -177,9 +192,11 @@ static void *signaller(void *arg)
 	return NULL;
 }
 
+static _Atomic pid_t reader_tid;
 static void *reader(void *arg)
 {
 	(void)arg;
+	atomic_store(&reader_tid, gt_gettid());
 	int r = pthread_rwlock_rdlock(&rw);
 	pthread_rwlock_unlock(&rw);
 	return (void *)(long)r;
@@ -188,7 +205,7 @@ static void *reader(void *arg)
 static void *poster(void *arg)
 {
 	(void)arg;
-	msleep(30);
+	wait_main_blocked_on(&sem, sizeof sem);
 	sem_post(&sem);
 	return NULL;
 }
@@ -196,7 +213,7 @@ static void *poster(void *arg)
 static void *barrier_late(void *arg)
 {
 	(void)arg;
-	msleep(30);
+	wait_main_blocked_on(&barrier, sizeof barrier);
 	pthread_barrier_wait(&barrier);
 	return NULL;
 }
@@ -216,7 +233,9 @@ static int s_sync(void)
 
 	pthread_rwlock_wrlock(&rw);
 	pthread_create(&t, NULL, reader, NULL);
-	msleep(30);
+	while (!atomic_load(&reader_tid))
+		syscall(SYS_sched_yield);
+	gt_wait_blocked(atomic_load(&reader_tid), SYS_futex, (uintptr_t)&rw, (uintptr_t)(&rw + 1));
 	pthread_rwlock_unlock(&rw);
 	pthread_join(t, &ret);
 	printf("rwlock reader %ld\n", (long)ret);
@@ -407,6 +426,7 @@ static int s_exit_code(int code, int how)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	main_tid = gt_gettid();
 	const char *s = argc > 1 ? argv[1] : "";
 	if (!strcmp(s, "threads"))
 		return s_threads();

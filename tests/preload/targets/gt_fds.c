@@ -1,0 +1,306 @@
+/* gt-fds SCENARIO: programs that use descriptors and address space the way daemons and
+ * shells do.  Each prints what it observed (descriptor numbers, errors, counts), so a traced
+ * run's output can be compared with an untraced one (tests/preload/test_fds.c). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* printed through a descriptor of its own: the scenarios close 0-2 too */
+static int out = 1;
+
+static void say(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (write(out, buf, (size_t)n) != n)
+		_exit(3);
+}
+
+/* r and errno as "r" or "-1 ERRNO" */
+static const char *res(long r)
+{
+	static char buf[4][64];
+	static int i;
+	char *b = buf[i++ % 4];
+	if (r < 0)
+		snprintf(b, 64, "%ld %s", r, strerrorname_np(errno));
+	else
+		snprintf(b, 64, "%ld", r);
+	return b;
+}
+
+/* facts the tracer must record: one GT_YIELD each */
+static void yields(int n)
+{
+	for (int i = 0; i < n; i++)
+		sched_yield();
+}
+
+static int n_yields(void)
+{
+	const char *v = getenv("GT_FDS_YIELDS");
+	return v ? atoi(v) : 1000;
+}
+
+/* Closes what it did not open, reopens over 0-2, dup2/dup3/F_DUPFD onto low numbers. */
+static int s_lowfds(void)
+{
+	out = fcntl(1, F_DUPFD, 100);
+	yields(n_yields());
+	for (int fd = 0; fd < 10; fd++) {
+		if (fd == out)
+			continue;
+		long r = close(fd);
+		say("close %d: %s\n", fd, res(r));
+	}
+	for (int i = 0; i < 3; i++) {
+		long r = open("/dev/null", O_RDWR);
+		say("open /dev/null: %s\n", res(r));
+	}
+	char path[4200];
+	snprintf(path, sizeof path, "%s/lowfds.data", getenv("GOTRACE_CAPTURE_DIR"));
+	int f = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	say("open data: %s\n", res(f));
+	say("dup2 to 5: %s\n", res(dup2(f, 5)));
+	say("dup3 to 6: %s\n", res(dup3(f, 6, O_CLOEXEC)));
+	say("F_DUPFD 0: %s\n", res(fcntl(f, F_DUPFD, 0)));
+	say("F_DUPFD_CLOEXEC 3: %s\n", res(fcntl(f, F_DUPFD_CLOEXEC, 3)));
+	say("close 9: %s\n", res(close(9)));
+	say("F_GETFD 9: %s\n", res(fcntl(9, F_GETFD)));
+	say("dup2 9 to 4: %s\n", res(dup2(9, 4)));
+	int p[2];
+	say("pipe2: %s", res(pipe2(p, O_CLOEXEC)));
+	say(" %d %d\n", p[0], p[1]);
+	yields(n_yields());
+	for (int i = 0; i < 100; i++)
+		if (write(3, "0123456789abcdef", 16) != 16)
+			say("write failed: %s\n", res(-1));
+	say("first free: %s\n", res(open("/dev/null", O_RDONLY)));
+	return 0;
+}
+
+/* A daemon: closes every descriptor from 3 up, every way there is, and goes on working. */
+static void *worker(void *arg)
+{
+	yields(n_yields() / 4);
+	return arg;
+}
+
+static int s_closeall(void)
+{
+	yields(n_yields());
+	say("close_range: %s\n", res(close_range(3, ~0u, 0)));
+	closefrom(3);
+	say("closefrom: done\n");
+	say("SYS_close_range: %s\n", res(syscall(SYS_close_range, 3, ~0u, 0)));
+	int closed = 0;
+	for (int fd = 3; fd < 1024; fd++)
+		closed += close(fd) == 0;
+	say("closed one by one: %d\n", closed);
+	pthread_t th;
+	say("pthread_create: %d\n", pthread_create(&th, NULL, worker, NULL));
+	yields(n_yields());
+	say("pthread_join: %d\n", pthread_join(th, NULL));
+	say("first free: %s\n", res(open("/dev/null", O_RDONLY)));
+	return 0;
+}
+
+/* How many files fit under RLIMIT_NOFILE (argv[2]: set it here first). */
+static int s_nofile(const char *limit)
+{
+	if (limit) {
+		struct rlimit rl = {(rlim_t)atoi(limit), (rlim_t)atoi(limit)};
+		say("setrlimit: %s\n", res(setrlimit(RLIMIT_NOFILE, &rl)));
+	}
+	yields(n_yields());
+	int fds[4096], n = 0;
+	for (;;) {
+		int fd = open("/dev/null", O_RDONLY);
+		if (fd < 0) {
+			say("opened %d, then %s\n", n, res(fd));
+			break;
+		}
+		fds[n++] = fd;
+		if (n == 4096)
+			break;
+	}
+	say("last %d\n", n ? fds[n - 1] : -1);
+	if (getenv("GT_FDS_AT_LIMIT"))
+		yields(n_yields());
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	yields(n_yields());
+	return 0;
+}
+
+/* The descriptors this program was given: numbers and what they are, 0-2 aside. */
+static int s_lsfd(void)
+{
+	yields(n_yields());
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return 4;
+	struct dirent *e;
+	int mine = dirfd(d), n = 0;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] == '.' || fd == mine)
+			continue;
+		char link[64], what[256] = "";
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+		ssize_t k = readlink(link, what, sizeof what - 1);
+		what[k > 0 ? k : 0] = 0;
+		/* 0-2 are the harness's files, in a directory of each run */
+		say("fd %d%s%s\n", fd, fd > 2 ? " " : "", fd > 2 ? what : "");
+		n++;
+	}
+	closedir(d);
+	say("%d descriptors\n", n);
+	return 0;
+}
+
+static int s_exec_lsfd(const char *self)
+{
+	yields(n_yields());
+	execl(self, self, "lsfd", (char *)NULL);
+	return 5;
+}
+
+/* A program that puts a file of its own where its capture was (renaming the capture away):
+ * the tracer must not grow or truncate that file. */
+static int s_replace(void)
+{
+	char path[4200], moved[4300];
+	snprintf(path, sizeof path, "%s/gotrace-%d.gtcap", getenv("GOTRACE_CAPTURE_DIR"), (int)getpid());
+	snprintf(moved, sizeof moved, "%s.moved", path);
+	rename(path, moved); /* fails untraced: there is no capture */
+	int f = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	say("write: %s\n", res(write(f, "impostor", 8)));
+	yields(n_yields());
+	struct stat st;
+	long r = fstat(f, &st);
+	say("fstat: %s, size %lld\n", res(r), (long long)st.st_size);
+	return 0;
+}
+
+/* RLIMIT_AS of 1 GiB, then what such a program does: a large allocation, threads. */
+static void *stack_user(void *arg)
+{
+	volatile char buf[64 << 10];
+	buf[0] = 1;
+	yields(100);
+	return buf[0] ? arg : NULL;
+}
+
+static unsigned long long gtcap_mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4400];
+	unsigned long long sum = 0, lo, hi;
+	while (f && fgets(line, sizeof line, f))
+		if (strstr(line, ".gtcap") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
+			sum += hi - lo;
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+static int s_as(void)
+{
+	struct rlimit rl = {1ull << 30, 1ull << 30};
+	say("setrlimit: %s\n", res(setrlimit(RLIMIT_AS, &rl)));
+	char *p = malloc(600u << 20);
+	say("malloc 600 MiB: %s\n", p ? "ok" : strerror(errno));
+	pthread_t th[8];
+	int made = 0;
+	for (int i = 0; i < 8; i++)
+		made += pthread_create(&th[i], NULL, stack_user, NULL) == 0;
+	say("threads: %d\n", made);
+	for (int i = 0; i < made; i++)
+		pthread_join(th[i], NULL);
+	yields(n_yields());
+	free(p);
+	/* for the test: how much of the address space the capture holds (stderr: untraced 0) */
+	fprintf(stderr, "gtcap mapped %llu\n", gtcap_mapped());
+	say("done\n");
+	return 0;
+}
+
+/* A stack through a frame without unwind information: libunwind validates the frame-pointer
+ * chain there (its validation pipe). */
+static void leaf(void)
+{
+	struct timespec ts = {0, 1000};
+	nanosleep(&ts, NULL);
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl gt_nocfi_call\n"
+	".type gt_nocfi_call, @function\n"
+	"gt_nocfi_call:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	call *%rdi\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".size gt_nocfi_call, .-gt_nocfi_call\n");
+void gt_nocfi_call(void (*fn)(void));
+
+static __attribute__((noinline)) void outer(void)
+{
+	gt_nocfi_call(leaf);
+	__asm__ volatile("");
+}
+
+static int s_nocfi(void)
+{
+	fprintf(stderr, "outer %p\n", (void *)outer);
+	outer();
+	say("first open: %s\n", res(open("/dev/null", O_RDONLY)));
+	return 0;
+}
+#else
+static int s_nocfi(void)
+{
+	leaf();
+	return 6; /* x86-64 only: the test skips */
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	const char *s = argc > 1 ? argv[1] : "";
+	if (!strcmp(s, "lowfds"))
+		return s_lowfds();
+	if (!strcmp(s, "closeall"))
+		return s_closeall();
+	if (!strcmp(s, "nofile"))
+		return s_nofile(argc > 2 ? argv[2] : NULL);
+	if (!strcmp(s, "lsfd"))
+		return s_lsfd();
+	if (!strcmp(s, "exec-lsfd"))
+		return s_exec_lsfd(argv[0]);
+	if (!strcmp(s, "as"))
+		return s_as();
+	if (!strcmp(s, "replace"))
+		return s_replace();
+	if (!strcmp(s, "nocfi"))
+		return s_nocfi();
+	fprintf(stderr, "usage: gt-fds lowfds|closeall|nofile [LIMIT]|lsfd|exec-lsfd|as|replace|nocfi\n");
+	return 2;
+}

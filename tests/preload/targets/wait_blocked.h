@@ -1,0 +1,46 @@
+/* For target programs: wait until another thread of this process sleeps in a given system
+ * call, without sleeping for a guessed time.  /proc/self/task/TID/syscall names the call a
+ * thread is blocked in ("202 0xWORD ..." for futex) and only answers once the thread is off
+ * the CPU.  Raw system calls keep the polling out of the tracer's hooks, so the captures of
+ * the tests hold only what the scenario itself did. */
+#ifndef GT_TARGET_WAIT_BLOCKED_H
+#define GT_TARGET_WAIT_BLOCKED_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static inline pid_t gt_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+/* Whether thread TID is blocked in system call NR with a first argument in [LO, HI). */
+static inline int gt_blocked_in(pid_t tid, long nr, uintptr_t lo, uintptr_t hi)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *end;
+	long got = strtol(buf, &end, 10);
+	if (end == buf || got != nr)
+		return 0;
+	uintptr_t arg = (uintptr_t)strtoull(end, NULL, 16);
+	return arg >= lo && arg < hi;
+}
+
+/* Returns once thread TID sleeps in NR on an argument in [LO, HI) (hi == 0: any). */
+static inline void gt_wait_blocked(pid_t tid, long nr, uintptr_t lo, uintptr_t hi)
+{
+	while (!gt_blocked_in(tid, nr, lo, hi ? hi : UINTPTR_MAX))
+		syscall(SYS_sched_yield);
+}
+
+#endif

@@ -1,0 +1,226 @@
+/* The program keeps its descriptors and its address space: it gets the descriptor numbers and
+ * errors it gets untraced, closing everything does not stop the recording, no descriptor of
+ * the tracer shows (not even libunwind's pipe), RLIMIT_NOFILE and RLIMIT_AS budgets are its
+ * own.  Each test runs gt-fds untraced and traced (run_twins) and reads the capture. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "traced_run.h"
+
+static struct run plain, traced;
+static struct capture cap;
+
+static void teardown(void)
+{
+	capture_close(&cap);
+	run_cleanup(&plain);
+	run_cleanup(&traced);
+}
+
+static const char *gt_fds(void)
+{
+	static char path[4096];
+	snprintf(path, sizeof path, "%s/gt-fds", test_bindir());
+	return path;
+}
+
+/* small chunks and 40000 yields per phase: the file grows and a new window is mapped after
+ * the program has closed or replaced its descriptors */
+static const char *const many_env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_FDS_YIELDS=40000", NULL};
+
+static void twins(const char *const argv[], const char *const env[])
+{
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "status %#x: %s",
+		  traced.status, traced.err);
+	cr_assert_eq(count_gotrace_lines(traced.err), 0, "%s", traced.err);
+}
+
+/* every fact kept: the file never stopped growing, nothing dropped */
+static void assert_complete(size_t yields)
+{
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert_eq(cap.hdr->flags & GT_FILE_WRITE_FAILED, 0u);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(capture_count(&cap, GT_NOTICE, GT_NOTICE_DROPPED), 0u);
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), yields);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+}
+
+Test(fds, low_descriptors_closed_reopened_duplicated, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {gt_fds(), "lowfds", NULL};
+	twins(argv, many_env);
+	cr_assert(strstr(traced.out, "close 3: -1 EBADF\n"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "first free: 10\n"), "%s", traced.out);
+	/* the program's own file: as written, not extended by the tracer */
+	char a[4200], b[4200];
+	snprintf(a, sizeof a, "%s/lowfds.data", plain.dir);
+	snprintf(b, sizeof b, "%s/lowfds.data", traced.dir);
+	struct stat sa, sb;
+	cr_assert(stat(a, &sa) == 0 && stat(b, &sb) == 0);
+	cr_assert_eq(sb.st_size, 1600);
+	cr_assert_eq(sa.st_size, sb.st_size);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	assert_complete(80000);
+	/* more than one window of 64 chunks */
+	cr_assert_gt(cap.hdr->n_chunks, 64u);
+}
+
+Test(fds, shell_exec_3_to_a_file, .fini = teardown, .timeout = 60)
+{
+	/* the file a shell opens as descriptor 3 keeps exactly what the script wrote */
+	const char *script = "exec 3>\"$GOTRACE_CAPTURE_DIR/shell.out\"; i=0; "
+			     "while [ $i -lt 3000 ]; do echo line $i >&3; i=$((i+1)); done; "
+			     "exec 3>&-; wc -c < \"$GOTRACE_CAPTURE_DIR/shell.out\"";
+	const char *argv[] = {"/bin/sh", "-c", script, NULL};
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", NULL};
+	twins(argv, env);
+	cr_assert_str_eq(traced.out, "28890\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert_eq(cap.hdr->flags & GT_FILE_WRITE_FAILED, 0u);
+	size_t writes = 0;
+	for (size_t i = 0; i < cap.n; i++)
+		if (cap.recs[i].h->type == GT_SYSCALL_BEGIN &&
+		    (uint32_t)((const uint64_t *)cap.recs[i].payload)[0] == SYS_write)
+			writes++;
+	cr_assert_geq(writes, 3000u, "the shell's writes to descriptor 3 are recorded");
+	cr_assert_gt(cap.hdr->n_chunks, 9u, "the capture grew after `exec 3>`");
+}
+
+Test(fds, daemon_closes_everything_and_goes_on, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {gt_fds(), "closeall", NULL};
+	twins(argv, many_env);
+	cr_assert(strstr(traced.out, "closed one by one: 0\n"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "first free: 3\n"), "%s", traced.out);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	/* the facts after the closing are there: 40000 before, 40000 + 10000 (thread) after */
+	assert_complete(90000);
+	cr_assert_gt(cap.hdr->n_chunks, 64u);
+}
+
+Test(fds, nofile_limit_set_by_the_program, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
+	twins(argv, NULL);
+	cr_assert(strstr(traced.out, "opened 13, then -1 EMFILE\n"), "%s", traced.out);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	assert_complete(2000);
+}
+
+Test(fds, nofile_limit_set_before_exec, .fini = teardown, .timeout = 60)
+{
+	/* `ulimit -n 16` sets the hard limit too: nothing of the tracer fits above it */
+	const char *argv[] = {"/bin/sh", "-c", "ulimit -n 16 && exec \"$0\" nofile", gt_fds(), NULL};
+	twins(argv, NULL);
+	cr_assert(strstr(traced.out, "opened 13, then -1 EMFILE\n"), "%s", traced.out);
+	cr_assert_eq(run_capture(&traced, traced.pid, 1, &cap), 0, "the image after exec");
+	assert_complete(2000);
+}
+
+Test(fds, growth_at_the_descriptor_limit_stops_loudly, .fini = teardown, .timeout = 60)
+{
+	/* the capture cannot be opened to grow while every descriptor is taken: the program
+	 * goes on as untraced, one line says why the recording stopped */
+	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_FDS_YIELDS=40000", "GT_FDS_AT_LIMIT=1", NULL};
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert(strstr(traced.out, "opened 13, then -1 EMFILE\n"), "%s", traced.out);
+	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
+	cr_assert(strstr(traced.err, "too many open files"), "%s", traced.err);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert_eq(cap.bad_bytes, 0u);
+}
+
+Test(fds, exec_child_sees_no_tracer_descriptor, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {gt_fds(), "exec-lsfd", NULL};
+	twins(argv, NULL);
+	cr_assert_str_eq(traced.out, "fd 0\nfd 1\nfd 2\n3 descriptors\n");
+	/* both images were traced: the capture before exec (not finalized: exec ends nothing)
+	 * and the exec'd program's */
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 1000u);
+	capture_close(&cap);
+	cr_assert_eq(run_capture(&traced, traced.pid, 1, &cap), 0);
+	assert_complete(1000);
+	cr_assert_gt(capture_count(&cap, GT_STACK, -1), 0u, "stacks unwound: libunwind ran");
+}
+
+Test(fds, address_space_limit_1gib, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {gt_fds(), "as", NULL};
+	twins(argv, many_env);
+	cr_assert_str_eq(traced.out, "setrlimit: 0\nmalloc 600 MiB: ok\nthreads: 8\ndone\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	assert_complete(40000 + 8 * 100);
+	/* the capture's mappings: what is written plus at most 64 MiB */
+	const char *m = strstr(traced.err, "gtcap mapped ");
+	cr_assert_not_null(m, "%s", traced.err);
+	unsigned long long mapped = strtoull(m + 13, NULL, 10);
+	cr_assert_gt(mapped, 0u);
+	cr_assert_leq(mapped, cap.size + (64ull << 20), "%llu mapped for a %zu-byte capture", mapped,
+		      cap.size);
+}
+
+Test(fds, capture_replaced_by_the_program, .fini = teardown, .timeout = 60)
+{
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	const char *argv[] = {gt_fds(), "replace", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, many_env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "write: 8\nfstat: 0, size 8\n", "the program's file is its own");
+	/* one line says why the recording stopped; what came before is kept */
+	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
+	cr_assert(strstr(traced.err, "the capture file cannot grow: its path names another file"),
+		  "%s", traced.err);
+	char moved[4200];
+	snprintf(moved, sizeof moved, "%s/gotrace-%d.gtcap.moved", traced.dir, (int)traced.pid);
+	cr_assert_eq(capture_open(&cap, moved), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert_gt(capture_count(&cap, GT_YIELD, -1), 0u);
+	cr_assert_lt(capture_count(&cap, GT_YIELD, -1), 40000u);
+	cr_assert_eq(cap.bad_bytes, 0u);
+}
+
+Test(fds, stack_through_frame_without_unwind_info, .fini = teardown, .timeout = 60)
+{
+#if !defined(__x86_64__)
+	cr_skip_test("the frame without unwind information is x86-64 assembly");
+#endif
+	const char *argv[] = {gt_fds(), "nocfi", NULL};
+	twins(argv, NULL);
+	/* libunwind's validation pipe would have taken 3 and 4 */
+	cr_assert_str_eq(traced.out, "first open: 3\n");
+	const char *o = strstr(traced.err, "outer ");
+	cr_assert_not_null(o, "%s", traced.err);
+	unsigned long long outer = strtoull(o + 6, NULL, 16);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	/* the stack of nanosleep reaches outer() across the frame libunwind had to validate */
+	int found = 0;
+	for (size_t i = 0; i < cap.n && !found; i++) {
+		if (cap.recs[i].h->type != GT_STACK)
+			continue;
+		const struct gt_p_stack *p = cap.recs[i].payload;
+		const uint64_t *pcs = (const uint64_t *)(p + 1);
+		for (uint32_t j = 0; j < p->nframes; j++)
+			found |= pcs[j] > outer && pcs[j] < outer + 64;
+	}
+	cr_assert(found, "no stack reaches outer()");
+}
