@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REORDER_WINDOW 128u   /* records held per CPU stream before release */
+#define REORDER_NS 1000000000ull /* a record waits until its stream has read 1 s past it */
+#define REORDER_BYTES (48u << 20) /* memory the reorder heaps may hold, all streams together */
 #define WINDOW_BYTES (64u * 1024u) /* pread window per CPU stream (>= the largest record) */
 #define SMALL_SLOT_BYTES 64u  /* most records fit; larger ones grow their slot */
 #define AHEAD_RECORDS 4095u   /* merged records a peek may see past the one delivered */
@@ -24,7 +25,7 @@ struct heap_item {
 };
 
 /* A record copied out of the read window, once: the window moves on, the record waits in
- * its stream's reorder ring, then in the lookahead, until it has been delivered. */
+ * its stream's reorder heap, then in the lookahead, until it has been delivered. */
 struct slot {
 	uint8_t *data;
 	size_t cap;
@@ -50,8 +51,9 @@ struct cpu_stream {
 	uint8_t *win;              /* read window: chunk bytes [win_start, win_start + win_len) */
 	size_t win_start, win_len;
 	bool in_garbage;
-	struct heap_item heap[REORDER_WINDOW];
-	size_t heap_n, heap_head;
+	struct heap_item *heap;    /* binary min-heap of the records read, not yet merged */
+	size_t heap_n, heap_cap;
+	uint64_t max_read_tsc;     /* the latest timestamp read from the file so far */
 	uint64_t order;
 	uint64_t last_out_tsc;
 	uint64_t head_key;         /* stream_head_tsc, cached for the merge heap */
@@ -67,11 +69,13 @@ struct gt_capture {
 				   * the windows never outgrow the file */
 	bool truncated;
 	uint64_t tsc_lo, tsc_hi;  /* plausible timestamp range */
+	uint64_t reorder_ticks;   /* REORDER_NS in the capture's clock */
+	size_t reorder_bytes;     /* what the reorder heaps hold, as counted against REORDER_BYTES */
 	struct cpu_stream *streams;
 	size_t n_streams;
 	size_t *merge;            /* heap of stream indices keyed by their next tsc */
 	size_t merge_n;
-	struct slot *slots;       /* one pool for the reorder rings and the lookahead */
+	struct slot *slots;       /* one pool for the reorder heaps and the lookahead */
 	uint32_t *free_slots;
 	uint32_t n_slots, n_free;
 	/* The lookahead: records already merged, not yet delivered (filled by peeks only). */
@@ -182,7 +186,7 @@ static bool window_ensure(struct gt_capture *c, struct cpu_stream *s, size_t wan
 }
 
 /* A free slot of at least len bytes; false when memory runs out.  The pool grows on demand:
- * it is bounded by the reorder rings and the lookahead, not by the file. */
+ * it is bounded by the reorder heaps and the lookahead, not by the file. */
 static bool slot_take(struct gt_capture *c, size_t len, uint32_t *out)
 {
 	if (!c->n_free) {
@@ -289,46 +293,85 @@ static bool item_less(const struct heap_item *a, const struct heap_item *b)
 	return a->tsc < b->tsc || (a->tsc == b->tsc && a->order < b->order);
 }
 
-/* The reorder window is a sorted ring: records arrive almost in order, so an insertion
- * from the tail usually moves nothing, and the head is the smallest. */
-static void heap_push(struct cpu_stream *s, struct heap_item it)
+/* What a held record costs: its slot (at least SMALL_SLOT_BYTES) and its heap item. */
+static size_t held_cost(size_t len)
 {
-	size_t i = s->heap_n++;
-	while (i) {
-		struct heap_item *prev = &s->heap[(s->heap_head + i - 1) % REORDER_WINDOW];
-		if (!item_less(&it, prev))
-			break;
-		s->heap[(s->heap_head + i) % REORDER_WINDOW] = *prev;
-		i--;
+	return (len < SMALL_SLOT_BYTES ? SMALL_SLOT_BYTES : len) + sizeof(struct heap_item);
+}
+
+static bool heap_push(struct cpu_stream *s, struct heap_item it)
+{
+	if (s->heap_n == s->heap_cap) {
+		size_t cap = s->heap_cap ? 2 * s->heap_cap : 256;
+		struct heap_item *h = realloc(s->heap, cap * sizeof *h);
+		if (!h)
+			return false;
+		s->heap = h;
+		s->heap_cap = cap;
 	}
-	s->heap[(s->heap_head + i) % REORDER_WINDOW] = it;
+	size_t i = s->heap_n++;
+	while (i && item_less(&it, &s->heap[(i - 1) / 2])) {
+		s->heap[i] = s->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	s->heap[i] = it;
+	return true;
 }
 
 static struct heap_item heap_pop(struct cpu_stream *s)
 {
-	struct heap_item top = s->heap[s->heap_head];
-	s->heap_head = (s->heap_head + 1) % REORDER_WINDOW;
-	s->heap_n--;
+	struct heap_item top = s->heap[0], last = s->heap[--s->heap_n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, m = l;
+		if (l >= s->heap_n)
+			break;
+		if (l + 1 < s->heap_n && item_less(&s->heap[l + 1], &s->heap[l]))
+			m = l + 1;
+		if (!item_less(&s->heap[m], &last))
+			break;
+		s->heap[i] = s->heap[m];
+		i = m;
+	}
+	if (s->heap_n)
+		s->heap[i] = last;
 	return top;
 }
 
+/* Records of one CPU arrive almost in order: a writer preempted between its timestamp and
+ * its reservation, or one that files a record under a CPU it just left, puts it late in the
+ * file.  A record is released only once its stream has read a record REORDER_NS later (or
+ * the stream's end), so lateness up to that bound is undone whatever the record rate; past
+ * REORDER_BYTES the oldest are released early and counted. */
 static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 {
-	while (!s->exhausted && s->heap_n < REORDER_WINDOW) {
+	while (!s->exhausted &&
+	       (!s->heap_n || s->max_read_tsc - s->heap[0].tsc < c->reorder_ticks)) {
+		if (s->heap_n && c->reorder_bytes >= REORDER_BYTES) {
+			c->stats.reorder_capped++;
+			break;
+		}
 		uint32_t slot;
 		if (!stream_read(c, s, &slot)) {
 			s->exhausted = true;
 			break;
 		}
 		const struct gt_rec *r = (const void *)c->slots[slot].data;
-		heap_push(s, (struct heap_item){r->tsc, s->order++, slot});
+		if (!heap_push(s, (struct heap_item){r->tsc, s->order++, slot})) {
+			slot_put(c, slot);
+			s->exhausted = true;
+			break;
+		}
+		c->reorder_bytes += held_cost(slot_len(c, slot));
+		if (r->tsc > s->max_read_tsc)
+			s->max_read_tsc = r->tsc;
 	}
 }
 
 /* The stream's next tsc as it will be delivered (clamped to its last one). */
 static uint64_t stream_head_tsc(const struct cpu_stream *s)
 {
-	uint64_t t = s->heap[s->heap_head].tsc;
+	uint64_t t = s->heap[0].tsc;
 	return t < s->last_out_tsc ? s->last_out_tsc : t;
 }
 
@@ -477,6 +520,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	}
 	c->tsc_lo = h.start_tsc > hz ? h.start_tsc - hz : 0;
 	c->tsc_hi = max_first + hz * 86400ull;
+	c->reorder_ticks = (uint64_t)((double)REORDER_NS * (double)hz / 1e9);
 	for (size_t i = 0; i < c->n_streams; i++) {
 		struct cpu_stream *s = &c->streams[i];
 		if (!s->n_chunks)
@@ -509,13 +553,14 @@ bool gt_capture_truncated(const struct gt_capture *c)
 	return c->truncated || c->stats.chunks_truncated;
 }
 
-/* Takes the next record of the merged order out of the reorder rings; false at the end. */
+/* Takes the next record of the merged order out of the reorder heaps; false at the end. */
 static bool merge_pop(struct gt_capture *c, struct merged *out)
 {
 	if (!c->merge_n)
 		return false;
 	struct cpu_stream *s = &c->streams[c->merge[0]];
 	struct heap_item it = heap_pop(s);
+	c->reorder_bytes -= held_cost(slot_len(c, it.slot));
 	uint64_t tsc = it.tsc;
 	if (tsc < s->last_out_tsc) {
 		tsc = s->last_out_tsc;
@@ -571,7 +616,7 @@ bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *o
 		if (c->ahead_n == AHEAD_RECORDS || !c->merge_n)
 			return false;
 		const struct cpu_stream *s = &c->streams[c->merge[0]];
-		size_t len = slot_len(c, s->heap[s->heap_head].slot);
+		size_t len = slot_len(c, s->heap[0].slot);
 		if (c->held_bytes + len > AHEAD_BYTES)
 			return false;
 		struct merged *m = &c->ahead[(c->ahead_first + c->ahead_n) % AHEAD_RECORDS];
@@ -596,6 +641,7 @@ void gt_capture_close(struct gt_capture *c)
 		for (size_t i = 0; i < c->n_streams; i++) {
 			free(c->streams[i].chunks);
 			free(c->streams[i].win);
+			free(c->streams[i].heap);
 		}
 	for (uint32_t k = 0; k < c->n_slots; k++)
 		free(c->slots[k].data);

@@ -8,7 +8,8 @@
  * impossible length or payload, implausible timestamp) skipped word by word until a record
  * parses again, torn tails, truncated or foreign chunks.  Records of one CPU are only roughly
  * ordered (a thread may be preempted between its timestamp and its reservation), so each
- * CPU stream goes through a small reorder ring; what is still out of order is clamped.
+ * CPU stream goes through a reorder heap bounded by time (1 s) and memory (48 MiB for all
+ * streams, counted when hit); what is still out of order is clamped.
  *
  * The one reorder stage is this reader's: a consumer that needs to see the future (the
  * model, to choose which waiter a release wakes) peeks into the merged stream instead of
@@ -33,7 +34,8 @@ struct gt_capture_stats {
 	uint64_t bytes_garbage;      /* bytes skipped while resynchronising */
 	uint64_t resyncs;            /* times a valid record was found again after garbage */
 	uint64_t torn_tails;         /* chunks ending in a partial record */
-	uint64_t reordered;          /* records left out of order by the window, clamped */
+	uint64_t reordered;          /* records later than the reorder bound, clamped */
+	uint64_t reorder_capped;     /* times the reorder memory cap released records early */
 	uint64_t bytes_total;        /* record bytes the valid chunks hold (for progress) */
 	uint64_t bytes_read;         /* record bytes read so far (with bytes_zero and
 				      * bytes_garbage: the part of bytes_total consumed) */

@@ -187,6 +187,7 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"reader: resynchronisations after garbage", r->resyncs},
 		{"reader: torn records at chunk ends", r->torn_tails},
 		{"repaired: records out of order beyond the window (clamped)", r->reordered},
+		{"reader: reorder memory cap reached (records released early)", r->reorder_capped},
 		{"writer: stack frames cut (128 frames / 2048 bytes)", s->wire.frames_cut},
 	};
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)

@@ -3,6 +3,7 @@
  * (gtm_fact_thread, the §5.2 primitive), then emits what the fact means (§5.3). */
 #include "model_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,21 @@ static enum synth end_reason(uint32_t result)
 	}
 }
 
+/* A FUTEX_WAIT whose word had already changed returns EAGAIN without sleeping; its waker may
+ * have looked for waiters before it registered.  Its end is its thread's next fact. */
+static bool futex_did_not_wait(struct gt_model *m, uint32_t thread)
+{
+	struct gt_capture_record n;
+	for (size_t i = 0; m->opt.lookahead && gt_capture_peek(m->opt.lookahead, i, &n); i++) {
+		if (n.rec->thread != thread)
+			continue;
+		const struct gt_p_block_end *e = n.payload;
+		return n.rec->type == GT_BLOCK_END && n.rec->aux == GT_BK_FUTEX &&
+		       e->result == GT_BR_ERROR && e->err == EAGAIN;
+	}
+	return false;
+}
+
 static void fact_block_begin(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_block *b = r->payload;
@@ -24,6 +40,10 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	if (!t)
 		return;
 	uint8_t kind = r->rec->aux;
+	if (kind == GT_BK_FUTEX && futex_did_not_wait(m, r->rec->thread)) {
+		t->futex_no_wait = true;
+		return;
+	}
 	uint64_t stk = gtm_captured_stack(m, b->stack);
 	enum gt_go_event ev = GT_GO_GO_BLOCK_SYNC;
 	uint64_t key = b->obj;
@@ -43,14 +63,23 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	t->state = T_WAITING;
 	t->wait_kind = kind;
 	t->block_ns = ns;
-	if (kind != GT_BK_SLEEP)
+	t->block_tsc = r->tsc;
+	if (kind != GT_BK_SLEEP) {
 		gtm_wait_add(m, t, key);
+		if (m->n_credits)
+			gtm_wait_credit(m, t, ns);
+	}
 }
 
 static void fact_block_end(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_block_end *e = r->payload;
 	struct mthread *t = gtm_known_thread(m, r->rec->thread);
+	if (t && t->futex_no_wait) {
+		t->futex_no_wait = false;
+		gtm_fact_thread(m, r, ns, S_UNKNOWN);
+		return;
+	}
 	if (t && t->state != T_WAITING && t->state != T_RUNNABLE && t->state != T_DEAD && t->g &&
 	    r->rec->aux != GT_BK_JOIN)
 		m->ctr.ends_without_begin++;
@@ -142,6 +171,7 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_PROLOGUE;
 		t->block_ns = ns;
+		t->block_tsc = r->tsc;
 	} else {
 		t->prologue_start = true;
 		t->first_cpu = r->cpu;
@@ -288,6 +318,9 @@ static bool fact_is_prologue(uint8_t type)
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 {
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
+	m->fact_tsc = r->tsc;
+	if (m->n_credits)
+		gtm_credit_end(m, r->rec->thread);
 	if (!m->seen_fact) {
 		m->seen_fact = true;
 		m->t0 = ns;

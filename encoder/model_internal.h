@@ -44,6 +44,10 @@ struct mthread {
 	uint64_t start_routine;
 	uint64_t wait_obj;      /* hash key of the object waited on */
 	uint64_t block_ns;      /* fact time of the block */
+	uint64_t block_tsc;     /* its timestamp: wakes are matched in ticks, not rounded ns */
+	uint64_t credit_key;    /* a wake of this thread that found fewer waiters than it may */
+	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
+	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
 	uint64_t sys_ns;        /* fact time of the pending syscall */
 	uint64_t ahead_pos;     /* during a wake: place of its next fact in the lookahead */
 	uint32_t sys_stack;
@@ -56,6 +60,7 @@ struct mthread {
 	bool in_syscall;        /* a syscall began and is not yet resolved */
 	bool sys_awaiting_end;  /* resolved as blocked before its end fact arrived */
 	bool in_wait_list;
+	bool futex_no_wait;     /* its FUTEX_WAIT returned EAGAIN at once: no block shown */
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
 	uint32_t first_cpu;
 	uint32_t serial;
@@ -94,10 +99,12 @@ struct gt_model {
 	uint32_t *buckets;          /* wait lists: heads (serials) of waiter chains */
 	size_t n_buckets;
 	size_t n_waiting;
+	size_t n_credits;           /* threads with a credit_count */
 
 	bool prologue_closed;
 	uint64_t floor;             /* live events are at or after this tick */
 	uint64_t now;               /* latest fact time seen */
+	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
 	char default_name[16];      /* the name threads inherit: the executable's, cut to 15 */
 	bool seen_fact;
@@ -152,6 +159,8 @@ void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack);
+void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
+void gtm_credit_end(struct gt_model *m, uint32_t serial);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

@@ -68,24 +68,26 @@ static void unblock_by(struct gt_model *m, struct mthread *waker, struct mthread
 	m->ctr.wakes_matched++;
 }
 
-/* A waiter on key that a release at ns may wake: it blocked strictly before. */
-static bool may_wake(const struct mthread *w, uint64_t key, uint64_t ns)
+/* A waiter on key that the release being modelled may wake: it blocked strictly before, in
+ * ticks (two facts a few ticks apart may round to the same ns). */
+static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t key)
 {
-	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING && w->block_ns < ns;
+	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING &&
+	       w->block_tsc < m->fact_tsc;
 }
 
 /* Gives each waiter that may be woken the place of its next fact in the reader's lookahead
  * (ahead_pos, UINT64_MAX when not there).  The lookahead is read in order, so it stops once
  * the first `want` of them are placed: the rest cannot come before them. */
-static void place_in_lookahead(struct gt_model *m, uint64_t key, uint64_t ns, uint32_t want)
+static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
 {
 	size_t n = 0, placed = 0;
 	for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
-		if (w->wait_obj == key && w->state == T_WAITING && w->block_ns >= ns)
+		if (w->wait_obj == key && w->state == T_WAITING && w->block_tsc >= m->fact_tsc)
 			m->ctr.causal_fallbacks++;
-		if (may_wake(w, key, ns)) {
+		if (may_wake(m, w, key)) {
 			w->ahead_pos = UINT64_MAX;
 			n++;
 		}
@@ -97,28 +99,28 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint64_t ns, ui
 	struct gt_capture_record r;
 	for (size_t i = 0; placed < n && gt_capture_peek(m->opt.lookahead, i, &r); i++) {
 		struct mthread *w = gtm_thread_find(m, r.rec->thread);
-		if (w && w->ahead_pos == UINT64_MAX && may_wake(w, key, ns)) {
+		if (w && w->ahead_pos == UINT64_MAX && may_wake(m, w, key)) {
 			w->ahead_pos = i;
 			placed++;
 		}
 	}
 }
 
-/* Wakes up to count waiters on key that blocked strictly before ns.  The ones whose next
- * fact comes first in the lookahead go first (a mutex is not FIFO: the waiter that resumes
- * first is the one this release let in), then block order. */
+/* Wakes up to count waiters on key that blocked strictly before the release (in ticks).  The
+ * ones whose next fact comes first in the lookahead go first (a mutex is not FIFO: the waiter
+ * that resumes first is the one this release let in), then block order. */
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack)
 {
 	if (!m->n_buckets)
 		return;
-	place_in_lookahead(m, key, ns, count);
+	place_in_lookahead(m, key, count);
 	while (count) {
 		struct mthread *best = NULL;
 		for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
 			struct mthread *w = gtm_thread_at(m, s);
 			s = w->hnext;
-			if (may_wake(w, key, ns) && (!best || w->ahead_pos < best->ahead_pos))
+			if (may_wake(m, w, key) && (!best || w->ahead_pos < best->ahead_pos))
 				best = w;
 		}
 		if (!best)
@@ -126,5 +128,40 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 		unblock_by(m, waker, best, ns, stack);
 		if (count != GT_WAKE_ALL)
 			count--;
+	}
+	if (count && waker->state == T_RUNNING) {
+		/* The recorder stamps a wake before the release and writes it only if a waiter
+		 * is registered after the release: a waiter that registered in between took its
+		 * timestamp after the wake's.  It blocks before the releaser's next fact. */
+		if (!waker->credit_count)
+			m->n_credits++;
+		waker->credit_key = key;
+		waker->credit_count = count;
+		waker->credit_stack = stack;
+	}
+}
+
+/* A wake's credit ends with its thread's next fact. */
+void gtm_credit_end(struct gt_model *m, uint32_t serial)
+{
+	struct mthread *t = gtm_thread_find(m, serial);
+	if (t && t->credit_count) {
+		t->credit_count = 0;
+		m->n_credits--;
+	}
+}
+
+/* t has just blocked on its wait_obj at ns: a credit on that object wakes it at once. */
+void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns)
+{
+	FOR_EACH_THREAD(m, w) {
+		if (!w->credit_count || w == t || w->credit_key != t->wait_obj)
+			continue;
+		if (w->state != T_RUNNING)
+			continue;
+		unblock_by(m, w, t, ns, w->credit_stack);
+		if (w->credit_count != GT_WAKE_ALL && !--w->credit_count)
+			m->n_credits--;
+		return;
 	}
 }

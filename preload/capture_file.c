@@ -48,6 +48,8 @@ static uint64_t gt_max_chunks;
 static int gt_truncated;             /* the file was trimmed: no chunk may be opened */
 static _Atomic uint64_t gt_last_clock_tsc;
 static _Atomic int gt_growth_lock;
+static _Atomic(char *) gt_spare_chunk;   /* taken but never installed (a lost race) */
+static _Atomic uint64_t gt_install_seq;  /* seq of the next chunk installed */
 
 static void lock_growth(void)
 {
@@ -261,16 +263,20 @@ void gt_write_clock(uint64_t *r)
 	gt_fill(r, 0, GT_CLOCK, 0, tsc, &p, sizeof p);
 }
 
-uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, struct gt_file_error *e)
+/* A chunk for `cpu`: the spare a thread that lost an install gave back, else the next one
+ * of the file (grown and prefaulted).  NULL when recording is over or the file cannot grow. */
+static char *chunk_take(int final, struct gt_file_error *e)
 {
-	int want_clock;
-	uint64_t dropped;
-	e->err = 0;
 	lock_growth();
 	int st = gt_load(&gt_state);
 	if (gt_truncated || !gt_header || (st != GT_ST_RECORDING && !(final && st == GT_ST_STOPPED))) {
 		unlock_growth();
 		return NULL;
+	}
+	char *spare = atomic_exchange(&gt_spare_chunk, NULL);
+	if (spare) {
+		unlock_growth();
+		return spare;
 	}
 	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
 	if (k >= gt_max_chunks) {
@@ -289,13 +295,55 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
 	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
 	gt_sys3(SYS_madvise, c, gt_chunk_size, 23 /* MADV_POPULATE_WRITE */);
-	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
-	uint32_t extra = chunk_extras(tsc, &want_clock, &dropped);
-	h->cpu = cpu;
-	h->seq = k;
-	h->first_tsc = tsc;
-	gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + extra + nbytes);
-	atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
+	return c;
+}
+
+/* A chunk that lost its install goes to the next turnover (if a spare is already waiting,
+ * the older one stays unused: magic 0, which the reader counts). */
+static void give_back(char *c)
+{
+	atomic_exchange(&gt_spare_chunk, c);
+}
+
+/* Several threads may find the same chunk full (a thread is preempted while it opens one, or
+ * files facts under a CPU it just left).  A new chunk replaces only the chunk its opener saw
+ * full (a CAS), and its seq is taken after that chunk was seen, so a CPU's chunks in seq
+ * order are its records in the order they were reserved.  A thread that loses reserves in
+ * the winner's chunk and gives its own back for the next turnover. */
+uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, struct gt_file_error *e)
+{
+	int want_clock;
+	uint64_t dropped;
+	uint32_t extra;
+	char *c = NULL, *seen;
+	struct gt_chunk_header *h;
+	e->err = 0;
+	for (;;) {
+		seen = gt_load(&gt_slots[cpu].chunk);
+		uint64_t off = gt_add((_Atomic uint64_t *)(seen + offsetof(struct gt_chunk_header, used)), nbytes);
+		if (off + nbytes <= gt_chunk_size) {
+			if (c) /* another thread installed a chunk meanwhile */
+				give_back(c);
+			return (uint64_t *)(seen + off);
+		}
+		if (!c && !(c = chunk_take(final, e)))
+			return NULL;
+		h = (struct gt_chunk_header *)c;
+		extra = chunk_extras(tsc, &want_clock, &dropped);
+		h->cpu = cpu;
+		h->seq = gt_add(&gt_install_seq, 1);
+		h->first_tsc = tsc;
+		gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + extra + nbytes);
+		atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
+		if (atomic_compare_exchange_strong(&gt_slots[cpu].chunk, &seen, c))
+			break;
+		/* lost: the extras are due again for the next chunk */
+		if (want_clock)
+			gt_store(&gt_last_clock_tsc, 0);
+		if (dropped)
+			atomic_fetch_sub(&gt_dropped_reported, dropped);
+		atomic_store_explicit((_Atomic uint32_t *)&h->magic, 0, memory_order_relaxed);
+	}
 	uint64_t *p = (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
 	if (want_clock) {
 		gt_write_clock(p);
@@ -306,13 +354,10 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		gt_fill(p, 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
 		p += (16 + sizeof n) / 8;
 	}
-
-	char *old = gt_load(&gt_slots[cpu].chunk);
-	if (atomic_compare_exchange_strong(&gt_slots[cpu].chunk, &old, c) &&
-	    old != (char *)&gt_full_chunk) {
+	if (seen != (char *)&gt_full_chunk) {
 		/* The old chunk is full: drop its pages from our mapping (they stay in the file;
 		 * a late writer refaults them), so memory stays bounded by CPUs x chunk size. */
-		gt_sys3(SYS_madvise, old, gt_chunk_size, MADV_DONTNEED);
+		gt_sys3(SYS_madvise, seen, gt_chunk_size, MADV_DONTNEED);
 	}
 	return p;
 }
@@ -504,4 +549,6 @@ void gt_capture_forget(void)
 	gt_store(&gt_dropped, 0);
 	gt_store(&gt_dropped_reported, 0);
 	gt_store(&gt_growth_lock, 0);
+	gt_store(&gt_spare_chunk, NULL);
+	gt_store(&gt_install_seq, 0);
 }

@@ -267,9 +267,11 @@ void gt_losses_reset(void)
 
 /* ---- facts ------------------------------------------------------------------------------ */
 
-/* tsc 0: stamped here */
-GT_INLINE void block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
-			   uint64_t tsc, unsigned cpu)
+/* The registration after the timestamp, and the stack only once the block is certain: a
+ * retry right after registering meets the lock as the first try did, not a stack capture
+ * later; a releaser that sees the registration stamps its wake after the block began.
+ * Inlined in the callers, so the stack is taken at the same depth from the hook. */
+GT_INLINE void block_register(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
 {
 	t->busy = 1;
 	t->waiter_registered = 0;
@@ -279,26 +281,86 @@ GT_INLINE void block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int reg
 		if (!(t->waiter_registered & 2))
 			gt_lose(GT_NOTICE_WAITERS_LOST);
 	}
-	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
-	if (!tsc)
-		tsc = gt_now(&cpu);
+}
+
+GT_INLINE void block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			     struct gt_block *b)
+{
+	b->tsc = gt_now(&b->cpu);
+	block_register(t, kind, obj, register_waiter);
+}
+
+void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			   struct gt_block *b)
+{
+	block_prepare(t, kind, obj, register_waiter, b);
+}
+
+GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b,
+			    uint32_t stack)
+{
 	struct gt_p_block p = {.obj = obj, .stack = stack};
-	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, tsc, cpu, &p, sizeof p);
+	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, sizeof p);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
 	t->pending_obj = obj;
 	t->busy = 0;
 }
 
-void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b)
 {
-	block_begin(t, kind, obj, register_waiter, 0, 0);
+	block_commit(t, kind, obj, b, gt_stack_id(t, GT_OWN_FRAMES_FACT));
 }
 
+/* The stack once, for both facts, then the look for mutex waiters: the mutex is released
+ * inside the real wait, as close as possible after it.  The mutex wake comes before the
+ * condvar block, whose timestamp precedes its registration as every block's does. */
+void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
+{
+	t->busy = 1;
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
+	unsigned cpu;
+	if (gt_load(&gt_n_blocked[GT_BK_MUTEX]) && gt_waiters_has(mutex)) {
+		struct gt_p_wake w = {.obj = mutex, .stack = stack, .count = 1};
+		uint64_t tsc = gt_now(&cpu);
+		gt_emit(t->serial, GT_WAKE, GT_BK_MUTEX, tsc, cpu, &w, sizeof w);
+	}
+	struct gt_block b;
+	b.tsc = gt_now(&b.cpu);
+	block_register(t, GT_BK_COND, cond, 1);
+	block_commit(t, GT_BK_COND, cond, &b, stack);
+}
+
+static void unregister_waiter(struct gt_tls *t, uint8_t kind, uint64_t obj)
+{
+	if (t->waiter_registered & 2)
+		gt_waiters_remove(obj);
+	if (t->waiter_registered & 1)
+		atomic_fetch_sub_explicit(&gt_n_blocked[kind], 1, memory_order_relaxed);
+	t->waiter_registered = 0;
+}
+
+void gt_fact_block_cancel(struct gt_tls *t, uint8_t kind, uint64_t obj)
+{
+	unregister_waiter(t, kind, obj);
+	t->busy = 0;
+}
+
+void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
+{
+	struct gt_block b;
+	block_prepare(t, kind, obj, register_waiter, &b);
+	block_commit(t, kind, obj, &b, gt_stack_id(t, GT_OWN_FRAMES_FACT));
+}
+
+/* A join stamps its block before it reads the target's state: a target that ends in
+ * between stamps its wake after this block. */
 void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
 			    uint64_t tsc, unsigned cpu)
 {
-	block_begin(t, kind, obj, register_waiter, tsc, cpu);
+	struct gt_block b = {.tsc = tsc, .cpu = cpu};
+	block_register(t, kind, obj, register_waiter);
+	block_commit(t, kind, obj, &b, gt_stack_id(t, GT_OWN_FRAMES_FACT));
 }
 
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc,
@@ -307,11 +369,7 @@ void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, 
 	uint32_t serial = t->serial; /* loaded first, it costs GCC 12 no register moves */
 	struct gt_p_block_end p = {.obj = obj, .result = (uint32_t)gt_block_result(rc), .err = rc};
 	gt_emit(serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p);
-	if (t->waiter_registered & 2)
-		gt_waiters_remove(obj);
-	if (t->waiter_registered & 1)
-		atomic_fetch_sub_explicit(&gt_n_blocked[kind], 1, memory_order_relaxed);
-	t->waiter_registered = 0;
+	unregister_waiter(t, kind, obj);
 	t->pending = GT_PENDING_NONE;
 }
 
@@ -322,15 +380,21 @@ void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc)
 	gt_fact_block_end_at(t, kind, obj, rc, tsc, cpu);
 }
 
-void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
+void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count, uint64_t tsc,
+		     unsigned cpu)
 {
 	t->busy = 1;
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
 	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
 	gt_emit(t->serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p);
 	t->busy = 0;
+}
+
+void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_fact_wake_at(t, kind, obj, count, tsc, cpu);
 }
 
 void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg)

@@ -48,10 +48,28 @@ void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int regis
 /* stamped by the caller (tsc, cpu from gt_now) before it decided that it blocks */
 void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
 			    uint64_t tsc, unsigned cpu) GT_HIDDEN;
+/* gt_fact_block_begin in two steps, for a hook that tries once more after registering: a
+ * releaser checks for waiters after its release, so a retry that still fails is a block
+ * its releaser sees.  prepare (timestamp, registration), then commit (stack and fact) or
+ * cancel (the retry succeeded: no block). */
+struct gt_block {
+	uint64_t tsc;
+	unsigned cpu;
+};
+void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
+			   struct gt_block *b) GT_HIDDEN;
+void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b) GT_HIDDEN;
+void gt_fact_block_cancel(struct gt_tls *t, uint8_t kind, uint64_t obj) GT_HIDDEN;
+/* pthread_cond_*wait: the mutex's wake (when a thread waits for it) and the condvar block */
+void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex) GT_HIDDEN;
 void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc) GT_HIDDEN;
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc, unsigned cpu) GT_HIDDEN;
 void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine) GT_HIDDEN;
 void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count) GT_HIDDEN;
+/* a wake stamped before the release, written after it (its check for waiters follows the
+ * release, so a waiter that registered before the release is seen) */
+void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count, uint64_t tsc,
+		     unsigned cpu) GT_HIDDEN;
 void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg) GT_HIDDEN;
 void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err) GT_HIDDEN;
 void gt_fact_thread_name(uint32_t serial, const char *name) GT_HIDDEN;

@@ -6,7 +6,10 @@
  * the try returns what the lock would return whenever the lock would not block (0,
  * EOWNERDEAD, EAGAIN, EINVAL, ENOTRECOVERABLE), and EBUSY leads to the real lock.
  * Releases write a WAKE, stamped before the real call, only when a hooked thread is
- * blocked on that object: one relaxed load of a per-kind counter when nobody waits. */
+ * blocked on that object: one relaxed load of a per-kind counter when nobody waits.  A
+ * waiter takes its timestamp, then registers (a semaphore waiter then tries once more and
+ * records its block only if that fails); the releaser looks for waiters before and after
+ * its release, so a waiter that release let in is seen. */
 #include "facts.h"
 #include "hooks.def"
 #include "stacks.h"
@@ -24,6 +27,7 @@
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
+		/* no retry here: contention that ends before the real lock still shows */ \
 		gt_fact_block_begin(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
 		int r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
@@ -48,11 +52,30 @@ static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
 		gt_fact_wake(t, kind, obj, count);
 }
 
-static GT_NOINLINE int mutex_unlock_waited(pthread_mutex_t *m)
-{
-	release_slow(GT_BK_MUTEX, GT_OBJ(m), 1);
-	return GT_REAL_PRESET(pthread_mutex_unlock)(m);
-}
+/* A release when threads of its kind are blocked.  It looks for waiters before the real
+ * call (a waiter registered then is still blocked: it can leave only through a release) and,
+ * if none, once more after it (one that registered in between failed its retry before this
+ * release, which may be what lets it in).  The wake is stamped between the first look and
+ * the release, written after the release (errno kept). */
+#define GT_RELEASE_WAITED(fn, real, type, kind, count) \
+	static GT_NOINLINE int fn(type *o) \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return real(o); \
+		int seen = gt_waiters_has(GT_OBJ(o)); \
+		unsigned cpu; \
+		uint64_t tsc = gt_now(&cpu); \
+		int r = real(o); \
+		if (seen || gt_waiters_has(GT_OBJ(o))) { \
+			int e = errno; \
+			gt_fact_wake_at(t, kind, GT_OBJ(o), count, tsc, cpu); \
+			errno = e; \
+		} \
+		return r; \
+	}
+
+GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1)
 
 GT_EXPORT GT_FRAMELESS int pthread_mutex_unlock(pthread_mutex_t *m)
 {
@@ -106,9 +129,7 @@ GT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		if (gt_load(&gt_n_blocked[GT_BK_MUTEX]) && gt_waiters_has(GT_OBJ(m))) \
-			gt_fact_wake(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
-		gt_fact_block_begin(t, GT_BK_COND, GT_OBJ(c), 1); \
+		gt_fact_cond_wait_begin(t, GT_OBJ(c), GT_OBJ(m)); \
 		int r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_COND, GT_OBJ(c), r); \
 		return r; \
@@ -120,17 +141,21 @@ GT_COND_WAIT_HOOK(pthread_cond_timedwait, (pthread_cond_t *c, pthread_mutex_t *m
 GT_COND_WAIT_HOOK(pthread_cond_clockwait,
 		  (pthread_cond_t *c, pthread_mutex_t *m, clockid_t k, const struct timespec *ts), (c, m, k, ts))
 
+GT_RELEASE_WAITED(cond_signal_waited, GT_REAL(pthread_cond_signal), pthread_cond_t, GT_BK_COND, 1)
+GT_RELEASE_WAITED(cond_broadcast_waited, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
+		  GT_WAKE_ALL)
+
 GT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
 	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
-		release_slow(GT_BK_COND, GT_OBJ(c), 1);
+		return cond_signal_waited(c);
 	return GT_REAL(pthread_cond_signal)(c);
 }
 
 GT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
-		release_slow(GT_BK_COND, GT_OBJ(c), GT_WAKE_ALL);
+		return cond_broadcast_waited(c);
 	return GT_REAL(pthread_cond_broadcast)(c);
 }
 
@@ -146,8 +171,15 @@ GT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 		int r = GT_REAL(sem_trywait)(s); \
 		if (r == 0 || errno != EAGAIN) \
 			return r; \
+		struct gt_block b; \
+		gt_fact_block_prepare(t, GT_BK_SEM, GT_OBJ(s), 1, &b); \
+		if (GT_REAL(sem_trywait)(s) == 0) { \
+			gt_fact_block_cancel(t, GT_BK_SEM, GT_OBJ(s)); \
+			errno = saved; \
+			return 0; \
+		} \
 		errno = saved; \
-		gt_fact_block_begin(t, GT_BK_SEM, GT_OBJ(s), 1); \
+		gt_fact_block_commit(t, GT_BK_SEM, GT_OBJ(s), &b); \
 		r = GT_REAL(name) args; \
 		int e = errno; \
 		gt_fact_block_end(t, GT_BK_SEM, GT_OBJ(s), r ? e : 0); \
@@ -159,13 +191,12 @@ GT_SEM_HOOK(sem_wait, (sem_t *s), (s))
 GT_SEM_HOOK(sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
 GT_SEM_HOOK(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (s, c, ts))
 
+GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
+
 GT_EXPORT int sem_post(sem_t *s)
 {
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_SEM]))) {
-		int saved = errno;
-		release_slow(GT_BK_SEM, GT_OBJ(s), 1);
-		errno = saved;
-	}
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_SEM])))
+		return sem_post_waited(s);
 	return GT_REAL(sem_post)(s);
 }
 

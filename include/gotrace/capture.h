@@ -9,7 +9,8 @@
  *   ... + k*chunk_size        chunk k
  *
  * Chunks are handed out in increasing k (header->n_chunks counts them, atomically); each
- * belongs to one CPU for its life.  A chunk starts with struct gt_chunk_header and holds
+ * belongs to one CPU for its life, and a CPU's chunks hold its records in seq order (seq
+ * follows the installs, which may differ from k).  A chunk starts with struct gt_chunk_header and holds
  * records back to back from GT_CHUNK_HEADER_SIZE up to chunk->used (reserved bytes; a
  * reservation that would not fit is abandoned and the writer moves to a new chunk, so
  * the tail of a chunk beyond the last record may be reserved but zero).
@@ -99,7 +100,7 @@ enum gt_arch { GT_ARCH_X86_64 = 1, GT_ARCH_AARCH64 = 2 };
 struct gt_chunk_header {
 	uint32_t magic;             /* GT_CHUNK_MAGIC; 0 = chunk never used */
 	uint32_t cpu;               /* the CPU whose records it holds */
-	uint64_t seq;               /* chunk index in allocation order (== its k) */
+	uint64_t seq;               /* install order: read a CPU's chunks by increasing seq */
 	uint64_t used;              /* bytes reserved from the chunk start (atomic) */
 	uint64_t first_tsc;         /* timestamp when the chunk was opened */
 	uint64_t reserved[4];

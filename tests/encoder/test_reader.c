@@ -271,23 +271,27 @@ static int read_all(const char *p, uint64_t *reordered)
 	return n;
 }
 
-Test(reader, late_records_within_the_window_are_sorted_beyond_it_clamped)
+Test(reader, late_records_within_the_time_bound_are_sorted_beyond_it_clamped)
 {
 	/* pthread_create is stamped before the call and written after it: the child's records
-	 * come first in the file.  100 records late is sorted; 400 late is clamped. */
-	for (int late = 100; late <= 400; late += 300) {
+	 * come first in the file.  The reorder bound is time (1 s), not a record count: 5000
+	 * records 10 ns apart (50 us late) are sorted, 3 records 600 ms apart (1.2 s late) are
+	 * clamped. */
+	static const struct { int late; uint64_t step; } cases[] = {{5000, 10}, {3, 600000000}};
+	for (int k = 0; k < 2; k++) {
+		int late = cases[k].late;
 		struct gt_cb *cb = gt_cb_new(1, 1 << 20, T0);
 		gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
 		for (int i = 0; i < late; i++)
-			gt_cb_yield(cb, 0, T0 + 1000 + 10 * (uint64_t)i, 2, 0);
+			gt_cb_yield(cb, 0, T0 + 1000 + cases[k].step * (uint64_t)i, 2, 0);
 		gt_cb_thread_new(cb, 0, T0 + 500, 1, 2, 0, 0x401000);
 		char p[PATH_MAX];
-		path_of(p, late == 100 ? "late100" : "late400");
+		path_of(p, k ? "late1200ms" : "late5000");
 		cr_assert_eq(gt_cb_write(cb, p), 0);
 		gt_cb_free(cb);
 		uint64_t reordered;
 		cr_expect_eq(read_all(p, &reordered), late + 2);
-		cr_expect_eq(reordered, late == 100 ? 0u : 1u, "%d late: %lu clamped", late,
+		cr_expect_eq(reordered, k ? 1u : 0u, "%d late: %lu clamped", late,
 			     (unsigned long)reordered);
 	}
 }
@@ -310,8 +314,8 @@ Test(reader, peek_shows_what_next_delivers_within_the_lookahead)
 	 * stops at 4095 records; peeking changes no counter. */
 	struct gt_cb *cb = gt_cb_new(2, 1 << 20, T0);
 	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
-	for (int i = 0; i < 400; i++)
-		gt_cb_yield(cb, 1, T0 + 1000 + 10 * (uint64_t)i, 2, 0);
+	for (int i = 0; i < 400; i++)   /* 2 s: the thread_new after them is clamped */
+		gt_cb_yield(cb, 1, T0 + 1000 + 5000000 * (uint64_t)i, 2, 0);
 	gt_cb_thread_new(cb, 1, T0 + 500, 1, 2, 0, 0x401000);
 	for (int i = 0; i < 6000; i++)
 		gt_cb_yield(cb, 0, T0 + 1005 + 10 * (uint64_t)i, 1, 0);

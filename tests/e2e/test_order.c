@@ -1,0 +1,264 @@
+/* Nothing recorded needs repair: a high-rate program that turns 16 KiB chunks over from many
+ * threads converts with 0 facts repaired and 0 dropped, and token rings whose wakers are
+ * known by construction (targets/order.c) show every unblock done by its one possible waker,
+ * idle and beside busy processes.  Each run is compared with the untraced run first. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "oracle.h"
+#include "traced_run.h"
+
+#define N_LOAD 3
+
+static struct run plain, traced;
+static struct gt_events *ev;
+static pid_t load[N_LOAD];
+
+static void teardown(void)
+{
+	for (int i = 0; i < N_LOAD; i++)
+		if (load[i] > 0) {
+			kill(load[i], SIGKILL);
+			waitpid(load[i], NULL, 0);
+			load[i] = 0;
+		}
+	if (ev)
+		gt_events_free(ev);
+	ev = NULL;
+	run_cleanup(&plain);
+	run_cleanup(&traced);
+}
+
+/* Busy processes that compete with the program for both CPUs: they spin until killed by
+ * the teardown, and at most 120 s (alarm) if the test itself dies. */
+static void load_start(void)
+{
+	for (int i = 0; i < N_LOAD; i++) {
+		load[i] = fork();
+		cr_assert_geq(load[i], 0);
+		if (!load[i]) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			alarm(120);
+			for (volatile unsigned long x = 0;; x++)
+				;
+		}
+	}
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The capture itself, without the converter's reorder: a CPU's chunks in seq order hold its
+ * records in the order they were written, so their median timestamps never go back (a chunk
+ * installed late, behind a newer one, holds thousands of records of an earlier time). */
+static void check_chunk_order(const char *capture)
+{
+	FILE *f = fopen(capture, "rb");
+	cr_assert_not_null(f);
+	struct gt_file_header h;
+	cr_assert_eq(fread(&h, sizeof h, 1, f), 1);
+	struct { uint64_t seq, median; uint32_t cpu; } ch[4096];
+	size_t n = 0;
+	uint8_t *buf = malloc(h.chunk_size);
+	uint64_t *tsc = malloc(h.chunk_size / 16 * sizeof *tsc);
+	cr_assert(buf && tsc);
+	for (uint64_t k = 0; n < 4096; k++) {
+		if (fseek(f, (long)(h.header_size + k * h.chunk_size), SEEK_SET) ||
+		    fread(buf, h.chunk_size, 1, f) != 1)
+			break;
+		const struct gt_chunk_header *c = (const void *)buf;
+		if (c->magic != GT_CHUNK_MAGIC)
+			continue;
+		size_t end = c->used < h.chunk_size ? c->used : h.chunk_size, m = 0;
+		for (size_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
+			const struct gt_rec *r = (const void *)(buf + off);
+			if (!r->type || !r->nwords) {
+				off += 8;
+				continue;
+			}
+			tsc[m++] = r->tsc;
+			off += (size_t)r->nwords * 8;
+		}
+		if (!m)
+			continue;
+		qsort(tsc, m, sizeof *tsc, u64_cmp);
+		ch[n].seq = c->seq;
+		ch[n].cpu = c->cpu;
+		ch[n++].median = tsc[m / 2];
+	}
+	fclose(f);
+	free(buf);
+	free(tsc);
+	size_t back = 0;
+	for (size_t i = 0; i < n; i++) {
+		/* the next chunk of the same CPU in seq order */
+		size_t next = n;
+		for (size_t j = 0; j < n; j++)
+			if (ch[j].cpu == ch[i].cpu && ch[j].seq > ch[i].seq &&
+			    (next == n || ch[j].seq < ch[next].seq))
+				next = j;
+		if (next < n && ch[next].median < ch[i].median)
+			back++;
+	}
+	cr_expect_gt(n, 1);
+	cr_expect_eq(back, 0, "%zu of %zu chunks are followed (in seq order) by older records", back, n);
+}
+
+/* Runs argv untraced and traced (same output, same status), converts the traced run's
+ * capture to trace (no symbols: they are not under test) and asserts the summary shows
+ * no fact repaired or dropped. */
+static void run_and_convert(const char *const argv[], const char *chunk_size, char *trace, size_t cap)
+{
+	char chunk_env[64];
+	snprintf(chunk_env, sizeof chunk_env, "GOTRACE_CHUNK_SIZE=%s", chunk_size);
+	const char *env[] = {chunk_env, NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
+	char capture[PATH_MAX + 64];
+	snprintf(capture, sizeof capture, "%s/gotrace-%d.gtcap", traced.dir, (int)traced.pid);
+	snprintf(trace, cap, "%s/prog.trace", traced.dir);
+	struct gt_convert_options opt = {.no_symbols = true};
+	struct gt_convert_summary sum;
+	char err[512];
+	cr_assert_eq(gt_convert_file(capture, trace, &opt, &sum, err, sizeof err), 0, "%s", err);
+	check_chunk_order(capture);
+	struct gt_convert_losses l;
+	gt_convert_losses(&sum, &l);
+	char text[4096] = "";
+	FILE *f = fmemopen(text, sizeof text - 1, "w");
+	gt_convert_print_summary(f, trace, &sum);
+	fclose(f);
+	cr_assert_gt(sum.reader.chunks, 1, "%s", text);
+	cr_expect_eq(l.repaired, 0, "%s", text);
+	cr_expect_eq(l.dropped, 0, "%s", text);
+	cr_expect_eq(l.skipped, 0, "%s", text);
+}
+
+/* G ids of the threads main created, in creation order. */
+static size_t created(int64_t *gs, size_t cap, int64_t *main_g)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ev->n; i++) {
+		uint64_t g;
+		if (!strcmp(ev->ev[i].type, "GoCreate") && ev->ev[i].g != 0 &&
+		    gt_event_arg(&ev->ev[i], "g", &g) && n < cap) {
+			*main_g = ev->ev[i].g;
+			gs[n++] = (int64_t)g;
+		}
+	}
+	return n;
+}
+
+static int index_of(const int64_t *gs, size_t n, int64_t g)
+{
+	for (size_t i = 0; i < n; i++)
+		if (gs[i] == g)
+			return (int)i;
+	return -1;
+}
+
+/* Every block of ring thread i is unblocked by thread i-1; main's blocks (joins) by the
+ * threads in join order.  Returns the number of unblocks checked. */
+static size_t check_wakers(size_t n_threads)
+{
+	int64_t gs[16], main_g = 0;
+	size_t n = created(gs, 16, &main_g);
+	cr_assert_eq(n, n_threads);
+	size_t checked = 0, wrong = 0;
+	char first[200] = "";
+	int last_joined = -1;
+	for (size_t i = 0; i < ev->n; i++) {
+		const struct gt_event *b = &ev->ev[i];
+		if (strncmp(b->type, "GoBlock", 7) || !b->g)
+			continue;
+		ssize_t u = gt_events_find_arg(ev, i + 1, "GoUnblock", "g", (uint64_t)b->g);
+		cr_assert_geq(u, 0, "%s of G%ld at %ld ns never unblocked", b->type, (long)b->g,
+			      (long)b->ts_ns);
+		int64_t waker = ev->ev[u].g, want;
+		int wi = index_of(gs, n, waker);
+		if (b->g == main_g) {
+			/* a join: by a thread joined later than the one of main's previous block */
+			want = wi > last_joined ? waker : -1;
+			last_joined = wi;
+		} else {
+			int bi = index_of(gs, n, b->g);
+			cr_assert_geq(bi, 0);
+			want = gs[(bi + n - 1) % n];
+		}
+		if (waker != want && !wrong++)
+			snprintf(first, sizeof first, "%s of G%ld at %ld ns unblocked by G%ld, not G%ld",
+				 b->type, (long)b->g, (long)b->ts_ns, (long)waker, (long)want);
+		checked++;
+	}
+	cr_expect_eq(wrong, 0, "%zu of %zu unblocks by another than their one possible waker; "
+		     "the first: %s", wrong, checked, first);
+	return checked;
+}
+
+static void ring(const char *what, const char *threads, const char *rounds, int loaded)
+{
+	if (loaded)
+		load_start();
+	const char *argv[] = {getenv("GT_TEST_ORDER"), what, threads, rounds, NULL};
+	if (!threads) {
+		argv[2] = rounds;
+		argv[3] = NULL;
+	}
+	char trace[PATH_MAX + 64];
+	run_and_convert(argv, "16384", trace, sizeof trace);
+	ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev);
+	size_t checked = check_wakers(threads ? (size_t)atoi(threads) : 2);
+	cr_expect_gt(checked, 100, "%zu unblocks checked", checked);
+}
+
+TestSuite(order, .fini = teardown, .timeout = 240);
+
+Test(order, chunk_turnover_from_many_threads_repairs_nothing)
+{
+	/* 8 threads of short syscalls and a shared lock fill 16 KiB chunks every few hundred
+	 * facts: threads meet full chunks together all the time */
+	const char *argv[] = {getenv("GT_TEST_ORDER"), "churn", "8", "20000", NULL};
+	char trace[PATH_MAX + 64];
+	run_and_convert(argv, "16384", trace, sizeof trace);
+}
+
+Test(order, chunk_turnover_under_load_repairs_nothing)
+{
+	load_start();
+	const char *argv[] = {getenv("GT_TEST_ORDER"), "churn", "8", "20000", NULL};
+	char trace[PATH_MAX + 64];
+	run_and_convert(argv, "16384", trace, sizeof trace);
+}
+
+/* Skipped: the unlock fast path looks for waiters only before its release, and the condvar
+ * wait looks for its mutex's waiters only before the real wait releases it, so a first mutex
+ * waiter that registers in either gap is released unseen: about 1 run in 10 of 1000 rounds
+ * shows one unknown waker among ~1300 unblocks (preload/README.md, Known gaps).  Run with
+ * GT_TEST_RACY=1 to see it. */
+static void cond_ring(int loaded)
+{
+	if (!getenv("GT_TEST_RACY"))
+		cr_skip_test("known race: a first mutex waiter registering between an unlock's look "
+			     "for waiters and its release is unseen (preload/README.md)");
+	ring("ring-cond", NULL, "1000", loaded);
+}
+
+Test(order, condvar_ring_true_wakers) { cond_ring(0); }
+Test(order, condvar_ring_true_wakers_under_load) { cond_ring(1); }
+Test(order, semaphore_ring_true_wakers) { ring("ring-sem", "4", "3000", 0); }
+Test(order, semaphore_ring_true_wakers_under_load) { ring("ring-sem", "4", "3000", 1); }
+Test(order, futex_ring_true_wakers) { ring("ring-futex", "4", "3000", 0); }
+Test(order, futex_ring_true_wakers_under_load) { ring("ring-futex", "4", "3000", 1); }
