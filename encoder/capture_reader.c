@@ -65,6 +65,8 @@ struct gt_capture {
 	size_t size;
 	struct gt_file_header header;
 	size_t n_chunks;          /* chunks present (wholly or partly) in the file */
+	size_t win_bytes;         /* read window per stream: no larger than a chunk, so that
+				   * the windows never outgrow the file */
 	bool truncated;
 	uint64_t tsc_lo, tsc_hi;  /* plausible timestamp range */
 	uint64_t reorder_ticks;   /* REORDER_NS in the capture's clock */
@@ -174,7 +176,7 @@ static bool window_ensure(struct gt_capture *c, struct cpu_stream *s, size_t wan
 	size_t need = s->end - s->pos < want ? s->end - s->pos : want;
 	if (s->pos >= s->win_start && s->pos + need <= s->win_start + s->win_len)
 		return true;
-	size_t len = s->end - s->pos < WINDOW_BYTES ? s->end - s->pos : WINDOW_BYTES;
+	size_t len = s->end - s->pos < c->win_bytes ? s->end - s->pos : c->win_bytes;
 	ssize_t n = pread(c->fd, s->win, len, (off_t)(s->chunk_off + s->pos));
 	if (n < (ssize_t)need)
 		return false;
@@ -458,6 +460,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	c->fd = fd;
 	c->header = h;
 	c->size = (size_t)st.st_size;
+	c->win_bytes = h.chunk_size < WINDOW_BYTES ? h.chunk_size : WINDOW_BYTES;
 	if (c->size > h.header_size)
 		c->n_chunks = (c->size - h.header_size + h.chunk_size - 1) / h.chunk_size;
 	if (c->n_chunks < h.n_chunks || c->size < h.header_size)
@@ -522,7 +525,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 		struct cpu_stream *s = &c->streams[i];
 		if (!s->n_chunks)
 			continue;
-		s->win = malloc(WINDOW_BYTES);
+		s->win = malloc(c->win_bytes);
 		if (!s->win) {
 			gt_capture_close(c);
 			return NULL;

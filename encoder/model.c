@@ -262,7 +262,7 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 	uint64_t *live = NULL;
 	switch (r->rec->aux) {
 	case GT_USER_TASK_BEGIN:
-		live = u->id ? gtm_u64map_slot(&m->tasks, u->id, &found) : NULL;
+		live = u->id ? gt_u64map_slot(&m->tasks, u->id, &found) : NULL;
 		if (!live || (found && *live))
 			break;
 		*live = 1;
@@ -270,7 +270,7 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 		m->ctr.user_annotations++;
 		return;
 	case GT_USER_TASK_END:
-		live = u->id ? gtm_u64map_slot(&m->tasks, u->id, &found) : NULL;
+		live = u->id ? gt_u64map_slot(&m->tasks, u->id, &found) : NULL;
 		if (!live || !found || !*live)
 			break;
 		*live = 0;
@@ -423,14 +423,14 @@ void gt_model_free(struct gt_model *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < sizeof m->pages / sizeof m->pages[0]; i++)
-		free(m->pages[i]);
+	for (size_t i = 0; i < m->n_threads; i++)
+		free(m->threads[i]);
+	free(m->threads);
+	gt_u64map_free(&m->by_serial);
 	free(m->ps);
 	free(m->buckets);
-	free(m->routine_stacks.keys);
-	free(m->routine_stacks.vals);
-	free(m->tasks.keys);
-	free(m->tasks.vals);
+	gt_u64map_free(&m->routine_stacks);
+	gt_u64map_free(&m->tasks);
 	free(m->stack_defined);
 	free(m->stack_referenced);
 	free(m);

@@ -16,6 +16,7 @@
 
 #include "clock_fit.h"
 #include "model.h"
+#include "u64map.h"
 
 #define SYNTH_STACK_BASE ((1ull << 24) + 1)
 #define SYNTH_PC_BASE 0xffff000000000000ull
@@ -75,14 +76,6 @@ struct mproc {
 	uint64_t last;          /* last tick on this P */
 };
 
-/* u64 -> u64 map, open addressing, no deletion (caches sized by start routines). */
-struct u64map {
-	uint64_t *keys, *vals;
-	size_t n, cap;
-};
-
-/* Two-level table (pages of 4096 threads) so that thread pointers never move. */
-#define PAGE_THREADS 4096u
 #define MAX_SERIAL (1u << 24)
 
 struct gt_model {
@@ -92,8 +85,12 @@ struct gt_model {
 	struct gt_model_counters ctr;
 	struct gt_clock clock;
 
-	struct mthread *pages[MAX_SERIAL / PAGE_THREADS];  /* threads by serial */
-	uint32_t max_serial;
+	/* Threads, each allocated once so that pointers never move; memory grows with the
+	 * threads met, not with their serials (read from the file). */
+	struct gt_u64map by_serial;       /* serial -> struct mthread * */
+	struct mthread **threads;         /* every thread; in serial order when sorted */
+	size_t n_threads, cap_threads;
+	bool threads_sorted;
 	uint64_t next_g;
 
 	struct mproc *ps;           /* P 0 (metadata, prologue) .. n_cpus */
@@ -113,35 +110,35 @@ struct gt_model {
 	bool seen_fact;
 
 	uint64_t synth_stack[S_COUNT];
-	struct u64map routine_stacks;
-	struct u64map tasks;        /* user task id -> 1 while live */
+	struct gt_u64map routine_stacks;
+	struct gt_u64map tasks;     /* user task id -> 1 while live */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
+	uint32_t max_stack_referenced;              /* where a scan of them can stop */
 };
-
-/* An existing entry (serial known to be allocated). */
-static inline struct mthread *gtm_thread_at(const struct gt_model *m, uint32_t serial)
-{
-	return &m->pages[serial / PAGE_THREADS][serial % PAGE_THREADS];
-}
 
 /* The entry of serial if allocated, else NULL (never allocates). */
 static inline struct mthread *gtm_thread_find(const struct gt_model *m, uint32_t serial)
 {
-	if (!serial || serial >= MAX_SERIAL || !m->pages[serial / PAGE_THREADS])
-		return NULL;
-	return gtm_thread_at(m, serial);
+	const uint64_t *v = gt_u64map_find(&m->by_serial, serial);
+	return v ? (struct mthread *)(uintptr_t)*v : NULL;
 }
 
-/* Runs the statement after it for every allocated thread t. */
+/* An existing entry (serial known to be allocated). */
+static inline struct mthread *gtm_thread_at(const struct gt_model *m, uint32_t serial)
+{
+	return gtm_thread_find(m, serial);
+}
+
+/* Runs the statement after it for every allocated thread t, in serial order (the order of
+ * the events it emits). */
 #define FOR_EACH_THREAD(m, t)                                                              \
-	for (uint32_t s_ = 1; s_ <= (m)->max_serial; s_++)                                \
-		for (struct mthread *t = (m)->pages[s_ / PAGE_THREADS]                      \
-					     ? gtm_thread_at((m), s_) : NULL;               \
-		     t; t = NULL)
+	for (size_t i_ = gtm_threads_by_serial(m); i_ < (m)->n_threads; i_++)             \
+		for (struct mthread *t = (m)->threads[i_]; t; t = NULL)
 
 /* model_sched.c */
 struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial);
+size_t gtm_threads_by_serial(struct gt_model *m);   /* sorts m->threads; returns 0 */
 uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct mthread *b,
 		       uint64_t want);
 void gtm_emit(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
@@ -166,7 +163,6 @@ void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
 void gtm_credit_end(struct gt_model *m, uint32_t serial);
 
 /* model_stacks.c */
-uint64_t *gtm_u64map_slot(struct u64map *m, uint64_t key, bool *found);
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);
 uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id);
 void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs);

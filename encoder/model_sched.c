@@ -11,17 +11,45 @@ struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
 {
 	if (!serial || serial >= MAX_SERIAL)
 		return NULL;
-	struct mthread **page = &m->pages[serial / PAGE_THREADS];
-	if (!*page) {
-		*page = calloc(PAGE_THREADS, sizeof **page);
-		if (!*page)
-			return NULL;
-		for (uint32_t i = 0; i < PAGE_THREADS; i++)
-			(*page)[i].serial = (serial / PAGE_THREADS) * PAGE_THREADS + i;
+	bool found;
+	uint64_t *slot = gt_u64map_slot(&m->by_serial, serial, &found);
+	if (!slot)
+		return NULL;
+	if (*slot)   /* 0: absent, or left by an allocation that failed */
+		return (struct mthread *)(uintptr_t)*slot;
+	struct mthread *t = NULL;
+	if (m->n_threads == m->cap_threads) {
+		size_t cap = m->cap_threads ? 2 * m->cap_threads : 64;
+		struct mthread **bigger = realloc(m->threads, cap * sizeof *bigger);
+		if (bigger) {
+			m->threads = bigger;
+			m->cap_threads = cap;
+		}
 	}
-	if (serial > m->max_serial)
-		m->max_serial = serial;
-	return &(*page)[serial % PAGE_THREADS];
+	if (m->n_threads < m->cap_threads)
+		t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->serial = serial;
+	*slot = (uintptr_t)t;
+	m->threads[m->n_threads++] = t;
+	if (m->n_threads > 1 && m->threads[m->n_threads - 2]->serial > serial)
+		m->threads_sorted = false;
+	return t;
+}
+
+static int by_serial(const void *a, const void *b)
+{
+	const struct mthread *x = *(struct mthread *const *)a, *y = *(struct mthread *const *)b;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+size_t gtm_threads_by_serial(struct gt_model *m)
+{
+	if (!m->threads_sorted && m->n_threads > 1)
+		qsort(m->threads, m->n_threads, sizeof *m->threads, by_serial);
+	m->threads_sorted = true;
+	return 0;
 }
 
 uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct mthread *b,

@@ -24,51 +24,6 @@ static struct gt_wire_frame synth_frame(enum synth s)
 				      0};
 }
 
-/* The map behind the start-routine stacks (and the model's live user tasks). */
-static bool u64map_grow(struct u64map *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 256;
-	uint64_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
-	if (!k || !v) {
-		free(k);
-		free(v);
-		return false;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
-			continue;
-		size_t j = (m->keys[i] * 0x9e3779b97f4a7c15ull) >> 7 & (cap - 1);
-		while (k[j])
-			j = (j + 1) & (cap - 1);
-		k[j] = m->keys[i];
-		v[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = k;
-	m->vals = v;
-	m->cap = cap;
-	return true;
-}
-
-/* Slot of key (non-zero); *found tells whether it holds key already. */
-uint64_t *gtm_u64map_slot(struct u64map *m, uint64_t key, bool *found)
-{
-	*found = false;
-	if ((m->n + 1) * 2 > m->cap && !u64map_grow(m))
-		return NULL;
-	size_t j = (key * 0x9e3779b97f4a7c15ull) >> 7 & (m->cap - 1);
-	while (m->keys[j] && m->keys[j] != key)
-		j = (j + 1) & (m->cap - 1);
-	if (m->keys[j]) {
-		*found = true;
-	} else {
-		m->keys[j] = key;
-		m->n++;
-	}
-	return &m->vals[j];
-}
-
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s)
 {
 	if (!m->synth_stack[s]) {
@@ -95,6 +50,8 @@ uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id)
 	if (!id || id >= (1u << 24))
 		return 0;
 	bit_set(m->stack_referenced, id);
+	if (id > m->max_stack_referenced)
+		m->max_stack_referenced = id;
 	return id;
 }
 
@@ -145,7 +102,7 @@ uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallba
 	if (!entry)
 		return gtm_synth_stack(m, fallback);
 	bool found;
-	uint64_t *slot = gtm_u64map_slot(&m->routine_stacks, entry, &found);
+	uint64_t *slot = gt_u64map_slot(&m->routine_stacks, entry, &found);
 	if (slot && found)
 		return *slot;
 	struct gt_wire_frame f;
@@ -166,7 +123,7 @@ uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallba
 /* Referenced stacks whose definition was lost get one synthetic frame. */
 void gtm_stacks_finish(struct gt_model *m)
 {
-	for (uint32_t i = 0; i < (1u << 24) / 8; i += 8) {
+	for (uint32_t i = 0; i <= m->max_stack_referenced / 8; i += 8) {
 		uint64_t ref, def;
 		memcpy(&ref, m->stack_referenced + i, 8);
 		if (!ref)

@@ -6,6 +6,8 @@
  * smaller timestamps (gotrace's, §2.3). */
 #include "gotrace_reader.h"
 
+#include "u64map.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,16 +26,11 @@ enum {
 	WIRE_GO_BLOCK_GC = 42,
 };
 
-struct p_context {
-	uint64_t p, g;
-};
-
 struct parser {
 	const uint8_t *p, *end, *start;
 	uint64_t *vals;
 	size_t n_vals, cap_vals;
-	struct p_context *ctx;
-	size_t n_ctx, cap_ctx;
+	struct gt_u64map ctx;       /* P -> its goroutine context */
 	size_t cap_ev, cap_strings, cap_stacks;
 	char *err;
 	size_t errlen;
@@ -110,13 +107,8 @@ static int read_values(struct parser *ps, unsigned count)
 
 static uint64_t *context_of(struct parser *ps, uint64_t p)
 {
-	for (size_t i = 0; i < ps->n_ctx; i++)
-		if (ps->ctx[i].p == p)
-			return &ps->ctx[i].g;
-	if (!grow((void **)&ps->ctx, &ps->cap_ctx, ps->n_ctx + 1, sizeof *ps->ctx))
-		return NULL;
-	ps->ctx[ps->n_ctx] = (struct p_context){ .p = p };
-	return &ps->ctx[ps->n_ctx++].g;
+	bool found;
+	return gt_u64map_slot(&ps->ctx, p, &found);
 }
 
 static enum gt_go_event kind_of_type(uint8_t type)
@@ -368,7 +360,7 @@ int gt_go_trace_read(const char *path, struct gt_go_trace *t, char *err, size_t 
 		ret = -1;
 	}
 	free(ps.vals);
-	free(ps.ctx);
+	gt_u64map_free(&ps.ctx);
 	free(data);
 	if (ret != 0) {
 		snprintf(err, errlen, "%s: %s", path, why);
@@ -392,7 +384,7 @@ void gt_go_trace_free(struct gt_go_trace *t)
 const char *gt_go_trace_string(const struct gt_go_trace *t, uint64_t id)
 {
 	struct gt_go_string key = { .id = id };
-	const struct gt_go_string *s = id == 0 ? NULL :
+	const struct gt_go_string *s = id == 0 || t->n_strings == 0 ? NULL :
 		bsearch(&key, t->strings, t->n_strings, sizeof *t->strings, by_string_id);
 	return s != NULL ? s->text : "";
 }
@@ -400,6 +392,6 @@ const char *gt_go_trace_string(const struct gt_go_trace *t, uint64_t id)
 const struct gt_go_stack_def *gt_go_trace_stack(const struct gt_go_trace *t, uint64_t id)
 {
 	struct gt_go_stack_def key = { .id = id };
-	return id == 0 ? NULL :
+	return id == 0 || t->n_stacks == 0 ? NULL :
 		bsearch(&key, t->stacks, t->n_stacks, sizeof *t->stacks, by_stack_id);
 }

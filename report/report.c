@@ -12,6 +12,7 @@
 #include "clock_fit.h"
 #include "convert.h"
 #include "symbolizer.h"
+#include "u64map.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -88,12 +89,16 @@ struct stack_def {
 	char *frames_key;     /* symbolized "func\tfile\tline\n"..., made when first needed */
 };
 
+/* Threads and stacks are found by their ids through maps: memory grows with the ids a
+ * capture holds, not with their values. */
 struct report {
-	struct thread_info *threads;    /* indexed by serial */
-	size_t n_threads;
+	struct thread_info *threads;    /* [0] unused; by serial once sorted for printing */
+	size_t n_threads, cap_threads;
+	struct gt_u64map thread_index;  /* serial -> index in threads */
 	struct site_table objects, syscalls;
-	struct stack_def *stacks;       /* indexed by stack id */
-	size_t n_stacks;
+	struct stack_def *stacks;
+	size_t n_stacks, cap_stacks;
+	struct gt_u64map stack_index;   /* stack id -> index + 1 in stacks */
 	struct gt_symbolizer *sym;
 	struct gt_clock clock;
 	uint64_t end_ns;
@@ -124,14 +129,33 @@ static void *grow(void *array, size_t *n, size_t want, size_t elem)
 	return bigger;
 }
 
+/* The thread of serial, made when first met; valid until the next call. */
 static struct thread_info *thread_of(struct report *r, uint32_t serial)
 {
 	if (serial == 0 || serial >= (1u << 24))
 		return NULL;
-	r->threads = grow(r->threads, &r->n_threads, (size_t)serial + 1, sizeof *r->threads);
-	struct thread_info *t = &r->threads[serial];
-	t->serial = serial;
-	return t;
+	bool found;
+	uint64_t *index = gt_report_must(gt_u64map_slot(&r->thread_index, serial, &found));
+	if (!found) {
+		r->n_threads += r->n_threads == 0;   /* entry 0 stays unused */
+		r->threads = grow(r->threads, &r->cap_threads, r->n_threads + 1,
+				  sizeof *r->threads);
+		*index = r->n_threads++;
+		r->threads[*index].serial = serial;
+	}
+	return &r->threads[*index];
+}
+
+static struct stack_def *stack_def_of(const struct report *r, uint32_t stack)
+{
+	const uint64_t *index = stack ? gt_u64map_find(&r->stack_index, stack) : NULL;
+	return index != NULL ? &r->stacks[*index - 1] : NULL;
+}
+
+static int thread_by_serial(const void *a, const void *b)
+{
+	const struct thread_info *x = a, *y = b;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
 }
 
 static size_t site_slot(const struct site_table *t, uint64_t key, uint8_t kind)
@@ -294,8 +318,14 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		if (p->id == 0 || p->id >= (1u << 24) ||
 		    sizeof *p + (size_t)p->nframes * 8 > cr->payload_len)
 			break;
-		r->stacks = grow(r->stacks, &r->n_stacks, (size_t)p->id + 1, sizeof *r->stacks);
-		struct stack_def *def = &r->stacks[p->id];
+		bool found;
+		uint64_t *index = gt_report_must(gt_u64map_slot(&r->stack_index, p->id, &found));
+		if (!found) {
+			r->stacks = grow(r->stacks, &r->cap_stacks, r->n_stacks + 1,
+					 sizeof *r->stacks);
+			*index = ++r->n_stacks;
+		}
+		struct stack_def *def = &r->stacks[*index - 1];
 		free(def->pcs);
 		def->n = p->nframes;
 		def->pcs = gt_report_must(malloc((size_t)p->nframes * sizeof *def->pcs + 1));
@@ -423,10 +453,10 @@ static const char *syscall_name(uint32_t nr, char *buf, size_t size)
 
 static size_t frames_of(struct report *r, uint32_t stack, struct gt_frame *out)
 {
-	if (stack == 0 || stack >= r->n_stacks || r->stacks[stack].pcs == NULL)
+	const struct stack_def *def = stack_def_of(r, stack);
+	if (def == NULL || def->pcs == NULL)
 		return 0;
-	return gt_sym_stack(r->sym, r->stacks[stack].pcs, r->stacks[stack].n, out,
-			    REPORT_MAX_FRAMES);
+	return gt_sym_stack(r->sym, def->pcs, def->n, out, REPORT_MAX_FRAMES);
 }
 
 static const char *base_name(const char *path)
@@ -466,9 +496,9 @@ static void routine_text(struct report *r, const struct thread_info *t, char *bu
 static const char *frames_key(struct report *r, uint32_t stack)
 {
 	static const char none[] = "";
-	if (stack == 0 || stack >= r->n_stacks || r->stacks[stack].pcs == NULL)
+	struct stack_def *def = stack_def_of(r, stack);
+	if (def == NULL || def->pcs == NULL)
 		return none;
-	struct stack_def *def = &r->stacks[stack];
 	if (def->frames_key != NULL)
 		return def->frames_key;
 	struct gt_frame frames[REPORT_MAX_FRAMES];
@@ -488,14 +518,27 @@ static const char *frames_key(struct report *r, uint32_t stack)
  * id of a group stands for it when frames are printed. */
 static void group_stacks_by_frames(struct report *r, struct wait_site *s)
 {
+	/* groups found by a hash of their frames; a group whose hash another one took first
+	 * by a scan (rare: 64-bit hashes) */
+	struct gt_u64map index = { 0 };
+	const char **keys = gt_report_must(malloc((s->n_stacks + 1) * sizeof *keys));
 	size_t kept = 0;
 	for (size_t i = 0; i < s->n_stacks; i++) {
 		struct stack_stat *st = &s->stacks[i];
 		const char *key = frames_key(r, st->stack);
-		size_t k = 0;
-		while (k < kept && strcmp(frames_key(r, s->stacks[k].stack), key) != 0)
-			k++;
+		bool found;
+		uint64_t *slot = gt_report_must(
+			gt_u64map_slot(&index, gt_hash_bytes(key, strlen(key)), &found));
+		size_t k = kept;   /* a new group, unless found */
+		if (found && strcmp(keys[*slot - 1], key) == 0)
+			k = *slot - 1;
+		else if (found)
+			for (k = 0; k < kept && strcmp(keys[k], key) != 0; k++)
+				continue;
 		if (k == kept) {
+			if (!found)
+				*slot = kept + 1;
+			keys[kept] = key;
 			s->stacks[kept++] = *st;
 			continue;
 		}
@@ -506,6 +549,8 @@ static void group_stacks_by_frames(struct report *r, struct wait_site *s)
 			group->max_ns = st->max_ns;
 	}
 	s->n_stacks = kept;
+	free(keys);
+	gt_u64map_free(&index);
 }
 
 static int by_total_desc(const void *a, const void *b)
@@ -820,6 +865,8 @@ static void free_report(struct report *r)
 		free(tables[t]->slots);
 	}
 	free(r->threads);
+	gt_u64map_free(&r->thread_index);
+	gt_u64map_free(&r->stack_index);
 	for (size_t i = 0; i < r->n_stacks; i++) {
 		free(r->stacks[i].pcs);
 		free(r->stacks[i].frames_key);
@@ -849,9 +896,11 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
 	apply_clock_fit(&r);
-	/* The index is not used after this point: sorting moves the sites. */
+	/* The indexes are not used after this point: sorting moves the sites and threads. */
 	sort_sites(&r, r.objects.v, r.objects.n);
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);
+	if (r.n_threads > 1)
+		qsort(r.threads + 1, r.n_threads - 1, sizeof *r.threads, thread_by_serial);
 	if (opt->json)
 		print_json(out, &r, h, capture, opt);
 	else

@@ -8,6 +8,7 @@
  * groups them.  Lock addresses are not in a Go trace, hence "by stack". */
 #include "gotrace_reader.h"
 #include "report.h"
+#include "u64map.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -33,6 +34,7 @@ static const char *const block_class_name[BLOCK_CLASS_COUNT] = {
 enum g_state { G_DEAD, G_RUNNABLE, G_RUNNING, G_BLOCKED };
 
 struct goroutine {
+	uint64_t id;
 	bool seen, ended;
 	enum g_state state;
 	uint64_t since_ns;          /* when the current state began */
@@ -54,30 +56,44 @@ struct stack_group {
 	uint64_t count, total_ns, max_ns;
 };
 
+/* Goroutines and groups are found through maps: memory grows with what the trace holds,
+ * not with the ids it names. */
 struct trace_report {
 	const struct gt_go_trace *t;
-	struct goroutine *g;
-	size_t n_g;
+	struct goroutine *g;        /* [0] unused; by id once sorted for printing */
+	size_t n_g, cap_g;
+	struct gt_u64map g_index;   /* goroutine id -> index in g */
 	char **keys;                /* per stack of t->stacks, made when first needed */
 	struct stack_group *groups;
 	size_t n_groups, cap_groups;
+	struct gt_u64map group_index; /* hash of (kind, frames) -> index + 1 of its first group */
 	uint64_t end_ns;
 };
 
+/* The goroutine of id, made when first met; valid until the next call. */
 static struct goroutine *goroutine_of(struct trace_report *r, uint64_t id)
 {
-	if (id == 0 || id >= (1u << 24))
+	if (id == 0)
 		return NULL;
-	if (id >= r->n_g) {
-		size_t n = r->n_g ? r->n_g : 64;
-		while (n <= id)
-			n *= 2;
-		r->g = gt_report_must(realloc(r->g, n * sizeof *r->g));
-		memset(r->g + r->n_g, 0, (n - r->n_g) * sizeof *r->g);
-		r->n_g = n;
+	bool found;
+	uint64_t *index = gt_report_must(gt_u64map_slot(&r->g_index, id, &found));
+	if (!found) {
+		r->n_g += r->n_g == 0;   /* entry 0 stays unused */
+		if (r->n_g >= r->cap_g) {
+			r->cap_g = 2 * r->cap_g + 64;
+			r->g = gt_report_must(realloc(r->g, r->cap_g * sizeof *r->g));
+		}
+		*index = r->n_g++;
+		r->g[*index] = (struct goroutine){ .id = id };
 	}
-	r->g[id].seen = true;
-	return &r->g[id];
+	r->g[*index].seen = true;
+	return &r->g[*index];
+}
+
+static int goroutine_by_id(const void *a, const void *b)
+{
+	const struct goroutine *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static char *make_frames_key(const struct gt_go_trace *t, const struct gt_go_stack_def *s);
@@ -108,12 +124,23 @@ static char *make_frames_key(const struct gt_go_trace *t, const struct gt_go_sta
 	return key;
 }
 
+static bool group_is(const struct stack_group *g, uint8_t block, const char *key)
+{
+	return g->block == block && strcmp(g->key, key) == 0;
+}
+
 static void group_add(struct trace_report *r, uint8_t block, uint64_t stack, uint64_t ns)
 {
 	const char *key = frames_key(r, stack);
-	struct stack_group *g = NULL;
-	for (size_t i = 0; i < r->n_groups && g == NULL; i++)
-		if (r->groups[i].block == block && strcmp(r->groups[i].key, key) == 0)
+	/* Found through a hash of (kind, frames); a group whose hash another one took first is
+	 * found by a scan (rare: 64-bit hashes). */
+	uint64_t hash = gt_hash_bytes(key, strlen(key)) * BLOCK_CLASS_COUNT + block;
+	bool found;
+	uint64_t *slot = gt_report_must(gt_u64map_slot(&r->group_index, hash, &found));
+	struct stack_group *g = found && group_is(&r->groups[*slot - 1], block, key)
+					? &r->groups[*slot - 1] : NULL;
+	for (size_t i = 0; found && i < r->n_groups && g == NULL; i++)
+		if (group_is(&r->groups[i], block, key))
 			g = &r->groups[i];
 	if (g == NULL) {
 		if (r->n_groups == r->cap_groups) {
@@ -122,6 +149,8 @@ static void group_add(struct trace_report *r, uint8_t block, uint64_t stack, uin
 		}
 		g = &r->groups[r->n_groups++];
 		*g = (struct stack_group){ .block = block, .stack = stack, .key = key };
+		if (!found)
+			*slot = r->n_groups;
 	}
 	g->count++;
 	g->total_ns += ns;
@@ -320,8 +349,9 @@ static void print_text(FILE *out, const struct trace_report *r, const char *trac
 		if (!g->seen)
 			continue;
 		const char *name = gt_go_trace_string(r->t, g->label);
-		fprintf(out, "  %-4zu %-15s %-24.24s %10.3f %10.3f", i, name[0] ? name : "-",
-			routine_of(r, g), ms(alive_ns(r, g)), ms(running_ns(r, g)));
+		fprintf(out, "  %-4" PRIu64 " %-15s %-24.24s %10.3f %10.3f", g->id,
+			name[0] ? name : "-", routine_of(r, g), ms(alive_ns(r, g)),
+			ms(running_ns(r, g)));
 		for (int c = 0; c < BLOCK_CLASS_COUNT; c++)
 			fprintf(out, " %10.3f", ms(g->blocked_ns[c]));
 		fputc('\n', out);
@@ -352,8 +382,8 @@ static void print_text(FILE *out, const struct trace_report *r, const char *trac
 			fprintf(out, "\nGoroutines still blocked when the trace ends\n");
 		header = true;
 		const char *name = gt_go_trace_string(r->t, g->label);
-		fprintf(out, "  g %zu (%s) since %.3f ms, %s, at:\n", i, name[0] ? name : "-",
-			ms(g->since_ns), block_class_name[g->block]);
+		fprintf(out, "  g %" PRIu64 " (%s) since %.3f ms, %s, at:\n", g->id,
+			name[0] ? name : "-", ms(g->since_ns), block_class_name[g->block]);
 		text_stack(out, r, g->block_stack);
 	}
 	fprintf(out, "\nLock, condvar and semaphore addresses, fd kinds and syscall names are only "
@@ -390,7 +420,7 @@ static void print_json(FILE *out, const struct trace_report *r, const char *trac
 		const struct goroutine *g = &r->g[i];
 		if (!g->seen)
 			continue;
-		fprintf(out, "%s{\"g\":%zu,\"name\":", first ? "" : ",", i);
+		fprintf(out, "%s{\"g\":%" PRIu64 ",\"name\":", first ? "" : ",", g->id);
 		first = false;
 		gt_report_json_string(out, gt_go_trace_string(r->t, g->label));
 		fputs(",\"start_routine\":", out);
@@ -440,6 +470,8 @@ int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, F
 		add_event(&r, &t.ev[i]);
 	if (r.n_groups > 1) /* groups is NULL when nothing blocked: qsort must not see it */
 		qsort(r.groups, r.n_groups, sizeof *r.groups, group_by_total_desc);
+	if (r.n_g > 1)
+		qsort(r.g + 1, r.n_g - 1, sizeof *r.g, goroutine_by_id);
 	if (opt->json)
 		print_json(out, &r, trace, opt);
 	else
@@ -449,6 +481,8 @@ int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, F
 	free(r.keys);
 	free(r.groups);
 	free(r.g);
+	gt_u64map_free(&r.g_index);
+	gt_u64map_free(&r.group_index);
 	gt_go_trace_free(&t);
 	return 0;
 }

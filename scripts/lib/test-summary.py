@@ -54,7 +54,9 @@ def main(paths):
                 notes.append(f"fail: {tag}{run['name']}: {result} after its cases")
         elif result == "SKIP":
             case_passed, case_failed, case_skipped = 0, 0, 1
-            notes.append(f"skip: {tag}{run['name']}")
+            # a plain test says why it skipped in its last line of output
+            why = [line for line in output.splitlines() if line.strip()]
+            notes.append(f"skip: {tag}{run['name']}" + (f": {why[-1].strip()}" if why else ""))
         elif result in MESON_PASS:
             case_passed, case_failed, case_skipped = 1, 0, 0
         else:

@@ -1,0 +1,26 @@
+/* fuzz_input: see fuzz_input.h. */
+#include "fuzz_input.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+const char *fuzz_input_file(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	static char path[64];
+	if (fd < 0) {
+		fd = memfd_create("fuzz-input", MFD_CLOEXEC);
+		if (fd < 0) {
+			perror("fuzz: memfd_create");
+			abort();
+		}
+		snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	}
+	if (ftruncate(fd, 0) != 0 || (size && pwrite(fd, data, size, 0) != (ssize_t)size)) {
+		perror("fuzz: writing the input");
+		abort();
+	}
+	return path;
+}
