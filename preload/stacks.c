@@ -10,6 +10,7 @@
 #include "config.h"
 #include "facts.h"
 #include "hooks.def"
+#include "lifecycle.h"
 #include "modules.h"
 
 #include <dlfcn.h>
@@ -226,32 +227,36 @@ static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 
 /* ---- walk stacks ---------------------------------------------------------------------
  * libunwind runs on a stack of the tracer's: a mapping of a guard page, the stack, and at
- * its top the walk's state and frame buffer.  A pool of them, one per CPU that unwinds at
- * the same moment (a walk takes a free one with one atomic exchange, starting at its CPU's,
- * and gives it back), so threads need nothing at exit and memory stays a few per CPU.
+ * its top the frame buffer.  A pool of them, one per CPU that unwinds at the same moment (a
+ * walk takes a free one with one atomic exchange, starting at its CPU's, and gives it
+ * back), so threads need nothing at exit and memory stays a few per CPU.  The slow paths
+ * that need kilobytes run there too: a new chunk (file growth, a warning) and a thread's
+ * adoption (in a fork child: the capture's creation and the module map).
  *
  * A signal arriving during a walk runs the program's handler on the walk stack (unless
- * SA_ONSTACK): it gets the 60 KiB below the walk, and the guard page under them.  A handler
- * already on the alternate stack must not leave it during a walk: a nested SA_ONSTACK
- * signal would be put at the alternate stack's top (the kernel decides by the stack
- * pointer), over the running handler.  There, signals wait for the walk's end (two system
- * calls, only for hooks called on the alternate stack). */
+ * SA_ONSTACK): it gets the 60 KiB below, and the guard page under them.  A handler already
+ * on the alternate stack must not leave it: a nested SA_ONSTACK signal would be put at the
+ * alternate stack's top (the kernel decides by the stack pointer), over the running
+ * handler.  There, signals wait for the walk's end (two system calls, only for hooks
+ * called on the alternate stack); they always wait for the slow paths' end. */
 #define GT_WALK_MAP (68u << 10)
 #define GT_WALK_GUARD 4096u
 #define GT_WALKS_MAX 64u
-/* the tracer's frame a walk adds between unw_backtrace and gt_stack_id_slow: gt_call_on */
+/* the tracer's frame a walk adds between unw_backtrace and stack_id_unwind: gt_call_on */
 #define GT_OWN_FRAMES_WALK 1u
 
 struct gt_walk {
 	_Atomic uint32_t busy;
-	uintptr_t pcs[GT_MAX_STACK_DEPTH + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK];
+	uintptr_t pcs[GT_MAX_STACK_DEPTH + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1];
 };
 static struct gt_walk *_Atomic gt_walks[GT_WALKS_MAX];
 
-/* fn(pcs, n) with the stack pointer at top (16-byte aligned).  Its frame is a plain
- * frame-pointer frame on the caller's stack, so libunwind (on its fast path), gdb and a
- * cancellation's unwinder follow it from the walk stack back to the program's. */
-int gt_call_on(void **pcs, int n, int (*fn)(void **, int), void *top) GT_HIDDEN;
+/* fn(a, b, c) with the stack pointer at top (16-byte aligned), for any fn of at most three
+ * integer or pointer arguments (the unused ones are ignored); its result, to be cast back to
+ * fn's return type.  Its frame is a plain frame-pointer frame on the caller's stack, so
+ * libunwind (on its fast path), gdb and a cancellation's unwinder follow it from the walk
+ * stack back to the program's. */
+uintptr_t gt_call_on(void *fn, void *top, uintptr_t a, uintptr_t b, uintptr_t c) GT_HIDDEN;
 #if defined(__x86_64__)
 #if defined(__CET__)
 #define GT_ENDBR "endbr64\n"
@@ -270,8 +275,12 @@ __asm__(".text\n"
 	".cfi_offset %rbp, -16\n"
 	"mov %rsp, %rbp\n"
 	".cfi_def_cfa_register %rbp\n"
-	"mov %rcx, %rsp\n"
-	"call *%rdx\n"
+	"mov %rdi, %rax\n"
+	"mov %rsi, %rsp\n"
+	"mov %rdx, %rdi\n"
+	"mov %rcx, %rsi\n"
+	"mov %r8, %rdx\n"
+	"call *%rax\n"
 	"mov %rbp, %rsp\n"
 	"pop %rbp\n"
 	".cfi_def_cfa %rsp, 8\n"
@@ -279,11 +288,11 @@ __asm__(".text\n"
 	".cfi_endproc\n"
 	".size gt_call_on, .-gt_call_on\n");
 #else
-/* elsewhere libunwind runs on the program's stack (only the frame buffer is ours) */
-int gt_call_on(void **pcs, int n, int (*fn)(void **, int), void *top)
+/* elsewhere everything stays on the program's stack (only the frame buffer is ours) */
+uintptr_t gt_call_on(void *fn, void *top, uintptr_t a, uintptr_t b, uintptr_t c)
 {
 	(void)top;
-	return fn(pcs, n);
+	return ((uintptr_t(*)(uintptr_t, uintptr_t, uintptr_t))fn)(a, b, c);
 }
 #endif
 
@@ -334,24 +343,38 @@ GT_INLINE struct gt_walk *walk_take(void)
 
 static void walk_give(struct gt_walk *w) { atomic_store_explicit(&w->busy, 0, memory_order_release); }
 
-/* unw_backtrace on the walk stack into w->pcs; the tracer's leading frames skipped */
-GT_INLINE unsigned unwind(struct gt_walk *w, unsigned want, unsigned *skip)
-{
-	int got = gt_call_on((void **)w->pcs, (int)want, gt_unw_backtrace,
-			     (void *)((uintptr_t)w & ~(uintptr_t)15));
-	unsigned n = got > 0 ? (unsigned)got : 0;
-	for (*skip = 0; *skip < n && in_self(w->pcs[*skip]); (*skip)++)
-		;
-	return n;
-}
+GT_INLINE void *walk_top(struct gt_walk *w) { return (void *)((uintptr_t)w & ~(uintptr_t)15); }
 
-/* on the alternate stack: signals wait for the walk's end (one frame more to skip) */
-static GT_NOINLINE unsigned unwind_masked(struct gt_walk *w, unsigned want, unsigned *skip)
+/* fn(a, b, c) on w's stack (NULL: none could be had, on this one) with every signal held
+ * back: on the alternate stack (see above), and around the tracer's locks (a program's
+ * handler run while it holds one could wait for a thread that waits for it) */
+static GT_NOINLINE uintptr_t call_masked(struct gt_walk *w, void *fn, uintptr_t a, uintptr_t b,
+					 uintptr_t c)
 {
 	uint64_t all = ~0ull, old;
 	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof all);
-	unsigned n = unwind(w, want, skip);
+	uintptr_t r = w ? gt_call_on(fn, walk_top(w), a, b, c) :
+			  ((uintptr_t(*)(uintptr_t, uintptr_t, uintptr_t))fn)(a, b, c);
 	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
+	return r;
+}
+
+/* fn(a, b, c) on w's stack, signals held back when masked */
+GT_INLINE uintptr_t call_on(struct gt_walk *w, int masked, void *fn, uintptr_t a, uintptr_t b,
+			    uintptr_t c)
+{
+	if (GT_LIKELY(!masked && w))
+		return gt_call_on(fn, walk_top(w), a, b, c);
+	return call_masked(w, fn, a, b, c);
+}
+
+/* unw_backtrace on the walk stack into w->pcs; the tracer's leading frames skipped */
+GT_INLINE unsigned unwind(struct gt_walk *w, int alt, unsigned want, unsigned *skip)
+{
+	int got = (int)call_on(w, alt, (void *)gt_unw_backtrace, (uintptr_t)w->pcs, want, 0);
+	unsigned n = got > 0 ? (unsigned)got : 0;
+	for (*skip = 0; *skip < n && in_self(w->pcs[*skip]); (*skip)++)
+		;
 	return n;
 }
 
@@ -367,14 +390,14 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 		goto out;
 	}
 	int alt = on_altstack((uintptr_t)__builtin_frame_address(0));
-	/* unwinding costs per frame: ask for the caller's estimate of our own frames, and only
-	 * when that proved short ask again with room for all of them */
+	/* unwinding costs per frame: ask for the caller's estimate of our own frames (and
+	 * call_masked's), and only when that proved short ask again with room for all of them */
 	unsigned depth = gt_cfg.stack_depth, skip, n;
 	unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
-	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK;
-	n = GT_LIKELY(!alt) ? unwind(w, want, &skip) : unwind_masked(w, want, &skip);
+	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
+	n = unwind(w, alt, want, &skip);
 	if (n == want && n - skip < depth && want < most)
-		n = GT_LIKELY(!alt) ? unwind(w, want = most, &skip) : unwind_masked(w, want = most, &skip);
+		n = unwind(w, alt, want = most, &skip);
 	const uintptr_t *pcs = w->pcs + skip;
 	n -= skip;
 	if (n > depth)
@@ -393,6 +416,29 @@ out:
 	t->busy = was_busy;
 	errno = saved_errno;
 	return id;
+}
+
+/* The reservation's slow path and a thread's adoption, on a walk stack (on the program's
+ * only when none can be had), signals held back: both may take the tracer's locks (the
+ * capture's growth; in a fork child, the capture's creation and the loader's for the module
+ * map).  Only a delayed start's check of the time, on every fact until then, takes none. */
+uint64_t *gt_reserve_slow_offstack(unsigned cpu, uint32_t nbytes, uint64_t tsc)
+{
+	struct gt_walk *w = walk_take();
+	uint64_t *r = (uint64_t *)call_on(w, gt_load(&gt_state) != GT_ST_DELAYED,
+					  (void *)gt_reserve_slow, cpu, nbytes, tsc);
+	if (w)
+		walk_give(w);
+	return r;
+}
+
+struct gt_tls *gt_thread_adopt_offstack(struct gt_tls *t)
+{
+	struct gt_walk *w = walk_take();
+	struct gt_tls *r = (struct gt_tls *)call_on(w, 1, (void *)gt_thread_adopt, (uintptr_t)t, 0, 0);
+	if (w)
+		walk_give(w);
+	return r;
 }
 
 /* Each mode's function replaces this frame (tail call): own_frames counts one of ours. */

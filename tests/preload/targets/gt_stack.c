@@ -1,9 +1,10 @@
 /* gt-stack SCENARIO: how much of the program's stack the hooks use.
  *
- *   measure    a thread whose stack is painted with a pattern calls each kind of hook (one
- *              at a time, each at the same depth) and finds the deepest byte it touched:
- *              stderr "stackuse OP BYTES" (traced and untraced differ by the tracer's use;
- *              stdout, identical, says each operation completed)
+ *   measure [ROUNDS]
+ *              a thread whose stack is painted with a pattern calls each kind of hook (one
+ *              at a time, each at the same depth, ROUNDS times, default 4) and finds the
+ *              deepest byte it touched: stderr "stackuse OP BYTES" (traced and untraced
+ *              differ by the tracer's use; stdout, identical, says each operation completed)
  *   altstack   SIGUSR1's handler runs on a malloc'd 8 KiB alternate stack (the classic
  *              SIGSTKSZ) and writes, sleeps and takes a contended lock, under a stream of
  *              signals; the 4 KiB below the stack are a canary: stderr "altstack BYTES"
@@ -212,12 +213,12 @@ static const struct op ops[] = {
 
 static void *measurer(void *arg)
 {
-	(void)arg;
+	int rounds = (int)(intptr_t)arg;
 	for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
 		const struct op *o = &ops[i];
 		size_t most = 0;
 		/* the first round binds the program's calls (lazy PLT): measured from the second */
-		for (int round = 0; round < 4; round++) {
+		for (int round = 0; round < rounds; round++) {
 			atomic_store(&ready, 0);
 			atomic_store(&go, 0);
 			if (o->before == 'l') {
@@ -246,9 +247,9 @@ static void *measurer(void *arg)
 	return NULL;
 }
 
-static int s_measure(void)
+static int s_measure(int rounds)
 {
-	const size_t size = 256 << 10;
+	const size_t size = 64 << 10;
 	stack_lo = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (stack_lo == MAP_FAILED)
 		die("mmap");
@@ -258,7 +259,9 @@ static int s_measure(void)
 	pthread_attr_t a;
 	pthread_attr_init(&a);
 	pthread_attr_setstack(&a, stack_lo, size);
-	if (pthread_create(&h, NULL, helper, NULL) || pthread_create(&t, &a, measurer, NULL))
+	fprintf(stderr, "fn painted_run %lu\nfd devnull %d\n", (unsigned long)(uintptr_t)painted_run,
+		devnull);
+	if (pthread_create(&h, NULL, helper, NULL) || pthread_create(&t, &a, measurer, (void *)(intptr_t)rounds))
 		die("pthread_create");
 	pthread_join(t, NULL);
 	if (write(to_helper[1], "q", 1) != 1)
@@ -274,52 +277,107 @@ static int s_measure(void)
 #define SIGNALS 1000
 
 static pthread_mutex_t hm = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int senders_done;
-static int ack[3][2];   /* per signal: the handler writes a byte, its sender reads it */
+static int acks[2];      /* the SIGUSR1 handler writes a byte, the sender reads it */
+static int lockreq[2];   /* the handler asks hm_holder to let it have hm ("q": stop) */
+static int lockheld[2];  /* hm_holder holds hm: the handler's lock will wait */
+static int locktaken[2]; /* the handler had it */
+static int senderdone[2];
+static atomic_int sender_done;
 static pthread_t target;
+static int signals;      /* SIGUSR1s sent */
+static int handler_depth; /* frames below the SIGUSR1 handler before its writes */
+static atomic_ulong invocations;
+static atomic_int frames_overwritten, in_handler, nested;
+static timer_t timer;
+static const struct itimerspec once = {{0, 0}, {0, 200000}};
 
-static int slot_of(int sig) { return sig == SIGUSR1 ? 1 : 2; }
+static __attribute__((noinline)) void deep_writes(int depth)
+{
+	if (depth > 1) {
+		deep_writes(depth - 1);
+		__asm__ volatile("" ::: "memory"); /* not a tail call */
+		return;
+	}
+	for (int i = 0; i < 20; i++)
+		write(devnull, "h", 1);
+}
 
+/* SIGUSR1 from the sender; SIGUSR2 from a timer (altnest), which may interrupt it */
 static void handler(int sig)
 {
 	int e = errno;
 	struct timespec ts = {0, 1000};
+	/* a nested handler put over this one's frame would change these */
+	volatile unsigned long mine[16];
+	unsigned long me = atomic_fetch_add(&invocations, 1) * 16;
+	if (atomic_fetch_add(&in_handler, 1))
+		atomic_fetch_add(&nested, 1);
+	for (int i = 0; i < 16; i++)
+		mine[i] = me + (unsigned long)i;
+	/* mostly hooks, deep (long stack walks): a nested signal often arrives while the
+	 * tracer works for this one */
+	deep_writes(sig == SIGUSR1 ? handler_depth : 1);
 	nanosleep(&ts, NULL);
-	/* a handler interrupting this one while it holds hm would wait for itself */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_mutex_lock(&hm); /* mostly held by hm_holder: a contended lock */
-	pthread_mutex_unlock(&hm);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (write(ack[slot_of(sig)][1], "a", 1) != 1)
+	if (sig == SIGUSR1) {
+		/* a contended lock; nothing may interrupt it (a handler waiting for the lock its
+		 * interrupted self holds would wait forever) */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		char b;
+		if (write(lockreq[1], "r", 1) != 1 || read(lockheld[0], &b, 1) != 1)
+			_exit(3);
+		pthread_mutex_lock(&hm);
+		pthread_mutex_unlock(&hm);
+		if (write(locktaken[1], "t", 1) != 1)
+			_exit(3);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	for (int i = 0; i < 16; i++)
+		if (mine[i] != me + (unsigned long)i)
+			atomic_store(&frames_overwritten, 1);
+	atomic_fetch_sub(&in_handler, 1);
+	if (sig == SIGUSR1 && write(acks[1], "a", 1) != 1)
 		_exit(3);
+	/* the next timer's signal 200 us after this one's end: the rest of the program goes
+	 * on however slow the machine (after the end, the timer is gone: that fails) */
+	if (sig == SIGUSR2)
+		timer_settime(timer, 0, &once, NULL);
 	errno = e;
 }
 
-/* holds hm whenever nobody waits for it, so the handler's lock blocks */
+/* holds hm, and lets a handler that asked for it have it once it waits for it */
 static void *hm_holder(void *arg)
 {
 	(void)arg;
-	while (atomic_load(&senders_done) < 2) {
-		pthread_mutex_lock(&hm);
-		while (mutex_word(&hm) != 2 && atomic_load(&senders_done) < 2)
+	char b;
+	pthread_mutex_lock(&hm);
+	while (read(lockreq[0], &b, 1) == 1 && b == 'r') {
+		if (write(lockheld[1], "h", 1) != 1)
+			die("write");
+		while (mutex_word(&hm) != 2)
 			relax();
 		pthread_mutex_unlock(&hm);
+		if (read(locktaken[0], &b, 1) != 1)
+			die("read");
+		pthread_mutex_lock(&hm);
 	}
+	pthread_mutex_unlock(&hm);
 	return NULL;
 }
 
 static void *sender(void *arg)
 {
-	int sig = (int)(intptr_t)arg;
+	(void)arg;
 	char b;
-	for (int i = 0; i < SIGNALS; i++) {
-		pthread_kill(target, sig);
-		if (read(ack[slot_of(sig)][0], &b, 1) != 1)
+	for (int i = 0; i < signals; i++) {
+		pthread_kill(target, SIGUSR1);
+		if (read(acks[0], &b, 1) != 1)
 			die("read ack");
 	}
-	atomic_fetch_add(&senders_done, 1);
+	atomic_store(&sender_done, 1);
+	if (write(senderdone[1], "d", 1) != 1)
+		die("write");
 	return NULL;
 }
 
@@ -333,29 +391,41 @@ static int s_altstack(int nest)
 	stack_t ss = {.ss_sp = mem + CANARY, .ss_size = bytes};
 	if (sigaltstack(&ss, NULL))
 		die("sigaltstack");
+	handler_depth = nest ? 100 : 1;
+	signals = nest ? 3 * SIGNALS : SIGNALS;
 	struct sigaction sa = {.sa_handler = handler, .sa_flags = SA_ONSTACK | SA_RESTART};
-	sigemptyset(&sa.sa_mask); /* SIGUSR1 and SIGUSR2 may interrupt each other's handler */
+	sigemptyset(&sa.sa_mask); /* SIGUSR2 may interrupt SIGUSR1's handler */
 	if (sigaction(SIGUSR1, &sa, NULL) || sigaction(SIGUSR2, &sa, NULL))
 		die("sigaction");
-	if (pipe(ack[1]) || pipe(ack[2]))
+	if (pipe(acks) || pipe(lockreq) || pipe(lockheld) || pipe(locktaken) || pipe(senderdone))
 		die("pipe");
 	target = pthread_self();
-	atomic_store(&senders_done, nest ? 0 : 1);
-	pthread_t h, s1, s2;
-	if (pthread_create(&h, NULL, hm_holder, NULL) ||
-	    pthread_create(&s1, NULL, sender, (void *)(intptr_t)SIGUSR1) ||
-	    (nest && pthread_create(&s2, NULL, sender, (void *)(intptr_t)SIGUSR2)))
+	fprintf(stderr, "fn handler %lu\n", (unsigned long)(uintptr_t)handler);
+
+	/* nested: SIGUSR2 from a timer, which lands anywhere, the tracer included */
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGUSR2};
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (nest && (timer_create(CLOCK_MONOTONIC, &sev, &timer) || timer_settime(timer, 0, &once, NULL)))
+		die("timer");
+	pthread_t h, s1;
+	if (pthread_create(&h, NULL, hm_holder, NULL) || pthread_create(&s1, NULL, sender, NULL))
 		die("pthread_create");
-	/* the interrupted thread keeps calling hooks too */
-	unsigned long calls = 0;
-	while (atomic_load(&senders_done) < 2) {
-		write(devnull, "y", 1);
-		calls++;
+	if (nest) {
+		/* waits (every handler records: none interrupts the tracer's own work) */
+		char b;
+		if (read(senderdone[0], &b, 1) != 1)
+			die("read");
+	} else {
+		/* calls hooks meanwhile: the signals also land in the tracer's work */
+		while (!atomic_load(&sender_done))
+			write(devnull, "y", 1);
 	}
 	pthread_join(s1, NULL);
-	if (nest)
-		pthread_join(s2, NULL);
+	if (write(lockreq[1], "q", 1) != 1)
+		die("write");
 	pthread_join(h, NULL);
+	if (nest && timer_delete(timer))
+		die("timer");
 	stack_t off = {.ss_flags = SS_DISABLE};
 	sigaltstack(&off, NULL);
 	size_t canary_hit = 0, deepest = bytes;
@@ -364,10 +434,12 @@ static int s_altstack(int nest)
 	for (size_t i = 0; i < bytes && mem[CANARY + i] == 0xa5; i++)
 		deepest = bytes - i - 1;
 	free(mem);
-	printf("handled %d signals%s, below the alternate stack: %s\n", nest ? 2 * SIGNALS : SIGNALS,
-	       nest ? " of two kinds" : "", canary_hit ? "OVERWRITTEN" : "untouched");
-	fprintf(stderr, "altstack %zu\n", deepest);
-	return canary_hit ? 1 : 0;
+	printf("handled %d signals%s, below the alternate stack: %s, handler frames: %s\n", signals,
+	       nest ? " and a timer's" : "",
+	       canary_hit ? "OVERWRITTEN" : "untouched",
+	       atomic_load(&frames_overwritten) ? "OVERWRITTEN" : "intact");
+	fprintf(stderr, "altstack %zu\nnested %d\n", deepest, atomic_load(&nested));
+	return canary_hit || atomic_load(&frames_overwritten);
 }
 
 /* ---- 16 KiB thread stacks -------------------------------------------------------------- */
@@ -420,6 +492,7 @@ static int s_recurse(void)
 	pthread_attr_t a;
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 16384);
+	fprintf(stderr, "fn descend %lu\n", (unsigned long)(uintptr_t)descend);
 	pthread_t t;
 	if (pthread_create(&t, &a, recurser, NULL))
 		die("pthread_create");
@@ -435,7 +508,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IONBF, 0);
 	devnull = open("/dev/null", O_WRONLY);
 	if (!strcmp(sc, "measure"))
-		return s_measure();
+		return s_measure(argc > 2 ? atoi(argv[2]) : 4);
 	if (!strcmp(sc, "altstack"))
 		return s_altstack(0);
 	if (!strcmp(sc, "altnest"))
