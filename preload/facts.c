@@ -444,8 +444,9 @@ static void emit_own_name(uint32_t serial)
 /* noinline: its frame is counted in own_frames */
 static GT_NOINLINE void fact_thread_existing(struct gt_tls *t)
 {
-	/* reached from a hook through gt_thread_adopt: one frame more than a fact */
-	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT + 1);
+	/* reached from a hook through gt_thread_adopt_offstack, gt_call_on and gt_thread_adopt:
+	 * three frames more than a fact */
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT + 3);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	struct gt_p_thread_start p = {.tid = (uint32_t)gt_sys0(SYS_gettid), .stack = stack};

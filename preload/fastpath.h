@@ -91,6 +91,8 @@ extern uint32_t gt_chunk_size GT_HIDDEN;
 extern uint64_t gt_stop_tsc GT_HIDDEN;       /* facts at or after this go to the slow path */
 
 uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc) GT_HIDDEN GT_NOINLINE;
+/* the same on a stack of the tracer's (stacks.c): the program's lends a hook little */
+uint64_t *gt_reserve_slow_offstack(unsigned cpu, uint32_t nbytes, uint64_t tsc) GT_HIDDEN GT_NOINLINE;
 
 GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 {
@@ -98,7 +100,7 @@ GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
 	if (GT_UNLIKELY(off + nbytes > gt_chunk_size || tsc >= gt_stop_tsc))
-		return gt_reserve_slow(cpu, nbytes, tsc);
+		return gt_reserve_slow_offstack(cpu, nbytes, tsc);
 	return (uint64_t *)(chunk + off);
 }
 
@@ -116,6 +118,7 @@ GT_INLINE void gt_commit(uint64_t *rec, uint64_t first_word)
 /* ---- hook entry ----------------------------------------------------------------------- */
 
 struct gt_tls *gt_thread_adopt(struct gt_tls *t) GT_HIDDEN GT_NOINLINE;
+struct gt_tls *gt_thread_adopt_offstack(struct gt_tls *t) GT_HIDDEN GT_NOINLINE;
 
 /* NULL: pass straight through (tracing off, failed, or the tracer itself is calling). */
 GT_INLINE struct gt_tls *gt_enter(void)
@@ -126,7 +129,7 @@ GT_INLINE struct gt_tls *gt_enter(void)
 	if (GT_UNLIKELY(t->busy | t->ended))
 		return NULL;
 	if (GT_UNLIKELY(t->epoch != gt_load(&gt_epoch)))
-		return gt_thread_adopt(t);
+		return gt_thread_adopt_offstack(t);
 	return t;
 }
 

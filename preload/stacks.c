@@ -1,13 +1,20 @@
 /* Call stacks: captured with libunwind (unw_backtrace) or by walking frame pointers, the
  * tracer's own frames trimmed, deduplicated in a lock-free hash table so each distinct stack
- * is written once as a GT_STACK record and facts carry its 24-bit id. */
+ * is written once as a GT_STACK record and facts carry its 24-bit id.
+ *
+ * The program's stack lends a hook a few hundred bytes at most: a signal handler on an 8 KiB
+ * alternate stack or a thread with a 16 KiB stack has no more to spare.  libunwind needs
+ * about 3 KiB (its context, its cursor, its frames), so it runs on a stack of the tracer's
+ * (walk stacks, below); the frame-pointer walk keeps no frame buffer at all. */
 #include "stacks.h"
 #include "config.h"
 #include "facts.h"
 #include "hooks.def"
+#include "lifecycle.h"
 #include "modules.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 #include <sys/mman.h>
 
 uint32_t gt_stack_mode;
@@ -57,8 +64,412 @@ static void open_libunwind(void)
 	}
 }
 
+static inline int in_self(uintptr_t pc) { return pc >= gt_self_lo && pc < gt_self_hi; }
+
+/* one xor and one multiply per frame; each pc's bits only carry upward through the
+ * multiplies, so murmur3's finaliser spreads them once at the end */
+#define GT_HASH_SEED 0x9E3779B97F4A7C15ull
+GT_INLINE uint64_t hash_step(uint64_t h, uintptr_t pc) { return (h ^ pc) * 0xff51afd7ed558ccdull; }
+GT_INLINE uint64_t hash_end(uint64_t h, unsigned n)
+{
+	h ^= n;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* ---- the thread's alternate signal stack ------------------------------------------------
+ * As last set through sigaltstack (hooked) or found at start.  A new thread has none (the
+ * kernel clears it for CLONE_VM children); a fork child inherits both it and this copy. */
+struct gt_altstack {
+	uintptr_t lo, size;
+};
+static __thread struct gt_altstack gt_alt __attribute__((tls_model("initial-exec")));
+
+GT_INLINE int on_altstack(uintptr_t sp) { return sp - gt_alt.lo < gt_alt.size; }
+
+GT_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	int r = GT_REAL(sigaltstack)(ss, old);
+	if (r == 0 && ss)
+		gt_alt = (ss->ss_flags & SS_DISABLE) ? (struct gt_altstack){0, 0} :
+			 (struct gt_altstack){(uintptr_t)ss->ss_sp, ss->ss_size};
+	return r;
+}
+
+static void altstack_query(void)
+{
+	stack_t cur;
+	if (gt_sys2(SYS_sigaltstack, NULL, &cur) == 0 && !(cur.ss_flags & SS_DISABLE))
+		gt_alt = (struct gt_altstack){(uintptr_t)cur.ss_sp, cur.ss_size};
+}
+
+/* ---- frame pointers ----------------------------------------------------------------------
+ * Walked from our own frame.  Each frame must lie above the previous one and below the
+ * stack's top (the alternate stack's in a handler running there), so a program built
+ * without frame pointers yields a short stack, never a fault.  With the top unknown (a
+ * thread we did not start) only our own frames are followed, which still reaches the hook's
+ * caller.  No buffer: the tracer's leading frames are skipped and the rest hashed as they
+ * are found; a stack seen for the first time is walked again into its record. */
+GT_INLINE int fp_ok(const uintptr_t *fp, uintptr_t hi)
+{
+	return !((uintptr_t)fp & (sizeof(uintptr_t) - 1)) && (!hi || (uintptr_t)fp + 16 <= hi);
+}
+
+GT_INLINE unsigned fp_frames(uintptr_t *fp, const struct gt_tls *t, unsigned depth,
+			     uint64_t *hash, uint64_t *out)
+{
+	uintptr_t hi = on_altstack((uintptr_t)fp) ? gt_alt.lo + gt_alt.size : t->stack_hi;
+	unsigned n = 0;
+	uint64_t h = GT_HASH_SEED;
+	for (unsigned own = 0; fp_ok(fp, hi) && in_self(fp[1]) && own < GT_STACK_OWN_MAX; own++) {
+		uintptr_t *next = (uintptr_t *)fp[0];
+		if (next <= fp)
+			goto done;
+		fp = next;
+	}
+	while (n < depth && fp_ok(fp, hi)) {
+		uintptr_t ret = fp[1];
+		uintptr_t *next = (uintptr_t *)fp[0];
+		if (!ret)
+			break;
+		if (out)
+			out[n] = ret;
+		h = hash_step(h, ret);
+		n++;
+		if (!hi || next <= fp)
+			break;
+		fp = next;
+	}
+done:
+	*hash = hash_end(h, n);
+	return n;
+}
+
+static GT_NOINLINE unsigned walk_fp(const struct gt_tls *t, unsigned depth, uint64_t *hash)
+{
+	return fp_frames(__builtin_frame_address(0), t, depth, hash, NULL);
+}
+
+static GT_NOINLINE unsigned walk_fp_into(const struct gt_tls *t, unsigned depth, uint64_t *out)
+{
+	uint64_t h;
+	return fp_frames(__builtin_frame_address(0), t, depth, &h, out);
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+/* The id of the stack whose hash is h; *fresh when this call took a new id, whose GT_STACK
+ * record the caller writes.  0: table or ids exhausted (counted). */
+GT_INLINE uint32_t stack_id_of(uint64_t h, int *fresh)
+{
+	uint64_t tag = (h >> 25) | (1ull << 39);
+	unsigned idx = (unsigned)h & (GT_STACK_SLOTS - 1);
+	*fresh = 0;
+	for (unsigned probe = 0; probe < GT_STACK_PROBES; probe++) {
+		_Atomic uint64_t *slot = &gt_stack_table[(idx + probe) & (GT_STACK_SLOTS - 1)];
+		uint64_t w = gt_load(slot);
+		if (!w) {
+			uint32_t id = gt_add(&gt_next_stack_id, 1);
+			if (id > GT_STACK_ID_MAX)
+				break;
+			/* the id is taken before the slot: a loser of the race reuses the
+			 * winner's id and never waits for it */
+			if (atomic_compare_exchange_strong(slot, &w, tag << 24 | id)) {
+				*fresh = 1;
+				return id;
+			}
+		}
+		if ((w >> 24) == tag)
+			return (uint32_t)(w & GT_STACK_ID_MAX);
+	}
+	gt_lose(GT_NOTICE_STACKS_LOST);
+	return 0;
+}
+
+/* noinline: a new stack is the rare case; inlined, it cost the lookup registers.  pcs NULL:
+ * the frames are walked again (frame pointers) straight into the record. */
+static GT_NOINLINE void write_stack(const struct gt_tls *t, uint32_t id, const uintptr_t *pcs,
+				   unsigned n)
+{
+	/* a PC in a library whose records are not written yet (a dlopen constructor): the
+	 * module records first, so the stack is symbolized as it is read */
+	if (pcs)
+		gt_modules_cover(pcs, n);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	uint32_t bytes = 16 + sizeof(struct gt_p_stack) + 8 * n;
+	uint64_t *r = gt_reserve(cpu, bytes, tsc);
+	if (!r)
+		return;
+	r[1] = tsc;
+	struct gt_p_stack *p = (struct gt_p_stack *)(r + 2);
+	p->id = id;
+	p->nframes = n;
+	uint64_t *frames = (uint64_t *)(p + 1);
+	if (pcs) {
+		for (unsigned i = 0; i < n; i++)
+			frames[i] = pcs[i];
+	} else {
+		/* the same frames as the first walk: only our own differ, and they are skipped */
+		for (unsigned i = walk_fp_into(t, n, frames); i < n; i++)
+			frames[i] = 0;
+		/* as above, and the stack stamped after any module records it needed */
+		gt_modules_cover((const uintptr_t *)frames, n);
+		r[1] = gt_now(&cpu);
+	}
+	gt_commit(r, gt_rec_word(GT_STACK, 0, bytes, 0));
+}
+
+static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
+{
+	uint8_t was_busy = t->busy;
+	int saved_errno = errno;
+	t->busy = 1;
+	uint64_t h;
+	uint32_t id = 0;
+	unsigned n = walk_fp(t, gt_cfg.stack_depth, &h);
+	if (n) {
+		int fresh;
+		id = stack_id_of(h, &fresh);
+		if (fresh)
+			write_stack(t, id, NULL, n);
+	}
+	t->busy = was_busy;
+	errno = saved_errno;
+	return id;
+}
+
+/* ---- walk stacks ---------------------------------------------------------------------
+ * libunwind runs on a stack of the tracer's: a mapping of a guard page, the stack, and at
+ * its top the frame buffer.  A pool of them, one per CPU that unwinds at the same moment (a
+ * walk takes a free one with one atomic exchange, starting at its CPU's, and gives it
+ * back), so threads need nothing at exit and memory stays a few per CPU.  The slow paths
+ * that need kilobytes run there too: a new chunk (file growth, a warning) and a thread's
+ * adoption (in a fork child: the capture's creation and the module map).
+ *
+ * A signal arriving during a walk runs the program's handler on the walk stack (unless
+ * SA_ONSTACK): it gets the 60 KiB below, and the guard page under them.  A handler already
+ * on the alternate stack must not leave it: a nested SA_ONSTACK signal would be put at the
+ * alternate stack's top (the kernel decides by the stack pointer), over the running
+ * handler.  There, signals wait for the walk's end (two system calls, only for hooks
+ * called on the alternate stack); they always wait for the slow paths' end. */
+#define GT_WALK_MAP (68u << 10)
+#define GT_WALK_GUARD 4096u
+#define GT_WALKS_MAX 64u
+/* the tracer's frame a walk adds between unw_backtrace and stack_id_unwind: gt_call_on */
+#define GT_OWN_FRAMES_WALK 1u
+
+struct gt_walk {
+	_Atomic uint32_t busy;
+	uintptr_t pcs[GT_MAX_STACK_DEPTH + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1];
+};
+static struct gt_walk *_Atomic gt_walks[GT_WALKS_MAX];
+
+/* fn(a, b, c) with the stack pointer at top (16-byte aligned), for any fn of at most three
+ * integer or pointer arguments (the unused ones are ignored); its result, to be cast back to
+ * fn's return type.  Its frame is a plain frame-pointer frame on the caller's stack, so
+ * libunwind (on its fast path), gdb and a cancellation's unwinder follow it from the walk
+ * stack back to the program's. */
+uintptr_t gt_call_on(void *fn, void *top, uintptr_t a, uintptr_t b, uintptr_t c) GT_HIDDEN;
+#if defined(__x86_64__)
+#if defined(__CET__)
+#define GT_ENDBR "endbr64\n"
+#else
+#define GT_ENDBR ""
+#endif
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl gt_call_on\n"
+	".hidden gt_call_on\n"
+	".type gt_call_on, @function\n"
+	"gt_call_on:\n"
+	".cfi_startproc\n" GT_ENDBR
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"mov %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	"mov %rdi, %rax\n"
+	"mov %rsi, %rsp\n"
+	"mov %rdx, %rdi\n"
+	"mov %rcx, %rsi\n"
+	"mov %r8, %rdx\n"
+	"call *%rax\n"
+	"mov %rbp, %rsp\n"
+	"pop %rbp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size gt_call_on, .-gt_call_on\n");
+#else
+/* elsewhere everything stays on the program's stack (only the frame buffer is ours) */
+uintptr_t gt_call_on(void *fn, void *top, uintptr_t a, uintptr_t b, uintptr_t c)
+{
+	(void)top;
+	return ((uintptr_t(*)(uintptr_t, uintptr_t, uintptr_t))fn)(a, b, c);
+}
+#endif
+
+static struct gt_walk *walk_new(unsigned k)
+{
+	long r = gt_sys((long)SYS_mmap, 0, GT_WALK_MAP, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r < 0 && r > -4096)
+		return NULL;
+	char *base = (char *)r;
+	gt_sys3(SYS_mprotect, base, GT_WALK_GUARD, PROT_NONE);
+	struct gt_walk *w = (struct gt_walk *)(base + GT_WALK_MAP - sizeof(struct gt_walk));
+	w = (struct gt_walk *)((uintptr_t)w & ~(uintptr_t)63);
+	struct gt_walk *none = NULL;
+	if (atomic_compare_exchange_strong(&gt_walks[k], &none, w))
+		return w;
+	gt_sys2(SYS_munmap, base, GT_WALK_MAP);
+	return none; /* another thread's, just published */
+}
+
+static GT_NOINLINE struct gt_walk *walk_take_slow(unsigned k)
+{
+	for (unsigned i = 0; i < GT_WALKS_MAX; i++, k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k % GT_WALKS_MAX]);
+		if (!w && !(w = walk_new(k % GT_WALKS_MAX)))
+			continue;
+		if (!gt_load(&w->busy) &&
+		    !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire))
+			return w;
+	}
+	return NULL;
+}
+
+/* the current CPU's walk stack, else any free one */
+GT_INLINE struct gt_walk *walk_take(void)
+{
+	unsigned k = 0;
+#if defined(__x86_64__)
+	if (GT_LIKELY(gt_use_rseq_tsc))
+		k = (unsigned)*(const volatile int32_t *)((const char *)__builtin_thread_pointer() +
+							  gt_rseq_offset + 4) % GT_WALKS_MAX;
+#endif
+	struct gt_walk *w = gt_load(&gt_walks[k]);
+	if (GT_LIKELY(w && !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire)))
+		return w;
+	return walk_take_slow(k);
+}
+
+static void walk_give(struct gt_walk *w) { atomic_store_explicit(&w->busy, 0, memory_order_release); }
+
+GT_INLINE void *walk_top(struct gt_walk *w) { return (void *)((uintptr_t)w & ~(uintptr_t)15); }
+
+/* fn(a, b, c) on w's stack (NULL: none could be had, on this one) with every signal held
+ * back: on the alternate stack (see above), and around the tracer's locks (a program's
+ * handler run while it holds one could wait for a thread that waits for it) */
+static GT_NOINLINE uintptr_t call_masked(struct gt_walk *w, void *fn, uintptr_t a, uintptr_t b,
+					 uintptr_t c)
+{
+	uint64_t all = ~0ull, old;
+	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof all);
+	uintptr_t r = w ? gt_call_on(fn, walk_top(w), a, b, c) :
+			  ((uintptr_t(*)(uintptr_t, uintptr_t, uintptr_t))fn)(a, b, c);
+	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
+	return r;
+}
+
+/* fn(a, b, c) on w's stack, signals held back when masked */
+GT_INLINE uintptr_t call_on(struct gt_walk *w, int masked, void *fn, uintptr_t a, uintptr_t b,
+			    uintptr_t c)
+{
+	if (GT_LIKELY(!masked && w))
+		return gt_call_on(fn, walk_top(w), a, b, c);
+	return call_masked(w, fn, a, b, c);
+}
+
+/* unw_backtrace on the walk stack into w->pcs; the tracer's leading frames skipped */
+GT_INLINE unsigned unwind(struct gt_walk *w, int alt, unsigned want, unsigned *skip)
+{
+	int got = (int)call_on(w, alt, (void *)gt_unw_backtrace, (uintptr_t)w->pcs, want, 0);
+	unsigned n = got > 0 ? (unsigned)got : 0;
+	for (*skip = 0; *skip < n && in_self(w->pcs[*skip]); (*skip)++)
+		;
+	return n;
+}
+
+static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
+{
+	uint8_t was_busy = t->busy;
+	int saved_errno = errno;
+	t->busy = 1;
+	uint32_t id = 0;
+	struct gt_walk *w = walk_take();
+	if (GT_UNLIKELY(!w)) {
+		gt_lose(GT_NOTICE_STACKS_LOST);
+		goto out;
+	}
+	int alt = on_altstack((uintptr_t)__builtin_frame_address(0));
+	/* unwinding costs per frame: ask for the caller's estimate of our own frames (and
+	 * call_masked's), and only when that proved short ask again with room for all of them */
+	unsigned depth = gt_cfg.stack_depth, skip, n;
+	unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
+	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
+	n = unwind(w, alt, want, &skip);
+	if (n == want && n - skip < depth && want < most)
+		n = unwind(w, alt, want = most, &skip);
+	const uintptr_t *pcs = w->pcs + skip;
+	n -= skip;
+	if (n > depth)
+		n = depth;
+	if (n) {
+		uint64_t h = GT_HASH_SEED;
+		for (unsigned i = 0; i < n; i++)
+			h = hash_step(h, pcs[i]);
+		int fresh;
+		id = stack_id_of(hash_end(h, n), &fresh);
+		if (fresh)
+			write_stack(NULL, id, pcs, n);
+	}
+	walk_give(w);
+out:
+	t->busy = was_busy;
+	errno = saved_errno;
+	return id;
+}
+
+/* The reservation's slow path and a thread's adoption, on a walk stack (on the program's
+ * only when none can be had), signals held back: both may take the tracer's locks (the
+ * capture's growth; in a fork child, the capture's creation and the loader's for the module
+ * map).  Only a delayed start's check of the time, on every fact until then, takes none. */
+uint64_t *gt_reserve_slow_offstack(unsigned cpu, uint32_t nbytes, uint64_t tsc)
+{
+	struct gt_walk *w = walk_take();
+	uint64_t *r = (uint64_t *)call_on(w, gt_load(&gt_state) != GT_ST_DELAYED,
+					  (void *)gt_reserve_slow, cpu, nbytes, tsc);
+	if (w)
+		walk_give(w);
+	return r;
+}
+
+struct gt_tls *gt_thread_adopt_offstack(struct gt_tls *t)
+{
+	struct gt_walk *w = walk_take();
+	struct gt_tls *r = (struct gt_tls *)call_on(w, 1, (void *)gt_thread_adopt, (uintptr_t)t, 0, 0);
+	if (w)
+		walk_give(w);
+	return r;
+}
+
+/* Each mode's function replaces this frame (tail call): own_frames counts one of ours. */
+uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames)
+{
+	if (!gt_stack_table)
+		return 0;
+	if (gt_stack_mode == GT_STACKS_FP)
+		return stack_id_fp(t);
+	return stack_id_unwind(t, own_frames);
+}
+
 void gt_stacks_setup(void)
 {
+	altstack_query();
 	if (gt_stack_mode == GT_STACKS_UNWIND && !gt_unw_backtrace)
 		open_libunwind();
 	if (gt_stack_mode != GT_STACKS_NONE && !gt_stack_table)
@@ -73,128 +484,10 @@ void gt_stacks_reset(void)
 	if (gt_stack_table)
 		map_table(1);
 	gt_store(&gt_next_stack_id, 1);
-}
-
-static inline int in_self(uintptr_t pc) { return pc >= gt_self_lo && pc < gt_self_hi; }
-
-/* Frame-pointer walk from our own frame.  Each frame must lie above the previous one and
- * below the thread's stack top, so a program built without frame pointers yields a short
- * stack, never a fault.  With the top unknown (a thread we did not start) only our own
- * frames are followed, which still reaches the hook's caller. */
-static GT_NOINLINE unsigned walk_fp(struct gt_tls *t, uintptr_t *pcs, unsigned max)
-{
-	uintptr_t *fp = __builtin_frame_address(0);
-	uintptr_t hi = t->stack_hi;
-	unsigned n = 0;
-	while (n < max) {
-		if (((uintptr_t)fp & (sizeof(uintptr_t) - 1)) || (hi && (uintptr_t)fp + 16 > hi))
-			break;
-		uintptr_t ret = fp[1];
-		uintptr_t *next = (uintptr_t *)fp[0];
-		if (!ret)
-			break;
-		pcs[n++] = ret;
-		if (!hi && !in_self(ret))
-			break;
-		if (next <= fp)
-			break;
-		fp = next;
+	/* walks of the parent's other threads were cut short: their stacks are free here */
+	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k]);
+		if (w)
+			walk_give(w);
 	}
-	return n;
-}
-
-static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
-{
-	/* one xor and one multiply per frame; each pc's bits only carry upward through the
-	 * multiplies, so murmur3's finaliser spreads them once at the end */
-	uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-	for (unsigned i = 0; i < n; i++)
-		h = (h ^ pcs[i]) * 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return h;
-}
-
-/* noinline: a new stack is the rare case; inlined, it cost the lookup registers */
-static GT_NOINLINE void write_stack(uint32_t id, const uintptr_t *pcs, unsigned n)
-{
-	gt_modules_cover(pcs, n);
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
-	uint32_t bytes = 16 + sizeof(struct gt_p_stack) + 8 * n;
-	uint64_t *r = gt_reserve(cpu, bytes, tsc);
-	if (!r)
-		return;
-	r[1] = tsc;
-	struct gt_p_stack *p = (struct gt_p_stack *)(r + 2);
-	p->id = id;
-	p->nframes = n;
-	uint64_t *frames = (uint64_t *)(p + 1);
-	for (unsigned i = 0; i < n; i++)
-		frames[i] = pcs[i];
-	gt_commit(r, gt_rec_word(GT_STACK, 0, bytes, 0));
-}
-
-/* Fills raw with up to want return addresses, the first in gt_stack_id_slow's caller. */
-static unsigned capture_pcs(struct gt_tls *t, uintptr_t *raw, unsigned want)
-{
-	if (gt_stack_mode == GT_STACKS_FP)
-		return walk_fp(t, raw, want);
-	int got = gt_unw_backtrace((void **)raw, (int)want);
-	return got > 0 ? (unsigned)got : 0;
-}
-
-uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames)
-{
-	uintptr_t raw[GT_MAX_STACK_DEPTH + GT_STACK_OWN_MAX];
-	unsigned depth = gt_cfg.stack_depth, skip = 0;
-	/* unwinding costs per frame: ask for the caller's estimate of our own frames (walk_fp
-	 * adds one), and only when that proved short ask again with room for all of them */
-	unsigned want = depth + own_frames;
-	uint8_t was_busy = t->busy;
-	int saved_errno = errno;
-	t->busy = 1;
-	unsigned n = capture_pcs(t, raw, want);
-	while (skip < n && in_self(raw[skip]))
-		skip++;
-	if (n == want && n - skip < depth && want < depth + GT_STACK_OWN_MAX) {
-		want = depth + GT_STACK_OWN_MAX;
-		n = capture_pcs(t, raw, want);
-		for (skip = 0; skip < n && in_self(raw[skip]); skip++)
-			;
-	}
-	uintptr_t *pcs = raw + skip;
-	n -= skip;
-	if (n > depth)
-		n = depth;
-	uint32_t id = 0;
-	if (n && gt_stack_table) {
-		uint64_t h = hash_pcs(pcs, n);
-		uint64_t tag = (h >> 25) | (1ull << 39);
-		unsigned idx = (unsigned)h & (GT_STACK_SLOTS - 1);
-		for (unsigned probe = 0; probe < GT_STACK_PROBES && !id; probe++) {
-			_Atomic uint64_t *slot = &gt_stack_table[(idx + probe) & (GT_STACK_SLOTS - 1)];
-			uint64_t w = gt_load(slot);
-			if (!w) {
-				uint32_t fresh = gt_add(&gt_next_stack_id, 1);
-				if (fresh > GT_STACK_ID_MAX)
-					break;
-				/* the id is taken before the slot: a loser of the race reuses the
-				 * winner's id and never waits for it */
-				if (atomic_compare_exchange_strong(slot, &w, tag << 24 | fresh)) {
-					write_stack(fresh, pcs, n);
-					id = fresh;
-					break;
-				}
-			}
-			if ((w >> 24) == tag)
-				id = (uint32_t)(w & GT_STACK_ID_MAX);
-		}
-		if (!id)
-			gt_lose(GT_NOTICE_STACKS_LOST);
-	}
-	t->busy = was_busy;
-	errno = saved_errno;
-	return id;
 }
