@@ -13,6 +13,7 @@
 #include "convert.h"
 #include "symbolizer.h"
 #include "u64map.h"
+#include "names.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -20,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #define REPORT_MAX_FRAMES 16u
 
@@ -397,60 +397,6 @@ static void apply_clock_fit(struct report *r)
 
 /* ---- names ---------------------------------------------------------------------------- */
 
-static const char *block_kind_name(uint8_t kind)
-{
-	switch (kind) {
-	case GT_BK_MUTEX: return "mutex";
-	case GT_BK_RWLOCK_RD:
-	case GT_BK_RWLOCK_WR: return "rwlock";
-	case GT_BK_COND: return "condvar";
-	case GT_BK_SEM: return "semaphore";
-	case GT_BK_BARRIER: return "barrier";
-	case GT_BK_JOIN: return "join";
-	case GT_BK_SLEEP: return "sleep";
-	case GT_BK_FUTEX: return "futex";
-	default: return "object";
-	}
-}
-
-static const char *fd_kind_name(uint8_t kind)
-{
-	switch (kind) {
-	case GT_FD_SOCKET: return "socket";
-	case GT_FD_PIPE: return "pipe";
-	case GT_FD_FILE: return "file";
-	case GT_FD_OTHER: return "device";
-	case GT_FD_POLL: return "poll";
-	default: return "-";
-	}
-}
-
-#define SC(name) { SYS_##name, #name }
-static const struct { long nr; const char *name; } syscall_names[] = {
-	SC(read), SC(write), SC(pread64), SC(pwrite64), SC(readv), SC(writev),
-	SC(preadv), SC(pwritev), SC(openat), SC(close), SC(fsync), SC(fdatasync),
-	SC(accept4), SC(connect), SC(recvfrom), SC(sendto), SC(recvmsg), SC(sendmsg),
-	SC(recvmmsg), SC(sendmmsg), SC(ppoll), SC(pselect6), SC(epoll_pwait), SC(wait4),
-	SC(waitid), SC(nanosleep), SC(clock_nanosleep), SC(futex), SC(rt_sigtimedwait),
-	SC(rt_sigsuspend), SC(ioctl), SC(flock), SC(fcntl), SC(sendfile), SC(splice),
-	SC(msync), SC(sync), SC(syncfs), SC(sync_file_range), SC(copy_file_range),
-	SC(io_getevents), SC(msgrcv), SC(msgsnd), SC(semop), SC(semtimedop), SC(mq_timedreceive),
-	SC(mq_timedsend), SC(getrandom), SC(tee), SC(vmsplice),
-#ifdef SYS_poll
-	SC(poll), SC(select), SC(epoll_wait), SC(pause), SC(open), SC(accept),
-#endif
-};
-#undef SC
-
-static const char *syscall_name(uint32_t nr, char *buf, size_t size)
-{
-	for (size_t i = 0; i < sizeof syscall_names / sizeof *syscall_names; i++)
-		if (syscall_names[i].nr == (long)nr)
-			return syscall_names[i].name;
-	snprintf(buf, size, "syscall_%u", nr);
-	return buf;
-}
-
 static size_t frames_of(struct report *r, uint32_t stack, struct gt_frame *out)
 {
 	const struct stack_def *def = stack_def_of(r, stack);
@@ -628,12 +574,12 @@ static void text_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 		struct wait_site *s = &sites[i];
 		char key[32];
 		if (syscalls)
-			snprintf(key, sizeof key, "%s", syscall_name((uint32_t)s->key, name,
+			snprintf(key, sizeof key, "%s", gt_report_syscall_name((uint32_t)s->key, name,
 								   sizeof name));
 		else
 			snprintf(key, sizeof key, "%#" PRIx64, s->key);
 		fprintf(out, "  %-3zu %-18s %-9s %8" PRIu64 " %12.3f %10.3f %10.3f\n", i + 1, key,
-			syscalls ? fd_kind_name(s->kind) : block_kind_name(s->kind), s->count,
+			syscalls ? gt_report_fd_kind_name(s->kind) : gt_report_block_kind_name(s->kind), s->count,
 			ms(s->total_ns), ms(s->total_ns) / (double)s->count, ms(s->max_ns));
 		for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
 			struct stack_stat *st = &s->stacks[k];
@@ -708,8 +654,8 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		char name[32];
 		fprintf(out, "  thread %u (%s) since %.3f ms in %s", t->serial,
 			t->name[0] ? t->name : "-", ms(t->wait.begin_ns),
-			t->wait.syscall ? syscall_name(t->wait.nr, name, sizeof name) :
-					  block_kind_name(t->wait.kind));
+			t->wait.syscall ? gt_report_syscall_name(t->wait.nr, name, sizeof name) :
+					  gt_report_block_kind_name(t->wait.kind));
 		if (!t->wait.syscall && is_object_kind(t->wait.kind))
 			fprintf(out, " %#" PRIx64, t->wait.obj);
 		fputs(", at:\n", out);
@@ -769,11 +715,11 @@ static void json_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 		fputs(i ? ",{" : "{", out);
 		if (syscalls)
 			fprintf(out, "\"syscall\":\"%s\",\"nr\":%" PRIu64 ",\"fd_kind\":\"%s\"",
-				syscall_name((uint32_t)s->key, name, sizeof name), s->key,
-				fd_kind_name(s->kind));
+				gt_report_syscall_name((uint32_t)s->key, name, sizeof name), s->key,
+				gt_report_fd_kind_name(s->kind));
 		else
 			fprintf(out, "\"address\":\"%#" PRIx64 "\",\"kind\":\"%s\"", s->key,
-				block_kind_name(s->kind));
+				gt_report_block_kind_name(s->kind));
 		fprintf(out, ",\"waits\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64
 			",\"max_ns\":%" PRIu64 ",\"stacks\":[", s->count, s->total_ns,
 			s->total_ns / s->count, s->max_ns);
@@ -826,8 +772,8 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		if (!t->ended && t->wait.open) {
 			char name[32];
 			fputs(",\"waiting_at_end\":{\"in\":", out);
-			gt_report_json_string(out, t->wait.syscall ? syscall_name(t->wait.nr, name, sizeof name)
-							 : block_kind_name(t->wait.kind));
+			gt_report_json_string(out, t->wait.syscall ? gt_report_syscall_name(t->wait.nr, name, sizeof name)
+							 : gt_report_block_kind_name(t->wait.kind));
 			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"frames\":", t->wait.obj);
 			json_stack(out, r, t->wait.stack);
 			fputc('}', out);
