@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #define REORDER_NS 1000000000ull /* a record waits until its stream has read 1 s past it */
+#define READ_AHEAD_RECORDS 16  /* how far merge_pop prefetches in a stream's FIFO */
 #define REORDER_BYTES (48u << 20) /* memory the reorder heaps may hold, all streams together */
 #define WINDOW_BYTES (64u * 1024u) /* pread window per CPU stream (>= the largest record) */
 #define SMALL_SLOT_BYTES 64u  /* most records fit; larger ones grow their slot */
@@ -51,7 +52,11 @@ struct cpu_stream {
 	uint8_t *win;              /* read window: chunk bytes [win_start, win_start + win_len) */
 	size_t win_start, win_len;
 	bool in_garbage;
-	struct heap_item *heap;    /* binary min-heap of the records read, not yet merged */
+	/* the records read, not yet merged: those that came in order in a FIFO (almost all:
+	 * chunks are installed in write order), the late ones in a binary min-heap */
+	struct heap_item *fifo;    /* ring */
+	size_t fifo_first, fifo_n, fifo_cap;
+	struct heap_item *heap;
 	size_t heap_n, heap_cap;
 	uint64_t max_read_tsc;     /* the latest timestamp read from the file so far */
 	uint64_t order;
@@ -338,6 +343,52 @@ static struct heap_item heap_pop(struct cpu_stream *s)
 	return top;
 }
 
+/* The held records: a FIFO of those read in order, a heap of the late ones; the next to
+ * deliver is the smaller of their heads.  Keeps the common case O(1) and cache-friendly. */
+static size_t held_n(const struct cpu_stream *s) { return s->fifo_n + s->heap_n; }
+
+static const struct heap_item *held_min(const struct cpu_stream *s)
+{
+	const struct heap_item *f = s->fifo_n ? &s->fifo[s->fifo_first] : NULL;
+	if (!s->heap_n)
+		return f;
+	return f && !item_less(&s->heap[0], f) ? f : &s->heap[0];
+}
+
+static bool held_push(struct cpu_stream *s, struct heap_item it)
+{
+	if (s->fifo_n) {
+		const struct heap_item *tail = &s->fifo[(s->fifo_first + s->fifo_n - 1) % s->fifo_cap];
+		if (item_less(&it, tail))
+			return heap_push(s, it);
+	}
+	if (s->fifo_n == s->fifo_cap) {
+		size_t cap = s->fifo_cap ? 2 * s->fifo_cap : 256;
+		struct heap_item *f = malloc(cap * sizeof *f);
+		if (!f)
+			return false;
+		for (size_t k = 0; k < s->fifo_n; k++)
+			f[k] = s->fifo[(s->fifo_first + k) % s->fifo_cap];
+		free(s->fifo);
+		s->fifo = f;
+		s->fifo_cap = cap;
+		s->fifo_first = 0;
+	}
+	s->fifo[(s->fifo_first + s->fifo_n++) % s->fifo_cap] = it;
+	return true;
+}
+
+static struct heap_item held_pop(struct cpu_stream *s)
+{
+	if (s->fifo_n && held_min(s) == &s->fifo[s->fifo_first]) {
+		struct heap_item it = s->fifo[s->fifo_first];
+		s->fifo_first = (s->fifo_first + 1) % s->fifo_cap;
+		s->fifo_n--;
+		return it;
+	}
+	return heap_pop(s);
+}
+
 /* Records of one CPU arrive almost in order: a writer preempted between its timestamp and
  * its reservation, or one that files a record under a CPU it just left, puts it late in the
  * file.  A record is released only once its stream has read a record REORDER_NS later (or
@@ -346,8 +397,8 @@ static struct heap_item heap_pop(struct cpu_stream *s)
 static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 {
 	while (!s->exhausted &&
-	       (!s->heap_n || s->max_read_tsc - s->heap[0].tsc < c->reorder_ticks)) {
-		if (s->heap_n && c->reorder_bytes >= REORDER_BYTES) {
+	       (!held_n(s) || s->max_read_tsc - held_min(s)->tsc < c->reorder_ticks)) {
+		if (held_n(s) && c->reorder_bytes >= REORDER_BYTES) {
 			c->stats.reorder_capped++;
 			break;
 		}
@@ -357,7 +408,7 @@ static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 			break;
 		}
 		const struct gt_rec *r = (const void *)c->slots[slot].data;
-		if (!heap_push(s, (struct heap_item){r->tsc, s->order++, slot})) {
+		if (!held_push(s, (struct heap_item){r->tsc, s->order++, slot})) {
 			slot_put(c, slot);
 			s->exhausted = true;
 			break;
@@ -371,7 +422,7 @@ static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 /* The stream's next tsc as it will be delivered (clamped to its last one). */
 static uint64_t stream_head_tsc(const struct cpu_stream *s)
 {
-	uint64_t t = s->heap[0].tsc;
+	uint64_t t = held_min(s)->tsc;
 	return t < s->last_out_tsc ? s->last_out_tsc : t;
 }
 
@@ -533,7 +584,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 		if (s->n_chunks > 1)
 			qsort(s->chunks, s->n_chunks, sizeof *s->chunks, chunk_seq_cmp);
 		stream_fill(c, s);
-		if (s->heap_n) {
+		if (held_n(s)) {
 			s->head_key = stream_head_tsc(s);
 			c->merge[c->merge_n++] = i;
 		}
@@ -559,7 +610,12 @@ static bool merge_pop(struct gt_capture *c, struct merged *out)
 	if (!c->merge_n)
 		return false;
 	struct cpu_stream *s = &c->streams[c->merge[0]];
-	struct heap_item it = heap_pop(s);
+	struct heap_item it = held_pop(s);
+	/* a record held for up to REORDER_NS is out of the cache when delivered: fetch the
+	 * ones a few places behind in the FIFO ahead of time */
+	if (s->fifo_n > READ_AHEAD_RECORDS)
+		__builtin_prefetch(c->slots[s->fifo[(s->fifo_first + READ_AHEAD_RECORDS) %
+						    s->fifo_cap].slot].data);
 	c->reorder_bytes -= held_cost(slot_len(c, it.slot));
 	uint64_t tsc = it.tsc;
 	if (tsc < s->last_out_tsc) {
@@ -568,7 +624,7 @@ static bool merge_pop(struct gt_capture *c, struct merged *out)
 	}
 	s->last_out_tsc = tsc;
 	stream_fill(c, s);
-	if (!s->heap_n)
+	if (!held_n(s))
 		c->merge[0] = c->merge[--c->merge_n];
 	else
 		s->head_key = stream_head_tsc(s);
@@ -616,7 +672,7 @@ bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *o
 		if (c->ahead_n == AHEAD_RECORDS || !c->merge_n)
 			return false;
 		const struct cpu_stream *s = &c->streams[c->merge[0]];
-		size_t len = slot_len(c, s->heap[0].slot);
+		size_t len = slot_len(c, held_min(s)->slot);
 		if (c->held_bytes + len > AHEAD_BYTES)
 			return false;
 		struct merged *m = &c->ahead[(c->ahead_first + c->ahead_n) % AHEAD_RECORDS];
@@ -642,6 +698,7 @@ void gt_capture_close(struct gt_capture *c)
 			free(c->streams[i].chunks);
 			free(c->streams[i].win);
 			free(c->streams[i].heap);
+			free(c->streams[i].fifo);
 		}
 	for (uint32_t k = 0; k < c->n_slots; k++)
 		free(c->slots[k].data);
