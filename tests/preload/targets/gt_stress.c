@@ -215,9 +215,12 @@ static void cleanup_unlock(void *arg)
 	pthread_mutex_unlock(&mtx); /* cond_wait's cancellation reacquires the mutex */
 }
 
+static pid_t pauser_tid;
+
 static void *pauser(void *arg)
 {
 	(void)arg;
+	__atomic_store_n(&pauser_tid, gt_gettid(), __ATOMIC_RELEASE);
 	for (;;)
 		pause();
 	return NULL;
@@ -285,6 +288,14 @@ static int s_cancel(void)
 		ok += r == 0 && ret == PTHREAD_CANCELED && cleaned[k] == 1;
 	}
 	void *ret;
+	/* as the others: cancelled only once it sleeps in pause() (else no syscall is cut) */
+	while (!__atomic_load_n(&pauser_tid, __ATOMIC_ACQUIRE))
+		syscall(SYS_sched_yield);
+#ifdef SYS_pause
+	gt_wait_blocked(pauser_tid, SYS_pause, 0, 0);
+#else
+	gt_wait_blocked(pauser_tid, SYS_ppoll, 0, 0);
+#endif
 	pthread_cancel(forever);
 	pthread_join(forever, &ret);
 	printf("pause: cancelled %d\n", ret == PTHREAD_CANCELED);
