@@ -31,9 +31,7 @@ static void trace_with(const char *scenario, const char *const env[])
 /* gt-stress busy: facts for 300 ms, whatever the machine's load (the window tests) */
 static void trace_busy(const char *const env[])
 {
-	char prog[4096];
-	snprintf(prog, sizeof prog, "%s/gt-stress", test_bindir());
-	const char *argv[] = {prog, "busy", "300", NULL};
+	const char *argv[] = {test_program("gt-stress"), "busy", "300", NULL};
 	memset(&run, 0, sizeof run);
 	cr_assert_eq(run_program(&run, 1, argv, env), 0);
 	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0, "%s", run.err);

@@ -25,9 +25,7 @@ static void teardown(void)
 
 static const char *gt_fds(void)
 {
-	static char path[4096];
-	snprintf(path, sizeof path, "%s/gt-fds", test_bindir());
-	return path;
+	return test_program("gt-fds");
 }
 
 /* small chunks and 40000 yields per phase: the file grows and a new window is mapped after

@@ -35,11 +35,7 @@ static void teardown(void)
 
 static const char *prog(const char *name)
 {
-	static char path[4][PATH_MAX];
-	static int k;
-	char *p = path[k++ % 4];
-	snprintf(p, PATH_MAX, "%s/%s", test_bindir(), name);
-	return p;
+	return test_program(name);
 }
 
 /* the gotrace command beside the library, as the library finds it */

@@ -33,9 +33,7 @@ static const uint64_t *P(const struct cap_rec *r) { return r->payload; }
 
 static const char *procs(void)
 {
-	static char prog[PATH_MAX];
-	snprintf(prog, sizeof prog, "%s/gt-procs", test_bindir());
-	return prog;
+	return test_program("gt-procs");
 }
 
 /* traced and untraced alike; the traced run said nothing on stderr */
@@ -192,9 +190,7 @@ Test(procs, environment_unchanged, .fini = teardown, .timeout = 60)
  * even when 300 children hold theirs at once (a static pool has 256). */
 Test(procs, pthread_create_hook_does_not_malloc, .fini = teardown, .timeout = 60)
 {
-	char prog[PATH_MAX];
-	snprintf(prog, sizeof prog, "%s/gt-nomalloc", test_bindir());
-	const char *argv[] = {prog, "threads", NULL};
+	const char *argv[] = {test_program("gt-nomalloc"), "threads", NULL};
 	const char *d = run_twins(&plain, &traced, argv, NULL);
 	cr_assert_null(d, "%s", d);
 	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
@@ -210,9 +206,9 @@ Test(procs, pthread_create_hook_does_not_malloc, .fini = teardown, .timeout = 60
  * calls and calls write() meanwhile, whose hook needs an original not resolved yet. */
 Test(procs, resolver_reentered_by_dlsym, .fini = teardown, .timeout = 60)
 {
-	char preload[2 * PATH_MAX + 8], lib[PATH_MAX];
-	snprintf(lib, sizeof lib, "%s/libgt-reenter.so", test_bindir());
-	snprintf(preload, sizeof preload, "%s %s", lib, test_preload());
+	char preload[2 * PATH_MAX + 8];
+	snprintf(preload, sizeof preload, "%s %s", test_program("libgt-reenter.so"),
+		 test_preload());
 	setenv("GT_TEST_PRELOAD", preload, 1);
 	const char *argv[] = {test_target(), "threads", NULL};
 	const char *d = run_twins(&plain, &traced, argv, NULL);

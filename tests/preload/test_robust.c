@@ -23,8 +23,8 @@ static void teardown(void)
 
 static void nomalloc(const char *stacks, const char *selftest, const char *expect)
 {
-	char prog[4096], mode[64];
-	snprintf(prog, sizeof prog, "%s/gt-nomalloc", test_bindir());
+	char mode[64];
+	const char *prog = test_program("gt-nomalloc");
 	snprintf(mode, sizeof mode, "GOTRACE_STACKS=%s", stacks);
 	const char *argv[] = {prog, NULL};
 	const char *env[] = {mode, selftest, NULL};

@@ -38,8 +38,8 @@ static long stat_of(const char *text, const char *key)
 /* gt-stack ARGS untraced and traced with GOTRACE_STACKS=mode (and extra, may be NULL) */
 static void run_both(const char *mode, const char *a1, const char *a2, const char *extra)
 {
-	static char target[4200], stacks[64];
-	snprintf(target, sizeof target, "%s/gt-stack", test_bindir());
+	static char stacks[64];
+	const char *target = test_program("gt-stack");
 	snprintf(stacks, sizeof stacks, "GOTRACE_STACKS=%s", mode);
 	const char *argv[] = {target, a1, a2, NULL};
 	const char *env[] = {stacks, extra, NULL};

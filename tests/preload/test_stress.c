@@ -27,9 +27,7 @@ static void teardown(void)
 
 static const char *stress_program(void)
 {
-	static char prog[4096];
-	snprintf(prog, sizeof prog, "%s/gt-stress", test_bindir());
-	return prog;
+	return test_program("gt-stress");
 }
 
 /* Runs gt-stress ARGS untraced and traced: same wait status, same stdout. */

@@ -36,6 +36,15 @@ const char *test_bindir(void)
 	return dir;
 }
 
+const char *test_program(const char *name)
+{
+	static char path[8][PATH_MAX];
+	static unsigned k;
+	char *p = path[k++ % 8];
+	snprintf(p, PATH_MAX, "%s/%s", test_bindir(), name);
+	return p;
+}
+
 static void slurp(const char *path, char *buf, size_t cap)
 {
 	buf[0] = 0;
