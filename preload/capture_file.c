@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 struct gt_file_header *gt_header;
+union gt_header_page gt_header_page __attribute__((aligned(4096)));
 char gt_capture_path[GT_PATH_MAX];
 _Atomic uint64_t gt_dropped;
 _Atomic uint64_t gt_dropped_reported;
@@ -397,6 +398,11 @@ static int open_capture(void)
 		if (fd >= 0)
 			return (int)fd;
 		if (fd != -EEXIST) {
+			/* a traced process's child after its run ended (gotrace removed the
+			 * directory, having stopped recording in the daemons it left running):
+			 * untraced, silently */
+			if (fd == -ENOENT && !gt_cfg.is_root)
+				return -1;
 			gt_warn_err("cannot create the capture ", path, (int)-fd,
 				    "; tracing disabled, the program continues");
 			return -1;
@@ -422,6 +428,23 @@ static void read_small_file(const char *path, char *buf, size_t cap, int nul_to_
 			if (!buf[i])
 				buf[i] = ' ';
 	}
+}
+
+/* Field 22 of /proc/self/stat, after the command in parentheses (which may hold spaces). */
+static uint64_t proc_start_ticks(void)
+{
+	char stat[1024];
+	read_small_file("/proc/self/stat", stat, sizeof stat, 0);
+	const char *p = stat;
+	for (const char *q = stat; *q; q++)
+		if (*q == ')')
+			p = q + 1;
+	for (int spaces = 0; *p && spaces < 20;) /* field 3 follows the first space */
+		spaces += *p++ == ' ';
+	uint64_t v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
 }
 
 static void fill_header(void)
@@ -458,7 +481,8 @@ static void fill_header(void)
 	h->start_real_ns = gt_real_ns();
 	h->stack_mode = gt_stack_mode;
 	h->stack_depth = gt_cfg.stack_depth;
-	h->flags = gt_clock_tsc ? 0 : GT_FILE_TSC_UNRELIABLE;
+	h->flags = (gt_clock_tsc ? 0 : GT_FILE_TSC_UNRELIABLE) |
+		   (h == &gt_header_page.h ? GT_FILE_STOP_WORD : 0);
 #if defined(__x86_64__)
 	h->arch = GT_ARCH_X86_64;
 #else
@@ -469,7 +493,29 @@ static void fill_header(void)
 	long n = gt_sys4(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", h->exe_path, GT_PATH_MAX - 1);
 	h->exe_path[n > 0 ? n : 0] = 0;
 	read_small_file("/proc/self/cmdline", h->cmdline, sizeof h->cmdline, 1);
+	h->proc_start_ticks = proc_start_ticks();
 	gt_store(&gt_last_clock_tsc, h->start_tsc);
+}
+
+/* The header over gt_header_page (fastpath.h); elsewhere when the fixed mapping is refused
+ * (pages larger than 4 KiB): recording works, gotrace cannot stop the process. */
+static long map_header(int fd)
+{
+	long r = gt_sys((long)SYS_mmap, (long)&gt_header_page, GT_FILE_HEADER_SIZE,
+			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (r < 0 && r > -4096)
+		r = gt_sys((long)SYS_mmap, 0, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return r;
+}
+
+/* gt_header_page is read by every reservation: it becomes zeroed memory again, never a hole */
+static void unmap_header(void *hdr)
+{
+	if (hdr == &gt_header_page)
+		gt_sys((long)SYS_mmap, (long)hdr, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	else
+		gt_sys2(SYS_munmap, hdr, GT_FILE_HEADER_SIZE);
 }
 
 int gt_capture_create(struct gt_file_error *e)
@@ -495,7 +541,7 @@ int gt_capture_create(struct gt_file_error *e)
 		gt_max_chunks = GT_MAX_WINDOWS * gt_window_chunks;
 	gt_map_bytes = GT_FILE_HEADER_SIZE + gt_max_chunks * gt_chunk_size;
 	if (hdr == 0)
-		hdr = gt_sys((long)SYS_mmap, 0, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		hdr = map_header(fd);
 	if (hdr < 0 && hdr > -4096) {
 		capture_fd_close();
 		*e = (struct gt_file_error){"cannot map the capture: ", (int)-hdr};
@@ -511,7 +557,7 @@ int gt_capture_create(struct gt_file_error *e)
 		*e = (struct gt_file_error){"cannot map the capture: ", err};
 	capture_fd_close();
 	if (err) {
-		gt_sys2(SYS_munmap, hdr, GT_FILE_HEADER_SIZE);
+		unmap_header((void *)hdr);
 		return -1;
 	}
 	gt_header = (struct gt_file_header *)hdr;
@@ -541,7 +587,7 @@ void gt_capture_forget(void)
 {
 	gt_slots_full();
 	if (gt_header) {
-		gt_sys2(SYS_munmap, gt_header, GT_FILE_HEADER_SIZE);
+		unmap_header(gt_header);
 		gt_header = NULL;
 	}
 	for (uint64_t w = 0; w < gt_n_windows; w++)

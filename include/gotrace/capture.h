@@ -62,6 +62,11 @@ enum gt_file_flags {
 	GT_FILE_WRITE_FAILED = 1u << 1,  /* recording stopped early: the file could not grow
 					  * (stop_errno, stop_tsc, facts_lost tell more) */
 	GT_FILE_TSC_UNRELIABLE = 1u << 2,/* no invariant TSC: clock_source is MONOTONIC */
+	GT_FILE_STOP_WORD = 1u << 3,     /* the writer reads stop_at_tsc from this mapping: a
+					  * launcher may stop it (GT_FILE_DETACHED) */
+	GT_FILE_DETACHED = 1u << 4,      /* set by the launcher (gotrace run) with stop_at_tsc:
+					  * recording stopped while the process kept running
+					  * untraced; what is committed below stop_at_tsc is all */
 };
 
 struct gt_file_header {
@@ -90,7 +95,14 @@ struct gt_file_header {
 	uint64_t facts_lost;
 	int32_t stop_errno;         /* ENOSPC, EFBIG (RLIMIT_FSIZE), EDQUOT, ... */
 	uint32_t pad0;
-	uint64_t reserved[13];
+	/* facts stamped at or after this are not recorded (the writer's fast path compares
+	 * every fact with it, in this shared page): the end of GOTRACE_DURATION, UINT64_MAX,
+	 * or a launcher's stop (GT_FILE_DETACHED); in clock_source units */
+	uint64_t stop_at_tsc;
+	/* the process's start time (/proc/PID/stat field 22, clock ticks since boot): pid and
+	 * this name the process, so a reused pid is never taken for it (0: unknown) */
+	uint64_t proc_start_ticks;
+	uint64_t reserved[11];
 	char exe_path[GT_PATH_MAX]; /* /proc/self/exe at start, NUL-terminated */
 	char cmdline[2048];         /* argv joined by spaces, truncated, NUL-terminated */
 };
