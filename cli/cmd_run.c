@@ -8,6 +8,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "convert.h"
+#include "follow.h"
 #include "program_check.h"
 #include "trace_set.h"
 
@@ -306,21 +307,7 @@ static bool was_preexisting(const struct capture_dir *cd, const char *name)
 
 /* ---- running the command -------------------------------------------------------------- */
 
-static volatile sig_atomic_t child_pid;
-
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-
-static void forward_signal(int sig, siginfo_t *info, void *uctx)
-{
-	(void)uctx;
-	/* A signal from the terminal (Ctrl-C, hang-up) already reaches the command, which
-	 * shares our process group; only signals sent to gotrace alone are passed on, so
-	 * the command does not get a second SIGINT. */
-	if (info->si_code == SI_KERNEL)
-		return;
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig);
-}
+static pid_t child_pid;
 
 static void set_env_var(const char *name, const char *value)
 {
@@ -366,41 +353,30 @@ static double now_seconds(void)
 }
 
 /* Starts the command; returns its wait status in *status, or an exit status when it could
- * not be started. */
+ * not be started.  Waits for the whole traced tree (follow.c). */
 static int run_command(const struct run_options *opt, const char *path, const char *library,
-		       const char *capture_dir, int *status)
+		       struct capture_dir *cd, struct gt_follow *follow, int *status)
 {
-	sigset_t forwarded, old_mask;
-	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
 	int exec_err_pipe[2];
 
-	sigemptyset(&forwarded);
-	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
-		sigaddset(&forwarded, forwarded_signals[i]);
-	sa.sa_mask = forwarded;
 	if (pipe2(exec_err_pipe, O_CLOEXEC) != 0) {
 		fail("pipe: %s", strerror(errno));
 		return EXIT_GOTRACE_FAILED;
 	}
 	fflush(NULL);
-	/* Signals stay blocked until child_pid is known, so none is lost in between. */
-	sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
-	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
-		sigaction(forwarded_signals[i], &sa, NULL);
+	/* Signals stay blocked (read by follow) from here on, so none is lost. */
+	if (gt_follow_prepare(follow) != 0)
+		return EXIT_GOTRACE_FAILED;
 
 	pid_t pid = fork();
 	if (pid < 0) {
 		fail("fork: %s", strerror(errno));
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		return EXIT_GOTRACE_FAILED;
 	}
 	if (pid == 0) {
-		struct sigaction dfl = { .sa_handler = SIG_DFL };
-		for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
-			sigaction(forwarded_signals[i], &dfl, NULL);
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		gt_follow_child(follow);
 		close(exec_err_pipe[0]);
-		prepare_child_env(opt, library, capture_dir);
+		prepare_child_env(opt, library, cd->path);
 		execv(path, opt->command);
 		int err = errno;
 		if (write(exec_err_pipe[1], &err, sizeof err) < 0)
@@ -408,7 +384,6 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
 	}
 	child_pid = pid;
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(exec_err_pipe[1]);
 
 	int exec_err = 0;
@@ -417,12 +392,9 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 		;
 	close(exec_err_pipe[0]);
 
-	while (waitpid(pid, status, 0) < 0) {
-		if (errno != EINTR) {
-			fail("waitpid: %s", strerror(errno));
-			return EXIT_GOTRACE_FAILED;
-		}
-	}
+	if (gt_follow_wait(follow, pid, cd->path, cd->created, !opt->no_follow, cd->preexisting,
+			   cd->n_preexisting, status) != 0)
+		return EXIT_GOTRACE_FAILED;
 	if (got == (ssize_t)sizeof exec_err) {
 		fail("cannot execute %s: %s", opt->command[0], strerror(exec_err));
 		return exec_err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
@@ -596,7 +568,10 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 			"skipped%s (details: gotrace convert on the capture)\n", l.dropped,
 			l.repaired, l.damaged_bytes, l.torn_records,
 			r->sum.truncated ? ", capture truncated" : "");
-	if (!cap->finalized && cap->last)
+	if (cap->detached && cap->last)
+		fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends where "
+			"gotrace stopped its recording\n", cap->pid);
+	else if (!cap->finalized && cap->last)
 		fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 			"still running): the trace ends at its last recorded fact\n", cap->pid);
 }
@@ -708,12 +683,13 @@ int gt_cmd_run(int argc, char **argv)
 
 	double started = now_seconds();
 	int status;
-	ret = run_command(&opt, path, library, cd.path, &status);
+	struct gt_follow follow;
+	ret = run_command(&opt, path, library, &cd, &follow, &status);
 	if (ret >= 0) {
 		remove_captures(&cd, NULL);
 		return ret;
 	}
-	double ran = now_seconds() - started;
+	double ran = follow.command_ended - started;
 	char how[128];
 	describe_status(status, how, sizeof how);
 	fprintf(stderr, "gotrace: %s %s after %.2f s\n", opt.command[0], how, ran);
@@ -736,6 +712,7 @@ int gt_cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < cd.n_preexisting; i++)
 		free(cd.preexisting[i]);
 	free(cd.preexisting);
+	gt_follow_end(&follow);
 
 	int command_status = exit_status_of(status);
 	return command_status == 0 && !all_ok ? 1 : command_status;
