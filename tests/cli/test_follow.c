@@ -273,6 +273,7 @@ Test(follow, sigint_writes_the_trace_and_leaves_the_daemon_running, .timeout = 1
 	cr_assert(cap.hdr->flags & GT_FILE_DETACHED);
 	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 3u, "recorded after the stop");
 	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_FORK), 1u, "recorded after the stop");
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 0u, "end records after the stop");
 	capture_close(&cap);
 	cr_assert_eq(write(traced.ctrl, "q", 1), 1);
 	char *out = read_all(traced.io.out);
