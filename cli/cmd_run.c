@@ -335,8 +335,14 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 	unsetenv("GOTRACE_OUT");
 	if (opt->stacks != NULL)
 		set_env_var("GOTRACE_STACKS", opt->stacks);
-	if (opt->no_follow)
+	if (opt->no_follow) {
+		/* the command's children know they are not it, even those started with its
+		 * environment as it is (popen) */
+		char pid[24];
+		snprintf(pid, sizeof pid, "%d", (int)getpid());
 		set_env_var("GOTRACE_FOLLOW", "0");
+		set_env_var("GOTRACE_ROOT_PID", pid);
+	}
 	if (opt->stack_depth != NULL)
 		set_env_var("GOTRACE_STACK_DEPTH", opt->stack_depth);
 	if (opt->start_delay != NULL)

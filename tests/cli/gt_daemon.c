@@ -13,7 +13,8 @@
  *                                  'q', EOF  the workers are woken and joined, "daemon: done"
  *                                       is printed with what 'p' saw, exit 0
  *   gt-daemon fork               starts two threads, then forks a child that starts one; the
- *                                parent waits for it and prints what happened */
+ *                                parent waits for it, reads a line from popen("/bin/echo")
+ *                                and prints what happened */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,7 +133,11 @@ static int fork_main(void)
 	}
 	int status = -1;
 	waitpid(child, &status, 0);
-	printf("parent: %d pings, child status %d\n", pings, status);
+	char line[64] = "";
+	FILE *p = popen("/bin/echo popen", "r"); /* its child gets our environment as it is */
+	if (p == NULL || fgets(line, sizeof line, p) == NULL || pclose(p) != 0)
+		return 4;
+	printf("parent: %d pings, child status %d, %s", pings, status, line);
 	return 0;
 }
 
