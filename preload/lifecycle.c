@@ -238,6 +238,14 @@ int gt_init(void)
 		gt_image_ready = 1;
 	}
 	gt_chunk_size = gt_cfg.chunk_size;
+	/* GOTRACE_FOLLOW=0: a child that got the program's environment as it was (popen) knows
+	 * it is one from GOTRACE_ROOT_PID (gotrace run --no-follow sets it) and stays untraced */
+	if (!gt_cfg.follow && !gt_cfg.is_root) {
+		gt_store(&gt_state, GT_ST_FAILED);
+		gt_store(&gt_enabled, 0);
+		t->busy = was_busy;
+		return 0;
+	}
 
 	struct gt_file_error e;
 	if (gt_capture_create(&e) < 0) {

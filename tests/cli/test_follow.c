@@ -386,8 +386,10 @@ Test(follow, no_follow_traces_the_program_a_wrapper_execs_not_its_children, .tim
 
 	struct cli_result plain, traced;
 	const char *plain_argv[] = { wrapper, NULL };
-	const char *traced_argv[] = { cli_gotrace, "run", "--no-follow", "-o", trace, "--",
-				      wrapper, NULL };
+	char caps[700];
+	cli_path(caps, sizeof caps, dir, "captures");
+	const char *traced_argv[] = { cli_gotrace, "run", "--no-follow", "--keep-capture",
+				      "--capture-dir", caps, "-o", trace, "--", wrapper, NULL };
 	cli_run(&plain, plain_argv, NULL);
 	cli_run(&traced, traced_argv, NULL);
 	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
@@ -411,6 +413,8 @@ Test(follow, no_follow_traces_the_program_a_wrapper_execs_not_its_children, .tim
 	closedir(d);
 	cr_assert_eq(shell, 1, "the wrapper's image is missing: %s", traced.err);
 	cr_assert_eq(others, 1, "a child was traced: %s", traced.err);
+	/* and the children (fork, popen) recorded nothing: the two images' captures only */
+	cr_assert_eq(count_entries(caps), 2, "a child wrote a capture: %s", traced.err);
 	cli_result_free(&plain);
 	cli_result_free(&traced);
 }
