@@ -296,7 +296,8 @@ static void stop_capture(int dirfd, const char *name, struct proc p, void *ctx)
 	if (fd >= 0)
 		close(fd);
 	struct gt_file_header *h = map;
-	if (map == MAP_FAILED || !(atomic_load((_Atomic uint32_t *)&h->flags) & GT_FILE_STOP_WORD)) {
+	if (map == MAP_FAILED ||
+	    !(atomic_load((_Atomic uint32_t *)&h->flags) & GT_FILE_STOP_WORD)) {
 		fprintf(stderr, "gotrace: cannot stop the recording of pid %d (%s): its capture "
 			"%s is converted as it stands\n", (int)p.pid,
 			map == MAP_FAILED ? strerror(err) : "its writer does not read a stop word",
@@ -434,9 +435,9 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 		if (live.n == 0)
 			return 0;
 		if (!said) {
-			say_pids("waiting for the traced processes still running:", &live,
-				 " (Ctrl-C stops their recording and writes the trace; they keep "
-				 "running)");
+			say_pids("the command exited; waiting for the traced processes still "
+				 "running:", &live, " (Ctrl-C stops their recording and writes the "
+				 "trace; they keep running)");
 			said = true;
 		}
 		int sig = wait_event(f, &live);
