@@ -70,9 +70,6 @@ void gt_follow_end(struct gt_follow *f)
 	if (f->sigfd >= 0)
 		close(f->sigfd);
 	f->sigfd = -1;
-	free(f->detached);
-	f->detached = NULL;
-	f->n_detached = 0;
 }
 
 /* ---- processes ------------------------------------------------------------------------ */
@@ -279,16 +276,11 @@ static uint64_t clock_now(uint32_t clock_source)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-struct stopping {
-	struct gt_follow *f;
-	bool failed;
-};
-
 /* The writer reads the stop word of its header page on every fact (capture.h): the flag
  * first, then the word, so that a writer setting its own stop word meanwhile keeps ours. */
 static void stop_capture(int dirfd, const char *name, struct proc p, void *ctx)
 {
-	struct stopping *s = ctx;
+	(void)ctx;
 	int fd = openat(dirfd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	void *map = fd < 0 ? MAP_FAILED : mmap(NULL, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE,
 					       MAP_SHARED, fd, 0);
@@ -304,7 +296,6 @@ static void stop_capture(int dirfd, const char *name, struct proc p, void *ctx)
 			name);
 		if (map != MAP_FAILED)
 			munmap(map, GT_FILE_HEADER_SIZE);
-		s->failed = true;
 		return;
 	}
 	atomic_fetch_or((_Atomic uint32_t *)&h->flags, GT_FILE_DETACHED);
@@ -344,16 +335,12 @@ static void say_pids(const char *head, const struct procs *s, const char *tail)
 	fprintf(stderr, "%s\n", tail);
 }
 
-static void detach_all(struct gt_follow *f, const struct procs *live, char *dir, bool rename_dir,
+static void detach_all(const struct procs *live, char *dir, bool rename_dir,
 		       char *const *ignore, size_t n_ignore)
 {
-	struct stopping s = { .f = f };
 	if (rename_dir)
 		retire_dir(dir);
-	each_live_capture(dir, ignore, n_ignore, stop_capture, &s);
-	f->detached = malloc((live->n ? live->n : 1) * sizeof *f->detached);
-	for (size_t i = 0; f->detached != NULL && i < live->n; i++)
-		f->detached[f->n_detached++] = live->v[i].pid;
+	each_live_capture(dir, ignore, n_ignore, stop_capture, NULL);
 	say_pids("recording stopped in", live, live->n == 1 ? ", which keeps running untraced" :
 		 ", which keep running untraced");
 }
@@ -442,7 +429,7 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 		}
 		int sig = wait_event(f, &live);
 		if (sig == SIGINT || sig == SIGTERM) {
-			detach_all(f, &live, dir, rename_dir, ignore, n_ignore);
+			detach_all(&live, dir, rename_dir, ignore, n_ignore);
 			free(live.v);
 			return 0;
 		}

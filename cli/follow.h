@@ -22,8 +22,6 @@ struct gt_follow {
 	struct sigaction old_pipe;  /* SIGPIPE as gotrace found it: the command's */
 	int sigfd;                  /* the signals gotrace waits for (signalfd) */
 	double command_ended;       /* CLOCK_MONOTONIC seconds when the command exited */
-	pid_t *detached;            /* processes left running, their recording stopped */
-	size_t n_detached;
 };
 
 /* Before the fork: subreaper, SIGPIPE ignored, SIGCHLD and the forwarded signals blocked and
@@ -36,7 +34,7 @@ void gt_follow_child(const struct gt_follow *f);
 /* Waits for COMMAND (its wait status into *status) and then for every traced process of the
  * run: captures in DIR (PATH_MAX bytes) except the names in IGNORE, and, when CHILDREN,
  * processes of the tree with libgotrace.so mapped.  When gotrace is told to stop while
- * processes remain, their recording is stopped and they are listed in f->detached; when
+ * processes remain, their recording is stopped (gotrace says which); when
  * RENAME_DIR, DIR is first renamed (the new name written into DIR) so that no capture is
  * created in it any more.  0, or -1 after a message. */
 int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_dir,
