@@ -99,10 +99,12 @@ union gt_header_page {
 };
 extern union gt_header_page gt_header_page GT_HIDDEN;
 
-/* facts stamped at or after this go to the slow path (capture.h: stop_at_tsc) */
+/* facts stamped at or after this go to the slow path (capture.h: stop_at_tsc).  A plain
+ * load, which the compare takes as its memory operand (an atomic one costs a mov more); each
+ * hook reads it afresh, a stop from gotrace is seen by the next fact. */
 GT_INLINE uint64_t gt_stop_tsc(void)
 {
-	return gt_load((_Atomic uint64_t *)&gt_header_page.h.stop_at_tsc);
+	return gt_header_page.h.stop_at_tsc;
 }
 
 uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc) GT_HIDDEN GT_NOINLINE;
