@@ -533,6 +533,21 @@ static uint64_t thread_alive_ns(const struct report *r, const struct thread_info
 	return (t->ended ? t->last_ns : r->end_ns) - t->first_ns;
 }
 
+/* A wait still open when the capture ends is waiting, not running: its time so far is
+ * charged to the thread's class, as the "still waiting" list says.  Not to an object or
+ * syscall site: those count completed waits. */
+static void charge_open_waits(struct report *r)
+{
+	for (size_t i = 1; i < r->n_threads; i++) {
+		struct thread_info *t = &r->threads[i];
+		if (!t->seen || t->ended || !t->wait.open)
+			continue;
+		enum wait_class c = t->wait.syscall ? WAIT_SYSCALL : class_of_block(t->wait.kind);
+		t->wait_ns[c] += r->end_ns > t->wait.begin_ns ? r->end_ns - t->wait.begin_ns : 0;
+		t->n_waits[c]++;
+	}
+}
+
 /* Alive and not inside a traced wait: on a CPU or runnable. */
 static uint64_t thread_running_ns(const struct report *r, const struct thread_info *t)
 {
@@ -611,7 +626,17 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		", process did not finish normally: times end at its last fact");
 	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n\n");
 
-	fprintf(out, "Threads\n  %-4s %-7s %-15s %-24s %10s %10s", "#", "tid", "name",
+	/* the start routine column is as wide as its longest name: never cut */
+	char routine[1100];
+	int width = 24;
+	for (size_t i = 1; i < r->n_threads; i++) {
+		if (!r->threads[i].seen)
+			continue;
+		routine_text(r, &r->threads[i], routine, sizeof routine);
+		if ((int)strlen(routine) > width)
+			width = (int)strlen(routine);
+	}
+	fprintf(out, "Threads\n  %-4s %-7s %-15s %-*s %10s %10s", "#", "tid", "name", width,
 		"start routine", "alive ms", "running");
 	for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 		fprintf(out, " %10s", wait_class_name[c]);
@@ -620,10 +645,9 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		struct thread_info *t = &r->threads[i];
 		if (!t->seen)
 			continue;
-		char routine[64];
 		routine_text(r, t, routine, sizeof routine);
-		fprintf(out, "  %-4u %-7u %-15s %-24.24s %10.3f %10.3f", t->serial, t->tid,
-			t->name[0] ? t->name : "-", routine, ms(thread_alive_ns(r, t)),
+		fprintf(out, "  %-4u %-7u %-15s %-*s %10.3f %10.3f", t->serial, t->tid,
+			t->name[0] ? t->name : "-", width, routine, ms(thread_alive_ns(r, t)),
 			ms(thread_running_ns(r, t)));
 		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 			fprintf(out, " %10.3f", ms(t->wait_ns[c]));
@@ -774,7 +798,9 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 			fputs(",\"waiting_at_end\":{\"in\":", out);
 			gt_report_json_string(out, t->wait.syscall ? gt_report_syscall_name(t->wait.nr, name, sizeof name)
 							 : gt_report_block_kind_name(t->wait.kind));
-			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"frames\":", t->wait.obj);
+			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"since_ns\":%" PRIu64
+				",\"waited_ns\":%" PRIu64 ",\"frames\":", t->wait.obj, t->wait.begin_ns,
+				r->end_ns > t->wait.begin_ns ? r->end_ns - t->wait.begin_ns : 0);
 			json_stack(out, r, t->wait.stack);
 			fputc('}', out);
 		}
@@ -842,6 +868,7 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
 	apply_clock_fit(&r);
+	charge_open_waits(&r);
 	/* The indexes are not used after this point: sorting moves the sites and threads. */
 	sort_sites(&r, r.objects.v, r.objects.n);
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);

@@ -90,14 +90,19 @@ Test(report_counts, threads_syscalls_and_losses)
 	const char *a = strstr(json, "\"serial\":2,\"tid\":102,\"name\":\"worker-a\"");
 	const char *b = strstr(json, "\"serial\":3,\"tid\":103,\"name\":\"worker-b\"");
 	cr_assert(a != NULL && b != NULL, "%s", json);
-	cr_assert_not_null(strstr(a, "\"lock_ns\":750,\"lock_waits\":2,\"cond_ns\":400"), "%s", a);
+	/* worker-a: LOCK 500 + 250 ns, and OTHER_LOCK from 9000 to the end (11000) is waiting,
+	 * not running: alive 9900 ns from its start at 1100, 3150 of them waiting. */
+	cr_assert_not_null(strstr(a, "\"lock_ns\":2750,\"lock_waits\":3,\"cond_ns\":400"), "%s", a);
+	cr_assert_not_null(strstr(a, "\"alive_ns\":9900,"), "%s", a);
+	cr_assert_not_null(strstr(a, "\"running_ns\":6750,\"ended\":false"), "%s", a);
 	cr_assert_not_null(strstr(b, "\"lock_ns\":1000,\"lock_waits\":1,"), "%s", b);
 	cr_assert_not_null(strstr(b, "\"syscall_ns\":3000,\"syscall_waits\":1,"), "%s", b);
 	/* Thread 3 lived from 1150 to 8100 (6950 ns), 4000 of them waiting. */
 	cr_assert_not_null(strstr(b, "\"alive_ns\":6950,"), "%s", b);
 	cr_assert_not_null(strstr(b, "\"running_ns\":2950,\"ended\":true"), "%s", b);
 	cr_assert_not_null(strstr(a, "\"ended\":false,\"waiting_at_end\":{\"in\":\"mutex\","
-				     "\"object\":\"0x7000\""), "%s", a);
+				     "\"object\":\"0x7000\",\"since_ns\":8000,\"waited_ns\":2000,"),
+			   "%s", a);
 	char read_site[128];
 	snprintf(read_site, sizeof read_site, "\"syscalls\":[{\"syscall\":\"read\",\"nr\":%d,"
 		 "\"fd_kind\":\"pipe\",\"waits\":1,\"total_ns\":3000", (int)SYS_read);

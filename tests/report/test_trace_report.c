@@ -196,3 +196,62 @@ Test(trace_report_quiet, nothing_blocked, .init = write_quiet_capture_and_trace,
 	cr_assert_not_null(strstr(text, "Goroutines"), "%s", text);
 	free(text);
 }
+
+/* worker-a (G2) waits on COND from 5000 to the end; worker-b ends at 9500; main at 30000. */
+static void write_waiting_capture_and_trace(void)
+{
+	struct gt_cb *cb = report_scenario_threads(3, 1, 2);
+	gt_cb_block_begin(cb, 1, 5000, 2, GT_BK_COND, COND, 1);
+	gt_cb_thread_end(cb, 2, 9500, 3);
+	gt_cb_thread_end(cb, 0, 30000, 1);
+	gt_cb_capture_end(cb, 0, 31000);
+	write_and_convert(cb);
+}
+
+/* A goroutine blocked when the trace ends is blocked, not running: the table, the JSON and
+ * the "still blocked" list agree. */
+Test(trace_report_waiting, blocked_at_the_end_is_not_running,
+     .init = write_waiting_capture_and_trace, .fini = cleanup)
+{
+	char *json = report_of(true);
+	/* worker-a never starts again after it names itself: no label in the trace */
+	const char *a = strstr(json, "{\"g\":2,");
+	cr_assert_not_null(a, "%s", json);
+	unsigned long long recorded, alive, running, cond, cond_waits, since, waited;
+	cr_assert_eq(sscanf(json, "{\"trace\":%*[^,],\"source\":\"go trace\",\"recorded_ns\":%llu",
+			    &recorded), 1, "%s", json);
+	const char *p = strstr(a, "\"alive_ns\":");
+	cr_assert_not_null(p, "%s", a);
+	cr_assert_eq(sscanf(p, "\"alive_ns\":%llu,\"running_ns\":%llu", &alive, &running), 2, "%s", p);
+	p = strstr(a, "\"cond_ns\":");
+	cr_assert_not_null(p, "%s", a);
+	cr_assert_eq(sscanf(p, "\"cond_ns\":%llu,\"cond_waits\":%llu", &cond, &cond_waits), 2, "%s", p);
+	p = strstr(a, "\"blocked_at_end\":{\"kind\":\"cond\",\"since_ns\":");
+	cr_assert_not_null(p, "%s", a);
+	cr_assert_eq(sscanf(p, "\"blocked_at_end\":{\"kind\":\"cond\",\"since_ns\":%llu,"
+			    "\"waited_ns\":%llu", &since, &waited), 2, "%s", p);
+	/* blocked from 5000 (4000 into the trace) to its end, 30000 (main's end) */
+	cr_assert_eq(recorded, 30000, "%s", json);
+	cr_assert_eq(since, 4000, "%s", a);
+	cr_assert_eq(waited, recorded - since, "%s", a);
+	cr_assert_eq(cond, waited, "%s", a);
+	cr_assert_eq(cond_waits, 1, "%s", a);
+	/* running from its start (1100, 1 ns after its ProcStart) to its block at 5000 */
+	cr_assert_eq(running, 3899, "%s", a);
+	/* created at 1010: runnable 90 ns before its start */
+	cr_assert_eq(alive, 90 + 1 + running + cond, "%s", a);
+	free(json);
+
+	char *text = report_of(false);
+	const char *row = strstr(text, "\n  2    ");
+	cr_assert_not_null(row, "%s", text);
+	char name[16], routine[64];
+	double alive_ms, running_ms, sync_ms, cond_ms;
+	cr_assert_eq(sscanf(row, " 2 %15s %63s %lf %lf %lf %lf", name, routine, &alive_ms,
+			    &running_ms, &sync_ms, &cond_ms), 6, "%s", row);
+	cr_assert_float_eq(running_ms, 0.004, 1e-9, "%s", row); /* %.3f */
+	cr_assert_float_eq(cond_ms, 0.026, 1e-9, "%s", row);
+	cr_assert_not_null(strstr(text, "Goroutines still blocked when the trace ends\n"
+				  "  g 2 (-) since 0.004 ms, cond, at:"), "%s", text);
+	free(text);
+}
