@@ -14,6 +14,7 @@
 #include "symbolizer.h"
 #include "u64map.h"
 #include "names.h"
+#include "process_name.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -105,6 +106,9 @@ struct report {
 	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost;
 	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
 	bool execd;                     /* the last exec announced did not fail */
+	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
+	char inherited[16];             /* the first comm recorded: threads start with it */
+	bool proc_named;
 };
 
 void *gt_report_must(void *p)
@@ -348,6 +352,12 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		gt_clock_add_pair(&r->clock, rec->tsc,
 				  ((const struct gt_p_clock *)cr->payload)->mono_ns);
 		break;
+	case GT_PROCESS_NAME:
+		gt_process_name_from_fact(&r->proc, cr->payload, cr->payload_len);
+		if (!r->proc_named)
+			memcpy(r->inherited, r->proc.comm, sizeof r->inherited);
+		r->proc_named = true;
+		break;
 	case GT_PROCESS:
 		if (rec->aux == GT_PROC_EXEC)
 			r->execd = ((const struct gt_p_process *)cr->payload)->err == 0;
@@ -428,7 +438,10 @@ static void frame_text(const struct gt_frame *f, char *buf, size_t size)
 static void routine_text(struct report *r, const struct thread_info *t, char *buf, size_t size)
 {
 	if (t->start_routine == 0) {
-		snprintf(buf, size, t->serial == 1 ? "main" : "[pre-existing thread]");
+		/* a thread that existed before recording: its own name (comm) if it has one */
+		bool named = t->name[0] && strcmp(t->name, r->inherited) != 0;
+		snprintf(buf, size, "%s", t->serial == 1 ? "main" : named ? t->name
+									   : "[pre-existing thread]");
 		return;
 	}
 	struct gt_frame f = gt_sym_function(r->sym, t->start_routine);
@@ -618,8 +631,9 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 	fprintf(out, "gotrace report\n  capture: %s\n", capture);
 	if (opt->trace != NULL)
 		fprintf(out, "  trace:   %s\n", opt->trace);
-	fprintf(out, "  process: pid %u, %s\n  recorded: %.3f s, stacks: %s%s\n", h->pid,
-		h->cmdline[0] ? h->cmdline : h->exe_path, (double)r->end_ns / 1e9,
+	fprintf(out, "  process: pid %u, %s (%s)\n  recorded: %.3f s, stacks: %s%s\n", h->pid,
+		r->proc.name, r->proc.cmdline[0] ? r->proc.cmdline : h->exe_path,
+		(double)r->end_ns / 1e9,
 		h->stack_mode < 3 ? stack_modes[h->stack_mode] : "?",
 		(h->flags & GT_FILE_FINALIZED) ? "" :
 		r->execd ? ", the process exec'd another program: times end there" :
@@ -769,8 +783,10 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		fputs(",\"trace\":", out);
 		gt_report_json_string(out, opt->trace);
 	}
-	fprintf(out, ",\"pid\":%u,\"command\":", h->pid);
-	gt_report_json_string(out, h->cmdline[0] ? h->cmdline : h->exe_path);
+	fprintf(out, ",\"pid\":%u,\"process\":", h->pid);
+	gt_report_json_string(out, r->proc.name);
+	fputs(",\"command\":", out);
+	gt_report_json_string(out, r->proc.cmdline[0] ? r->proc.cmdline : h->exe_path);
 	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"execd\":%s,\"threads\":[",
 		r->end_ns, (h->flags & GT_FILE_FINALIZED) ? "true" : "false",
 		!(h->flags & GT_FILE_FINALIZED) && r->execd ? "true" : "false");
@@ -858,6 +874,8 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	struct report r = { 0 };
 	gt_clock_init(&r.clock, h);
 	gt_capture_stop(h, &r.stop);
+	gt_process_name_from_header(&r.proc, h);
+	memcpy(r.inherited, r.proc.comm, sizeof r.inherited);
 	r.sym = gt_sym_new(NULL);
 	if (r.sym == NULL) {
 		snprintf(err, errlen, "cannot start the symbolizer");
