@@ -255,3 +255,53 @@ Test(trace_report_waiting, blocked_at_the_end_is_not_running,
 				  "  g 2 (-) since 0.004 ms, cond, at:"), "%s", text);
 	free(text);
 }
+
+/* The process is named by its last GT_PROCESS_NAME; threads inherit its first comm (no
+ * label); a thread without a start routine is created under a name of its own. */
+Test(trace_report_names, process_and_pre_existing_thread_names, .fini = cleanup)
+{
+	struct gt_cb *cb = gt_cb_new(2, 65536, 1000);
+	static const char start[] = "/usr/bin/alias\0-x", end[] = "alias: worker process";
+	gt_cb_process_name(cb, 0, 1005, GT_NAME_START, "alias", start, sizeof start);
+	gt_cb_thread_existing(cb, 0, 1010, 1, 0, 0);
+	gt_cb_thread_name(cb, 0, 1011, 1, "alias");
+	gt_cb_thread_existing(cb, 1, 1012, 3, 0, 0);
+	gt_cb_thread_name(cb, 1, 1013, 3, "alias");          /* inherited: tells nothing */
+	gt_cb_thread_existing(cb, 1, 1014, 4, 0, 0);
+	gt_cb_thread_name(cb, 1, 1015, 4, "bg_thd");         /* its own */
+	gt_cb_yield(cb, 0, 2000, 1, 0);
+	gt_cb_yield(cb, 1, 2100, 3, 0);
+	gt_cb_yield(cb, 1, 2200, 4, 0);
+	gt_cb_thread_existing(cb, 1, 3000, 5, 0, 0);         /* first met mid-capture */
+	gt_cb_thread_name(cb, 1, 3001, 5, "late_one");
+	gt_cb_yield(cb, 1, 3100, 5, 0);
+	gt_cb_yield(cb, 0, 3200, 1, 0);
+	gt_cb_yield(cb, 1, 3300, 4, 0);
+	gt_cb_process_name(cb, 0, 4000, GT_NAME_END, "alias", end, sizeof end - 1);
+	gt_cb_capture_end(cb, 0, 4100);
+	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
+	snprintf(capture_path, sizeof capture_path, "%s/trace-names-%d.gtcap", GT_TEST_TMPDIR,
+		 (int)getpid());
+	snprintf(trace_path, sizeof trace_path, "%s/trace-names-%d.trace", GT_TEST_TMPDIR,
+		 (int)getpid());
+	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
+	gt_cb_free(cb);
+	struct gt_convert_options opt = { .no_symbols = true };
+	struct gt_convert_summary sum;
+	char err[512];
+	cr_assert_eq(gt_convert_file(capture_path, trace_path, &opt, &sum, err, sizeof err), 0,
+		     "%s", err);
+	cr_expect_str_eq(sum.process, "alias: worker process");
+
+	char *json = report_of(true);
+	cr_assert_not_null(strstr(json, "{\"g\":1,\"name\":\"\",\"start_routine\":\"main\""), "%s", json);
+	cr_assert_not_null(strstr(json, "{\"g\":2,\"name\":\"\",\"start_routine\":"
+				  "\"[pre-existing thread]\""), "%s", json);
+	cr_assert_not_null(strstr(json, "{\"g\":3,\"name\":\"bg_thd\",\"start_routine\":\"bg_thd\""),
+			   "%s", json);
+	/* never started again after it was named: no label, but created under its name */
+	cr_assert_not_null(strstr(json, "{\"g\":4,\"name\":\"\",\"start_routine\":\"late_one\""),
+			   "%s", json);
+	cr_assert_null(strstr(json, "\"name\":\"alias\""), "the inherited name is no label: %s", json);
+	free(json);
+}
