@@ -18,6 +18,7 @@
 #define COND 0x6000u
 
 static char capture_path[256], trace_path[256];
+static struct gt_convert_summary converted;   /* of the last write_and_convert */
 
 /* Main (cpu 0) sleeps 2 us .. 400 us.  "worker-a" (cpu 1) waits on LOCK 500 ns and 250 ns
  * from stack 1 and on COND 400 ns; "worker-b" (cpu 2) waits on LOCK 1000 ns from stack 2,
@@ -71,10 +72,9 @@ static void write_and_convert(struct gt_cb *cb)
 	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
 	gt_cb_free(cb);
 	struct gt_convert_options opt = { .no_symbols = true };
-	struct gt_convert_summary sum;
 	char err[512];
-	cr_assert_eq(gt_convert_file(capture_path, trace_path, &opt, &sum, err, sizeof err), 0,
-		     "%s", err);
+	cr_assert_eq(gt_convert_file(capture_path, trace_path, &opt, &converted, err, sizeof err),
+		     0, "%s", err);
 }
 
 static void cleanup(void)
@@ -279,19 +279,8 @@ Test(trace_report_names, process_and_pre_existing_thread_names, .fini = cleanup)
 	gt_cb_yield(cb, 1, 3300, 4, 0);
 	gt_cb_process_name(cb, 0, 4000, GT_NAME_END, "alias", end, sizeof end - 1);
 	gt_cb_capture_end(cb, 0, 4100);
-	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
-	snprintf(capture_path, sizeof capture_path, "%s/trace-names-%d.gtcap", GT_TEST_TMPDIR,
-		 (int)getpid());
-	snprintf(trace_path, sizeof trace_path, "%s/trace-names-%d.trace", GT_TEST_TMPDIR,
-		 (int)getpid());
-	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
-	gt_cb_free(cb);
-	struct gt_convert_options opt = { .no_symbols = true };
-	struct gt_convert_summary sum;
-	char err[512];
-	cr_assert_eq(gt_convert_file(capture_path, trace_path, &opt, &sum, err, sizeof err), 0,
-		     "%s", err);
-	cr_expect_str_eq(sum.process, "alias: worker process");
+	write_and_convert(cb);
+	cr_expect_str_eq(converted.process, "alias: worker process");
 
 	char *json = report_of(true);
 	cr_assert_not_null(strstr(json, "{\"g\":1,\"name\":\"\",\"start_routine\":\"main\""), "%s", json);
