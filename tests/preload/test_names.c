@@ -107,6 +107,10 @@ Test(names, program_started_through_a_symlink, .fini = teardown, .timeout = 60)
 	cr_assert_str_eq(n->comm, "names-alias");
 	snprintf(expect, sizeof expect, "%s hello", link);
 	cr_assert_str_eq(cmdline, expect);
+	/* its thread's creation found the command line unchanged: nothing written then */
+	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 1u);
+	cr_assert_eq(capture_count(&cap, GT_PROCESS_NAME, GT_NAME_THREAD), 0u);
+	cr_assert_eq(capture_count(&cap, GT_PROCESS_NAME, -1), 2u, "at the start and the end");
 
 	char path[PATH_MAX + 64], trace[PATH_MAX + 64];
 	capture_path(&traced, traced.pid, 0, path, sizeof path);
@@ -209,6 +213,9 @@ Test(names, forked_child_that_retitles_itself_and_is_killed, .fini = teardown, .
 	cr_assert_str_eq(cmdline, "gt-names: worker process");
 	const struct cap_rec *at_thread = capture_find(&cap2, GT_PROCESS_NAME, GT_NAME_THREAD, 0);
 	cr_assert_not_null(at_thread);
+	/* of its two threads, only the one created after the rewrite wrote a name */
+	cr_assert_eq(capture_count(&cap2, GT_THREAD_NEW, -1), 2u);
+	cr_assert_eq(capture_count(&cap2, GT_PROCESS_NAME, GT_NAME_THREAD), 1u);
 	cr_assert_eq(at_thread->payload, (const void *)n);
 	char path[PATH_MAX + 64];
 	capture_path(&traced, child, 0, path, sizeof path);
