@@ -242,3 +242,57 @@ Test(report_clock, waits_follow_the_fitted_rate)
 	free(json);
 	unlink(capture_path);
 }
+
+/* ---- start routines are never cut --------------------------------------------------- */
+
+__attribute__((noinline)) void *a_start_routine_whose_name_is_longer_than_the_column(void *arg)
+{
+	__asm__ volatile("" ::: "memory");
+	return arg;
+}
+
+Test(report_names, start_routine_column_widens_to_the_longest_name)
+{
+	Dl_info self;
+	void *(*routine)(void *) = a_start_routine_whose_name_is_longer_than_the_column;
+	cr_assert_neq(dladdr((void *)routine, &self), 0);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	uint64_t base = (uint64_t)(uintptr_t)self.dli_fbase, entry = (uint64_t)(uintptr_t)routine;
+
+	struct gt_cb *cb = gt_cb_new(1, 65536, 1000);
+	gt_cb_module(cb, 0, 1000, exe, NULL, 0, base, base, (uint64_t)(uintptr_t)_end,
+		     GT_SYM_MAIN_EXE);
+	gt_cb_thread_existing(cb, 0, 1001, 1, 0, 0);
+	gt_cb_thread_new(cb, 0, 1010, 1, 2, 0, entry);
+	gt_cb_thread_start(cb, 0, 1100, 2, 102, entry);
+	gt_cb_thread_end(cb, 0, 1200, 2);
+	gt_cb_capture_end(cb, 0, 2000);
+	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
+	snprintf(capture_path, sizeof capture_path, "%s/report-names-%d.gtcap", GT_TEST_TMPDIR,
+		 (int)getpid());
+	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
+	gt_cb_free(cb);
+
+	char *text = report_of(false);
+	const char *name = "a_start_routine_whose_name_is_longer_than_the_column";
+	const char *header = strstr(text, "\n  #    tid     name            start routine");
+	const char *row = strstr(text, "\n  2    102     ");
+	cr_assert(header != NULL && row != NULL, "%s", text);
+	cr_assert_not_null(strstr(row, name), "the whole name: %s", text);
+	/* the columns after it line up with the header's */
+	const char *alive_header = strstr(header, "alive ms");
+	const char *alive_row = strstr(row + 1, "0.000");
+	cr_assert(alive_header && alive_row, "%s", text);
+	cr_assert_eq(alive_header + strlen("alive ms") - header, alive_row + strlen("0.000") - row,
+		     "%s", text);
+	free(text);
+	char *json = report_of(true);
+	char want[128];
+	snprintf(want, sizeof want, "\"start_routine\":\"%s\"", name);
+	cr_assert_not_null(strstr(json, want), "%s", json);
+	free(json);
+	unlink(capture_path);
+}
