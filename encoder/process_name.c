@@ -49,7 +49,10 @@ void gt_process_name_from_fact(struct gt_process_name *out, const struct gt_p_pr
 		if (line[i] == '\0')
 			line[i] = ' ';
 
-	size_t word = strcspn(line, " ");
+	/* argv[0] is a path, unless it is the only argument and holds spaces: a title written
+	 * over the arguments ("nginx: worker process", "/usr/bin/redis-server *:6379"), whose
+	 * first word alone may be a path */
+	size_t word = argv0_len < len ? argv0_len : strcspn(line, " ");
 	const char *name = after_dir(line, word < argv0_len ? word : argv0_len);
 	size_t name_len = argv0_len - (size_t)(name - line);
 	if (name_len == 0) {

@@ -19,7 +19,7 @@ void gt_process_name_from_header(struct gt_process_name *out, const struct gt_fi
 
 /* From a GT_PROCESS_NAME payload of payload_len bytes.  The name is the first argument
  * without the directory of its first word ("/usr/bin/redis-server" -> "redis-server",
- * "nginx: worker process" as it is), else comm; the rest is kept when it says nothing. */
+ * "nginx: worker process" as it is), else comm. */
 void gt_process_name_from_fact(struct gt_process_name *out, const struct gt_p_process_name *p,
 			       size_t payload_len);
 
