@@ -100,6 +100,10 @@ void gt_proc_name_emit(uint8_t when)
 	if (n > 0 && p.comm[n - 1] == '\n')
 		p.comm[n - 1] = 0;
 	size_t len = read_proc("/proc/self/cmdline", gt_cmdline_buf, sizeof gt_cmdline_buf);
+	if (!n && !len) { /* no descriptor free, /proc not mounted: the last name stands */
+		atomic_store(&gt_name_busy, 0);
+		return;
+	}
 	p.cmdline_len = (uint16_t)len;
 	uint32_t bytes = (uint32_t)((16 + sizeof p + len + 7) & ~(size_t)7);
 	unsigned cpu;
