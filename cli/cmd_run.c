@@ -561,7 +561,8 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 	format_size(r->capture_bytes, size, sizeof size);
 	/* an image its pid left by exec (a later one exists) did not crash: it ended there */
 	fprintf(stderr, "gotrace: %s: %s (pid %u%s), %" PRIu64 " threads, %" PRIu64 " events "
-		"(capture %s, converted in %.2f s)\n", output, cap->command, cap->pid,
+		"(capture %s, converted in %.2f s)\n", output,
+		r->sum.process[0] ? r->sum.process : cap->command, cap->pid,
 		cap->last ? "" : ", then exec'd another program", r->sum.model.threads,
 		r->sum.wire.events, size, r->sum.seconds);
 	if (r->sum.stop.stopped) {

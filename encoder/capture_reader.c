@@ -131,6 +131,12 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
 			return 0;
 		break;
 	}
+	case GT_PROCESS_NAME: {
+		const struct gt_p_process_name *n = (const void *)pl;
+		if (n->cmdline_len > GT_CMDLINE_MAX || sizeof *n + (size_t)n->cmdline_len > plen)
+			return 0;
+		break;
+	}
 	case GT_MODULE: {
 		const struct gt_p_module *m = (const void *)pl;
 		if (m->build_id_len > 64 || m->path_len > GT_PATH_MAX ||

@@ -10,6 +10,7 @@
 #include "facts.h"
 #include "hooks.def"
 #include "modules.h"
+#include "proc_name.h"
 #include "stacks.h"
 
 _Atomic int gt_enabled = 1;
@@ -279,6 +280,7 @@ int gt_init(void)
 	if (r)
 		gt_write_clock(r);
 	gt_modules_emit_all();
+	gt_proc_name_emit(GT_NAME_START);
 	gt_store(&gt_state, st);
 	t->busy = was_busy;
 	return 1;
@@ -296,6 +298,7 @@ static void after_fork_child(void)
 	gt_stacks_reset();
 	gt_modules_reset();
 	gt_losses_reset();
+	gt_proc_name_reset();
 	struct gt_tls *t = &gt_tls;
 	t->serial = 0;
 	t->epoch = 0;
@@ -339,6 +342,8 @@ void gt_finalize(int convert)
 		gt_store(&gt_enabled, 0);
 	if (st == GT_ST_DELAYED)
 		gt_store(&gt_state, GT_ST_RECORDING); /* the end records still describe the process */
+	if (gt_load(&gt_state) == GT_ST_RECORDING) /* its command line as the process leaves it */
+		gt_proc_name_emit(GT_NAME_END);
 	stop_recording(1);
 	if (!gt_header)
 		return;
