@@ -1,0 +1,151 @@
+/* Privilege drops keep tracing (issue 12): a root process's fork child that gives up its
+ * credentials (nginx's workers) records, although it can no longer open or create anything
+ * in the 0700 capture directory; a process at its RLIMIT_NOFILE keeps growing its capture
+ * (issue 10).  Each runs gt-privdrop / gt-fds untraced and traced (run_twins) and reads the
+ * capture; the worker's trace goes through Go's readers. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "oracle.h"
+#include "traced_run.h"
+
+static struct run plain, traced, tool;
+static struct capture cap;
+
+static void teardown(void)
+{
+	capture_close(&cap);
+	run_cleanup(&tool);
+	run_cleanup(&plain);
+	run_cleanup(&traced);
+}
+
+static void need_root(void)
+{
+	if (geteuid() != 0)
+		cr_skip_test("dropping privileges to nobody needs root (CI runs as root)");
+}
+
+/* gt-privdrop SCENARIO untraced and traced: the same output and status, no line of ours;
+ * the worker's capture opened into cap (its pid is on the program's stderr) */
+static void twins(const char *scenario, const char *const env[])
+{
+	const char *argv[] = {test_program("gt-privdrop"), scenario, NULL};
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s\nuntraced:\n%s\ntraced:\n%s", diff, plain.out, traced.out);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "status %#x: %s",
+		  traced.status, traced.err);
+	cr_assert(strstr(traced.out, "worker status 0\n"), "%s", traced.out);
+	cr_assert_eq(count_gotrace_lines(traced.err), 0, "%s", traced.err);
+	/* the capture directory is root's, 0700, as `gotrace run` makes it */
+	struct stat st;
+	cr_assert(stat(traced.dir, &st) == 0 && st.st_uid == 0 && (st.st_mode & 0777) == 0700);
+	const char *w = strstr(traced.err, "worker ");
+	cr_assert_not_null(w, "%s", traced.err);
+	pid_t worker = (pid_t)atoi(w + 7);
+	cr_assert_eq(run_capture(&traced, worker, 0, &cap), 0, "the worker's capture");
+	/* still root's and private (never handed to nobody) */
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/gotrace-%d.gtcap", traced.dir, (int)worker);
+	cr_assert(stat(path, &st) == 0 && st.st_uid == 0 && (st.st_mode & 0777) == 0600);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert_eq(cap.hdr->flags & GT_FILE_WRITE_FAILED, 0u);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(capture_count(&cap, GT_NOTICE, GT_NOTICE_DROPPED), 0u);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = malloc(1 << 20);
+	*len = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	return buf;
+}
+
+/* the gotrace command beside the library */
+static const char *gotrace(void)
+{
+	static char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s", test_preload());
+	char *slash = strrchr(path, '/');
+	snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
+		 "../cli/gotrace");
+	return path;
+}
+
+Test(privdrop, worker_drops_to_nobody_and_records, .fini = teardown, .timeout = 120)
+{
+	need_root();
+	twins("worker", NULL);
+	cr_assert(strstr(traced.out, "setuid: 0 0\ndumpable: 0 0\nsetuid(0): -1 EPERM\n"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "worker: uid 65534 65534 65534 gid 65534 65534 65534"), "%s",
+		  traced.out);
+	cr_assert(strstr(traced.out, "counter 8000\n"), "%s", traced.out);
+	/* the worker's descriptors: 0-2 and the file it writes, nothing of the tracer's */
+	cr_assert(strstr(traced.out, "fd 0 \nfd 1 \nfd 2 \nfd 3 worker.data\nworker status"), "%s",
+		  traced.out);
+	/* the file the worker wrote after its drop, byte for byte */
+	char a[PATH_MAX + 32], b[PATH_MAX + 32];
+	snprintf(a, sizeof a, "%s/worker.data", plain.dir);
+	snprintf(b, sizeof b, "%s/worker.data", traced.dir);
+	size_t la = 0, lb = 0;
+	char *da = slurp(a, &la), *db = slurp(b, &lb);
+	cr_assert(da && db && la > 0 && la == lb && !memcmp(da, db, la), "%zu vs %zu bytes", la, lb);
+	free(da);
+	free(db);
+
+	/* its threads and their blocks on the lock are in its capture */
+	cr_assert_eq(capture_count(&cap, GT_THREAD_START, -1), 4u);
+	cr_assert_geq(capture_count(&cap, GT_BLOCK_BEGIN, GT_BK_MUTEX), 4u);
+	cr_assert_geq(capture_count(&cap, GT_WAKE, GT_BK_MUTEX), 1u);
+	/* the credential changes themselves, as system calls */
+	cr_assert_geq(capture_count(&cap, GT_SYSCALL_BEGIN, -1), 3u);
+
+	char trace[PATH_MAX + 16], capture[PATH_MAX + 64];
+	snprintf(trace, sizeof trace, "%s/w.trace", traced.dir);
+	snprintf(capture, sizeof capture, "%s/gotrace-%u.gtcap", traced.dir, cap.hdr->pid);
+	const char *conv[] = {gotrace(), "convert", capture, "-o", trace, NULL};
+	memset(&tool, 0, sizeof tool);
+	cr_assert_eq(run_program(&tool, 0, conv, NULL), 0);
+	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+	unlink(trace);
+}
+
+Test(privdrop, threads_alive_across_the_drop, .fini = teardown, .timeout = 120)
+{
+	/* glibc's setxid broadcast changes every thread's credentials, traced as untraced */
+	need_root();
+	twins("broadcast", NULL);
+	for (int k = 0; k < 4; k++) {
+		char want[96];
+		snprintf(want, sizeof want, "thread %d: uid 65534 65534 65534 gid 65534 65534 65534 groups 0\n", k);
+		cr_assert(strstr(traced.out, want), "%s", traced.out);
+	}
+	cr_assert_eq(capture_count(&cap, GT_THREAD_START, -1), 4u);
+}
+
+Test(privdrop, dropped_worker_grows_its_capture, .fini = teardown, .timeout = 120)
+{
+	/* 80000 facts in 16 KiB chunks after the drop: more than a window of 64 chunks */
+	need_root();
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_PRIVDROP_YIELDS=80000", NULL};
+	twins("grow", env);
+	cr_assert(strstr(traced.out, "yields 80000\nfd 0 \nfd 1 \nfd 2 \nfd 3 worker.data\n"), "%s",
+		  traced.out);
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 80000u);
+	cr_assert_gt(cap.hdr->n_chunks, 64u);
+}
