@@ -465,7 +465,8 @@ static int convert_capture(const char *capture, const char *output, struct conve
 	char err[512];
 	*r = (struct convert_result){ 0 };
 	if (stat(capture, &st) == 0)
-		r->capture_bytes = (uint64_t)st.st_size;
+		/* what it holds: a capture left unfinished keeps a sparse reserved length */
+		r->capture_bytes = (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
 	struct gt_cli_progress progress;
 	gt_cli_progress_start(&progress, output);
 	copt.progress = gt_cli_progress_update;

@@ -149,3 +149,13 @@ Test(privdrop, dropped_worker_grows_its_capture, .fini = teardown, .timeout = 12
 	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 80000u);
 	cr_assert_gt(cap.hdr->n_chunks, 64u);
 }
+
+Test(privdrop, raw_system_call_drop, .fini = teardown, .timeout = 120)
+{
+	need_root();
+	twins("raw", NULL);
+	cr_assert(strstr(traced.out, "setresuid: 0\n"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "worker: uid 65534 65534 65534 gid 65534 65534 65534"), "%s",
+		  traced.out);
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 1000u);
+}

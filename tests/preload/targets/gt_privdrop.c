@@ -9,6 +9,7 @@
  *   broadcast   the worker's threads exist before setresuid: glibc's setxid broadcast must
  *               change every thread's credentials
  *   grow        after the drop, GT_PRIVDROP_YIELDS sched_yield calls (the capture grows)
+ *   raw         the drop by syscall(SYS_setresuid, ...), then 1000 sched_yield calls
  */
 #include <dirent.h>
 #include <errno.h>
@@ -203,6 +204,17 @@ static int worker_main(const char *scenario, const char *dir)
 			sched_yield();
 		say("yields %d\n", n);
 		say_fds();
+		return 0;
+	}
+	if (!strcmp(scenario, "raw")) {
+		/* the system calls themselves, as a program avoiding glibc's broadcast does:
+		 * syscall() is the first hooked call */
+		long g = syscall(SYS_setresgid, NOBODY, NOBODY, NOBODY);
+		long u = syscall(SYS_setresuid, NOBODY, NOBODY, NOBODY);
+		say("setresgid: %ld\nsetresuid: %ld\n", g, u);
+		for (int i = 0; i < 1000; i++)
+			sched_yield();
+		say_ids("worker");
 		return 0;
 	}
 	(void)dir;
