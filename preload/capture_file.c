@@ -9,11 +9,13 @@
 
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 struct gt_file_header *gt_header;
 char gt_capture_path[GT_PATH_MAX];
@@ -553,6 +555,23 @@ static void fill_header(void)
 	gt_store(&gt_last_clock_tsc, h->start_tsc);
 }
 
+/* File systems known to extend a file without writing zeros (vfat, exfat and some FUSE file
+ * systems would write the whole reserved length): the others get no reserved length. */
+static int sparse_files(int fd)
+{
+	struct statfs fs;
+	if (gt_sys2(SYS_fstatfs, fd, &fs) < 0)
+		return 0;
+	switch ((unsigned long)fs.f_type) {
+	case EXT4_SUPER_MAGIC: case XFS_SUPER_MAGIC: case BTRFS_SUPER_MAGIC: case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC: case OVERLAYFS_SUPER_MAGIC: case NFS_SUPER_MAGIC:
+	case 0x2FC12FC1 /* zfs */: case 0xCA451A4E /* bcachefs */:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int gt_capture_create(struct gt_file_error *e)
 {
 	int fd = open_capture();
@@ -593,7 +612,7 @@ int gt_capture_create(struct gt_file_error *e)
 	/* The most the file may grow to, as a length without blocks: what it grows into when it
 	 * cannot be opened again (back_unopened).  The final trim cuts it. */
 	gt_reserved = gt_file_bytes;
-	if (!err && file_call(SYS_ftruncate, (long)gt_map_bytes, 0, 0) == 0)
+	if (!err && sparse_files(fd) && file_call(SYS_ftruncate, (long)gt_map_bytes, 0, 0) == 0)
 		gt_reserved = gt_map_bytes;
 	capture_fd_close();
 	if (err) {
