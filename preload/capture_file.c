@@ -452,19 +452,29 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 
 /* ---- creation ----------------------------------------------------------------------- */
 
-static int open_capture(void)
+/* <capture dir>/uid-<uid> into buf: its length */
+static size_t user_dir(char *buf, size_t cap, uint64_t uid)
 {
 	char num[24];
-	char *path = gt_capture_path;
-	size_t cap = sizeof gt_capture_path;
-	uint64_t pid = (uint64_t)gt_sys0(SYS_getpid);
+	size_t n = 0;
+	buf[0] = 0;
+	if (gt_cfg.capture_dir[0]) {
+		n = gt_append(buf, n, cap, gt_cfg.capture_dir);
+		n = gt_append(buf, n, cap, "/");
+	}
+	num[gt_fmt_u64(num, uid)] = 0;
+	n = gt_append(buf, n, cap, "uid-");
+	return gt_append(buf, n, cap, num);
+}
+
+/* gotrace-<pid>[-<n>].gtcap created in the directory path[0..n): the descriptor or -errno
+ * (-EEXIST: every name taken) */
+static long create_in(char *path, size_t dir_len, size_t cap, uint64_t pid)
+{
+	char num[24];
 	for (unsigned attempt = 0; attempt < 100; attempt++) {
-		size_t n = 0;
-		path[0] = 0;
-		if (gt_cfg.capture_dir[0]) {
-			n = gt_append(path, n, cap, gt_cfg.capture_dir);
-			n = gt_append(path, n, cap, "/");
-		}
+		size_t n = dir_len;
+		path[n] = 0;
 		n = gt_append(path, n, cap, "gotrace-");
 		num[gt_fmt_u64(num, pid)] = 0;
 		n = gt_append(path, n, cap, num);
@@ -477,16 +487,64 @@ static int open_capture(void)
 		gt_append(path, n, cap, ".gtcap");
 		long fd = gt_sys4(SYS_openat, AT_FDCWD, path,
 				  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			return (int)fd;
-		if (fd != -EEXIST) {
-			gt_warn_err("cannot create the capture ", path, (int)-fd,
-				    "; tracing disabled, the program continues");
-			return -1;
+		if (fd != -EEXIST)
+			return fd;
+	}
+	return -EEXIST;
+}
+
+static int open_capture(void)
+{
+	static char in_user_dir[GT_PATH_MAX];
+	char *path = gt_capture_path;
+	size_t cap = sizeof gt_capture_path, n = 0;
+	uint64_t pid = (uint64_t)gt_sys0(SYS_getpid);
+	path[0] = 0;
+	if (gt_cfg.capture_dir[0]) {
+		n = gt_append(path, n, cap, gt_cfg.capture_dir);
+		n = gt_append(path, n, cap, "/");
+	}
+	long fd = create_in(path, n, cap, pid);
+	if (fd == -EACCES || fd == -EPERM) {
+		/* a program run by a process that became this user (exec or fork after a
+		 * privilege drop): the directory made for the user then (gt_capture_user_dir) */
+		n = user_dir(in_user_dir, sizeof in_user_dir, (uint64_t)gt_sys0(SYS_geteuid));
+		n = gt_append(in_user_dir, n, sizeof in_user_dir, "/");
+		long fd2 = create_in(in_user_dir, n, sizeof in_user_dir, pid);
+		if (fd2 >= 0 || fd2 == -EEXIST) {
+			fd = fd2;
+			memcpy(path, in_user_dir, sizeof in_user_dir);
 		}
 	}
-	gt_warn("cannot create the capture: too many files named ", path, "; tracing disabled");
+	if (fd >= 0)
+		return (int)fd;
+	if (fd == -EEXIST)
+		gt_warn("cannot create the capture: too many files named ", path, "; tracing disabled");
+	else
+		gt_warn_err("cannot create the capture ", path, (int)-fd,
+			    "; tracing disabled, the program continues");
 	return -1;
+}
+
+int64_t gt_capture_user_dir(uint32_t uid)
+{
+	static char path[GT_PATH_MAX];
+	static struct stat st;
+	if (uid == (uint32_t)-1 || uid == (uint32_t)gt_sys0(SYS_geteuid))
+		return uid;
+	lock_growth(); /* the buffers above */
+	const char *dir = gt_cfg.capture_dir[0] ? gt_cfg.capture_dir : ".";
+	/* others may enter but not create (gotrace run's 0711): else the user can create there
+	 * already, or nothing of that user's could reach a directory inside */
+	if (gt_sys4(SYS_newfstatat, AT_FDCWD, dir, &st, 0) == 0 && (st.st_mode & S_IXOTH) &&
+	    !(st.st_mode & S_IWOTH)) {
+		user_dir(path, sizeof path, uid);
+		if (gt_sys3(SYS_mkdirat, AT_FDCWD, path, 0700) == 0 &&
+		    gt_sys(SYS_fchownat, AT_FDCWD, (long)path, uid, -1, AT_SYMLINK_NOFOLLOW, 0) < 0)
+			gt_sys3(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR); /* not ours to give */
+	}
+	unlock_growth();
+	return uid;
 }
 
 static void read_small_file(const char *path, char *buf, size_t cap, int nul_to_space)

@@ -2,6 +2,7 @@
  * the real call, GT_SYSCALL_END (result and errno), errno preserved.  The plain ones are
  * generated from GT_SYSCALL_HOOKS; open (variadic), fcntl (only its waiting locks) and
  * syscall(SYS_futex) are written out. */
+#include "capture_file.h"
 #include "facts.h"
 #include "hooks.def"
 #include "stacks.h"
@@ -221,7 +222,8 @@ GT_EXPORT long syscall(long nr, ...)
 	struct gt_tls *t;
 	if (GT_UNLIKELY(credential_nr(nr))) {
 		int saved = errno;
-		gt_enter();
+		if (gt_enter() && (nr == SYS_setuid || nr == SYS_setreuid || nr == SYS_setresuid))
+			gt_capture_user_dir((uint32_t)(nr == SYS_setuid ? a0 : a1));
 		errno = saved;
 	}
 	if (nr != SYS_futex || !(t = gt_enter()))

@@ -33,20 +33,24 @@ static void need_root(void)
 
 /* gt-privdrop SCENARIO untraced and traced: the same output and status, no line of ours;
  * the worker's capture opened into cap (its pid is on the program's stderr) */
-static void twins(const char *scenario, const char *const env[])
+static void twins_in(const char *scenario, const char *const env[], mode_t dir_mode)
 {
 	const char *argv[] = {test_program("gt-privdrop"), scenario, NULL};
 	memset(&plain, 0, sizeof plain);
 	memset(&traced, 0, sizeof traced);
+	strcpy(plain.dir, "/tmp/gt-test-XXXXXX");
+	strcpy(traced.dir, "/tmp/gt-test-XXXXXX");
+	cr_assert(mkdtemp(plain.dir) && mkdtemp(traced.dir));
+	cr_assert(chmod(plain.dir, dir_mode) == 0 && chmod(traced.dir, dir_mode) == 0);
 	const char *diff = run_twins(&plain, &traced, argv, env);
 	cr_assert_null(diff, "%s\nuntraced:\n%s\ntraced:\n%s", diff, plain.out, traced.out);
 	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "status %#x: %s",
 		  traced.status, traced.err);
 	cr_assert(strstr(traced.out, "worker status 0\n"), "%s", traced.out);
 	cr_assert_eq(count_gotrace_lines(traced.err), 0, "%s", traced.err);
-	/* the capture directory is root's, 0700, as `gotrace run` makes it */
+	/* the capture directory is root's, as made (0711 as by `gotrace run`) */
 	struct stat st;
-	cr_assert(stat(traced.dir, &st) == 0 && st.st_uid == 0 && (st.st_mode & 0777) == 0700);
+	cr_assert(stat(traced.dir, &st) == 0 && st.st_uid == 0 && (st.st_mode & 0777) == dir_mode);
 	const char *w = strstr(traced.err, "worker ");
 	cr_assert_not_null(w, "%s", traced.err);
 	pid_t worker = (pid_t)atoi(w + 7);
@@ -57,9 +61,18 @@ static void twins(const char *scenario, const char *const env[])
 	cr_assert(stat(path, &st) == 0 && st.st_uid == 0 && (st.st_mode & 0777) == 0600);
 	cr_assert_eq(cap.bad_bytes, 0u);
 	cr_assert_eq(cap.hdr->flags & GT_FILE_WRITE_FAILED, 0u);
-	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
 	cr_assert_eq(capture_count(&cap, GT_NOTICE, GT_NOTICE_DROPPED), 0u);
-	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+	/* an image left by exec ends without them (read as exec'd) */
+	if (strcmp(scenario, "exec")) {
+		cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+		cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+	}
+}
+
+/* in a directory of mode 0700: nobody of the worker's can enter it after the drop */
+static void twins(const char *scenario, const char *const env[])
+{
+	twins_in(scenario, env, 0700);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -158,4 +171,38 @@ Test(privdrop, raw_system_call_drop, .fini = teardown, .timeout = 120)
 	cr_assert(strstr(traced.out, "worker: uid 65534 65534 65534 gid 65534 65534 65534"), "%s",
 		  traced.out);
 	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 1000u);
+}
+
+Test(privdrop, program_execd_after_the_drop, .fini = teardown, .timeout = 120)
+{
+	/* in gotrace run's 0711 directory the worker, still root, makes uid-65534 (0700,
+	 * nobody's) where the program it execs as nobody creates its capture */
+	need_root();
+	twins_in("exec", NULL, 0711);
+	cr_assert(strstr(traced.out, "execd: uid 65534 65534 65534 gid 65534 65534 65534"), "%s",
+		  traced.out);
+	cr_assert(strstr(traced.out, "counter 8000\nfd 0 \nfd 1 \nfd 2 \nworker status 0\n"), "%s",
+		  traced.out);
+	/* the image before the exec, in the run's directory: the drop, then the exec */
+	cr_assert_geq(capture_count(&cap, GT_SYSCALL_BEGIN, -1), 2u);
+	struct capture execd;
+	char dir[PATH_MAX + 16], path[PATH_MAX + 64];
+	snprintf(dir, sizeof dir, "%s/uid-65534", traced.dir);
+	struct stat st;
+	cr_assert(stat(dir, &st) == 0 && st.st_uid == 65534 && (st.st_mode & 0777) == 0700);
+	cr_assert_eq(capture_find_file(dir, cap.hdr->pid, path, sizeof path), 0, "no capture in %s", dir);
+	cr_assert(stat(path, &st) == 0 && st.st_uid == 65534 && (st.st_mode & 0777) == 0600);
+	cr_assert_eq(capture_open(&execd, path), 0);
+	cr_assert_eq(execd.bad_bytes, 0u);
+	cr_assert(execd.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(capture_count(&execd, GT_THREAD_START, -1), 4u);
+	cr_assert_geq(capture_count(&execd, GT_BLOCK_BEGIN, GT_BK_MUTEX), 4u);
+	cr_assert_eq(capture_count(&execd, GT_YIELD, -1), 1000u);
+	capture_close(&execd);
+	/* left for the harness to clean: the user directory and its capture */
+	unlink(path);
+	rmdir(dir);
+	/* the untraced run made none */
+	snprintf(dir, sizeof dir, "%s/uid-65534", plain.dir);
+	cr_assert(stat(dir, &st) != 0);
 }

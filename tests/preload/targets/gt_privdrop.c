@@ -10,6 +10,8 @@
  *               change every thread's credentials
  *   grow        after the drop, GT_PRIVDROP_YIELDS sched_yield calls (the capture grows)
  *   raw         the drop by syscall(SYS_setresuid, ...), then 1000 sched_yield calls
+ *   exec        after the drop the worker execs this program ("execd"): 4 threads contend
+ *               a mutex, 1000 sched_yield calls
  */
 #include <dirent.h>
 #include <errno.h>
@@ -109,7 +111,7 @@ static void *contender(void *arg)
 	for (int i = 0; i < ROUNDS; i++) {
 		pthread_mutex_lock(&lock);
 		counter++;
-		if (i % 500 == 0) {
+		if (i % 500 == 0 && data_fd >= 0) {
 			int n = snprintf(line, sizeof line, "thread %ld round %d\n", k, i);
 			/* pwrite at a place of its own: the file is the same traced or not */
 			if (pwrite(data_fd, line, (size_t)n, (off_t)(k * 4 + i / 500) * 32) != n)
@@ -206,6 +208,12 @@ static int worker_main(const char *scenario, const char *dir)
 		say_fds();
 		return 0;
 	}
+	if (!strcmp(scenario, "exec")) {
+		drop();
+		fflush(stdout);
+		execl("/proc/self/exe", "gt-privdrop", "execd", (char *)NULL);
+		return 10;
+	}
 	if (!strcmp(scenario, "raw")) {
 		/* the system calls themselves, as a program avoiding glibc's broadcast does:
 		 * syscall() is the first hooked call */
@@ -267,6 +275,15 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
+	if (!strcmp(argv[1], "execd")) {
+		/* the worker's new program, run as nobody from the start */
+		say_ids("execd");
+		contend();
+		for (int i = 0; i < 1000; i++)
+			sched_yield();
+		say_fds();
+		return 0;
+	}
 	if (geteuid() != 0) {
 		say("not root\n");
 		return 7;
