@@ -4,6 +4,7 @@
  * (issue 10).  Each runs gt-privdrop / gt-fds untraced and traced (run_twins) and reads the
  * capture; the worker's trace goes through Go's readers. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,4 +206,47 @@ Test(privdrop, program_execd_after_the_drop, .fini = teardown, .timeout = 120)
 	/* the untraced run made none */
 	snprintf(dir, sizeof dir, "%s/uid-65534", plain.dir);
 	cr_assert(stat(dir, &st) != 0);
+}
+
+Test(privdrop, gotrace_run_converts_the_program_execd_as_nobody, .fini = teardown, .timeout = 120)
+{
+	/* gotrace run's own directory (in TMPDIR): 0711, the user directory collected,
+	 * converted and removed with it */
+	need_root();
+	memset(&tool, 0, sizeof tool);
+	strcpy(tool.dir, "/tmp/gt-test-XXXXXX");
+	cr_assert(mkdtemp(tool.dir));
+	cr_assert(chmod(tool.dir, 0711) == 0); /* as /tmp lets nobody in */
+	char tmpdir[PATH_MAX + 16], data[PATH_MAX + 32], trace[PATH_MAX + 16], want[128];
+	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", tool.dir);
+	snprintf(data, sizeof data, "GT_PRIVDROP_DATA=%s", tool.dir);
+	snprintf(trace, sizeof trace, "%s/run.trace", tool.dir);
+	const char *argv[] = {gotrace(), "run", "-o", trace, "--", test_program("gt-privdrop"), "exec", NULL};
+	const char *env[] = {tmpdir, data, NULL};
+	cr_assert_eq(run_program(&tool, 0, argv, env), 0);
+	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
+	cr_assert(strstr(tool.out, "counter 8000\n"), "%s", tool.out);
+	const char *w = strstr(tool.err, "worker ");
+	cr_assert_not_null(w, "%s", tool.err);
+	int worker = atoi(w + 7);
+	/* the worker's image before the exec and the program it execd as nobody */
+	snprintf(want, sizeof want, "gt-privdrop (pid %d, then exec'd another program)", worker);
+	cr_assert(strstr(tool.err, want), "%s", tool.err);
+	snprintf(want, sizeof want, "gt-privdrop (pid %d), 5 threads", worker);
+	cr_assert(strstr(tool.err, want), "%s", tool.err);
+	cr_assert(!strstr(tool.err, "left "), "%s", tool.err);
+	/* nothing of the run is left in TMPDIR but the traces and the worker's file */
+	DIR *d = opendir(tool.dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		cr_assert(e->d_name[0] == '.' || !strncmp(e->d_name, "run.trace", 9) ||
+			  !strcmp(e->d_name, "worker.data") || !strcmp(e->d_name, "stdout") ||
+			  !strcmp(e->d_name, "stderr"), "left: %s", e->d_name);
+	if (d)
+		closedir(d);
+	char execd[PATH_MAX + 32];
+	snprintf(execd, sizeof execd, "%s.%d", trace, worker);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(execd, true, &report), 0, "%s", report ? report : "");
+	free(report);
 }

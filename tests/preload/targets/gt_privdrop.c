@@ -2,7 +2,8 @@
  * nginx's workers do, then works (tests/preload/test_privdrop.c).  Run as root, in a capture
  * directory of mode 0700 that the worker can no longer enter.  Prints what the worker
  * observed (results, errno, its descriptors, its threads' credentials), so that a traced run
- * compares with an untraced one; the worker's pid goes to stderr.
+ * compares with an untraced one; the worker's pid goes to stderr.  The file the worker
+ * writes is in $GT_PRIVDROP_DATA, else in the capture directory.
  *
  *   worker      setgid, initgroups, setuid to nobody as the worker's first calls; then 4
  *               threads contend a mutex and the worker writes a file opened before the drop
@@ -288,7 +289,7 @@ int main(int argc, char **argv)
 		say("not root\n");
 		return 7;
 	}
-	const char *dir = getenv("GOTRACE_CAPTURE_DIR");
+	const char *dir = getenv("GT_PRIVDROP_DATA") ? getenv("GT_PRIVDROP_DATA") : getenv("GOTRACE_CAPTURE_DIR");
 	char path[4096];
 	snprintf(path, sizeof path, "%s/worker.data", dir ? dir : ".");
 	/* opened by root, written by the worker after its drop */
