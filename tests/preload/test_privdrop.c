@@ -87,17 +87,6 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* the gotrace command beside the library */
-static const char *gotrace(void)
-{
-	static char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s", test_preload());
-	char *slash = strrchr(path, '/');
-	snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
-		 "../cli/gotrace");
-	return path;
-}
-
 Test(privdrop, worker_drops_to_nobody_and_records, .fini = teardown, .timeout = 120)
 {
 	need_root();
@@ -129,7 +118,7 @@ Test(privdrop, worker_drops_to_nobody_and_records, .fini = teardown, .timeout = 
 	char trace[PATH_MAX + 16], capture[PATH_MAX + 64];
 	snprintf(trace, sizeof trace, "%s/w.trace", traced.dir);
 	snprintf(capture, sizeof capture, "%s/gotrace-%u.gtcap", traced.dir, cap.hdr->pid);
-	const char *conv[] = {gotrace(), "convert", capture, "-o", trace, NULL};
+	const char *conv[] = {test_gotrace(), "convert", capture, "-o", trace, NULL};
 	memset(&tool, 0, sizeof tool);
 	cr_assert_eq(run_program(&tool, 0, conv, NULL), 0);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
@@ -221,7 +210,7 @@ Test(privdrop, gotrace_run_converts_the_program_execd_as_nobody, .fini = teardow
 	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", tool.dir);
 	snprintf(data, sizeof data, "GT_PRIVDROP_DATA=%s", tool.dir);
 	snprintf(trace, sizeof trace, "%s/run.trace", tool.dir);
-	const char *argv[] = {gotrace(), "run", "-o", trace, "--", test_program("gt-privdrop"), "exec", NULL};
+	const char *argv[] = {test_gotrace(), "run", "-o", trace, "--", test_program("gt-privdrop"), "exec", NULL};
 	const char *env[] = {tmpdir, data, NULL};
 	cr_assert_eq(run_program(&tool, 0, argv, env), 0);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
