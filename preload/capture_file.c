@@ -95,9 +95,6 @@ static long file_call(long nr, long a, long b, long c)
 	return r;
 }
 
-/* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
- * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
- * mapping. */
 /* Within the reserved length the kernel checks no RLIMIT_FSIZE: the program's limit holds
  * for our file as it did when every growth extended it. */
 static int over_fsize(uint64_t len)
@@ -106,6 +103,9 @@ static int over_fsize(uint64_t len)
 	return gt_sys4(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &fsize) == 0 && len > fsize.rlim_cur;
 }
 
+/* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
+ * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
+ * mapping. */
 static long allocate_to(uint64_t len)
 {
 	if (over_fsize(len))
@@ -530,9 +530,10 @@ int64_t gt_capture_user_dir(uint32_t uid)
 {
 	static char path[GT_PATH_MAX];
 	static struct stat st;
-	if (uid == (uint32_t)-1 || uid == (uint32_t)gt_sys0(SYS_geteuid))
+	static _Atomic int busy; /* the buffers above: a second caller meanwhile passes (no lock a
+				  * signal handler could wait on) */
+	if (uid == (uint32_t)-1 || uid == (uint32_t)gt_sys0(SYS_geteuid) || atomic_exchange(&busy, 1))
 		return uid;
-	lock_growth(); /* the buffers above */
 	const char *dir = gt_cfg.capture_dir[0] ? gt_cfg.capture_dir : ".";
 	/* others may enter but not create (gotrace run's 0711): else the user can create there
 	 * already, or nothing of that user's could reach a directory inside */
@@ -543,7 +544,7 @@ int64_t gt_capture_user_dir(uint32_t uid)
 		    gt_sys(SYS_fchownat, AT_FDCWD, (long)path, uid, -1, AT_SYMLINK_NOFOLLOW, 0) < 0)
 			gt_sys3(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR); /* not ours to give */
 	}
-	unlock_growth();
+	atomic_store_explicit(&busy, 0, memory_order_release);
 	return uid;
 }
 
