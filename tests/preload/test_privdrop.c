@@ -5,9 +5,11 @@
  * capture; the worker's trace goes through Go's readers. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,10 +19,15 @@
 
 static struct run plain, traced, tool;
 static struct capture cap;
+static char mounted[PATH_MAX];
 
 static void teardown(void)
 {
 	capture_close(&cap);
+	if (mounted[0]) {
+		umount(mounted);
+		mounted[0] = 0;
+	}
 	run_cleanup(&tool);
 	run_cleanup(&plain);
 	run_cleanup(&traced);
@@ -238,4 +245,38 @@ Test(privdrop, gotrace_run_converts_the_program_execd_as_nobody, .fini = teardow
 	char *report = NULL;
 	cr_assert_eq(gt_oracle_check(execd, true, &report), 0, "%s", report ? report : "");
 	free(report);
+}
+
+Test(privdrop, dropped_worker_on_a_full_disk_stops_loudly, .fini = teardown, .timeout = 120)
+{
+	/* growth after the drop gets its blocks from MADV_POPULATE_WRITE: a full file system
+	 * stops the recording with one line, never a SIGBUS */
+	need_root();
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	strcpy(traced.dir, "/tmp/gt-test-XXXXXX");
+	cr_assert(mkdtemp(traced.dir));
+	if (mount("tmpfs", traced.dir, "tmpfs", 0, "size=5m,mode=0700") != 0)
+		cr_skip_test("cannot mount a tmpfs here: %s", strerror(errno));
+	strcpy(mounted, traced.dir);
+	const char *argv[] = {test_program("gt-privdrop"), "grow", NULL};
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=65536", "GOTRACE_STACKS=none",
+			     "GT_PRIVDROP_YIELDS=400000", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert(strstr(traced.out, "yields 400000\n"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "worker status 0\n"), "%s", traced.out);
+	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
+	cr_assert(strstr(traced.err, "could not grow: no space left on device"), "%s", traced.err);
+	pid_t worker = (pid_t)atoi(strstr(traced.err, "worker ") + 7);
+	cr_assert_eq(run_capture(&traced, worker, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(cap.hdr->stop_errno, ENOSPC);
+	cr_assert_eq(capture_count(&cap, GT_NOTICE, GT_NOTICE_WRITE_FAILED), 1u);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	/* recording went on until the file system was full: over 4 MiB of 24-byte yields */
+	size_t kept = capture_count(&cap, GT_YIELD, -1);
+	cr_assert_gt(kept, (size_t)(4 << 20) / 24, "%zu yields kept", kept);
+	cr_assert_geq(kept + cap.hdr->facts_lost, 400000u);
 }
