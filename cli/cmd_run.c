@@ -265,6 +265,57 @@ static bool is_capture_name(const char *name)
 	       strcmp(name + len - 6, ".gtcap") == 0;
 }
 
+/* uid-<n>: the captures of the programs a traced process ran after it became user n
+ * (preload/capture_file.c), in a directory of theirs */
+static bool is_user_dir(const char *dir, const char *name)
+{
+	struct stat st;
+	char path[PATH_MAX];
+	if (strncmp(name, "uid-", 4) != 0 || !name[4] || strspn(name + 4, "0123456789") != strlen(name + 4))
+		return false;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* fn(name) for every capture in dir ("gotrace-...") and in its user directories
+ * ("uid-<n>/gotrace-...", regular files only: those directories are the user's) */
+static void each_capture(const char *dir, void (*fn)(const char *name, void *ctx), void *ctx)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (is_capture_name(e->d_name)) {
+			fn(e->d_name, ctx);
+			continue;
+		}
+		if (!is_user_dir(dir, e->d_name))
+			continue;
+		char sub[PATH_MAX], rel[2 * NAME_MAX + 2];
+		snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+		DIR *u = opendir(sub);
+		struct dirent *f;
+		struct stat st;
+		while (u != NULL && (f = readdir(u)) != NULL) {
+			if (!is_capture_name(f->d_name) ||
+			    fstatat(dirfd(u), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			snprintf(rel, sizeof rel, "%s/%s", e->d_name, f->d_name);
+			fn(rel, ctx);
+		}
+		if (u != NULL)
+			closedir(u);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+static void add_preexisting(const char *name, void *ctx)
+{
+	struct capture_dir *cd = ctx;
+	cd->preexisting = realloc(cd->preexisting, (cd->n_preexisting + 1) * sizeof *cd->preexisting);
+	cd->preexisting[cd->n_preexisting++] = strdup(name);
+}
+
 static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 {
 	*cd = (struct capture_dir){ 0 };
@@ -277,6 +328,13 @@ static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 			return -1;
 		}
 		cd->created = true;
+		/* others may enter, not list or create: a traced process that becomes another
+		 * user makes uid-<uid> here (0700, that user's) for the programs it then runs;
+		 * every capture stays 0600 */
+		if (chmod(cd->path, 0711) != 0) {
+			fail("cannot set the mode of %s: %s", cd->path, strerror(errno));
+			return -1;
+		}
 		return 0;
 	}
 	if (mkdir(requested, 0777) != 0 && errno != EEXIST) {
@@ -287,17 +345,7 @@ static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 		fail("cannot write into capture directory %s: %s", requested, strerror(errno));
 		return -1;
 	}
-	DIR *d = opendir(cd->path);
-	struct dirent *e;
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (!is_capture_name(e->d_name))
-			continue;
-		cd->preexisting = realloc(cd->preexisting,
-					  (cd->n_preexisting + 1) * sizeof *cd->preexisting);
-		cd->preexisting[cd->n_preexisting++] = strdup(e->d_name);
-	}
-	if (d != NULL)
-		closedir(d);
+	each_capture(cd->path, add_preexisting, cd);
 	return 0;
 }
 
@@ -447,7 +495,8 @@ static int convert_capture(const char *capture, const char *output, struct conve
 	char err[512];
 	*r = (struct convert_result){ 0 };
 	if (stat(capture, &st) == 0)
-		r->capture_bytes = (uint64_t)st.st_size;
+		/* what it holds: a capture left unfinished keeps a sparse reserved length */
+		r->capture_bytes = (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
 	struct gt_cli_progress progress;
 	gt_cli_progress_start(&progress, output);
 	copt.progress = gt_cli_progress_update;
@@ -499,29 +548,38 @@ static void *xrealloc(void *p, size_t size)
 	return p;
 }
 
+struct collecting {
+	const struct capture_dir *cd;
+	struct run_captures *rc;
+	uint32_t *file_pid;
+};
+
+static void collect_one(const char *name, void *ctx)
+{
+	struct collecting *c = ctx;
+	struct run_captures *rc = c->rc;
+	if (was_preexisting(c->cd, name))
+		return;
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	rc->paths = xrealloc(rc->paths, (rc->n + 1) * sizeof *rc->paths);
+	c->file_pid = xrealloc(c->file_pid, (rc->n + 1) * sizeof *c->file_pid);
+	size_t len = strlen(c->cd->path) + 1 + strlen(name) + 1;
+	rc->paths[rc->n] = xrealloc(NULL, len);
+	snprintf(rc->paths[rc->n], len, "%s/%s", c->cd->path, name);
+	c->file_pid[rc->n] = (uint32_t)strtoul(base + 8, NULL, 10);
+	rc->n++;
+}
+
 static void collect_captures(const struct capture_dir *cd, pid_t main_pid,
 			     struct run_captures *rc)
 {
-	DIR *d = opendir(cd->path);
-	struct dirent *e;
-	uint32_t *file_pid = NULL;
 	*rc = (struct run_captures){ .main_pid = (uint32_t)main_pid };
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (!is_capture_name(e->d_name) || was_preexisting(cd, e->d_name))
-			continue;
-		rc->paths = xrealloc(rc->paths, (rc->n + 1) * sizeof *rc->paths);
-		file_pid = xrealloc(file_pid, (rc->n + 1) * sizeof *file_pid);
-		size_t len = strlen(cd->path) + 1 + strlen(e->d_name) + 1;
-		rc->paths[rc->n] = xrealloc(NULL, len);
-		snprintf(rc->paths[rc->n], len, "%s/%s", cd->path, e->d_name);
-		file_pid[rc->n] = (uint32_t)strtoul(e->d_name + 8, NULL, 10);
-		rc->n++;
-	}
-	if (d != NULL)
-		closedir(d);
+	struct collecting c = { cd, rc, NULL };
+	each_capture(cd->path, collect_one, &c);
 	rc->img = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *rc->img);
-	gt_trace_images_identify(rc->img, rc->n, (const char *const *)rc->paths, file_pid);
-	free(file_pid);
+	gt_trace_images_identify(rc->img, rc->n, (const char *const *)rc->paths, c.file_pid);
+	free(c.file_pid);
 	if (rc->n > 1)
 		qsort_r(rc->img, rc->n, sizeof *rc->img, by_process, &rc->main_pid);
 }
@@ -538,6 +596,17 @@ static void remove_captures(const struct capture_dir *cd, const struct run_captu
 {
 	for (size_t i = 0; rc != NULL && i < rc->n; i++)
 		unlink(rc->img[i].capture);
+	DIR *d = opendir(cd->path);
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char sub[PATH_MAX + NAME_MAX + 2];
+		if (!is_user_dir(cd->path, e->d_name))
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", cd->path, e->d_name);
+		rmdir(sub); /* emptied, unless it holds what is not ours */
+	}
+	if (d != NULL)
+		closedir(d);
 	if (cd->created && rmdir(cd->path) != 0)
 		fprintf(stderr, "gotrace: left %s behind: %s\n", cd->path, strerror(errno));
 }

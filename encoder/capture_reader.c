@@ -563,6 +563,14 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 		}
 		if (ch->magic == 0) {
 			c->stats.chunks_unused++;
+			/* A capture left unfinished keeps the length reserved for growth, a hole of
+			 * up to 64 GiB (preload/capture_file.c): go on at the next data. */
+			off_t data = lseek(fd, (off_t)(off + h.chunk_size), SEEK_DATA);
+			size_t next = data < 0 ? c->n_chunks : ((size_t)data - h.header_size) / h.chunk_size;
+			if (next > k + 1 && (data >= 0 || errno == ENXIO)) {
+				c->stats.chunks_unused += next - k - 1;
+				k = next - 1;
+			}
 			continue;
 		}
 		if (ch->magic != GT_CHUNK_MAGIC || ch->cpu >= h.n_cpus) {
