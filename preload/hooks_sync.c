@@ -16,20 +16,53 @@
 
 #define GT_OBJ(p) ((uint64_t)(uintptr_t)(p))
 
+/* ---- mutexes released inside a condition wait --------------------------------------------
+ * glibc releases the mutex inside the real pthread_cond_wait, after the hook has looked for
+ * the mutex's waiters and stamped the condvar block: a mutex waiter that registers in
+ * between cannot be shown unblocked by a thread that blocked before it did.  The wait marks
+ * its mutex under the owner's tid (glibc keeps it in __data.__owner; 0 with lock elision:
+ * no mark) from before its look until the real call returns; a mutex waiter that, once
+ * registered, finds its mutex held by a thread so marked records no block, as when its
+ * retry succeeds.  Slots are per tid: only tids equal modulo the size share one, and a
+ * wrong match only hides a block. */
+#define GT_COND_HOLDERS 1024u
+static _Atomic uint64_t gt_cond_holding[GT_COND_HOLDERS];
+
+static inline int mutex_owner(pthread_mutex_t *m)
+{
+	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+}
+
+static int held_by_cond_wait(pthread_mutex_t *m)
+{
+	int owner = mutex_owner(m);
+	return owner > 0 && gt_load(&gt_cond_holding[(unsigned)owner % GT_COND_HOLDERS]) == GT_OBJ(m);
+}
+
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
 /* The uncontended lock is the try and nothing else; everything that records is in a
  * noinline function the hook tail-calls, so the hook builds no frame and its caller's
- * return address is the recording function's (frame-pointer stacks stay whole). */
+ * return address is the recording function's (frame-pointer stacks stay whole).
+ * Contended: timestamp, registration, then one more try: an unlock that let this thread in
+ * came after that failed try, so its look after the release sees the registration (a
+ * holder that released in between is not anybody's waker: no block). */
 #define GT_MUTEX_HOOK(name, params, args) \
 	static GT_NOINLINE int name##_contended params \
 	{ \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		/* no retry here: contention that ends before the real lock still shows */ \
-		gt_fact_block_begin(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
-		int r = GT_REAL(name) args; \
+		struct gt_block b; \
+		gt_fact_block_prepare(t, GT_BK_MUTEX, GT_OBJ(m), 1, &b); \
+		atomic_thread_fence(memory_order_seq_cst); \
+		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
+		if (r != EBUSY || held_by_cond_wait(m)) { \
+			gt_fact_block_cancel(t, GT_BK_MUTEX, GT_OBJ(m)); \
+			return r != EBUSY ? r : GT_REAL(name) args; \
+		} \
+		gt_fact_block_commit(t, GT_BK_MUTEX, GT_OBJ(m), &b); \
+		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
 		return r; \
 	} \
@@ -129,8 +162,15 @@ GT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
+		int owner = mutex_owner(m); \
+		_Atomic uint64_t *mark = owner > 0 ? &gt_cond_holding[(unsigned)owner % GT_COND_HOLDERS] : NULL; \
+		if (mark) /* seq_cst: before the look for the mutex's waiters */ \
+			atomic_store(mark, GT_OBJ(m)); \
 		gt_fact_cond_wait_begin(t, GT_OBJ(c), GT_OBJ(m)); \
 		int r = GT_REAL(name) args; \
+		uint64_t marked = GT_OBJ(m); \
+		if (mark) \
+			atomic_compare_exchange_strong(mark, &marked, 0); \
 		gt_fact_block_end(t, GT_BK_COND, GT_OBJ(c), r); \
 		return r; \
 	}
