@@ -78,13 +78,6 @@ GT_MUTEX_HOOK(pthread_mutex_lock, (pthread_mutex_t *m), (m))
 GT_MUTEX_HOOK(pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *ts), (m, ts))
 GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const struct timespec *ts), (m, c, ts))
 
-static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
-{
-	struct gt_tls *t = gt_enter();
-	if (t && gt_waiters_has(obj))
-		gt_fact_wake(t, kind, obj, count);
-}
-
 /* A release when threads of its kind are blocked.  It looks for waiters before the real
  * call (a waiter registered then is still blocked: it can leave only through a release) and,
  * if none, once more after it (one that registered in between failed its retry before this
@@ -108,17 +101,42 @@ static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
 		return r; \
 	}
 
-GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1)
-
-GT_EXPORT GT_FRAMELESS int pthread_mutex_unlock(pthread_mutex_t *m)
+/* A release when no thread of its kind was blocked at its look, but one is at the look after
+ * the release: a first waiter registered in between, and its failed retry came before this
+ * release, which may be what let it in.  Its wake is stamped now, after the release: a
+ * timestamp before it would cost every uncontended release an rdtsc. */
+static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count, int r)
 {
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_MUTEX])))
-		return mutex_unlock_waited(m);
-	return GT_REAL_PRESET(pthread_mutex_unlock)(m);
+	struct gt_tls *t = gt_enter();
+	if (t && gt_waiters_has(obj)) {
+		int e = errno;
+		gt_fact_wake(t, kind, obj, count);
+		errno = e;
+	}
+	return r;
 }
+
+/* The release hooks: the kind's count of blocked threads loaded before the real call (the
+ * waited path) and after it (the raced path), both reached by tail calls, so the recording
+ * function returns to the hook's caller. */
+#define GT_RELEASE_HOOK(name, real, type, kind, count, waited) \
+	GT_EXPORT GT_FRAMELESS int name(type *o) \
+	{ \
+		if (GT_UNLIKELY(gt_load(&gt_n_blocked[kind]))) \
+			return waited(o); \
+		int r = real(o); \
+		if (GT_UNLIKELY(gt_load(&gt_n_blocked[kind]))) \
+			return release_raced(kind, GT_OBJ(o), count, r); \
+		return r; \
+	}
+
+GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1)
+GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
+		mutex_unlock_waited)
 
 /* ---- rwlocks ---------------------------------------------------------------------------- */
 
+/* as the mutex: try, then timestamp, registration and one more try */
 #define GT_RWLOCK_HOOK(name, try, kind, params, args) \
 	GT_EXPORT int name params \
 	{ \
@@ -128,7 +146,15 @@ GT_EXPORT GT_FRAMELESS int pthread_mutex_unlock(pthread_mutex_t *m)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		gt_fact_block_begin(t, kind, GT_OBJ(l), 1); \
+		struct gt_block b; \
+		gt_fact_block_prepare(t, kind, GT_OBJ(l), 1, &b); \
+		atomic_thread_fence(memory_order_seq_cst); \
+		r = GT_REAL(try)(l); \
+		if (r != EBUSY) { \
+			gt_fact_block_cancel(t, kind, GT_OBJ(l)); \
+			return r; \
+		} \
+		gt_fact_block_commit(t, kind, GT_OBJ(l), &b); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, kind, GT_OBJ(l), r); \
 		return r; \
@@ -145,12 +171,19 @@ GT_RWLOCK_HOOK(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOC
 GT_RWLOCK_HOOK(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR,
 	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
 
-GT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+/* Readers and writers wait on the same object: one wake covers both kinds, and both counts
+ * are looked at before and after the release. */
+GT_RELEASE_WAITED(rwlock_unlock_waited, GT_REAL(pthread_rwlock_unlock), pthread_rwlock_t, GT_BK_RWLOCK_WR,
+		  GT_WAKE_ALL)
+
+GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	/* readers and writers wait on the same object: one wake covers both kinds */
 	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) | gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR])))
-		release_slow(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL);
-	return GT_REAL(pthread_rwlock_unlock)(l);
+		return rwlock_unlock_waited(l);
+	int r = GT_REAL(pthread_rwlock_unlock)(l);
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) | gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR])))
+		return release_raced(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, r);
+	return r;
 }
 
 /* ---- condition variables ---------------------------------------------------------------
@@ -185,19 +218,10 @@ GT_RELEASE_WAITED(cond_signal_waited, GT_REAL(pthread_cond_signal), pthread_cond
 GT_RELEASE_WAITED(cond_broadcast_waited, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
 		  GT_WAKE_ALL)
 
-GT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
-{
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
-		return cond_signal_waited(c);
-	return GT_REAL(pthread_cond_signal)(c);
-}
-
-GT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
-{
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
-		return cond_broadcast_waited(c);
-	return GT_REAL(pthread_cond_broadcast)(c);
-}
+GT_RELEASE_HOOK(pthread_cond_signal, GT_REAL(pthread_cond_signal), pthread_cond_t, GT_BK_COND, 1,
+		cond_signal_waited)
+GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
+		GT_WAKE_ALL, cond_broadcast_waited)
 
 /* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------ */
 
@@ -233,12 +257,7 @@ GT_SEM_HOOK(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (
 
 GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
 
-GT_EXPORT int sem_post(sem_t *s)
-{
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_SEM])))
-		return sem_post_waited(s);
-	return GT_REAL(sem_post)(s);
-}
+GT_RELEASE_HOOK(sem_post, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, sem_post_waited)
 
 /* ---- barriers ----------------------------------------------------------------------------
  * Every arriver but the last blocks; the last (glibc returns PTHREAD_BARRIER_SERIAL_THREAD
