@@ -34,6 +34,8 @@ int gt_block_result(int rc)
 #define GT_WAITER_SLOTS 1024u
 #define GT_WAITER_PROBES 8u
 static _Atomic uint64_t gt_waiters[GT_WAITER_SLOTS];
+/* by home slot: the tsc of the latest registration (gt_waiters_registered_at) */
+static _Atomic uint64_t gt_waiter_tsc[GT_WAITER_SLOTS];
 
 static inline unsigned waiter_home(uint64_t obj)
 {
@@ -86,10 +88,17 @@ int gt_waiters_has(uint64_t obj)
 	return 0;
 }
 
+uint64_t gt_waiters_registered_at(uint64_t obj)
+{
+	return gt_load(&gt_waiter_tsc[waiter_home(obj)]);
+}
+
 void gt_waiters_reset(void)
 {
-	for (unsigned i = 0; i < GT_WAITER_SLOTS; i++)
+	for (unsigned i = 0; i < GT_WAITER_SLOTS; i++) {
 		gt_store(&gt_waiters[i], 0);
+		gt_store(&gt_waiter_tsc[i], 0);
+	}
 	for (unsigned k = 0; k < GT_BK_COUNT; k++)
 		gt_store(&gt_n_blocked[k], 0);
 }
@@ -280,6 +289,11 @@ GT_INLINE void block_register(struct gt_tls *t, uint8_t kind, uint64_t obj, int 
 		t->waiter_registered = (uint8_t)(1 | gt_waiters_add(obj) << 1);
 		if (!(t->waiter_registered & 2))
 			gt_lose(GT_NOTICE_WAITERS_LOST);
+		/* a time after the block began and after the registration, visible before the
+		 * waiter's next try, which precedes the release that lets it in */
+		unsigned cpu;
+		gt_store(&gt_waiter_tsc[waiter_home(obj)], gt_now(&cpu));
+		atomic_thread_fence(memory_order_seq_cst);
 	}
 }
 

@@ -92,6 +92,11 @@ void gt_fd_forget(int fd) GT_HIDDEN;
 int gt_waiters_add(uint64_t obj) GT_HIDDEN;
 void gt_waiters_remove(uint64_t obj) GT_HIDDEN;
 int gt_waiters_has(uint64_t obj) GT_HIDDEN;
+/* The tsc a thread took right after it registered on obj, or on an object sharing its home
+ * slot after it: for a release that saw a waiter only after its release (a stamp then may
+ * come after the waiter's resume; this one comes after its block and before its resume,
+ * and after every fact the releaser wrote before its look at the count). */
+uint64_t gt_waiters_registered_at(uint64_t obj) GT_HIDDEN;
 void gt_waiters_reset(void) GT_HIDDEN;
 
 /* thread table: pthread_t -> serial, for join and setname on other threads */

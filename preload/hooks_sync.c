@@ -55,7 +55,6 @@ static int held_by_cond_wait(pthread_mutex_t *m)
 			return GT_REAL(name) args; \
 		struct gt_block b; \
 		gt_fact_block_prepare(t, GT_BK_MUTEX, GT_OBJ(m), 1, &b); \
-		atomic_thread_fence(memory_order_seq_cst); \
 		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
 		if (r != EBUSY || held_by_cond_wait(m)) { \
 			gt_fact_block_cancel(t, GT_BK_MUTEX, GT_OBJ(m)); \
@@ -103,14 +102,17 @@ GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const s
 
 /* A release when no thread of its kind was blocked at its look, but one is at the look after
  * the release: a first waiter registered in between, and its failed retry came before this
- * release, which may be what let it in.  Its wake is stamped now, after the release: a
- * timestamp before it would cost every uncontended release an rdtsc. */
+ * release, which may be what let it in.  A timestamp before the release would cost every
+ * uncontended release an rdtsc, and one taken now may follow the waiter's resume: the wake
+ * takes the time the waiter registered at. */
 static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count, int r)
 {
 	struct gt_tls *t = gt_enter();
 	if (t && gt_waiters_has(obj)) {
 		int e = errno;
-		gt_fact_wake(t, kind, obj, count);
+		unsigned cpu;
+		uint64_t now = gt_now(&cpu), at = gt_waiters_registered_at(obj);
+		gt_fact_wake_at(t, kind, obj, count, at && at < now ? at : now, cpu);
 		errno = e;
 	}
 	return r;
@@ -148,7 +150,6 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 			return GT_REAL(name) args; \
 		struct gt_block b; \
 		gt_fact_block_prepare(t, kind, GT_OBJ(l), 1, &b); \
-		atomic_thread_fence(memory_order_seq_cst); \
 		r = GT_REAL(try)(l); \
 		if (r != EBUSY) { \
 			gt_fact_block_cancel(t, kind, GT_OBJ(l)); \
