@@ -77,13 +77,25 @@ GT_MUTEX_HOOK(pthread_mutex_lock, (pthread_mutex_t *m), (m))
 GT_MUTEX_HOOK(pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *ts), (m, ts))
 GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const struct timespec *ts), (m, c, ts))
 
+/* Registrations on obj since its release loaded `before` (for rwlocks both words, packed:
+ * the readers' registration count in the high half, the writers' in the low half). */
+static uint64_t registered_since(uint8_t kind, uint64_t obj, uint64_t before)
+{
+	if (kind != GT_BK_RWLOCK_WR)
+		return gt_waiters_registered_since(obj, kind, before);
+	uint64_t rd = gt_waiters_registered_since(obj, GT_BK_RWLOCK_RD, before);
+	uint64_t wr = gt_waiters_registered_since(obj, GT_BK_RWLOCK_WR, before << 32);
+	return rd > wr ? rd : wr;
+}
+
 /* A release when threads of its kind are blocked.  It looks for waiters before the real
  * call (a waiter registered then is still blocked: it can leave only through a release) and,
- * if none, once more after it (one that registered in between failed its retry before this
- * release, which may be what lets it in).  The wake is stamped between the first look and
- * the release, written after the release (errno kept). */
+ * if none, once more after it: one that registered in between failed its retry before this
+ * release, which may be what let it in, and may have resumed and left the table already
+ * (its registration since `before` says so).  The wake is stamped between the first look
+ * and the release, written after the release (errno kept). */
 #define GT_RELEASE_WAITED(fn, real, type, kind, count) \
-	static GT_NOINLINE int fn(type *o) \
+	static GT_NOINLINE int fn(type *o, uint64_t before) \
 	{ \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
@@ -92,7 +104,7 @@ GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const s
 		unsigned cpu; \
 		uint64_t tsc = gt_now(&cpu); \
 		int r = real(o); \
-		if (seen || gt_waiters_has(GT_OBJ(o))) { \
+		if (seen || gt_waiters_has(GT_OBJ(o)) || registered_since(kind, GT_OBJ(o), before)) { \
 			int e = errno; \
 			gt_fact_wake_at(t, kind, GT_OBJ(o), count, tsc, cpu); \
 			errno = e; \
@@ -100,35 +112,39 @@ GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const s
 		return r; \
 	}
 
-/* A release when no thread of its kind was blocked at its look, but one is at the look after
- * the release: a first waiter registered in between, and its failed retry came before this
- * release, which may be what let it in.  A timestamp before the release would cost every
- * uncontended release an rdtsc, and one taken now may follow the waiter's resume: the wake
- * takes the time the waiter registered at. */
-static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count, int r)
+/* A release when no thread of its kind was blocked at its look, but its kind's word changed
+ * by the look after the release: a waiter registered in between, and its failed retry came
+ * before this release, which may be what let it in (it may have resumed and gone since).  A
+ * timestamp before the release would cost every uncontended release an rdtsc, and one taken
+ * now may follow the waiter's resume: the wake takes the time the waiter registered at. */
+static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count, int r, uint64_t before)
 {
 	struct gt_tls *t = gt_enter();
-	if (t && gt_waiters_has(obj)) {
+	if (!t)
+		return r;
+	uint64_t at = registered_since(kind, obj, before);
+	if (at || gt_waiters_has(obj)) {
 		int e = errno;
 		unsigned cpu;
-		uint64_t now = gt_now(&cpu), at = gt_waiters_registered_at(obj);
+		uint64_t now = gt_now(&cpu);
 		gt_fact_wake_at(t, kind, obj, count, at && at < now ? at : now, cpu);
 		errno = e;
 	}
 	return r;
 }
 
-/* The release hooks: the kind's count of blocked threads loaded before the real call (the
- * waited path) and after it (the raced path), both reached by tail calls, so the recording
- * function returns to the hook's caller. */
+/* The release hooks: the kind's word loaded before the real call (blocked threads: the
+ * waited path) and after it (changed: the raced path), both reached by tail calls, so the
+ * recording function returns to the hook's caller. */
 #define GT_RELEASE_HOOK(name, real, type, kind, count, waited) \
 	GT_EXPORT GT_FRAMELESS int name(type *o) \
 	{ \
-		if (GT_UNLIKELY(gt_load(&gt_n_blocked[kind]))) \
-			return waited(o); \
+		uint64_t before = gt_load(&gt_n_blocked[kind]); \
+		if (GT_UNLIKELY((uint32_t)before)) \
+			return waited(o, before); \
 		int r = real(o); \
-		if (GT_UNLIKELY(gt_load(&gt_n_blocked[kind]))) \
-			return release_raced(kind, GT_OBJ(o), count, r); \
+		if (GT_UNLIKELY(gt_load(&gt_n_blocked[kind]) != before)) \
+			return release_raced(kind, GT_OBJ(o), count, r, before); \
 		return r; \
 	}
 
@@ -179,11 +195,13 @@ GT_RELEASE_WAITED(rwlock_unlock_waited, GT_REAL(pthread_rwlock_unlock), pthread_
 
 GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) | gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR])))
-		return rwlock_unlock_waited(l);
+	uint64_t rd = gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]), wr = gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR]);
+	uint64_t before = (rd & ~0xffffffffull) | wr >> 32;
+	if (GT_UNLIKELY((uint32_t)rd | (uint32_t)wr))
+		return rwlock_unlock_waited(l, before);
 	int r = GT_REAL(pthread_rwlock_unlock)(l);
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) | gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR])))
-		return release_raced(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, r);
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) != rd || gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR]) != wr))
+		return release_raced(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, r, before);
 	return r;
 }
 

@@ -7,7 +7,8 @@
  *   order ring-futex THREADS ROUNDS a token ring over one futex word per thread
  *   order ring-rwlock ROUNDS        two threads pass a token, waiting on each other's rwlock
  *   order window-unlock             a mutex waiter arrives between the unlock hook's look for
- *                                   waiters and the real unlock
+ *                                   waiters and the real unlock, and has resumed (and left
+ *                                   the waiter table) before the hook looks again
  *   order window-condwait           a mutex waiter arrives between the condvar wait hook's
  *                                   look for waiters and glibc's release of the mutex
  *
@@ -19,8 +20,9 @@
  *
  * The windows are opened by libgt-window.so (targets/window.c) when it is preloaded after
  * libgotrace.so, so that it is the hooks' "real" function: it runs open_window() in the
- * hook's gap, just before the real call; without it (the untraced twin) the program runs
- * open_window() itself just before its call, which the waiter then meets the same way. */
+ * hook's gap, just before the real call (and passed() right after it); without it (the
+ * untraced twin) the program runs them itself around its call, which the waiter then meets
+ * the same way. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -119,30 +121,35 @@ static void *ring_futex(void *arg)
 }
 
 /* ---- ring over rwlocks (two threads) ----------------------------------------------------
- * Thread i write-holds gate[i] except while passing the token: the peer waits for its turn
- * by read-locking gate[i] (blocked while i holds it), and i re-takes its write hold after
- * passing (blocked while the peer still reads).  Either thread blocks only on the peer. */
+ * Thread i passes its k-th token by releasing its write hold on gate[i][k % 2]; the peer
+ * waits for it by read-locking that gate (blocked while i holds it).  i takes the gate back
+ * one round later, once the peer, having read it, passed a token back: no gate is taken
+ * again before its reader is done, and either thread blocks only on the other. */
 
-static pthread_rwlock_t gate[2] = {PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER};
-static _Atomic int turn, armed;
+static pthread_rwlock_t gate[2][2] = {{PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER},
+				      {PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER}};
+static _Atomic int armed;
 
 static void *ring_rwlock(void *arg)
 {
 	int i = (int)(long)arg, j = 1 - i;
-	pthread_rwlock_wrlock(&gate[i]);
+	pthread_rwlock_wrlock(&gate[i][0]);
+	pthread_rwlock_wrlock(&gate[i][1]);
 	atomic_fetch_add(&armed, 1);
 	while (atomic_load(&armed) < 2)
 		syscall(SYS_sched_yield);
-	for (long r = 0; r < rounds; r++) {
-		while (atomic_load(&turn) != i) {
-			pthread_rwlock_rdlock(&gate[j]);
-			pthread_rwlock_unlock(&gate[j]);
+	for (long k = 0; k < rounds; k++) {
+		/* thread 1's k-th token is thread 0's k-th pass; thread 0's is thread 1's (k-1)-th */
+		if (i == 1 || k > 0) {
+			pthread_rwlock_t *g = &gate[j][(i == 1 ? k : k - 1) % 2];
+			pthread_rwlock_rdlock(g);
+			pthread_rwlock_unlock(g);
 		}
-		atomic_store(&turn, j);
-		pthread_rwlock_unlock(&gate[i]);
-		pthread_rwlock_wrlock(&gate[i]);
+		if (k > 0)
+			pthread_rwlock_wrlock(&gate[i][(k - 1) % 2]);
+		pthread_rwlock_unlock(&gate[i][k % 2]);
 	}
-	pthread_rwlock_unlock(&gate[i]);
+	pthread_rwlock_unlock(&gate[i][rounds % 2]);
 	return NULL;
 }
 
@@ -150,7 +157,7 @@ static void *ring_rwlock(void *arg)
 
 static pthread_mutex_t wm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wc = PTHREAD_COND_INITIALIZER;
-static _Atomic int go;
+static _Atomic int go, waiter_passed;
 static _Atomic pid_t waiter_tid;
 static int ready;
 
@@ -168,22 +175,32 @@ static void *window_waiter(void *arg)
 	while (!atomic_load(&go))
 		syscall(SYS_sched_yield);
 	pthread_mutex_lock(&wm);
+	atomic_store(&waiter_passed, 1);
 	ready = 1;
 	pthread_cond_signal(&wc);
 	pthread_mutex_unlock(&wm);
 	return NULL;
 }
 
-/* Runs open_window() inside the hook's gap before obj's next real call when libgt-window.so
- * is there, else now. */
-static void arm(void *obj)
+/* The waiter has the mutex: its block has ended. */
+static void passed(void)
 {
-	void (*arm_window)(void *, void (*)(void)) =
-		(void (*)(void *, void (*)(void)))dlsym(RTLD_DEFAULT, "gt_window_arm");
+	while (!atomic_load(&waiter_passed))
+		syscall(SYS_sched_yield);
+}
+
+typedef void arm_fn(void *obj, void (*before)(void), void (*after)(void));
+
+/* Runs open_window() inside the hook's gap before obj's next real call, and after() once that
+ * returns, when libgt-window.so is there (1); else open_window() now (0). */
+static int arm(void *obj, void (*after)(void))
+{
+	arm_fn *arm_window = (arm_fn *)dlsym(RTLD_DEFAULT, "gt_window_arm");
 	if (arm_window)
-		arm_window(obj, open_window);
+		arm_window(obj, open_window, after);
 	else
 		open_window();
+	return arm_window != NULL;
 }
 
 static void window(int condwait)
@@ -195,13 +212,16 @@ static void window(int condwait)
 	while (!atomic_load(&waiter_tid))
 		syscall(SYS_sched_yield);
 	if (condwait) {
-		arm(&wc);
+		arm(&wc, NULL);
 		while (!ready)
 			pthread_cond_wait(&wc, &wm);
+		pthread_mutex_unlock(&wm);
+	} else if (arm(&wm, passed)) {
+		pthread_mutex_unlock(&wm);
 	} else {
-		arm(&wm);
+		pthread_mutex_unlock(&wm);
+		passed();
 	}
-	pthread_mutex_unlock(&wm);
 	pthread_join(th, NULL);
 }
 
