@@ -5,11 +5,12 @@
  * blocking call, BLOCK_END), so every lock type keeps its exact semantics and return values:
  * the try returns what the lock would return whenever the lock would not block (0,
  * EOWNERDEAD, EAGAIN, EINVAL, ENOTRECOVERABLE), and EBUSY leads to the real lock.
- * Releases write a WAKE, stamped before the real call, only when a hooked thread is
- * blocked on that object: one relaxed load of a per-kind counter when nobody waits.  A
- * waiter takes its timestamp, then registers (a semaphore waiter then tries once more and
- * records its block only if that fails); the releaser looks for waiters before and after
- * its release, so a waiter that release let in is seen. */
+ * Releases write a WAKE only when a hooked thread is blocked on that object: when nobody
+ * waits, a relaxed load of a per-kind word before the real call and one after it.  A waiter
+ * takes its timestamp, then registers (the word counts it), then (mutex, rwlock, semaphore)
+ * tries once more and records its block only if that fails; the releaser looks for waiters
+ * before its release and after it, so a waiter that release let in is seen, even one that
+ * has resumed since (GT_RELEASE_WAITED, release_raced). */
 #include "facts.h"
 #include "hooks.def"
 #include "stacks.h"
