@@ -93,12 +93,12 @@ uint8_t gt_fd_kind(int fd) GT_HIDDEN;
 void gt_fd_forget(int fd) GT_HIDDEN;
 
 /* waiter table: objects some hooked thread is blocked on right now */
-int gt_waiters_add(uint64_t obj) GT_HIDDEN;
+int gt_waiters_add(uint64_t obj) GT_HIDDEN; /* its slot + 1, 0 when the table is full */
 void gt_waiters_remove(uint64_t obj) GT_HIDDEN;
 int gt_waiters_has(uint64_t obj) GT_HIDDEN;
 /* For a release that loaded its kind's word (before) ahead of the real call: the tsc a
  * waiter took right after registering on obj since then (it may have resumed and gone
- * already), or 0 when the latest registration in obj's home slot is another's.  The tsc
+ * already), or 0 when its slot has taken another's registration since.  The tsc
  * comes after that waiter's block began, before its resume, and after every fact the
  * releaser wrote before it loaded the word. */
 uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before) GT_HIDDEN;
