@@ -34,6 +34,9 @@ int gt_block_result(int rc)
 #define GT_WAITER_SLOTS 1024u
 #define GT_WAITER_PROBES 8u
 static _Atomic uint64_t gt_waiters[GT_WAITER_SLOTS];
+/* by slot, the latest registration in it: (obj << 16 | kind << 12 | the low 12 bits of its
+ * kind's registration count before it), and the tsc taken right after it */
+static _Atomic uint64_t gt_waiter_last[GT_WAITER_SLOTS], gt_waiter_tsc[GT_WAITER_SLOTS];
 
 static inline unsigned waiter_home(uint64_t obj)
 {
@@ -55,7 +58,7 @@ int gt_waiters_add(uint64_t obj)
 					break;
 				uint64_t nw = mine ? w + 1 : (obj << 16 | 1);
 				if (atomic_compare_exchange_weak(s, &w, nw))
-					return 1;
+					return (int)((home + i) & (GT_WAITER_SLOTS - 1)) + 1;
 			}
 		}
 	}
@@ -86,10 +89,27 @@ int gt_waiters_has(uint64_t obj)
 	return 0;
 }
 
+uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before)
+{
+	unsigned home = waiter_home(obj);
+	for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
+		unsigned h = (home + i) & (GT_WAITER_SLOTS - 1);
+		uint64_t last = gt_load(&gt_waiter_last[h]), tsc = gt_load(&gt_waiter_tsc[h]);
+		/* read again: another registration in this slot between the two loads is a miss */
+		if (gt_load(&gt_waiter_last[h]) == last && last >> 16 == obj &&
+		    (last >> 12 & 0xf) == kind && ((last - (before >> 32)) & 0xfff) < 0x800)
+			return tsc;
+	}
+	return 0;
+}
+
 void gt_waiters_reset(void)
 {
-	for (unsigned i = 0; i < GT_WAITER_SLOTS; i++)
+	for (unsigned i = 0; i < GT_WAITER_SLOTS; i++) {
 		gt_store(&gt_waiters[i], 0);
+		gt_store(&gt_waiter_last[i], 0);
+		gt_store(&gt_waiter_tsc[i], 0);
+	}
 	for (unsigned k = 0; k < GT_BK_COUNT; k++)
 		gt_store(&gt_n_blocked[k], 0);
 }
@@ -276,10 +296,18 @@ GT_INLINE void block_register(struct gt_tls *t, uint8_t kind, uint64_t obj, int 
 	t->busy = 1;
 	t->waiter_registered = 0;
 	if (register_waiter) {
-		gt_add(&gt_n_blocked[kind], 1);
-		t->waiter_registered = (uint8_t)(1 | gt_waiters_add(obj) << 1);
-		if (!(t->waiter_registered & 2))
+		uint64_t seq = gt_add(&gt_n_blocked[kind], GT_REGISTERED + 1) >> 32;
+		int slot = gt_waiters_add(obj);
+		t->waiter_registered = (uint8_t)(1 | (slot != 0) << 1);
+		if (!slot)
 			gt_lose(GT_NOTICE_WAITERS_LOST);
+		/* which registration, and a time after the block began and after the
+		 * registration, visible before the waiter's next try, which precedes the release
+		 * that lets it in (gt_waiters_registered_since) */
+		unsigned cpu, h = slot ? (unsigned)slot - 1 : waiter_home(obj);
+		gt_store(&gt_waiter_last[h], obj << 16 | (uint64_t)(kind & 0xf) << 12 | (seq & 0xfff));
+		gt_store(&gt_waiter_tsc[h], gt_now(&cpu));
+		atomic_thread_fence(memory_order_seq_cst);
 	}
 }
 
@@ -320,7 +348,7 @@ void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
 	t->busy = 1;
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
-	if (gt_load(&gt_n_blocked[GT_BK_MUTEX]) && gt_waiters_has(mutex)) {
+	if (gt_blocked(GT_BK_MUTEX) && gt_waiters_has(mutex)) {
 		struct gt_p_wake w = {.obj = mutex, .stack = stack, .count = 1};
 		uint64_t tsc = gt_now(&cpu);
 		gt_emit(t->serial, GT_WAKE, GT_BK_MUTEX, tsc, cpu, &w, sizeof w);

@@ -39,9 +39,13 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
 	gt_fill(r, thread, type, aux, tsc, payload, size);
 }
 
-/* threads now blocked inside hooks, per gt_block_kind: a release checks the waiter table
- * only when its kind has blocked threads, so an uncontended unlock costs one relaxed load */
+/* Per gt_block_kind: threads now blocked inside hooks (low 32 bits) and registrations so far
+ * (high 32 bits, wrapping).  A release checks the waiter table only when its kind has
+ * blocked threads, so an uncontended release costs a relaxed load before the real call and
+ * one after it: a changed word means a waiter registered in between (and may be gone). */
 extern _Atomic uint64_t gt_n_blocked[GT_BK_COUNT] GT_HIDDEN;
+#define GT_REGISTERED (1ull << 32)
+GT_INLINE uint32_t gt_blocked(uint8_t kind) { return (uint32_t)gt_load(&gt_n_blocked[kind]); }
 extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
 
 void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;
@@ -89,9 +93,15 @@ uint8_t gt_fd_kind(int fd) GT_HIDDEN;
 void gt_fd_forget(int fd) GT_HIDDEN;
 
 /* waiter table: objects some hooked thread is blocked on right now */
-int gt_waiters_add(uint64_t obj) GT_HIDDEN;
+int gt_waiters_add(uint64_t obj) GT_HIDDEN; /* its slot + 1, 0 when the table is full */
 void gt_waiters_remove(uint64_t obj) GT_HIDDEN;
 int gt_waiters_has(uint64_t obj) GT_HIDDEN;
+/* For a release that loaded its kind's word (before) ahead of the real call: the tsc a
+ * waiter took right after registering on obj since then (it may have resumed and gone
+ * already), or 0 when its slot has taken another's registration since.  The tsc
+ * comes after that waiter's block began, before its resume, and after every fact the
+ * releaser wrote before it loaded the word. */
+uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before) GT_HIDDEN;
 void gt_waiters_reset(void) GT_HIDDEN;
 
 /* thread table: pthread_t -> serial, for join and setname on other threads */

@@ -5,31 +5,64 @@
  * blocking call, BLOCK_END), so every lock type keeps its exact semantics and return values:
  * the try returns what the lock would return whenever the lock would not block (0,
  * EOWNERDEAD, EAGAIN, EINVAL, ENOTRECOVERABLE), and EBUSY leads to the real lock.
- * Releases write a WAKE, stamped before the real call, only when a hooked thread is
- * blocked on that object: one relaxed load of a per-kind counter when nobody waits.  A
- * waiter takes its timestamp, then registers (a semaphore waiter then tries once more and
- * records its block only if that fails); the releaser looks for waiters before and after
- * its release, so a waiter that release let in is seen. */
+ * Releases write a WAKE only when a hooked thread is blocked on that object: when nobody
+ * waits, a relaxed load of a per-kind word before the real call and one after it.  A waiter
+ * takes its timestamp, then registers (the word counts it), then (mutex, rwlock, semaphore)
+ * tries once more and records its block only if that fails; the releaser looks for waiters
+ * before its release and after it, so a waiter that release let in is seen, even one that
+ * has resumed since (GT_RELEASE_WAITED, release_raced). */
 #include "facts.h"
 #include "hooks.def"
 #include "stacks.h"
 
 #define GT_OBJ(p) ((uint64_t)(uintptr_t)(p))
 
+/* ---- mutexes released inside a condition wait --------------------------------------------
+ * glibc releases the mutex inside the real pthread_cond_wait, after the hook has looked for
+ * the mutex's waiters and stamped the condvar block: a mutex waiter that registers in
+ * between cannot be shown unblocked by a thread that blocked before it did.  The wait marks
+ * its mutex under the owner's tid (glibc keeps it in __data.__owner; 0 with lock elision:
+ * no mark) from before its look until the real call returns; a mutex waiter that, once
+ * registered, finds its mutex held by a thread so marked records no block, as when its
+ * retry succeeds.  Slots are per tid: only tids equal modulo the size share one, and a
+ * wrong match only hides a block. */
+#define GT_COND_HOLDERS 1024u
+static _Atomic uint64_t gt_cond_holding[GT_COND_HOLDERS];
+
+static inline int mutex_owner(pthread_mutex_t *m)
+{
+	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+}
+
+static int held_by_cond_wait(pthread_mutex_t *m)
+{
+	int owner = mutex_owner(m);
+	return owner > 0 && gt_load(&gt_cond_holding[(unsigned)owner % GT_COND_HOLDERS]) == GT_OBJ(m);
+}
+
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
 /* The uncontended lock is the try and nothing else; everything that records is in a
  * noinline function the hook tail-calls, so the hook builds no frame and its caller's
- * return address is the recording function's (frame-pointer stacks stay whole). */
+ * return address is the recording function's (frame-pointer stacks stay whole).
+ * Contended: timestamp, registration, then one more try: an unlock that let this thread in
+ * came after that failed try, so its look after the release sees the registration (a
+ * holder that released in between is not anybody's waker: no block). */
 #define GT_MUTEX_HOOK(name, params, args) \
 	static GT_NOINLINE int name##_contended params \
 	{ \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		/* no retry here: contention that ends before the real lock still shows */ \
-		gt_fact_block_begin(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
-		int r = GT_REAL(name) args; \
+		struct gt_block b; \
+		gt_fact_block_prepare(t, GT_BK_MUTEX, GT_OBJ(m), 1, &b); \
+		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
+		if (r != EBUSY || held_by_cond_wait(m)) { \
+			gt_fact_block_cancel(t, GT_BK_MUTEX, GT_OBJ(m)); \
+			return r != EBUSY ? r : GT_REAL(name) args; \
+		} \
+		gt_fact_block_commit(t, GT_BK_MUTEX, GT_OBJ(m), &b); \
+		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
 		return r; \
 	} \
@@ -45,20 +78,25 @@ GT_MUTEX_HOOK(pthread_mutex_lock, (pthread_mutex_t *m), (m))
 GT_MUTEX_HOOK(pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *ts), (m, ts))
 GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const struct timespec *ts), (m, c, ts))
 
-static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
+/* Registrations on obj since its release loaded `before` (for rwlocks both words, packed:
+ * the readers' registration count in the high half, the writers' in the low half). */
+static uint64_t registered_since(uint8_t kind, uint64_t obj, uint64_t before)
 {
-	struct gt_tls *t = gt_enter();
-	if (t && gt_waiters_has(obj))
-		gt_fact_wake(t, kind, obj, count);
+	if (kind != GT_BK_RWLOCK_WR)
+		return gt_waiters_registered_since(obj, kind, before);
+	uint64_t rd = gt_waiters_registered_since(obj, GT_BK_RWLOCK_RD, before);
+	uint64_t wr = gt_waiters_registered_since(obj, GT_BK_RWLOCK_WR, before << 32);
+	return rd > wr ? rd : wr;
 }
 
 /* A release when threads of its kind are blocked.  It looks for waiters before the real
  * call (a waiter registered then is still blocked: it can leave only through a release) and,
- * if none, once more after it (one that registered in between failed its retry before this
- * release, which may be what lets it in).  The wake is stamped between the first look and
- * the release, written after the release (errno kept). */
+ * if none, once more after it: one that registered in between failed its retry before this
+ * release, which may be what let it in, and may have resumed and left the table already
+ * (its registration since `before` says so).  The wake is stamped between the first look
+ * and the release, written after the release (errno kept). */
 #define GT_RELEASE_WAITED(fn, real, type, kind, count) \
-	static GT_NOINLINE int fn(type *o) \
+	static GT_NOINLINE int fn(type *o, uint64_t before) \
 	{ \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
@@ -67,7 +105,7 @@ static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
 		unsigned cpu; \
 		uint64_t tsc = gt_now(&cpu); \
 		int r = real(o); \
-		if (seen || gt_waiters_has(GT_OBJ(o))) { \
+		if (seen || gt_waiters_has(GT_OBJ(o)) || registered_since(kind, GT_OBJ(o), before)) { \
 			int e = errno; \
 			gt_fact_wake_at(t, kind, GT_OBJ(o), count, tsc, cpu); \
 			errno = e; \
@@ -75,17 +113,49 @@ static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
 		return r; \
 	}
 
-GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1)
-
-GT_EXPORT GT_FRAMELESS int pthread_mutex_unlock(pthread_mutex_t *m)
+/* A release when no thread of its kind was blocked at its look, but its kind's word changed
+ * by the look after the release: a waiter registered in between, and its failed retry came
+ * before this release, which may be what let it in (it may have resumed and gone since).  A
+ * timestamp before the release would cost every uncontended release an rdtsc, and one taken
+ * now may follow the waiter's resume: the wake takes the time the waiter registered at. */
+static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count, int r, uint64_t before)
 {
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_MUTEX])))
-		return mutex_unlock_waited(m);
-	return GT_REAL_PRESET(pthread_mutex_unlock)(m);
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return r;
+	uint64_t at = registered_since(kind, obj, before);
+	if (at || gt_waiters_has(obj)) {
+		int e = errno;
+		unsigned cpu;
+		uint64_t now = gt_now(&cpu);
+		gt_fact_wake_at(t, kind, obj, count, at && at < now ? at : now, cpu);
+		errno = e;
+	}
+	return r;
 }
+
+/* The release hooks: the kind's word loaded before the real call (blocked threads: the
+ * waited path) and after it (changed: the raced path), both reached by tail calls, so the
+ * recording function returns to the hook's caller. */
+#define GT_RELEASE_HOOK(name, real, type, kind, count, waited) \
+	GT_EXPORT GT_FRAMELESS int name(type *o) \
+	{ \
+		uint64_t before = gt_load(&gt_n_blocked[kind]); \
+		if (GT_UNLIKELY((uint32_t)before)) \
+			return waited(o, before); \
+		int r = real(o); \
+		if (GT_UNLIKELY(gt_load(&gt_n_blocked[kind]) != before)) \
+			return release_raced(kind, GT_OBJ(o), count, r, before); \
+		return r; \
+	}
+
+GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1)
+GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
+		mutex_unlock_waited)
 
 /* ---- rwlocks ---------------------------------------------------------------------------- */
 
+/* as the mutex: try, then timestamp, registration and one more try */
 #define GT_RWLOCK_HOOK(name, try, kind, params, args) \
 	GT_EXPORT int name params \
 	{ \
@@ -95,7 +165,14 @@ GT_EXPORT GT_FRAMELESS int pthread_mutex_unlock(pthread_mutex_t *m)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		gt_fact_block_begin(t, kind, GT_OBJ(l), 1); \
+		struct gt_block b; \
+		gt_fact_block_prepare(t, kind, GT_OBJ(l), 1, &b); \
+		r = GT_REAL(try)(l); \
+		if (r != EBUSY) { \
+			gt_fact_block_cancel(t, kind, GT_OBJ(l)); \
+			return r; \
+		} \
+		gt_fact_block_commit(t, kind, GT_OBJ(l), &b); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, kind, GT_OBJ(l), r); \
 		return r; \
@@ -112,12 +189,21 @@ GT_RWLOCK_HOOK(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOC
 GT_RWLOCK_HOOK(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR,
 	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
 
-GT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+/* Readers and writers wait on the same object: one wake covers both kinds, and both counts
+ * are looked at before and after the release. */
+GT_RELEASE_WAITED(rwlock_unlock_waited, GT_REAL(pthread_rwlock_unlock), pthread_rwlock_t, GT_BK_RWLOCK_WR,
+		  GT_WAKE_ALL)
+
+GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	/* readers and writers wait on the same object: one wake covers both kinds */
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) | gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR])))
-		release_slow(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL);
-	return GT_REAL(pthread_rwlock_unlock)(l);
+	uint64_t rd = gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]), wr = gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR]);
+	uint64_t before = (rd & ~0xffffffffull) | wr >> 32;
+	if (GT_UNLIKELY((uint32_t)rd | (uint32_t)wr))
+		return rwlock_unlock_waited(l, before);
+	int r = GT_REAL(pthread_rwlock_unlock)(l);
+	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) != rd || gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR]) != wr))
+		return release_raced(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, r, before);
+	return r;
 }
 
 /* ---- condition variables ---------------------------------------------------------------
@@ -129,8 +215,15 @@ GT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
+		int owner = mutex_owner(m); \
+		_Atomic uint64_t *mark = owner > 0 ? &gt_cond_holding[(unsigned)owner % GT_COND_HOLDERS] : NULL; \
+		if (mark) /* seq_cst: before the look for the mutex's waiters */ \
+			atomic_store(mark, GT_OBJ(m)); \
 		gt_fact_cond_wait_begin(t, GT_OBJ(c), GT_OBJ(m)); \
 		int r = GT_REAL(name) args; \
+		uint64_t marked = GT_OBJ(m); \
+		if (mark) \
+			atomic_compare_exchange_strong(mark, &marked, 0); \
 		gt_fact_block_end(t, GT_BK_COND, GT_OBJ(c), r); \
 		return r; \
 	}
@@ -145,19 +238,10 @@ GT_RELEASE_WAITED(cond_signal_waited, GT_REAL(pthread_cond_signal), pthread_cond
 GT_RELEASE_WAITED(cond_broadcast_waited, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
 		  GT_WAKE_ALL)
 
-GT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
-{
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
-		return cond_signal_waited(c);
-	return GT_REAL(pthread_cond_signal)(c);
-}
-
-GT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
-{
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
-		return cond_broadcast_waited(c);
-	return GT_REAL(pthread_cond_broadcast)(c);
-}
+GT_RELEASE_HOOK(pthread_cond_signal, GT_REAL(pthread_cond_signal), pthread_cond_t, GT_BK_COND, 1,
+		cond_signal_waited)
+GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
+		GT_WAKE_ALL, cond_broadcast_waited)
 
 /* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------ */
 
@@ -193,12 +277,7 @@ GT_SEM_HOOK(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (
 
 GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
 
-GT_EXPORT int sem_post(sem_t *s)
-{
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_SEM])))
-		return sem_post_waited(s);
-	return GT_REAL(sem_post)(s);
-}
+GT_RELEASE_HOOK(sem_post, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, sem_post_waited)
 
 /* ---- barriers ----------------------------------------------------------------------------
  * Every arriver but the last blocks; the last (glibc returns PTHREAD_BARRIER_SERIAL_THREAD

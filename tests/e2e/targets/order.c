@@ -5,12 +5,25 @@
  *   order ring-cond ROUNDS          two threads pass a token over mutex+condvar pairs
  *   order ring-sem THREADS ROUNDS   a token ring over one semaphore per thread
  *   order ring-futex THREADS ROUNDS a token ring over one futex word per thread
+ *   order ring-rwlock ROUNDS        two threads pass a token, waiting on each other's rwlock
+ *   order window-unlock             a mutex waiter arrives between the unlock hook's look for
+ *                                   waiters and the real unlock, and has resumed (and left
+ *                                   the waiter table) before the hook looks again
+ *   order window-condwait           a mutex waiter arrives between the condvar wait hook's
+ *                                   look for waiters and glibc's release of the mutex
  *
  * In every ring, thread i (created i-th) waits only for a token that thread i-1 alone
  * passes, and main joins thread i after it ends: each unblock has exactly one possible
  * waker.  The two-thread condvar ring uses one mutex per direction; with two threads the
- * only other user of either mutex is the peer, so its mutex blocks are unique too.
- * Each prints one line that does not depend on timing. */
+ * only other user of either mutex is the peer, so its mutex blocks are unique too (as are
+ * the rwlock ring's).  Each prints one line that does not depend on timing.
+ *
+ * The windows are opened by libgt-window.so (targets/window.c) when it is preloaded after
+ * libgotrace.so, so that it is the hooks' "real" function: it runs open_window() in the
+ * hook's gap, just before the real call (and passed() right after it); without it (the
+ * untraced twin) the program runs them itself around its call, which the waiter then meets
+ * the same way. */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -21,6 +34,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "../../preload/targets/wait_blocked.h"
 
 #define MAX_THREADS 16
 
@@ -105,6 +120,111 @@ static void *ring_futex(void *arg)
 	return NULL;
 }
 
+/* ---- ring over rwlocks (two threads) ----------------------------------------------------
+ * Thread i passes its k-th token by releasing its write hold on gate[i][k % 2]; the peer
+ * waits for it by read-locking that gate (blocked while i holds it).  i takes the gate back
+ * one round later, once the peer, having read it, passed a token back: no gate is taken
+ * again before its reader is done, and either thread blocks only on the other. */
+
+static pthread_rwlock_t gate[2][2] = {{PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER},
+				      {PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER}};
+static _Atomic int armed;
+
+static void *ring_rwlock(void *arg)
+{
+	int i = (int)(long)arg, j = 1 - i;
+	pthread_rwlock_wrlock(&gate[i][0]);
+	pthread_rwlock_wrlock(&gate[i][1]);
+	atomic_fetch_add(&armed, 1);
+	while (atomic_load(&armed) < 2)
+		syscall(SYS_sched_yield);
+	for (long k = 0; k < rounds; k++) {
+		/* thread 1's k-th token is thread 0's k-th pass; thread 0's is thread 1's (k-1)-th */
+		if (i == 1 || k > 0) {
+			pthread_rwlock_t *g = &gate[j][(i == 1 ? k : k - 1) % 2];
+			pthread_rwlock_rdlock(g);
+			pthread_rwlock_unlock(g);
+		}
+		if (k > 0)
+			pthread_rwlock_wrlock(&gate[i][(k - 1) % 2]);
+		pthread_rwlock_unlock(&gate[i][k % 2]);
+	}
+	pthread_rwlock_unlock(&gate[i][rounds % 2]);
+	return NULL;
+}
+
+/* ---- windows ------------------------------------------------------------------------------ */
+
+static pthread_mutex_t wm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wc = PTHREAD_COND_INITIALIZER;
+static _Atomic int go, waiter_passed;
+static _Atomic pid_t waiter_tid;
+static int ready;
+
+/* The waiter is let go and is asleep on wm's lock word when this returns. */
+static void open_window(void)
+{
+	atomic_store(&go, 1);
+	gt_wait_blocked(atomic_load(&waiter_tid), SYS_futex, (uintptr_t)&wm, (uintptr_t)&wm + 4);
+}
+
+static void *window_waiter(void *arg)
+{
+	(void)arg;
+	atomic_store(&waiter_tid, gt_gettid());
+	while (!atomic_load(&go))
+		syscall(SYS_sched_yield);
+	pthread_mutex_lock(&wm);
+	atomic_store(&waiter_passed, 1);
+	ready = 1;
+	pthread_cond_signal(&wc);
+	pthread_mutex_unlock(&wm);
+	return NULL;
+}
+
+/* The waiter has the mutex: its block has ended. */
+static void passed(void)
+{
+	while (!atomic_load(&waiter_passed))
+		syscall(SYS_sched_yield);
+}
+
+typedef void arm_fn(void *obj, void (*before)(void), void (*after)(void));
+
+/* Runs open_window() inside the hook's gap before obj's next real call, and after() once that
+ * returns, when libgt-window.so is there (1); else open_window() now (0). */
+static int arm(void *obj, void (*after)(void))
+{
+	arm_fn *arm_window = (arm_fn *)dlsym(RTLD_DEFAULT, "gt_window_arm");
+	if (arm_window)
+		arm_window(obj, open_window, after);
+	else
+		open_window();
+	return arm_window != NULL;
+}
+
+static void window(int condwait)
+{
+	pthread_t th;
+	pthread_mutex_lock(&wm);
+	if (pthread_create(&th, NULL, window_waiter, NULL))
+		abort();
+	while (!atomic_load(&waiter_tid))
+		syscall(SYS_sched_yield);
+	if (condwait) {
+		arm(&wc, NULL);
+		while (!ready)
+			pthread_cond_wait(&wc, &wm);
+		pthread_mutex_unlock(&wm);
+	} else if (arm(&wm, passed)) {
+		pthread_mutex_unlock(&wm);
+	} else {
+		pthread_mutex_unlock(&wm);
+		passed();
+	}
+	pthread_join(th, NULL);
+}
+
 static void run(void *(*fn)(void *))
 {
 	pthread_t th[MAX_THREADS];
@@ -117,10 +237,15 @@ static void run(void *(*fn)(void *))
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strncmp(argv[1], "window-", 7)) {
+		window(!strcmp(argv[1], "window-condwait"));
+		printf("%s\n", argv[1]);
+		return 0;
+	}
 	if (argc < 3)
 		return 2;
 	const char *what = argv[1];
-	int has_threads = strcmp(what, "ring-cond") != 0;
+	int has_threads = strcmp(what, "ring-cond") != 0 && strcmp(what, "ring-rwlock") != 0;
 	if (has_threads && argc < 4)
 		return 2;
 	n_threads = has_threads ? atoi(argv[2]) : 2;
@@ -139,6 +264,9 @@ int main(int argc, char **argv)
 			sem_init(&sems[i], 0, i == 0);
 		run(ring_sem);
 		printf("ring-sem %d threads %ld rounds\n", n_threads, rounds);
+	} else if (!strcmp(what, "ring-rwlock")) {
+		run(ring_rwlock);
+		printf("ring-rwlock %ld rounds\n", rounds);
 	} else if (!strcmp(what, "ring-futex")) {
 		words[0] = 1;
 		run(ring_futex);
