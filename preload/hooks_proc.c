@@ -44,11 +44,11 @@ GT_EXPORT pid_t fork(void) { return traced_fork(); }
 GT_HIDDEN void gt_vfork_enter(void);
 GT_HIDDEN pid_t gt_vfork_parent(long r);
 
-GT_HIDDEN void gt_vfork_enter(void) { gt_tls.busy++; }
+GT_HIDDEN void gt_vfork_enter(void) { gt_self()->busy++; }
 
 GT_HIDDEN pid_t gt_vfork_parent(long r)
 {
-	gt_tls.busy--;
+	gt_self()->busy--;
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -408,7 +408,7 @@ GT_EXPORT int daemon(int nochdir, int noclose)
  * converter (GOTRACE_OUT converts at exit() alone). */
 GT_EXPORT void _exit(int status)
 {
-	if (!gt_tls.busy)
+	if (!gt_self()->busy)
 		gt_finalize(0);
 	GT_REAL(_exit)(status);
 	__builtin_unreachable();
@@ -416,7 +416,7 @@ GT_EXPORT void _exit(int status)
 
 GT_EXPORT void _Exit(int status)
 {
-	if (!gt_tls.busy)
+	if (!gt_self()->busy)
 		gt_finalize(0);
 	GT_REAL(_Exit)(status);
 	__builtin_unreachable();

@@ -92,7 +92,7 @@ static void wipe_on_fork(void)
 uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 {
 	int saved_errno = errno;
-	struct gt_tls *t = &gt_tls;
+	struct gt_tls *t = gt_self();
 	uint8_t was_busy = t->busy;
 	uint64_t *r = NULL;
 	t->busy = 1;
@@ -145,8 +145,8 @@ static void write_end_records(int process_end)
 {
 	unsigned cpu;
 	uint64_t *r;
-	struct gt_tls *t = &gt_tls;
-	if (process_end && t->serial && !t->ended && t->epoch == gt_load(&gt_epoch)) {
+	struct gt_tls *t = gt_self();
+	if (process_end && t->serial && !(t->ended & GT_TLS_ENDED) && t->epoch == gt_load(&gt_epoch)) {
 		uint64_t tsc = gt_now(&cpu);
 		if ((r = reserve_final(cpu, 16)))
 			gt_fill(r, t->serial, GT_THREAD_END, GT_END_PROCESS, tsc, NULL, 0);
@@ -190,7 +190,7 @@ int gt_init(void)
 	int expected = GT_ST_UNINIT;
 	if (!atomic_compare_exchange_strong(&gt_state, &expected, GT_ST_INITIALIZING))
 		return expected == GT_ST_RECORDING || expected == GT_ST_DELAYED;
-	struct gt_tls *t = &gt_tls;
+	struct gt_tls *t = gt_self();
 	uint8_t was_busy = t->busy;
 	t->busy = 1;
 	gt_resolve_all();
@@ -257,6 +257,11 @@ static void after_fork_child(void)
 	gt_modules_reset();
 	gt_losses_reset();
 	struct gt_tls *t = &gt_tls;
+	/* the TLS is the forking thread's alone now, whichever thread of it forked (its stack
+	 * bound unknown then) */
+	if (t->ended & GT_TLS_SHARED)
+		*t = (struct gt_tls){.trampoline = t->trampoline};
+	gt_raw_reset();
 	t->serial = 0;
 	t->epoch = 0;
 	t->pending = GT_PENDING_NONE;
@@ -275,7 +280,7 @@ static void after_fork_child(void)
 
 void gt_finalize(int convert)
 {
-	struct gt_tls *t = &gt_tls;
+	struct gt_tls *t = gt_self();
 	int st = gt_load(&gt_state);
 	/* a capture that stopped early (the file could not grow): the process still ends normally */
 	int stopped_early = st == GT_ST_FAILED && gt_header;

@@ -234,10 +234,10 @@ void gt_self_range(void)
 /* Runs a module walk as the tracer, errno kept. */
 static void as_tracer(void (*walk)(void))
 {
-	if (!gt_enter())
+	struct gt_tls *t = gt_enter();
+	if (!t)
 		return;
 	int saved = errno;
-	struct gt_tls *t = &gt_tls;
 	t->busy = 1;
 	walk();
 	t->busy = 0;

@@ -78,8 +78,8 @@ Test(procs, syscall_fork_child_writes_no_capture, .fini = teardown, .timeout = 6
 Test(procs, clone_child_writes_no_capture, .fini = teardown, .timeout = 60) { fork_like("clone"); }
 
 /* A child in our memory (clone(CLONE_VM), no CLONE_THREAD) must change nothing there: its
- * _exit neither ends nor trims the parent's capture.  (Sharing our TLS too, its own facts go
- * to the parent's capture under the creator's thread: a known gap.) */
+ * _exit neither ends nor trims the parent's capture, and sharing our TLS, it is told from its
+ * creator by its tid and passes straight through (its sleep is not the parent's). */
 Test(procs, clone_vm_child_leaves_the_capture_alone, .fini = teardown, .timeout = 60)
 {
 	twins("clone_vm", NULL);
@@ -87,6 +87,7 @@ Test(procs, clone_vm_child_leaves_the_capture_alone, .fini = teardown, .timeout 
 	cr_assert_eq(run_count_captures(&traced), 1);
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u, "finalized once");
+	cr_assert_eq(sleeps(&cap, 1234), 0u, "the child's sleep is in the parent's capture");
 	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
 	cr_assert_eq(sleeps(&cap, 2000), 3u, "the parent stopped recording after its child");
 }
@@ -230,4 +231,53 @@ Test(procs, system_as_glibc, .fini = teardown, .timeout = 60)
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_SPAWN), 2u);
 	cr_assert_eq(run_count_captures(&traced), 3, "the two shells are traced");
+}
+
+/* The record's thread's facts, time-ordered: a block begun while another is open is nested */
+static int nested_blocks(const struct capture *c, uint32_t thread)
+{
+	int open = 0, nested = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->recs[i].h->thread != thread)
+			continue;
+		if (c->recs[i].h->type == GT_BLOCK_BEGIN)
+			nested += open++ > 0;
+		else if (c->recs[i].h->type == GT_BLOCK_END && open)
+			open--;
+	}
+	return nested;
+}
+
+/* A thread made by clone(CLONE_THREAD) without CLONE_SETTLS runs on its creator's TLS: it
+ * still gets an identity of its own (tid checked), announced by THREAD_NEW/START, ended when
+ * its function returns, and its blocks on the mutex and semaphore the main thread holds are
+ * its own, woken by the main thread. */
+Test(procs, raw_clone_thread_has_its_own_identity, .fini = teardown, .timeout = 120)
+{
+	twins("clone_thread", NULL);
+	cr_assert_str_eq(traced.out, "raw thread ended\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	/* main's first THREAD_NEW is the pthread that makes glibc multi-threaded; the second */
+	const struct cap_rec *nw = capture_find(&cap, GT_THREAD_NEW, -1, 1);
+	cr_assert_not_null(nw, "no THREAD_NEW for the raw thread");
+	cr_assert_eq(nw->h->thread, 1u);
+	uint32_t raw = ((const struct gt_p_thread_new *)nw->payload)->child;
+	cr_assert_gt(raw, 1u);
+	cr_assert_eq(capture_count_thread(&cap, GT_THREAD_START, -1, raw), 1u);
+	cr_assert_eq(capture_count_thread(&cap, GT_THREAD_END, GT_END_RETURN, raw), 1u);
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_BEGIN, GT_BK_MUTEX, raw), 1u,
+		     "the raw thread's contended lock is not its own");
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_BEGIN, GT_BK_SEM, raw), 1u);
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_END, -1, raw), 2u);
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_BEGIN, GT_BK_MUTEX, 1), 0u,
+		     "the raw thread's lock is credited to the main thread");
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_BEGIN, GT_BK_SEM, 1), 0u);
+	cr_assert_eq(capture_count_thread(&cap, GT_WAKE, GT_BK_MUTEX, 1), 1u, "main's unlock wakes it");
+	cr_assert_eq(capture_count_thread(&cap, GT_WAKE, GT_BK_SEM, 1), 1u, "main's post wakes it");
+	cr_assert_eq(nested_blocks(&cap, 1), 0);
+	cr_assert_eq(nested_blocks(&cap, raw), 0);
+	cr_assert_eq(sleeps(&cap, 2000), 1u, "main goes on recording");
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+	char why[8192];
+	cr_assert_eq(run_convert_all(&traced, why, sizeof why), 1, "%s", why);
 }

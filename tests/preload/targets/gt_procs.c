@@ -5,14 +5,19 @@
  *   gt-procs _Fork|sysfork|clone   a child made without fork() locks, sleeps 1234 ns, writes
  *                                  and exits; the parent then sleeps 2000 ns three times
  *   gt-procs clone_vm              the same with clone(CLONE_VM): the child shares our memory
+ *   gt-procs clone_thread          a clone(CLONE_THREAD) thread (on our TLS) blocks on a mutex
+ *                                  and a semaphore the main thread holds, then returns
  *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
  *                                  memory it shares with the parent; then one exec succeeds
  *   gt-procs exit-children         three fork children leave by _exit
  *   gt-procs env                   prints its environment (without LD_PRELOAD)
  *   gt-procs system                what system() returns */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +26,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "wait_blocked.h"
 
 extern char **environ;
 
@@ -85,6 +92,54 @@ static int fork_like(const char *how)
 	}
 	printf("%s child exit %d signal %d\n", how, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
 	       WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return 0;
+}
+
+/* A thread as threading libraries without pthread make it: clone(CLONE_THREAD) without
+ * CLONE_SETTLS, so it runs on our TLS; its exit clears raw_tid and wakes us. */
+static sem_t raw_sem;
+static _Atomic pid_t raw_tid;
+
+static int raw_thread_body(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mtx); /* held by main until we wait for it */
+	pthread_mutex_unlock(&mtx);
+	sem_wait(&raw_sem);       /* posted once we wait */
+	return 0;
+}
+
+static void *nothing(void *arg) { return arg; }
+
+static int clone_thread(void)
+{
+	static char stack[256 * 1024] __attribute__((aligned(16)));
+	/* glibc's locks skip their atomics and wakes until a pthread was created */
+	pthread_t th;
+	if (pthread_create(&th, NULL, nothing, NULL) || pthread_join(th, NULL))
+		return 1;
+	const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+			  CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
+	if (sem_init(&raw_sem, 0, 0))
+		return 1;
+	pthread_mutex_lock(&mtx);
+	pid_t tid = clone(raw_thread_body, stack + sizeof stack, flags, NULL, &raw_tid, NULL, &raw_tid);
+	if (tid < 0) {
+		perror("clone");
+		return 1;
+	}
+	/* glibc's words: a mutex with a waiter holds 2; a semaphore counts waiters up high */
+	while (atomic_load((_Atomic int *)&mtx.__data.__lock) != 2)
+		syscall(SYS_sched_yield);
+	gt_wait_blocked(tid, SYS_futex, (uintptr_t)&mtx, (uintptr_t)(&mtx + 1));
+	pthread_mutex_unlock(&mtx);
+	gt_wait_blocked(tid, SYS_futex, (uintptr_t)&raw_sem, (uintptr_t)(&raw_sem + 1));
+	sem_post(&raw_sem);
+	pid_t t;
+	while ((t = atomic_load(&raw_tid)) != 0)
+		syscall(SYS_futex, &raw_tid, FUTEX_WAIT, t, NULL, NULL, 0);
+	sleep_ns(2000);
+	printf("raw thread ended\n");
 	return 0;
 }
 
@@ -158,6 +213,8 @@ int main(int argc, char **argv)
 		return fork_like(s);
 	if (!strcmp(s, "vfork"))
 		return vfork_exec_fail();
+	if (!strcmp(s, "clone_thread"))
+		return clone_thread();
 	if (!strcmp(s, "exit-children"))
 		return exit_children();
 	if (!strcmp(s, "env"))
