@@ -9,10 +9,38 @@
 #include "facts.h"
 #include "hooks.def"
 #include "lifecycle.h"
+#include "stacks.h"
 
 #include <stdarg.h>
 
 extern char **environ;
+
+/* ---- a child's environment, in the tracer's memory ---------------------------------------
+ * 16 KiB that the program's stack may not have (a hook borrows at most 512 bytes of it).  A
+ * vfork child shares our memory and TLS: when its exec succeeds, the parent gives the memory
+ * back (gt_vfork_parent). */
+static __thread void *gt_env_held __attribute__((tls_model("initial-exec")));
+
+static char **env_take(char *const envp[], void **mem)
+{
+	GT_STATIC_ASSERT(GT_ENV_SLOTS * sizeof(char *) + GT_ENV_SCRATCH <= GT_SCRATCH_BYTES, "room");
+	char *m = gt_scratch_take();
+	*mem = m;
+	if (!m)
+		return (char **)envp; /* no memory of ours to be had: the environment as given */
+	gt_env_held = m;
+	return gt_child_env(envp, gt_cfg.follow, (char **)m, GT_ENV_SLOTS,
+			    m + GT_ENV_SLOTS * sizeof(char *), GT_ENV_SCRATCH);
+}
+
+static void env_give(void *mem)
+{
+	if (!mem)
+		return;
+	if (gt_env_held == mem)
+		gt_env_held = NULL;
+	gt_scratch_give(mem);
+}
 
 /* ---- fork ------------------------------------------------------------------------------ */
 
@@ -49,6 +77,7 @@ GT_HIDDEN void gt_vfork_enter(void) { gt_self()->busy++; }
 GT_HIDDEN pid_t gt_vfork_parent(long r)
 {
 	gt_self()->busy--;
+	env_give(gt_env_held); /* the child's, whose exec succeeded */
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -142,15 +171,14 @@ static int spawn_common(int (*real)(pid_t *, const char *, const posix_spawn_fil
 			pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
-	char *envbuf[GT_ENV_SLOTS];
-	char scratch[GT_ENV_SCRATCH];
-	char **env = envp ? gt_child_env(envp, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch)
-			  : NULL;
+	void *mem = NULL;
+	char **env = envp ? env_take(envp, &mem) : NULL;
 	struct gt_tls *t = gt_enter();
 	unsigned cpu = 0;
 	uint64_t tsc = t ? gt_now(&cpu) : 0;
 	pid_t local;
 	int r = real(pid ? pid : &local, path, fa, at, argv, env);
+	env_give(mem);
 	if (t) {
 		int saved = errno;
 		gt_fact_process(t, GT_PROC_SPAWN, tsc, cpu, r ? 0 : (pid ? *pid : local), r);
@@ -199,9 +227,8 @@ enum exec_how { EXEC_PATH, EXEC_SEARCH, EXEC_FD };
 
 static int exec_common(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
 {
-	char *envbuf[GT_ENV_SLOTS];
-	char scratch[GT_ENV_SCRATCH];
-	char **env = gt_child_env(envp, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
+	void *mem;
+	char **env = env_take(envp, &mem);
 	struct gt_tls *t = exec_before();
 	int r;
 	if (how == EXEC_PATH)
@@ -210,6 +237,9 @@ static int exec_common(enum exec_how how, const char *file, int fd, char *const 
 		r = GT_REAL(execvpe)(file, argv, env);
 	else
 		r = GT_REAL(fexecve)(fd, argv, env);
+	int e = errno;
+	env_give(mem);
+	errno = e;
 	return exec_failed(t, r);
 }
 
@@ -318,7 +348,7 @@ static void shell_cancelled(void *p)
 	shell_restore(w->omask);
 }
 
-static int shell_spawn(const char *cmd, char **env)
+static int shell_spawn(const char *cmd, char **env, void *env_mem)
 {
 	struct sigaction ign = {.sa_handler = SIG_IGN};
 	sigemptyset(&ign.sa_mask);
@@ -345,6 +375,7 @@ static int shell_spawn(const char *cmd, char **env)
 	pid_t pid;
 	int status;
 	int ret = GT_REAL(posix_spawn)(&pid, "/bin/sh", NULL, &at, argv, env);
+	env_give(env_mem); /* before the wait, which may be cancelled */
 	posix_spawnattr_destroy(&at);
 	if (ret == 0) {
 		struct shell_wait w = {pid, &omask};
@@ -367,10 +398,12 @@ static int shell_spawn(const char *cmd, char **env)
 
 static int run_system(const char *cmd)
 {
-	char *envbuf[GT_ENV_SLOTS];
-	char scratch[GT_ENV_SCRATCH];
-	char **env = gt_child_env(environ, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
-	return env == environ ? GT_REAL(system)(cmd) : shell_spawn(cmd, env);
+	void *mem;
+	char **env = env_take(environ, &mem);
+	if (env != environ)
+		return shell_spawn(cmd, env, mem);
+	env_give(mem);
+	return GT_REAL(system)(cmd);
 }
 
 GT_EXPORT int system(const char *cmd)
@@ -409,7 +442,7 @@ GT_EXPORT int daemon(int nochdir, int noclose)
 GT_EXPORT void _exit(int status)
 {
 	if (!gt_self()->busy)
-		gt_finalize(0);
+		gt_offstack(1, (void *)gt_finalize, 0, 0, 0);
 	GT_REAL(_exit)(status);
 	__builtin_unreachable();
 }
@@ -417,7 +450,7 @@ GT_EXPORT void _exit(int status)
 GT_EXPORT void _Exit(int status)
 {
 	if (!gt_self()->busy)
-		gt_finalize(0);
+		gt_offstack(1, (void *)gt_finalize, 0, 0, 0);
 	GT_REAL(_Exit)(status);
 	__builtin_unreachable();
 }

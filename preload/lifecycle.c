@@ -278,16 +278,16 @@ static void after_fork_child(void)
 
 /* ---- the end ------------------------------------------------------------------------ */
 
-void gt_finalize(int convert)
+int gt_finalize(void)
 {
 	struct gt_tls *t = gt_self();
 	int st = gt_load(&gt_state);
 	/* a capture that stopped early (the file could not grow): the process still ends normally */
 	int stopped_early = st == GT_ST_FAILED && gt_header;
 	if (st != GT_ST_RECORDING && st != GT_ST_STOPPED && st != GT_ST_DELAYED && !stopped_early)
-		return;
+		return 0;
 	if (!owns_capture(1))
-		return; /* never end, trim or convert another process's capture */
+		return 0; /* never end, trim or convert another process's capture */
 	t->busy = 1;
 	if (stopped_early)
 		gt_store(&gt_enabled, 0);
@@ -295,11 +295,10 @@ void gt_finalize(int convert)
 		gt_store(&gt_state, GT_ST_RECORDING); /* the end records still describe the process */
 	stop_recording(1);
 	if (!gt_header)
-		return;
+		return 0;
 	atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_FINALIZED);
 	gt_capture_trim();
-	if (convert && gt_cfg.out)
-		gt_exit_convert(gt_capture_path);
+	return 1;
 }
 
 __attribute__((constructor)) static void gt_constructor(void)
@@ -311,4 +310,10 @@ __attribute__((constructor)) static void gt_constructor(void)
 	(void)t;
 }
 
-__attribute__((destructor)) static void gt_destructor(void) { gt_finalize(1); }
+/* The end records with signals held back (the tracer's locks), the converter without them
+ * (it would inherit the mask), both on a stack of the tracer's. */
+__attribute__((destructor)) static void gt_destructor(void)
+{
+	if (gt_offstack(1, (void *)gt_finalize, 0, 0, 0) && gt_cfg.out)
+		gt_offstack(0, (void *)gt_exit_convert, (uintptr_t)gt_capture_path, 0, 0);
+}

@@ -3,6 +3,7 @@
 #include "modules.h"
 #include "facts.h"
 #include "hooks.def"
+#include "stacks.h"
 
 #include <elf.h>
 #include <link.h>
@@ -239,7 +240,7 @@ static void as_tracer(void (*walk)(void))
 		return;
 	int saved = errno;
 	t->busy = 1;
-	walk();
+	gt_offstack(1, (void *)walk, 0, 0, 0); /* kilobytes of stack; the loader's lock */
 	t->busy = 0;
 	errno = saved;
 }

@@ -457,6 +457,39 @@ struct gt_tls *gt_thread_adopt_offstack(struct gt_tls *t)
 	return r;
 }
 
+uintptr_t gt_offstack(int masked, void *fn, uintptr_t a, uintptr_t b, uintptr_t c)
+{
+	struct gt_walk *w = walk_take();
+	int alt = on_altstack((uintptr_t)__builtin_frame_address(0));
+	uintptr_t r = call_on(w, masked || alt, fn, a, b, c);
+	if (w)
+		walk_give(w);
+	return r;
+}
+
+/* The low end of a walk stack: its stack grows down from the top and never gets there
+ * while the walk is held for this (a handler interrupting the holder runs on its own). */
+GT_INLINE char *walk_low(struct gt_walk *w)
+{
+	return (char *)(((uintptr_t)w + sizeof *w + 4095 - GT_WALK_MAP) & ~(uintptr_t)4095) +
+	       GT_WALK_GUARD;
+}
+
+void *gt_scratch_take(void)
+{
+	GT_STATIC_ASSERT(GT_SCRATCH_BYTES <= GT_WALK_MAP / 2, "a walk keeps most of its stack");
+	struct gt_walk *w = walk_take();
+	return w ? walk_low(w) : NULL;
+}
+
+void gt_scratch_give(void *mem)
+{
+	char *base = (char *)mem - GT_WALK_GUARD;
+	/* as walk_new placed it */
+	struct gt_walk *w = (struct gt_walk *)((uintptr_t)(base + GT_WALK_MAP - sizeof *w) & ~(uintptr_t)63);
+	walk_give(w);
+}
+
 /* Each mode's function replaces this frame (tail call): own_frames counts one of ours. */
 uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames)
 {
