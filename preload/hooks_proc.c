@@ -65,18 +65,18 @@ GT_EXPORT pid_t fork(void) { return traced_fork(); }
  * assembly as glibc's is: the return address waits in a register the system call keeps (the
  * child's calls overwrite its stack slot), and C runs only before the call and in the parent
  * after it.  The child's hooks pass straight through (busy is set in the TLS it shares with
- * us) and it never touches the capture; the parent records the fork when it resumes. */
+ * us, GT_BUSY_UNTRACED: not a loss) and it never touches the capture; the parent records the fork when it resumes. */
 #define GT_STR_(x) #x
 #define GT_STR(x) GT_STR_(x)
 
 GT_HIDDEN void gt_vfork_enter(void);
 GT_HIDDEN pid_t gt_vfork_parent(long r);
 
-GT_HIDDEN void gt_vfork_enter(void) { gt_self()->busy++; }
+GT_HIDDEN void gt_vfork_enter(void) { gt_self()->busy += GT_BUSY_UNTRACED; }
 
 GT_HIDDEN pid_t gt_vfork_parent(long r)
 {
-	gt_self()->busy--;
+	gt_self()->busy -= GT_BUSY_UNTRACED;
 	env_give(gt_env_held); /* the child's, whose exec succeeded */
 	if (r < 0) {
 		errno = (int)-r;

@@ -192,7 +192,7 @@ int gt_init(void)
 		return expected == GT_ST_RECORDING || expected == GT_ST_DELAYED;
 	struct gt_tls *t = gt_self();
 	uint8_t was_busy = t->busy;
-	t->busy = 1;
+	t->busy = 1 | GT_BUSY_CALLOUT; /* the loader and libunwind's constructors call hooks */
 	gt_resolve_all();
 	if (!gt_image_ready) {
 		gt_config_load();

@@ -31,14 +31,14 @@ struct gt_raw {
 static struct gt_raw gt_raws[GT_RAW_MAX];
 static _Atomic pid_t gt_raw_pid; /* the process whose threads share TLS */
 /* a thread the table could not hold: passes straight through (counted as a lost thread) */
-static struct gt_tls gt_raw_none = {.busy = 1, .raw = 1};
+static struct gt_tls gt_raw_none = {.busy = GT_BUSY_UNTRACED, .raw = 1};
 
 /* an entry for a thread of ours: `process`: not one (it passes straight through) */
 static struct gt_raw *raw_take(int32_t tid, int process);
 
 static void raw_init(struct gt_raw *e, int process)
 {
-	e->tls = (struct gt_tls){.raw = 1, .busy = (uint8_t)process};
+	e->tls = (struct gt_tls){.raw = 1, .busy = process ? GT_BUSY_UNTRACED : 0};
 }
 
 /* The thread's end: THREAD_END (with a joiner's wake, as any thread's) and the entry freed */
@@ -99,16 +99,21 @@ struct gt_tls *gt_raw_self(struct gt_tls *t)
 	return e ? &e->tls : &gt_raw_none;
 }
 
-struct gt_tls *gt_enter_odd(struct gt_tls *t)
+struct gt_tls *gt_enter_odd(struct gt_tls *t, void *ra)
 {
-	if (!(t->ended & GT_TLS_SHARED))
-		return NULL;
-	struct gt_tls *me = gt_raw_self(t);
-	if (me->busy | (me->ended & GT_TLS_ENDED))
-		return NULL;
-	if (me->epoch != gt_load(&gt_epoch))
-		return gt_thread_adopt_offstack(me);
-	return me;
+	if (t->ended & GT_TLS_SHARED) {
+		t = gt_raw_self(t);
+		if (!(t->busy | (t->ended & GT_TLS_ENDED)))
+			return t->epoch != gt_load(&gt_epoch) ? gt_thread_adopt_offstack(t) : t;
+	}
+	/* A call the program made while the tracer works on this thread: a signal handler
+	 * interrupted it.  Its facts would be written between the tracer's half-written
+	 * ones (a block stamped but not yet begun, a pending state): passed straight through,
+	 * and counted.  The tracer's own calls (from libunwind, from the loader) are none. */
+	if (t->busy && !(t->busy & GT_BUSY_UNTRACED) && !(t->ended & GT_TLS_ENDED) &&
+	    !((t->busy & GT_BUSY_CALLOUT) && gt_tracer_pc((uintptr_t)ra)))
+		gt_lose(GT_NOTICE_REENTRY_LOST);
+	return NULL;
 }
 
 /* Before a clone that will share this TLS: from now on its hooks ask who calls. */

@@ -39,13 +39,9 @@ static void map_table(int fixed)
  * thread cancellation and glibc's backtrace() (a linked libunwind made pthread_exit crash in
  * libgcc's unwinder). */
 static int (*gt_unw_backtrace)(void **, int);
-static void *gt_unw_base;
+static uintptr_t gt_unw_lo, gt_unw_hi; /* its text, found once (no loader lock later) */
 
-int gt_from_libunwind(void *pc)
-{
-	Dl_info di;
-	return gt_unw_base && dladdr(pc, &di) && di.dli_fbase == gt_unw_base;
-}
+int gt_from_libunwind(void *pc) { return (uintptr_t)pc - gt_unw_lo < gt_unw_hi - gt_unw_lo; }
 
 static void open_libunwind(void)
 {
@@ -55,9 +51,8 @@ static void open_libunwind(void)
 		if (h)
 			gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 	}
-	Dl_info di;
-	if (gt_unw_backtrace && dladdr((void *)(uintptr_t)gt_unw_backtrace, &di))
-		gt_unw_base = di.dli_fbase;
+	if (gt_unw_backtrace)
+		gt_module_range((uintptr_t)gt_unw_backtrace, &gt_unw_lo, &gt_unw_hi);
 	if (!gt_unw_backtrace) {
 		gt_warn("libunwind is not available: GOTRACE_STACKS=unwind falls back to fp", "", "");
 		gt_stack_mode = GT_STACKS_FP;
@@ -65,6 +60,8 @@ static void open_libunwind(void)
 }
 
 static inline int in_self(uintptr_t pc) { return pc >= gt_self_lo && pc < gt_self_hi; }
+
+int gt_tracer_pc(uintptr_t pc) { return in_self(pc) || gt_from_libunwind((void *)pc); }
 
 /* one xor and one multiply per frame; each pc's bits only carry upward through the
  * multiplies, so murmur3's finaliser spreads them once at the end */
@@ -411,9 +408,11 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 	unsigned depth = gt_cfg.stack_depth, skip, n;
 	unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
 	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
+	t->busy = 1 | GT_BUSY_CALLOUT; /* libunwind calls hooked functions (hooks_io.c) */
 	n = unwind(w, alt, want, &skip);
 	if (n == want && n - skip < depth && want < most)
 		n = unwind(w, alt, want = most, &skip);
+	t->busy = 1;
 	const uintptr_t *pcs = w->pcs + skip;
 	n -= skip;
 	if (n > depth)

@@ -22,6 +22,8 @@ GT_INLINE uint32_t gt_stack_id(struct gt_tls *t, unsigned own_frames)
 void gt_stacks_reset(void) GT_HIDDEN;
 /* pc lies in the libunwind we opened (its validation pipe: hooks_io.c) */
 int gt_from_libunwind(void *pc) GT_HIDDEN;
+/* pc lies in libgotrace.so or in that libunwind: a hooked call from there is the tracer's */
+int gt_tracer_pc(uintptr_t pc) GT_HIDDEN;
 void gt_stacks_setup(void) GT_HIDDEN;
 
 /* Work that needs more of a stack than a hook may borrow from the program's (at most 512
