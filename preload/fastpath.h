@@ -33,7 +33,7 @@ struct gt_tls {
 	uint8_t pending;          /* enum gt_pending: a blocking call in progress */
 	uint8_t pending_kind;     /* gt_block_kind of it */
 	uint8_t waiter_registered;/* pending block registered in the waiter table */
-	uint8_t raw;              /* an identity of raw_threads.c's table: not this TLS's thread */
+	uint8_t raw;              /* made by clone() (raw_threads.c): pthread_self() is not its own */
 	uint32_t pending_nr;
 	int32_t owner_tid;        /* GT_TLS_SHARED: the thread this TLS belongs to */
 	uint64_t pending_obj;

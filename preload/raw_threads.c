@@ -10,7 +10,12 @@
  * thread that leaves by syscall(SYS_exit) ends there, one that leaves otherwise is found
  * dead (tgkill) when the table is full.  A clone(CLONE_VM) without CLONE_THREAD is another
  * process in our memory: its identity passes straight through.  A thread made by
- * syscall(SYS_clone) without CLONE_SETTLS gets its identity at its first hook. */
+ * syscall(SYS_clone) without CLONE_SETTLS gets its identity at its first hook.
+ *
+ * With CLONE_SETTLS the thread has a TLS block of its own, which holds our gt_tls wherever
+ * the caller's block does (initial-exec: at the same offset below its thread pointer as in
+ * any thread): copied from its creator's (the creator's identity), or fresh.  Its
+ * trampoline makes it the identity the creator announced. */
 #include "facts.h"
 #include "hooks.def"
 #include "lifecycle.h"
@@ -154,6 +159,27 @@ static int raw_start(void *p)
 	return r;
 }
 
+/* the same for a thread on a TLS block of its own: the entry only hands its identity over */
+static int raw_start_tls(void *p)
+{
+	struct gt_raw *e = p;
+	int (*fn)(void *) = e->fn;
+	void *arg = e->arg;
+	struct gt_tls *t = &gt_tls;
+	*t = e->tls;
+	gt_store(&e->tid, 0);
+	if (!t->busy && gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING &&
+	    t->epoch == gt_load(&gt_epoch)) {
+		t->busy = 1;
+		gt_fact_thread_start(t, (uint64_t)(uintptr_t)fn);
+		t->busy = 0;
+	}
+	int r = fn(arg);
+	if (!t->busy)
+		gt_thread_end(t, GT_END_RETURN);
+	return r;
+}
+
 GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	va_list ap;
@@ -163,11 +189,12 @@ GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	void *tls = va_arg(ap, void *);
 	pid_t *ctid = va_arg(ap, pid_t *);
 	va_end(ap);
-	if (!(flags & CLONE_VM) || (flags & CLONE_SETTLS) || !gt_load(&gt_enabled))
+	if (!(flags & CLONE_VM) || !gt_load(&gt_enabled))
 		return GT_REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
-	int thread = (flags & CLONE_THREAD) != 0;
+	int thread = (flags & CLONE_THREAD) != 0, own_tls = (flags & CLONE_SETTLS) != 0;
 	struct gt_tls *t = gt_enter(); /* the creator: announced before the TLS is shared */
-	raw_share();
+	if (!own_tls)
+		raw_share();
 	struct gt_raw *e = raw_take(GT_RAW_STARTING, !thread);
 	if (!e)
 		return GT_REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
@@ -184,7 +211,7 @@ GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		t->busy = 0;
 		tsc = gt_now(&cpu); /* stamped before: the child's start comes after */
 	}
-	int r = GT_REAL(clone)(raw_start, stack, flags, e, ptid, tls, ctid);
+	int r = GT_REAL(clone)(own_tls ? raw_start_tls : raw_start, stack, flags, e, ptid, tls, ctid);
 	if (r == -1) {
 		gt_store(&e->tid, 0);
 	} else if (thread && t) {
@@ -211,8 +238,11 @@ void gt_raw_syscall(long nr, long a0)
 		}
 		return;
 	}
-	struct gt_tls *t = &gt_tls;
-	if (nr == SYS_exit && (t->ended & GT_TLS_SHARED) && (t = gt_raw_self(t))->raw &&
-	    t != &gt_raw_none)
+	struct gt_tls *t = gt_self();
+	if (nr != SYS_exit || !t->raw || t == &gt_raw_none)
+		return;
+	if (t != &gt_tls)
 		raw_end((struct gt_raw *)((char *)t - offsetof(struct gt_raw, tls)), GT_END_EXIT);
+	else if (!t->busy) /* on a TLS of its own */
+		gt_thread_end(t, GT_END_EXIT);
 }

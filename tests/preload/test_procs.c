@@ -248,13 +248,13 @@ static int nested_blocks(const struct capture *c, uint32_t thread)
 	return nested;
 }
 
-/* A thread made by clone(CLONE_THREAD) without CLONE_SETTLS runs on its creator's TLS: it
- * still gets an identity of its own (tid checked), announced by THREAD_NEW/START, ended when
- * its function returns, and its blocks on the mutex and semaphore the main thread holds are
- * its own, woken by the main thread. */
-Test(procs, raw_clone_thread_has_its_own_identity, .fini = teardown, .timeout = 120)
+/* A thread made by clone(CLONE_THREAD) without CLONE_SETTLS runs on its creator's TLS (with
+ * CLONE_SETTLS, on a copy of it): it still gets an identity of its own, announced by
+ * THREAD_NEW/START, ended when its function returns, and its blocks on the mutex and
+ * semaphore the main thread holds are its own, woken by the main thread. */
+static void raw_clone_thread(const char *scenario)
 {
-	twins("clone_thread", NULL);
+	twins(scenario, NULL);
 	cr_assert_str_eq(traced.out, "raw thread ended\n");
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	/* main's first THREAD_NEW is the pthread that makes glibc multi-threaded; the second */
@@ -282,4 +282,14 @@ Test(procs, raw_clone_thread_has_its_own_identity, .fini = teardown, .timeout = 
 	cr_assert_eq(capture_count(&cap, GT_NOTICE, GT_NOTICE_REENTRY_LOST), 0u);
 	char why[8192];
 	cr_assert_eq(run_convert_all(&traced, why, sizeof why), 1, "%s", why);
+}
+
+Test(procs, raw_clone_thread_has_its_own_identity, .fini = teardown, .timeout = 120)
+{
+	raw_clone_thread("clone_thread");
+}
+
+Test(procs, raw_clone_thread_on_a_copied_tls_has_its_own_identity, .fini = teardown, .timeout = 120)
+{
+	raw_clone_thread("clone_settls");
 }

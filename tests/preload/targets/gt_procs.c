@@ -7,6 +7,7 @@
  *   gt-procs clone_vm              the same with clone(CLONE_VM): the child shares our memory
  *   gt-procs clone_thread          a clone(CLONE_THREAD) thread (on our TLS) blocks on a mutex
  *                                  and a semaphore the main thread holds, then returns
+ *   gt-procs clone_settls          the same on a TLS block of its own, a copy of ours
  *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
  *                                  memory it shares with the parent; then one exec succeeds
  *   gt-procs exit-children         three fork children leave by _exit
@@ -111,7 +112,29 @@ static int raw_thread_body(void *arg)
 
 static void *nothing(void *arg) { return arg; }
 
-static int clone_thread(void)
+/* glibc's own: the static TLS size, and the thread descriptor above the thread pointer */
+extern void _dl_get_tls_static_info(size_t *size, size_t *align);
+extern const unsigned int _thread_db_sizeof_pthread;
+
+/* A copy of this thread's TLS block (as a threading library might make one): the thread
+ * pointer it needs (the descriptor's self pointers set to it) */
+static void *tls_copy(void)
+{
+	size_t size, align;
+	_dl_get_tls_static_info(&size, &align);
+	char *tp = __builtin_thread_pointer();
+	size_t below = (size + 4095) & ~(size_t)4095;
+	char *block = aligned_alloc(4096, below + _thread_db_sizeof_pthread + 4096);
+	if (!block)
+		return NULL;
+	char *ntp = block + below;
+	memcpy(ntp - size, tp - size, size + _thread_db_sizeof_pthread);
+	((void **)ntp)[0] = ntp; /* tcbhead_t: tcb, dtv, self */
+	((void **)ntp)[2] = ntp;
+	return ntp;
+}
+
+static int clone_thread(int own_tls)
 {
 	static char stack[256 * 1024] __attribute__((aligned(16)));
 	/* glibc's locks skip their atomics and wakes until a pthread was created */
@@ -119,11 +142,13 @@ static int clone_thread(void)
 	if (pthread_create(&th, NULL, nothing, NULL) || pthread_join(th, NULL))
 		return 1;
 	const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
-			  CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID;
-	if (sem_init(&raw_sem, 0, 0))
+			  CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID |
+			  (own_tls ? CLONE_SETTLS : 0);
+	void *tls = own_tls ? tls_copy() : NULL;
+	if (sem_init(&raw_sem, 0, 0) || (own_tls && !tls))
 		return 1;
 	pthread_mutex_lock(&mtx);
-	pid_t tid = clone(raw_thread_body, stack + sizeof stack, flags, NULL, &raw_tid, NULL, &raw_tid);
+	pid_t tid = clone(raw_thread_body, stack + sizeof stack, flags, NULL, &raw_tid, tls, &raw_tid);
 	if (tid < 0) {
 		perror("clone");
 		return 1;
@@ -213,8 +238,8 @@ int main(int argc, char **argv)
 		return fork_like(s);
 	if (!strcmp(s, "vfork"))
 		return vfork_exec_fail();
-	if (!strcmp(s, "clone_thread"))
-		return clone_thread();
+	if (!strcmp(s, "clone_thread") || !strcmp(s, "clone_settls"))
+		return clone_thread(!strcmp(s, "clone_settls"));
 	if (!strcmp(s, "exit-children"))
 		return exit_children();
 	if (!strcmp(s, "env"))
