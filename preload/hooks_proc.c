@@ -64,8 +64,9 @@ GT_EXPORT pid_t fork(void) { return traced_fork(); }
  * execs or exits.  A C wrapper's frame would not survive the child, so vfork is written in
  * assembly as glibc's is: the return address waits in a register the system call keeps (the
  * child's calls overwrite its stack slot), and C runs only before the call and in the parent
- * after it.  The child's hooks pass straight through (busy is set in the TLS it shares with
- * us, GT_BUSY_UNTRACED: not a loss) and it never touches the capture; the parent records the fork when it resumes. */
+ * after it.  The child's hooks pass straight through (GT_BUSY_UNTRACED is set in the TLS it
+ * shares with us: not a loss) and it never touches the capture; the parent records the fork
+ * when it resumes. */
 #define GT_STR_(x) #x
 #define GT_STR(x) GT_STR_(x)
 

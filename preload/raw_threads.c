@@ -141,13 +141,21 @@ void gt_raw_reset(void)
 
 /* ---- clone() ----------------------------------------------------------------------------- */
 
-static int raw_start(void *p)
+/* The clone's function, inside the thread: announced (when its creator was recorded in this
+ * recording), run, ended.  On its creator's TLS (shared) its entry becomes its identity; on a
+ * TLS of its own, the entry only hands the identity over. */
+static int raw_start(struct gt_raw *e, int own_tls)
 {
-	struct gt_raw *e = p;
 	int (*fn)(void *) = e->fn;
 	void *arg = e->arg;
-	gt_store(&e->tid, (int32_t)gt_sys0(SYS_gettid)); /* from now on its hooks find it */
 	struct gt_tls *t = &e->tls;
+	if (own_tls) {
+		t = &gt_tls;
+		*t = e->tls;
+		gt_store(&e->tid, 0);
+	} else {
+		gt_store(&e->tid, (int32_t)gt_sys0(SYS_gettid)); /* from now on its hooks find it */
+	}
 	if (!t->busy && gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING &&
 	    t->epoch == gt_load(&gt_epoch)) {
 		t->busy = 1;
@@ -155,30 +163,15 @@ static int raw_start(void *p)
 		t->busy = 0;
 	}
 	int r = fn(arg);
-	raw_end(e, GT_END_RETURN);
-	return r;
-}
-
-/* the same for a thread on a TLS block of its own: the entry only hands its identity over */
-static int raw_start_tls(void *p)
-{
-	struct gt_raw *e = p;
-	int (*fn)(void *) = e->fn;
-	void *arg = e->arg;
-	struct gt_tls *t = &gt_tls;
-	*t = e->tls;
-	gt_store(&e->tid, 0);
-	if (!t->busy && gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING &&
-	    t->epoch == gt_load(&gt_epoch)) {
-		t->busy = 1;
-		gt_fact_thread_start(t, (uint64_t)(uintptr_t)fn);
-		t->busy = 0;
-	}
-	int r = fn(arg);
-	if (!t->busy)
+	if (!own_tls)
+		raw_end(e, GT_END_RETURN);
+	else if (!t->busy)
 		gt_thread_end(t, GT_END_RETURN);
 	return r;
 }
+
+static int raw_start_shared(void *e) { return raw_start(e, 0); }
+static int raw_start_own_tls(void *e) { return raw_start(e, 1); }
 
 GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
@@ -211,7 +204,8 @@ GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		t->busy = 0;
 		tsc = gt_now(&cpu); /* stamped before: the child's start comes after */
 	}
-	int r = GT_REAL(clone)(own_tls ? raw_start_tls : raw_start, stack, flags, e, ptid, tls, ctid);
+	int r = GT_REAL(clone)(own_tls ? raw_start_own_tls : raw_start_shared, stack, flags, e, ptid,
+			       tls, ctid);
 	if (r == -1) {
 		gt_store(&e->tid, 0);
 	} else if (thread && t) {

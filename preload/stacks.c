@@ -484,8 +484,8 @@ void *gt_scratch_take(void)
 void gt_scratch_give(void *mem)
 {
 	char *base = (char *)mem - GT_WALK_GUARD;
-	/* as walk_new placed it */
-	struct gt_walk *w = (struct gt_walk *)((uintptr_t)(base + GT_WALK_MAP - sizeof *w) & ~(uintptr_t)63);
+	struct gt_walk *w = (struct gt_walk *)(base + GT_WALK_MAP - sizeof *w); /* as walk_new */
+	w = (struct gt_walk *)((uintptr_t)w & ~(uintptr_t)63);
 	walk_give(w);
 }
 
