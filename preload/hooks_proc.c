@@ -18,7 +18,7 @@ extern char **environ;
 /* ---- a child's environment, in the tracer's memory ---------------------------------------
  * 16 KiB that the program's stack may not have (a hook borrows at most 512 bytes of it).  A
  * vfork child shares our memory and TLS: when its exec succeeds, the parent gives the memory
- * back (gt_vfork_parent). */
+ * back (gt_child_env_release). */
 static __thread void *gt_env_held __attribute__((tls_model("initial-exec")));
 
 static char **env_take(char *const envp[], void **mem)
@@ -41,6 +41,8 @@ static void env_give(void *mem)
 		gt_env_held = NULL;
 	gt_scratch_give(mem);
 }
+
+void gt_child_env_release(void) { env_give(gt_env_held); }
 
 /* ---- fork ------------------------------------------------------------------------------ */
 
@@ -78,7 +80,7 @@ GT_HIDDEN void gt_vfork_enter(void) { gt_self()->busy += GT_BUSY_UNTRACED; }
 GT_HIDDEN pid_t gt_vfork_parent(long r)
 {
 	gt_self()->busy -= GT_BUSY_UNTRACED;
-	env_give(gt_env_held); /* the child's, whose exec succeeded */
+	gt_child_env_release(); /* the child's, whose exec succeeded */
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;

@@ -16,6 +16,7 @@
  * the caller's block does (initial-exec: at the same offset below its thread pointer as in
  * any thread): copied from its creator's (the creator's identity), or fresh.  Its
  * trampoline makes it the identity the creator announced. */
+#include "child_env.h"
 #include "facts.h"
 #include "hooks.def"
 #include "lifecycle.h"
@@ -206,6 +207,8 @@ GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	}
 	int r = GT_REAL(clone)(own_tls ? raw_start_own_tls : raw_start_shared, stack, flags, e, ptid,
 			       tls, ctid);
+	if (flags & CLONE_VFORK) /* the child exec'd or exited */
+		gt_child_env_release();
 	if (r == -1) {
 		gt_store(&e->tid, 0);
 	} else if (thread && t) {

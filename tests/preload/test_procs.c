@@ -293,3 +293,15 @@ Test(procs, raw_clone_thread_on_a_copied_tls_has_its_own_identity, .fini = teard
 {
 	raw_clone_thread("clone_settls");
 }
+
+/* A child in our memory made by clone(CLONE_VM | CLONE_VFORK) builds its environment in the
+ * tracer's memory when it execs (GOTRACE_FOLLOW=0 strips libgotrace.so from it); the parent
+ * gives that memory back when the child has exec'd: the 100th child's still is stripped. */
+Test(procs, clone_vfork_children_exec_with_their_environment, .fini = teardown, .timeout = 120)
+{
+	const char *env[] = {"GOTRACE_FOLLOW=0", NULL};
+	twins("clone_vfork", env);
+	cr_assert_null(strstr(traced.out, "traced"), "%s", traced.out);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+}

@@ -8,6 +8,8 @@
  *   gt-procs clone_thread          a clone(CLONE_THREAD) thread (on our TLS) blocks on a mutex
  *                                  and a semaphore the main thread holds, then returns
  *   gt-procs clone_settls          the same on a TLS block of its own, a copy of ours
+ *   gt-procs clone_vfork           100 clone(CLONE_VM | CLONE_VFORK) children exec a shell that
+ *                                  says whether libgotrace.so is in its LD_PRELOAD
  *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
  *                                  memory it shares with the parent; then one exec succeeds
  *   gt-procs exit-children         three fork children leave by _exit
@@ -168,6 +170,30 @@ static int clone_thread(int own_tls)
 	return 0;
 }
 
+static char *const sh_argv[] = {
+	(char *)"sh", (char *)"-c",
+	(char *)"case \"$LD_PRELOAD\" in *libgotrace*) echo traced;; *) echo plain;; esac", NULL};
+
+static int exec_shell(void *arg)
+{
+	(void)arg;
+	execve("/bin/sh", sh_argv, environ);
+	_exit(127);
+}
+
+static int clone_vfork(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	fflush(stdout);
+	for (int i = 0; i < 100; i++) {
+		pid_t pid = clone(exec_shell, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
+		int st = 0;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
+	}
+	return 0;
+}
+
 static int vfork_exec_fail(void)
 {
 	static volatile int child_errno = -1;
@@ -238,6 +264,8 @@ int main(int argc, char **argv)
 		return fork_like(s);
 	if (!strcmp(s, "vfork"))
 		return vfork_exec_fail();
+	if (!strcmp(s, "clone_vfork"))
+		return clone_vfork();
 	if (!strcmp(s, "clone_thread") || !strcmp(s, "clone_settls"))
 		return clone_thread(!strcmp(s, "clone_settls"));
 	if (!strcmp(s, "exit-children"))
