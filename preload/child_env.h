@@ -18,4 +18,8 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 int gt_follow_exec(void) GT_HIDDEN;
 int gt_follow_spawn(void) GT_HIDDEN;
 
+/* After a child that shared our memory and TLS (vfork, clone(CLONE_VM | CLONE_VFORK)) execs
+ * or exits: the memory its exec hook took for the environment is given back (hooks_proc.c). */
+void gt_child_env_release(void) GT_HIDDEN;
+
 #endif

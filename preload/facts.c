@@ -525,7 +525,8 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 		} else {
 			t->serial = atomic_fetch_add(&gt_next_serial, 1);
 		}
-		gt_threads_put(pthread_self(), t->serial, 1);
+		if (!t->raw) /* a raw clone's pthread_self() is its creator's */
+			gt_threads_put(pthread_self(), t->serial, 1);
 	}
 	t->epoch = gt_load(&gt_epoch);
 	fact_thread_existing(t);
@@ -544,7 +545,7 @@ void gt_finish_pending(struct gt_tls *t)
 
 void gt_thread_end(struct gt_tls *t, uint8_t how)
 {
-	if (t->ended)
+	if (t->ended & GT_TLS_ENDED)
 		return;
 	if (gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING && t->serial &&
 	    t->epoch == gt_load(&gt_epoch)) {
@@ -552,7 +553,8 @@ void gt_thread_end(struct gt_tls *t, uint8_t how)
 		gt_finish_pending(t);
 		/* Marked ended before the wake is stamped, and a join stamps its block before it
 		 * reads the mark: a join that saw us alive began before our wake. */
-		gt_threads_mark_ended(pthread_self());
+		if (!t->raw)
+			gt_threads_mark_ended(pthread_self());
 		atomic_thread_fence(memory_order_seq_cst);
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
@@ -563,6 +565,7 @@ void gt_thread_end(struct gt_tls *t, uint8_t how)
 		gt_emit(t->serial, GT_THREAD_END, how, tsc, cpu, NULL, 0);
 		t->busy = 0;
 	}
-	gt_threads_mark_ended(pthread_self());
-	t->ended = 1;
+	if (!t->raw)
+		gt_threads_mark_ended(pthread_self());
+	t->ended |= GT_TLS_ENDED;
 }

@@ -111,4 +111,7 @@ void gt_threads_mark_ended(pthread_t th) GT_HIDDEN;
 void gt_threads_remove(pthread_t th) GT_HIDDEN;
 void gt_threads_reset(void) GT_HIDDEN;
 
+/* syscall(SYS_clone, SYS_clone3, SYS_exit) as raw threads see them (raw_threads.c) */
+void gt_raw_syscall(long nr, long a0) GT_HIDDEN;
+
 #endif

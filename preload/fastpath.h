@@ -23,19 +23,45 @@ enum gt_pending { GT_PENDING_NONE = 0, GT_PENDING_BLOCK = 1, GT_PENDING_SYSCALL 
 struct gt_tls {
 	uint32_t serial;          /* capture-local thread id, 0 = not yet known */
 	uint32_t epoch;           /* gt_epoch when this thread was last announced */
-	uint8_t busy;             /* inside tracer code: nested hooks pass straight through */
-	uint8_t ended;            /* GT_THREAD_END written: no more facts from this thread */
+	uint8_t busy;             /* inside tracer code: nested hooks pass straight through (a
+				   * loss, counted, unless GT_BUSY_CALLOUT or GT_BUSY_UNTRACED
+				   * says why) */
+	uint8_t ended;            /* GT_TLS_ENDED: GT_THREAD_END written, no more facts from this
+				   * thread; GT_TLS_SHARED: raw clone threads run on this TLS too */
 	uint8_t exit_how;         /* set by the pthread_exit hook */
 	uint8_t trampoline;       /* started through gt_thread_trampoline */
 	uint8_t pending;          /* enum gt_pending: a blocking call in progress */
 	uint8_t pending_kind;     /* gt_block_kind of it */
 	uint8_t waiter_registered;/* pending block registered in the waiter table */
-	uint8_t pad;
+	uint8_t raw;              /* made by clone() (raw_threads.c): pthread_self() is not its own */
 	uint32_t pending_nr;
+	int32_t owner_tid;        /* GT_TLS_SHARED: the thread this TLS belongs to */
 	uint64_t pending_obj;
 	uintptr_t stack_hi;       /* frame-pointer walks stay below this (0 = unknown) */
 };
 extern __thread struct gt_tls gt_tls GT_HIDDEN __attribute__((tls_model("initial-exec")));
+#define GT_TLS_ENDED 1
+#define GT_TLS_SHARED 2
+/* busy: the tracer calls code that calls hooks itself (libunwind, the loader's resolution) */
+#define GT_BUSY_CALLOUT 2
+/* busy for good or for a while: another process runs on this memory and TLS (a vfork child,
+ * clone(CLONE_VM)), or a thread the tracer could not hold (counted as such) */
+#define GT_BUSY_UNTRACED 0x80
+
+/* A thread made by clone(CLONE_VM) without CLONE_SETTLS runs on its creator's TLS, which is
+ * then marked GT_TLS_SHARED: every hook on it takes gt_enter's unlikely branch, where the
+ * thread is told by its tid (raw_threads.c).  Elsewhere the TLS is the thread's own. */
+struct gt_tls *gt_raw_self(struct gt_tls *t) GT_HIDDEN;
+/* gt_enter's unlikely branch: the TLS is shared, or the thread busy (ra: the hook's caller) */
+struct gt_tls *gt_enter_odd(struct gt_tls *t, void *ra) GT_HIDDEN GT_NOINLINE;
+void gt_raw_reset(void) GT_HIDDEN; /* a fork child: the other threads are gone */
+
+/* the calling thread's state, for the tracer's own paths (never NULL) */
+GT_INLINE struct gt_tls *gt_self(void)
+{
+	struct gt_tls *t = &gt_tls;
+	return GT_UNLIKELY(t->ended & GT_TLS_SHARED) ? gt_raw_self(t) : t;
+}
 
 extern _Atomic int gt_enabled GT_HIDDEN;     /* 0: every hook passes straight through */
 extern _Atomic uint32_t gt_epoch GT_HIDDEN;  /* bumped when recording (re)starts */
@@ -144,7 +170,7 @@ GT_INLINE struct gt_tls *gt_enter(void)
 		return NULL;
 	struct gt_tls *t = &gt_tls;
 	if (GT_UNLIKELY(t->busy | t->ended))
-		return NULL;
+		return gt_enter_odd(t, __builtin_return_address(0)); /* NULL unless shared */
 	if (GT_UNLIKELY(t->epoch != gt_load(&gt_epoch)))
 		return gt_thread_adopt_offstack(t);
 	return t;

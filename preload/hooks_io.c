@@ -157,7 +157,7 @@ GT_EXPORT int fcntl64(int fd, int cmd, ...)
 
 GT_EXPORT int pipe2(int fds[2], int flags)
 {
-	if (GT_UNLIKELY(gt_tls.busy) && gt_from_libunwind(__builtin_return_address(0))) {
+	if (GT_UNLIKELY(gt_self()->busy) && gt_from_libunwind(__builtin_return_address(0))) {
 		fds[0] = GT_UNW_PIPE_R;
 		fds[1] = GT_UNW_PIPE_W;
 		return 0;
@@ -217,7 +217,7 @@ GT_EXPORT long syscall(long nr, ...)
 	va_end(ap);
 	/* (int): libunwind passes an int, the upper half of a0 is garbage.  Outside our
 	 * unwinding libunwind first finds the pipe unreadable and opens a real one. */
-	if (GT_UNLIKELY(nr == SYS_write && (int)a0 == GT_UNW_PIPE_W && gt_tls.busy))
+	if (GT_UNLIKELY(nr == SYS_write && (int)a0 == GT_UNW_PIPE_W && gt_self()->busy))
 		return unw_validate((uintptr_t)a1);
 	struct gt_tls *t;
 	if (GT_UNLIKELY(credential_nr(nr))) {
@@ -226,8 +226,11 @@ GT_EXPORT long syscall(long nr, ...)
 			gt_capture_user_dir((uint32_t)(nr == SYS_setuid ? a0 : a1));
 		errno = saved;
 	}
-	if (nr != SYS_futex || !(t = gt_enter()))
+	if (nr != SYS_futex || !(t = gt_enter())) {
+		if (GT_UNLIKELY(nr == SYS_clone || nr == SYS_clone3 || nr == SYS_exit))
+			gt_raw_syscall(nr, a0);
 		return GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);
+	}
 	uint64_t word = (uint64_t)a0;
 	switch (a1 & FUTEX_CMD_MASK) {
 	case FUTEX_WAIT:

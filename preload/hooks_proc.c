@@ -11,10 +11,40 @@
 #include "facts.h"
 #include "hooks.def"
 #include "lifecycle.h"
+#include "stacks.h"
 
 #include <stdarg.h>
 
 extern char **environ;
+
+/* ---- a child's environment, in the tracer's memory ---------------------------------------
+ * 16 KiB that the program's stack may not have (a hook borrows at most 512 bytes of it).  A
+ * vfork child shares our memory and TLS: when its exec succeeds, the parent gives the memory
+ * back (gt_child_env_release). */
+static __thread void *gt_env_held __attribute__((tls_model("initial-exec")));
+
+static char **env_take(char *const envp[], int follow, void **mem)
+{
+	GT_STATIC_ASSERT(GT_ENV_SLOTS * sizeof(char *) + GT_ENV_SCRATCH <= GT_SCRATCH_BYTES, "room");
+	char *m = gt_scratch_take();
+	*mem = m;
+	if (!m)
+		return (char **)envp; /* no memory of ours to be had: the environment as given */
+	gt_env_held = m;
+	return gt_child_env(envp, follow, (char **)m, GT_ENV_SLOTS,
+			    m + GT_ENV_SLOTS * sizeof(char *), GT_ENV_SCRATCH);
+}
+
+static void env_give(void *mem)
+{
+	if (!mem)
+		return;
+	if (gt_env_held == mem)
+		gt_env_held = NULL;
+	gt_scratch_give(mem);
+}
+
+void gt_child_env_release(void) { env_give(gt_env_held); }
 
 /* ---- fork ------------------------------------------------------------------------------ */
 
@@ -38,19 +68,21 @@ GT_EXPORT pid_t fork(void) { return traced_fork(); }
  * execs or exits.  A C wrapper's frame would not survive the child, so vfork is written in
  * assembly as glibc's is: the return address waits in a register the system call keeps (the
  * child's calls overwrite its stack slot), and C runs only before the call and in the parent
- * after it.  The child's hooks pass straight through (busy is set in the TLS it shares with
- * us) and it never touches the capture; the parent records the fork when it resumes. */
+ * after it.  The child's hooks pass straight through (GT_BUSY_UNTRACED is set in the TLS it
+ * shares with us: not a loss) and it never touches the capture; the parent records the fork
+ * when it resumes. */
 #define GT_STR_(x) #x
 #define GT_STR(x) GT_STR_(x)
 
 GT_HIDDEN void gt_vfork_enter(void);
 GT_HIDDEN pid_t gt_vfork_parent(long r);
 
-GT_HIDDEN void gt_vfork_enter(void) { gt_tls.busy++; }
+GT_HIDDEN void gt_vfork_enter(void) { gt_self()->busy += GT_BUSY_UNTRACED; }
 
 GT_HIDDEN pid_t gt_vfork_parent(long r)
 {
-	gt_tls.busy--;
+	gt_self()->busy -= GT_BUSY_UNTRACED;
+	gt_child_env_release(); /* the child's, whose exec succeeded */
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -144,15 +176,14 @@ static int spawn_common(int (*real)(pid_t *, const char *, const posix_spawn_fil
 			pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			const posix_spawnattr_t *at, char *const argv[], char *const envp[])
 {
-	char *envbuf[GT_ENV_SLOTS];
-	char scratch[GT_ENV_SCRATCH];
-	char **env = envp ? gt_child_env(envp, gt_follow_spawn(), envbuf, GT_ENV_SLOTS, scratch, sizeof scratch)
-			  : NULL;
+	void *mem = NULL;
+	char **env = envp ? env_take(envp, gt_follow_spawn(), &mem) : NULL;
 	struct gt_tls *t = gt_enter();
 	unsigned cpu = 0;
 	uint64_t tsc = t ? gt_now(&cpu) : 0;
 	pid_t local;
 	int r = real(pid ? pid : &local, path, fa, at, argv, env);
+	env_give(mem);
 	if (t) {
 		int saved = errno;
 		gt_fact_process(t, GT_PROC_SPAWN, tsc, cpu, r ? 0 : (pid ? *pid : local), r);
@@ -201,9 +232,8 @@ enum exec_how { EXEC_PATH, EXEC_SEARCH, EXEC_FD };
 
 static int exec_common(enum exec_how how, const char *file, int fd, char *const argv[], char *const envp[])
 {
-	char *envbuf[GT_ENV_SLOTS];
-	char scratch[GT_ENV_SCRATCH];
-	char **env = gt_child_env(envp, gt_follow_exec(), envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
+	void *mem;
+	char **env = env_take(envp, gt_follow_exec(), &mem);
 	struct gt_tls *t = exec_before();
 	int r;
 	if (how == EXEC_PATH)
@@ -212,6 +242,9 @@ static int exec_common(enum exec_how how, const char *file, int fd, char *const 
 		r = GT_REAL(execvpe)(file, argv, env);
 	else
 		r = GT_REAL(fexecve)(fd, argv, env);
+	int e = errno;
+	env_give(mem);
+	errno = e;
 	return exec_failed(t, r);
 }
 
@@ -320,7 +353,7 @@ static void shell_cancelled(void *p)
 	shell_restore(w->omask);
 }
 
-static int shell_spawn(const char *cmd, char **env)
+static int shell_spawn(const char *cmd, char **env, void *env_mem)
 {
 	struct sigaction ign = {.sa_handler = SIG_IGN};
 	sigemptyset(&ign.sa_mask);
@@ -347,6 +380,7 @@ static int shell_spawn(const char *cmd, char **env)
 	pid_t pid;
 	int status;
 	int ret = GT_REAL(posix_spawn)(&pid, "/bin/sh", NULL, &at, argv, env);
+	env_give(env_mem); /* before the wait, which may be cancelled */
 	posix_spawnattr_destroy(&at);
 	if (ret == 0) {
 		struct shell_wait w = {pid, &omask};
@@ -369,10 +403,12 @@ static int shell_spawn(const char *cmd, char **env)
 
 static int run_system(const char *cmd)
 {
-	char *envbuf[GT_ENV_SLOTS];
-	char scratch[GT_ENV_SCRATCH];
-	char **env = gt_child_env(environ, gt_follow_spawn(), envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
-	return env == environ ? GT_REAL(system)(cmd) : shell_spawn(cmd, env);
+	void *mem;
+	char **env = env_take(environ, gt_follow_spawn(), &mem);
+	if (env != environ)
+		return shell_spawn(cmd, env, mem);
+	env_give(mem);
+	return GT_REAL(system)(cmd);
 }
 
 GT_EXPORT int system(const char *cmd)
@@ -410,16 +446,16 @@ GT_EXPORT int daemon(int nochdir, int noclose)
  * converter (GOTRACE_OUT converts at exit() alone). */
 GT_EXPORT void _exit(int status)
 {
-	if (!gt_tls.busy)
-		gt_finalize(0);
+	if (!gt_self()->busy)
+		gt_offstack(1, (void *)gt_finalize, 0, 0, 0);
 	GT_REAL(_exit)(status);
 	__builtin_unreachable();
 }
 
 GT_EXPORT void _Exit(int status)
 {
-	if (!gt_tls.busy)
-		gt_finalize(0);
+	if (!gt_self()->busy)
+		gt_offstack(1, (void *)gt_finalize, 0, 0, 0);
 	GT_REAL(_Exit)(status);
 	__builtin_unreachable();
 }

@@ -66,7 +66,7 @@ static void start_free(struct gt_start *s) { atomic_store(&s->in_use, 0); }
 static void trampoline_cleanup(struct gt_tls **tp)
 {
 	struct gt_tls *t = *tp;
-	if (!t->ended)
+	if (!(t->ended & GT_TLS_ENDED))
 		gt_thread_end(t, t->exit_how ? t->exit_how : GT_END_CANCEL);
 }
 
@@ -126,7 +126,7 @@ GT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 
 GT_EXPORT void pthread_exit(void *ret)
 {
-	struct gt_tls *t = &gt_tls;
+	struct gt_tls *t = gt_self();
 	if (t->trampoline)
 		t->exit_how = GT_END_EXIT; /* recorded by the trampoline's cleanup, last */
 	else if (gt_enter())

@@ -120,7 +120,7 @@ static void wipe_on_fork(void)
 uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 {
 	int saved_errno = errno;
-	struct gt_tls *t = &gt_tls;
+	struct gt_tls *t = gt_self();
 	uint8_t was_busy = t->busy;
 	uint64_t *r = NULL;
 	t->busy = 1;
@@ -179,8 +179,8 @@ static void write_end_records(int process_end)
 {
 	unsigned cpu;
 	uint64_t *r;
-	struct gt_tls *t = &gt_tls;
-	if (process_end && t->serial && !t->ended && t->epoch == gt_load(&gt_epoch)) {
+	struct gt_tls *t = gt_self();
+	if (process_end && t->serial && !(t->ended & GT_TLS_ENDED) && t->epoch == gt_load(&gt_epoch)) {
 		uint64_t tsc = gt_now(&cpu);
 		if ((r = reserve_final(cpu, 16)))
 			gt_fill(r, t->serial, GT_THREAD_END, GT_END_PROCESS, tsc, NULL, 0);
@@ -224,9 +224,9 @@ int gt_init(void)
 	int expected = GT_ST_UNINIT;
 	if (!atomic_compare_exchange_strong(&gt_state, &expected, GT_ST_INITIALIZING))
 		return expected == GT_ST_RECORDING || expected == GT_ST_DELAYED;
-	struct gt_tls *t = &gt_tls;
+	struct gt_tls *t = gt_self();
 	uint8_t was_busy = t->busy;
-	t->busy = 1;
+	t->busy = 1 | GT_BUSY_CALLOUT; /* the loader and libunwind's constructors call hooks */
 	gt_resolve_all();
 	if (!gt_image_ready) {
 		gt_config_load();
@@ -300,6 +300,11 @@ static void after_fork_child(void)
 	gt_losses_reset();
 	gt_proc_name_reset();
 	struct gt_tls *t = &gt_tls;
+	/* the TLS is the forking thread's alone now, whichever thread of it forked (its stack
+	 * bound unknown then) */
+	if (t->ended & GT_TLS_SHARED)
+		*t = (struct gt_tls){.trampoline = t->trampoline};
+	gt_raw_reset();
 	t->serial = 0;
 	t->epoch = 0;
 	t->pending = GT_PENDING_NONE;
@@ -327,16 +332,16 @@ static void after_fork_child(void)
 
 /* ---- the end ------------------------------------------------------------------------ */
 
-void gt_finalize(int convert)
+int gt_finalize(void)
 {
-	struct gt_tls *t = &gt_tls;
+	struct gt_tls *t = gt_self();
 	int st = gt_load(&gt_state);
 	/* a capture that stopped early (the file could not grow): the process still ends normally */
 	int stopped_early = st == GT_ST_FAILED && gt_header;
 	if (st != GT_ST_RECORDING && st != GT_ST_STOPPED && st != GT_ST_DELAYED && !stopped_early)
-		return;
+		return 0;
 	if (!owns_capture(1))
-		return; /* never end, trim or convert another process's capture */
+		return 0; /* never end, trim or convert another process's capture */
 	t->busy = 1;
 	if (stopped_early)
 		gt_store(&gt_enabled, 0);
@@ -346,11 +351,10 @@ void gt_finalize(int convert)
 		gt_proc_name_emit(GT_NAME_END);
 	stop_recording(1);
 	if (!gt_header)
-		return;
+		return 0;
 	atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_FINALIZED);
 	gt_capture_trim();
-	if (convert && gt_cfg.out)
-		gt_exit_convert(gt_capture_path);
+	return 1;
 }
 
 __attribute__((constructor)) static void gt_constructor(void)
@@ -362,4 +366,10 @@ __attribute__((constructor)) static void gt_constructor(void)
 	(void)t;
 }
 
-__attribute__((destructor)) static void gt_destructor(void) { gt_finalize(1); }
+/* The end records with signals held back (the tracer's locks), the converter without them
+ * (it would inherit the mask), both on a stack of the tracer's. */
+__attribute__((destructor)) static void gt_destructor(void)
+{
+	if (gt_offstack(1, (void *)gt_finalize, 0, 0, 0) && gt_cfg.out)
+		gt_offstack(0, (void *)gt_exit_convert, (uintptr_t)gt_capture_path, 0, 0);
+}

@@ -18,6 +18,6 @@ enum gt_state {
 extern _Atomic int gt_state GT_HIDDEN;
 
 int gt_init(void) GT_HIDDEN;                 /* 1 when recording or delayed */
-void gt_finalize(int convert) GT_HIDDEN;     /* end records, flags, trim, convert */
+int gt_finalize(void) GT_HIDDEN;             /* end records, flags, trim; 1: done */
 
 #endif

@@ -3,6 +3,7 @@
 #include "modules.h"
 #include "facts.h"
 #include "hooks.def"
+#include "stacks.h"
 
 #include <elf.h>
 #include <link.h>
@@ -197,23 +198,31 @@ static void emit_unloaded(void)
 	modules_unlock();
 }
 
-static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+static int find_range(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	uintptr_t me = (uintptr_t)data, lo, hi;
+	uintptr_t *r = data, lo, hi;
 	object_range(info, &lo, &hi);
-	if (me >= lo && me < hi) {
-		gt_self_lo = lo;
-		gt_self_hi = hi;
+	if (r[0] >= lo && r[0] < hi) {
+		r[1] = lo;
+		r[2] = hi;
 		return 1;
 	}
 	return 0;
 }
 
+void gt_module_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t r[3] = {pc, 0, 0};
+	dl_iterate_phdr(find_range, r);
+	*lo = r[1];
+	*hi = r[2];
+}
+
 void gt_self_range(void)
 {
 	Dl_info di;
-	dl_iterate_phdr(find_self, (void *)(uintptr_t)gt_self_range);
+	gt_module_range((uintptr_t)gt_self_range, &gt_self_lo, &gt_self_hi);
 	gt_self_path[0] = 0;
 	if (dladdr((void *)(uintptr_t)gt_self_range, &di) && di.dli_fname) {
 		size_t n = 0;
@@ -234,12 +243,12 @@ void gt_self_range(void)
 /* Runs a module walk as the tracer, errno kept. */
 static void as_tracer(void (*walk)(void))
 {
-	if (!gt_enter())
+	struct gt_tls *t = gt_enter();
+	if (!t)
 		return;
 	int saved = errno;
-	struct gt_tls *t = &gt_tls;
 	t->busy = 1;
-	walk();
+	gt_offstack(1, (void *)walk, 0, 0, 0); /* kilobytes of stack; the loader's lock */
 	t->busy = 0;
 	errno = saved;
 }

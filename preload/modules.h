@@ -15,5 +15,7 @@ void gt_modules_cover(const uintptr_t *pcs, unsigned n) GT_HIDDEN;
 extern uintptr_t gt_self_lo GT_HIDDEN, gt_self_hi GT_HIDDEN; /* our own text: trimmed */
 extern char gt_self_path[GT_PATH_MAX] GT_HIDDEN;           /* "" when unknown */
 void gt_self_range(void) GT_HIDDEN;
+/* [lo, hi) of the object holding pc (0, 0: none) */
+void gt_module_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi) GT_HIDDEN;
 
 #endif

@@ -39,13 +39,9 @@ static void map_table(int fixed)
  * thread cancellation and glibc's backtrace() (a linked libunwind made pthread_exit crash in
  * libgcc's unwinder). */
 static int (*gt_unw_backtrace)(void **, int);
-static void *gt_unw_base;
+static uintptr_t gt_unw_lo, gt_unw_hi; /* its text, found once (no loader lock later) */
 
-int gt_from_libunwind(void *pc)
-{
-	Dl_info di;
-	return gt_unw_base && dladdr(pc, &di) && di.dli_fbase == gt_unw_base;
-}
+int gt_from_libunwind(void *pc) { return (uintptr_t)pc - gt_unw_lo < gt_unw_hi - gt_unw_lo; }
 
 static void open_libunwind(void)
 {
@@ -55,9 +51,8 @@ static void open_libunwind(void)
 		if (h)
 			gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
 	}
-	Dl_info di;
-	if (gt_unw_backtrace && dladdr((void *)(uintptr_t)gt_unw_backtrace, &di))
-		gt_unw_base = di.dli_fbase;
+	if (gt_unw_backtrace)
+		gt_module_range((uintptr_t)gt_unw_backtrace, &gt_unw_lo, &gt_unw_hi);
 	if (!gt_unw_backtrace) {
 		gt_warn("libunwind is not available: GOTRACE_STACKS=unwind falls back to fp", "", "");
 		gt_stack_mode = GT_STACKS_FP;
@@ -65,6 +60,8 @@ static void open_libunwind(void)
 }
 
 static inline int in_self(uintptr_t pc) { return pc >= gt_self_lo && pc < gt_self_hi; }
+
+int gt_tracer_pc(uintptr_t pc) { return in_self(pc) || gt_from_libunwind((void *)pc); }
 
 /* one xor and one multiply per frame; each pc's bits only carry upward through the
  * multiplies, so murmur3's finaliser spreads them once at the end */
@@ -411,9 +408,11 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 	unsigned depth = gt_cfg.stack_depth, skip, n;
 	unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
 	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
+	t->busy = 1 | GT_BUSY_CALLOUT; /* libunwind calls hooked functions (hooks_io.c) */
 	n = unwind(w, alt, want, &skip);
 	if (n == want && n - skip < depth && want < most)
 		n = unwind(w, alt, want = most, &skip);
+	t->busy = 1;
 	const uintptr_t *pcs = w->pcs + skip;
 	n -= skip;
 	if (n > depth)
@@ -455,6 +454,39 @@ struct gt_tls *gt_thread_adopt_offstack(struct gt_tls *t)
 	if (w)
 		walk_give(w);
 	return r;
+}
+
+uintptr_t gt_offstack(int masked, void *fn, uintptr_t a, uintptr_t b, uintptr_t c)
+{
+	struct gt_walk *w = walk_take();
+	int alt = on_altstack((uintptr_t)__builtin_frame_address(0));
+	uintptr_t r = call_on(w, masked || alt, fn, a, b, c);
+	if (w)
+		walk_give(w);
+	return r;
+}
+
+/* The low end of a walk stack: its stack grows down from the top and never gets there
+ * while the walk is held for this (a handler interrupting the holder runs on its own). */
+GT_INLINE char *walk_low(struct gt_walk *w)
+{
+	return (char *)(((uintptr_t)w + sizeof *w + 4095 - GT_WALK_MAP) & ~(uintptr_t)4095) +
+	       GT_WALK_GUARD;
+}
+
+void *gt_scratch_take(void)
+{
+	GT_STATIC_ASSERT(GT_SCRATCH_BYTES <= GT_WALK_MAP / 2, "a walk keeps most of its stack");
+	struct gt_walk *w = walk_take();
+	return w ? walk_low(w) : NULL;
+}
+
+void gt_scratch_give(void *mem)
+{
+	char *base = (char *)mem - GT_WALK_GUARD;
+	struct gt_walk *w = (struct gt_walk *)(base + GT_WALK_MAP - sizeof *w); /* as walk_new */
+	w = (struct gt_walk *)((uintptr_t)w & ~(uintptr_t)63);
+	walk_give(w);
 }
 
 /* Each mode's function replaces this frame (tail call): own_frames counts one of ours. */

@@ -22,6 +22,20 @@ GT_INLINE uint32_t gt_stack_id(struct gt_tls *t, unsigned own_frames)
 void gt_stacks_reset(void) GT_HIDDEN;
 /* pc lies in the libunwind we opened (its validation pipe: hooks_io.c) */
 int gt_from_libunwind(void *pc) GT_HIDDEN;
+/* pc lies in libgotrace.so or in that libunwind: a hooked call from there is the tracer's */
+int gt_tracer_pc(uintptr_t pc) GT_HIDDEN;
 void gt_stacks_setup(void) GT_HIDDEN;
+
+/* Work that needs more of a stack than a hook may borrow from the program's (at most 512
+ * bytes more than the untraced call) runs on the tracer's walk stacks.
+ * gt_offstack: fn(a, b, c) there (on the program's stack when none can be had), signals
+ * held back when masked (fn may take the tracer's locks) or when called on the alternate
+ * stack; fn's result, to be cast back. */
+uintptr_t gt_offstack(int masked, void *fn, uintptr_t a, uintptr_t b, uintptr_t c) GT_HIDDEN;
+/* GT_SCRATCH_BYTES of the tracer's memory for a hook's large locals (a child's environment)
+ * until given back; NULL when none can be had */
+#define GT_SCRATCH_BYTES (20u << 10)
+void *gt_scratch_take(void) GT_HIDDEN;
+void gt_scratch_give(void *mem) GT_HIDDEN;
 
 #endif

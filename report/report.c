@@ -103,7 +103,7 @@ struct report {
 	struct gt_symbolizer *sym;
 	struct gt_clock clock;
 	uint64_t end_ns;
-	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost;
+	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost, reentry_lost;
 	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
 	bool execd;                     /* the last exec announced did not fail */
 	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
@@ -369,6 +369,7 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		case GT_NOTICE_STACKS_LOST: r->stacks_lost += value; break;
 		case GT_NOTICE_THREADS_LOST: r->threads_lost += value; break;
 		case GT_NOTICE_WAITERS_LOST: r->waiters_lost += value; break;
+		case GT_NOTICE_REENTRY_LOST: r->reentry_lost += value; break;
 		}
 		break;
 	}
@@ -704,10 +705,11 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		gt_convert_stop_text(&r->stop, line, sizeof line);
 		fprintf(out, "\nRecording: %s\n", line);
 	}
-	if (r->dropped_facts || r->stacks_lost || r->threads_lost || r->waiters_lost)
+	if (r->dropped_facts || r->stacks_lost || r->threads_lost || r->waiters_lost || r->reentry_lost)
 		fprintf(out, "\nLosses: %" PRIu64 " facts dropped, %" PRIu64 " stacks, %" PRIu64
-			" threads and %" PRIu64 " waits not recorded\n", r->dropped_facts,
-			r->stacks_lost, r->threads_lost, r->waiters_lost);
+			" threads, %" PRIu64 " waits and %" PRIu64 " calls from signal handlers not "
+			"recorded\n", r->dropped_facts, r->stacks_lost, r->threads_lost,
+			r->waiters_lost, r->reentry_lost);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -827,8 +829,9 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 	fputs(",\"syscalls\":", out);
 	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
-		",\"threads_lost\":%" PRIu64 ",\"waiters_lost\":%" PRIu64 ",\"write_failed\":%s",
-		r->dropped_facts, r->stacks_lost, r->threads_lost, r->waiters_lost,
+		",\"threads_lost\":%" PRIu64 ",\"waiters_lost\":%" PRIu64 ",\"reentry_lost\":%" PRIu64
+		",\"write_failed\":%s",
+		r->dropped_facts, r->stacks_lost, r->threads_lost, r->waiters_lost, r->reentry_lost,
 		r->stop.stopped ? "true" : "false");
 	if (r->stop.stopped) {
 		char line[256];

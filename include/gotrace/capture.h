@@ -243,6 +243,9 @@ enum gt_notice {
 				     * and setname on them are not seen) */
 	GT_NOTICE_WAITERS_LOST = 5, /* count waits the waiter table could not hold (their
 				     * wakers are not seen) */
+	GT_NOTICE_REENTRY_LOST = 6, /* count hooked calls made while the tracer worked on the
+				     * same thread (a signal handler interrupting it): passed
+				     * straight through, unrecorded */
 	GT_NOTICE_KINDS
 };
 

@@ -78,8 +78,8 @@ Test(procs, syscall_fork_child_writes_no_capture, .fini = teardown, .timeout = 6
 Test(procs, clone_child_writes_no_capture, .fini = teardown, .timeout = 60) { fork_like("clone"); }
 
 /* A child in our memory (clone(CLONE_VM), no CLONE_THREAD) must change nothing there: its
- * _exit neither ends nor trims the parent's capture.  (Sharing our TLS too, its own facts go
- * to the parent's capture under the creator's thread: a known gap.) */
+ * _exit neither ends nor trims the parent's capture, and sharing our TLS, it is told from its
+ * creator by its tid and passes straight through (its sleep is not the parent's). */
 Test(procs, clone_vm_child_leaves_the_capture_alone, .fini = teardown, .timeout = 60)
 {
 	twins("clone_vm", NULL);
@@ -87,6 +87,7 @@ Test(procs, clone_vm_child_leaves_the_capture_alone, .fini = teardown, .timeout 
 	cr_assert_eq(run_count_captures(&traced), 1);
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u, "finalized once");
+	cr_assert_eq(sleeps(&cap, 1234), 0u, "the child's sleep is in the parent's capture");
 	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
 	cr_assert_eq(sleeps(&cap, 2000), 3u, "the parent stopped recording after its child");
 }
@@ -230,4 +231,77 @@ Test(procs, system_as_glibc, .fini = teardown, .timeout = 60)
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_SPAWN), 2u);
 	cr_assert_eq(run_count_captures(&traced), 3, "the two shells are traced");
+}
+
+/* The record's thread's facts, time-ordered: a block begun while another is open is nested */
+static int nested_blocks(const struct capture *c, uint32_t thread)
+{
+	int open = 0, nested = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->recs[i].h->thread != thread)
+			continue;
+		if (c->recs[i].h->type == GT_BLOCK_BEGIN)
+			nested += open++ > 0;
+		else if (c->recs[i].h->type == GT_BLOCK_END && open)
+			open--;
+	}
+	return nested;
+}
+
+/* A thread made by clone(CLONE_THREAD) without CLONE_SETTLS runs on its creator's TLS (with
+ * CLONE_SETTLS, on a copy of it): it still gets an identity of its own, announced by
+ * THREAD_NEW/START, ended when its function returns, and its blocks on the mutex and
+ * semaphore the main thread holds are its own, woken by the main thread. */
+static void raw_clone_thread(const char *scenario)
+{
+	twins(scenario, NULL);
+	cr_assert_str_eq(traced.out, "raw thread ended\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	/* main's first THREAD_NEW is the pthread that makes glibc multi-threaded; the second */
+	const struct cap_rec *nw = capture_find(&cap, GT_THREAD_NEW, -1, 1);
+	cr_assert_not_null(nw, "no THREAD_NEW for the raw thread");
+	cr_assert_eq(nw->h->thread, 1u);
+	uint32_t raw = ((const struct gt_p_thread_new *)nw->payload)->child;
+	cr_assert_gt(raw, 1u);
+	cr_assert_eq(capture_count_thread(&cap, GT_THREAD_START, -1, raw), 1u);
+	cr_assert_eq(capture_count_thread(&cap, GT_THREAD_END, GT_END_RETURN, raw), 1u);
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_BEGIN, GT_BK_MUTEX, raw), 1u,
+		     "the raw thread's contended lock is not its own");
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_BEGIN, GT_BK_SEM, raw), 1u);
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_END, -1, raw), 2u);
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_BEGIN, GT_BK_MUTEX, 1), 0u,
+		     "the raw thread's lock is credited to the main thread");
+	cr_assert_eq(capture_count_thread(&cap, GT_BLOCK_BEGIN, GT_BK_SEM, 1), 0u);
+	cr_assert_eq(capture_count_thread(&cap, GT_WAKE, GT_BK_MUTEX, 1), 1u, "main's unlock wakes it");
+	cr_assert_eq(capture_count_thread(&cap, GT_WAKE, GT_BK_SEM, 1), 1u, "main's post wakes it");
+	cr_assert_eq(nested_blocks(&cap, 1), 0);
+	cr_assert_eq(nested_blocks(&cap, raw), 0);
+	cr_assert_eq(sleeps(&cap, 2000), 1u, "main goes on recording");
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+	/* libunwind's calls into hooks while it walks are the tracer's: no loss */
+	cr_assert_eq(capture_count(&cap, GT_NOTICE, GT_NOTICE_REENTRY_LOST), 0u);
+	char why[8192];
+	cr_assert_eq(run_convert_all(&traced, why, sizeof why), 1, "%s", why);
+}
+
+Test(procs, raw_clone_thread_has_its_own_identity, .fini = teardown, .timeout = 120)
+{
+	raw_clone_thread("clone_thread");
+}
+
+Test(procs, raw_clone_thread_on_a_copied_tls_has_its_own_identity, .fini = teardown, .timeout = 120)
+{
+	raw_clone_thread("clone_settls");
+}
+
+/* A child in our memory made by clone(CLONE_VM | CLONE_VFORK) builds its environment in the
+ * tracer's memory when it execs (GOTRACE_FOLLOW=0 strips libgotrace.so from it); the parent
+ * gives that memory back when the child has exec'd: the 100th child's still is stripped. */
+Test(procs, clone_vfork_children_exec_with_their_environment, .fini = teardown, .timeout = 120)
+{
+	const char *env[] = {"GOTRACE_FOLLOW=0", NULL};
+	twins("clone_vfork", env);
+	cr_assert_null(strstr(traced.out, "traced"), "%s", traced.out);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
 }

@@ -3,11 +3,13 @@
  * traced (run_twins: same output, same exit status), compares what the program measured
  * about its own stack, and reads the facts back from the capture. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "traced_run.h"
 
@@ -104,7 +106,7 @@ static const struct cap_rec *first_of(int type, int aux, uint32_t thread, long f
 
 static const char *const ops[] = {"mutex", "mutex-contended", "mutex-unlock-waited", "cond-wait",
 				  "cond-signal", "sem-wait", "sem-post", "write", "nanosleep",
-				  "pthread-create"};
+				  "pthread-create", "exec", "posix-spawn", "dlopen", "exit", "_exit"};
 
 static void measure(const char *mode, const char *rounds, const char *extra)
 {
@@ -151,6 +153,31 @@ Test(stack, measure_unwind, .fini = teardown, .timeout = 60) { measure("unwind",
 Test(stack, measure_unwind_chunk_churn, .fini = teardown, .timeout = 60)
 {
 	measure("unwind", "100", "GOTRACE_CHUNK_SIZE=16384");
+}
+
+/* GOTRACE_OUT: exit() in each fork child of "exit" runs the converter too */
+Test(stack, measure_unwind_exit_convert, .fini = teardown, .timeout = 120)
+{
+	char dir[] = "/tmp/gt-stack-out-XXXXXX", out[64];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(out, sizeof out, "GOTRACE_OUT=%s/t-%%p.trace", dir);
+	measure("unwind", "4", out);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int traces = 0;
+	char path[sizeof dir + 300];
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		traces++;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	/* the 4 exit() children's, and the program's (its own exit comes after the measures) */
+	cr_expect_eq(traces, 5, "%d traces written", traces);
 }
 
 /* ---- signal handlers on a malloc'd 8 KiB alternate stack ---------------------------------- */

@@ -1,4 +1,5 @@
 #include "traced_run.h"
+#include "oracle.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -166,6 +167,62 @@ int run_count_captures(const struct run *r)
 	while ((e = readdir(d)))
 		if (!strncmp(e->d_name, "gotrace-", 8) && strstr(e->d_name, ".gtcap"))
 			n++;
+	closedir(d);
+	return n;
+}
+
+const char *test_gotrace(void)
+{
+	static char path[PATH_MAX];
+	const char *env = getenv("GT_TEST_GOTRACE");
+	if (env)
+		return env;
+	snprintf(path, sizeof path, "%s", test_preload());
+	char *slash = strrchr(path, '/');
+	snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
+		 "../cli/gotrace");
+	return path;
+}
+
+int run_convert_all(const struct run *r, char *why, size_t cap)
+{
+	DIR *d = opendir(r->dir);
+	struct dirent *e;
+	int n = 0;
+	if (!d) {
+		snprintf(why, cap, "no directory %s", r->dir);
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, "gotrace-", 8) || len < 6 || strcmp(e->d_name + len - 6, ".gtcap"))
+			continue;
+		char capture[PATH_MAX + 300], trace[PATH_MAX + 310], cmd[3 * PATH_MAX + 700];
+		snprintf(capture, sizeof capture, "%s/%s", r->dir, e->d_name);
+		snprintf(trace, sizeof trace, "%s.trace", capture);
+		snprintf(cmd, sizeof cmd, "'%s' convert -q '%s' -o '%s' 2>&1", test_gotrace(), capture,
+			 trace);
+		FILE *p = popen(cmd, "r");
+		char out[4096] = "";
+		size_t got = p ? fread(out, 1, sizeof out - 1, p) : 0;
+		out[got] = 0;
+		int st = p ? pclose(p) : -1;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			snprintf(why, cap, "gotrace convert %s: status %#x: %s", e->d_name, st, out);
+			n = -1;
+			break;
+		}
+		char *report = NULL;
+		if (gt_oracle_check(trace, true, &report) != 0) {
+			snprintf(why, cap, "Go's readers reject the trace of %s:\n%s", e->d_name,
+				 report ? report : "");
+			n = -1;
+		}
+		free(report);
+		if (n < 0)
+			break;
+		n++;
+	}
 	closedir(d);
 	return n;
 }

@@ -46,6 +46,13 @@ int run_capture(const struct run *r, pid_t pid, int nth, struct capture *c);
 int run_count_captures(const struct run *r);
 void run_cleanup(struct run *r);
 
+/* `gotrace`: GT_TEST_GOTRACE, else ../cli/gotrace beside the library (as it finds it) */
+const char *test_gotrace(void);
+/* Converts every capture of the run with `gotrace convert` and holds each trace against
+ * Go's readers (the oracle's parse checks).  Returns the number of captures, or -1 with the
+ * reason in why. */
+int run_convert_all(const struct run *r, char *why, size_t cap);
+
 /* lines of stderr starting with "gotrace:" */
 int count_gotrace_lines(const char *text);
 

@@ -5,14 +5,22 @@
  *   gt-procs _Fork|sysfork|clone   a child made without fork() locks, sleeps 1234 ns, writes
  *                                  and exits; the parent then sleeps 2000 ns three times
  *   gt-procs clone_vm              the same with clone(CLONE_VM): the child shares our memory
+ *   gt-procs clone_thread          a clone(CLONE_THREAD) thread (on our TLS) blocks on a mutex
+ *                                  and a semaphore the main thread holds, then returns
+ *   gt-procs clone_settls          the same on a TLS block of its own, a copy of ours
+ *   gt-procs clone_vfork           100 clone(CLONE_VM | CLONE_VFORK) children exec a shell that
+ *                                  says whether libgotrace.so is in its LD_PRELOAD
  *   gt-procs vfork                 a vfork child's exec fails; it reports errno through the
  *                                  memory it shares with the parent; then one exec succeeds
  *   gt-procs exit-children         three fork children leave by _exit
  *   gt-procs env                   prints its environment (without LD_PRELOAD)
  *   gt-procs system                what system() returns */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +29,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "wait_blocked.h"
 
 extern char **environ;
 
@@ -85,6 +95,102 @@ static int fork_like(const char *how)
 	}
 	printf("%s child exit %d signal %d\n", how, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
 	       WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+	return 0;
+}
+
+/* A thread as threading libraries without pthread make it: clone(CLONE_THREAD) without
+ * CLONE_SETTLS, so it runs on our TLS; its exit clears raw_tid and wakes us. */
+static sem_t raw_sem;
+static _Atomic pid_t raw_tid;
+
+static int raw_thread_body(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mtx); /* held by main until we wait for it */
+	pthread_mutex_unlock(&mtx);
+	sem_wait(&raw_sem);       /* posted once we wait */
+	return 0;
+}
+
+static void *nothing(void *arg) { return arg; }
+
+/* glibc's own: the static TLS size, and the thread descriptor above the thread pointer */
+extern void _dl_get_tls_static_info(size_t *size, size_t *align);
+extern const unsigned int _thread_db_sizeof_pthread;
+
+/* A copy of this thread's TLS block (as a threading library might make one): the thread
+ * pointer it needs (the descriptor's self pointers set to it) */
+static void *tls_copy(void)
+{
+	size_t size, align;
+	_dl_get_tls_static_info(&size, &align);
+	char *tp = __builtin_thread_pointer();
+	size_t below = (size + 4095) & ~(size_t)4095;
+	char *block = aligned_alloc(4096, below + _thread_db_sizeof_pthread + 4096);
+	if (!block)
+		return NULL;
+	char *ntp = block + below;
+	memcpy(ntp - size, tp - size, size + _thread_db_sizeof_pthread);
+	((void **)ntp)[0] = ntp; /* tcbhead_t: tcb, dtv, self */
+	((void **)ntp)[2] = ntp;
+	return ntp;
+}
+
+static int clone_thread(int own_tls)
+{
+	static char stack[256 * 1024] __attribute__((aligned(16)));
+	/* glibc's locks skip their atomics and wakes until a pthread was created */
+	pthread_t th;
+	if (pthread_create(&th, NULL, nothing, NULL) || pthread_join(th, NULL))
+		return 1;
+	const int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+			  CLONE_SYSVSEM | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID |
+			  (own_tls ? CLONE_SETTLS : 0);
+	void *tls = own_tls ? tls_copy() : NULL;
+	if (sem_init(&raw_sem, 0, 0) || (own_tls && !tls))
+		return 1;
+	pthread_mutex_lock(&mtx);
+	pid_t tid = clone(raw_thread_body, stack + sizeof stack, flags, NULL, &raw_tid, tls, &raw_tid);
+	if (tid < 0) {
+		perror("clone");
+		return 1;
+	}
+	/* glibc's words: a mutex with a waiter holds 2; a semaphore counts waiters up high */
+	while (atomic_load((_Atomic int *)&mtx.__data.__lock) != 2)
+		syscall(SYS_sched_yield);
+	gt_wait_blocked(tid, SYS_futex, (uintptr_t)&mtx, (uintptr_t)(&mtx + 1));
+	pthread_mutex_unlock(&mtx);
+	gt_wait_blocked(tid, SYS_futex, (uintptr_t)&raw_sem, (uintptr_t)(&raw_sem + 1));
+	sem_post(&raw_sem);
+	pid_t t;
+	while ((t = atomic_load(&raw_tid)) != 0)
+		syscall(SYS_futex, &raw_tid, FUTEX_WAIT, t, NULL, NULL, 0);
+	sleep_ns(2000);
+	printf("raw thread ended\n");
+	return 0;
+}
+
+static char *const sh_argv[] = {
+	(char *)"sh", (char *)"-c",
+	(char *)"case \"$LD_PRELOAD\" in *libgotrace*) echo traced;; *) echo plain;; esac", NULL};
+
+static int exec_shell(void *arg)
+{
+	(void)arg;
+	execve("/bin/sh", sh_argv, environ);
+	_exit(127);
+}
+
+static int clone_vfork(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	fflush(stdout);
+	for (int i = 0; i < 100; i++) {
+		pid_t pid = clone(exec_shell, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, NULL);
+		int st = 0;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
+	}
 	return 0;
 }
 
@@ -158,6 +264,10 @@ int main(int argc, char **argv)
 		return fork_like(s);
 	if (!strcmp(s, "vfork"))
 		return vfork_exec_fail();
+	if (!strcmp(s, "clone_vfork"))
+		return clone_vfork();
+	if (!strcmp(s, "clone_thread") || !strcmp(s, "clone_settls"))
+		return clone_thread(!strcmp(s, "clone_settls"));
 	if (!strcmp(s, "exit-children"))
 		return exit_children();
 	if (!strcmp(s, "env"))

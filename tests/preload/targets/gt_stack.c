@@ -4,7 +4,9 @@
  *              a thread whose stack is painted with a pattern calls each kind of hook (one
  *              at a time, each at the same depth, ROUNDS times, default 4) and finds the
  *              deepest byte it touched: stderr "stackuse OP BYTES" (traced and untraced
- *              differ by the tracer's use; stdout, identical, says each operation completed)
+ *              differ by the tracer's use; stdout, identical, says each operation completed);
+ *              exec and posix_spawn of a missing program, dlopen; exit and _exit in fork
+ *              children, on a thread whose stack the parent shares and reads afterwards
  *   altstack   SIGUSR1's handler runs on a malloc'd 8 KiB alternate stack (the classic
  *              SIGSTKSZ) and writes, sleeps and takes a contended lock, under a stream of
  *              signals; the 4 KiB below the stack are a canary: stderr "altstack BYTES"
@@ -15,12 +17,14 @@
  *              it hits its guard page: stderr "recurse FRAME_BYTES DEPTH"
  *
  * Waits are on the events themselves (pipes, lock and semaphore words), never on time. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,8 +32,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 #define PAINT 0xa5a5a5a5a5a5a5a5ull
 
@@ -176,25 +183,102 @@ static void op_create(void)
 		pthread_join(th, NULL);
 }
 
-/* Paints the stack below this frame, runs op, returns how deep below the painted top op
- * wrote.  noinline, called from one place: every op starts at the same depth. */
-static __attribute__((noinline)) size_t painted_run(void (*op)(void))
+/* exec and spawn of a program that does not exist: the hooks do all their work */
+static char *const no_argv[] = {(char *)"gt-stack-none", NULL};
+#define NO_PROGRAM "/nonexistent/gt-stack-none"
+
+static void op_exec(void) { execve(NO_PROGRAM, no_argv, environ); }
+
+static void op_spawn(void)
+{
+	pid_t pid;
+	if (posix_spawn(&pid, NO_PROGRAM, NULL, NULL, no_argv, environ) == 0)
+		waitpid(pid, NULL, 0); /* glibc says ENOENT: no child left */
+}
+
+static void op_dlopen(void)
+{
+	void *h = dlopen(NULL, RTLD_NOW);
+	if (h)
+		dlclose(h);
+}
+
+/* through pointers bound at load: a fork child's first call through the PLT would bind
+ * lazily, whose resolver saves the vector registers on the stack (kilobytes) */
+static void (*volatile exit_fn)(int) = exit;
+static void (*volatile _exit_fn)(int) = _exit;
+static void op_exit(void) { exit_fn(0); }
+static void op__exit(void) { _exit_fn(0); }
+
+/* Paints the stack from lo up to below the caller's frame; returns where the paint ends */
+static inline __attribute__((always_inline)) uint64_t *paint(char *lo)
 {
 	uintptr_t sp;
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
 	uint64_t *top = (uint64_t *)((sp & ~(uintptr_t)7) - 8); /* the call's return address */
-	volatile uint64_t *p = (volatile uint64_t *)stack_lo;
-	for (; p < top; p++)
+	for (volatile uint64_t *p = (volatile uint64_t *)lo; p < top; p++)
 		*p = PAINT;
+	return top;
+}
+
+/* how deep below top the paint above lo was overwritten */
+static size_t painted_depth(const char *lo, const uint64_t *top)
+{
+	const volatile uint64_t *p = (const volatile uint64_t *)lo;
+	while (p < top && *p == PAINT)
+		p++;
+	return (size_t)((const char *)top - (const char *)p);
+}
+
+/* Paints the stack below this frame, runs op, returns how deep below the painted top op
+ * wrote.  noinline, called from one place: every op starts at the same depth. */
+static __attribute__((noinline)) size_t painted_run(void (*op)(void))
+{
+	uint64_t *top = paint(stack_lo);
 	op();
-	for (p = (volatile uint64_t *)stack_lo; p < top && *p == PAINT; p++)
-		;
-	return (size_t)((char *)top - (char *)p);
+	return painted_depth(stack_lo, top);
+}
+
+/* exit and _exit end the process: run in a fork child by a thread on a stack the parent
+ * shares (MAP_SHARED), which the parent reads once the child is gone */
+#define EXIT_STACK (64 << 10)
+static char *exit_lo; /* EXIT_STACK of stack, then where its paint ends */
+static void (*exit_op)(void);
+
+static __attribute__((noinline)) void painted_exit(void)
+{
+	*(uint64_t **)(exit_lo + EXIT_STACK) = paint(exit_lo);
+	exit_op();
+}
+
+static void *exit_thread(void *arg)
+{
+	painted_exit();
+	return arg;
+}
+
+static size_t measure_exit(void (*op)(void))
+{
+	exit_op = op;
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_attr_t a;
+		pthread_t t;
+		pthread_attr_init(&a);
+		pthread_attr_setstack(&a, exit_lo, EXIT_STACK);
+		if (pthread_create(&t, &a, exit_thread, NULL) == 0)
+			pthread_join(t, NULL);
+		_exit(3);
+	}
+	int st = -1;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+		die("exit child");
+	return painted_depth(exit_lo, *(uint64_t **)(exit_lo + EXIT_STACK));
 }
 
 struct op {
 	const char *name;
-	char before;   /* helper command, 0: none */
+	char before;   /* helper command, 0: none, 'X': the op ends a fork child */
 	void (*run)(void);
 };
 
@@ -209,6 +293,11 @@ static const struct op ops[] = {
 	{"write", 0, op_write},
 	{"nanosleep", 0, op_nanosleep},
 	{"pthread-create", 0, op_create},
+	{"exec", 0, op_exec},
+	{"posix-spawn", 0, op_spawn},
+	{"dlopen", 0, op_dlopen},
+	{"exit", 'X', op_exit},
+	{"_exit", 'X', op__exit},
 };
 
 static void *measurer(void *arg)
@@ -232,6 +321,11 @@ static void *measurer(void *arg)
 				tell_helper('s');
 				while (!sem_waiters(&s))
 					relax();
+			} else if (o->before == 'X') {
+				size_t used = measure_exit(o->run);
+				if (round && used > most)
+					most = used;
+				continue;
 			} else if (o->before) {
 				tell_helper(o->before);
 			}
@@ -251,7 +345,8 @@ static int s_measure(int rounds)
 {
 	const size_t size = 64 << 10;
 	stack_lo = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (stack_lo == MAP_FAILED)
+	exit_lo = mmap(NULL, EXIT_STACK + 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (stack_lo == MAP_FAILED || exit_lo == MAP_FAILED)
 		die("mmap");
 	if (pipe(to_helper) || pipe(from_helper) || sem_init(&s, 0, 0))
 		die("setup");
