@@ -175,10 +175,17 @@ void gt_threads_reset(void)
 }
 
 /* ---- descriptor kinds ----------------------------------------------------------------
- * fstat once per descriptor; close/dup2/dup3/fclose and every hooked call that returns a
- * new descriptor forget the entry. */
+ * fstat once per descriptor; close/dup2/dup3/fclose/close_range/closefrom and every hooked
+ * call that returns a new descriptor forget the entry.  Pipes, FIFOs and sockets keep their
+ * kernel key beside the kind (capture.h, GT_OBJ_KERNEL), stored before the kind. */
 #define GT_FD_CACHE 65536
 static uint8_t gt_fd_cache[GT_FD_CACHE];
+static uint64_t gt_fd_objs[GT_FD_CACHE];
+
+static inline int fd_has_obj(uint8_t kind)
+{
+	return kind == GT_FD_PIPE || kind == GT_FD_SOCKET;
+}
 
 uint8_t gt_fd_kind(int fd)
 {
@@ -198,8 +205,12 @@ uint8_t gt_fd_kind(int fd)
 		kind = GT_FD_FILE;
 	else
 		kind = GT_FD_OTHER;
-	if (fd < GT_FD_CACHE)
+	if (fd < GT_FD_CACHE) {
+		if (fd_has_obj(kind))
+			gt_fd_objs[fd] = gt_kobj_key(GT_KOBJ_FILE, st.st_dev, st.st_ino, 0);
+		atomic_signal_fence(memory_order_release);
 		gt_fd_cache[fd] = kind | 0x80;
+	}
 	return kind;
 }
 
@@ -207,6 +218,38 @@ void gt_fd_forget(int fd)
 {
 	if (fd >= 0 && fd < GT_FD_CACHE)
 		gt_fd_cache[fd] = 0;
+}
+
+void gt_fd_forget_range(unsigned lo, unsigned hi)
+{
+	if (lo >= GT_FD_CACHE)
+		return;
+	if (hi >= GT_FD_CACHE)
+		hi = GT_FD_CACHE - 1;
+	if (lo <= hi)
+		memset(gt_fd_cache + lo, 0, hi - lo + 1);
+}
+
+/* The two ends of a socketpair are one object: both keyed by the lower inode. */
+void gt_fd_pair(const int sv[2])
+{
+	struct stat a, b;
+	if (sv[0] < 0 || sv[1] < 0 || sv[0] >= GT_FD_CACHE || sv[1] >= GT_FD_CACHE ||
+	    gt_sys2(SYS_fstat, sv[0], &a) < 0 || gt_sys2(SYS_fstat, sv[1], &b) < 0)
+		return;
+	uint64_t obj = gt_kobj_key(GT_KOBJ_FILE, a.st_dev, a.st_ino < b.st_ino ? a.st_ino : b.st_ino, 0);
+	for (int i = 0; i < 2; i++) {
+		gt_fd_objs[sv[i]] = obj;
+		atomic_signal_fence(memory_order_release);
+		gt_fd_cache[sv[i]] = GT_FD_SOCKET | 0x80;
+	}
+}
+
+uint64_t gt_fd_cached_obj(int fd)
+{
+	if (fd < 0 || fd >= GT_FD_CACHE || !fd_has_obj(gt_fd_cache[fd] & 0x7f))
+		return 0;
+	return gt_fd_objs[fd];
 }
 
 /* ---- losses --------------------------------------------------------------------------- */
@@ -403,8 +446,18 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	struct gt_p_syscall p = {.nr = nr, .stack = stack, .arg = arg};
-	gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p, sizeof p);
+	struct {
+		struct gt_p_syscall s;
+		struct gt_p_syscall_obj o;
+	} p = {{.nr = nr, .stack = stack, .arg = arg}, {0}};
+	/* arg is the descriptor whenever the kind is one of these (hooks.def), and its kind was
+	 * just looked up: the key is cached */
+	if (GT_UNLIKELY(fd_has_obj(fd_kind)) && (uint64_t)arg < GT_FD_CACHE) {
+		p.o.obj = gt_fd_objs[arg];
+		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p, sizeof p);
+	} else {
+		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p.s, sizeof p.s);
+	}
 	t->pending = GT_PENDING_SYSCALL;
 	t->pending_nr = nr;
 	t->busy = 0;

@@ -87,6 +87,11 @@ void gt_thread_end(struct gt_tls *t, uint8_t how) GT_HIDDEN;
 int gt_block_result(int rc) GT_HIDDEN;
 uint8_t gt_fd_kind(int fd) GT_HIDDEN;
 void gt_fd_forget(int fd) GT_HIDDEN;
+void gt_fd_forget_range(unsigned lo, unsigned hi) GT_HIDDEN;
+/* socketpair: both ends cached as one socket object */
+void gt_fd_pair(const int sv[2]) GT_HIDDEN;
+/* the kernel key of a pipe/FIFO/socket descriptor whose kind is cached, else 0 (no fstat) */
+uint64_t gt_fd_cached_obj(int fd) GT_HIDDEN;
 
 /* waiter table: objects some hooked thread is blocked on right now */
 int gt_waiters_add(uint64_t obj) GT_HIDDEN;

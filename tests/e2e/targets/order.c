@@ -5,6 +5,8 @@
  *   order ring-cond ROUNDS          two threads pass a token over mutex+condvar pairs
  *   order ring-sem THREADS ROUNDS   a token ring over one semaphore per thread
  *   order ring-futex THREADS ROUNDS a token ring over one futex word per thread
+ *   order ring-pipe THREADS ROUNDS  a token ring over one pipe per thread (a byte read, then
+ *                                   written into the next thread's pipe)
  *
  * In every ring, thread i (created i-th) waits only for a token that thread i-1 alone
  * passes, and main joins thread i after it ends: each unblock has exactly one possible
@@ -105,6 +107,22 @@ static void *ring_futex(void *arg)
 	return NULL;
 }
 
+/* ---- ring over pipes ------------------------------------------------------------------------ */
+
+static int pipes[MAX_THREADS][2];
+
+static void *ring_pipe(void *arg)
+{
+	int i = (int)(long)arg;
+	char token;
+	for (long r = 0; r < rounds; r++) {
+		if (read(pipes[i][0], &token, 1) != 1 ||
+		    write(pipes[(i + 1) % n_threads][1], &token, 1) != 1)
+			abort();
+	}
+	return NULL;
+}
+
 static void run(void *(*fn)(void *))
 {
 	pthread_t th[MAX_THREADS];
@@ -143,6 +161,14 @@ int main(int argc, char **argv)
 		words[0] = 1;
 		run(ring_futex);
 		printf("ring-futex %d threads %ld rounds\n", n_threads, rounds);
+	} else if (!strcmp(what, "ring-pipe")) {
+		for (int i = 0; i < n_threads; i++)
+			if (pipe(pipes[i]))
+				abort();
+		if (write(pipes[0][1], "t", 1) != 1)
+			abort();
+		run(ring_pipe);
+		printf("ring-pipe %d threads %ld rounds\n", n_threads, rounds);
 	} else {
 		return 2;
 	}
