@@ -446,17 +446,17 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	struct {
-		struct gt_p_syscall s;
-		struct gt_p_syscall_obj o;
-	} p = {{.nr = nr, .stack = stack, .arg = arg}, {0}};
+	struct gt_p_syscall p = {.nr = nr, .stack = stack, .arg = arg};
 	/* arg is the descriptor whenever the kind is one of these (hooks.def), and its kind was
 	 * just looked up: the key is cached */
 	if (GT_UNLIKELY(fd_has_obj(fd_kind)) && (uint64_t)arg < GT_FD_CACHE) {
-		p.o.obj = gt_fd_objs[arg];
-		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p, sizeof p);
+		struct {
+			struct gt_p_syscall s;
+			struct gt_p_syscall_obj o;
+		} q = {p, {gt_fd_objs[arg]}};
+		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q);
 	} else {
-		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p.s, sizeof p.s);
+		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p, sizeof p);
 	}
 	t->pending = GT_PENDING_SYSCALL;
 	t->pending_nr = nr;
