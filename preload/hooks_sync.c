@@ -12,6 +12,7 @@
  * its release, so a waiter that release let in is seen. */
 #include "facts.h"
 #include "hooks.def"
+#include "shared_objs.h"
 #include "stacks.h"
 
 #define GT_OBJ(p) ((uint64_t)(uintptr_t)(p))
@@ -159,7 +160,16 @@ GT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	return GT_REAL(pthread_cond_broadcast)(c);
 }
 
-/* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------ */
+/* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------
+ * A process-shared semaphore is named by its kernel identity (shared_objs.h), looked up only
+ * when a wait blocks or a post finds waiters: its waiters and posters may be in other
+ * processes, where the memory has another address. */
+
+static uint64_t sem_obj(sem_t *s)
+{
+	uint64_t k;
+	return GT_UNLIKELY(gt_sem_pshared(s)) && (k = gt_shared_obj(s)) ? k : GT_OBJ(s);
+}
 
 #define GT_SEM_HOOK(name, params, args) \
 	GT_EXPORT int name params \
@@ -171,18 +181,19 @@ GT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 		int r = GT_REAL(sem_trywait)(s); \
 		if (r == 0 || errno != EAGAIN) \
 			return r; \
+		uint64_t obj = sem_obj(s); \
 		struct gt_block b; \
-		gt_fact_block_prepare(t, GT_BK_SEM, GT_OBJ(s), 1, &b); \
+		gt_fact_block_prepare(t, GT_BK_SEM, obj, 1, &b); \
 		if (GT_REAL(sem_trywait)(s) == 0) { \
-			gt_fact_block_cancel(t, GT_BK_SEM, GT_OBJ(s)); \
+			gt_fact_block_cancel(t, GT_BK_SEM, obj); \
 			errno = saved; \
 			return 0; \
 		} \
 		errno = saved; \
-		gt_fact_block_commit(t, GT_BK_SEM, GT_OBJ(s), &b); \
+		gt_fact_block_commit(t, GT_BK_SEM, obj, &b); \
 		r = GT_REAL(name) args; \
 		int e = errno; \
-		gt_fact_block_end(t, GT_BK_SEM, GT_OBJ(s), r ? e : 0); \
+		gt_fact_block_end(t, GT_BK_SEM, obj, r ? e : 0); \
 		errno = e; \
 		return r; \
 	}
@@ -193,8 +204,29 @@ GT_SEM_HOOK(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (
 
 GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
 
+/* A process-shared semaphore's waiters are counted in the semaphore itself (the waiter table
+ * sees this process's only): looked at before and after the post, as GT_RELEASE_WAITED does. */
+static GT_NOINLINE int sem_post_shared(sem_t *s)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return GT_REAL(sem_post)(s);
+	int seen = gt_sem_has_waiters(s);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	int r = GT_REAL(sem_post)(s);
+	if (seen || gt_sem_has_waiters(s)) {
+		int e = errno;
+		gt_fact_wake_at(t, GT_BK_SEM, sem_obj(s), 1, tsc, cpu);
+		errno = e;
+	}
+	return r;
+}
+
 GT_EXPORT int sem_post(sem_t *s)
 {
+	if (GT_UNLIKELY(gt_sem_pshared(s)))
+		return sem_post_shared(s);
 	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_SEM])))
 		return sem_post_waited(s);
 	return GT_REAL(sem_post)(s);

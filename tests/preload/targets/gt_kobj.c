@@ -1,0 +1,180 @@
+/* Waits that another process ends, for tests/preload/test_kernel_objects.c.  Every wait
+ * blocks by construction: the side that ends it first waits until the waiter sleeps in the
+ * system call (/proc/PID/task/TID/syscall), never for a guessed time.
+ *
+ *   gt-kobj pipeline N    fork; the parent writes N lines into a pipe, each once the child
+ *                         sleeps in read, then closes it; the child reads to end of file.
+ *                         The parent then sleeps in waitpid until the child ends, and the
+ *                         child exits only once its parent sleeps there.
+ *   gt-kobj psem N        a process-shared semaphore in MAP_SHARED|MAP_ANONYMOUS memory
+ *                         inherited across fork: the child waits N times, the parent posts
+ *                         each time the child sleeps on it
+ *   gt-kobj psem-file N   the same with the semaphore in a file that each process maps on its
+ *                         own (different addresses, same file and offset)
+ * Each prints lines that do not depend on timing. */
+#include <fcntl.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "wait_blocked.h"
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(3);
+}
+
+/* The parent returns once the child sleeps in NR (first argument ARG, or any when ~0). */
+static void wait_child_in(pid_t child, long nr, uintptr_t arg)
+{
+	if (arg == ~(uintptr_t)0)
+		gt_proc_wait_blocked(child, child, nr, 0, 0);
+	else
+		gt_proc_wait_blocked(child, child, nr, arg, arg + 1);
+}
+
+/* The child's progress (waits done), in memory both processes share: the parent ends the
+ * next wait only once the child has come back from the previous one and sleeps again. */
+static _Atomic long *progress;
+
+static void wait_progress(long n)
+{
+	while (atomic_load(progress) < n)
+		sched_yield();
+}
+
+static void shared_progress(void)
+{
+	progress = mmap(NULL, sizeof *progress, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (progress == MAP_FAILED)
+		die("mmap");
+}
+
+static int child_status(pid_t child)
+{
+	int st;
+	if (waitpid(child, &st, 0) != child)
+		die("waitpid");
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int pipeline(int n)
+{
+	int fds[2];
+	if (pipe(fds))
+		die("pipe");
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		close(fds[1]);
+		char buf[64];
+		long got = 0, lines = 0;
+		ssize_t r;
+		while ((r = read(fds[0], buf, sizeof buf)) > 0) {
+			got += r;
+			for (ssize_t i = 0; i < r; i++)
+				lines += buf[i] == '\n';
+			atomic_fetch_add(progress, 1);
+		}
+		printf("child read %ld lines, %ld bytes, then %s\n", lines, got, r ? "an error" : "end of file");
+		fflush(stdout);
+		/* the parent's waitpid blocks: exit only once it sleeps there */
+		gt_proc_wait_blocked(getppid(), getppid(), SYS_wait4, 0, 0);
+		_exit(0);
+	}
+	close(fds[0]);
+	for (int i = 0; i < n; i++) {
+		wait_progress(i);
+		wait_child_in(child, SYS_read, (uintptr_t)fds[0]);
+		char line[32];
+		int len = snprintf(line, sizeof line, "line %d\n", i);
+		if (write(fds[1], line, (size_t)len) != len)
+			die("write");
+	}
+	wait_progress(n);
+	wait_child_in(child, SYS_read, (uintptr_t)fds[0]);
+	close(fds[1]);
+	printf("child exited %d\n", child_status(child));
+	return 0;
+}
+
+static int psem(int n, int in_file)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	int fd = -1;
+	sem_t *s;
+	if (in_file) {
+		char path[] = "/tmp/gt-kobj-XXXXXX";
+		fd = mkstemp(path);
+		if (fd < 0 || unlink(path) || ftruncate(fd, (off_t)(2 * page)))
+			die("semaphore file");
+		/* the semaphore at offset page + 64 of the file */
+		char *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			die("mmap");
+		s = (sem_t *)(m + page + 64);
+	} else {
+		s = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (s == MAP_FAILED)
+			die("mmap");
+	}
+	if (sem_init(s, 1, 0))
+		die("sem_init");
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		sem_t *cs = s;
+		if (in_file) {
+			/* a mapping of its own: another address, the same file and offset */
+			char *m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)page);
+			if (m == MAP_FAILED)
+				die("child mmap");
+			cs = (sem_t *)(m + 64);
+		}
+		int ok = 0;
+		for (int i = 0; i < n; i++) {
+			ok += sem_wait(cs) == 0;
+			atomic_fetch_add(progress, 1);
+		}
+		printf("child waited %d times on %s\n", ok, cs == s ? "the inherited mapping" : "its own mapping");
+		fflush(stdout);
+		_exit(0);
+	}
+	for (int i = 0; i < n; i++) {
+		wait_progress(i);
+		wait_child_in(child, SYS_futex, ~(uintptr_t)0);
+		if (sem_post(s))
+			die("sem_post");
+	}
+	printf("child exited %d\n", child_status(child));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3)
+		return 2;
+	int n = atoi(argv[2]);
+	if (n < 1)
+		return 2;
+	shared_progress();
+	if (!strcmp(argv[1], "pipeline"))
+		return pipeline(n);
+	if (!strcmp(argv[1], "psem"))
+		return psem(n, 0);
+	if (!strcmp(argv[1], "psem-file"))
+		return psem(n, 1);
+	return 2;
+}
