@@ -30,6 +30,7 @@ enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DE
 /* What a thread waits for, beyond enum gt_block_kind. */
 #define WAIT_NET 100
 #define WAIT_PROLOGUE 101
+#define WAIT_KERNEL 102      /* wait4/waitid whose child's end is known (GoBlock) */
 
 /* Synthetic frames (GO-TRACE-FORMAT.md §5.6): unique PCs outside real code. */
 enum synth {
@@ -176,8 +177,9 @@ void gtm_kobj_syscall_begin(struct gt_model *m, struct mthread *t,
 void gtm_kobj_syscall_end(struct gt_model *m, struct mthread *t);
 void gtm_kobj_release(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r,
 		      uint64_t ns, uint64_t stack);
-/* t's pending syscall blocked: will a known event end it (then it is a network wait)? */
-bool gtm_kobj_woken_later(struct gt_model *m, struct mthread *t);
+/* t's pending syscall blocked: 0 when no known event ends it, else how it waits (WAIT_NET
+ * for a pipe or socket, WAIT_KERNEL for a child). */
+uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

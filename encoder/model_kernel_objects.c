@@ -139,9 +139,11 @@ static long waker_pos(struct gt_model *m, const struct mthread *t)
 	return last;
 }
 
-bool gtm_kobj_woken_later(struct gt_model *m, struct mthread *t)
+uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t)
 {
-	return t->in_wait_list && (t->wait_obj & GT_OBJ_KERNEL) && waker_pos(m, t) >= 0;
+	if (!t->in_wait_list || !(t->wait_obj & GT_OBJ_KERNEL) || waker_pos(m, t) < 0)
+		return 0;
+	return syscall_class(t->sys_nr) == KEV_WAIT ? WAIT_KERNEL : WAIT_NET;
 }
 
 /* The record being modelled, by thread t (running), may end waits on kernel objects. */
@@ -154,7 +156,8 @@ static void event(struct gt_model *m, struct mthread *t, uint64_t key, uint64_t 
 		s = w->hnext;
 		if (w == t || !w->in_wait_list || w->wait_obj != key)
 			continue;
-		bool waiting = w->state == T_WAITING && w->wait_kind == WAIT_NET;
+		bool waiting = w->state == T_WAITING &&
+			       (w->wait_kind == WAIT_NET || w->wait_kind == WAIT_KERNEL);
 		if ((!w->in_syscall && !waiting) || waker_pos(m, w) != 0)
 			continue;
 		if (w->in_syscall) {
