@@ -17,6 +17,36 @@
 
 #define GT_OBJ(p) ((uint64_t)(uintptr_t)(p))
 
+/* A process-shared object is named by its kernel identity (shared_objs.h), looked up only in
+ * slow paths (a wait that blocks, a release that finds waiters): its waiters and releasers
+ * may be in other processes, where its memory has another address. */
+static uint64_t shared_obj(int pshared, const void *o)
+{
+	uint64_t k;
+	return GT_UNLIKELY(pshared) && (k = gt_shared_obj(o)) ? k : GT_OBJ(o);
+}
+
+/* The release of a process-shared object: the waiter table sees this process's waiters only,
+ * so the object's own count of sleepers is looked at, before and after the release (the
+ * stamp between the first look and the release, as GT_RELEASE_WAITED). */
+#define GT_RELEASE_SHARED(fn, real, type, kind, count, has_waiters) \
+	static GT_NOINLINE int fn(type *o) \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return real(o); \
+		int seen = has_waiters(o); \
+		unsigned cpu; \
+		uint64_t tsc = gt_now(&cpu); \
+		int r = real(o); \
+		if (seen || has_waiters(o)) { \
+			int e = errno; \
+			gt_fact_wake_at(t, kind, shared_obj(1, o), count, tsc, cpu); \
+			errno = e; \
+		} \
+		return r; \
+	}
+
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
 /* The uncontended lock is the try and nothing else; everything that records is in a
@@ -29,9 +59,10 @@
 		if (!t) \
 			return GT_REAL(name) args; \
 		/* no retry here: contention that ends before the real lock still shows */ \
-		gt_fact_block_begin(t, GT_BK_MUTEX, GT_OBJ(m), 1); \
+		uint64_t obj = shared_obj(gt_mutex_pshared(m), m); \
+		gt_fact_block_begin(t, GT_BK_MUTEX, obj, 1); \
 		int r = GT_REAL(name) args; \
-		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
+		gt_fact_block_end(t, GT_BK_MUTEX, obj, r); \
 		return r; \
 	} \
 	GT_EXPORT GT_FRAMELESS int name params \
@@ -78,8 +109,15 @@ static GT_NOINLINE void release_slow(uint8_t kind, uint64_t obj, uint32_t count)
 
 GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1)
 
+GT_RELEASE_SHARED(mutex_unlock_shared, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
+		  gt_mutex_has_waiters)
+
 GT_EXPORT GT_FRAMELESS int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	/* a process-shared mutex: only a look at its lock word after its kind (the one after the
+	 * unlock would find it free) */
+	if (GT_UNLIKELY(gt_mutex_pshared(m)) && gt_mutex_has_waiters(m))
+		return mutex_unlock_shared(m);
 	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_MUTEX])))
 		return mutex_unlock_waited(m);
 	return GT_REAL_PRESET(pthread_mutex_unlock)(m);
@@ -130,9 +168,10 @@ GT_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		gt_fact_cond_wait_begin(t, GT_OBJ(c), GT_OBJ(m)); \
+		uint64_t obj = shared_obj(gt_cond_pshared(c), c); \
+		gt_fact_cond_wait_begin(t, obj, shared_obj(gt_mutex_pshared(m), m)); \
 		int r = GT_REAL(name) args; \
-		gt_fact_block_end(t, GT_BK_COND, GT_OBJ(c), r); \
+		gt_fact_block_end(t, GT_BK_COND, obj, r); \
 		return r; \
 	}
 
@@ -146,8 +185,15 @@ GT_RELEASE_WAITED(cond_signal_waited, GT_REAL(pthread_cond_signal), pthread_cond
 GT_RELEASE_WAITED(cond_broadcast_waited, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
 		  GT_WAKE_ALL)
 
+GT_RELEASE_SHARED(cond_signal_shared, GT_REAL(pthread_cond_signal), pthread_cond_t, GT_BK_COND, 1,
+		  gt_cond_has_waiters)
+GT_RELEASE_SHARED(cond_broadcast_shared, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
+		  GT_WAKE_ALL, gt_cond_has_waiters)
+
 GT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
+	if (GT_UNLIKELY(gt_cond_pshared(c)))
+		return cond_signal_shared(c);
 	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
 		return cond_signal_waited(c);
 	return GT_REAL(pthread_cond_signal)(c);
@@ -155,21 +201,14 @@ GT_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 
 GT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
+	if (GT_UNLIKELY(gt_cond_pshared(c)))
+		return cond_broadcast_shared(c);
 	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_COND])))
 		return cond_broadcast_waited(c);
 	return GT_REAL(pthread_cond_broadcast)(c);
 }
 
-/* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------
- * A process-shared semaphore is named by its kernel identity (shared_objs.h), looked up only
- * when a wait blocks or a post finds waiters: its waiters and posters may be in other
- * processes, where the memory has another address. */
-
-static uint64_t sem_obj(sem_t *s)
-{
-	uint64_t k;
-	return GT_UNLIKELY(gt_sem_pshared(s)) && (k = gt_shared_obj(s)) ? k : GT_OBJ(s);
-}
+/* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------ */
 
 #define GT_SEM_HOOK(name, params, args) \
 	GT_EXPORT int name params \
@@ -181,7 +220,7 @@ static uint64_t sem_obj(sem_t *s)
 		int r = GT_REAL(sem_trywait)(s); \
 		if (r == 0 || errno != EAGAIN) \
 			return r; \
-		uint64_t obj = sem_obj(s); \
+		uint64_t obj = shared_obj(gt_sem_pshared(s), s); \
 		struct gt_block b; \
 		gt_fact_block_prepare(t, GT_BK_SEM, obj, 1, &b); \
 		if (GT_REAL(sem_trywait)(s) == 0) { \
@@ -204,24 +243,7 @@ GT_SEM_HOOK(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (
 
 GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
 
-/* A process-shared semaphore's waiters are counted in the semaphore itself (the waiter table
- * sees this process's only): looked at before and after the post, as GT_RELEASE_WAITED does. */
-static GT_NOINLINE int sem_post_shared(sem_t *s)
-{
-	struct gt_tls *t = gt_enter();
-	if (!t)
-		return GT_REAL(sem_post)(s);
-	int seen = gt_sem_has_waiters(s);
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
-	int r = GT_REAL(sem_post)(s);
-	if (seen || gt_sem_has_waiters(s)) {
-		int e = errno;
-		gt_fact_wake_at(t, GT_BK_SEM, sem_obj(s), 1, tsc, cpu);
-		errno = e;
-	}
-	return r;
-}
+GT_RELEASE_SHARED(sem_post_shared, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, gt_sem_has_waiters)
 
 GT_EXPORT int sem_post(sem_t *s)
 {

@@ -125,16 +125,16 @@ Test(kobj, waitpid_ends_after_the_child)
 		  "wait4 began before the child's end and returned after it");
 }
 
-/* The child's blocks and the parent's posts name one object, by kernel identity. */
-static void check_psem(size_t n)
+/* The child's blocks and the parent's releases name one object, by kernel identity. */
+static void check_shared(enum gt_block_kind kind, size_t n)
 {
-	cr_assert_eq(capture_count(&child, GT_BLOCK_BEGIN, GT_BK_SEM), n);
-	cr_assert_eq(capture_count(&parent, GT_WAKE, GT_BK_SEM), n);
-	uint64_t key = ((const struct gt_p_block *)capture_find(&child, GT_BLOCK_BEGIN, GT_BK_SEM, 0)->payload)->obj;
-	cr_assert(key & GT_OBJ_KERNEL, "the semaphore is named by its mapping: %#lx", (unsigned long)key);
+	cr_assert_eq(capture_count(&child, GT_BLOCK_BEGIN, kind), n);
+	cr_assert_eq(capture_count(&parent, GT_WAKE, kind), n);
+	uint64_t key = ((const struct gt_p_block *)capture_find(&child, GT_BLOCK_BEGIN, kind, 0)->payload)->obj;
+	cr_assert(key & GT_OBJ_KERNEL, "the object is named by its mapping: %#lx", (unsigned long)key);
 	for (size_t i = 0; i < n; i++) {
-		const struct cap_rec *b = capture_find(&child, GT_BLOCK_BEGIN, GT_BK_SEM, i);
-		const struct cap_rec *w = capture_find(&parent, GT_WAKE, GT_BK_SEM, i);
+		const struct cap_rec *b = capture_find(&child, GT_BLOCK_BEGIN, kind, i);
+		const struct cap_rec *w = capture_find(&parent, GT_WAKE, kind, i);
 		cr_assert_eq(((const struct gt_p_block *)b->payload)->obj, key);
 		cr_assert_eq(((const struct gt_p_wake *)w->payload)->obj, key);
 		cr_assert_lt(b->h->tsc, w->h->tsc, "wait %zu blocked before its post", i);
@@ -145,12 +145,26 @@ Test(kobj, process_shared_semaphore_across_fork)
 {
 	twins("psem", "10");
 	cr_assert_str_eq(traced.out, "child waited 10 times on the inherited mapping\nchild exited 0\n");
-	check_psem(10);
+	check_shared(GT_BK_SEM, 10);
 }
 
 Test(kobj, process_shared_semaphore_in_a_file_mapped_twice)
 {
 	twins("psem-file", "10");
 	cr_assert_str_eq(traced.out, "child waited 10 times on its own mapping\nchild exited 0\n");
-	check_psem(10);
+	check_shared(GT_BK_SEM, 10);
+}
+
+Test(kobj, process_shared_mutex_across_fork)
+{
+	twins("pmutex", "10");
+	cr_assert_str_eq(traced.out, "child locked 10 times\nchild exited 0\n");
+	check_shared(GT_BK_MUTEX, 10);
+}
+
+Test(kobj, process_shared_condvar_across_fork)
+{
+	twins("pcond", "10");
+	cr_assert_str_eq(traced.out, "child waited for 10 turns\nchild exited 0\n");
+	check_shared(GT_BK_COND, 10);
 }

@@ -11,8 +11,13 @@
  *                         each time the child sleeps on it
  *   gt-kobj psem-file N   the same with the semaphore in a file that each process maps on its
  *                         own (different addresses, same file and offset)
+ *   gt-kobj pmutex N      a process-shared mutex inherited across fork: N times the parent
+ *                         holds it until the child sleeps trying to lock it
+ *   gt-kobj pcond N       a process-shared condition variable (and mutex): N times the child
+ *                         waits for its turn, the parent signals once it sleeps
  * Each prints lines that do not depend on timing. */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -162,6 +167,88 @@ static int psem(int n, int in_file)
 	return 0;
 }
 
+/* Process-shared mutex and condition variable in memory inherited across fork. */
+static struct pshared {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	_Atomic long locked;       /* rounds the parent has locked m for (pmutex) */
+	long turn;                 /* under m (pcond) */
+} *ps;
+
+static void pshared_init(void)
+{
+	ps = mmap(NULL, sizeof *ps, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (ps == MAP_FAILED)
+		die("mmap");
+	pthread_mutexattr_t ma;
+	pthread_condattr_t ca;
+	if (pthread_mutexattr_init(&ma) || pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED) ||
+	    pthread_mutex_init(&ps->m, &ma) || pthread_condattr_init(&ca) ||
+	    pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED) || pthread_cond_init(&ps->c, &ca))
+		die("pshared init");
+}
+
+static int pmutex(int n)
+{
+	pshared_init();
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		for (long i = 0; i < n; i++) {
+			while (atomic_load(&ps->locked) <= i)   /* the parent holds it for round i */
+				sched_yield();
+			pthread_mutex_lock(&ps->m);
+			pthread_mutex_unlock(&ps->m);
+			atomic_fetch_add(progress, 1);
+		}
+		printf("child locked %d times\n", n);
+		fflush(stdout);
+		_exit(0);
+	}
+	for (long i = 0; i < n; i++) {
+		wait_progress(i);
+		pthread_mutex_lock(&ps->m);
+		atomic_store(&ps->locked, i + 1);
+		wait_child_in(child, SYS_futex, (uintptr_t)&ps->m);
+		pthread_mutex_unlock(&ps->m);
+	}
+	printf("child exited %d\n", child_status(child));
+	return 0;
+}
+
+static int pcond(int n)
+{
+	pshared_init();
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		for (long i = 0; i < n; i++) {
+			pthread_mutex_lock(&ps->m);
+			while (ps->turn <= i)
+				pthread_cond_wait(&ps->c, &ps->m);
+			pthread_mutex_unlock(&ps->m);
+			atomic_fetch_add(progress, 1);
+		}
+		printf("child waited for %d turns\n", n);
+		fflush(stdout);
+		_exit(0);
+	}
+	for (long i = 0; i < n; i++) {
+		wait_progress(i);
+		wait_child_in(child, SYS_futex, ~(uintptr_t)0);
+		pthread_mutex_lock(&ps->m);
+		ps->turn = i + 1;
+		pthread_cond_signal(&ps->c);
+		pthread_mutex_unlock(&ps->m);
+	}
+	printf("child exited %d\n", child_status(child));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3)
@@ -176,5 +263,9 @@ int main(int argc, char **argv)
 		return psem(n, 0);
 	if (!strcmp(argv[1], "psem-file"))
 		return psem(n, 1);
+	if (!strcmp(argv[1], "pmutex"))
+		return pmutex(n);
+	if (!strcmp(argv[1], "pcond"))
+		return pcond(n);
 	return 2;
 }
