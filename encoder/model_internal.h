@@ -180,6 +180,8 @@ void gtm_kobj_release(struct gt_model *m, struct mthread *t, const struct gt_cap
 /* t's pending syscall blocked: 0 when no known event ends it, else how it waits (WAIT_NET
  * for a pipe or socket, WAIT_KERNEL for a child). */
 uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t);
+/* t's pending syscall is a poll on one pipe: without a known waker a syscall, as a read */
+bool gtm_kobj_polls_pipe(const struct mthread *t);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

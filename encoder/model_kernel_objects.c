@@ -3,10 +3,11 @@
  * hooks only record facts (a syscall's descriptor key, a close, a process end); which of them
  * ended a wait is decided here, with the reader's lookahead in view:
  *
- *   a syscall pending on key K (a read of a pipe, a wait4) is woken by the LAST event on K
- *   that could have ended it, after it began and before it returned: a write (for a read
- *   that returned data), a close (for a read at end of file, a write that failed EPIPE), a
- *   child's exit (for a wait4 returning its pid).  Begins count, not ends: the reader may
+ *   a syscall pending on key K (a read or a poll for input on a pipe, a wait4) is woken by
+ *   the LAST event on K that could have ended it, after it began and before it returned: a
+ *   write (for a read that returned data, a poll that found it ready), a close (for a read at
+ *   end of file, a poll that found it ready, a write that failed EPIPE), a child's exit (for
+ *   a wait4 returning its pid).  Begins count, not ends: the reader may
  *   return before the writer's end is stamped.  Several readers: each is woken by the last
  *   such event before its own return.  A write into a full pipe is not matched with the
  *   read that made room: a write that went through may not have waited at all.
@@ -20,7 +21,7 @@
 #include <errno.h>
 #include <sys/syscall.h>
 
-enum kev { KEV_NONE = 0, KEV_IN, KEV_OUT, KEV_CLOSE, KEV_EXIT, KEV_WAIT };
+enum kev { KEV_NONE = 0, KEV_IN, KEV_OUT, KEV_CLOSE, KEV_EXIT, KEV_WAIT, KEV_POLL };
 
 static enum kev syscall_class(uint32_t nr)
 {
@@ -33,6 +34,11 @@ static enum kev syscall_class(uint32_t nr)
 		return KEV_OUT;
 	case SYS_wait4: case SYS_waitid:
 		return KEV_WAIT;
+	case SYS_ppoll:
+#ifdef SYS_poll
+	case SYS_poll:
+#endif
+		return KEV_POLL;   /* for input, on the one descriptor its key names */
 	default:
 		return KEV_NONE;
 	}
@@ -52,18 +58,25 @@ static uint64_t children_key(uint64_t pid)
 	return gt_kobj_key(GT_KOBJ_CHILDREN, 0, pid, 0);
 }
 
+/* The kernel key a SYSCALL_BEGIN carries, or 0. */
+static uint64_t syscall_key(const struct gt_capture_record *r)
+{
+	const struct gt_p_syscall *s = r->payload;
+	if (r->payload_len < sizeof *s + sizeof(struct gt_p_syscall_obj))
+		return 0;
+	uint64_t key = ((const struct gt_p_syscall_obj *)(s + 1))->obj;
+	return key & GT_OBJ_KERNEL ? key : 0;
+}
+
 /* What a record does to kernel objects: its class, key and (exits) the pid that ended. */
 static enum kev record_event(const struct gt_model *m, const struct gt_capture_record *r,
 			     uint64_t *key, uint64_t *pid)
 {
 	switch (r->rec->type) {
 	case GT_SYSCALL_BEGIN: {
-		const struct gt_p_syscall *s = r->payload;
-		if (r->payload_len < sizeof *s + sizeof(struct gt_p_syscall_obj))
-			return KEV_NONE;
-		enum kev c = syscall_class(s->nr);
-		*key = ((const struct gt_p_syscall_obj *)(s + 1))->obj;
-		return (c == KEV_IN || c == KEV_OUT) && (*key & GT_OBJ_KERNEL) ? c : KEV_NONE;
+		enum kev c = syscall_class(((const struct gt_p_syscall *)r->payload)->nr);
+		*key = syscall_key(r);
+		return (c == KEV_IN || c == KEV_OUT) && *key ? c : KEV_NONE;
 	}
 	case GT_WAKE:
 		if (r->rec->aux != GT_BK_FD)
@@ -89,6 +102,8 @@ static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t 
 	switch (syscall_class(t->sys_nr)) {
 	case KEV_IN:
 		return result > 0 ? ev == KEV_OUT : result == 0 && ev == KEV_CLOSE;
+	case KEV_POLL:   /* ready: data or a hang-up; 0 is its timeout */
+		return result > 0 && (ev == KEV_OUT || ev == KEV_CLOSE);
 	case KEV_OUT:
 		/* a write that went through may not have waited at all (room in the pipe): only
 		 * its EPIPE is known to have been ended by a close */
@@ -146,6 +161,11 @@ uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t)
 	return syscall_class(t->sys_nr) == KEV_WAIT ? WAIT_KERNEL : WAIT_NET;
 }
 
+bool gtm_kobj_polls_pipe(const struct mthread *t)
+{
+	return syscall_class(t->sys_nr) == KEV_POLL && t->sys_obj && !(t->sys_obj & GT_OBJ_SOCKET);
+}
+
 /* The record being modelled, by thread t (running), may end waits on kernel objects. */
 static void event(struct gt_model *m, struct mthread *t, uint64_t key, uint64_t ns, uint64_t stack)
 {
@@ -179,14 +199,13 @@ void gtm_kobj_syscall_begin(struct gt_model *m, struct mthread *t,
 	t->sys_arg = s->arg;
 	t->sys_obj = 0;
 	gtm_wait_remove(m, t);
-	enum kev c = record_event(m, r, &key, &pid);
-	if (c != KEV_NONE) {
+	if (record_event(m, r, &key, &pid) != KEV_NONE)
 		event(m, t, key, ns, gtm_captured_stack(m, s->stack));
-	} else if (syscall_class(s->nr) == KEV_WAIT) {
+	if (syscall_class(s->nr) == KEV_WAIT) {
 		uint64_t ppid;
 		proc_ids(m, r, &pid, &ppid);
 		key = children_key(pid);
-	} else {
+	} else if (syscall_class(s->nr) == KEV_NONE || !(key = syscall_key(r))) {
 		return;
 	}
 	t->sys_obj = key;

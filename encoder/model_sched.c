@@ -172,7 +172,7 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_KERNEL;
 		m->ctr.syscalls_blocking++;
-	} else if (fd_kind_is_net(t->sys_fd_kind) || kw) {
+	} else if ((fd_kind_is_net(t->sys_fd_kind) && !gtm_kobj_polls_pipe(t)) || kw) {
 		gtm_emit(m, p, GT_GO_GO_BLOCK_NET, t->sys_ns, t, NULL, stk, 0, 0);
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_NET;

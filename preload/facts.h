@@ -71,6 +71,9 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count) 
 void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count, uint64_t tsc,
 		     unsigned cpu) GT_HIDDEN;
 void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg) GT_HIDDEN;
+struct pollfd;
+/* poll/ppoll: GT_FD_POLL, arg n; for input on one pipe or socket its kernel key too */
+void gt_fact_poll_begin(struct gt_tls *t, uint32_t nr, const struct pollfd *fds, unsigned long n) GT_HIDDEN;
 void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err) GT_HIDDEN;
 void gt_fact_thread_name(uint32_t serial, const char *name) GT_HIDDEN;
 void gt_fact_thread_existing(struct gt_tls *t) GT_HIDDEN;

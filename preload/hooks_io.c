@@ -34,6 +34,30 @@ static inline void forget_result(long r)
 
 GT_SYSCALL_HOOKS(GT_SYSCALL_HOOK)
 
+/* ---- poll: GT_SYSCALL_HOOK's shape, with the polled descriptor's key ------------------- */
+
+#define GT_POLL_HOOK(name, params, args, nr) \
+	GT_EXPORT int name params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		gt_fact_poll_begin(t, nr, fds, n); \
+		int r = GT_REAL(name) args; \
+		int e = errno; \
+		gt_fact_syscall_end(t, nr, r, r < 0 ? e : 0); \
+		errno = e; \
+		return r; \
+	}
+
+GT_POLL_HOOK(poll, (struct pollfd *fds, nfds_t n, int to), (fds, n, to), SYS_poll)
+GT_POLL_HOOK(__poll_chk, (struct pollfd *fds, nfds_t n, int to, size_t fl), (fds, n, to, fl), SYS_poll)
+GT_POLL_HOOK(ppoll, (struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *ss),
+	     (fds, n, ts, ss), SYS_ppoll)
+GT_POLL_HOOK(__ppoll_chk,
+	     (struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *ss, size_t fl),
+	     (fds, n, ts, ss, fl), SYS_ppoll)
+
 /* ---- open: FIFOs and network file systems block here --------------------------------- */
 
 struct open_args {

@@ -346,14 +346,16 @@ struct gt_p_process {
  * An obj (BLOCK_BEGIN/BLOCK_END/WAKE obj, gt_p_syscall_obj) is private to its capture (an
  * address, a thread serial, a duration) unless GT_OBJ_KERNEL is set: then it names the object
  * by what the kernel identifies it by, the same in every process of a run, and a reader that
- * merges captures keys it as it is (other objs by capture and obj).  The low 62 bits are
+ * merges captures keys it as it is (other objs by capture and obj).  The low 61 bits are
  * gt_kobj_key()'s hash of (kind, dev, ino, off): a pipe or socket by its inode, a FIFO by its
  * file system and inode, process-shared memory by its mapping's identity (the file or shmem
  * object and the offset in it, as /proc/self/maps gives them), never by a virtual address
  * (which differs between processes).  Bit 63 stays clear: readers may use it internally.
+ * Bit 61 (GT_OBJ_SOCKET) marks a socket, whose data may come from outside the run.
  * A socketpair's two ends are one object (keyed by the lower of their two inodes). */
 #define GT_OBJ_KERNEL (1ull << 62)
-#define GT_OBJ_KERNEL_MASK ((1ull << 62) - 1)
+#define GT_OBJ_SOCKET (1ull << 61)
+#define GT_OBJ_KERNEL_MASK ((1ull << 61) - 1)
 
 enum gt_kobj_kind {
 	GT_KOBJ_FILE = 1,          /* pipe, FIFO, socket: dev = st_dev, ino = st_ino, off = 0 */

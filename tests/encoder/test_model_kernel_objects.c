@@ -57,6 +57,13 @@ static void pipe_call(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t threa
 	cr_assert(gt_cb_record(cb, cpu, GT_SYSCALL_BEGIN, GT_FD_PIPE, thread, t, &p, sizeof p));
 }
 
+/* A write of one byte into a pipe, returning 1 µs later. */
+static void write_call(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread, uint64_t key)
+{
+	pipe_call(cb, cpu, t, thread, SYS_write, key);
+	gt_cb_syscall_end(cb, cpu, t + 1000, thread, SYS_write, 1);
+}
+
 static void convert(struct gt_cb *cb, const char *name)
 {
 	cr_assert_eq(convert_builder(cb, name, r.trace, &r.sum, 20000), 0);
@@ -77,8 +84,7 @@ Test(kobj, pipe_read_unblocked_by_the_writer)
 {
 	struct gt_cb *cb = start();
 	pipe_call(cb, 1, T0 + 1000, READER, SYS_read, key_a);
-	pipe_call(cb, 0, T0 + 50000, MAIN, SYS_write, key_a);
-	gt_cb_syscall_end(cb, 0, T0 + 51000, MAIN, SYS_write, 1);
+	write_call(cb, 0, T0 + 50000, MAIN, key_a);
 	gt_cb_syscall_end(cb, 1, T0 + 52000, READER, SYS_read, 1);
 	convert(cb, "kobj-read");
 	cr_assert_eq(count19(r.t19, "GoBlockNet"), 1);
@@ -92,10 +98,8 @@ Test(kobj, the_last_write_before_the_return_wakes)
 {
 	struct gt_cb *cb = start();
 	pipe_call(cb, 1, T0 + 1000, READER, SYS_read, key_a);
-	pipe_call(cb, 0, T0 + 50000, MAIN, SYS_write, key_a);
-	gt_cb_syscall_end(cb, 0, T0 + 51000, MAIN, SYS_write, 1);
-	pipe_call(cb, 2, T0 + 60000, OTHER, SYS_write, key_a);
-	gt_cb_syscall_end(cb, 2, T0 + 61000, OTHER, SYS_write, 1);
+	write_call(cb, 0, T0 + 50000, MAIN, key_a);
+	write_call(cb, 2, T0 + 60000, OTHER, key_a);
 	gt_cb_syscall_end(cb, 1, T0 + 62000, READER, SYS_read, 2);
 	convert(cb, "kobj-last");
 	cr_assert_eq(waker_of(2), 3, "the second writer (G3)");
@@ -107,14 +111,12 @@ Test(kobj, end_of_file_is_woken_by_the_close_and_data_by_the_write)
 	struct gt_cb *cb = start();
 	/* a read that returns data: the write wakes it, not the close that follows */
 	pipe_call(cb, 1, T0 + 1000, READER, SYS_read, key_a);
-	pipe_call(cb, 0, T0 + 50000, MAIN, SYS_write, key_a);
-	gt_cb_syscall_end(cb, 0, T0 + 51000, MAIN, SYS_write, 1);
+	write_call(cb, 0, T0 + 50000, MAIN, key_a);
 	gt_cb_wake(cb, 2, T0 + 55000, OTHER, GT_BK_FD, key_a, GT_WAKE_ALL, 0);
 	gt_cb_syscall_end(cb, 1, T0 + 60000, READER, SYS_read, 1);
 	/* a read that returns 0: the close wakes it, not the write before it */
 	pipe_call(cb, 1, T0 + 100000, READER, SYS_read, key_a);
-	pipe_call(cb, 0, T0 + 150000, MAIN, SYS_write, key_b);
-	gt_cb_syscall_end(cb, 0, T0 + 151000, MAIN, SYS_write, 1);
+	write_call(cb, 0, T0 + 150000, MAIN, key_b);
 	gt_cb_wake(cb, 2, T0 + 155000, OTHER, GT_BK_FD, key_a, GT_WAKE_ALL, 0);
 	gt_cb_syscall_end(cb, 1, T0 + 160000, READER, SYS_read, 0);
 	convert(cb, "kobj-eof");
@@ -125,14 +127,33 @@ Test(kobj, end_of_file_is_woken_by_the_close_and_data_by_the_write)
 	cr_assert_eq(r.t19->ev[u1].g, 3, "end of file: the closer (the write was on another pipe)");
 }
 
+Test(kobj, poll_for_input_unblocked_by_the_writer)
+{
+	struct gt_cb *cb = start();
+	struct {
+		struct gt_p_syscall s;
+		struct gt_p_syscall_obj o;
+	} p = {{.nr = SYS_ppoll, .arg = 1}, {key_a}};
+	cr_assert(gt_cb_record(cb, 1, GT_SYSCALL_BEGIN, GT_FD_POLL, READER, T0 + 1000, &p, sizeof p));
+	write_call(cb, 0, T0 + 50000, MAIN, key_a);
+	gt_cb_syscall_end(cb, 1, T0 + 52000, READER, SYS_ppoll, 1);
+	/* a poll that timed out (0) was ended by no write */
+	cr_assert(gt_cb_record(cb, 1, GT_SYSCALL_BEGIN, GT_FD_POLL, READER, T0 + 100000, &p, sizeof p));
+	write_call(cb, 0, T0 + 150000, MAIN, key_a);
+	gt_cb_syscall_end(cb, 1, T0 + 152000, READER, SYS_ppoll, 0);
+	convert(cb, "kobj-poll");
+	cr_assert_eq(count19(r.t19, "GoBlockNet"), 1, "the ready poll is a network wait");
+	cr_assert_eq(waker_of(2), 1, "the ready poll: unblocked by the writer (G1)");
+	cr_assert_eq(r.sum.model.kernel_wakes, 1, "the timed-out poll has no waker");
+	cr_assert_eq(count19(r.t19, "GoSysBlock"), 1, "a poll on a pipe without a waker stays a syscall, as a read");
+}
+
 Test(kobj, another_pipe_or_a_write_before_the_read_wakes_nothing)
 {
 	struct gt_cb *cb = start();
-	pipe_call(cb, 0, T0 + 500, MAIN, SYS_write, key_a);
-	gt_cb_syscall_end(cb, 0, T0 + 600, MAIN, SYS_write, 1);
+	write_call(cb, 0, T0 + 500, MAIN, key_a);
 	pipe_call(cb, 1, T0 + 1000, READER, SYS_read, key_a);
-	pipe_call(cb, 2, T0 + 50000, OTHER, SYS_write, key_b);
-	gt_cb_syscall_end(cb, 2, T0 + 51000, OTHER, SYS_write, 1);
+	write_call(cb, 2, T0 + 50000, OTHER, key_b);
 	gt_cb_syscall_end(cb, 1, T0 + 90000, READER, SYS_read, 1);
 	convert(cb, "kobj-none");
 	cr_assert_eq(count19(r.t19, "GoBlockNet"), 0, "a pipe read without a known waker stays a syscall");

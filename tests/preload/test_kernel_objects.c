@@ -141,30 +141,30 @@ static void check_shared(enum gt_block_kind kind, size_t n)
 	}
 }
 
+/* gt-kobj SCENARIO 10: its output, then the blocks of kind and the releases. */
+static void shared_case(const char *scenario, const char *out, enum gt_block_kind kind)
+{
+	twins(scenario, "10");
+	cr_assert_str_eq(traced.out, out);
+	check_shared(kind, 10);
+}
+
 Test(kobj, process_shared_semaphore_across_fork)
 {
-	twins("psem", "10");
-	cr_assert_str_eq(traced.out, "child waited 10 times on the inherited mapping\nchild exited 0\n");
-	check_shared(GT_BK_SEM, 10);
+	shared_case("psem", "child waited 10 times on the inherited mapping\nchild exited 0\n", GT_BK_SEM);
 }
 
 Test(kobj, process_shared_semaphore_in_a_file_mapped_twice)
 {
-	twins("psem-file", "10");
-	cr_assert_str_eq(traced.out, "child waited 10 times on its own mapping\nchild exited 0\n");
-	check_shared(GT_BK_SEM, 10);
+	shared_case("psem-file", "child waited 10 times on its own mapping\nchild exited 0\n", GT_BK_SEM);
 }
 
 Test(kobj, process_shared_mutex_across_fork)
 {
-	twins("pmutex", "10");
-	cr_assert_str_eq(traced.out, "child locked 10 times\nchild exited 0\n");
-	check_shared(GT_BK_MUTEX, 10);
+	shared_case("pmutex", "child locked 10 times\nchild exited 0\n", GT_BK_MUTEX);
 }
 
 Test(kobj, process_shared_condvar_across_fork)
 {
-	twins("pcond", "10");
-	cr_assert_str_eq(traced.out, "child waited for 10 turns\nchild exited 0\n");
-	check_shared(GT_BK_COND, 10);
+	shared_case("pcond", "child waited for 10 turns\nchild exited 0\n", GT_BK_COND);
 }

@@ -188,25 +188,37 @@ static void pshared_init(void)
 		die("pshared init");
 }
 
-static int pmutex(int n)
+/* Runs child_fn(n) in a forked child that exits after it; returns the child's pid. */
+static pid_t fork_child(void (*child_fn)(int), int n)
 {
-	pshared_init();
 	fflush(stdout);
 	pid_t child = fork();
 	if (child < 0)
 		die("fork");
 	if (!child) {
-		for (long i = 0; i < n; i++) {
-			while (atomic_load(&ps->locked) <= i)   /* the parent holds it for round i */
-				sched_yield();
-			pthread_mutex_lock(&ps->m);
-			pthread_mutex_unlock(&ps->m);
-			atomic_fetch_add(progress, 1);
-		}
-		printf("child locked %d times\n", n);
+		child_fn(n);
 		fflush(stdout);
 		_exit(0);
 	}
+	return child;
+}
+
+static void pmutex_child(int n)
+{
+	for (long i = 0; i < n; i++) {
+		while (atomic_load(&ps->locked) <= i)   /* the parent holds it for round i */
+			sched_yield();
+		pthread_mutex_lock(&ps->m);
+		pthread_mutex_unlock(&ps->m);
+		atomic_fetch_add(progress, 1);
+	}
+	printf("child locked %d times\n", n);
+}
+
+static int pmutex(int n)
+{
+	pshared_init();
+	pid_t child = fork_child(pmutex_child, n);
 	for (long i = 0; i < n; i++) {
 		wait_progress(i);
 		pthread_mutex_lock(&ps->m);
@@ -218,25 +230,22 @@ static int pmutex(int n)
 	return 0;
 }
 
+static void pcond_child(int n)
+{
+	for (long i = 0; i < n; i++) {
+		pthread_mutex_lock(&ps->m);
+		while (ps->turn <= i)
+			pthread_cond_wait(&ps->c, &ps->m);
+		pthread_mutex_unlock(&ps->m);
+		atomic_fetch_add(progress, 1);
+	}
+	printf("child waited for %d turns\n", n);
+}
+
 static int pcond(int n)
 {
 	pshared_init();
-	fflush(stdout);
-	pid_t child = fork();
-	if (child < 0)
-		die("fork");
-	if (!child) {
-		for (long i = 0; i < n; i++) {
-			pthread_mutex_lock(&ps->m);
-			while (ps->turn <= i)
-				pthread_cond_wait(&ps->c, &ps->m);
-			pthread_mutex_unlock(&ps->m);
-			atomic_fetch_add(progress, 1);
-		}
-		printf("child waited for %d turns\n", n);
-		fflush(stdout);
-		_exit(0);
-	}
+	pid_t child = fork_child(pcond_child, n);
 	for (long i = 0; i < n; i++) {
 		wait_progress(i);
 		wait_child_in(child, SYS_futex, ~(uintptr_t)0);
