@@ -470,8 +470,10 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 {
 	/* arg is the descriptor whenever the kind is one of these (hooks.def), and its kind was
 	 * just looked up: the key is cached */
-	int tail = fd_has_obj(fd_kind) && (uint64_t)arg < GT_FD_CACHE;
-	syscall_begin(t, nr, fd_kind, arg, tail, tail ? gt_fd_objs[arg] : 0);
+	if (GT_UNLIKELY(fd_has_obj(fd_kind)) && (uint64_t)arg < GT_FD_CACHE)
+		syscall_begin(t, nr, fd_kind, arg, 1, gt_fd_objs[arg]);
+	else
+		syscall_begin(t, nr, fd_kind, arg, 0, 0);
 }
 
 /* A poll for input on one pipe or socket is a wait on it: its key rides along. */
