@@ -248,6 +248,22 @@ void gt_fd_pair(const int sv[2])
 	}
 }
 
+/* The process ends: its pipes and sockets close with it (their last close may be this one),
+ * one WAKE GT_BK_FD per cached descriptor, into records reserve() gives. */
+void gt_fd_exit_wakes(uint32_t serial, uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes))
+{
+	for (int fd = 0; fd < GT_FD_CACHE; fd++) {
+		uint64_t *r;
+		unsigned cpu;
+		if (!fd_has_obj(gt_fd_cache[fd] & 0x7f))
+			continue;
+		uint64_t tsc = gt_now(&cpu);
+		struct gt_p_wake p = {.obj = gt_fd_objs[fd], .count = GT_WAKE_ALL};
+		if ((r = reserve(cpu, 16 + sizeof p)))
+			gt_fill(r, serial, GT_WAKE, GT_BK_FD, tsc, &p, sizeof p);
+	}
+}
+
 uint64_t gt_fd_cached_obj(int fd)
 {
 	if (fd < 0 || fd >= GT_FD_CACHE || !fd_has_obj(gt_fd_cache[fd] & 0x7f))

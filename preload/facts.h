@@ -95,6 +95,8 @@ void gt_fd_forget_range(unsigned lo, unsigned hi) GT_HIDDEN;
 void gt_fd_pair(const int sv[2]) GT_HIDDEN;
 /* the kernel key of a pipe/FIFO/socket descriptor whose kind is cached, else 0 (no fstat) */
 uint64_t gt_fd_cached_obj(int fd) GT_HIDDEN;
+/* at the process's end: a close wake for each cached pipe or socket descriptor */
+void gt_fd_exit_wakes(uint32_t serial, uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes)) GT_HIDDEN;
 
 /* waiter table: objects some hooked thread is blocked on right now */
 int gt_waiters_add(uint64_t obj) GT_HIDDEN;

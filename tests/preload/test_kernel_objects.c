@@ -110,6 +110,31 @@ Test(kobj, pipeline_reads_and_writes_carry_the_pipe_key)
 	cr_assert(child.recs[r].h->tsc < close->h->tsc && close->h->tsc < e->h->tsc);
 }
 
+Test(kobj, end_of_file_at_the_writer_s_exit)
+{
+	twins("eof-at-exit", "1");
+	cr_assert_str_eq(traced.out, "parent read 5 bytes, then end of file\nchild exited 0\n");
+	/* the child wrote and exited without closing: its exit closes the pipe, a wake on its
+	 * key before its end, inside the parent's last read */
+	long w = nth_syscall(&child, SYS_write, 0);
+	cr_assert_geq(w, 0);
+	uint64_t key = syscall_obj(&child.recs[w]);
+	cr_assert(key & GT_OBJ_KERNEL);
+	const struct cap_rec *close = NULL;
+	for (size_t i = 0; (close = capture_find(&child, GT_WAKE, GT_BK_FD, i)); i++)
+		if (((const struct gt_p_wake *)close->payload)->obj == key)
+			break;
+	cr_assert_not_null(close, "the child's exit closes the pipe");
+	const struct cap_rec *end = capture_find(&child, GT_THREAD_END, GT_END_PROCESS, 0);
+	cr_assert(end && close->h->tsc <= end->h->tsc);
+	long r = nth_syscall(&parent, SYS_read, 1);
+	cr_assert_geq(r, 0);
+	cr_assert_eq(syscall_obj(&parent.recs[r]), key);
+	const struct cap_rec *e = end_of(&parent, r);
+	cr_assert_eq(((const struct gt_p_syscall_end *)e->payload)->result, 0);
+	cr_assert(parent.recs[r].h->tsc < close->h->tsc && close->h->tsc < e->h->tsc);
+}
+
 Test(kobj, waitpid_ends_after_the_child)
 {
 	twins("pipeline", "1");

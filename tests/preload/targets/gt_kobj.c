@@ -6,6 +6,9 @@
  *                         sleeps in read, then closes it; the child reads to end of file.
  *                         The parent then sleeps in waitpid until the child ends, and the
  *                         child exits only once its parent sleeps there.
+ *   gt-kobj eof-at-exit   fork; the child writes a line into a pipe once the parent sleeps
+ *                         in read, then exits (no close) once it sleeps there again: the
+ *                         parent reads the line, then end of file
  *   gt-kobj psem N        a process-shared semaphore in MAP_SHARED|MAP_ANONYMOUS memory
  *                         inherited across fork: the child waits N times, the parent posts
  *                         each time the child sleeps on it
@@ -71,6 +74,21 @@ static int child_status(pid_t child)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Runs child_fn(n) in a forked child that exits after it; returns the child's pid. */
+static pid_t fork_child(void (*child_fn)(int), int n)
+{
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		die("fork");
+	if (!child) {
+		child_fn(n);
+		fflush(stdout);
+		_exit(0);
+	}
+	return child;
+}
+
 static int pipeline(int n)
 {
 	int fds[2];
@@ -109,6 +127,37 @@ static int pipeline(int n)
 	wait_progress(n);
 	wait_child_in(child, SYS_read, (uintptr_t)fds[0]);
 	close(fds[1]);
+	printf("child exited %d\n", child_status(child));
+	return 0;
+}
+
+static int eof_fds[2];
+
+static void eof_child(int n)
+{
+	(void)n;
+	pid_t parent = getppid();
+	gt_proc_wait_blocked(parent, parent, SYS_read, (uintptr_t)eof_fds[0], (uintptr_t)eof_fds[0] + 1);
+	if (write(eof_fds[1], "line\n", 5) != 5)
+		die("write");
+	while (atomic_load(progress) < 1)
+		sched_yield();
+	gt_proc_wait_blocked(parent, parent, SYS_read, (uintptr_t)eof_fds[0], (uintptr_t)eof_fds[0] + 1);
+}
+
+static int eof_at_exit(void)
+{
+	if (pipe(eof_fds))
+		die("pipe");
+	pid_t child = fork_child(eof_child, 0);
+	close(eof_fds[1]);
+	char buf[64];
+	ssize_t r, got = 0;
+	while ((r = read(eof_fds[0], buf, sizeof buf)) > 0) {
+		got += r;
+		atomic_fetch_add(progress, 1);
+	}
+	printf("parent read %zd bytes, then %s\n", got, r ? "an error" : "end of file");
 	printf("child exited %d\n", child_status(child));
 	return 0;
 }
@@ -188,21 +237,6 @@ static void pshared_init(void)
 		die("pshared init");
 }
 
-/* Runs child_fn(n) in a forked child that exits after it; returns the child's pid. */
-static pid_t fork_child(void (*child_fn)(int), int n)
-{
-	fflush(stdout);
-	pid_t child = fork();
-	if (child < 0)
-		die("fork");
-	if (!child) {
-		child_fn(n);
-		fflush(stdout);
-		_exit(0);
-	}
-	return child;
-}
-
 static void pmutex_child(int n)
 {
 	for (long i = 0; i < n; i++) {
@@ -272,6 +306,8 @@ int main(int argc, char **argv)
 		return psem(n, 0);
 	if (!strcmp(argv[1], "psem-file"))
 		return psem(n, 1);
+	if (!strcmp(argv[1], "eof-at-exit"))
+		return eof_at_exit();
 	if (!strcmp(argv[1], "pmutex"))
 		return pmutex(n);
 	if (!strcmp(argv[1], "pcond"))
