@@ -196,8 +196,9 @@ enum gt_block_kind {
 	GT_BK_SLEEP = 8,       /* sleep family; obj = requested ns (0 = unknown) */
 	GT_BK_FUTEX = 9,       /* syscall(SYS_futex) wait/wake; obj = futex word address */
 	GT_BK_FD = 10,         /* wake only: a pipe/FIFO/socket descriptor closed (stamped before
-				* the close); obj = its kernel key (GT_OBJ_KERNEL).  Readers see
-				* end of file once the last one is closed */
+				* the close, or at a normal process end for each one still open);
+				* obj = its kernel key (GT_OBJ_KERNEL).  Readers see end of file
+				* once the last one is closed */
 	GT_BK_COUNT
 };
 
