@@ -54,6 +54,8 @@ struct mthread {
 	uint64_t sys_obj;       /* its kernel key (capture.h GT_OBJ_KERNEL), 0 = none */
 	int64_t sys_arg;
 	uint32_t sys_nr;
+	uint64_t kobj_waker_fact;  /* model_kernel_objects.c: the fact (number) that ends its
+				    * pending syscall, once known */
 	uint64_t ahead_pos;     /* during a wake: place of its next fact in the lookahead */
 	uint32_t sys_stack;
 	uint32_t sys_p;

@@ -119,39 +119,80 @@ static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t 
 	}
 }
 
-/* Where the event that ends t's pending syscall is: 0 = the record being modelled, i + 1 =
- * lookahead record i; -1 when none does (or t's return is not in the lookahead). */
-static long waker_pos(struct gt_model *m, const struct mthread *t)
+/* Record i of [the record being modelled, then the lookahead], or NULL past the lookahead. */
+static const struct gt_capture_record *at(struct gt_model *m, size_t i, struct gt_capture_record *buf)
 {
+	if (!i)
+		return m->cur;
+	return gt_capture_peek(m->opt.lookahead, i - 1, buf) ? buf : NULL;
+}
+
+/* Where the event that ends t's pending syscall is: 0 = the record being modelled, i + 1 =
+ * lookahead record i; -1 when none does (or t's return is not in the lookahead).  One pass
+ * that keeps the last write and the last close on t's key until t's return says which of
+ * them could end it (a wait4's exits, rarer, are matched in a second pass by pid). */
+static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_end)
+{
+	*found_end = false;
 	/* at its own fact (its return, or a cancellation) nothing is pending any more */
 	if (!m->opt.lookahead || !m->cur || m->cur->rec->thread == t->serial)
 		return -1;
-	/* t's return first: its result says which events could end the wait */
-	struct gt_capture_record r;
+	struct gt_capture_record buf;
+	const struct gt_capture_record *c;
+	long last[KEV_POLL + 1];
+	for (size_t k = 0; k <= KEV_POLL; k++)
+		last[k] = -1;
 	size_t end = 0;
 	for (;; end++) {
-		if (!gt_capture_peek(m->opt.lookahead, end, &r))
+		if (!(c = at(m, end, &buf)))
 			return -1;
-		if (r.rec->thread == t->serial)
-			break;
-	}
-	const struct gt_p_syscall_end *e = r.payload;
-	if (r.rec->type != GT_SYSCALL_END || e->nr != t->sys_nr)
-		return -1;
-	long last = -1;
-	for (size_t i = 0; i <= end; i++) {
-		const struct gt_capture_record *c = m->cur;
-		if (i && gt_capture_peek(m->opt.lookahead, i - 1, &r))
-			c = &r;
-		else if (i)
+		if (end && c->rec->thread == t->serial)
 			break;
 		uint64_t key = 0, pid = 0;
 		enum kev ev = record_event(m, c, &key, &pid);
 		if (ev != KEV_NONE && key == t->sys_obj && c->rec->thread != t->serial &&
-		    c->tsc > t->block_tsc && can_end(t, ev, pid, e->result, e->err))
-			last = (long)i;
+		    c->tsc > t->block_tsc)
+			last[ev] = (long)end;
 	}
-	return last;
+	*found_end = true;
+	const struct gt_p_syscall_end *e = c->payload;
+	if (c->rec->type != GT_SYSCALL_END || e->nr != t->sys_nr)
+		return -1;
+	int64_t result = e->result;
+	int err = e->err;
+	if (syscall_class(t->sys_nr) != KEV_WAIT) {
+		long out = can_end(t, KEV_OUT, 0, result, err) ? last[KEV_OUT] : -1;
+		long cl = can_end(t, KEV_CLOSE, 0, result, err) ? last[KEV_CLOSE] : -1;
+		return out > cl ? out : cl;
+	}
+	long found = -1;
+	for (size_t i = 0; last[KEV_EXIT] >= 0 && i <= (size_t)last[KEV_EXIT]; i++) {
+		uint64_t key = 0, pid = 0;
+		if ((c = at(m, i, &buf)) && record_event(m, c, &key, &pid) == KEV_EXIT &&
+		    key == t->sys_obj && c->rec->thread != t->serial && c->tsc > t->block_tsc &&
+		    can_end(t, KEV_EXIT, pid, result, err))
+			found = (long)i;
+	}
+	return found;
+}
+
+/* waker_scan, once per pending syscall once its return is in view: records are delivered
+ * in lookahead order, so lookahead record i is fact number ctr.facts + 1 + i (the waker is
+ * kept as that number, KOBJ_NONE when none). */
+#define KOBJ_UNKNOWN 0
+#define KOBJ_NONE UINT64_MAX
+static long waker_pos(struct gt_model *m, struct mthread *t)
+{
+	if (t->kobj_waker_fact == KOBJ_UNKNOWN) {
+		bool found_end;
+		long pos = waker_scan(m, t, &found_end);
+		if (!found_end)
+			return pos;
+		t->kobj_waker_fact = pos < 0 ? KOBJ_NONE : m->ctr.facts + (uint64_t)pos;
+	}
+	if (t->kobj_waker_fact == KOBJ_NONE || t->kobj_waker_fact < m->ctr.facts)
+		return -1;
+	return (long)(t->kobj_waker_fact - m->ctr.facts);
 }
 
 uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t)
@@ -198,6 +239,7 @@ void gtm_kobj_syscall_begin(struct gt_model *m, struct mthread *t,
 	t->sys_nr = s->nr;
 	t->sys_arg = s->arg;
 	t->sys_obj = 0;
+	t->kobj_waker_fact = KOBJ_UNKNOWN;
 	gtm_wait_remove(m, t);
 	if (record_event(m, r, &key, &pid) != KEV_NONE)
 		event(m, t, key, ns, gtm_captured_stack(m, s->stack));
