@@ -8,6 +8,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "convert.h"
+#include "follow.h"
 #include "program_check.h"
 #include "trace_set.h"
 
@@ -54,7 +55,8 @@ static const char run_usage[] =
 	"      --stack-depth N     frames per stack, 1 to 128 (default 32)\n"
 	"      --start-delay SEC   start recording SEC seconds after the command starts\n"
 	"      --duration SEC      record for SEC seconds only (default: until it exits)\n"
-	"      --no-follow         do not trace child processes\n"
+	"      --no-follow         trace COMMAND's own process only (across exec), not its\n"
+	"                          children\n"
 	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
 	"                          directory)\n"
 	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"
@@ -63,7 +65,10 @@ static const char run_usage[] =
 	"                          conversion fails\n"
 	"  -h, --help              show this help\n"
 	"\n"
-	"Signals sent to gotrace (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to COMMAND.\n"
+	"gotrace waits for every traced process of the tree, daemons too.  Signals sent to\n"
+	"gotrace (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to COMMAND while it runs;\n"
+	"once it has exited, INT or TERM stops the recording of the processes still running,\n"
+	"writes the trace and leaves them running.\n"
 	"Exit status: COMMAND's (128+N when it died of signal N); 1 when COMMAND succeeded but\n"
 	"the trace could not be written; 125-127 when COMMAND could not be started.\n"
 	"The GOTRACE_* environment variables of libgotrace.so apply too; see the README.\n";
@@ -260,6 +265,57 @@ static bool is_capture_name(const char *name)
 	       strcmp(name + len - 6, ".gtcap") == 0;
 }
 
+/* uid-<n>: the captures of the programs a traced process ran after it became user n
+ * (preload/capture_file.c), in a directory of theirs */
+static bool is_user_dir(const char *dir, const char *name)
+{
+	struct stat st;
+	char path[PATH_MAX];
+	if (strncmp(name, "uid-", 4) != 0 || !name[4] || strspn(name + 4, "0123456789") != strlen(name + 4))
+		return false;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* fn(name) for every capture in dir ("gotrace-...") and in its user directories
+ * ("uid-<n>/gotrace-...", regular files only: those directories are the user's) */
+static void each_capture(const char *dir, void (*fn)(const char *name, void *ctx), void *ctx)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (is_capture_name(e->d_name)) {
+			fn(e->d_name, ctx);
+			continue;
+		}
+		if (!is_user_dir(dir, e->d_name))
+			continue;
+		char sub[PATH_MAX], rel[2 * NAME_MAX + 2];
+		snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+		DIR *u = opendir(sub);
+		struct dirent *f;
+		struct stat st;
+		while (u != NULL && (f = readdir(u)) != NULL) {
+			if (!is_capture_name(f->d_name) ||
+			    fstatat(dirfd(u), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			snprintf(rel, sizeof rel, "%s/%s", e->d_name, f->d_name);
+			fn(rel, ctx);
+		}
+		if (u != NULL)
+			closedir(u);
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+static void add_preexisting(const char *name, void *ctx)
+{
+	struct capture_dir *cd = ctx;
+	cd->preexisting = realloc(cd->preexisting, (cd->n_preexisting + 1) * sizeof *cd->preexisting);
+	cd->preexisting[cd->n_preexisting++] = strdup(name);
+}
+
 static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 {
 	*cd = (struct capture_dir){ 0 };
@@ -272,6 +328,13 @@ static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 			return -1;
 		}
 		cd->created = true;
+		/* others may enter, not list or create: a traced process that becomes another
+		 * user makes uid-<uid> here (0700, that user's) for the programs it then runs;
+		 * every capture stays 0600 */
+		if (chmod(cd->path, 0711) != 0) {
+			fail("cannot set the mode of %s: %s", cd->path, strerror(errno));
+			return -1;
+		}
 		return 0;
 	}
 	if (mkdir(requested, 0777) != 0 && errno != EEXIST) {
@@ -282,17 +345,7 @@ static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 		fail("cannot write into capture directory %s: %s", requested, strerror(errno));
 		return -1;
 	}
-	DIR *d = opendir(cd->path);
-	struct dirent *e;
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (!is_capture_name(e->d_name))
-			continue;
-		cd->preexisting = realloc(cd->preexisting,
-					  (cd->n_preexisting + 1) * sizeof *cd->preexisting);
-		cd->preexisting[cd->n_preexisting++] = strdup(e->d_name);
-	}
-	if (d != NULL)
-		closedir(d);
+	each_capture(cd->path, add_preexisting, cd);
 	return 0;
 }
 
@@ -306,21 +359,7 @@ static bool was_preexisting(const struct capture_dir *cd, const char *name)
 
 /* ---- running the command -------------------------------------------------------------- */
 
-static volatile sig_atomic_t child_pid;
-
-static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2 };
-
-static void forward_signal(int sig, siginfo_t *info, void *uctx)
-{
-	(void)uctx;
-	/* A signal from the terminal (Ctrl-C, hang-up) already reaches the command, which
-	 * shares our process group; only signals sent to gotrace alone are passed on, so
-	 * the command does not get a second SIGINT. */
-	if (info->si_code == SI_KERNEL)
-		return;
-	if (child_pid > 0)
-		kill((pid_t)child_pid, sig);
-}
+static pid_t child_pid;
 
 static void set_env_var(const char *name, const char *value)
 {
@@ -348,8 +387,14 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 	unsetenv("GOTRACE_OUT");
 	if (opt->stacks != NULL)
 		set_env_var("GOTRACE_STACKS", opt->stacks);
-	if (opt->no_follow)
+	if (opt->no_follow) {
+		/* the command's children know they are not it, even those started with its
+		 * environment as it is (popen) */
+		char pid[24];
+		snprintf(pid, sizeof pid, "%d", (int)getpid());
 		set_env_var("GOTRACE_FOLLOW", "0");
+		set_env_var("GOTRACE_ROOT_PID", pid);
+	}
 	if (opt->stack_depth != NULL)
 		set_env_var("GOTRACE_STACK_DEPTH", opt->stack_depth);
 	if (opt->start_delay != NULL)
@@ -366,41 +411,30 @@ static double now_seconds(void)
 }
 
 /* Starts the command; returns its wait status in *status, or an exit status when it could
- * not be started. */
+ * not be started.  Waits for the whole traced tree (follow.c). */
 static int run_command(const struct run_options *opt, const char *path, const char *library,
-		       const char *capture_dir, int *status)
+		       struct capture_dir *cd, struct gt_follow *follow, int *status)
 {
-	sigset_t forwarded, old_mask;
-	struct sigaction sa = { .sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
 	int exec_err_pipe[2];
 
-	sigemptyset(&forwarded);
-	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
-		sigaddset(&forwarded, forwarded_signals[i]);
-	sa.sa_mask = forwarded;
 	if (pipe2(exec_err_pipe, O_CLOEXEC) != 0) {
 		fail("pipe: %s", strerror(errno));
 		return EXIT_GOTRACE_FAILED;
 	}
 	fflush(NULL);
-	/* Signals stay blocked until child_pid is known, so none is lost in between. */
-	sigprocmask(SIG_BLOCK, &forwarded, &old_mask);
-	for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
-		sigaction(forwarded_signals[i], &sa, NULL);
+	/* Signals stay blocked (read by follow) from here on, so none is lost. */
+	if (gt_follow_prepare(follow) != 0)
+		return EXIT_GOTRACE_FAILED;
 
 	pid_t pid = fork();
 	if (pid < 0) {
 		fail("fork: %s", strerror(errno));
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		return EXIT_GOTRACE_FAILED;
 	}
 	if (pid == 0) {
-		struct sigaction dfl = { .sa_handler = SIG_DFL };
-		for (size_t i = 0; i < sizeof forwarded_signals / sizeof *forwarded_signals; i++)
-			sigaction(forwarded_signals[i], &dfl, NULL);
-		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		gt_follow_child(follow);
 		close(exec_err_pipe[0]);
-		prepare_child_env(opt, library, capture_dir);
+		prepare_child_env(opt, library, cd->path);
 		execv(path, opt->command);
 		int err = errno;
 		if (write(exec_err_pipe[1], &err, sizeof err) < 0)
@@ -408,7 +442,6 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 		_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
 	}
 	child_pid = pid;
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(exec_err_pipe[1]);
 
 	int exec_err = 0;
@@ -417,12 +450,9 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 		;
 	close(exec_err_pipe[0]);
 
-	while (waitpid(pid, status, 0) < 0) {
-		if (errno != EINTR) {
-			fail("waitpid: %s", strerror(errno));
-			return EXIT_GOTRACE_FAILED;
-		}
-	}
+	if (gt_follow_wait(follow, pid, cd->path, cd->created, !opt->no_follow, cd->preexisting,
+			   cd->n_preexisting, status) != 0)
+		return EXIT_GOTRACE_FAILED;
 	if (got == (ssize_t)sizeof exec_err) {
 		fail("cannot execute %s: %s", opt->command[0], strerror(exec_err));
 		return exec_err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
@@ -465,7 +495,8 @@ static int convert_capture(const char *capture, const char *output, struct conve
 	char err[512];
 	*r = (struct convert_result){ 0 };
 	if (stat(capture, &st) == 0)
-		r->capture_bytes = (uint64_t)st.st_size;
+		/* what it holds: a capture left unfinished keeps a sparse reserved length */
+		r->capture_bytes = (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
 	struct gt_cli_progress progress;
 	gt_cli_progress_start(&progress, output);
 	copt.progress = gt_cli_progress_update;
@@ -517,29 +548,38 @@ static void *xrealloc(void *p, size_t size)
 	return p;
 }
 
+struct collecting {
+	const struct capture_dir *cd;
+	struct run_captures *rc;
+	uint32_t *file_pid;
+};
+
+static void collect_one(const char *name, void *ctx)
+{
+	struct collecting *c = ctx;
+	struct run_captures *rc = c->rc;
+	if (was_preexisting(c->cd, name))
+		return;
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	rc->paths = xrealloc(rc->paths, (rc->n + 1) * sizeof *rc->paths);
+	c->file_pid = xrealloc(c->file_pid, (rc->n + 1) * sizeof *c->file_pid);
+	size_t len = strlen(c->cd->path) + 1 + strlen(name) + 1;
+	rc->paths[rc->n] = xrealloc(NULL, len);
+	snprintf(rc->paths[rc->n], len, "%s/%s", c->cd->path, name);
+	c->file_pid[rc->n] = (uint32_t)strtoul(base + 8, NULL, 10);
+	rc->n++;
+}
+
 static void collect_captures(const struct capture_dir *cd, pid_t main_pid,
 			     struct run_captures *rc)
 {
-	DIR *d = opendir(cd->path);
-	struct dirent *e;
-	uint32_t *file_pid = NULL;
 	*rc = (struct run_captures){ .main_pid = (uint32_t)main_pid };
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (!is_capture_name(e->d_name) || was_preexisting(cd, e->d_name))
-			continue;
-		rc->paths = xrealloc(rc->paths, (rc->n + 1) * sizeof *rc->paths);
-		file_pid = xrealloc(file_pid, (rc->n + 1) * sizeof *file_pid);
-		size_t len = strlen(cd->path) + 1 + strlen(e->d_name) + 1;
-		rc->paths[rc->n] = xrealloc(NULL, len);
-		snprintf(rc->paths[rc->n], len, "%s/%s", cd->path, e->d_name);
-		file_pid[rc->n] = (uint32_t)strtoul(e->d_name + 8, NULL, 10);
-		rc->n++;
-	}
-	if (d != NULL)
-		closedir(d);
+	struct collecting c = { cd, rc, NULL };
+	each_capture(cd->path, collect_one, &c);
 	rc->img = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *rc->img);
-	gt_trace_images_identify(rc->img, rc->n, (const char *const *)rc->paths, file_pid);
-	free(file_pid);
+	gt_trace_images_identify(rc->img, rc->n, (const char *const *)rc->paths, c.file_pid);
+	free(c.file_pid);
 	if (rc->n > 1)
 		qsort_r(rc->img, rc->n, sizeof *rc->img, by_process, &rc->main_pid);
 }
@@ -556,6 +596,17 @@ static void remove_captures(const struct capture_dir *cd, const struct run_captu
 {
 	for (size_t i = 0; rc != NULL && i < rc->n; i++)
 		unlink(rc->img[i].capture);
+	DIR *d = opendir(cd->path);
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		char sub[PATH_MAX + NAME_MAX + 2];
+		if (!is_user_dir(cd->path, e->d_name))
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", cd->path, e->d_name);
+		rmdir(sub); /* emptied, unless it holds what is not ours */
+	}
+	if (d != NULL)
+		closedir(d);
 	if (cd->created && rmdir(cd->path) != 0)
 		fprintf(stderr, "gotrace: left %s behind: %s\n", cd->path, strerror(errno));
 }
@@ -579,7 +630,8 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 	format_size(r->capture_bytes, size, sizeof size);
 	/* an image its pid left by exec (a later one exists) did not crash: it ended there */
 	fprintf(stderr, "gotrace: %s: %s (pid %u%s), %" PRIu64 " threads, %" PRIu64 " events "
-		"(capture %s, converted in %.2f s)\n", output, cap->command, cap->pid,
+		"(capture %s, converted in %.2f s)\n", output,
+		r->sum.process[0] ? r->sum.process : cap->command, cap->pid,
 		cap->last ? "" : ", then exec'd another program", r->sum.model.threads,
 		r->sum.wire.events, size, r->sum.seconds);
 	if (r->sum.stop.stopped) {
@@ -596,7 +648,10 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 			"skipped%s (details: gotrace convert on the capture)\n", l.dropped,
 			l.repaired, l.damaged_bytes, l.torn_records,
 			r->sum.truncated ? ", capture truncated" : "");
-	if (!cap->finalized && cap->last)
+	if (cap->detached && cap->last)
+		fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends where "
+			"gotrace stopped its recording\n", cap->pid);
+	else if (!cap->finalized && cap->last)
 		fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 			"still running): the trace ends at its last recorded fact\n", cap->pid);
 }
@@ -708,12 +763,13 @@ int gt_cmd_run(int argc, char **argv)
 
 	double started = now_seconds();
 	int status;
-	ret = run_command(&opt, path, library, cd.path, &status);
+	struct gt_follow follow;
+	ret = run_command(&opt, path, library, &cd, &follow, &status);
 	if (ret >= 0) {
 		remove_captures(&cd, NULL);
 		return ret;
 	}
-	double ran = now_seconds() - started;
+	double ran = follow.command_ended - started;
 	char how[128];
 	describe_status(status, how, sizeof how);
 	fprintf(stderr, "gotrace: %s %s after %.2f s\n", opt.command[0], how, ran);
@@ -736,6 +792,7 @@ int gt_cmd_run(int argc, char **argv)
 	for (size_t i = 0; i < cd.n_preexisting; i++)
 		free(cd.preexisting[i]);
 	free(cd.preexisting);
+	gt_follow_end(&follow);
 
 	int command_status = exit_status_of(status);
 	return command_status == 0 && !all_ok ? 1 : command_status;

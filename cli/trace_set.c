@@ -28,6 +28,7 @@ void gt_trace_images_identify(struct gt_trace_image *img, size_t n,
 		img[i].pid = h->pid;
 		img[i].start_ns = h->start_mono_ns;
 		img[i].finalized = (h->flags & GT_FILE_FINALIZED) != 0;
+		img[i].detached = (h->flags & GT_FILE_DETACHED) != 0;
 		gt_capture_close(c);
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -15,6 +15,7 @@ struct gt_trace_image {
 	uint32_t pid;
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when recording began: exec'd images start later */
 	bool finalized;       /* the process ended normally and wrote its end records */
+	bool detached;        /* recording stopped by gotrace run; the process kept running */
 	char command[64];     /* base name of the program, for summaries */
 	uint32_t generation;  /* rank among the images of the same pid, by start time */
 	bool last;            /* the latest image of its pid */

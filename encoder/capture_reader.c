@@ -52,6 +52,7 @@ struct cpu_stream {
 	uint8_t *win;              /* read window: chunk bytes [win_start, win_start + win_len) */
 	size_t win_start, win_len;
 	bool in_garbage;
+	uint64_t unparsed;         /* garbage bytes since the chunk's last record */
 	/* the records read, not yet merged: those that came in order in a FIFO (almost all:
 	 * chunks are installed in write order), the late ones in a binary min-heap */
 	struct heap_item *fifo;    /* ring */
@@ -130,6 +131,12 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
 			return 0;
 		break;
 	}
+	case GT_PROCESS_NAME: {
+		const struct gt_p_process_name *n = (const void *)pl;
+		if (n->cmdline_len > GT_CMDLINE_MAX || sizeof *n + (size_t)n->cmdline_len > plen)
+			return 0;
+		break;
+	}
 	case GT_MODULE: {
 		const struct gt_p_module *m = (const void *)pl;
 		if (m->build_id_len > 64 || m->path_len > GT_PATH_MAX ||
@@ -169,6 +176,7 @@ static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
 		s->end = (size_t)end & ~(size_t)7;
 		s->win_start = s->win_len = 0;
 		s->in_garbage = false;
+		s->unparsed = 0;
 		s->chunk_open = true;
 		return true;
 	}
@@ -243,6 +251,14 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 {
 	for (;;) {
 		if (!s->chunk_open || s->pos >= s->end) {
+			/* A process gotrace stopped lives on (GT_FILE_DETACHED): the end of its
+			 * chunks may hold records being written, payload stored before their
+			 * first word: not committed, hence not damage. */
+			if (s->chunk_open && (c->header.flags & GT_FILE_DETACHED)) {
+				c->stats.bytes_garbage -= s->unparsed;
+				c->stats.bytes_zero += s->unparsed;
+				s->unparsed = 0;
+			}
 			if (!open_next_chunk(c, s))
 				return false;
 			continue;
@@ -270,11 +286,13 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 			    r->nwords <= GT_MAX_RECORD_WORDS) {
 				c->stats.torn_tails++;
 				c->stats.bytes_garbage += avail;
+				s->unparsed += avail;
 				s->pos = s->end;
 				continue;
 			}
 			s->in_garbage = true;
 			c->stats.bytes_garbage += 8;
+			s->unparsed += 8;
 			s->pos += 8;
 			continue;
 		}
@@ -282,6 +300,7 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 			c->stats.resyncs++;
 			s->in_garbage = false;
 		}
+		s->unparsed = 0;
 		uint32_t slot;
 		if (!slot_take(c, len, &slot))
 			return false;
@@ -544,6 +563,14 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 		}
 		if (ch->magic == 0) {
 			c->stats.chunks_unused++;
+			/* A capture left unfinished keeps the length reserved for growth, a hole of
+			 * up to 64 GiB (preload/capture_file.c): go on at the next data. */
+			off_t data = lseek(fd, (off_t)(off + h.chunk_size), SEEK_DATA);
+			size_t next = data < 0 ? c->n_chunks : ((size_t)data - h.header_size) / h.chunk_size;
+			if (next > k + 1 && (data >= 0 || errno == ENXIO)) {
+				c->stats.chunks_unused += next - k - 1;
+				k = next - 1;
+			}
 			continue;
 		}
 		if (ch->magic != GT_CHUNK_MAGIC || ch->cpu >= h.n_cpus) {

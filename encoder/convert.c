@@ -89,6 +89,7 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 			rc = -1;
 		}
 		gt_model_counters(m, &sum->model);
+		memcpy(sum->process, gt_model_process(m)->name, sizeof sum->process);
 		gt_wire_stats(w, &sum->wire);
 	}
 	gt_capture_stats(c, &sum->reader);

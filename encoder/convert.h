@@ -37,6 +37,7 @@ void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t siz
 
 struct gt_convert_summary {
 	uint32_t pid;
+	char process[64];                   /* its name (gt_model_process), "" if unknown */
 	bool truncated;                     /* the capture file was cut short */
 	struct gt_convert_stop stop;
 	struct gt_capture_stats reader;

@@ -151,6 +151,26 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 	t->state = T_DEAD;
 }
 
+/* A thread's name from its THREAD_NAME among the next few records (the recorder writes it
+ * right after THREAD_EXISTING), so that a pre-existing thread is created under it. */
+static void name_ahead(struct gt_model *m, struct mthread *t)
+{
+	struct gt_capture_record next;
+	for (size_t i = 0; i < 16 && m->opt.lookahead && gt_capture_peek(m->opt.lookahead, i, &next);
+	     i++) {
+		if (next.rec->thread != t->serial)
+			continue;
+		if (next.rec->type == GT_THREAD_NAME) {
+			const struct gt_p_thread_name *n = next.payload;
+			size_t len = strnlen(n->name, sizeof n->name);
+			len = len < sizeof t->name - 1 ? len : sizeof t->name - 1;
+			memcpy(t->name, n->name, len);
+			t->name[len] = 0;
+		}
+		return;
+	}
+}
+
 static void fact_existing(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_thread_start *s = r->payload;
@@ -162,6 +182,8 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 		return;
 	}
 	t->start_routine = s->start_routine;
+	if (!t->start_routine && serial != 1)
+		name_ahead(m, t);
 	if (m->prologue_closed) {
 		/* met later by a hook: a live creation where it runs */
 		gtm_fact_thread(m, r, ns, S_UNKNOWN);
@@ -229,6 +251,9 @@ static void fact_name(struct gt_model *m, const struct gt_capture_record *r)
 	if (!t)
 		return;
 	size_t len = strnlen(n->name, sizeof n->name);
+	size_t kept = len < sizeof t->name - 1 ? len : sizeof t->name - 1;
+	memcpy(t->name, n->name, kept);
+	t->name[kept] = 0;
 	/* every thread starts with the process name: it tells nothing, label only real names */
 	if (len == strlen(m->default_name) && !memcmp(n->name, m->default_name, len)) {
 		t->label = 0;
@@ -311,11 +336,26 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 	m->ctr.user_skipped++;
 }
 
+/* The first name recorded gives the comm threads inherit; the last one names the process. */
+static void fact_process_name(struct gt_model *m, const struct gt_capture_record *r)
+{
+	gt_process_name_from_fact(&m->proc, r->payload, r->payload_len);
+	if (!m->proc_named && m->proc.comm[0])
+		memcpy(m->default_name, m->proc.comm, sizeof m->default_name);
+	m->proc_named = true;
+}
+
+const struct gt_process_name *gt_model_process(const struct gt_model *m)
+{
+	return &m->proc;
+}
+
 static bool fact_is_prologue(uint8_t type)
 {
 	switch (type) {
 	case GT_THREAD_EXISTING: case GT_THREAD_NAME: case GT_STACK: case GT_MODULE:
 	case GT_MODULE_UNLOAD: case GT_CLOCK: case GT_NOTICE: case GT_PROCESS:
+	case GT_PROCESS_NAME:
 		return true;
 	default:
 		return false;
@@ -376,6 +416,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 		break;
 	}
 	case GT_USER: fact_user(m, r, ns); break;
+	case GT_PROCESS_NAME: fact_process_name(m, r); break;
 	case GT_MODULE_UNLOAD: case GT_CAPTURE_END:
 		break;
 	default:
@@ -404,13 +445,8 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 		return NULL;
 	}
 	gt_wire_set_stack_id_base(w, SYNTH_STACK_BASE);
-	const char *exe = m->h.exe_path;
-	m->h.exe_path[sizeof m->h.exe_path - 1] = 0;
-	const char *slash = strrchr(exe, '/');
-	const char *base = slash ? slash + 1 : exe;
-	size_t blen = strnlen(base, sizeof m->default_name - 1);
-	memcpy(m->default_name, base, blen);
-	m->default_name[blen] = 0;
+	gt_process_name_from_header(&m->proc, h);
+	memcpy(m->default_name, m->proc.comm, sizeof m->default_name);
 	gt_clock_init(&m->clock, h);
 	return m;
 }

@@ -12,6 +12,7 @@
 
 #include "capture_reader.h"
 #include "gowire.h"
+#include "process_name.h"
 
 struct gt_symbolizer;
 
@@ -66,6 +67,10 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r);
  * corrected by the fit of the clock pairs). */
 uint64_t gt_model_finish(struct gt_model *m);
 void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
+/* The process as its user knows it (process_name.h), from the facts read so far: after
+ * gt_model_finish, the last name it had (its command line after a setproctitle-style
+ * rewrite).  The one function for labelling a process. */
+const struct gt_process_name *gt_model_process(const struct gt_model *m);
 void gt_model_free(struct gt_model *m);
 
 #endif

@@ -43,6 +43,7 @@ struct mthread {
 	uint64_t seq;           /* §2.3 counter */
 	uint64_t dep;           /* tick of the last event concerning this G */
 	uint64_t label;         /* string id of its name, 0 = none */
+	char name[16];          /* its last name, even the inherited one ("" = none) */
 	uint64_t start_routine;
 	uint64_t wait_obj;      /* hash key of the object waited on */
 	uint64_t block_ns;      /* fact time of the block */
@@ -114,7 +115,10 @@ struct gt_model {
 	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
 	const struct gt_capture_record *cur;  /* the fact being modelled */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
-	char default_name[16];      /* the name threads inherit: the executable's, cut to 15 */
+	char default_name[16];      /* the name threads inherit: the first comm recorded, else
+				     * the executable's, cut to 15 */
+	struct gt_process_name proc;  /* the latest name of the process */
+	bool proc_named;            /* a GT_PROCESS_NAME was read */
 	bool seen_fact;
 
 	uint64_t synth_stack[S_COUNT];
@@ -190,6 +194,10 @@ uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);
 uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id);
 void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs);
 uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallback);
+/* The start-routine stack of t: its routine's; for a pre-existing thread (no routine) with a
+ * name of its own (its comm), that name; else the fallback frame. */
+uint64_t gtm_thread_routine_stack(struct gt_model *m, const struct mthread *t,
+				  enum synth fallback);
 void gtm_stacks_finish(struct gt_model *m);
 
 #endif

@@ -92,7 +92,7 @@ void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t seri
 	t->g = serial == 1 ? 1 : m->next_g++;
 	t->seq = 0;
 	t->state = T_RUNNABLE;
-	uint64_t ns = gtm_routine_stack(m, t->start_routine, serial == 1 ? S_MAIN : S_PREEXISTING);
+	uint64_t ns = gtm_thread_routine_stack(m, t, serial == 1 ? S_MAIN : S_PREEXISTING);
 	gtm_emit(m, 0, GT_GO_GO_CREATE, m->t0, t, NULL, t->g, ns, 0);
 	m->ctr.threads++;
 }
@@ -234,7 +234,7 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		t->g = m->next_g++;
 		t->seq = 0;
 		gtm_emit(m, p, GT_GO_GO_CREATE, ns, t, NULL, t->g,
-			 gtm_routine_stack(m, t->start_routine, S_PREEXISTING), 0);
+			 gtm_thread_routine_stack(m, t, S_PREEXISTING), 0);
 		t->state = T_RUNNABLE;
 		m->ctr.threads++;
 	}

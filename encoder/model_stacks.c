@@ -120,6 +120,19 @@ uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallba
 	return id;
 }
 
+uint64_t gtm_thread_routine_stack(struct gt_model *m, const struct mthread *t,
+				  enum synth fallback)
+{
+	size_t len = strnlen(t->name, sizeof t->name);
+	if (t->start_routine || fallback != S_PREEXISTING || !len ||
+	    strcmp(t->name, m->default_name) == 0)
+		return gtm_routine_stack(m, t->start_routine, fallback);
+	/* one frame per name, at a PC of its own past the synthetic ones */
+	uint64_t name_id = gt_wire_string(m->w, t->name, len);
+	struct gt_wire_frame f = {SYNTH_PC_BASE + S_COUNT + 1 + name_id, t->name, "[gotrace]", 0};
+	return gt_wire_stack(m->w, &f, 1);
+}
+
 /* Referenced stacks whose definition was lost get one synthetic frame. */
 void gtm_stacks_finish(struct gt_model *m)
 {

@@ -9,12 +9,16 @@
 
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 struct gt_file_header *gt_header;
+union gt_header_page gt_header_page __attribute__((aligned(4096)));
 char gt_capture_path[GT_PATH_MAX];
 _Atomic uint64_t gt_dropped;
 _Atomic uint64_t gt_dropped_reported;
@@ -29,7 +33,10 @@ struct gt_slot gt_slots[GT_MAX_CPUS] __attribute__((aligned(4096)));
 /* The program never sees a descriptor of ours: the capture is opened by its absolute path
  * only while it grows (or is trimmed), under the growth lock, and closed again, so the
  * program's descriptor numbers, RLIMIT_NOFILE, /proc/self/fd, close/dup2/closefrom and exec'd
- * children are as untraced.  fstat identity proves each reopened descriptor is the capture. */
+ * children are as untraced.  fstat identity proves each reopened descriptor is the capture.
+ * When it cannot be opened again (the process dropped privileges, or holds RLIMIT_NOFILE
+ * descriptors), the file's reserved length backs the growth through the mapping alone
+ * (back_unopened). */
 static int gt_fd = -1;               /* >= 0 from capture_fd_open to capture_fd_close */
 static uint64_t gt_file_dev, gt_file_ino;
 static struct stat gt_stat;          /* used under the growth lock: off the program's stack */
@@ -45,6 +52,7 @@ static uint64_t gt_n_windows;
 static uint64_t gt_window_chunks;    /* chunks per window */
 static uint64_t gt_map_bytes;        /* the most the file may grow to */
 static uint64_t gt_file_bytes;       /* allocated length of the file */
+static uint64_t gt_reserved;         /* its length: sparse beyond gt_file_bytes */
 static uint64_t gt_max_chunks;
 static int gt_truncated;             /* the file was trimmed: no chunk may be opened */
 static _Atomic uint64_t gt_last_clock_tsc;
@@ -70,26 +78,42 @@ void gt_slots_full(void)
 		gt_store(&gt_slots[i].off, 0);
 }
 
-/* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
- * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
- * mapping. */
-static long allocate_to(uint64_t len)
+/* nr(capture, a, b, c): RLIMIT_FSIZE raises SIGXFSZ, held back so that the program is not
+ * killed for our file (and a SIGXFSZ we caused does not stay pending for it). */
+static long file_call(long nr, long a, long b, long c)
 {
-	/* RLIMIT_FSIZE raises SIGXFSZ: block it so the program is not killed for our file. */
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGXFSZ);
 	gt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
-	long r = gt_sys4(SYS_fallocate, gt_fd, 0, (long)gt_file_bytes, (long)(len - gt_file_bytes));
-	if (r == -EOPNOTSUPP || r == -ENOSYS)
-		r = gt_sys2(SYS_ftruncate, gt_fd, (long)len);
+	long r = gt_sys4(nr, gt_fd, a, b, c);
 	if (r < 0) {
-		/* A SIGXFSZ we caused must not stay pending for the program. */
 		siginfo_t si;
 		struct timespec zero = {0, 0};
 		gt_sys4(SYS_rt_sigtimedwait, &block, &si, &zero, sizeof(long));
 	}
 	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(long));
+	return r;
+}
+
+/* Within the reserved length the kernel checks no RLIMIT_FSIZE: the program's limit holds
+ * for our file as it did when every growth extended it. */
+static int over_fsize(uint64_t len)
+{
+	struct rlimit fsize;
+	return gt_sys4(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &fsize) == 0 && len > fsize.rlim_cur;
+}
+
+/* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
+ * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
+ * mapping. */
+static long allocate_to(uint64_t len)
+{
+	if (over_fsize(len))
+		return -EFBIG;
+	long r = file_call(SYS_fallocate, 0, (long)gt_file_bytes, (long)(len - gt_file_bytes));
+	if (r == -EOPNOTSUPP || r == -ENOSYS) /* blocks at the first store, as sparse files do */
+		r = len <= gt_reserved ? 0 : file_call(SYS_ftruncate, (long)len, 0, 0);
 	if (r >= 0)
 		gt_file_bytes = len;
 	return r;
@@ -148,6 +172,64 @@ static int map_window(uint64_t w)
 	return 0;
 }
 
+/* Window w mapped without a descriptor: a length-0 mremap of a shared mapping maps the same
+ * file pages again, here window w-1 and w, of which w is kept. */
+static int dup_window(uint64_t w)
+{
+	uint64_t bytes = gt_window_chunks * gt_chunk_size;
+	long r = gt_sys((long)SYS_mremap, (long)gt_windows[w - 1], 0, (long)(2 * bytes), MREMAP_MAYMOVE, 0, 0);
+	if (r < 0 && r > -4096)
+		return (int)-r;
+	gt_sys2(SYS_munmap, r, bytes);
+	gt_windows[w] = (char *)r + bytes;
+	gt_n_windows = w + 1;
+	return 0;
+}
+
+/* The capture is there but this process may not open it: it changed its credentials, or
+ * holds every descriptor RLIMIT_NOFILE allows (another file at its path, or none, stops the
+ * recording as before). */
+static int unopenable(int err)
+{
+	return err == EACCES || err == EPERM || err == EMFILE || err == ENFILE;
+}
+
+/* The file backed up to len bytes and mapped up to window w when the capture cannot be opened
+ * again (e says why): within the length reserved at creation, the windows are duplicated
+ * from the last one and MADV_POPULATE_WRITE gives the new pages their blocks, failing
+ * (EFAULT) where a store would raise SIGBUS: a full disk or quota stops the recording
+ * instead.  Kernels before 5.14 lack it (EINVAL): recording stops as it did without. */
+static int back_unopened(uint64_t len, uint64_t w, struct gt_file_error *e)
+{
+	if (len > gt_reserved)
+		return -1;
+	if (len > gt_file_bytes && over_fsize(len)) {
+		*e = (struct gt_file_error){"the capture file could not grow: ", EFBIG};
+		return -1;
+	}
+	int err = 0;
+	while (!err && gt_n_windows <= w)
+		err = dup_window(gt_n_windows);
+	if (err) {
+		*e = (struct gt_file_error){"cannot map the capture: ", err};
+		return -1;
+	}
+	uint64_t bytes = gt_window_chunks * gt_chunk_size;
+	for (uint64_t at = gt_file_bytes; at < len && !err;) {
+		uint64_t k = (at - GT_FILE_HEADER_SIZE) / bytes;
+		uint64_t end = GT_FILE_HEADER_SIZE + (k + 1) * bytes;
+		end = end < len ? end : len;
+		long r = gt_sys3(SYS_madvise, gt_windows[k] + (at - GT_FILE_HEADER_SIZE) % bytes,
+				 end - at, 23 /* MADV_POPULATE_WRITE */);
+		if (r == -EFAULT)
+			*e = (struct gt_file_error){"the capture file could not grow: ", ENOSPC};
+		if (r < 0)
+			return -1;
+		gt_file_bytes = at = end;
+	}
+	return 0;
+}
+
 /* Chunks 0..n-1 backed by the file and mapped (under the growth lock).  The descriptor is
  * needed once per growth step or window, not per chunk. */
 static int back_chunks(uint64_t n, struct gt_file_error *e)
@@ -160,7 +242,7 @@ static int back_chunks(uint64_t n, struct gt_file_error *e)
 	/* EBADF: a thread of the program closed every descriptor meanwhile; open it once more */
 	for (int attempt = 0; attempt < 2 && err == EBADF; attempt++) {
 		if (capture_fd_open(e) < 0)
-			return -1;
+			return unopenable(e->err) ? back_unopened(need, w, e) : -1;
 		err = grow_file(need);
 		while (!err && gt_n_windows <= w)
 			err = map_window(gt_n_windows);
@@ -184,12 +266,14 @@ static uint64_t *last_page_chunk(uint64_t tsc)
 	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
 	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_chunk_size;
 	struct gt_file_error e;
-	int ok = !gt_truncated && k < gt_max_chunks && at == gt_file_bytes && capture_fd_open(&e) == 0;
-	if (ok) {
+	int ok = !gt_truncated && k < gt_max_chunks && at == gt_file_bytes;
+	if (ok && capture_fd_open(&e) == 0) {
 		ok = allocate_to(at + 4096) >= 0;
 		while (ok && gt_n_windows <= k / gt_window_chunks)
 			ok = !map_window(gt_n_windows);
 		capture_fd_close();
+	} else if (ok) {
+		ok = unopenable(e.err) && back_unopened(at + 4096, k / gt_window_chunks, &e) == 0;
 	}
 	if (!ok) {
 		unlock_growth();
@@ -369,19 +453,29 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 
 /* ---- creation ----------------------------------------------------------------------- */
 
-static int open_capture(void)
+/* <capture dir>/uid-<uid> into buf: its length */
+static size_t user_dir(char *buf, size_t cap, uint64_t uid)
 {
 	char num[24];
-	char *path = gt_capture_path;
-	size_t cap = sizeof gt_capture_path;
-	uint64_t pid = (uint64_t)gt_sys0(SYS_getpid);
+	size_t n = 0;
+	buf[0] = 0;
+	if (gt_cfg.capture_dir[0]) {
+		n = gt_append(buf, n, cap, gt_cfg.capture_dir);
+		n = gt_append(buf, n, cap, "/");
+	}
+	num[gt_fmt_u64(num, uid)] = 0;
+	n = gt_append(buf, n, cap, "uid-");
+	return gt_append(buf, n, cap, num);
+}
+
+/* gotrace-<pid>[-<n>].gtcap created in the directory path[0..n): the descriptor or -errno
+ * (-EEXIST: every name taken) */
+static long create_in(char *path, size_t dir_len, size_t cap, uint64_t pid)
+{
+	char num[24];
 	for (unsigned attempt = 0; attempt < 100; attempt++) {
-		size_t n = 0;
-		path[0] = 0;
-		if (gt_cfg.capture_dir[0]) {
-			n = gt_append(path, n, cap, gt_cfg.capture_dir);
-			n = gt_append(path, n, cap, "/");
-		}
+		size_t n = dir_len;
+		path[n] = 0;
 		n = gt_append(path, n, cap, "gotrace-");
 		num[gt_fmt_u64(num, pid)] = 0;
 		n = gt_append(path, n, cap, num);
@@ -394,16 +488,69 @@ static int open_capture(void)
 		gt_append(path, n, cap, ".gtcap");
 		long fd = gt_sys4(SYS_openat, AT_FDCWD, path,
 				  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd >= 0)
-			return (int)fd;
-		if (fd != -EEXIST) {
-			gt_warn_err("cannot create the capture ", path, (int)-fd,
-				    "; tracing disabled, the program continues");
-			return -1;
+		if (fd != -EEXIST)
+			return fd;
+	}
+	return -EEXIST;
+}
+
+static int open_capture(void)
+{
+	static char in_user_dir[GT_PATH_MAX];
+	char *path = gt_capture_path;
+	size_t cap = sizeof gt_capture_path, n = 0;
+	uint64_t pid = (uint64_t)gt_sys0(SYS_getpid);
+	path[0] = 0;
+	if (gt_cfg.capture_dir[0]) {
+		n = gt_append(path, n, cap, gt_cfg.capture_dir);
+		n = gt_append(path, n, cap, "/");
+	}
+	long fd = create_in(path, n, cap, pid);
+	if (fd == -EACCES || fd == -EPERM) {
+		/* a program run by a process that became this user (exec or fork after a
+		 * privilege drop): the directory made for the user then (gt_capture_user_dir) */
+		n = user_dir(in_user_dir, sizeof in_user_dir, (uint64_t)gt_sys0(SYS_geteuid));
+		n = gt_append(in_user_dir, n, sizeof in_user_dir, "/");
+		long fd2 = create_in(in_user_dir, n, sizeof in_user_dir, pid);
+		if (fd2 >= 0 || fd2 == -EEXIST) {
+			fd = fd2;
+			memcpy(path, in_user_dir, sizeof in_user_dir);
 		}
 	}
-	gt_warn("cannot create the capture: too many files named ", path, "; tracing disabled");
+	if (fd >= 0)
+		return (int)fd;
+	/* a traced process's child after its run ended (gotrace removed the directory, having
+	 * stopped recording in the daemons it left running): untraced, silently */
+	if (fd == -ENOENT && !gt_cfg.is_root)
+		return -1;
+	if (fd == -EEXIST)
+		gt_warn("cannot create the capture: too many files named ", path, "; tracing disabled");
+	else
+		gt_warn_err("cannot create the capture ", path, (int)-fd,
+			    "; tracing disabled, the program continues");
 	return -1;
+}
+
+int64_t gt_capture_user_dir(uint32_t uid)
+{
+	static char path[GT_PATH_MAX];
+	static struct stat st;
+	static _Atomic int busy; /* the buffers above: a second caller meanwhile passes (no lock a
+				  * signal handler could wait on) */
+	if (uid == (uint32_t)-1 || uid == (uint32_t)gt_sys0(SYS_geteuid) || atomic_exchange(&busy, 1))
+		return uid;
+	const char *dir = gt_cfg.capture_dir[0] ? gt_cfg.capture_dir : ".";
+	/* others may enter but not create (gotrace run's 0711): else the user can create there
+	 * already, or nothing of that user's could reach a directory inside */
+	if (gt_sys4(SYS_newfstatat, AT_FDCWD, dir, &st, 0) == 0 && (st.st_mode & S_IXOTH) &&
+	    !(st.st_mode & S_IWOTH)) {
+		user_dir(path, sizeof path, uid);
+		if (gt_sys3(SYS_mkdirat, AT_FDCWD, path, 0700) == 0 &&
+		    gt_sys(SYS_fchownat, AT_FDCWD, (long)path, uid, -1, AT_SYMLINK_NOFOLLOW, 0) < 0)
+			gt_sys3(SYS_unlinkat, AT_FDCWD, path, AT_REMOVEDIR); /* not ours to give */
+	}
+	atomic_store_explicit(&busy, 0, memory_order_release);
+	return uid;
 }
 
 static void read_small_file(const char *path, char *buf, size_t cap, int nul_to_space)
@@ -422,6 +569,23 @@ static void read_small_file(const char *path, char *buf, size_t cap, int nul_to_
 			if (!buf[i])
 				buf[i] = ' ';
 	}
+}
+
+/* Field 22 of /proc/self/stat, after the command in parentheses (which may hold spaces). */
+static uint64_t proc_start_ticks(void)
+{
+	char stat[1024];
+	read_small_file("/proc/self/stat", stat, sizeof stat, 0);
+	const char *p = stat;
+	for (const char *q = stat; *q; q++)
+		if (*q == ')')
+			p = q + 1;
+	for (int spaces = 0; *p && spaces < 20;) /* field 3 follows the first space */
+		spaces += *p++ == ' ';
+	uint64_t v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return v;
 }
 
 static void fill_header(void)
@@ -458,7 +622,8 @@ static void fill_header(void)
 	h->start_real_ns = gt_real_ns();
 	h->stack_mode = gt_stack_mode;
 	h->stack_depth = gt_cfg.stack_depth;
-	h->flags = gt_clock_tsc ? 0 : GT_FILE_TSC_UNRELIABLE;
+	h->flags = (gt_clock_tsc ? 0 : GT_FILE_TSC_UNRELIABLE) |
+		   (h == &gt_header_page.h ? GT_FILE_STOP_WORD : 0);
 #if defined(__x86_64__)
 	h->arch = GT_ARCH_X86_64;
 #else
@@ -469,7 +634,46 @@ static void fill_header(void)
 	long n = gt_sys4(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", h->exe_path, GT_PATH_MAX - 1);
 	h->exe_path[n > 0 ? n : 0] = 0;
 	read_small_file("/proc/self/cmdline", h->cmdline, sizeof h->cmdline, 1);
+	h->proc_start_ticks = proc_start_ticks();
 	gt_store(&gt_last_clock_tsc, h->start_tsc);
+}
+
+/* The header over gt_header_page (fastpath.h); elsewhere when the fixed mapping is refused
+ * (pages larger than 4 KiB): recording works, gotrace cannot stop the process. */
+static long map_header(int fd)
+{
+	long r = gt_sys((long)SYS_mmap, (long)&gt_header_page, GT_FILE_HEADER_SIZE,
+			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (r < 0 && r > -4096)
+		r = gt_sys((long)SYS_mmap, 0, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return r;
+}
+
+/* gt_header_page is read by every reservation: it becomes zeroed memory again, never a hole */
+static void unmap_header(void *hdr)
+{
+	if (hdr == &gt_header_page)
+		gt_sys((long)SYS_mmap, (long)hdr, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	else
+		gt_sys2(SYS_munmap, hdr, GT_FILE_HEADER_SIZE);
+}
+
+/* File systems known to extend a file without writing zeros (vfat, exfat and some FUSE file
+ * systems would write the whole reserved length): the others get no reserved length. */
+static int sparse_files(int fd)
+{
+	struct statfs fs;
+	if (gt_sys2(SYS_fstatfs, fd, &fs) < 0)
+		return 0;
+	switch ((unsigned long)fs.f_type) {
+	case EXT4_SUPER_MAGIC: case XFS_SUPER_MAGIC: case BTRFS_SUPER_MAGIC: case TMPFS_MAGIC:
+	case F2FS_SUPER_MAGIC: case OVERLAYFS_SUPER_MAGIC: case NFS_SUPER_MAGIC:
+	case 0x2FC12FC1 /* zfs */: case 0xCA451A4E /* bcachefs */:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 int gt_capture_create(struct gt_file_error *e)
@@ -495,7 +699,7 @@ int gt_capture_create(struct gt_file_error *e)
 		gt_max_chunks = GT_MAX_WINDOWS * gt_window_chunks;
 	gt_map_bytes = GT_FILE_HEADER_SIZE + gt_max_chunks * gt_chunk_size;
 	if (hdr == 0)
-		hdr = gt_sys((long)SYS_mmap, 0, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		hdr = map_header(fd);
 	if (hdr < 0 && hdr > -4096) {
 		capture_fd_close();
 		*e = (struct gt_file_error){"cannot map the capture: ", (int)-hdr};
@@ -509,9 +713,14 @@ int gt_capture_create(struct gt_file_error *e)
 		*e = (struct gt_file_error){"the capture file could not grow: ", err};
 	else if ((err = map_window(0)))
 		*e = (struct gt_file_error){"cannot map the capture: ", err};
+	/* The most the file may grow to, as a length without blocks: what it grows into when it
+	 * cannot be opened again (back_unopened).  The final trim cuts it. */
+	gt_reserved = gt_file_bytes;
+	if (!err && sparse_files(fd) && file_call(SYS_ftruncate, (long)gt_map_bytes, 0, 0) == 0)
+		gt_reserved = gt_map_bytes;
 	capture_fd_close();
 	if (err) {
-		gt_sys2(SYS_munmap, hdr, GT_FILE_HEADER_SIZE);
+		unmap_header((void *)hdr);
 		return -1;
 	}
 	gt_header = (struct gt_file_header *)hdr;
@@ -530,7 +739,7 @@ void gt_capture_trim(void)
 	if (len > gt_file_bytes) /* a last chunk of one page (last_page_chunk) */
 		len = gt_file_bytes;
 	struct gt_file_error e;
-	if (len != gt_file_bytes && capture_fd_open(&e) == 0) {
+	if (len != (gt_reserved > gt_file_bytes ? gt_reserved : gt_file_bytes) && capture_fd_open(&e) == 0) {
 		gt_sys2(SYS_ftruncate, gt_fd, (long)len);
 		capture_fd_close();
 	}
@@ -541,7 +750,7 @@ void gt_capture_forget(void)
 {
 	gt_slots_full();
 	if (gt_header) {
-		gt_sys2(SYS_munmap, gt_header, GT_FILE_HEADER_SIZE);
+		unmap_header(gt_header);
 		gt_header = NULL;
 	}
 	for (uint64_t w = 0; w < gt_n_windows; w++)

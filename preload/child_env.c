@@ -3,6 +3,7 @@
  * environment without it, or stripped (GOTRACE_FOLLOW=0). */
 #include "child_env.h"
 #include "config.h"
+#include "lifecycle.h"
 #include "modules.h"
 
 #include <stdlib.h>
@@ -80,6 +81,26 @@ static int replaced(const char *entry)
 			return our_value(gt_env_names[k], entry + nl + 1) != NULL;
 	}
 	return 0;
+}
+
+/* Whether the process's next image stays traced: not after gotrace detached it, and under
+ * GOTRACE_FOLLOW=0 only in the first traced process (--no-follow traces the command across
+ * exec; a child made without fork() shares its memory, hence the pid). */
+int gt_follow_exec(void)
+{
+	if (gt_load(&gt_state) == GT_ST_DETACHED)
+		return 0;
+	if (gt_cfg.follow)
+		return 1;
+	char pid[24];
+	pid[gt_fmt_u64(pid, (uint64_t)gt_sys0(SYS_getpid))] = 0;
+	return !strcmp(pid, gt_cfg.root_pid);
+}
+
+/* Whether a spawned child (posix_spawn, system) is traced. */
+int gt_follow_spawn(void)
+{
+	return gt_cfg.follow && gt_load(&gt_state) != GT_ST_DETACHED;
 }
 
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,

@@ -14,4 +14,8 @@
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
 		    size_t nscratch) GT_HIDDEN;
 
+/* the follow argument for an exec (the process's next image) and for a spawned child */
+int gt_follow_exec(void) GT_HIDDEN;
+int gt_follow_spawn(void) GT_HIDDEN;
+
 #endif

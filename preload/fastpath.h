@@ -88,7 +88,24 @@ extern struct gt_chunk_header gt_full_chunk GT_HIDDEN;
 GT_INLINE char *gt_slot_chunk(uintptr_t off) { return (char *)&gt_full_chunk + off; }
 GT_INLINE uintptr_t gt_slot_off(const char *chunk) { return (uintptr_t)(chunk - (char *)&gt_full_chunk); }
 extern uint32_t gt_chunk_size GT_HIDDEN;
-extern uint64_t gt_stop_tsc GT_HIDDEN;       /* facts at or after this go to the slow path */
+
+/* The capture's header page is mapped (MAP_FIXED) over this page-aligned variable
+ * (capture_file.c), so its stop word is read at a fixed address like any global, and gotrace
+ * can stop a process without signalling it by writing the stop word of its capture.
+ * Before a capture exists (and where the fixed mapping is refused) it is plain memory. */
+union gt_header_page {
+	struct gt_file_header h;
+	char bytes[GT_FILE_HEADER_SIZE];
+};
+extern union gt_header_page gt_header_page GT_HIDDEN;
+
+/* facts stamped at or after this go to the slow path (capture.h: stop_at_tsc).  A plain
+ * load, which the compare takes as its memory operand (an atomic one costs a mov more); each
+ * hook reads it afresh, a stop from gotrace is seen by the next fact. */
+GT_INLINE uint64_t gt_stop_tsc(void)
+{
+	return gt_header_page.h.stop_at_tsc;
+}
 
 uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc) GT_HIDDEN GT_NOINLINE;
 /* the same on a stack of the tracer's (stacks.c): the program's lends a hook little */
@@ -99,7 +116,7 @@ GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
-	if (GT_UNLIKELY(off + nbytes > gt_chunk_size || tsc >= gt_stop_tsc))
+	if (GT_UNLIKELY(off + nbytes > gt_chunk_size || tsc >= gt_stop_tsc()))
 		return gt_reserve_slow_offstack(cpu, nbytes, tsc);
 	return (uint64_t *)(chunk + off);
 }

@@ -2,6 +2,7 @@
  * the real call, GT_SYSCALL_END (result and errno), errno preserved.  The plain ones are
  * generated from GT_SYSCALL_HOOKS; open (variadic), fcntl (only its waiting locks) and
  * syscall(SYS_futex) are written out. */
+#include "capture_file.h"
 #include "facts.h"
 #include "hooks.def"
 #include "stacks.h"
@@ -222,6 +223,20 @@ static long unw_validate(uintptr_t addr)
 	return 1;
 }
 
+/* a raw credential change (of the calling thread alone): the capture is made before it, as
+ * by the hooks of libc's wrappers (hooks.def, GT_CRED_HOOKS) */
+static int credential_nr(long nr)
+{
+	switch (nr) {
+	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
+	case SYS_setresuid: case SYS_setresgid: case SYS_setfsuid: case SYS_setfsgid:
+	case SYS_setgroups: case SYS_capset:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /* ---- syscall(SYS_futex, ...): waits block on the futex word, wakes release it ---------- */
 
 GT_EXPORT long syscall(long nr, ...)
@@ -236,6 +251,12 @@ GT_EXPORT long syscall(long nr, ...)
 	if (GT_UNLIKELY(nr == SYS_write && (int)a0 == GT_UNW_PIPE_W && gt_tls.busy))
 		return unw_validate((uintptr_t)a1);
 	struct gt_tls *t;
+	if (GT_UNLIKELY(credential_nr(nr))) {
+		int saved = errno;
+		if (gt_enter() && (nr == SYS_setuid || nr == SYS_setreuid || nr == SYS_setresuid))
+			gt_capture_user_dir((uint32_t)(nr == SYS_setuid ? a0 : a1));
+		errno = saved;
+	}
 	if (nr != SYS_futex || !(t = gt_enter()))
 		return GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);
 	uint64_t word = (uint64_t)a0;

@@ -3,7 +3,9 @@
  * A fork child gets its own capture (the atfork handler resets the tracer; the capture is
  * created by the child's first fact, so a child that only execs writes none).  exec'd
  * programs stay traced (LD_PRELOAD kept, or put back when the program passes an
- * environment without it) unless GOTRACE_FOLLOW=0, which strips libgotrace.so from it. */
+ * environment without it); GOTRACE_FOLLOW=0 strips libgotrace.so from what children run
+ * (the first traced process's own exec'd images stay traced), and so does a process gotrace
+ * detached (child_env.c). */
 #include "child_env.h"
 #include "config.h"
 #include "facts.h"
@@ -144,7 +146,7 @@ static int spawn_common(int (*real)(pid_t *, const char *, const posix_spawn_fil
 {
 	char *envbuf[GT_ENV_SLOTS];
 	char scratch[GT_ENV_SCRATCH];
-	char **env = envp ? gt_child_env(envp, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch)
+	char **env = envp ? gt_child_env(envp, gt_follow_spawn(), envbuf, GT_ENV_SLOTS, scratch, sizeof scratch)
 			  : NULL;
 	struct gt_tls *t = gt_enter();
 	unsigned cpu = 0;
@@ -201,7 +203,7 @@ static int exec_common(enum exec_how how, const char *file, int fd, char *const 
 {
 	char *envbuf[GT_ENV_SLOTS];
 	char scratch[GT_ENV_SCRATCH];
-	char **env = gt_child_env(envp, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
+	char **env = gt_child_env(envp, gt_follow_exec(), envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
 	struct gt_tls *t = exec_before();
 	int r;
 	if (how == EXEC_PATH)
@@ -369,7 +371,7 @@ static int run_system(const char *cmd)
 {
 	char *envbuf[GT_ENV_SLOTS];
 	char scratch[GT_ENV_SCRATCH];
-	char **env = gt_child_env(environ, gt_cfg.follow, envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
+	char **env = gt_child_env(environ, gt_follow_spawn(), envbuf, GT_ENV_SLOTS, scratch, sizeof scratch);
 	return env == environ ? GT_REAL(system)(cmd) : shell_spawn(cmd, env);
 }
 

@@ -3,6 +3,7 @@
 #include "facts.h"
 #include "hooks.def"
 #include "lifecycle.h"
+#include "proc_name.h"
 #include "stacks.h"
 
 #include <stdarg.h>
@@ -117,6 +118,7 @@ GT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	if (r == 0) {
 		struct gt_p_thread_new p = {.child = serial, .stack = stack, .start_routine = (uint64_t)(uintptr_t)fn};
 		gt_emit(t->serial, GT_THREAD_NEW, 0, tsc, cpu, &p, sizeof p);
+		gt_proc_name_emit(GT_NAME_THREAD); /* a setproctitle since the last one shows */
 	} else
 		start_free(s);
 	return r;

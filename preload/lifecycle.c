@@ -10,12 +10,12 @@
 #include "facts.h"
 #include "hooks.def"
 #include "modules.h"
+#include "proc_name.h"
 #include "stacks.h"
 
 _Atomic int gt_enabled = 1;
 _Atomic int gt_state = GT_ST_UNINIT;
 _Atomic uint32_t gt_epoch = 1;
-uint64_t gt_stop_tsc = UINT64_MAX;
 __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
 static uint64_t gt_start_deadline;   /* DELAYED -> RECORDING at this timestamp */
@@ -27,12 +27,40 @@ static union {
 	char page[4096]; /* the whole page: nothing else may share it */
 } gt_owner __attribute__((aligned(4096)));
 
+/* gotrace asked this process to stop recording and go on untraced (capture.h:
+ * GT_FILE_DETACHED): the capture is gotrace's from now on, maybe already converted and
+ * removed, so nothing more is written to it or said about it. */
+static int detach_requested(void)
+{
+	return gt_header && (gt_load((_Atomic uint32_t *)&gt_header->flags) & GT_FILE_DETACHED);
+}
+
+static void detach(void)
+{
+	gt_store(&gt_state, GT_ST_DETACHED);
+	gt_store(&gt_enabled, 0);
+	gt_slots_full();
+}
+
+/* The stop word (fastpath.h), written so that a stop gotrace wrote meanwhile is kept: with
+ * its flag set first and these stores sequentially consistent, one of the two sees the other. */
+static void set_stop_tsc(uint64_t tsc)
+{
+	atomic_store((_Atomic uint64_t *)&gt_header_page.h.stop_at_tsc, tsc);
+	if (detach_requested())
+		atomic_store((_Atomic uint64_t *)&gt_header_page.h.stop_at_tsc, 0);
+}
+
 /* Recording cannot go on: say so once, keep every committed fact, let the program run.  When
  * the capture exists (it could not grow), hooks keep entering without taking stacks, so that
  * the slow path counts every fact met after the stop into the header. */
 static void gt_fail(const char *what, int err)
 {
 	char eb[32];
+	if (detach_requested()) { /* the file is gotrace's now: it may be gone */
+		detach();
+		return;
+	}
 	int st = gt_load(&gt_state);
 	do { /* once, whichever thread meets the full file first */
 		if (st == GT_ST_FAILED)
@@ -101,13 +129,19 @@ uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 		gt_init();
 		break;
 	case GT_ST_DELAYED:
-		if (tsc >= gt_start_deadline && owns_capture(0))
+		if (detach_requested() && owns_capture(1))
+			detach();
+		else if (tsc >= gt_start_deadline && owns_capture(0))
 			start_recording();
 		break;
 	case GT_ST_RECORDING:
 		if (!owns_capture(1))
 			break;
-		if (tsc >= gt_stop_tsc) {
+		if (tsc >= gt_stop_tsc() && detach_requested()) {
+			detach();
+			break;
+		}
+		if (tsc >= gt_stop_tsc()) {
 			stop_recording(0);
 			break;
 		}
@@ -206,6 +240,14 @@ int gt_init(void)
 		gt_image_ready = 1;
 	}
 	gt_chunk_size = gt_cfg.chunk_size;
+	/* GOTRACE_FOLLOW=0: a child that got the program's environment as it was (popen) knows
+	 * it is one from GOTRACE_ROOT_PID (gotrace run --no-follow sets it) and stays untraced */
+	if (!gt_cfg.follow && !gt_cfg.is_root) {
+		gt_store(&gt_state, GT_ST_FAILED);
+		gt_store(&gt_enabled, 0);
+		t->busy = was_busy;
+		return 0;
+	}
 
 	struct gt_file_error e;
 	if (gt_capture_create(&e) < 0) {
@@ -222,7 +264,7 @@ int gt_init(void)
 	gt_store(&gt_owner.pid, (pid_t)gt_header->pid);
 	uint64_t start = gt_header->start_tsc;
 	gt_start_deadline = start + ns_to_ticks(gt_cfg.start_delay_ns);
-	gt_stop_tsc = gt_cfg.duration_ns ? gt_start_deadline + ns_to_ticks(gt_cfg.duration_ns) : UINT64_MAX;
+	set_stop_tsc(gt_cfg.duration_ns ? gt_start_deadline + ns_to_ticks(gt_cfg.duration_ns) : UINT64_MAX);
 
 	if (gt_cfg.start_delay_ns) {
 		gt_store(&gt_state, GT_ST_DELAYED);
@@ -239,6 +281,7 @@ int gt_init(void)
 	if (r)
 		gt_write_clock(r);
 	gt_modules_emit_all();
+	gt_proc_name_emit(GT_NAME_START);
 	gt_store(&gt_state, st);
 	t->busy = was_busy;
 	return 1;
@@ -251,17 +294,28 @@ static void after_fork_child(void)
 	gt_capture_forget();
 	gt_cfg.is_root = 0;
 	gt_store(&gt_next_serial, 2);
-	gt_stop_tsc = UINT64_MAX;
 	gt_waiters_reset();
 	gt_threads_reset();
 	gt_stacks_reset();
 	gt_modules_reset();
 	gt_losses_reset();
+	gt_proc_name_reset();
 	struct gt_tls *t = &gt_tls;
 	t->serial = 0;
 	t->epoch = 0;
 	t->pending = GT_PENDING_NONE;
 	atomic_fetch_add(&gt_epoch, 1);
+	/* A child of a process gotrace detached stays untraced, and so do its programs. */
+	if (st == GT_ST_DETACHED) {
+		gt_store(&gt_state, GT_ST_DETACHED);
+		return;
+	}
+	/* --no-follow: children are not traced (the program keeps its exec'd images). */
+	if (!gt_cfg.follow && st != GT_ST_UNINIT) {
+		gt_store(&gt_state, GT_ST_FAILED);
+		gt_store(&gt_enabled, 0);
+		return;
+	}
 	/* A child of a process whose recording ended or failed stays untraced. */
 	if (st == GT_ST_STOPPED || st == GT_ST_FAILED || st == GT_ST_UNINIT) {
 		gt_store(&gt_state, st == GT_ST_UNINIT ? GT_ST_UNINIT : GT_ST_FAILED);
@@ -289,6 +343,8 @@ void gt_finalize(int convert)
 		gt_store(&gt_enabled, 0);
 	if (st == GT_ST_DELAYED)
 		gt_store(&gt_state, GT_ST_RECORDING); /* the end records still describe the process */
+	if (gt_load(&gt_state) == GT_ST_RECORDING) /* its command line as the process leaves it */
+		gt_proc_name_emit(GT_NAME_END);
 	stop_recording(1);
 	if (!gt_header)
 		return;

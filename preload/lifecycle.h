@@ -12,6 +12,8 @@ enum gt_state {
 	GT_ST_RECORDING,
 	GT_ST_STOPPED,        /* duration elapsed or program ending: capture complete */
 	GT_ST_FAILED,         /* recording gave up (write failure, setup error) */
+	GT_ST_DETACHED,       /* gotrace stopped the recording (GT_FILE_DETACHED): untraced from
+			       * then on, children and exec'd programs too; the file is not ours */
 };
 extern _Atomic int gt_state GT_HIDDEN;
 

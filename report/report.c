@@ -14,6 +14,7 @@
 #include "symbolizer.h"
 #include "u64map.h"
 #include "names.h"
+#include "process_name.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -105,6 +106,9 @@ struct report {
 	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost;
 	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
 	bool execd;                     /* the last exec announced did not fail */
+	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
+	char inherited[16];             /* the first comm recorded: threads start with it */
+	bool proc_named;
 };
 
 void *gt_report_must(void *p)
@@ -348,6 +352,12 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		gt_clock_add_pair(&r->clock, rec->tsc,
 				  ((const struct gt_p_clock *)cr->payload)->mono_ns);
 		break;
+	case GT_PROCESS_NAME:
+		gt_process_name_from_fact(&r->proc, cr->payload, cr->payload_len);
+		if (!r->proc_named)
+			memcpy(r->inherited, r->proc.comm, sizeof r->inherited);
+		r->proc_named = true;
+		break;
 	case GT_PROCESS:
 		if (rec->aux == GT_PROC_EXEC)
 			r->execd = ((const struct gt_p_process *)cr->payload)->err == 0;
@@ -428,7 +438,10 @@ static void frame_text(const struct gt_frame *f, char *buf, size_t size)
 static void routine_text(struct report *r, const struct thread_info *t, char *buf, size_t size)
 {
 	if (t->start_routine == 0) {
-		snprintf(buf, size, t->serial == 1 ? "main" : "[pre-existing thread]");
+		/* a thread that existed before recording: its own name (comm) if it has one */
+		bool named = t->name[0] && strcmp(t->name, r->inherited) != 0;
+		snprintf(buf, size, "%s", t->serial == 1 ? "main" : named ? t->name
+									   : "[pre-existing thread]");
 		return;
 	}
 	struct gt_frame f = gt_sym_function(r->sym, t->start_routine);
@@ -533,6 +546,21 @@ static uint64_t thread_alive_ns(const struct report *r, const struct thread_info
 	return (t->ended ? t->last_ns : r->end_ns) - t->first_ns;
 }
 
+/* A wait still open when the capture ends is waiting, not running: its time so far is
+ * charged to the thread's class, as the "still waiting" list says.  Not to an object or
+ * syscall site: those count completed waits. */
+static void charge_open_waits(struct report *r)
+{
+	for (size_t i = 1; i < r->n_threads; i++) {
+		struct thread_info *t = &r->threads[i];
+		if (!t->seen || t->ended || !t->wait.open)
+			continue;
+		enum wait_class c = t->wait.syscall ? WAIT_SYSCALL : class_of_block(t->wait.kind);
+		t->wait_ns[c] += r->end_ns > t->wait.begin_ns ? r->end_ns - t->wait.begin_ns : 0;
+		t->n_waits[c]++;
+	}
+}
+
 /* Alive and not inside a traced wait: on a CPU or runnable. */
 static uint64_t thread_running_ns(const struct report *r, const struct thread_info *t)
 {
@@ -603,15 +631,26 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 	fprintf(out, "gotrace report\n  capture: %s\n", capture);
 	if (opt->trace != NULL)
 		fprintf(out, "  trace:   %s\n", opt->trace);
-	fprintf(out, "  process: pid %u, %s\n  recorded: %.3f s, stacks: %s%s\n", h->pid,
-		h->cmdline[0] ? h->cmdline : h->exe_path, (double)r->end_ns / 1e9,
+	fprintf(out, "  process: pid %u, %s (%s)\n  recorded: %.3f s, stacks: %s%s\n", h->pid,
+		r->proc.name, r->proc.cmdline[0] ? r->proc.cmdline : h->exe_path,
+		(double)r->end_ns / 1e9,
 		h->stack_mode < 3 ? stack_modes[h->stack_mode] : "?",
 		(h->flags & GT_FILE_FINALIZED) ? "" :
 		r->execd ? ", the process exec'd another program: times end there" :
 		", process did not finish normally: times end at its last fact");
 	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n\n");
 
-	fprintf(out, "Threads\n  %-4s %-7s %-15s %-24s %10s %10s", "#", "tid", "name",
+	/* the start routine column is as wide as its longest name: never cut */
+	char routine[1100];
+	int width = 24;
+	for (size_t i = 1; i < r->n_threads; i++) {
+		if (!r->threads[i].seen)
+			continue;
+		routine_text(r, &r->threads[i], routine, sizeof routine);
+		if ((int)strlen(routine) > width)
+			width = (int)strlen(routine);
+	}
+	fprintf(out, "Threads\n  %-4s %-7s %-15s %-*s %10s %10s", "#", "tid", "name", width,
 		"start routine", "alive ms", "running");
 	for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 		fprintf(out, " %10s", wait_class_name[c]);
@@ -620,10 +659,9 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		struct thread_info *t = &r->threads[i];
 		if (!t->seen)
 			continue;
-		char routine[64];
 		routine_text(r, t, routine, sizeof routine);
-		fprintf(out, "  %-4u %-7u %-15s %-24.24s %10.3f %10.3f", t->serial, t->tid,
-			t->name[0] ? t->name : "-", routine, ms(thread_alive_ns(r, t)),
+		fprintf(out, "  %-4u %-7u %-15s %-*s %10.3f %10.3f", t->serial, t->tid,
+			t->name[0] ? t->name : "-", width, routine, ms(thread_alive_ns(r, t)),
 			ms(thread_running_ns(r, t)));
 		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 			fprintf(out, " %10.3f", ms(t->wait_ns[c]));
@@ -745,8 +783,10 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		fputs(",\"trace\":", out);
 		gt_report_json_string(out, opt->trace);
 	}
-	fprintf(out, ",\"pid\":%u,\"command\":", h->pid);
-	gt_report_json_string(out, h->cmdline[0] ? h->cmdline : h->exe_path);
+	fprintf(out, ",\"pid\":%u,\"process\":", h->pid);
+	gt_report_json_string(out, r->proc.name);
+	fputs(",\"command\":", out);
+	gt_report_json_string(out, r->proc.cmdline[0] ? r->proc.cmdline : h->exe_path);
 	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"execd\":%s,\"threads\":[",
 		r->end_ns, (h->flags & GT_FILE_FINALIZED) ? "true" : "false",
 		!(h->flags & GT_FILE_FINALIZED) && r->execd ? "true" : "false");
@@ -774,7 +814,9 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 			fputs(",\"waiting_at_end\":{\"in\":", out);
 			gt_report_json_string(out, t->wait.syscall ? gt_report_syscall_name(t->wait.nr, name, sizeof name)
 							 : gt_report_block_kind_name(t->wait.kind));
-			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"frames\":", t->wait.obj);
+			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"since_ns\":%" PRIu64
+				",\"waited_ns\":%" PRIu64 ",\"frames\":", t->wait.obj, t->wait.begin_ns,
+				r->end_ns > t->wait.begin_ns ? r->end_ns - t->wait.begin_ns : 0);
 			json_stack(out, r, t->wait.stack);
 			fputc('}', out);
 		}
@@ -832,6 +874,8 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	struct report r = { 0 };
 	gt_clock_init(&r.clock, h);
 	gt_capture_stop(h, &r.stop);
+	gt_process_name_from_header(&r.proc, h);
+	memcpy(r.inherited, r.proc.comm, sizeof r.inherited);
 	r.sym = gt_sym_new(NULL);
 	if (r.sym == NULL) {
 		snprintf(err, errlen, "cannot start the symbolizer");
@@ -842,6 +886,7 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
 	apply_clock_fit(&r);
+	charge_open_waits(&r);
 	/* The indexes are not used after this point: sorting moves the sites and threads. */
 	sort_sites(&r, r.objects.v, r.objects.n);
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);

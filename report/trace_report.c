@@ -275,6 +275,20 @@ static void add_event(struct trace_report *r, const struct gt_go_ev *e)
 	}
 }
 
+/* A goroutine still blocked when the trace ends is waiting, not running: its time so far
+ * goes to its kind, as the "still blocked" list says (not to a stack group: those count
+ * completed blocks). */
+static void charge_open_blocks(struct trace_report *r)
+{
+	for (size_t i = 1; i < r->n_g; i++) {
+		struct goroutine *g = &r->g[i];
+		if (!g->seen || g->state != G_BLOCKED)
+			continue;
+		g->blocked_ns[g->block] += r->end_ns > g->since_ns ? r->end_ns - g->since_ns : 0;
+		g->n_blocked[g->block]++;
+	}
+}
+
 /* ---- names and order ------------------------------------------------------------------- */
 
 static const char *routine_of(const struct trace_report *r, const struct goroutine *g)
@@ -339,8 +353,13 @@ static void print_text(FILE *out, const struct trace_report *r, const char *trac
 		"  trace:    %s\n  recorded: %.3f s\n"
 		"  running = on a CPU in the trace; blocked = waiting until an unblock\n\n",
 		trace, (double)r->end_ns / 1e9);
-	fprintf(out, "Goroutines (one per thread)\n  %-4s %-15s %-24s %10s %10s", "g", "name",
-		"start routine", "alive ms", "running");
+	/* the start routine column is as wide as its longest name: never cut */
+	int width = 24;
+	for (size_t i = 1; i < r->n_g; i++)
+		if (r->g[i].seen && (int)strlen(routine_of(r, &r->g[i])) > width)
+			width = (int)strlen(routine_of(r, &r->g[i]));
+	fprintf(out, "Goroutines (one per thread)\n  %-4s %-15s %-*s %10s %10s", "g", "name",
+		width, "start routine", "alive ms", "running");
 	for (int c = 0; c < BLOCK_CLASS_COUNT; c++)
 		fprintf(out, " %10s", block_class_name[c]);
 	fputc('\n', out);
@@ -349,8 +368,8 @@ static void print_text(FILE *out, const struct trace_report *r, const char *trac
 		if (!g->seen)
 			continue;
 		const char *name = gt_go_trace_string(r->t, g->label);
-		fprintf(out, "  %-4" PRIu64 " %-15s %-24.24s %10.3f %10.3f", g->id,
-			name[0] ? name : "-", routine_of(r, g), ms(alive_ns(r, g)),
+		fprintf(out, "  %-4" PRIu64 " %-15s %-*s %10.3f %10.3f", g->id,
+			name[0] ? name : "-", width, routine_of(r, g), ms(alive_ns(r, g)),
 			ms(running_ns(r, g)));
 		for (int c = 0; c < BLOCK_CLASS_COUNT; c++)
 			fprintf(out, " %10.3f", ms(g->blocked_ns[c]));
@@ -435,7 +454,8 @@ static void print_json(FILE *out, const struct trace_report *r, const char *trac
 			g->ended ? "true" : "false");
 		if (g->state == G_BLOCKED) {
 			fprintf(out, ",\"blocked_at_end\":{\"kind\":\"%s\",\"since_ns\":%" PRIu64
-				",\"frames\":", block_class_name[g->block], g->since_ns);
+				",\"waited_ns\":%" PRIu64 ",\"frames\":", block_class_name[g->block],
+				g->since_ns, r->end_ns > g->since_ns ? r->end_ns - g->since_ns : 0);
 			json_stack(out, r, g->block_stack);
 			fputc('}', out);
 		}
@@ -468,6 +488,7 @@ int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, F
 	r.keys = gt_report_must(calloc(t.n_stacks + 1, sizeof *r.keys));
 	for (size_t i = 0; i < t.n_ev; i++)
 		add_event(&r, &t.ev[i]);
+	charge_open_blocks(&r);
 	if (r.n_groups > 1) /* groups is NULL when nothing blocked: qsort must not see it */
 		qsort(r.groups, r.n_groups, sizeof *r.groups, group_by_total_desc);
 	if (r.n_g > 1)

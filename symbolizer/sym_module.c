@@ -450,7 +450,7 @@ static const char *die_function_name(struct gt_symbolizer *sym, struct inline_ch
 	const char *linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 	if (!linkage)
 		linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (linkage && linkage[0] == '_' && linkage[1] == 'Z') {
+	if (linkage && linkage[0] == '_' && (linkage[1] == 'Z' || linkage[1] == 'R')) {
 		const char *name = checked(sym, c, linkage, true);
 		if (name && strcmp(name, linkage) != 0)
 			return name;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libiberty/demangle.h>
+
 #include "symbolizer_private.h"
 
 /* ---- interned strings ---------------------------------------------------------------- */
@@ -287,7 +289,12 @@ const char *gt_sym_function_name(struct gt_symbolizer *sym, const char *raw)
 {
 	char *demangled = NULL;
 	const char *name = raw;
-	if (raw[0] == '_' && raw[1] == 'Z') {
+	/* Rust: v0 (_R...) and legacy (_ZN...17h<hash>E, which __cxa_demangle would show with
+	 * its hash) through libiberty, which answers NULL for anything else */
+	if (raw[0] == '_' && (raw[1] == 'R' || (raw[1] == 'Z' && raw[2] == 'N')) &&
+	    (demangled = rust_demangle(raw, DMGL_PARAMS | DMGL_ANSI)) != NULL)
+		name = demangled;
+	else if (raw[0] == '_' && raw[1] == 'Z') {
 		if (!sym->demangle_looked_up) {
 			sym->cxa_demangle = find_cxa_demangle();
 			sym->demangle_looked_up = true;

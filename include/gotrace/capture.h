@@ -62,6 +62,11 @@ enum gt_file_flags {
 	GT_FILE_WRITE_FAILED = 1u << 1,  /* recording stopped early: the file could not grow
 					  * (stop_errno, stop_tsc, facts_lost tell more) */
 	GT_FILE_TSC_UNRELIABLE = 1u << 2,/* no invariant TSC: clock_source is MONOTONIC */
+	GT_FILE_STOP_WORD = 1u << 3,     /* the writer reads stop_at_tsc from this mapping: a
+					  * launcher may stop it (GT_FILE_DETACHED) */
+	GT_FILE_DETACHED = 1u << 4,      /* set by the launcher (gotrace run) with stop_at_tsc:
+					  * recording stopped while the process kept running
+					  * untraced; what is committed below stop_at_tsc is all */
 };
 
 struct gt_file_header {
@@ -90,9 +95,17 @@ struct gt_file_header {
 	uint64_t facts_lost;
 	int32_t stop_errno;         /* ENOSPC, EFBIG (RLIMIT_FSIZE), EDQUOT, ... */
 	uint32_t pad0;
-	uint64_t reserved[13];
+	/* facts stamped at or after this are not recorded (the writer's fast path compares
+	 * every fact with it, in this shared page): the end of GOTRACE_DURATION, UINT64_MAX,
+	 * or a launcher's stop (GT_FILE_DETACHED); in clock_source units */
+	uint64_t stop_at_tsc;
+	/* the process's start time (/proc/PID/stat field 22, clock ticks since boot): pid and
+	 * this name the process, so a reused pid is never taken for it (0: unknown) */
+	uint64_t proc_start_ticks;
+	uint64_t reserved[11];
 	char exe_path[GT_PATH_MAX]; /* /proc/self/exe at start, NUL-terminated */
-	char cmdline[2048];         /* argv joined by spaces, truncated, NUL-terminated */
+	char cmdline[2048];         /* argv joined by spaces, truncated, NUL-terminated, at start
+				     * (GT_PROCESS_NAME facts follow later rewrites) */
 };
 
 enum gt_arch { GT_ARCH_X86_64 = 1, GT_ARCH_AARCH64 = 2 };
@@ -121,7 +134,8 @@ struct gt_rec {
  * checks the table).
  *   id       the type byte in the file: never renumbered (it is the format)
  *   payload  GT_PAYLOAD(tag): struct gt_p_<tag> follows the gt_rec header, and its size is
- *            the minimum payload (STACK, MODULE and USER carry a variable tail after it);
+ *            the minimum payload (STACK, MODULE, USER and PROCESS_NAME carry a variable
+ *            tail after it);
  *            GT_NO_PAYLOAD: nothing follows
  *   aux      what the header's aux byte means
  * The comment above each entry says when tsc is taken and what else the header means.
@@ -168,7 +182,11 @@ struct gt_rec {
 	/* fork/vfork/posix_spawn/exec/system: where a child capture comes from */ \
 	X(18, PROCESS, GT_PAYLOAD(process), "enum gt_proc_kind") \
 	/* recording ends (normal exit, duration elapsed); tsc = last instant covered */ \
-	X(19, CAPTURE_END, GT_NO_PAYLOAD, "0")
+	X(19, CAPTURE_END, GT_NO_PAYLOAD, "0") \
+	/* the process's name as its user knows it (comm, command line after setproctitle-style \
+	 * rewrites): at the capture's start, at a thread's creation when it changed, at the \
+	 * end; thread = 0; the last one names the process.  The command line follows the struct */ \
+	X(20, PROCESS_NAME, GT_PAYLOAD(process_name), "enum gt_name_when")
 
 /* The payload column's values: minimum payload bytes. */
 #define GT_PAYLOAD(tag) sizeof(struct gt_p_##tag)
@@ -237,6 +255,11 @@ enum gt_user_kind { GT_USER_TASK_BEGIN = 1, GT_USER_TASK_END = 2, GT_USER_REGION
 		    GT_USER_REGION_END = 4, GT_USER_LOG = 5 };
 
 enum gt_proc_kind { GT_PROC_FORK = 1, GT_PROC_SPAWN = 2, GT_PROC_EXEC = 3 };
+
+/* When a GT_PROCESS_NAME was read. */
+enum gt_name_when { GT_NAME_START = 1, GT_NAME_THREAD = 2, GT_NAME_END = 3 };
+
+#define GT_CMDLINE_MAX 2048u       /* command line bytes a GT_PROCESS_NAME carries at most */
 
 struct gt_p_thread_new {
 	uint32_t child;            /* the new thread's serial */
@@ -383,6 +406,15 @@ static inline uint64_t gt_kobj_key(unsigned kind, uint64_t dev, uint64_t ino, ui
 	return GT_OBJ_KERNEL | (h & GT_OBJ_KERNEL_MASK);
 }
 
+struct gt_p_process_name {
+	char comm[16];             /* /proc/self/comm (the main thread's name), NUL-padded */
+	uint16_t cmdline_len;      /* bytes of command line that follow, <= GT_CMDLINE_MAX */
+	uint16_t pad0;
+	uint32_t pad1;
+	/* char cmdline[cmdline_len]: /proc/self/cmdline as read (arguments NUL-separated, cut
+	 * at GT_CMDLINE_MAX); zero padding to 8 bytes */
+};
+
 #define GT_REC_WORDS(payload_bytes) ((uint16_t)((sizeof(struct gt_rec) + (payload_bytes) + 7) / 8))
 
 #ifdef __cplusplus
@@ -410,6 +442,7 @@ GT_STATIC_ASSERT(sizeof(struct gt_p_clock) == 16, "clock");
 GT_STATIC_ASSERT(sizeof(struct gt_p_notice) == 8, "notice");
 GT_STATIC_ASSERT(sizeof(struct gt_p_user) == 24, "user");
 GT_STATIC_ASSERT(sizeof(struct gt_p_process) == 8, "process");
+GT_STATIC_ASSERT(sizeof(struct gt_p_process_name) == 24, "process_name");
 
 /* "THREAD_NEW" for GT_THREAD_NEW; "?" for GT_NONE and unknown types. */
 static inline const char *gt_fact_name(unsigned type)

@@ -204,6 +204,13 @@ static void build_fact(struct gt_cb *cb, unsigned type, uint32_t cpu, uint64_t t
 	case GT_CAPTURE_END:
 		note(gt_cb_capture_end(cb, cpu, t), cpu, type, 0, 0, 0);
 		break;
+	case GT_PROCESS_NAME: {
+		/* arguments NUL-separated, of varied lengths */
+		int len = snprintf(text, sizeof text, "prog%c-x%c%u", 0, 0, i);
+		note(gt_cb_process_name(cb, cpu, t, 1 + i % 3, "prog", text, (size_t)len), cpu,
+		     type, 1 + i % 3, 0, sizeof(struct gt_p_process_name) + (size_t)len);
+		break;
+	}
 	default:
 		cr_assert_fail("no record built for fact %u (%s)", type, gt_fact_name(type));
 	}

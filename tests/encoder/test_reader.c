@@ -121,6 +121,39 @@ Test(reader, garbage_resynchronises)
 	cr_expect_leq(s.reader.records, 3 + 150);
 }
 
+/* gotrace stopped a process that lives on (GT_FILE_DETACHED): a record it was writing at the
+ * end of a chunk, payload stored and first word not yet, is uncommitted, not damage; the
+ * same bytes in a capture of a process that ended are damage. */
+static struct gt_convert_summary uncommitted_tail(const char *name, bool detached)
+{
+	struct gt_cb *cb = gt_cb_new(1, 8192, T0);
+	if (detached)
+		gt_cb_header(cb)->flags |= GT_FILE_DETACHED;
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_block_begin(cb, 0, T0 + 20, 1, GT_BK_SLEEP, 1, 0);
+	gt_cb_block_end(cb, 0, T0 + 30, 1, GT_BK_SLEEP, 1, GT_BR_OK);
+	uint64_t off = gt_cb_block_begin(cb, 0, T0 + 40, 1, GT_BK_MUTEX, 0x7f3a5c8e1234ull, 0);
+	char p[PATH_MAX];
+	path_of(p, name);
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+	cr_assert_eq(gt_cb_zero_range(p, off, 8), 0); /* the first word, stored last */
+	struct gt_convert_summary s;
+	convert_ok(name, &s);
+	cr_expect_eq(s.reader.records, 3);
+	return s;
+}
+
+Test(reader, uncommitted_tail_of_a_detached_capture)
+{
+	struct gt_convert_summary ended = uncommitted_tail("tail-ended", false);
+	struct gt_convert_summary live = uncommitted_tail("tail-detached", true);
+	cr_expect_gt(ended.reader.bytes_garbage, 0);
+	cr_expect_eq(live.reader.bytes_garbage, 0);
+	cr_expect_eq(live.reader.bytes_zero, ended.reader.bytes_zero + ended.reader.bytes_garbage);
+	cr_expect_eq(live.reader.bytes_zero, 32, "the whole record");
+}
+
 Test(reader, truncated_chunk)
 {
 	gt_cb_free(build("trunc", 200, NULL));

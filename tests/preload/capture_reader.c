@@ -68,7 +68,10 @@ int capture_open(struct capture *c, const char *path)
 			 * table's minimum, inside the chunk. */
 			if (gt_fact_min_payload(r->type) < 0 || r->nwords < 2 ||
 			    (r->nwords - 2) * 8 < gt_fact_min_payload(r->type) ||
-			    off + r->nwords * 8u > used) {
+			    off + r->nwords * 8u > used ||
+			    (r->type == GT_PROCESS_NAME &&
+			     ((const struct gt_p_process_name *)(r + 1))->cmdline_len >
+				     (r->nwords - 2) * 8u - sizeof(struct gt_p_process_name))) {
 				c->bad_bytes += 8;
 				off += 8;
 				continue;
@@ -114,6 +117,31 @@ const struct cap_rec *capture_find(const struct capture *c, int type, int aux, s
 	return NULL;
 }
 
+/* A GT_PROCESS_NAME's payload, its command line into line with spaces between arguments. */
+static const struct gt_p_process_name *process_name_at(const struct cap_rec *r, char *line,
+						       size_t cap)
+{
+	const struct gt_p_process_name *n = r->payload;
+	size_t len = n->cmdline_len < cap - 1 ? n->cmdline_len : cap - 1;
+	memcpy(line, n + 1, len);
+	while (len > 0 && line[len - 1] == '\0')
+		len--;
+	for (size_t k = 0; k < len; k++)
+		if (line[k] == '\0')
+			line[k] = ' ';
+	line[len] = '\0';
+	return n;
+}
+
+const struct gt_p_process_name *capture_process_name(const struct capture *c, char *cmdline,
+						     size_t cap)
+{
+	for (size_t i = c->n; i-- > 0;)
+		if (c->recs[i].h->type == GT_PROCESS_NAME)
+			return process_name_at(&c->recs[i], cmdline, cap);
+	return NULL;
+}
+
 void capture_dump(const struct capture *c, void *file)
 {
 	FILE *f = file;
@@ -126,7 +154,11 @@ void capture_dump(const struct capture *c, void *file)
 		const uint64_t *p = c->recs[i].payload;
 		fprintf(f, "%llu cpu=%u t=%u %s aux=%u", (unsigned long long)r->tsc, c->recs[i].cpu,
 			r->thread, capture_type_name(r->type), r->aux);
-		if (r->type == GT_THREAD_NAME || r->type == GT_MODULE) {
+		if (r->type == GT_PROCESS_NAME) {
+			char line[GT_CMDLINE_MAX + 1];
+			const struct gt_p_process_name *n = process_name_at(&c->recs[i], line, sizeof line);
+			fprintf(f, " comm=%.16s cmdline=%s", n->comm, line);
+		} else if (r->type == GT_THREAD_NAME || r->type == GT_MODULE) {
 			if (r->type == GT_THREAD_NAME)
 				fprintf(f, " name=%.16s", (const char *)p);
 			else {

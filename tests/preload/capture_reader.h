@@ -32,6 +32,11 @@ size_t capture_count_thread(const struct capture *c, int type, int aux, uint32_t
 /* the i-th record of a type (aux < 0: any), or NULL */
 const struct cap_rec *capture_find(const struct capture *c, int type, int aux, size_t i);
 
+/* The last GT_PROCESS_NAME (it names the process), its command line into cmdline with
+ * spaces between the arguments; NULL when there is none. */
+const struct gt_p_process_name *capture_process_name(const struct capture *c, char *cmdline,
+						     size_t cap);
+
 /* One line per record on the stream: "tsc cpu thread TYPE aux ...payload". */
 void capture_dump(const struct capture *c, void *file);
 const char *capture_type_name(int type);

@@ -117,7 +117,7 @@ static uint64_t ticks(double seconds) { return (uint64_t)(seconds * (double)cap.
 static int thread_fact(int type)
 {
 	return type != GT_STACK && type != GT_MODULE && type != GT_CLOCK && type != GT_NOTICE &&
-	       type != GT_CAPTURE_END && type != GT_MODULE_UNLOAD;
+	       type != GT_CAPTURE_END && type != GT_MODULE_UNLOAD && type != GT_PROCESS_NAME;
 }
 
 Test(config, start_delay, .fini = teardown, .timeout = 30)

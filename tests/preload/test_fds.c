@@ -127,22 +127,19 @@ Test(fds, nofile_limit_set_before_exec, .fini = teardown, .timeout = 60)
 	assert_complete(2000);
 }
 
-Test(fds, growth_at_the_descriptor_limit_stops_loudly, .fini = teardown, .timeout = 60)
+Test(fds, growth_at_the_descriptor_limit_goes_on, .fini = teardown, .timeout = 60)
 {
-	/* the capture cannot be opened to grow while every descriptor is taken: the program
-	 * goes on as untraced, one line says why the recording stopped */
+	/* the capture cannot be opened to grow while every descriptor is taken: it grows into
+	 * its reserved length through the mapping, and the program opens as many files as
+	 * untraced */
 	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
 	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_FDS_YIELDS=40000", "GT_FDS_AT_LIMIT=1", NULL};
-	memset(&plain, 0, sizeof plain);
-	memset(&traced, 0, sizeof traced);
-	const char *diff = run_twins(&plain, &traced, argv, env);
-	cr_assert_null(diff, "%s", diff);
+	twins(argv, env);
 	cr_assert(strstr(traced.out, "opened 13, then -1 EMFILE\n"), "%s", traced.out);
-	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
-	cr_assert(strstr(traced.err, "too many open files"), "%s", traced.err);
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
-	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
-	cr_assert_eq(cap.bad_bytes, 0u);
+	/* 40000 before, 40000 at the limit (more than a window of 64 chunks), 40000 after */
+	assert_complete(120000);
+	cr_assert_gt(cap.hdr->n_chunks, 128u);
 }
 
 Test(fds, exec_child_sees_no_tracer_descriptor, .fini = teardown, .timeout = 60)

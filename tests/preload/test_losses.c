@@ -38,17 +38,6 @@ static const char *prog(const char *name)
 	return test_program(name);
 }
 
-/* the gotrace command beside the library, as the library finds it */
-static const char *gotrace(void)
-{
-	static char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s", test_preload());
-	char *slash = strrchr(path, '/');
-	snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
-		 "../cli/gotrace");
-	return path;
-}
-
 /* `gotrace ARGS...` untraced, its output in tool (in a directory of its own) */
 static void run_gotrace_env(const char *const argv[], const char *const env[])
 {
@@ -115,17 +104,17 @@ static void check_said(const char *capture, const char *why)
 {
 	char trace[PATH_MAX + 16];
 	snprintf(trace, sizeof trace, "%s/t.trace", traced.dir);
-	const char *conv[] = {gotrace(), "convert", capture, "-o", trace, NULL};
+	const char *conv[] = {test_gotrace(), "convert", capture, "-o", trace, NULL};
 	run_gotrace(conv);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
 	cr_assert_eq(lines_with(tool.err, "recording stopped early at "), 1, "%s", tool.err);
 	cr_assert(strstr(tool.err, why), "%s", tool.err);
 	cr_assert(strstr(tool.err, "facts after that were not recorded"), "%s", tool.err);
-	const char *rep[] = {gotrace(), "report", capture, NULL};
+	const char *rep[] = {test_gotrace(), "report", capture, NULL};
 	run_gotrace(rep);
 	cr_assert_eq(lines_with(tool.out, "recording stopped early at "), 1, "%s", tool.out);
 	cr_assert(!strstr(tool.out, "did not finish normally"), "%s", tool.out);
-	const char *json[] = {gotrace(), "report", "--json", capture, NULL};
+	const char *json[] = {test_gotrace(), "report", "--json", capture, NULL};
 	run_gotrace(json);
 	cr_assert(strstr(tool.out, "\"finalized\":true"), "%s", tool.out);
 	char want[64];
@@ -174,7 +163,7 @@ Test(losses, full_file_system, .fini = teardown, .timeout = 180)
 	/* gotrace run: one line, and a program that exited 0 is not called crashed */
 	char out[PATH_MAX + 16];
 	snprintf(out, sizeof out, "%s/run.trace", traced.dir);
-	const char *run[] = {gotrace(), "run", "--stacks", "none", "--capture-dir", mounted, "-o",
+	const char *run[] = {test_gotrace(), "run", "--stacks", "none", "--capture-dir", mounted, "-o",
 			     out, "--", prog("gt-losses"), "yields", "400000", NULL};
 	const char *chunk[] = {"GOTRACE_CHUNK_SIZE=65536", NULL};
 	run_gotrace_env(run, chunk);
@@ -198,16 +187,16 @@ Test(losses, exec_image_called_exec, .fini = teardown, .timeout = 120)
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_EXEC), 1u);
 	cr_assert(!(cap.hdr->flags & GT_FILE_FINALIZED));
-	const char *rep[] = {gotrace(), "report", capture_path(&traced, NULL, 0), NULL};
+	const char *rep[] = {test_gotrace(), "report", capture_path(&traced, NULL, 0), NULL};
 	run_gotrace(rep);
 	cr_assert(strstr(tool.out, "the process exec'd another program"), "%s", tool.out);
 	cr_assert(!strstr(tool.out, "did not finish normally"), "%s", tool.out);
-	const char *json[] = {gotrace(), "report", "--json", capture_path(&traced, NULL, 0), NULL};
+	const char *json[] = {test_gotrace(), "report", "--json", capture_path(&traced, NULL, 0), NULL};
 	run_gotrace(json);
 	cr_assert(strstr(tool.out, "\"finalized\":false,\"execd\":true,"), "%s", tool.out);
 
 	snprintf(out, sizeof out, "%s/x.trace", traced.dir);
-	const char *run[] = {gotrace(), "run", "-o", out, "--", "/bin/sh", "-c", cmd, NULL};
+	const char *run[] = {test_gotrace(), "run", "-o", out, "--", "/bin/sh", "-c", cmd, NULL};
 	run_gotrace(run);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
 	cr_assert_str_eq(tool.out, plain.out);
@@ -239,7 +228,7 @@ static void check_counted(const char *counter, const char *json_key, uint64_t lo
 	const char *path = capture_path(&traced, NULL, 0);
 	char trace[PATH_MAX + 16], want[128];
 	snprintf(trace, sizeof trace, "%s/o.trace", traced.dir);
-	const char *conv[] = {gotrace(), "convert", path, "-o", trace, NULL};
+	const char *conv[] = {test_gotrace(), "convert", path, "-o", trace, NULL};
 	run_gotrace(conv);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
 	cr_assert(strstr(tool.err, counter), "%s", tool.err);
@@ -247,7 +236,7 @@ static void check_counted(const char *counter, const char *json_key, uint64_t lo
 	cr_assert(strstr(tool.err, want), "%s", tool.err);
 	if (!json_key)
 		return;
-	const char *json[] = {gotrace(), "report", "--json", path, NULL};
+	const char *json[] = {test_gotrace(), "report", "--json", path, NULL};
 	run_gotrace(json);
 	snprintf(want, sizeof want, "\"%s\":%lu,", json_key, (unsigned long)lost);
 	cr_assert(strstr(tool.out, want), "no %s in %.2000s", want, tool.out);
@@ -320,7 +309,7 @@ Test(losses, dlopen_constructor_symbolized, .fini = teardown, .timeout = 120)
 
 	char trace[PATH_MAX + 16];
 	snprintf(trace, sizeof trace, "%s/d.trace", traced.dir);
-	const char *conv[] = {gotrace(), "convert", capture_path(&traced, NULL, 0), "-o", trace, NULL};
+	const char *conv[] = {test_gotrace(), "convert", capture_path(&traced, NULL, 0), "-o", trace, NULL};
 	run_gotrace(conv);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
 	size_t len = 0;

@@ -1,5 +1,5 @@
 /* fork, exec, system: each process image gets its own capture; the parent records where its
- * children come from; GOTRACE_FOLLOW=0 keeps exec'd programs untraced. */
+ * children come from; GOTRACE_FOLLOW=0 keeps children untraced, not the program's exec. */
 #include <criterion/criterion.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -63,13 +63,16 @@ Test(process, exec_keeps_tracing, .fini = teardown, .timeout = 30)
 	cr_assert(cap2.hdr->flags & GT_FILE_FINALIZED);
 }
 
-Test(process, follow_0_leaves_exec_untraced, .fini = teardown, .timeout = 30)
+/* --no-follow leaves children untraced, not the program's own next image */
+Test(process, follow_0_keeps_exec_traced, .fini = teardown, .timeout = 30)
 {
 	const char *env[] = {"GOTRACE_FOLLOW=0", NULL};
 	memset(&run, 0, sizeof run);
 	cr_assert_eq(run_target(&run, 1, "exec", env), 0);
 	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0, "%s", run.err);
-	cr_assert_eq(run_count_captures(&run), 1);
+	cr_assert_eq(run_count_captures(&run), 2);
+	cr_assert_eq(run_capture(&run, run.pid, 1, &cap2), 0);
+	cr_assert_eq(capture_count(&cap2, GT_THREAD_NEW, -1), 4u);
 	cr_assert_eq(count_gotrace_lines(run.err), 0);
 }
 

@@ -90,14 +90,19 @@ Test(report_counts, threads_syscalls_and_losses)
 	const char *a = strstr(json, "\"serial\":2,\"tid\":102,\"name\":\"worker-a\"");
 	const char *b = strstr(json, "\"serial\":3,\"tid\":103,\"name\":\"worker-b\"");
 	cr_assert(a != NULL && b != NULL, "%s", json);
-	cr_assert_not_null(strstr(a, "\"lock_ns\":750,\"lock_waits\":2,\"cond_ns\":400"), "%s", a);
+	/* worker-a: LOCK 500 + 250 ns, and OTHER_LOCK from 9000 to the end (11000) is waiting,
+	 * not running: alive 9900 ns from its start at 1100, 3150 of them waiting. */
+	cr_assert_not_null(strstr(a, "\"lock_ns\":2750,\"lock_waits\":3,\"cond_ns\":400"), "%s", a);
+	cr_assert_not_null(strstr(a, "\"alive_ns\":9900,"), "%s", a);
+	cr_assert_not_null(strstr(a, "\"running_ns\":6750,\"ended\":false"), "%s", a);
 	cr_assert_not_null(strstr(b, "\"lock_ns\":1000,\"lock_waits\":1,"), "%s", b);
 	cr_assert_not_null(strstr(b, "\"syscall_ns\":3000,\"syscall_waits\":1,"), "%s", b);
 	/* Thread 3 lived from 1150 to 8100 (6950 ns), 4000 of them waiting. */
 	cr_assert_not_null(strstr(b, "\"alive_ns\":6950,"), "%s", b);
 	cr_assert_not_null(strstr(b, "\"running_ns\":2950,\"ended\":true"), "%s", b);
 	cr_assert_not_null(strstr(a, "\"ended\":false,\"waiting_at_end\":{\"in\":\"mutex\","
-				     "\"object\":\"0x7000\""), "%s", a);
+				     "\"object\":\"0x7000\",\"since_ns\":8000,\"waited_ns\":2000,"),
+			   "%s", a);
 	char read_site[128];
 	snprintf(read_site, sizeof read_site, "\"syscalls\":[{\"syscall\":\"read\",\"nr\":%d,"
 		 "\"fd_kind\":\"pipe\",\"waits\":1,\"total_ns\":3000", (int)SYS_read);
@@ -234,6 +239,60 @@ Test(report_clock, waits_follow_the_fitted_rate)
 	cr_assert_not_null(strstr(json, "\"address\":\"0x5000\",\"kind\":\"mutex\",\"waits\":1,"
 				  "\"total_ns\":100000000,\"mean_ns\":100000000,"
 				  "\"max_ns\":100000000,"), "%s", json);
+	free(json);
+	unlink(capture_path);
+}
+
+/* ---- start routines are never cut --------------------------------------------------- */
+
+__attribute__((noinline)) void *a_start_routine_whose_name_is_longer_than_the_column(void *arg)
+{
+	__asm__ volatile("" ::: "memory");
+	return arg;
+}
+
+Test(report_names, start_routine_column_widens_to_the_longest_name)
+{
+	Dl_info self;
+	void *(*routine)(void *) = a_start_routine_whose_name_is_longer_than_the_column;
+	cr_assert_neq(dladdr((void *)routine, &self), 0);
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	cr_assert_gt(n, 0);
+	exe[n] = '\0';
+	uint64_t base = (uint64_t)(uintptr_t)self.dli_fbase, entry = (uint64_t)(uintptr_t)routine;
+
+	struct gt_cb *cb = gt_cb_new(1, 65536, 1000);
+	gt_cb_module(cb, 0, 1000, exe, NULL, 0, base, base, (uint64_t)(uintptr_t)_end,
+		     GT_SYM_MAIN_EXE);
+	gt_cb_thread_existing(cb, 0, 1001, 1, 0, 0);
+	gt_cb_thread_new(cb, 0, 1010, 1, 2, 0, entry);
+	gt_cb_thread_start(cb, 0, 1100, 2, 102, entry);
+	gt_cb_thread_end(cb, 0, 1200, 2);
+	gt_cb_capture_end(cb, 0, 2000);
+	gt_cb_header(cb)->flags |= GT_FILE_FINALIZED;
+	snprintf(capture_path, sizeof capture_path, "%s/report-names-%d.gtcap", GT_TEST_TMPDIR,
+		 (int)getpid());
+	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
+	gt_cb_free(cb);
+
+	char *text = report_of(false);
+	const char *name = "a_start_routine_whose_name_is_longer_than_the_column";
+	const char *header = strstr(text, "\n  #    tid     name            start routine");
+	const char *row = strstr(text, "\n  2    102     ");
+	cr_assert(header != NULL && row != NULL, "%s", text);
+	cr_assert_not_null(strstr(row, name), "the whole name: %s", text);
+	/* the columns after it line up with the header's */
+	const char *alive_header = strstr(header, "alive ms");
+	const char *alive_row = strstr(row + 1, "0.000");
+	cr_assert(alive_header && alive_row, "%s", text);
+	cr_assert_eq(alive_header + strlen("alive ms") - header, alive_row + strlen("0.000") - row,
+		     "%s", text);
+	free(text);
+	char *json = report_of(true);
+	char want[128];
+	snprintf(want, sizeof want, "\"start_routine\":\"%s\"", name);
+	cr_assert_not_null(strstr(json, want), "%s", json);
 	free(json);
 	unlink(capture_path);
 }

@@ -18,6 +18,7 @@
 #define COND 0x6000u
 
 static char capture_path[256], trace_path[256];
+static struct gt_convert_summary converted;   /* of the last write_and_convert */
 
 /* Main (cpu 0) sleeps 2 us .. 400 us.  "worker-a" (cpu 1) waits on LOCK 500 ns and 250 ns
  * from stack 1 and on COND 400 ns; "worker-b" (cpu 2) waits on LOCK 1000 ns from stack 2,
@@ -71,10 +72,9 @@ static void write_and_convert(struct gt_cb *cb)
 	cr_assert_eq(gt_cb_write(cb, capture_path), 0);
 	gt_cb_free(cb);
 	struct gt_convert_options opt = { .no_symbols = true };
-	struct gt_convert_summary sum;
 	char err[512];
-	cr_assert_eq(gt_convert_file(capture_path, trace_path, &opt, &sum, err, sizeof err), 0,
-		     "%s", err);
+	cr_assert_eq(gt_convert_file(capture_path, trace_path, &opt, &converted, err, sizeof err),
+		     0, "%s", err);
 }
 
 static void cleanup(void)
@@ -195,4 +195,102 @@ Test(trace_report_quiet, nothing_blocked, .init = write_quiet_capture_and_trace,
 	char *text = report_of(false);
 	cr_assert_not_null(strstr(text, "Goroutines"), "%s", text);
 	free(text);
+}
+
+/* worker-a (G2) waits on COND from 5000 to the end; worker-b ends at 9500; main at 30000. */
+static void write_waiting_capture_and_trace(void)
+{
+	struct gt_cb *cb = report_scenario_threads(3, 1, 2);
+	gt_cb_block_begin(cb, 1, 5000, 2, GT_BK_COND, COND, 1);
+	gt_cb_thread_end(cb, 2, 9500, 3);
+	gt_cb_thread_end(cb, 0, 30000, 1);
+	gt_cb_capture_end(cb, 0, 31000);
+	write_and_convert(cb);
+}
+
+/* A goroutine blocked when the trace ends is blocked, not running: the table, the JSON and
+ * the "still blocked" list agree. */
+Test(trace_report_waiting, blocked_at_the_end_is_not_running,
+     .init = write_waiting_capture_and_trace, .fini = cleanup)
+{
+	char *json = report_of(true);
+	/* worker-a never starts again after it names itself: no label in the trace */
+	const char *a = strstr(json, "{\"g\":2,");
+	cr_assert_not_null(a, "%s", json);
+	unsigned long long recorded, alive, running, cond, cond_waits, since, waited;
+	cr_assert_eq(sscanf(json, "{\"trace\":%*[^,],\"source\":\"go trace\",\"recorded_ns\":%llu",
+			    &recorded), 1, "%s", json);
+	const char *p = strstr(a, "\"alive_ns\":");
+	cr_assert_not_null(p, "%s", a);
+	cr_assert_eq(sscanf(p, "\"alive_ns\":%llu,\"running_ns\":%llu", &alive, &running), 2, "%s", p);
+	p = strstr(a, "\"cond_ns\":");
+	cr_assert_not_null(p, "%s", a);
+	cr_assert_eq(sscanf(p, "\"cond_ns\":%llu,\"cond_waits\":%llu", &cond, &cond_waits), 2, "%s", p);
+	p = strstr(a, "\"blocked_at_end\":{\"kind\":\"cond\",\"since_ns\":");
+	cr_assert_not_null(p, "%s", a);
+	cr_assert_eq(sscanf(p, "\"blocked_at_end\":{\"kind\":\"cond\",\"since_ns\":%llu,"
+			    "\"waited_ns\":%llu", &since, &waited), 2, "%s", p);
+	/* blocked from 5000 (4000 into the trace) to its end, 30000 (main's end) */
+	cr_assert_eq(recorded, 30000, "%s", json);
+	cr_assert_eq(since, 4000, "%s", a);
+	cr_assert_eq(waited, recorded - since, "%s", a);
+	cr_assert_eq(cond, waited, "%s", a);
+	cr_assert_eq(cond_waits, 1, "%s", a);
+	/* running from its start (1100, 1 ns after its ProcStart) to its block at 5000 */
+	cr_assert_eq(running, 3899, "%s", a);
+	/* created at 1010: runnable 90 ns before its start */
+	cr_assert_eq(alive, 90 + 1 + running + cond, "%s", a);
+	free(json);
+
+	char *text = report_of(false);
+	const char *row = strstr(text, "\n  2    ");
+	cr_assert_not_null(row, "%s", text);
+	char name[16], routine[64];
+	double alive_ms, running_ms, sync_ms, cond_ms;
+	cr_assert_eq(sscanf(row, " 2 %15s %63s %lf %lf %lf %lf", name, routine, &alive_ms,
+			    &running_ms, &sync_ms, &cond_ms), 6, "%s", row);
+	cr_assert_float_eq(running_ms, 0.004, 1e-9, "%s", row); /* %.3f */
+	cr_assert_float_eq(cond_ms, 0.026, 1e-9, "%s", row);
+	cr_assert_not_null(strstr(text, "Goroutines still blocked when the trace ends\n"
+				  "  g 2 (-) since 0.004 ms, cond, at:"), "%s", text);
+	free(text);
+}
+
+/* The process is named by its last GT_PROCESS_NAME; threads inherit its first comm (no
+ * label); a thread without a start routine is created under a name of its own. */
+Test(trace_report_names, process_and_pre_existing_thread_names, .fini = cleanup)
+{
+	struct gt_cb *cb = gt_cb_new(2, 65536, 1000);
+	static const char start[] = "/usr/bin/alias\0-x", end[] = "alias: worker process";
+	gt_cb_process_name(cb, 0, 1005, GT_NAME_START, "alias", start, sizeof start);
+	gt_cb_thread_existing(cb, 0, 1010, 1, 0, 0);
+	gt_cb_thread_name(cb, 0, 1011, 1, "alias");
+	gt_cb_thread_existing(cb, 1, 1012, 3, 0, 0);
+	gt_cb_thread_name(cb, 1, 1013, 3, "alias");          /* inherited: tells nothing */
+	gt_cb_thread_existing(cb, 1, 1014, 4, 0, 0);
+	gt_cb_thread_name(cb, 1, 1015, 4, "bg_thd");         /* its own */
+	gt_cb_yield(cb, 0, 2000, 1, 0);
+	gt_cb_yield(cb, 1, 2100, 3, 0);
+	gt_cb_yield(cb, 1, 2200, 4, 0);
+	gt_cb_thread_existing(cb, 1, 3000, 5, 0, 0);         /* first met mid-capture */
+	gt_cb_thread_name(cb, 1, 3001, 5, "late_one");
+	gt_cb_yield(cb, 1, 3100, 5, 0);
+	gt_cb_yield(cb, 0, 3200, 1, 0);
+	gt_cb_yield(cb, 1, 3300, 4, 0);
+	gt_cb_process_name(cb, 0, 4000, GT_NAME_END, "alias", end, sizeof end - 1);
+	gt_cb_capture_end(cb, 0, 4100);
+	write_and_convert(cb);
+	cr_expect_str_eq(converted.process, "alias: worker process");
+
+	char *json = report_of(true);
+	cr_assert_not_null(strstr(json, "{\"g\":1,\"name\":\"\",\"start_routine\":\"main\""), "%s", json);
+	cr_assert_not_null(strstr(json, "{\"g\":2,\"name\":\"\",\"start_routine\":"
+				  "\"[pre-existing thread]\""), "%s", json);
+	cr_assert_not_null(strstr(json, "{\"g\":3,\"name\":\"bg_thd\",\"start_routine\":\"bg_thd\""),
+			   "%s", json);
+	/* never started again after it was named: no label, but created under its name */
+	cr_assert_not_null(strstr(json, "{\"g\":4,\"name\":\"\",\"start_routine\":\"late_one\""),
+			   "%s", json);
+	cr_assert_null(strstr(json, "\"name\":\"alias\""), "the inherited name is no label: %s", json);
+	free(json);
 }

@@ -273,6 +273,21 @@ uint64_t gt_cb_user(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
 	return gt_cb_record(cb, cpu, GT_USER, (uint8_t)kind, thread, t, buf, sizeof p + nl + ml);
 }
 
+uint64_t gt_cb_process_name(struct gt_cb *cb, uint32_t cpu, uint64_t t, enum gt_name_when when,
+			    const char *comm, const char *cmdline, size_t cmdline_len)
+{
+	uint8_t buf[sizeof(struct gt_p_process_name) + GT_CMDLINE_MAX];
+	if (cmdline_len > GT_CMDLINE_MAX)
+		return 0;
+	struct gt_p_process_name p = { .cmdline_len = (uint16_t)cmdline_len };
+	strncpy(p.comm, comm, sizeof p.comm - 1);
+	memcpy(buf, &p, sizeof p);
+	if (cmdline_len)
+		memcpy(buf + sizeof p, cmdline, cmdline_len);
+	return gt_cb_record(cb, cpu, GT_PROCESS_NAME, (uint8_t)when, 0, t, buf,
+			    sizeof p + cmdline_len);
+}
+
 uint64_t gt_cb_capture_end(struct gt_cb *cb, uint32_t cpu, uint64_t t)
 {
 	return gt_cb_record(cb, cpu, GT_CAPTURE_END, 0, 0, t, NULL, 0);

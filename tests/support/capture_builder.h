@@ -53,6 +53,10 @@ uint64_t gt_cb_notice(struct gt_cb *cb, uint32_t cpu, uint64_t t, enum gt_notice
 uint64_t gt_cb_user(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
 		    enum gt_user_kind kind, uint64_t id, uint64_t parent, uint32_t stack,
 		    const char *name, const char *msg);
+/* GT_PROCESS_NAME: cmdline is cmdline_len bytes, arguments NUL-separated as
+ * /proc/self/cmdline has them. */
+uint64_t gt_cb_process_name(struct gt_cb *cb, uint32_t cpu, uint64_t t, enum gt_name_when when,
+			    const char *comm, const char *cmdline, size_t cmdline_len);
 uint64_t gt_cb_capture_end(struct gt_cb *cb, uint32_t cpu, uint64_t t);
 
 /* The file image so far (header n_chunks and chunk used fields up to date). */

@@ -588,3 +588,51 @@ Test(problems, relative_debug_dir_warned_and_ignored)
 		  warnings.lines[0]);
 	gt_sym_free(sym);
 }
+
+/* Rust symbols, legacy and v0, demangled by libiberty without their hash, from DWARF's
+ * linkage name and from the symbol table alone. */
+static void expect_rust_names(const char *exe, bool dwarf)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, exe, NULL);
+	struct gt_frame f[MAX_FRAMES];
+	const char *src = SRC("rust_names.c");
+	size_t n = symbolize(sym, &fx, "legacy", f, MAX_FRAMES);
+	cr_assert_geq(n, 2, "%s", show(f, n));
+	cr_expect_str_eq(f[0].func, "mycrate::worker::poll", "%s", show(f, n));
+	if (dwarf)
+		expect_frame(f, n, 0, "mycrate::worker::poll", "rust_names.c",
+			     fx_marker_line(src, "legacy_capture"));
+	n = symbolize(sym, &fx, "v0", f, MAX_FRAMES);
+	cr_assert_geq(n, 2, "%s", show(f, n));
+	cr_expect_str_eq(f[0].func, "mycrate::worker::run", "%s", show(f, n));
+	if (dwarf)
+		expect_frame(f, n, 0, "mycrate::worker::run", "rust_names.c",
+			     fx_marker_line(src, "v0_capture"));
+	cr_expect_str_eq(gt_sym_function(sym, fx_func(&fx, "legacy_fn")).func,
+			 "mycrate::worker::poll");
+	cr_expect_str_eq(gt_sym_function(sym, fx_func(&fx, "v0_fn")).func, "mycrate::worker::run");
+	gt_sym_free(sym);
+}
+
+Test(rust, legacy_and_v0_demangled_from_dwarf)
+{
+	expect_rust_names(FX_RUST, true);
+}
+
+Test(rust, legacy_and_v0_demangled_from_the_symbol_table)
+{
+	expect_rust_names(FX_RUST_NODWARF, false);
+}
+
+/* C++ names stay __cxa_demangle's; a legacy-looking C++ name without a Rust hash too. */
+Test(rust, cxx_and_c_names_unchanged)
+{
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	cr_expect_str_eq(gt_sym_function_name(sym, "_ZN3foo3barEv"), "foo::bar()");
+	cr_expect_str_eq(gt_sym_function_name(sym, "_ZNK7outerns5inner3BoxIiE3getEv"),
+			 "outerns::inner::Box<int>::get() const");
+	cr_expect_str_eq(gt_sym_function_name(sym, "worker_main"), "worker_main");
+	cr_expect_str_eq(gt_sym_function_name(sym, "_Rnot_mangled"), "_Rnot_mangled");
+	gt_sym_free(sym);
+}

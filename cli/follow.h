@@ -1,0 +1,45 @@
+/* follow: `gotrace run` follows the command's whole process tree (follow.c).
+ *
+ * gotrace is a child subreaper: orphans of the tree (double-forking daemons included) become
+ * its children and are reaped by it.  After the command exits, it waits for every traced
+ * process still alive -- a process of its tree with libgotrace.so mapped, or one whose capture
+ * is in the run's directory -- named by pid and start time (/proc/PID/stat), never by pid
+ * alone.  While the command runs, the signals gotrace forwards go to the command; once it has
+ * exited, SIGINT or SIGTERM stops recording in every traced process still running (through
+ * the stop word of its capture's header: the program does not notice) and ends the wait.
+ * SIGPIPE is ignored by gotrace, so a closed stderr never kills it mid-conversion; the
+ * command gets the disposition gotrace found. */
+#ifndef GOTRACE_FOLLOW_H
+#define GOTRACE_FOLLOW_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct gt_follow {
+	sigset_t old_mask;          /* gotrace's signal mask before: the command's */
+	struct sigaction old_pipe;  /* SIGPIPE as gotrace found it: the command's */
+	int sigfd;                  /* the signals gotrace waits for (signalfd) */
+	double command_ended;       /* CLOCK_MONOTONIC seconds when the command exited */
+};
+
+/* Before the fork: subreaper, SIGPIPE ignored, SIGCHLD and the forwarded signals blocked and
+ * read through a signalfd.  0, or -1 after a message. */
+int gt_follow_prepare(struct gt_follow *f);
+
+/* In the child, before exec: the signal mask and SIGPIPE disposition gotrace found. */
+void gt_follow_child(const struct gt_follow *f);
+
+/* Waits for COMMAND (its wait status into *status) and then for every traced process of the
+ * run: captures in DIR (PATH_MAX bytes) except the names in IGNORE, and, when CHILDREN,
+ * processes of the tree with libgotrace.so mapped.  When gotrace is told to stop while
+ * processes remain, their recording is stopped (gotrace says which); when
+ * RENAME_DIR, DIR is first renamed (the new name written into DIR) so that no capture is
+ * created in it any more.  0, or -1 after a message. */
+int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_dir,
+		   bool children, char *const *ignore, size_t n_ignore, int *status);
+
+void gt_follow_end(struct gt_follow *f);
+
+#endif
