@@ -14,7 +14,8 @@
  * a 32-byte record stored with its first word last (include/gotrace/capture.h).  "unwN" is
  * libunwind's unw_backtrace of N frames (N <= 40), opened as libgotrace.so opens it.
  * The operations a tracer hooks: "mutex" (an uncontended lock + unlock pair), "yield"
- * (sched_yield), "read" (one byte of /dev/zero), and "yield-stub" / "read-stub", which call
+ * (sched_yield), "read" (one byte of /dev/zero), "pipe" (one byte written into a pipe and
+ * read back: a pipe's descriptors carry their kernel key), and "yield-stub" / "read-stub", which call
  * the same functions on an fd (or for a call) that bench/stub.c answers without entering the
  * kernel: run under LD_PRELOAD="libgotrace.so libgtbenchstub.so" against
  * LD_PRELOAD=libgtbenchstub.so alone, the difference is exactly what the tracer adds.
@@ -192,6 +193,17 @@ static void op_read(long n)
 			abort();
 }
 
+/* one byte written into a pipe and read back: the write and read hooks on a pipe */
+static int pipe_fds[2] = {-1, -1};
+
+static void op_pipe(long n)
+{
+	char c = 0;
+	for (long i = 0; i < n; i++)
+		if (write(pipe_fds[1], &c, 1) != 1 || read(pipe_fds[0], &c, 1) != 1)
+			abort();
+}
+
 /* ---- driver ------------------------------------------------------------------------------ */
 
 struct run {
@@ -278,6 +290,12 @@ int main(int argc, char **argv)
 		}
 		read_fd = fd;
 		r.op = op_read;
+	} else if (!strcmp(name, "pipe")) {
+		if (pipe(pipe_fds) < 0) {
+			perror("microbench: pipe");
+			return 1;
+		}
+		r.op = op_pipe;
 	} else {
 		fprintf(stderr, "microbench: unknown operation %s\n", name);
 		return 2;

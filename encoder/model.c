@@ -95,6 +95,10 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 	uint64_t stk = gtm_captured_stack(m, wk->stack);
 	if (!stk)
 		stk = gtm_synth_stack(m, S_WAKE);
+	if (r->rec->aux == GT_BK_FD) {
+		gtm_kobj_release(m, t, r, ns, stk);
+		return;
+	}
 	uint64_t key = r->rec->aux == GT_BK_JOIN ? wk->obj | JOIN_KEY_BIT : wk->obj;
 	gtm_wake_waiters(m, t, key, wk->count ? wk->count : 1, ns, stk);
 }
@@ -141,6 +145,7 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 		return;
 	gtm_wake_waiters(m, t, t->serial | JOIN_KEY_BIT, GT_WAKE_ALL, ns,
 			 gtm_synth_stack(m, S_EXIT));
+	gtm_kobj_release(m, t, r, ns, gtm_synth_stack(m, S_EXIT));
 	gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
 	m->ps[t->p].running = 0;
 	t->state = T_DEAD;
@@ -211,6 +216,7 @@ static void fact_syscall_begin(struct gt_model *m, const struct gt_capture_recor
 	t->sys_stack = s->stack;
 	t->sys_p = t->p;
 	t->sys_fd_kind = r->rec->aux;
+	gtm_kobj_syscall_begin(m, t, r, ns);
 }
 
 static void fact_syscall_end(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
@@ -223,6 +229,7 @@ static void fact_syscall_end(struct gt_model *m, const struct gt_capture_record 
 	else if (t->g && t->state != T_DEAD && !t->sys_awaiting_end)
 		m->ctr.ends_without_begin++;
 	t->sys_awaiting_end = false;
+	gtm_kobj_syscall_end(m, t);
 	gtm_fact_thread(m, r, ns, S_UNKNOWN);
 }
 
@@ -359,6 +366,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 {
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
 	m->fact_tsc = r->tsc;
+	m->cur = r;
 	if (m->n_credits)
 		gtm_credit_end(m, r->rec->thread);
 	if (!m->seen_fact) {

@@ -36,6 +36,7 @@ struct gt_model_options {
 	X(syscalls_short, "short syscalls")                                               \
 	X(syscalls_blocking, "blocking syscalls")                                         \
 	X(net_waits, "network waits")                                                     \
+	X(kernel_wakes, "unblocks through pipes, sockets and child exits")               \
 	X(threads_appeared, "repaired: threads first seen without a start fact")          \
 	X(duplicate_creates, "repaired: threads created twice")                           \
 	X(causal_fallbacks, "repaired: wakes not after their block (unknown waker used)")   \

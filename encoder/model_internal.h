@@ -4,6 +4,7 @@
  *   model_sched.c   threads → Gs and CPUs → Ps: ticks, creation, the prologue, the §5.2
  *                   primitive, syscalls, the epilogue
  *   model_wait.c    wait queues and the choice of which waiters a release wakes
+ *   model_kernel_objects.c  wakes through pipes, sockets and child exits (kernel keys)
  *   model_stacks.c  captured, start-routine and synthetic stacks, the symbolizer calls
  *   clock_fit.c     tsc → ticks and the clock fit (shared with the report)
  *
@@ -29,6 +30,7 @@ enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DE
 /* What a thread waits for, beyond enum gt_block_kind. */
 #define WAIT_NET 100
 #define WAIT_PROLOGUE 101
+#define WAIT_KERNEL 102      /* wait4/waitid whose child's end is known (GoBlock) */
 
 /* Synthetic frames (GO-TRACE-FORMAT.md §5.6): unique PCs outside real code. */
 enum synth {
@@ -50,6 +52,11 @@ struct mthread {
 	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
 	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
 	uint64_t sys_ns;        /* fact time of the pending syscall */
+	uint64_t sys_obj;       /* its kernel key (capture.h GT_OBJ_KERNEL), 0 = none */
+	int64_t sys_arg;
+	uint32_t sys_nr;
+	uint64_t kobj_waker_fact;  /* model_kernel_objects.c: the fact (number) that ends its
+				    * pending syscall, once known */
 	uint64_t ahead_pos;     /* during a wake: place of its next fact in the lookahead */
 	uint32_t sys_stack;
 	uint32_t sys_p;
@@ -106,6 +113,7 @@ struct gt_model {
 	uint64_t floor;             /* live events are at or after this tick */
 	uint64_t now;               /* latest fact time seen */
 	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
+	const struct gt_capture_record *cur;  /* the fact being modelled */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
 	char default_name[16];      /* the name threads inherit: the first comm recorded, else
 				     * the executable's, cut to 15 */
@@ -165,6 +173,21 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 		      uint64_t ns, uint64_t stack);
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
 void gtm_credit_end(struct gt_model *m, uint32_t serial);
+size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);
+void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w, uint64_t ns,
+		    uint64_t stack);
+
+/* model_kernel_objects.c */
+void gtm_kobj_syscall_begin(struct gt_model *m, struct mthread *t,
+			    const struct gt_capture_record *r, uint64_t ns);
+void gtm_kobj_syscall_end(struct gt_model *m, struct mthread *t);
+void gtm_kobj_release(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r,
+		      uint64_t ns, uint64_t stack);
+/* t's pending syscall blocked: 0 when no known event ends it, else how it waits (WAIT_NET
+ * for a pipe or socket, WAIT_KERNEL for a child). */
+uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t);
+/* t's pending syscall is a poll on one pipe: without a known waker a syscall, as a read */
+bool gtm_kobj_polls_pipe(const struct mthread *t);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

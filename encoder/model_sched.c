@@ -165,7 +165,14 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 		m->ctr.syscalls_short++;
 		return;
 	}
-	if (fd_kind_is_net(t->sys_fd_kind)) {
+	uint8_t kw = gtm_kobj_block(m, t);
+	if (kw == WAIT_KERNEL) {
+		/* a parent waiting for a child whose end is known: a wait with a waker */
+		gtm_emit(m, p, GT_GO_GO_BLOCK, t->sys_ns, t, NULL, stk, 0, 0);
+		t->state = T_WAITING;
+		t->wait_kind = WAIT_KERNEL;
+		m->ctr.syscalls_blocking++;
+	} else if ((fd_kind_is_net(t->sys_fd_kind) && !gtm_kobj_polls_pipe(t)) || kw) {
 		gtm_emit(m, p, GT_GO_GO_BLOCK_NET, t->sys_ns, t, NULL, stk, 0, 0);
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_NET;

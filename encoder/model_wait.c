@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-static size_t bucket_of(const struct gt_model *m, uint64_t key)
+size_t gtm_bucket_of(const struct gt_model *m, uint64_t key)
 {
 	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->n_buckets - 1);
 }
@@ -35,7 +35,7 @@ void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key)
 		return;
 	t->wait_obj = key;
 	t->hnext = 0;
-	uint32_t *link = &m->buckets[bucket_of(m, key)];
+	uint32_t *link = &m->buckets[gtm_bucket_of(m, key)];
 	/* insert keeping block order (ties: arrival order) */
 	while (*link && gtm_thread_at(m, *link)->block_ns <= t->block_ns)
 		link = &gtm_thread_at(m, *link)->hnext;
@@ -49,7 +49,7 @@ void gtm_wait_remove(struct gt_model *m, struct mthread *t)
 {
 	if (!t->in_wait_list)
 		return;
-	uint32_t *link = &m->buckets[bucket_of(m, t->wait_obj)];
+	uint32_t *link = &m->buckets[gtm_bucket_of(m, t->wait_obj)];
 	while (*link && *link != t->serial)
 		link = &gtm_thread_at(m, *link)->hnext;
 	if (*link)
@@ -59,8 +59,8 @@ void gtm_wait_remove(struct gt_model *m, struct mthread *t)
 	m->n_waiting--;
 }
 
-static void unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w,
-		       uint64_t ns, uint64_t stack)
+void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w, uint64_t ns,
+		    uint64_t stack)
 {
 	gtm_wait_remove(m, w);
 	gtm_emit(m, waker->p, GT_GO_GO_UNBLOCK, ns, waker, w, w->g, ++w->seq, stack);
@@ -82,7 +82,7 @@ static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t
 static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
 {
 	size_t n = 0, placed = 0;
-	for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
+	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
 		if (w->wait_obj == key && w->state == T_WAITING && w->block_tsc >= m->fact_tsc)
@@ -117,7 +117,7 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 	place_in_lookahead(m, key, count);
 	while (count) {
 		struct mthread *best = NULL;
-		for (uint32_t s = m->buckets[bucket_of(m, key)]; s;) {
+		for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
 			struct mthread *w = gtm_thread_at(m, s);
 			s = w->hnext;
 			if (may_wake(m, w, key) && (!best || w->ahead_pos < best->ahead_pos))
@@ -125,7 +125,7 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 		}
 		if (!best)
 			break;
-		unblock_by(m, waker, best, ns, stack);
+		gtm_unblock_by(m, waker, best, ns, stack);
 		if (count != GT_WAKE_ALL)
 			count--;
 	}
@@ -159,7 +159,7 @@ void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns)
 			continue;
 		if (w->state != T_RUNNING)
 			continue;
-		unblock_by(m, w, t, ns, w->credit_stack);
+		gtm_unblock_by(m, w, t, ns, w->credit_stack);
 		if (w->credit_count != GT_WAKE_ALL && !--w->credit_count)
 			m->n_credits--;
 		return;

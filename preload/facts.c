@@ -6,6 +6,7 @@
 #include "lifecycle.h"
 #include "stacks.h"
 
+#include <poll.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -195,10 +196,17 @@ void gt_threads_reset(void)
 }
 
 /* ---- descriptor kinds ----------------------------------------------------------------
- * fstat once per descriptor; close/dup2/dup3/fclose and every hooked call that returns a
- * new descriptor forget the entry. */
+ * fstat once per descriptor; close/dup2/dup3/fclose/close_range/closefrom and every hooked
+ * call that returns a new descriptor forget the entry.  Pipes, FIFOs and sockets keep their
+ * kernel key beside the kind (capture.h, GT_OBJ_KERNEL), stored before the kind. */
 #define GT_FD_CACHE 65536
 static uint8_t gt_fd_cache[GT_FD_CACHE];
+static uint64_t gt_fd_objs[GT_FD_CACHE];
+
+static inline int fd_has_obj(uint8_t kind)
+{
+	return kind == GT_FD_PIPE || kind == GT_FD_SOCKET;
+}
 
 uint8_t gt_fd_kind(int fd)
 {
@@ -218,8 +226,13 @@ uint8_t gt_fd_kind(int fd)
 		kind = GT_FD_FILE;
 	else
 		kind = GT_FD_OTHER;
-	if (fd < GT_FD_CACHE)
+	if (fd < GT_FD_CACHE) {
+		if (fd_has_obj(kind))
+			gt_fd_objs[fd] = gt_kobj_key(GT_KOBJ_FILE, st.st_dev, st.st_ino, 0) |
+					 (kind == GT_FD_SOCKET ? GT_OBJ_SOCKET : 0);
+		atomic_signal_fence(memory_order_release);
 		gt_fd_cache[fd] = kind | 0x80;
+	}
 	return kind;
 }
 
@@ -227,6 +240,55 @@ void gt_fd_forget(int fd)
 {
 	if (fd >= 0 && fd < GT_FD_CACHE)
 		gt_fd_cache[fd] = 0;
+}
+
+void gt_fd_forget_range(unsigned lo, unsigned hi)
+{
+	if (lo >= GT_FD_CACHE)
+		return;
+	if (hi >= GT_FD_CACHE)
+		hi = GT_FD_CACHE - 1;
+	if (lo <= hi)
+		memset(gt_fd_cache + lo, 0, hi - lo + 1);
+}
+
+/* The two ends of a socketpair are one object: both keyed by the lower inode. */
+void gt_fd_pair(const int sv[2])
+{
+	struct stat a, b;
+	if (sv[0] < 0 || sv[1] < 0 || sv[0] >= GT_FD_CACHE || sv[1] >= GT_FD_CACHE ||
+	    gt_sys2(SYS_fstat, sv[0], &a) < 0 || gt_sys2(SYS_fstat, sv[1], &b) < 0)
+		return;
+	uint64_t obj = gt_kobj_key(GT_KOBJ_FILE, a.st_dev, a.st_ino < b.st_ino ? a.st_ino : b.st_ino, 0) |
+		       GT_OBJ_SOCKET;
+	for (int i = 0; i < 2; i++) {
+		gt_fd_objs[sv[i]] = obj;
+		atomic_signal_fence(memory_order_release);
+		gt_fd_cache[sv[i]] = GT_FD_SOCKET | 0x80;
+	}
+}
+
+/* The process ends: its pipes and sockets close with it (their last close may be this one),
+ * one WAKE GT_BK_FD per cached descriptor, into records reserve() gives. */
+void gt_fd_exit_wakes(uint32_t serial, uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes))
+{
+	for (int fd = 0; fd < GT_FD_CACHE; fd++) {
+		uint64_t *r;
+		unsigned cpu;
+		if (!fd_has_obj(gt_fd_cache[fd] & 0x7f))
+			continue;
+		uint64_t tsc = gt_now(&cpu);
+		struct gt_p_wake p = {.obj = gt_fd_objs[fd], .count = GT_WAKE_ALL};
+		if ((r = reserve(cpu, 16 + sizeof p)))
+			gt_fill(r, serial, GT_WAKE, GT_BK_FD, tsc, &p, sizeof p);
+	}
+}
+
+uint64_t gt_fd_cached_obj(int fd)
+{
+	if (fd < 0 || fd >= GT_FD_CACHE || !fd_has_obj(gt_fd_cache[fd] & 0x7f))
+		return 0;
+	return gt_fd_objs[fd];
 }
 
 /* ---- losses --------------------------------------------------------------------------- */
@@ -425,17 +487,45 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
 	gt_fact_wake_at(t, kind, obj, count, tsc, cpu);
 }
 
-void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg)
+/* tail: a gt_p_syscall_obj follows with obj (a kernel key) */
+GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg, int tail,
+			     uint64_t obj)
 {
 	t->busy = 1;
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	struct gt_p_syscall p = {.nr = nr, .stack = stack, .arg = arg};
-	gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p, sizeof p);
+	if (GT_UNLIKELY(tail)) {
+		struct {
+			struct gt_p_syscall s;
+			struct gt_p_syscall_obj o;
+		} q = {p, {obj}};
+		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q);
+	} else {
+		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p, sizeof p);
+	}
 	t->pending = GT_PENDING_SYSCALL;
 	t->pending_nr = nr;
 	t->busy = 0;
+}
+
+void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg)
+{
+	/* arg is the descriptor whenever the kind is one of these (hooks.def), and its kind was
+	 * just looked up: the key is cached */
+	if (GT_UNLIKELY(fd_has_obj(fd_kind)) && (uint64_t)arg < GT_FD_CACHE)
+		syscall_begin(t, nr, fd_kind, arg, 1, gt_fd_objs[arg]);
+	else
+		syscall_begin(t, nr, fd_kind, arg, 0, 0);
+}
+
+/* A poll for input on one pipe or socket is a wait on it: its key rides along. */
+void gt_fact_poll_begin(struct gt_tls *t, uint32_t nr, const struct pollfd *fds, unsigned long n)
+{
+	int fd = n == 1 && (fds[0].events & (POLLIN | POLLRDNORM)) ? fds[0].fd : -1;
+	int tail = fd >= 0 && fd < GT_FD_CACHE && fd_has_obj(gt_fd_kind(fd));
+	syscall_begin(t, nr, GT_FD_POLL, (int64_t)n, tail, tail ? gt_fd_objs[fd] : 0);
 }
 
 void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err)

@@ -75,6 +75,9 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count) 
 void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count, uint64_t tsc,
 		     unsigned cpu) GT_HIDDEN;
 void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg) GT_HIDDEN;
+struct pollfd;
+/* poll/ppoll: GT_FD_POLL, arg n; for input on one pipe or socket its kernel key too */
+void gt_fact_poll_begin(struct gt_tls *t, uint32_t nr, const struct pollfd *fds, unsigned long n) GT_HIDDEN;
 void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err) GT_HIDDEN;
 void gt_fact_thread_name(uint32_t serial, const char *name) GT_HIDDEN;
 void gt_fact_thread_existing(struct gt_tls *t) GT_HIDDEN;
@@ -91,6 +94,13 @@ void gt_thread_end(struct gt_tls *t, uint8_t how) GT_HIDDEN;
 int gt_block_result(int rc) GT_HIDDEN;
 uint8_t gt_fd_kind(int fd) GT_HIDDEN;
 void gt_fd_forget(int fd) GT_HIDDEN;
+void gt_fd_forget_range(unsigned lo, unsigned hi) GT_HIDDEN;
+/* socketpair: both ends cached as one socket object */
+void gt_fd_pair(const int sv[2]) GT_HIDDEN;
+/* the kernel key of a pipe/FIFO/socket descriptor whose kind is cached, else 0 (no fstat) */
+uint64_t gt_fd_cached_obj(int fd) GT_HIDDEN;
+/* at the process's end: a close wake for each cached pipe or socket descriptor */
+void gt_fd_exit_wakes(uint32_t serial, uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes)) GT_HIDDEN;
 
 /* waiter table: objects some hooked thread is blocked on right now */
 int gt_waiters_add(uint64_t obj) GT_HIDDEN; /* its slot + 1, 0 when the table is full */

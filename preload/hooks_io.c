@@ -10,6 +10,13 @@
 #include <linux/futex.h>
 #include <stdarg.h>
 
+/* a new descriptor (open, F_DUPFD, accept) may have the number of a closed one whose kind is cached */
+static inline void forget_result(long r)
+{
+	if (r >= 0)
+		gt_fd_forget((int)r);
+}
+
 #define GT_SYSCALL_HOOK(ret, name, params, args, nr, kind, arg) \
 	GT_EXPORT ret name params \
 	{ \
@@ -19,6 +26,8 @@
 		gt_fact_syscall_begin(gt_t_, nr, kind, (int64_t)(arg)); \
 		ret gt_r_ = GT_REAL(name) args; \
 		int gt_e_ = errno; \
+		if (nr == SYS_accept || nr == SYS_accept4) \
+			forget_result((long)gt_r_); \
 		gt_fact_syscall_end(gt_t_, nr, (long)gt_r_, gt_r_ == (ret)-1 ? gt_e_ : 0); \
 		errno = gt_e_; \
 		return gt_r_; \
@@ -26,12 +35,29 @@
 
 GT_SYSCALL_HOOKS(GT_SYSCALL_HOOK)
 
-/* a new descriptor (open, F_DUPFD) may have the number of a closed one whose kind is cached */
-static inline void forget_result(long r)
-{
-	if (r >= 0)
-		gt_fd_forget((int)r);
-}
+/* ---- poll: GT_SYSCALL_HOOK's shape, with the polled descriptor's key ------------------- */
+
+#define GT_POLL_HOOK(name, params, args, nr) \
+	GT_EXPORT int name params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		gt_fact_poll_begin(t, nr, fds, n); \
+		int r = GT_REAL(name) args; \
+		int e = errno; \
+		gt_fact_syscall_end(t, nr, r, r < 0 ? e : 0); \
+		errno = e; \
+		return r; \
+	}
+
+GT_POLL_HOOK(poll, (struct pollfd *fds, nfds_t n, int to), (fds, n, to), SYS_poll)
+GT_POLL_HOOK(__poll_chk, (struct pollfd *fds, nfds_t n, int to, size_t fl), (fds, n, to, fl), SYS_poll)
+GT_POLL_HOOK(ppoll, (struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *ss),
+	     (fds, n, ts, ss), SYS_ppoll)
+GT_POLL_HOOK(__ppoll_chk,
+	     (struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *ss, size_t fl),
+	     (fds, n, ts, ss, fl), SYS_ppoll)
 
 /* ---- open: FIFOs and network file systems block here --------------------------------- */
 
@@ -162,7 +188,12 @@ GT_EXPORT int pipe2(int fds[2], int flags)
 		fds[1] = GT_UNW_PIPE_W;
 		return 0;
 	}
-	return GT_REAL(pipe2)(fds, flags);
+	int r = GT_REAL(pipe2)(fds, flags);
+	if (!r) {
+		gt_fd_forget(fds[0]);
+		gt_fd_forget(fds[1]);
+	}
+	return r;
 }
 
 /* rt_sigprocmask reads the new set before it looks at `how`: with an invalid one it fails
@@ -274,27 +305,110 @@ GT_EXPORT long syscall(long nr, ...)
 
 /* ---- descriptor cache upkeep -------------------------------------------------------------- */
 
+/* A pipe, FIFO or socket descriptor about to be closed: a wake of its readers (the last
+ * close of a pipe's write end is their end of file; the encoder decides which close that
+ * was), stamped before the close.  Only descriptors whose kind is cached (used by a hooked
+ * call): no fstat here. */
+static void closing(int fd)
+{
+	uint64_t obj = gt_fd_cached_obj(fd);
+	struct gt_tls *t;
+	if (GT_UNLIKELY(obj) && (t = gt_enter()))
+		gt_fact_wake(t, GT_BK_FD, obj, GT_WAKE_ALL);
+	gt_fd_forget(fd);
+}
+
 GT_EXPORT int close(int fd)
 {
-	gt_fd_forget(fd);
+	int e = errno;
+	closing(fd);
+	errno = e;
 	return GT_REAL(close)(fd);
 }
 
 GT_EXPORT int dup2(int fd, int fd2)
 {
-	gt_fd_forget(fd2);
+	int e = errno;
+	if (fd2 != fd)
+		closing(fd2);
+	errno = e;
 	return GT_REAL(dup2)(fd, fd2);
 }
 
 GT_EXPORT int dup3(int fd, int fd2, int flags)
 {
-	gt_fd_forget(fd2);
+	int e = errno;
+	if (fd2 != fd)
+		closing(fd2);
+	errno = e;
 	return GT_REAL(dup3)(fd, fd2, flags);
 }
 
 GT_EXPORT int fclose(FILE *f)
 {
-	if (f)
-		gt_fd_forget(fileno(f));
+	if (f) {
+		int e = errno;
+		closing(fileno(f));
+		errno = e;
+	}
 	return GT_REAL(fclose)(f);
 }
+
+GT_EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
+{
+	int r = GT_REAL(close_range)(lo, hi, flags);
+	if (!r && !(flags & CLOSE_RANGE_CLOEXEC))
+		gt_fd_forget_range(lo, hi);
+	return r;
+}
+
+GT_EXPORT void closefrom(int lo)
+{
+	GT_REAL(closefrom)(lo);
+	if (lo >= 0)
+		gt_fd_forget_range((unsigned)lo, ~0u);
+}
+
+GT_EXPORT int socketpair(int dom, int type, int proto, int sv[2])
+{
+	int r = GT_REAL(socketpair)(dom, type, proto, sv);
+	if (!r) {
+		int e = errno;
+		gt_fd_forget(sv[0]);
+		gt_fd_forget(sv[1]);
+		gt_fd_pair(sv);
+		errno = e;
+	}
+	return r;
+}
+
+GT_EXPORT int pipe(int fds[2])
+{
+	int r = GT_REAL(pipe)(fds);
+	if (!r) {
+		gt_fd_forget(fds[0]);
+		gt_fd_forget(fds[1]);
+	}
+	return r;
+}
+
+/* Calls that return one new descriptor: its number may be cached for a closed one (closed
+ * by a call we do not see, such as closedir or an exec'd helper's close_range). */
+#define GT_NEW_FD_HOOK(name, params, args) \
+	GT_EXPORT int name params \
+	{ \
+		int r = GT_REAL(name) args; \
+		forget_result(r); \
+		return r; \
+	}
+
+GT_NEW_FD_HOOK(socket, (int dom, int type, int proto), (dom, type, proto))
+GT_NEW_FD_HOOK(dup, (int fd), (fd))
+GT_NEW_FD_HOOK(eventfd, (unsigned int v, int flags), (v, flags))
+GT_NEW_FD_HOOK(epoll_create, (int n), (n))
+GT_NEW_FD_HOOK(epoll_create1, (int flags), (flags))
+GT_NEW_FD_HOOK(memfd_create, (const char *name, unsigned int flags), (name, flags))
+GT_NEW_FD_HOOK(timerfd_create, (int c, int flags), (c, flags))
+GT_NEW_FD_HOOK(signalfd, (int fd, const sigset_t *m, int flags), (fd, m, flags))
+GT_NEW_FD_HOOK(inotify_init, (void), ())
+GT_NEW_FD_HOOK(inotify_init1, (int flags), (flags))

@@ -13,6 +13,7 @@
  * has resumed since (GT_RELEASE_WAITED, release_raced). */
 #include "facts.h"
 #include "hooks.def"
+#include "shared_objs.h"
 #include "stacks.h"
 
 #define GT_OBJ(p) ((uint64_t)(uintptr_t)(p))
@@ -40,6 +41,36 @@ static int held_by_cond_wait(pthread_mutex_t *m)
 	return owner > 0 && gt_load(&gt_cond_holding[(unsigned)owner % GT_COND_HOLDERS]) == GT_OBJ(m);
 }
 
+/* A process-shared object is named by its kernel identity (shared_objs.h), looked up only in
+ * slow paths (a wait that blocks, a release that finds waiters): its waiters and releasers
+ * may be in other processes, where its memory has another address. */
+static uint64_t shared_obj(int pshared, const void *o)
+{
+	uint64_t k;
+	return GT_UNLIKELY(pshared) && (k = gt_shared_obj(o)) ? k : GT_OBJ(o);
+}
+
+/* The release of a process-shared object: the waiter table sees this process's waiters only,
+ * so the object's own count of sleepers is looked at, before and after the release (the
+ * stamp between the first look and the release, as GT_RELEASE_WAITED). */
+#define GT_RELEASE_SHARED(fn, real, type, kind, count, has_waiters) \
+	static GT_NOINLINE int fn(type *o) \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return real(o); \
+		int seen = has_waiters(o); \
+		unsigned cpu; \
+		uint64_t tsc = gt_now(&cpu); \
+		int r = real(o); \
+		if (seen || has_waiters(o)) { \
+			int e = errno; \
+			gt_fact_wake_at(t, kind, shared_obj(1, o), count, tsc, cpu); \
+			errno = e; \
+		} \
+		return r; \
+	}
+
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
 /* The uncontended lock is the try and nothing else; everything that records is in a
@@ -54,16 +85,17 @@ static int held_by_cond_wait(pthread_mutex_t *m)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
+		uint64_t obj = shared_obj(gt_mutex_pshared(m), m); \
 		struct gt_block b; \
-		gt_fact_block_prepare(t, GT_BK_MUTEX, GT_OBJ(m), 1, &b); \
+		gt_fact_block_prepare(t, GT_BK_MUTEX, obj, 1, &b); \
 		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
 		if (r != EBUSY || held_by_cond_wait(m)) { \
-			gt_fact_block_cancel(t, GT_BK_MUTEX, GT_OBJ(m)); \
+			gt_fact_block_cancel(t, GT_BK_MUTEX, obj); \
 			return r != EBUSY ? r : GT_REAL(name) args; \
 		} \
-		gt_fact_block_commit(t, GT_BK_MUTEX, GT_OBJ(m), &b); \
+		gt_fact_block_commit(t, GT_BK_MUTEX, obj, &b); \
 		r = GT_REAL(name) args; \
-		gt_fact_block_end(t, GT_BK_MUTEX, GT_OBJ(m), r); \
+		gt_fact_block_end(t, GT_BK_MUTEX, obj, r); \
 		return r; \
 	} \
 	GT_EXPORT GT_FRAMELESS int name params \
@@ -137,9 +169,11 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 /* The release hooks: the kind's word loaded before the real call (blocked threads: the
  * waited path) and after it (changed: the raced path), both reached by tail calls, so the
  * recording function returns to the hook's caller. */
-#define GT_RELEASE_HOOK(name, real, type, kind, count, waited) \
+#define GT_RELEASE_HOOK(name, real, type, kind, count, waited, shared_release, shared) \
 	GT_EXPORT GT_FRAMELESS int name(type *o) \
 	{ \
+		if (GT_UNLIKELY(shared_release(o))) \
+			return shared(o); \
 		uint64_t before = gt_load(&gt_n_blocked[kind]); \
 		if (GT_UNLIKELY((uint32_t)before)) \
 			return waited(o, before); \
@@ -150,8 +184,18 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 	}
 
 GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1)
+GT_RELEASE_SHARED(mutex_unlock_shared, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
+		  gt_mutex_has_waiters)
+
+/* a process-shared mutex: only a look at its lock word (the one after the unlock would find
+ * it free) */
+static inline int mutex_shared_release(pthread_mutex_t *m)
+{
+	return GT_UNLIKELY(gt_mutex_pshared(m)) && gt_mutex_has_waiters(m);
+}
+
 GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
-		mutex_unlock_waited)
+		mutex_unlock_waited, mutex_shared_release, mutex_unlock_shared)
 
 /* ---- rwlocks ---------------------------------------------------------------------------- */
 
@@ -215,16 +259,17 @@ GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
+		uint64_t obj = shared_obj(gt_cond_pshared(c), c); \
 		int owner = mutex_owner(m); \
 		_Atomic uint64_t *mark = owner > 0 ? &gt_cond_holding[(unsigned)owner % GT_COND_HOLDERS] : NULL; \
 		if (mark) /* seq_cst: before the look for the mutex's waiters */ \
 			atomic_store(mark, GT_OBJ(m)); \
-		gt_fact_cond_wait_begin(t, GT_OBJ(c), GT_OBJ(m)); \
+		gt_fact_cond_wait_begin(t, obj, shared_obj(gt_mutex_pshared(m), m)); \
 		int r = GT_REAL(name) args; \
 		uint64_t marked = GT_OBJ(m); \
 		if (mark) \
 			atomic_compare_exchange_strong(mark, &marked, 0); \
-		gt_fact_block_end(t, GT_BK_COND, GT_OBJ(c), r); \
+		gt_fact_block_end(t, GT_BK_COND, obj, r); \
 		return r; \
 	}
 
@@ -238,10 +283,15 @@ GT_RELEASE_WAITED(cond_signal_waited, GT_REAL(pthread_cond_signal), pthread_cond
 GT_RELEASE_WAITED(cond_broadcast_waited, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
 		  GT_WAKE_ALL)
 
+GT_RELEASE_SHARED(cond_signal_shared, GT_REAL(pthread_cond_signal), pthread_cond_t, GT_BK_COND, 1,
+		  gt_cond_has_waiters)
+GT_RELEASE_SHARED(cond_broadcast_shared, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
+		  GT_WAKE_ALL, gt_cond_has_waiters)
+
 GT_RELEASE_HOOK(pthread_cond_signal, GT_REAL(pthread_cond_signal), pthread_cond_t, GT_BK_COND, 1,
-		cond_signal_waited)
+		cond_signal_waited, gt_cond_pshared, cond_signal_shared)
 GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
-		GT_WAKE_ALL, cond_broadcast_waited)
+		GT_WAKE_ALL, cond_broadcast_waited, gt_cond_pshared, cond_broadcast_shared)
 
 /* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------ */
 
@@ -255,18 +305,19 @@ GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread
 		int r = GT_REAL(sem_trywait)(s); \
 		if (r == 0 || errno != EAGAIN) \
 			return r; \
+		uint64_t obj = shared_obj(gt_sem_pshared(s), s); \
 		struct gt_block b; \
-		gt_fact_block_prepare(t, GT_BK_SEM, GT_OBJ(s), 1, &b); \
+		gt_fact_block_prepare(t, GT_BK_SEM, obj, 1, &b); \
 		if (GT_REAL(sem_trywait)(s) == 0) { \
-			gt_fact_block_cancel(t, GT_BK_SEM, GT_OBJ(s)); \
+			gt_fact_block_cancel(t, GT_BK_SEM, obj); \
 			errno = saved; \
 			return 0; \
 		} \
 		errno = saved; \
-		gt_fact_block_commit(t, GT_BK_SEM, GT_OBJ(s), &b); \
+		gt_fact_block_commit(t, GT_BK_SEM, obj, &b); \
 		r = GT_REAL(name) args; \
 		int e = errno; \
-		gt_fact_block_end(t, GT_BK_SEM, GT_OBJ(s), r ? e : 0); \
+		gt_fact_block_end(t, GT_BK_SEM, obj, r ? e : 0); \
 		errno = e; \
 		return r; \
 	}
@@ -277,7 +328,10 @@ GT_SEM_HOOK(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (
 
 GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
 
-GT_RELEASE_HOOK(sem_post, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, sem_post_waited)
+GT_RELEASE_SHARED(sem_post_shared, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, gt_sem_has_waiters)
+
+GT_RELEASE_HOOK(sem_post, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, sem_post_waited, gt_sem_pshared,
+		sem_post_shared)
 
 /* ---- barriers ----------------------------------------------------------------------------
  * Every arriver but the last blocks; the last (glibc returns PTHREAD_BARRIER_SERIAL_THREAD

@@ -181,6 +181,7 @@ static void write_end_records(int process_end)
 	uint64_t *r;
 	struct gt_tls *t = gt_self();
 	if (process_end && t->serial && !(t->ended & GT_TLS_ENDED) && t->epoch == gt_load(&gt_epoch)) {
+		gt_fd_exit_wakes(t->serial, reserve_final);
 		uint64_t tsc = gt_now(&cpu);
 		if ((r = reserve_final(cpu, 16)))
 			gt_fill(r, t->serial, GT_THREAD_END, GT_END_PROCESS, tsc, NULL, 0);

@@ -160,7 +160,8 @@ struct gt_rec {
 	X(7, BLOCK_END, GT_PAYLOAD(block_end), "enum gt_block_kind") \
 	/* released an object others may wait on */ \
 	X(8, WAKE, GT_PAYLOAD(wake), "enum gt_block_kind (of the waiters)") \
-	/* entering a possibly blocking syscall */ \
+	/* entering a possibly blocking syscall; on a pipe, FIFO or socket a struct \
+	 * gt_p_syscall_obj follows (the descriptor's kernel identity) */ \
 	X(9, SYSCALL_BEGIN, GT_PAYLOAD(syscall), "enum gt_fd_kind") \
 	/* returned from it */ \
 	X(10, SYSCALL_END, GT_PAYLOAD(syscall_end), "0") \
@@ -212,6 +213,10 @@ enum gt_block_kind {
 	GT_BK_JOIN = 7,        /* wait: obj = joined thread's serial; wake: by the exiting thread */
 	GT_BK_SLEEP = 8,       /* sleep family; obj = requested ns (0 = unknown) */
 	GT_BK_FUTEX = 9,       /* syscall(SYS_futex) wait/wake; obj = futex word address */
+	GT_BK_FD = 10,         /* wake only: a pipe/FIFO/socket descriptor closed (stamped before
+				* the close, or at a normal process end for each one still open);
+				* obj = its kernel key (GT_OBJ_KERNEL).  Readers see end of file
+				* once the last one is closed */
 	GT_BK_COUNT
 };
 
@@ -301,6 +306,13 @@ struct gt_p_syscall {
 	int64_t arg;               /* fd for descriptor calls, else the call's key argument */
 };
 
+/* The tail of a SYSCALL_BEGIN on a pipe, FIFO or socket (aux GT_FD_PIPE / GT_FD_SOCKET, arg
+ * the descriptor): readers of version 1 that do not know it skip it (a record may be longer
+ * than its minimum payload). */
+struct gt_p_syscall_obj {
+	uint64_t obj;              /* the descriptor's kernel key (GT_OBJ_KERNEL set), 0 = unknown */
+};
+
 struct gt_p_syscall_end {
 	uint32_t nr;
 	int32_t err;               /* errno when it failed, else 0 */
@@ -357,6 +369,46 @@ struct gt_p_process {
 	int32_t err;               /* errno of a failed exec/spawn, else 0 */
 };
 
+/* ---- Kernel identities: objects shared between processes --------------------------------
+ * An obj (BLOCK_BEGIN/BLOCK_END/WAKE obj, gt_p_syscall_obj) is private to its capture (an
+ * address, a thread serial, a duration) unless GT_OBJ_KERNEL is set: then it names the object
+ * by what the kernel identifies it by, the same in every process of a run, and a reader that
+ * merges captures keys it as it is (other objs by capture and obj).  The low 61 bits are
+ * gt_kobj_key()'s hash of (kind, dev, ino, off): a pipe or socket by its inode, a FIFO by its
+ * file system and inode, process-shared memory by its mapping's identity (the file or shmem
+ * object and the offset in it, as /proc/self/maps gives them), never by a virtual address
+ * (which differs between processes).  Bit 63 stays clear: readers may use it internally.
+ * Bit 61 (GT_OBJ_SOCKET) marks a socket, whose data may come from outside the run.
+ * A socketpair's two ends are one object (keyed by the lower of their two inodes). */
+#define GT_OBJ_KERNEL (1ull << 62)
+#define GT_OBJ_SOCKET (1ull << 61)
+#define GT_OBJ_KERNEL_MASK ((1ull << 61) - 1)
+
+enum gt_kobj_kind {
+	GT_KOBJ_FILE = 1,          /* pipe, FIFO, socket: dev = st_dev, ino = st_ino, off = 0 */
+	GT_KOBJ_MEMORY = 2,        /* a word of shared memory: dev, ino of the mapped object,
+				    * off = offset of the word in it */
+	GT_KOBJ_CHILDREN = 3,      /* the children of process ino (= its pid): what wait4/waitid
+				    * wait on (encoder-side only: no fact carries it) */
+};
+
+/* The one hash of kernel identities (writer and readers must agree): splitmix64 rounds. */
+static inline uint64_t gt_kobj_mix_(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebull;
+	return h ^ (h >> 31);
+}
+
+static inline uint64_t gt_kobj_key(unsigned kind, uint64_t dev, uint64_t ino, uint64_t off)
+{
+	uint64_t h = gt_kobj_mix_(gt_kobj_mix_(gt_kobj_mix_(kind, dev), ino), off);
+	return GT_OBJ_KERNEL | (h & GT_OBJ_KERNEL_MASK);
+}
+
 struct gt_p_process_name {
 	char comm[16];             /* /proc/self/comm (the main thread's name), NUL-padded */
 	uint16_t cmdline_len;      /* bytes of command line that follow, <= GT_CMDLINE_MAX */
@@ -383,6 +435,7 @@ GT_STATIC_ASSERT(sizeof(struct gt_p_block) == 16, "block");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block_end) == 16, "block_end");
 GT_STATIC_ASSERT(sizeof(struct gt_p_wake) == 16, "wake");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall) == 16, "syscall");
+GT_STATIC_ASSERT(sizeof(struct gt_p_syscall_obj) == 8, "syscall_obj");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall_end) == 16, "syscall_end");
 GT_STATIC_ASSERT(sizeof(struct gt_p_stackonly) == 8, "stackonly");
 GT_STATIC_ASSERT(sizeof(struct gt_p_stack) == 8, "stack");

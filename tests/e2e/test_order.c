@@ -311,3 +311,9 @@ Test(order, semaphore_ring_true_wakers) { ring("ring-sem", "4", "3000", 0); }
 Test(order, semaphore_ring_true_wakers_under_load) { ring("ring-sem", "4", "3000", 1); }
 Test(order, futex_ring_true_wakers) { ring("ring-futex", "4", "3000", 0); }
 Test(order, futex_ring_true_wakers_under_load) { ring("ring-futex", "4", "3000", 1); }
+/* pipe reads that blocked are network waits (GoBlockNet) unblocked by the writer: two
+ * threads ping-ponging, four in a ring */
+Test(order, pipe_ping_pong_true_wakers) { ring("ring-pipe", "2", "3000", 0); }
+Test(order, pipe_ring_true_wakers_under_load) { ring("ring-pipe", "4", "3000", 1); }
+/* a poll for input on one pipe is a wait on it too */
+Test(order, poll_ring_true_wakers) { ring("ring-poll", "4", "3000", 0); }

@@ -46,16 +46,6 @@ const char *test_program(const char *name)
 	return p;
 }
 
-const char *test_gotrace(void)
-{
-	static char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s", test_preload());
-	char *slash = strrchr(path, '/');
-	snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0),
-		 "../cli/gotrace");
-	return path;
-}
-
 static void slurp(const char *path, char *buf, size_t cap)
 {
 	buf[0] = 0;

@@ -24,8 +24,6 @@ const char *test_target(void);      /* GT_TEST_TARGET */
 const char *test_bindir(void);      /* directory of the test programs */
 /* The test program NAME in that directory (one of 8 rotating buffers: copy to keep it). */
 const char *test_program(const char *name);
-/* the gotrace command beside the library, as the library finds it */
-const char *test_gotrace(void);
 
 /* argv[0] is the program path; env entries "NAME=value" are added (NULL-terminated list).
  * Returns 0 when the child ran and was waited for. */

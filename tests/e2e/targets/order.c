@@ -11,6 +11,9 @@
  *                                   the waiter table) before the hook looks again
  *   order window-condwait           a mutex waiter arrives between the condvar wait hook's
  *                                   look for waiters and glibc's release of the mutex
+ *   order ring-pipe THREADS ROUNDS  a token ring over one pipe per thread (a byte read, then
+ *                                   written into the next thread's pipe)
+ *   order ring-poll THREADS ROUNDS  the same, each read after a poll for input on the pipe
  *
  * In every ring, thread i (created i-th) waits only for a token that thread i-1 alone
  * passes, and main joins thread i after it ends: each unblock has exactly one possible
@@ -26,6 +29,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -225,6 +229,25 @@ static void window(int condwait)
 	pthread_join(th, NULL);
 }
 
+/* ---- ring over pipes ------------------------------------------------------------------------ */
+
+static int pipes[MAX_THREADS][2];
+
+static int ring_polls;
+
+static void *ring_pipe(void *arg)
+{
+	int i = (int)(long)arg;
+	char token;
+	struct pollfd pfd = {.fd = pipes[i][0], .events = POLLIN};
+	for (long r = 0; r < rounds; r++) {
+		if ((ring_polls && poll(&pfd, 1, -1) != 1) || read(pipes[i][0], &token, 1) != 1 ||
+		    write(pipes[(i + 1) % n_threads][1], &token, 1) != 1)
+			abort();
+	}
+	return NULL;
+}
+
 static void run(void *(*fn)(void *))
 {
 	pthread_t th[MAX_THREADS];
@@ -271,6 +294,15 @@ int main(int argc, char **argv)
 		words[0] = 1;
 		run(ring_futex);
 		printf("ring-futex %d threads %ld rounds\n", n_threads, rounds);
+	} else if (!strcmp(what, "ring-pipe") || !strcmp(what, "ring-poll")) {
+		ring_polls = !strcmp(what, "ring-poll");
+		for (int i = 0; i < n_threads; i++)
+			if (pipe(pipes[i]))
+				abort();
+		if (write(pipes[0][1], "t", 1) != 1)
+			abort();
+		run(ring_pipe);
+		printf("%s %d threads %ld rounds\n", what, n_threads, rounds);
 	} else {
 		return 2;
 	}

@@ -15,11 +15,15 @@
 
 static inline pid_t gt_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
-/* Whether thread TID is blocked in system call NR with a first argument in [LO, HI). */
-static inline int gt_blocked_in(pid_t tid, long nr, uintptr_t lo, uintptr_t hi)
+/* Whether thread TID of process PID (0: this one) is blocked in system call NR with a first
+ * argument in [LO, HI). */
+static inline int gt_proc_blocked_in(pid_t pid, pid_t tid, long nr, uintptr_t lo, uintptr_t hi)
 {
 	char path[64], buf[256];
-	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	if (pid)
+		snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
 	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -36,11 +40,23 @@ static inline int gt_blocked_in(pid_t tid, long nr, uintptr_t lo, uintptr_t hi)
 	return arg >= lo && arg < hi;
 }
 
+static inline int gt_blocked_in(pid_t tid, long nr, uintptr_t lo, uintptr_t hi)
+{
+	return gt_proc_blocked_in(0, tid, nr, lo, hi);
+}
+
+/* Returns once thread TID of process PID (0: this one) sleeps in NR on an argument in
+ * [LO, HI) (hi == 0: any). */
+static inline void gt_proc_wait_blocked(pid_t pid, pid_t tid, long nr, uintptr_t lo, uintptr_t hi)
+{
+	while (!gt_proc_blocked_in(pid, tid, nr, lo, hi ? hi : UINTPTR_MAX))
+		syscall(SYS_sched_yield);
+}
+
 /* Returns once thread TID sleeps in NR on an argument in [LO, HI) (hi == 0: any). */
 static inline void gt_wait_blocked(pid_t tid, long nr, uintptr_t lo, uintptr_t hi)
 {
-	while (!gt_blocked_in(tid, nr, lo, hi ? hi : UINTPTR_MAX))
-		syscall(SYS_sched_yield);
+	gt_proc_wait_blocked(0, tid, nr, lo, hi);
 }
 
 #endif
