@@ -14,6 +14,7 @@
 #include "gowire.h"
 
 struct gt_symbolizer;
+struct gt_capture_set;
 
 #define GT_DEFAULT_SYSCALL_THRESHOLD_NS 20000u
 
@@ -23,6 +24,9 @@ struct gt_model_options {
 	/* The reader the facts come from: a release that frees fewer waiters than wait peeks
 	 * into it to wake the ones whose next fact comes first.  NULL: the earliest blocked. */
 	struct gt_capture *lookahead;
+	/* Several captures (gt_model_add_capture): the set they come from, whose readers are
+	 * peeked into instead of lookahead. */
+	struct gt_capture_set *set;
 };
 
 #define GT_MODEL_COUNTERS(X)                                                              \
@@ -59,6 +63,17 @@ struct gt_model;
 
 struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 			      const struct gt_model_options *opt);
+/* Another capture in the same trace (a process of the same run), before any fact: capture 0
+ * is the one of gt_model_new's header, on whose clock every timestamp is, and the records
+ * of capture i carry capture = i.  Threads become goroutines labelled "prog[pid] name";
+ * threads, stacks and objects of different captures never mix.  Returns -1 when memory
+ * runs out. */
+int gt_model_add_capture(struct gt_model *m, const struct gt_file_header *h);
+/* Capture has no more facts (its process image ended): its running threads end there. */
+void gt_model_capture_end(struct gt_model *m, uint32_t capture);
+/* The counters of one capture (gt_model_counters: their sum). */
+void gt_model_capture_counters(const struct gt_model *m, uint32_t capture,
+			       struct gt_model_counters *out);
 /* One record in merged order: the one opt->lookahead delivered last, when given. */
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r);
 /* Epilogue (§5.4); returns the Frequency to write (ticks are ns at the header's rate,

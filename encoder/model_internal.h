@@ -63,7 +63,8 @@ struct mthread {
 	bool futex_no_wait;     /* its FUTEX_WAIT returned EAGAIN at once: no block shown */
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
 	uint32_t first_cpu;
-	uint32_t serial;
+	uint32_t serial;        /* the model's: the capture's own when only one is converted */
+	uint32_t capture;       /* the capture (process) it belongs to */
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -77,6 +78,16 @@ struct mproc {
 };
 
 #define MAX_SERIAL (1u << 24)
+
+/* One capture of the trace (one process image); a trace of one capture has one. */
+struct mcapture {
+	char default_name[16];      /* the name threads inherit: the executable's, cut to 15 */
+	char process[48];           /* "prog[pid]": the label prefix of its threads (merged) */
+	uint64_t label;             /* string id of process, merged traces only */
+	uint64_t last_ns;           /* time of its latest fact */
+	uint32_t main_serial;       /* the model's serial of its main thread, 0 until met */
+	struct gt_model_counters ctr;  /* its counters, while another capture's are in m->ctr */
+};
 
 struct gt_model {
 	struct gt_wire *w;
@@ -106,8 +117,18 @@ struct gt_model {
 	uint64_t now;               /* latest fact time seen */
 	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
-	char default_name[16];      /* the name threads inherit: the executable's, cut to 15 */
 	bool seen_fact;
+
+	/* Captures: several in a merged trace, whose threads, stacks and objects are keyed by
+	 * (capture, id) and given the model's own numbers (gtm_serial, gtm_object_key). */
+	struct mcapture *caps;
+	uint32_t n_caps;
+	uint32_t cur_cap;           /* whose counters m->ctr holds */
+	uint32_t fact_capture;      /* the capture of the fact being modelled */
+	bool merged;                /* more than one capture: ids are remapped */
+	struct gt_u64map serials;   /* (capture << 32 | serial) -> model serial, merged */
+	struct gt_u64map stack_ids; /* (capture << 32 | stack id) -> written id, merged */
+	uint32_t next_serial, next_stack_id;
 
 	uint64_t synth_stack[S_COUNT];
 	struct gt_u64map routine_stacks;
@@ -116,6 +137,16 @@ struct gt_model {
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
 	uint32_t max_stack_referenced;              /* where a scan of them can stop */
 };
+
+/* The model's serial of a capture's thread serial (0: none, or not representable): the same
+ * number when one capture is converted. */
+uint32_t gtm_serial(struct gt_model *m, uint32_t capture, uint32_t serial);
+static inline uint32_t gtm_rec_serial(struct gt_model *m, const struct gt_capture_record *r)
+{
+	return gtm_serial(m, r->capture, r->rec->thread);
+}
+/* The reader to peek into for the facts of capture's threads (NULL: none). */
+struct gt_capture *gtm_lookahead(const struct gt_model *m, uint32_t capture);
 
 /* The entry of serial if allocated, else NULL (never allocates). */
 static inline struct mthread *gtm_thread_find(const struct gt_model *m, uint32_t serial)
@@ -155,6 +186,9 @@ struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_reco
 void gtm_sched_finish(struct gt_model *m);
 
 /* model_wait.c */
+/* The one place where a wait-list key is formed for a synchronisation object at address obj
+ * in a fact of capture: per process (an address means nothing in another one). */
+uint64_t gtm_object_key(const struct gt_model *m, uint32_t capture, uint64_t obj);
 void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
@@ -164,9 +198,12 @@ void gtm_credit_end(struct gt_model *m, uint32_t serial);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);
-uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id);
+uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id);   /* of the fact's capture */
+uint64_t gtm_captured_stack_of(struct gt_model *m, uint32_t capture, uint32_t id);
 void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs);
-uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallback);
+uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t entry,
+			   enum synth fallback);
+void gtm_use_space(struct gt_model *m, uint32_t capture);   /* the symbolizer's process */
 void gtm_stacks_finish(struct gt_model *m);
 
 #endif

@@ -44,10 +44,39 @@ static void bit_set(uint8_t *b, uint32_t i)
 		b[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 
-/* A captured stack id as written in events: the same number (they are 1 .. 2^24). */
-uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id)
+/* The written id of a capture's stack id: the same number when one capture is converted,
+ * else the next free one (first come), so that they stay below 2^24; 0 when none is left. */
+static uint32_t stack_id(struct gt_model *m, uint32_t capture, uint32_t id)
 {
 	if (!id || id >= (1u << 24))
+		return 0;
+	if (!m->merged)
+		return id;
+	bool found;
+	uint64_t *slot = gt_u64map_slot(&m->stack_ids, (uint64_t)capture << 32 | id, &found);
+	if (!slot)
+		return 0;
+	if (!found)
+		*slot = m->next_stack_id < (1u << 24) ? m->next_stack_id++ : 0;
+	return (uint32_t)*slot;
+}
+
+void gtm_use_space(struct gt_model *m, uint32_t capture)
+{
+	if (m->merged && m->opt.sym)
+		gt_sym_use_space(m->opt.sym, capture);
+}
+
+uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id)
+{
+	return gtm_captured_stack_of(m, m->fact_capture, id);
+}
+
+/* A captured stack id as written in events (1 .. 2^24). */
+uint64_t gtm_captured_stack_of(struct gt_model *m, uint32_t capture, uint32_t id)
+{
+	id = stack_id(m, capture, id);
+	if (!id)
 		return 0;
 	bit_set(m->stack_referenced, id);
 	if (id > m->max_stack_referenced)
@@ -63,15 +92,17 @@ static void addr_name(char *buf, size_t len, uint64_t pc)
 /* A GT_STACK record: the stack id defined once, its frames symbolized (or named by address). */
 void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs)
 {
-	if (!st->id || st->id >= (1u << 24) || bit_test(m->stack_defined, st->id))
+	uint32_t id = stack_id(m, m->fact_capture, st->id);
+	if (!id || bit_test(m->stack_defined, id))
 		return;
-	bit_set(m->stack_defined, st->id);
+	bit_set(m->stack_defined, id);
 	size_t n = st->nframes;
 	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
 	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
 	char names[GT_WIRE_MAX_FRAMES][24];
 	size_t k = 0;
 	if (m->opt.sym) {
+		gtm_use_space(m, m->fact_capture);
 		k = gt_sym_stack(m->opt.sym, pcs, n, frames, GT_WIRE_MAX_FRAMES);
 		for (size_t i = 0; i < k; i++)
 			wf[i] = (struct gt_wire_frame){frames[i].pc, frames[i].func, frames[i].file,
@@ -92,22 +123,26 @@ void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uin
 		wf[0] = synth_frame(S_NO_FRAMES);
 		k = 1;
 	}
-	gt_wire_define_stack(m->w, st->id, wf, k);
+	gt_wire_define_stack(m->w, id, wf, k);
 }
 
 /* One-frame new-stack of a start routine (its entry address: the same for every thread
  * started there, so the goroutine analysis groups them). */
-uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallback)
+uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t entry,
+			   enum synth fallback)
 {
 	if (!entry)
 		return gtm_synth_stack(m, fallback);
 	bool found;
-	uint64_t *slot = gt_u64map_slot(&m->routine_stacks, entry, &found);
+	/* per process: the same address is another function in another program */
+	uint64_t key = m->merged ? entry ^ ((uint64_t)t->capture << 48) : entry;
+	uint64_t *slot = gt_u64map_slot(&m->routine_stacks, key, &found);
 	if (slot && found)
 		return *slot;
 	struct gt_wire_frame f;
 	char name[24];
 	if (m->opt.sym) {
+		gtm_use_space(m, t->capture);
 		struct gt_frame fr = gt_sym_function(m->opt.sym, entry);
 		f = (struct gt_wire_frame){entry, fr.func, fr.file, fr.line};
 	} else {
