@@ -261,13 +261,6 @@ struct capture_dir {
 	size_t n_preexisting;
 };
 
-static bool is_capture_name(const char *name)
-{
-	size_t len = strlen(name);
-	return strncmp(name, "gotrace-", 8) == 0 && len > 14 &&
-	       strcmp(name + len - 6, ".gtcap") == 0;
-}
-
 static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 {
 	*cd = (struct capture_dir){ 0 };
@@ -293,7 +286,7 @@ static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 	DIR *d = opendir(cd->path);
 	struct dirent *e;
 	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (!is_capture_name(e->d_name))
+		if (!gt_is_capture_name(e->d_name))
 			continue;
 		cd->preexisting = realloc(cd->preexisting,
 					  (cd->n_preexisting + 1) * sizeof *cd->preexisting);
@@ -533,7 +526,7 @@ static void collect_captures(const struct capture_dir *cd, pid_t main_pid,
 	uint32_t *file_pid = NULL;
 	*rc = (struct run_captures){ .main_pid = (uint32_t)main_pid };
 	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (!is_capture_name(e->d_name) || was_preexisting(cd, e->d_name))
+		if (!gt_is_capture_name(e->d_name) || was_preexisting(cd, e->d_name))
 			continue;
 		rc->paths = xrealloc(rc->paths, (rc->n + 1) * sizeof *rc->paths);
 		file_pid = xrealloc(file_pid, (rc->n + 1) * sizeof *file_pid);

@@ -202,6 +202,8 @@ int gt_convert_files(const char *const *captures, size_t n, const char *out,
 	}
 	gt_capture_set_close(set);
 	sum->total.pid = sum->captures[0].sum.pid;
+	for (size_t i = 0; i < n; i++)
+		sum->total.captures += sum->captures[i].readable;
 	sum->total.seconds = now_seconds() - start;
 	sum->total.cpu_seconds = cpu_seconds() - cpu_start;
 	return rc;
@@ -270,11 +272,16 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 	const struct gt_model_counters *mc = &s->model;
 	struct gt_convert_losses l;
 	gt_convert_losses(s, &l);
-	fprintf(f, "gotrace: %s: pid %u, %" PRIu64 " threads, %" PRIu64 " facts, %" PRIu64
+	char who[32];
+	if (s->captures > 1)
+		snprintf(who, sizeof who, "%u processes", s->captures);
+	else
+		snprintf(who, sizeof who, "pid %u", s->pid);
+	fprintf(f, "gotrace: %s: %s, %" PRIu64 " threads, %" PRIu64 " facts, %" PRIu64
 		   " events written, %" PRIu64 " facts dropped while recording, %" PRIu64
 		   " facts repaired, %" PRIu64 " facts skipped, %" PRIu64
 		   " bytes of damage skipped, %.3f s (%.3f s CPU)%s\n",
-		out, s->pid, mc->threads, mc->facts, s->wire.events, l.dropped, l.repaired,
+		out, who, mc->threads, mc->facts, s->wire.events, l.dropped, l.repaired,
 		l.skipped, l.damaged_bytes, s->seconds, s->cpu_seconds,
 		s->truncated ? " (capture truncated)" : "");
 	if (s->stop.stopped) {

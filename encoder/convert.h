@@ -37,6 +37,7 @@ void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t siz
 
 struct gt_convert_summary {
 	uint32_t pid;
+	uint32_t captures;                  /* the processes in the trace (0 and 1: one) */
 	bool truncated;                     /* the capture file was cut short */
 	struct gt_convert_stop stop;
 	struct gt_capture_stats reader;
