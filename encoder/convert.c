@@ -140,8 +140,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		if (m)
 			gt_model_capture_counters(m, (uint32_t)i, &c->sum.model);
 		sum->total.truncated |= c->sum.truncated;
-		sum->total.stop.stopped |= c->sum.stop.stopped;
-		sum->total.stop.facts_lost += c->sum.stop.facts_lost;
+		if (n == 1)
+			sum->total.stop = c->sum.stop;   /* else each capture says its own */
 #define GT_ADD_READER(f) sum->total.reader.f += c->sum.reader.f;
 		GT_ADD_READER(records) GT_ADD_READER(chunks) GT_ADD_READER(chunks_unused)
 		GT_ADD_READER(chunks_bad) GT_ADD_READER(chunks_truncated) GT_ADD_READER(bytes_zero)
@@ -222,8 +222,6 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 	struct gt_convert_set_summary set;
 	int rc = gt_convert_files(&capture, 1, out, opt, &set, err, errlen);
 	*sum = set.total;
-	if (set.n)
-		sum->stop = set.captures[0].sum.stop;
 	gt_convert_set_summary_free(&set);
 	return rc;
 }

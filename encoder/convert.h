@@ -67,7 +67,8 @@ struct gt_convert_capture {
 struct gt_convert_set_summary {
 	size_t n;
 	struct gt_convert_capture *captures;  /* in start order (the earliest first) */
-	struct gt_convert_summary total;      /* the sums; pid: the earliest capture's */
+	struct gt_convert_summary total;      /* the sums; pid: the earliest capture's; stop:
+					       * the capture's when there is one */
 };
 
 /* Converts several captures (the processes of one run, or any captures of one machine)
