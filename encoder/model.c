@@ -513,6 +513,7 @@ void gt_model_free(struct gt_model *m)
 	gt_u64map_free(&m->tasks);
 	gt_u64map_free(&m->serials);
 	gt_u64map_free(&m->stack_ids);
+	gt_u64map_free(&m->frame_pcs);
 	free(m->caps);
 	free(m->stack_defined);
 	free(m->stack_referenced);

@@ -128,6 +128,7 @@ struct gt_model {
 	bool merged;                /* more than one capture: ids are remapped */
 	struct gt_u64map serials;   /* (capture << 32 | serial) -> model serial, merged */
 	struct gt_u64map stack_ids; /* (capture << 32 | stack id) -> written id, merged */
+	struct gt_u64map frame_pcs; /* written PC -> identity of its first frame, merged */
 	uint32_t next_serial, next_stack_id;
 
 	uint64_t synth_stack[S_COUNT];

@@ -89,6 +89,31 @@ static void addr_name(char *buf, size_t len, uint64_t pc)
 	snprintf(buf, len, "0x%" PRIx64, pc);
 }
 
+/* Go's readers keep the first frame written for a PC (GO-TRACE-FORMAT.md §3.3).  In a trace
+ * of several processes one address may be two functions (two programs mapped at the same
+ * place, as without ASLR): a frame that differs from the one first written for its PC gets
+ * the PC moved by its capture into bits 56..62, where no code is. */
+static void own_pcs(struct gt_model *m, uint32_t capture, struct gt_wire_frame *wf, size_t k)
+{
+	for (size_t i = 0; m->merged && i < k; i++) {
+		uint64_t id = gt_hash_bytes(wf[i].func, strlen(wf[i].func)) * 31 +
+			      gt_hash_bytes(wf[i].file, strlen(wf[i].file)) * 7 + wf[i].line;
+		uint64_t pc = wf[i].pc, moved = (uint64_t)(capture % 127 + 1) << 56;
+		for (int tries = 0; tries < 2; tries++, pc = wf[i].pc ^ moved) {
+			bool found;
+			uint64_t *slot = gt_u64map_slot(&m->frame_pcs, pc, &found);
+			if (!slot)
+				break;
+			if (!found)
+				*slot = id;
+			if (*slot == id) {
+				wf[i].pc = pc;
+				break;
+			}
+		}
+	}
+}
+
 /* A GT_STACK record: the stack id defined once, its frames symbolized (or named by address). */
 void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs)
 {
@@ -123,6 +148,7 @@ void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uin
 		wf[0] = synth_frame(S_NO_FRAMES);
 		k = 1;
 	}
+	own_pcs(m, m->fact_capture, wf, k);
 	gt_wire_define_stack(m->w, id, wf, k);
 }
 
@@ -149,6 +175,7 @@ uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t
 		addr_name(name, sizeof name, entry);
 		f = (struct gt_wire_frame){entry, name, "?", 0};
 	}
+	own_pcs(m, t->capture, &f, 1);
 	uint64_t id = gt_wire_stack(m->w, &f, 1);
 	if (slot)
 		*slot = id;
