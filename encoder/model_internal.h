@@ -139,6 +139,21 @@ struct gt_model {
 	uint32_t max_stack_referenced;              /* where a scan of them can stop */
 };
 
+/* The number key has in map, the next one (*next, below limit) when key is new (*fresh);
+ * 0 when none is left or memory runs out.  How ids of several captures are renumbered. */
+static inline uint32_t gtm_renumber(struct gt_u64map *map, uint64_t key, uint32_t *next,
+				    uint32_t limit, bool *fresh)
+{
+	bool found;
+	uint64_t *slot = gt_u64map_slot(map, key, &found);
+	*fresh = slot && !found;
+	if (!slot)
+		return 0;
+	if (*fresh)
+		*slot = *next < limit ? (*next)++ : 0;
+	return (uint32_t)*slot;
+}
+
 /* The model's serial of a capture's thread serial (0: none, or not representable): the same
  * number when one capture is converted. */
 uint32_t gtm_serial(struct gt_model *m, uint32_t capture, uint32_t serial);

@@ -15,16 +15,12 @@ uint32_t gtm_serial(struct gt_model *m, uint32_t capture, uint32_t serial)
 		return 0;
 	if (!m->merged)
 		return serial;
-	bool found;
-	uint64_t *slot = gt_u64map_slot(&m->serials, (uint64_t)capture << 32 | serial, &found);
-	if (!slot)
-		return 0;
-	if (!found) {
-		*slot = m->next_serial < UINT32_MAX ? m->next_serial++ : 0;
-		if (serial == 1 && capture < m->n_caps)
-			m->caps[capture].main_serial = (uint32_t)*slot;
-	}
-	return (uint32_t)*slot;
+	bool fresh;
+	uint32_t ours = gtm_renumber(&m->serials, (uint64_t)capture << 32 | serial,
+				     &m->next_serial, UINT32_MAX, &fresh);
+	if (fresh && serial == 1 && capture < m->n_caps)
+		m->caps[capture].main_serial = ours;
+	return ours;
 }
 
 struct gt_capture *gtm_lookahead(const struct gt_model *m, uint32_t capture)

@@ -52,13 +52,9 @@ static uint32_t stack_id(struct gt_model *m, uint32_t capture, uint32_t id)
 		return 0;
 	if (!m->merged)
 		return id;
-	bool found;
-	uint64_t *slot = gt_u64map_slot(&m->stack_ids, (uint64_t)capture << 32 | id, &found);
-	if (!slot)
-		return 0;
-	if (!found)
-		*slot = m->next_stack_id < (1u << 24) ? m->next_stack_id++ : 0;
-	return (uint32_t)*slot;
+	bool fresh;
+	return gtm_renumber(&m->stack_ids, (uint64_t)capture << 32 | id, &m->next_stack_id,
+			    1u << 24, &fresh);
 }
 
 void gtm_use_space(struct gt_model *m, uint32_t capture)
