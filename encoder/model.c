@@ -48,7 +48,7 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	}
 	uint64_t stk = gtm_captured_stack(m, b->stack);
 	enum gt_go_event ev = GT_GO_GO_BLOCK_SYNC;
-	uint64_t key = gtm_object_key(m, r->capture, b->obj);
+	uint64_t key = gtm_object_key(m, r, b->obj);
 	if (kind == GT_BK_JOIN) {
 		uint32_t serial = b->obj < (1u << 24) ? gtm_serial(m, r->capture, (uint32_t)b->obj) : 0;
 		struct mthread *target = serial ? gtm_thread_get(m, serial) : NULL;
@@ -97,7 +97,7 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 	uint64_t stk = gtm_captured_stack(m, wk->stack);
 	if (!stk)
 		stk = gtm_synth_stack(m, S_WAKE);
-	uint64_t key = gtm_object_key(m, r->capture, wk->obj);
+	uint64_t key = gtm_object_key(m, r, wk->obj);
 	if (r->rec->aux == GT_BK_JOIN) {
 		uint32_t serial = wk->obj < (1u << 24) ? gtm_serial(m, r->capture, (uint32_t)wk->obj) : 0;
 		key = (serial ? serial : wk->obj) | JOIN_KEY_BIT;

@@ -202,9 +202,12 @@ struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_reco
 void gtm_sched_finish(struct gt_model *m);
 
 /* model_wait.c */
-/* The one place where a wait-list key is formed for a synchronisation object at address obj
- * in a fact of capture: per process (an address means nothing in another one). */
-uint64_t gtm_object_key(const struct gt_model *m, uint32_t capture, uint64_t obj);
+/* The one place where a wait-list key is formed for the synchronisation object obj of fact r
+ * (its block or wake): per process, an address meaning nothing in another one.  An object
+ * the kernel identifies across processes (flagged in the object word or the fact's aux) is
+ * to be keyed here without the capture. */
+uint64_t gtm_object_key(const struct gt_model *m, const struct gt_capture_record *r,
+			uint64_t obj);
 void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,

@@ -27,10 +27,11 @@ static void wait_list_rehash(struct gt_model *m, size_t n_buckets)
 	}
 }
 
-uint64_t gtm_object_key(const struct gt_model *m, uint32_t capture, uint64_t obj)
+uint64_t gtm_object_key(const struct gt_model *m, const struct gt_capture_record *r,
+			uint64_t obj)
 {
 	/* user addresses are below 2^47: the capture goes above them, under JOIN_KEY_BIT */
-	return m->merged ? obj ^ ((uint64_t)(capture & 0x7fff) << 48) : obj;
+	return m->merged ? obj ^ ((uint64_t)(r->capture & 0x7fff) << 48) : obj;
 }
 
 void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key)

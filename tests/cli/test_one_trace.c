@@ -2,11 +2,13 @@
  * goroutine labelled "prog[pid] name"; --per-process keeps a trace per process; `gotrace
  * convert` of the kept captures writes the same trace; many short processes make one trace
  * and a summary of a few lines.  Each traced run is compared with the untraced one. */
+#include "capture_builder.h"
 #include "cli_support.h"
 #include "oracle.h"
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,5 +191,53 @@ Test(one_trace, many_short_processes_make_one_trace_and_a_short_summary, .timeou
 	/* every /bin/true's goroutine ended with its process */
 	cr_expect_geq(gt_events_count(ev, "GoEnd", GT_ANY, GT_ANY), 200);
 	gt_events_free(ev);
+	cli_result_free(&r);
+}
+
+/* A capture of pid with one thread that sleeps; its program is prog. */
+static struct gt_cb *small_capture(uint32_t pid, const char *prog, uint64_t start)
+{
+	struct gt_cb *cb = gt_cb_new(1, 16384, start);
+	gt_cb_header(cb)->pid = pid;
+	snprintf(gt_cb_header(cb)->exe_path, sizeof gt_cb_header(cb)->exe_path, "/usr/bin/%s", prog);
+	gt_cb_thread_existing(cb, 0, start + 10, 1, 0, 0);
+	gt_cb_block_begin(cb, 0, start + 100, 1, GT_BK_SLEEP, 0, 0);
+	gt_cb_block_end(cb, 0, start + 200, 1, GT_BK_SLEEP, 0, GT_BR_OK);
+	return cb;
+}
+
+/* What each capture lost is said with its process, as it was for its own trace. */
+Test(one_trace, losses_are_said_per_process)
+{
+	char dir[512], a[600], b[600], trace[600];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(a, sizeof a, dir, "a.gtcap");
+	cli_path(b, sizeof b, dir, "b.gtcap");
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	struct gt_cb *ca = small_capture(100, "alpha", 1000000);
+	gt_cb_notice(ca, 0, 1000150, GT_NOTICE_DROPPED, 5);
+	cr_assert_eq(gt_cb_write(ca, a), 0);
+	gt_cb_free(ca);
+	struct gt_cb *cb = small_capture(200, "beta", 1000050);
+	struct gt_file_header *h = gt_cb_header(cb);
+	h->flags |= GT_FILE_WRITE_FAILED;
+	h->stop_errno = ENOSPC;
+	h->stop_tsc = h->start_tsc + 150;
+	h->facts_lost = 7;
+	cr_assert_eq(gt_cb_write(cb, b), 0);
+	gt_cb_free(cb);
+
+	struct cli_result r;
+	const char *conv[] = { cli_gotrace, "convert", "--no-symbols", a, b, "-o", trace, NULL };
+	cli_run(&r, conv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, ": 2 processes, 2 threads,"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "gotrace:   pid 100 (alpha): 5 facts dropped while "
+				       "recording"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "gotrace:   pid 200 (beta): recording stopped early at "),
+			   "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "no space left on the file system; at least 7 facts"),
+			   "%s", r.err);
+	cr_expect_null(strstr(r.err, "pid 200 (beta): 5 facts"), "a loss said of the wrong process");
 	cli_result_free(&r);
 }
