@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -80,4 +81,12 @@ void gt_cli_progress_end(struct gt_cli_progress *p)
 	if (p->shown)
 		fputs("\r\033[K", stderr);
 	p->shown = false;
+}
+
+uint64_t gt_cli_capture_bytes(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0;
+	return (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
 }

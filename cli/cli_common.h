@@ -16,6 +16,9 @@ int gt_cli_bad_option(const char *command, int getopt_result, char **argv);
 
 /* "1.5 MiB", "12 KiB", "300 B". */
 void gt_cli_format_size(uint64_t bytes, char *buf, size_t size);
+/* The bytes a capture holds (0 when it cannot be stat'ed): its blocks, not the sparse length
+ * an unfinished capture keeps reserved. */
+uint64_t gt_cli_capture_bytes(const char *path);
 
 /* A progress bar on stderr for a long conversion: drawn only when stderr is a terminal and
  * the work has taken more than a second, then redrawn at most ten times a second, and

@@ -491,13 +491,10 @@ struct convert_result {
 /* Converts in this process, with the encoder library `gotrace convert` uses. */
 static int convert_capture(const char *capture, const char *output, struct convert_result *r)
 {
-	struct stat st;
 	struct gt_convert_options copt = { 0 };
 	char err[512];
 	*r = (struct convert_result){ 0 };
-	if (stat(capture, &st) == 0)
-		/* what it holds: a capture left unfinished keeps a sparse reserved length */
-		r->capture_bytes = (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
+	r->capture_bytes = gt_cli_capture_bytes(capture);
 	struct gt_cli_progress progress;
 	gt_cli_progress_start(&progress, output);
 	copt.progress = gt_cli_progress_update;

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli_common.h"
 
@@ -123,10 +122,8 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 	size_t readable = 0;
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < sum.n; i++) {
-		struct stat st;
 		readable += sum.captures[i].readable;
-		if (stat(sum.captures[i].path, &st) == 0)
-			bytes += (uint64_t)st.st_size;
+		bytes += gt_cli_capture_bytes(sum.captures[i].path);
 	}
 	const struct gt_convert_capture *first = &sum.captures[0];
 	char size[32];
