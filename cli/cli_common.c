@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,18 @@ static double monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void gt_cli_format_size(uint64_t bytes, char *buf, size_t size)
+{
+	if (bytes >= 10u << 20)
+		snprintf(buf, size, "%.0f MiB", (double)bytes / (1 << 20));
+	else if (bytes >= 1u << 20)
+		snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
+	else if (bytes >= 1u << 10)
+		snprintf(buf, size, "%.0f KiB", (double)bytes / (1 << 10));
+	else
+		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+}
+
 void gt_cli_progress_start(struct gt_cli_progress *p, const char *label)
 {
 	*p = (struct gt_cli_progress){ .label = label, .started = monotonic_seconds(),
@@ -68,4 +81,12 @@ void gt_cli_progress_end(struct gt_cli_progress *p)
 	if (p->shown)
 		fputs("\r\033[K", stderr);
 	p->shown = false;
+}
+
+uint64_t gt_cli_capture_bytes(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0;
+	return (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
 }

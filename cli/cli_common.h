@@ -4,6 +4,7 @@
 #define GOTRACE_CLI_COMMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Prints "gotrace COMMAND: <message>\n" on stderr. */
@@ -12,6 +13,12 @@ void gt_cli_fail(const char *command, const char *fmt, ...) __attribute__((forma
 /* For getopt_long run with opterr = 0 and an optstring starting with ':' (after any '+'):
  * reports the option that getopt returned ':' or '?' for, and returns the usage status 2. */
 int gt_cli_bad_option(const char *command, int getopt_result, char **argv);
+
+/* "1.5 MiB", "12 KiB", "300 B". */
+void gt_cli_format_size(uint64_t bytes, char *buf, size_t size);
+/* The bytes a capture holds (0 when it cannot be stat'ed): its blocks, not the sparse length
+ * an unfinished capture keeps reserved. */
+uint64_t gt_cli_capture_bytes(const char *path);
 
 /* A progress bar on stderr for a long conversion: drawn only when stderr is a terminal and
  * the work has taken more than a second, then redrawn at most ten times a second, and

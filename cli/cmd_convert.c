@@ -1,28 +1,36 @@
 /* gotrace convert CAPTURE... -o FILE */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "convert.h"
+#include "one_trace.h"
 #include "trace_set.h"
 
 static void convert_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gotrace convert [OPTIONS] CAPTURE... -o FILE\n"
+		"usage: gotrace convert [OPTIONS] CAPTURE|DIR... -o FILE\n"
 		"\n"
-		"Converts gotrace capture files into Go execution traces (\"go 1.19 trace\") for\n"
-		"`go tool trace`.  One trace per capture, named as `gotrace run` names them: FILE for\n"
-		"the first capture's process, FILE.<pid> for other processes, FILE.<pid>-<n> for\n"
-		"the program images a process left by exec (n = 0 for its first image; images of\n"
-		"one pid are ordered by start time; the last keeps the plain name).  Damaged or\n"
-		"truncated captures convert as far as they can be read.\n"
+		"Converts gotrace capture files into one Go execution trace (\"go 1.19 trace\") for\n"
+		"`go tool trace`, as `gotrace run` writes it: every process of the captures in it,\n"
+		"each thread a goroutine labelled \"prog[pid] name\".  A directory stands for the\n"
+		"captures in it (gotrace-*.gtcap: a run's --capture-dir).  Damaged or truncated\n"
+		"captures convert as far as they can be read.\n"
 		"\n"
 		"  -o, --output FILE            the trace to write (required)\n"
+		"      --per-process            one trace per capture, named as `gotrace run\n"
+		"                               --per-process` names them: FILE for the first\n"
+		"                               capture's process, FILE.<pid> for other processes,\n"
+		"                               FILE.<pid>-<n> for the program images a process\n"
+		"                               left by exec (n = 0 for its first image; images of\n"
+		"                               one pid are ordered by start time)\n"
 		"      --syscall-threshold DUR  a syscall longer than DUR blocked (default 20us;\n"
 		"                               DUR is a number with ns, us, ms or s)\n"
 		"      --debug-dir DIR          also look for separate debug info in DIR (repeatable)\n"
@@ -57,6 +65,62 @@ static int parse_duration_ns(const char *s, uint64_t *out)
 	return 0;
 }
 
+struct capture_list {
+	char **paths;
+	size_t n;
+};
+
+static void add_capture(struct capture_list *l, const char *dir, const char *name)
+{
+	char **more = realloc(l->paths, (l->n + 1) * sizeof *more);
+	size_t len = (dir ? strlen(dir) + 1 : 0) + strlen(name) + 1;
+	char *path = malloc(len);
+	if (!more || !path) {
+		fprintf(stderr, "gotrace convert: out of memory\n");
+		exit(1);
+	}
+	l->paths = more;
+	snprintf(path, len, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+	l->paths[l->n++] = path;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The captures named: files as they are, directories by their gotrace-*.gtcap files.
+ * Returns 0, or 1 after saying which directory holds none or cannot be read. */
+static int list_captures(char **args, size_t n, struct capture_list *l)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(args[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
+			add_capture(l, NULL, args[i]);   /* the reader says what is wrong with it */
+			continue;
+		}
+		DIR *d = opendir(args[i]);
+		if (!d) {
+			fprintf(stderr, "gotrace convert: %s: %s\n", args[i], strerror(errno));
+			return 1;
+		}
+		size_t before = l->n;
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			if (gt_is_capture_name(e->d_name))
+				add_capture(l, args[i], e->d_name);
+		}
+		closedir(d);
+		if (l->n == before) {
+			fprintf(stderr, "gotrace convert: %s: no captures (gotrace-*.gtcap) in this "
+				"directory\n", args[i]);
+			return 1;
+		}
+		qsort(l->paths + before, l->n - before, sizeof *l->paths, by_name);
+	}
+	return 0;
+}
+
 int gt_cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -65,6 +129,7 @@ int gt_cmd_convert(int argc, char **argv)
 		{"debug-dir", required_argument, NULL, 'd'},
 		{"no-symbols", no_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
+		{"per-process", no_argument, NULL, 'p'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -72,7 +137,7 @@ int gt_cmd_convert(int argc, char **argv)
 	struct gt_convert_options opt = {0};
 	const char **debug_dirs = calloc((size_t)argc + 1, sizeof *debug_dirs);
 	size_t n_debug_dirs = 0;
-	bool quiet = false;
+	bool quiet = false, per_process = false;
 	int c;
 	if (!debug_dirs)
 		return 1;
@@ -89,6 +154,7 @@ int gt_cmd_convert(int argc, char **argv)
 		case 'd': debug_dirs[n_debug_dirs++] = optarg; break;
 		case 'n': opt.no_symbols = true; break;
 		case 'q': quiet = true; break;
+		case 'p': per_process = true; break;
 		case 'h': convert_usage(stdout); free(debug_dirs); return 0;
 		default: convert_usage(stderr); free(debug_dirs); return 2;
 		}
@@ -100,6 +166,20 @@ int gt_cmd_convert(int argc, char **argv)
 		return 2;
 	}
 	opt.debug_dirs = n_debug_dirs ? debug_dirs : NULL;
+	if (!per_process) {
+		struct capture_list list = { 0 };
+		int status = list_captures(argv + optind, (size_t)(argc - optind), &list);
+		if (status == 0) {
+			int rc = gt_one_trace("convert", out, (const char *const *)list.paths, list.n,
+					      &opt, quiet ? GT_SUMMARY_QUIET : GT_SUMMARY_CONVERT);
+			status = rc == 0 ? 0 : 1;
+		}
+		for (size_t i = 0; i < list.n; i++)
+			free(list.paths[i]);
+		free(list.paths);
+		free(debug_dirs);
+		return status;
+	}
 	size_t n_captures = (size_t)(argc - optind);
 	struct gt_trace_image *images = calloc(n_captures, sizeof *images);
 	if (!images) {

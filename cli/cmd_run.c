@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "convert.h"
 #include "follow.h"
+#include "one_trace.h"
 #include "program_check.h"
 #include "trace_set.h"
 
@@ -45,9 +46,8 @@ static const char run_usage[] =
 	"usage: gotrace run [OPTIONS] [--] COMMAND [ARGS...]\n"
 	"\n"
 	"Run COMMAND with libgotrace.so preloaded, wait for it, and convert what it did into a\n"
-	"Go execution trace for `go tool trace`.  Children that COMMAND starts are traced too and\n"
-	"get their own trace, FILE.<pid>; a program image a process left by exec gets\n"
-	"FILE.<pid>-<n> (FILE itself is the program COMMAND ended as).\n"
+	"Go execution trace for `go tool trace`.  Children that COMMAND starts are traced too:\n"
+	"one trace holds every process, each thread a goroutine labelled \"prog[pid] name\".\n"
 	"\n"
 	"  -o, --output FILE       trace to write (default: " DEFAULT_OUTPUT ")\n"
 	"      --stacks MODE       stack capture: unwind (libunwind, default), fp (frame\n"
@@ -57,6 +57,9 @@ static const char run_usage[] =
 	"      --duration SEC      record for SEC seconds only (default: until it exits)\n"
 	"      --no-follow         trace COMMAND's own process only (across exec), not its\n"
 	"                          children\n"
+	"      --per-process       one trace per process: FILE for the program COMMAND ended\n"
+	"                          as, FILE.<pid> for the others, FILE.<pid>-<n> for a program\n"
+	"                          image a process left by exec\n"
 	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
 	"                          directory)\n"
 	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"
@@ -81,6 +84,7 @@ struct run_options {
 	const char *stack_depth, *start_delay, *duration; /* validated, passed on as given */
 	bool no_follow;
 	bool keep_capture;
+	bool per_process;
 	char **command;
 };
 
@@ -90,7 +94,7 @@ struct run_options {
 
 enum {
 	OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE, OPT_STACK_DEPTH,
-	OPT_START_DELAY, OPT_DURATION
+	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS
 };
 
 /* Seconds as libgotrace.so reads them: digits with an optional fraction ("2", "0.5"). */
@@ -117,6 +121,7 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
 		{ "start-delay", required_argument, NULL, OPT_START_DELAY },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -154,6 +159,9 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 			break;
 		case OPT_KEEP_CAPTURE:
 			opt->keep_capture = true;
+			break;
+		case OPT_PER_PROCESS:
+			opt->per_process = true;
 			break;
 		case OPT_STACK_DEPTH: {
 			char *end;
@@ -258,13 +266,6 @@ struct capture_dir {
 	size_t n_preexisting;
 };
 
-static bool is_capture_name(const char *name)
-{
-	size_t len = strlen(name);
-	return strncmp(name, "gotrace-", 8) == 0 && len > 14 &&
-	       strcmp(name + len - 6, ".gtcap") == 0;
-}
-
 /* uid-<n>: the captures of the programs a traced process ran after it became user n
  * (preload/capture_file.c), in a directory of theirs */
 static bool is_user_dir(const char *dir, const char *name)
@@ -284,7 +285,7 @@ static void each_capture(const char *dir, void (*fn)(const char *name, void *ctx
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (is_capture_name(e->d_name)) {
+		if (gt_is_capture_name(e->d_name)) {
 			fn(e->d_name, ctx);
 			continue;
 		}
@@ -296,7 +297,7 @@ static void each_capture(const char *dir, void (*fn)(const char *name, void *ctx
 		struct dirent *f;
 		struct stat st;
 		while (u != NULL && (f = readdir(u)) != NULL) {
-			if (!is_capture_name(f->d_name) ||
+			if (!gt_is_capture_name(f->d_name) ||
 			    fstatat(dirfd(u), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
 				continue;
 			snprintf(rel, sizeof rel, "%s/%s", e->d_name, f->d_name);
@@ -490,13 +491,10 @@ struct convert_result {
 /* Converts in this process, with the encoder library `gotrace convert` uses. */
 static int convert_capture(const char *capture, const char *output, struct convert_result *r)
 {
-	struct stat st;
 	struct gt_convert_options copt = { 0 };
 	char err[512];
 	*r = (struct convert_result){ 0 };
-	if (stat(capture, &st) == 0)
-		/* what it holds: a capture left unfinished keeps a sparse reserved length */
-		r->capture_bytes = (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
+	r->capture_bytes = gt_cli_capture_bytes(capture);
 	struct gt_cli_progress progress;
 	gt_cli_progress_start(&progress, output);
 	copt.progress = gt_cli_progress_update;
@@ -611,43 +609,18 @@ static void remove_captures(const struct capture_dir *cd, const struct run_captu
 		fprintf(stderr, "gotrace: left %s behind: %s\n", cd->path, strerror(errno));
 }
 
-static void format_size(uint64_t bytes, char *buf, size_t size)
-{
-	if (bytes >= 10u << 20)
-		snprintf(buf, size, "%.0f MiB", (double)bytes / (1 << 20));
-	else if (bytes >= 1u << 20)
-		snprintf(buf, size, "%.1f MiB", (double)bytes / (1 << 20));
-	else if (bytes >= 1u << 10)
-		snprintf(buf, size, "%.0f KiB", (double)bytes / (1 << 10));
-	else
-		snprintf(buf, size, "%llu B", (unsigned long long)bytes);
-}
-
 static void print_conversion(const char *output, const struct gt_trace_image *cap,
 			     const struct convert_result *r)
 {
 	char size[32];
-	format_size(r->capture_bytes, size, sizeof size);
+	gt_cli_format_size(r->capture_bytes, size, sizeof size);
 	/* an image its pid left by exec (a later one exists) did not crash: it ended there */
 	fprintf(stderr, "gotrace: %s: %s (pid %u%s), %" PRIu64 " threads, %" PRIu64 " events "
 		"(capture %s, converted in %.2f s)\n", output,
 		r->sum.process[0] ? r->sum.process : cap->command, cap->pid,
 		cap->last ? "" : ", then exec'd another program", r->sum.model.threads,
 		r->sum.wire.events, size, r->sum.seconds);
-	if (r->sum.stop.stopped) {
-		char line[256];
-		gt_convert_stop_text(&r->sum.stop, line, sizeof line);
-		fprintf(stderr, "gotrace:   %s\n", line);
-	}
-	/* What the trace may lack, in one line; `gotrace convert` prints every counter. */
-	struct gt_convert_losses l;
-	gt_convert_losses(&r->sum, &l);
-	if (l.dropped || l.repaired || l.damaged_bytes || l.torn_records || r->sum.truncated)
-		fprintf(stderr, "gotrace:   %" PRIu64 " facts dropped while recording, %" PRIu64
-			" repaired, %" PRIu64 " bytes of damage and %" PRIu64 " torn records "
-			"skipped%s (details: gotrace convert on the capture)\n", l.dropped,
-			l.repaired, l.damaged_bytes, l.torn_records,
-			r->sum.truncated ? ", capture truncated" : "");
+	gt_cli_print_capture_problems(&r->sum, "");
 	if (cap->detached && cap->last)
 		fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends where "
 			"gotrace stopped its recording\n", cap->pid);
@@ -664,6 +637,19 @@ static void convert_all(const struct run_options *opt, const struct run_captures
 		fail("pid %d wrote no capture: libgotrace.so did not load into it or was "
 		     "disabled (see its messages above)", (int)child_pid);
 		*all_ok = false;
+	}
+	if (!opt->per_process) {
+		/* one trace: every capture of the run (the command's own alone with --no-follow) */
+		const char **paths = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *paths);
+		size_t n = 0;
+		for (size_t i = 0; i < rc->n; i++)
+			if (!opt->no_follow || is_main(rc, i))
+				paths[n++] = rc->img[i].capture;
+		struct gt_convert_options copt = { 0 };
+		if (n && gt_one_trace("run", opt->output, paths, n, &copt, GT_SUMMARY_RUN) != 0)
+			*all_ok = false;
+		free(paths);
+		return;
 	}
 	for (size_t i = 0; i < rc->n; i++) {
 		char output[PATH_MAX + 64];

@@ -6,6 +6,13 @@
 
 #include "capture_reader.h"
 
+bool gt_is_capture_name(const char *name)
+{
+	size_t len = strlen(name);
+	return strncmp(name, "gotrace-", 8) == 0 && len > 14 &&
+	       strcmp(name + len - 6, ".gtcap") == 0;
+}
+
 void gt_trace_images_identify(struct gt_trace_image *img, size_t n,
 			      const char *const *captures, const uint32_t *fallback_pid)
 {

@@ -21,6 +21,9 @@ struct gt_trace_image {
 	bool last;            /* the latest image of its pid */
 };
 
+/* A capture's file name as libgotrace.so makes it: gotrace-<pid>[-<n>].gtcap. */
+bool gt_is_capture_name(const char *name);
+
 /* Reads the header of each capture through the capture reader and ranks the images of
  * each pid.  An unreadable capture keeps FALLBACK_PID[i] (the pid its file name says; NULL:
  * 0) and ranks as the earliest. */

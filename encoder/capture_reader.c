@@ -669,6 +669,7 @@ static void record_of(const struct gt_capture *c, const struct merged *m,
 	out->payload_len = (size_t)rec->nwords * 8 - sizeof *rec;
 	out->cpu = m->cpu;
 	out->tsc = m->tsc;
+	out->capture = 0;
 }
 
 bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)

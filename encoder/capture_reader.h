@@ -49,6 +49,7 @@ struct gt_capture_record {
 	size_t payload_len;
 	uint32_t cpu;
 	uint64_t tsc;
+	uint32_t capture;           /* index in a capture set (capture_set.h); 0 otherwise */
 };
 
 /* Opens path.  On error returns NULL and writes one line (no newline) into err. */

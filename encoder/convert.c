@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "capture_set.h"
 #include "symbolizer.h"
 
 static double cpu_seconds(void)
@@ -26,22 +27,30 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int gt_convert_file(const char *capture, const char *out, const struct gt_convert_options *opt,
-		    struct gt_convert_summary *sum, char *err, size_t errlen)
+/* The nominal rate of a capture's timestamps. */
+static double ticks_per_second(const struct gt_file_header *h)
 {
-	double start = now_seconds(), cpu_start = cpu_seconds();
-	memset(sum, 0, sizeof *sum);
-	struct gt_capture *c = gt_capture_open(capture, err, errlen);
-	if (!c)
-		return -1;
-	const struct gt_file_header *h = gt_capture_header(c);
-	sum->pid = h->pid;
-	gt_capture_stop(h, &sum->stop);
+	return h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
+}
 
+/* Writes the trace of set into out (beside it first, renamed into place when complete). */
+static int convert_set(struct gt_capture_set *set, const char *out,
+		       const struct gt_convert_options *opt, struct gt_convert_set_summary *sum,
+		       char *err, size_t errlen)
+{
+	size_t n = gt_capture_set_count(set);
+	const struct gt_file_header *h0 = gt_capture_set_header(set, 0);
+	struct gt_file_header base = *h0;
+	size_t readable = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct gt_file_header *h = gt_capture_set_header(set, i);
+		readable += h != NULL;
+		if (h && h->n_cpus > base.n_cpus)
+			base.n_cpus = h->n_cpus;   /* CPUs are shared Ps */
+	}
 	size_t tmp_len = strlen(out) + 16;
 	char *tmp = malloc(tmp_len);
 	if (!tmp) {
-		gt_capture_close(c);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -50,7 +59,6 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		free(tmp);
-		gt_capture_close(c);
 		return -1;
 	}
 	struct gt_symbolizer *sym = NULL;
@@ -58,28 +66,45 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 		struct gt_sym_options so = {.debug_dirs = opt->debug_dirs};
 		sym = gt_sym_new(&so);
 	}
-	struct gt_wire *w = gt_wire_open(fd, h->n_cpus + 1);
+	struct gt_wire *w = gt_wire_open(fd, base.n_cpus + 1);
 	struct gt_model_options mo = {
 		.syscall_threshold_ns = opt->syscall_threshold_ns ? opt->syscall_threshold_ns
 								   : GT_DEFAULT_SYSCALL_THRESHOLD_NS,
 		.sym = sym,
-		.lookahead = c,
+		.set = set,
 	};
-	struct gt_model *m = w ? gt_model_new(w, h, &mo) : NULL;
+	struct gt_model *m = w ? gt_model_new(w, &base, &mo) : NULL;
+	uint64_t (*span)[2] = calloc(n, sizeof *span);   /* first and last tsc per capture */
+	if (!span) {
+		gt_model_free(m);
+		m = NULL;
+	}
+	for (size_t i = 1; m && i < readable; i++)
+		if (gt_model_add_capture(m, gt_capture_set_header(set, i)) != 0) {
+			gt_model_free(m);
+			m = NULL;
+		}
 	int rc = 0;
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
 		rc = -1;
 	} else {
 		struct gt_capture_record r;
-		for (uint64_t n = 1; gt_capture_next(c, &r); n++) {
+		uint32_t index;
+		enum gt_set_event ev;
+		for (uint64_t k = 1; (ev = gt_capture_set_next(set, &r, &index)) != GT_SET_DONE; k++) {
+			if (ev == GT_SET_ENDED) {
+				gt_model_capture_end(m, index);
+				continue;
+			}
+			if (!span[index][0])
+				span[index][0] = r.tsc;
+			span[index][1] = r.tsc;
 			gt_model_fact(m, &r);
-			if (opt->progress && n % 4096 == 0) {
-				struct gt_capture_stats st;
-				gt_capture_stats(c, &st);
-				opt->progress(opt->progress_ctx,
-					      st.bytes_read + st.bytes_zero + st.bytes_garbage,
-					      st.bytes_total);
+			if (opt->progress && k % 4096 == 0) {
+				uint64_t done, total;
+				gt_capture_set_progress(set, &done, &total);
+				opt->progress(opt->progress_ctx, done, total);
 			}
 		}
 		uint64_t freq = gt_model_finish(m);
@@ -88,12 +113,49 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 			snprintf(err, errlen, "%s: %s", tmp, strerror(werr));
 			rc = -1;
 		}
-		gt_model_counters(m, &sum->model);
-		memcpy(sum->process, gt_model_process(m)->name, sizeof sum->process);
-		gt_wire_stats(w, &sum->wire);
+		gt_model_counters(m, &sum->total.model);
+		gt_wire_stats(w, &sum->total.wire);
 	}
-	gt_capture_stats(c, &sum->reader);
-	sum->truncated = gt_capture_truncated(c);
+	for (size_t i = 0; i < n; i++) {
+		struct gt_convert_capture *c = &sum->captures[i];
+		const struct gt_file_header *h = gt_capture_set_header(set, i);
+		c->path = gt_capture_set_path(set, i);
+		if (!h) {
+			snprintf(c->error, sizeof c->error, "%s", gt_capture_set_error(set, i));
+			continue;
+		}
+		c->readable = true;
+		c->sum.pid = h->pid;
+		gt_capture_stop(h, &c->sum.stop);
+		c->finalized = (h->flags & GT_FILE_FINALIZED) != 0;
+		c->detached = (h->flags & GT_FILE_DETACHED) != 0;
+		/* named as its user knows it: its last GT_PROCESS_NAME, else its executable's */
+		struct gt_process_name pn;
+		if (!m)
+			gt_process_name_from_header(&pn, h);
+		const struct gt_process_name *name = m ? gt_model_process(m, (uint32_t)i) : &pn;
+		memcpy(c->sum.process, name->name, sizeof c->sum.process);
+		memcpy(c->command, name->name, sizeof c->command);
+		c->start_mono_ns = h->start_mono_ns;
+		if (span && span[i][1] > span[i][0])
+			c->seconds = (double)(span[i][1] - span[i][0]) / ticks_per_second(h0);
+		gt_capture_set_stats(set, i, &c->sum.reader, &c->sum.truncated);
+		if (m)
+			gt_model_capture_counters(m, (uint32_t)i, &c->sum.model);
+		sum->total.truncated |= c->sum.truncated;
+		if (n == 1) {
+			/* else each capture says its own */
+			sum->total.stop = c->sum.stop;
+			memcpy(sum->total.process, c->sum.process, sizeof sum->total.process);
+		}
+#define GT_ADD_READER(f) sum->total.reader.f += c->sum.reader.f;
+		GT_ADD_READER(records) GT_ADD_READER(chunks) GT_ADD_READER(chunks_unused)
+		GT_ADD_READER(chunks_bad) GT_ADD_READER(chunks_truncated) GT_ADD_READER(bytes_zero)
+		GT_ADD_READER(bytes_garbage) GT_ADD_READER(resyncs) GT_ADD_READER(torn_tails)
+		GT_ADD_READER(reordered) GT_ADD_READER(reorder_capped) GT_ADD_READER(bytes_total)
+		GT_ADD_READER(bytes_read)
+#undef GT_ADD_READER
+	}
 	if (close(fd) < 0 && !rc) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		rc = -1;
@@ -108,10 +170,65 @@ int gt_convert_file(const char *capture, const char *out, const struct gt_conver
 	gt_wire_free(w);
 	if (sym)
 		gt_sym_free(sym);
-	gt_capture_close(c);
+	free(span);
 	free(tmp);
-	sum->seconds = now_seconds() - start;
-	sum->cpu_seconds = cpu_seconds() - cpu_start;
+	return rc;
+}
+
+int gt_convert_files(const char *const *captures, size_t n, const char *out,
+		     const struct gt_convert_options *opt, struct gt_convert_set_summary *sum,
+		     char *err, size_t errlen)
+{
+	double start = now_seconds(), cpu_start = cpu_seconds();
+	memset(sum, 0, sizeof *sum);
+	if (!n) {
+		snprintf(err, errlen, "no capture given");
+		return -1;
+	}
+	struct gt_capture_set *set = gt_capture_set_open(captures, n);
+	sum->captures = set ? calloc(n, sizeof *sum->captures) : NULL;
+	if (!sum->captures) {
+		gt_capture_set_close(set);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	sum->n = n;
+	int rc;
+	if (!gt_capture_set_header(set, 0)) {
+		/* unreadable ones sort last: none is readable */
+		snprintf(err, errlen, "%s", gt_capture_set_error(set, 0));
+		for (size_t i = 0; i < n; i++) {
+			sum->captures[i].path = gt_capture_set_path(set, i);
+			snprintf(sum->captures[i].error, sizeof sum->captures[i].error, "%s",
+				 gt_capture_set_error(set, i));
+		}
+		rc = -1;
+	} else {
+		rc = convert_set(set, out, opt, sum, err, errlen);
+	}
+	gt_capture_set_close(set);
+	sum->total.pid = sum->captures[0].sum.pid;
+	for (size_t i = 0; i < n; i++)
+		sum->total.captures += sum->captures[i].readable;
+	sum->total.seconds = now_seconds() - start;
+	sum->total.cpu_seconds = cpu_seconds() - cpu_start;
+	return rc;
+}
+
+void gt_convert_set_summary_free(struct gt_convert_set_summary *sum)
+{
+	free(sum->captures);
+	sum->captures = NULL;
+	sum->n = 0;
+}
+
+int gt_convert_file(const char *capture, const char *out, const struct gt_convert_options *opt,
+		    struct gt_convert_summary *sum, char *err, size_t errlen)
+{
+	struct gt_convert_set_summary set;
+	int rc = gt_convert_files(&capture, 1, out, opt, &set, err, errlen);
+	*sum = set.total;
+	gt_convert_set_summary_free(&set);
 	return rc;
 }
 
@@ -133,7 +250,7 @@ void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out
 	*out = (struct gt_convert_stop){.stopped = (h->flags & GT_FILE_WRITE_FAILED) != 0};
 	if (!out->stopped)
 		return;
-	double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
+	double hz = ticks_per_second(h);
 	out->err = h->stop_errno;
 	out->at_seconds = h->stop_tsc > h->start_tsc ? (double)(h->stop_tsc - h->start_tsc) / hz : 0;
 	out->facts_lost = h->facts_lost;
@@ -159,11 +276,16 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 	const struct gt_model_counters *mc = &s->model;
 	struct gt_convert_losses l;
 	gt_convert_losses(s, &l);
-	fprintf(f, "gotrace: %s: pid %u, %" PRIu64 " threads, %" PRIu64 " facts, %" PRIu64
+	char who[32];
+	if (s->captures > 1)
+		snprintf(who, sizeof who, "%u processes", s->captures);
+	else
+		snprintf(who, sizeof who, "pid %u", s->pid);
+	fprintf(f, "gotrace: %s: %s, %" PRIu64 " threads, %" PRIu64 " facts, %" PRIu64
 		   " events written, %" PRIu64 " facts dropped while recording, %" PRIu64
 		   " facts repaired, %" PRIu64 " facts skipped, %" PRIu64
 		   " bytes of damage skipped, %.3f s (%.3f s CPU)%s\n",
-		out, s->pid, mc->threads, mc->facts, s->wire.events, l.dropped, l.repaired,
+		out, who, mc->threads, mc->facts, s->wire.events, l.dropped, l.repaired,
 		l.skipped, l.damaged_bytes, s->seconds, s->cpu_seconds,
 		s->truncated ? " (capture truncated)" : "");
 	if (s->stop.stopped) {

@@ -38,6 +38,7 @@ void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t siz
 struct gt_convert_summary {
 	uint32_t pid;
 	char process[64];                   /* its name (gt_model_process), "" if unknown */
+	uint32_t captures;                  /* the processes in the trace (0 and 1: one) */
 	bool truncated;                     /* the capture file was cut short */
 	struct gt_convert_stop stop;
 	struct gt_capture_stats reader;
@@ -51,6 +52,37 @@ struct gt_convert_summary {
  * complete).  Returns 0, or -1 with one line in err. */
 int gt_convert_file(const char *capture, const char *out, const struct gt_convert_options *opt,
 		    struct gt_convert_summary *sum, char *err, size_t errlen);
+/* One capture of a trace of several. */
+struct gt_convert_capture {
+	const char *path;                   /* as given */
+	bool readable;                      /* else error says why; it is not in the trace */
+	char error[256];
+	char command[64];                   /* its process's name (gt_model_process) */
+	bool finalized;                     /* the process ended normally */
+	bool detached;                      /* gotrace stopped its recording; it went on */
+	uint64_t start_mono_ns;             /* CLOCK_MONOTONIC when its recording began */
+	double seconds;                     /* from its first fact to its last */
+	struct gt_convert_summary sum;      /* pid, process, stop, truncated, reader and model
+					     * counters of this capture (wire and times: in total) */
+};
+
+struct gt_convert_set_summary {
+	size_t n;
+	struct gt_convert_capture *captures;  /* in start order (the earliest first) */
+	struct gt_convert_summary total;      /* the sums; pid: the earliest capture's; stop
+					       * and process: the capture's when there is one */
+};
+
+/* Converts several captures (the processes of one run, or any captures of one machine)
+ * into one trace at out: their records merged by time, CPUs shared, each thread a goroutine
+ * labelled "prog[pid] name".  Captures that cannot be read are left out (their error in
+ * sum); fails only when none can be read or the trace cannot be written.  Free sum with
+ * gt_convert_set_summary_free, also after a failure. */
+int gt_convert_files(const char *const *captures, size_t n, const char *out,
+		     const struct gt_convert_options *opt, struct gt_convert_set_summary *sum,
+		     char *err, size_t errlen);
+void gt_convert_set_summary_free(struct gt_convert_set_summary *sum);
+
 /* What a trace may lack, summed once for every summary that prints it: facts the recorder
  * reported lost, facts the model had to repair or skip, damage the reader skipped. */
 struct gt_convert_losses {

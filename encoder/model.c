@@ -4,6 +4,7 @@
 #include "model_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,10 +21,11 @@ static enum synth end_reason(uint32_t result)
 
 /* A FUTEX_WAIT whose word had already changed returns EAGAIN without sleeping; its waker may
  * have looked for waiters before it registered.  Its end is its thread's next fact. */
-static bool futex_did_not_wait(struct gt_model *m, uint32_t thread)
+static bool futex_did_not_wait(struct gt_model *m, uint32_t capture, uint32_t thread)
 {
 	struct gt_capture_record n;
-	for (size_t i = 0; m->opt.lookahead && gt_capture_peek(m->opt.lookahead, i, &n); i++) {
+	struct gt_capture *ahead = gtm_lookahead(m, capture);
+	for (size_t i = 0; ahead && gt_capture_peek(ahead, i, &n); i++) {
 		if (n.rec->thread != thread)
 			continue;
 		const struct gt_p_block_end *e = n.payload;
@@ -40,19 +42,19 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	if (!t)
 		return;
 	uint8_t kind = r->rec->aux;
-	if (kind == GT_BK_FUTEX && futex_did_not_wait(m, r->rec->thread)) {
+	if (kind == GT_BK_FUTEX && futex_did_not_wait(m, r->capture, r->rec->thread)) {
 		t->futex_no_wait = true;
 		return;
 	}
 	uint64_t stk = gtm_captured_stack(m, b->stack);
 	enum gt_go_event ev = GT_GO_GO_BLOCK_SYNC;
-	uint64_t key = b->obj;
+	uint64_t key = gtm_object_key(m, r, b->obj);
 	if (kind == GT_BK_JOIN) {
-		struct mthread *target =
-			b->obj < (1u << 24) ? gtm_thread_get(m, (uint32_t)b->obj) : NULL;
+		uint32_t serial = b->obj < (1u << 24) ? gtm_serial(m, r->capture, (uint32_t)b->obj) : 0;
+		struct mthread *target = serial ? gtm_thread_get(m, serial) : NULL;
 		if (target && target->state == T_DEAD)
 			return; /* joining a dead thread does not block */
-		key = b->obj | JOIN_KEY_BIT;
+		key = (serial ? serial : b->obj) | JOIN_KEY_BIT;
 	} else if (kind == GT_BK_COND) {
 		ev = GT_GO_GO_BLOCK_COND;
 	} else if (kind == GT_BK_SLEEP) {
@@ -74,7 +76,7 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 static void fact_block_end(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_block_end *e = r->payload;
-	struct mthread *t = gtm_known_thread(m, r->rec->thread);
+	struct mthread *t = gtm_known_thread(m, gtm_rec_serial(m, r));
 	if (t && t->futex_no_wait) {
 		t->futex_no_wait = false;
 		gtm_fact_thread(m, r, ns, S_UNKNOWN);
@@ -99,7 +101,11 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 		gtm_kobj_release(m, t, r, ns, stk);
 		return;
 	}
-	uint64_t key = r->rec->aux == GT_BK_JOIN ? wk->obj | JOIN_KEY_BIT : wk->obj;
+	uint64_t key = gtm_object_key(m, r, wk->obj);
+	if (r->rec->aux == GT_BK_JOIN) {
+		uint32_t serial = wk->obj < (1u << 24) ? gtm_serial(m, r->capture, (uint32_t)wk->obj) : 0;
+		key = (serial ? serial : wk->obj) | JOIN_KEY_BIT;
+	}
 	gtm_wake_waiters(m, t, key, wk->count ? wk->count : 1, ns, stk);
 }
 
@@ -109,7 +115,8 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 	struct mthread *t = gtm_fact_thread(m, r, ns, S_UNKNOWN);
 	if (!t)
 		return;
-	struct mthread *c = n->child ? gtm_thread_get(m, n->child) : NULL;
+	uint32_t child = gtm_serial(m, r->capture, n->child);
+	struct mthread *c = child ? gtm_thread_get(m, child) : NULL;
 	if (!c || c == t)
 		return;
 	if (c->g) {
@@ -124,7 +131,7 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 	 * creator is inside a user region */
 	uint64_t stk = gtm_captured_stack(m, n->stack);
 	gtm_emit(m, t->p, GT_GO_GO_CREATE, ns, t, c, c->g,
-		 gtm_routine_stack(m, n->start_routine, S_PREEXISTING),
+		 gtm_routine_stack(m, c, n->start_routine, S_PREEXISTING),
 		 stk ? stk : gtm_synth_stack(m, S_NO_FRAMES));
 	m->ctr.threads++;
 }
@@ -132,7 +139,8 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 static void fact_thread_start(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_thread_start *s = r->payload;
-	struct mthread *t = gtm_thread_get(m, r->rec->thread);
+	uint32_t serial = gtm_rec_serial(m, r);
+	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
 	if (t && !t->g && s->start_routine)
 		t->start_routine = s->start_routine;
 	gtm_fact_thread(m, r, ns, S_UNKNOWN);
@@ -153,12 +161,12 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 
 /* A thread's name from its THREAD_NAME among the next few records (the recorder writes it
  * right after THREAD_EXISTING), so that a pre-existing thread is created under it. */
-static void name_ahead(struct gt_model *m, struct mthread *t)
+static void name_ahead(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r)
 {
 	struct gt_capture_record next;
-	for (size_t i = 0; i < 16 && m->opt.lookahead && gt_capture_peek(m->opt.lookahead, i, &next);
-	     i++) {
-		if (next.rec->thread != t->serial)
+	struct gt_capture *ahead = gtm_lookahead(m, r->capture);
+	for (size_t i = 0; i < 16 && ahead && gt_capture_peek(ahead, i, &next); i++) {
+		if (next.rec->thread != r->rec->thread)
 			continue;
 		if (next.rec->type == GT_THREAD_NAME) {
 			const struct gt_p_thread_name *n = next.payload;
@@ -174,7 +182,7 @@ static void name_ahead(struct gt_model *m, struct mthread *t)
 static void fact_existing(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_thread_start *s = r->payload;
-	uint32_t serial = r->rec->thread;
+	uint32_t serial = gtm_rec_serial(m, r);
 	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
 	if (!t || t->g) {
 		if (t && m->prologue_closed && t->state != T_DEAD)
@@ -182,8 +190,8 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 		return;
 	}
 	t->start_routine = s->start_routine;
-	if (!t->start_routine && serial != 1)
-		name_ahead(m, t);
+	if (!t->start_routine && r->rec->thread != 1)
+		name_ahead(m, t, r);
 	if (m->prologue_closed) {
 		/* met later by a hook: a live creation where it runs */
 		gtm_fact_thread(m, r, ns, S_UNKNOWN);
@@ -221,7 +229,7 @@ static void fact_syscall_begin(struct gt_model *m, const struct gt_capture_recor
 
 static void fact_syscall_end(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
-	struct mthread *t = gtm_known_thread(m, r->rec->thread);
+	struct mthread *t = gtm_known_thread(m, gtm_rec_serial(m, r));
 	if (!t)
 		return;
 	if (t->in_syscall)
@@ -244,22 +252,37 @@ static void fact_yield(struct gt_model *m, const struct gt_capture_record *r, ui
 	t->state = T_RUNNABLE;
 }
 
+/* t's label from its name: none (merged: its process's) while it carries the name every
+ * thread inherits, which tells nothing; merged, its own name after its process's. */
+static void thread_label(struct gt_model *m, struct mthread *t)
+{
+	const struct mcapture *cap = &m->caps[t->capture];
+	size_t len = strlen(t->name);
+	if (!len || strcmp(t->name, cap->default_name) == 0) {
+		t->label = cap->label;
+		return;
+	}
+	if (m->merged) {
+		char label[sizeof cap->process + sizeof t->name + 2];
+		int k = snprintf(label, sizeof label, "%s %s", cap->process, t->name);
+		t->label = gt_wire_string(m->w, label, (size_t)k);
+		return;
+	}
+	t->label = gt_wire_string(m->w, t->name, len);
+}
+
 static void fact_name(struct gt_model *m, const struct gt_capture_record *r)
 {
 	const struct gt_p_thread_name *n = r->payload;
-	struct mthread *t = r->rec->thread ? gtm_thread_get(m, r->rec->thread) : NULL;
+	uint32_t serial = gtm_rec_serial(m, r);
+	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
 	if (!t)
 		return;
 	size_t len = strnlen(n->name, sizeof n->name);
 	size_t kept = len < sizeof t->name - 1 ? len : sizeof t->name - 1;
 	memcpy(t->name, n->name, kept);
 	t->name[kept] = 0;
-	/* every thread starts with the process name: it tells nothing, label only real names */
-	if (len == strlen(m->default_name) && !memcmp(n->name, m->default_name, len)) {
-		t->label = 0;
-		return;
-	}
-	t->label = gt_wire_string(m->w, n->name, len);
+	thread_label(m, t);
 }
 
 static void fact_module(struct gt_model *m, const struct gt_capture_record *r)
@@ -267,6 +290,7 @@ static void fact_module(struct gt_model *m, const struct gt_capture_record *r)
 	const struct gt_p_module *mod = r->payload;
 	if (!m->opt.sym)
 		return;
+	gtm_use_space(m, r->capture);
 	const uint8_t *build_id = (const uint8_t *)(mod + 1);
 	char path[GT_PATH_MAX + 1];
 	memcpy(path, build_id + mod->build_id_len, mod->path_len);
@@ -336,18 +360,32 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 	m->ctr.user_skipped++;
 }
 
-/* The first name recorded gives the comm threads inherit; the last one names the process. */
-static void fact_process_name(struct gt_model *m, const struct gt_capture_record *r)
+/* The label prefix of a capture's threads in a merged trace: its process's name and pid. */
+static void capture_label(struct gt_model *m, struct mcapture *cap, uint32_t pid)
 {
-	gt_process_name_from_fact(&m->proc, r->payload, r->payload_len);
-	if (!m->proc_named && m->proc.comm[0])
-		memcpy(m->default_name, m->proc.comm, sizeof m->default_name);
-	m->proc_named = true;
+	snprintf(cap->process, sizeof cap->process, "%.32s[%u]", cap->proc.name, pid);
+	if (m->merged)
+		cap->label = gt_wire_cstring(m->w, cap->process);
 }
 
-const struct gt_process_name *gt_model_process(const struct gt_model *m)
+/* The first name recorded gives the comm threads inherit; the last one names the process
+ * (merged: its threads' labels follow). */
+static void fact_process_name(struct gt_model *m, const struct gt_capture_record *r)
 {
-	return &m->proc;
+	struct mcapture *cap = &m->caps[m->fact_capture];
+	gt_process_name_from_fact(&cap->proc, r->payload, r->payload_len);
+	if (!cap->proc_named && cap->proc.comm[0])
+		memcpy(cap->default_name, cap->proc.comm, sizeof cap->default_name);
+	cap->proc_named = true;
+	capture_label(m, cap, cap->pid);
+	FOR_EACH_THREAD(m, t)
+		if (t->capture == m->fact_capture)
+			thread_label(m, t);
+}
+
+const struct gt_process_name *gt_model_process(const struct gt_model *m, uint32_t capture)
+{
+	return &m->caps[capture < m->n_caps ? capture : 0].proc;
 }
 
 static bool fact_is_prologue(uint8_t type)
@@ -367,8 +405,16 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
 	m->fact_tsc = r->tsc;
 	m->cur = r;
+	if (r->capture != m->cur_cap && r->capture < m->n_caps) {
+		/* counters go to the capture whose fact is modelled */
+		m->caps[m->cur_cap].ctr = m->ctr;
+		m->ctr = m->caps[r->capture].ctr;
+		m->cur_cap = r->capture;
+	}
+	m->fact_capture = r->capture < m->n_caps ? r->capture : 0;
+	m->caps[m->fact_capture].last_ns = ns;
 	if (m->n_credits)
-		gtm_credit_end(m, r->rec->thread);
+		gtm_credit_end(m, gtm_rec_serial(m, r));
 	if (!m->seen_fact) {
 		m->seen_fact = true;
 		m->t0 = ns;
@@ -399,7 +445,10 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	case GT_MODULE: fact_module(m, r); break;
 	case GT_CLOCK: {
 		const struct gt_p_clock *c = r->payload;
-		gt_clock_add_pair(&m->clock, r->rec->tsc, c->mono_ns);
+		/* one fit for every capture on the same clock (tsc == rec->tsc), the TSC being
+		 * one counter for the machine */
+		if (r->tsc == r->rec->tsc || !m->merged)
+			gt_clock_add_pair(&m->clock, r->rec->tsc, c->mono_ns);
 		break;
 	}
 	case GT_NOTICE: {
@@ -427,6 +476,17 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	}
 }
 
+/* The names a capture's threads are known by, until its GT_PROCESS_NAME says otherwise. */
+static void capture_names(struct gt_model *m, struct mcapture *cap,
+			  const struct gt_file_header *h)
+{
+	gt_process_name_from_header(&cap->proc, h);
+	memcpy(cap->default_name, cap->proc.comm, sizeof cap->default_name);
+	cap->pid = h->pid;
+	cap->ppid = h->ppid;
+	capture_label(m, cap, h->pid);
+}
+
 struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 			      const struct gt_model_options *opt)
 {
@@ -442,15 +502,51 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 	/* bitmaps over 2^24 stack ids: only the pages touched become resident */
 	m->stack_defined = calloc(1, (1u << 24) / 8);
 	m->stack_referenced = calloc(1, (1u << 24) / 8);
-	if (!m->ps || !m->stack_defined || !m->stack_referenced || !gtm_thread_get(m, 1)) {
+	m->caps = calloc(1, sizeof *m->caps);
+	if (!m->ps || !m->stack_defined || !m->stack_referenced || !m->caps ||
+	    !gtm_thread_get(m, 1)) {
 		gt_model_free(m);
 		return NULL;
 	}
+	m->n_caps = 1;
+	m->caps[0].main_serial = 1;
 	gt_wire_set_stack_id_base(w, SYNTH_STACK_BASE);
-	gt_process_name_from_header(&m->proc, h);
-	memcpy(m->default_name, m->proc.comm, sizeof m->default_name);
+	capture_names(m, &m->caps[0], h);
 	gt_clock_init(&m->clock, h);
 	return m;
+}
+
+int gt_model_add_capture(struct gt_model *m, const struct gt_file_header *h)
+{
+	struct mcapture *caps = realloc(m->caps, (m->n_caps + 1) * sizeof *caps);
+	if (!caps)
+		return -1;
+	m->caps = caps;
+	memset(&caps[m->n_caps], 0, sizeof *caps);
+	capture_names(m, &caps[m->n_caps], h);
+	if (!m->merged) {
+		/* from now on every id is remapped: capture 0's main thread stays serial 1 (G1) */
+		bool found;
+		uint64_t *slot = gt_u64map_slot(&m->serials, 1, &found);
+		if (!slot)
+			return -1;
+		*slot = 1;
+		m->next_serial = 2;
+		m->next_stack_id = 1;
+		m->merged = true;
+		m->caps[0].label = gt_wire_cstring(m->w, m->caps[0].process);
+		FOR_EACH_THREAD(m, t)
+			t->label = m->caps[t->capture].label;
+	}
+	caps[m->n_caps].label = gt_wire_cstring(m->w, caps[m->n_caps].process);
+	m->n_caps++;
+	return 0;
+}
+
+void gt_model_capture_counters(const struct gt_model *m, uint32_t capture,
+			       struct gt_model_counters *out)
+{
+	*out = capture == m->cur_cap ? m->ctr : m->caps[capture].ctr;
 }
 
 uint64_t gt_model_finish(struct gt_model *m)
@@ -463,6 +559,13 @@ uint64_t gt_model_finish(struct gt_model *m)
 void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out)
 {
 	*out = m->ctr;
+	for (uint32_t i = 0; i < m->n_caps; i++) {
+		if (i == m->cur_cap)
+			continue;
+#define GT_ADD_COUNTER(name, text) out->name += m->caps[i].ctr.name;
+		GT_MODEL_COUNTERS(GT_ADD_COUNTER)
+#undef GT_ADD_COUNTER
+	}
 }
 
 void gt_model_free(struct gt_model *m)
@@ -477,6 +580,10 @@ void gt_model_free(struct gt_model *m)
 	free(m->buckets);
 	gt_u64map_free(&m->routine_stacks);
 	gt_u64map_free(&m->tasks);
+	gt_u64map_free(&m->serials);
+	gt_u64map_free(&m->stack_ids);
+	gt_u64map_free(&m->frame_pcs);
+	free(m->caps);
 	free(m->stack_defined);
 	free(m->stack_referenced);
 	free(m);

@@ -15,6 +15,7 @@
 #include "process_name.h"
 
 struct gt_symbolizer;
+struct gt_capture_set;
 
 #define GT_DEFAULT_SYSCALL_THRESHOLD_NS 20000u
 
@@ -24,6 +25,9 @@ struct gt_model_options {
 	/* The reader the facts come from: a release that frees fewer waiters than wait peeks
 	 * into it to wake the ones whose next fact comes first.  NULL: the earliest blocked. */
 	struct gt_capture *lookahead;
+	/* Several captures (gt_model_add_capture): the set they come from, whose readers are
+	 * peeked into instead of lookahead. */
+	struct gt_capture_set *set;
 };
 
 #define GT_MODEL_COUNTERS(X)                                                              \
@@ -62,16 +66,27 @@ struct gt_model;
 
 struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 			      const struct gt_model_options *opt);
+/* Another capture in the same trace (a process of the same run), before any fact: capture 0
+ * is the one of gt_model_new's header, on whose clock every timestamp is, and the records
+ * of capture i carry capture = i.  Threads become goroutines labelled "prog[pid] name";
+ * threads, stacks and objects of different captures never mix.  Returns -1 when memory
+ * runs out. */
+int gt_model_add_capture(struct gt_model *m, const struct gt_file_header *h);
+/* Capture has no more facts (its process image ended): its running threads end there. */
+void gt_model_capture_end(struct gt_model *m, uint32_t capture);
+/* The counters of one capture (gt_model_counters: their sum). */
+void gt_model_capture_counters(const struct gt_model *m, uint32_t capture,
+			       struct gt_model_counters *out);
 /* One record in merged order: the one opt->lookahead delivered last, when given. */
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r);
 /* Epilogue (§5.4); returns the Frequency to write (ticks are ns at the header's rate,
  * corrected by the fit of the clock pairs). */
 uint64_t gt_model_finish(struct gt_model *m);
 void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
-/* The process as its user knows it (process_name.h), from the facts read so far: after
- * gt_model_finish, the last name it had (its command line after a setproctitle-style
- * rewrite).  The one function for labelling a process. */
-const struct gt_process_name *gt_model_process(const struct gt_model *m);
+/* The process of a capture (0: gt_model_new's) as its user knows it (process_name.h), from
+ * the facts read so far: after gt_model_finish, the last name it had (its command line after
+ * a setproctitle-style rewrite).  The one function for labelling a process. */
+const struct gt_process_name *gt_model_process(const struct gt_model *m, uint32_t capture);
 void gt_model_free(struct gt_model *m);
 
 #endif

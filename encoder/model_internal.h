@@ -71,7 +71,8 @@ struct mthread {
 	bool futex_no_wait;     /* its FUTEX_WAIT returned EAGAIN at once: no block shown */
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
 	uint32_t first_cpu;
-	uint32_t serial;
+	uint32_t serial;        /* the model's: the capture's own when only one is converted */
+	uint32_t capture;       /* the capture (process) it belongs to */
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -85,6 +86,20 @@ struct mproc {
 };
 
 #define MAX_SERIAL (1u << 24)
+
+/* One capture of the trace (one process image); a trace of one capture has one. */
+struct mcapture {
+	char default_name[16];      /* the name threads inherit: the first comm recorded, else
+				     * the executable's, cut to 15 */
+	struct gt_process_name proc;  /* the latest name of the process */
+	bool proc_named;            /* a GT_PROCESS_NAME was read */
+	char process[48];           /* "name[pid]": the label prefix of its threads (merged) */
+	uint64_t label;             /* string id of process, merged traces only */
+	uint64_t last_ns;           /* time of its latest fact */
+	uint32_t main_serial;       /* the model's serial of its main thread, 0 until met */
+	uint32_t pid, ppid;
+	struct gt_model_counters ctr;  /* its counters, while another capture's are in m->ctr */
+};
 
 struct gt_model {
 	struct gt_wire *w;
@@ -115,11 +130,19 @@ struct gt_model {
 	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
 	const struct gt_capture_record *cur;  /* the fact being modelled */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
-	char default_name[16];      /* the name threads inherit: the first comm recorded, else
-				     * the executable's, cut to 15 */
-	struct gt_process_name proc;  /* the latest name of the process */
-	bool proc_named;            /* a GT_PROCESS_NAME was read */
 	bool seen_fact;
+
+	/* Captures: several in a merged trace, whose threads, stacks and objects are keyed by
+	 * (capture, id) and given the model's own numbers (gtm_serial, gtm_object_key). */
+	struct mcapture *caps;
+	uint32_t n_caps;
+	uint32_t cur_cap;           /* whose counters m->ctr holds */
+	uint32_t fact_capture;      /* the capture of the fact being modelled */
+	bool merged;                /* more than one capture: ids are remapped */
+	struct gt_u64map serials;   /* (capture << 32 | serial) -> model serial, merged */
+	struct gt_u64map stack_ids; /* (capture << 32 | stack id) -> written id, merged */
+	struct gt_u64map frame_pcs; /* written PC -> identity of its first frame, merged */
+	uint32_t next_serial, next_stack_id;
 
 	uint64_t synth_stack[S_COUNT];
 	struct gt_u64map routine_stacks;
@@ -128,6 +151,31 @@ struct gt_model {
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
 	uint32_t max_stack_referenced;              /* where a scan of them can stop */
 };
+
+/* The number key has in map, the next one (*next, below limit) when key is new (*fresh);
+ * 0 when none is left or memory runs out.  How ids of several captures are renumbered. */
+static inline uint32_t gtm_renumber(struct gt_u64map *map, uint64_t key, uint32_t *next,
+				    uint32_t limit, bool *fresh)
+{
+	bool found;
+	uint64_t *slot = gt_u64map_slot(map, key, &found);
+	*fresh = slot && !found;
+	if (!slot)
+		return 0;
+	if (*fresh)
+		*slot = *next < limit ? (*next)++ : 0;
+	return (uint32_t)*slot;
+}
+
+/* The model's serial of a capture's thread serial (0: none, or not representable): the same
+ * number when one capture is converted. */
+uint32_t gtm_serial(struct gt_model *m, uint32_t capture, uint32_t serial);
+static inline uint32_t gtm_rec_serial(struct gt_model *m, const struct gt_capture_record *r)
+{
+	return gtm_serial(m, r->capture, r->rec->thread);
+}
+/* The reader to peek into for the facts of capture's threads (NULL: none). */
+struct gt_capture *gtm_lookahead(const struct gt_model *m, uint32_t capture);
 
 /* The entry of serial if allocated, else NULL (never allocates). */
 static inline struct mthread *gtm_thread_find(const struct gt_model *m, uint32_t serial)
@@ -167,6 +215,12 @@ struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_reco
 void gtm_sched_finish(struct gt_model *m);
 
 /* model_wait.c */
+/* The one place where a wait-list key is formed for the synchronisation object obj of fact r
+ * (its block or wake): per process, an address meaning nothing in another one.  An object
+ * the kernel identifies across processes (flagged in the object word or the fact's aux) is
+ * to be keyed here without the capture. */
+uint64_t gtm_object_key(const struct gt_model *m, const struct gt_capture_record *r,
+			uint64_t obj);
 void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
@@ -191,13 +245,16 @@ bool gtm_kobj_polls_pipe(const struct mthread *t);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);
-uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id);
+uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id);   /* of the fact's capture */
+uint64_t gtm_captured_stack_of(struct gt_model *m, uint32_t capture, uint32_t id);
 void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs);
-uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallback);
+uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t entry,
+			   enum synth fallback);
 /* The start-routine stack of t: its routine's; for a pre-existing thread (no routine) with a
  * name of its own (its comm), that name; else the fallback frame. */
 uint64_t gtm_thread_routine_stack(struct gt_model *m, const struct mthread *t,
 				  enum synth fallback);
+void gtm_use_space(struct gt_model *m, uint32_t capture);   /* the symbolizer's process */
 void gtm_stacks_finish(struct gt_model *m);
 
 #endif

@@ -44,11 +44,15 @@ static enum kev syscall_class(uint32_t nr)
 	}
 }
 
-/* The process of a record (pid) and its parent.  One capture per model for now: its header. */
+/* The process of a record (pid) and its parent: its capture's header. */
 static void proc_ids(const struct gt_model *m, const struct gt_capture_record *r, uint64_t *pid,
 		     uint64_t *ppid)
 {
-	(void)r;
+	if (m->n_caps && r->capture < m->n_caps) {
+		*pid = m->caps[r->capture].pid;
+		*ppid = m->caps[r->capture].ppid;
+		return;
+	}
 	*pid = m->h.pid;
 	*ppid = m->h.ppid;
 }
@@ -119,12 +123,20 @@ static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t 
 	}
 }
 
+/* The one stream whose lookahead the matching reads: a single capture's.  In a merged trace
+ * the other processes' records are not in one capture's lookahead, and waker positions count
+ * the facts of one stream: no kernel-object wakes are drawn there yet (README, known gaps). */
+static struct gt_capture *stream(const struct gt_model *m)
+{
+	return m->merged ? NULL : gtm_lookahead(m, 0);
+}
+
 /* Record i of [the record being modelled, then the lookahead], or NULL past the lookahead. */
 static const struct gt_capture_record *at(struct gt_model *m, size_t i, struct gt_capture_record *buf)
 {
 	if (!i)
 		return m->cur;
-	return gt_capture_peek(m->opt.lookahead, i - 1, buf) ? buf : NULL;
+	return gt_capture_peek(stream(m), i - 1, buf) ? buf : NULL;
 }
 
 /* Where the event that ends t's pending syscall is: 0 = the record being modelled, i + 1 =
@@ -135,7 +147,7 @@ static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_
 {
 	*found_end = false;
 	/* at its own fact (its return, or a cancellation) nothing is pending any more */
-	if (!m->opt.lookahead || !m->cur || m->cur->rec->thread == t->serial)
+	if (!stream(m) || !m->cur || m->cur->rec->thread == t->serial)
 		return -1;
 	struct gt_capture_record buf;
 	const struct gt_capture_record *c;

@@ -7,9 +7,32 @@
 
 #include <stdlib.h>
 
-struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
+#include "capture_set.h"
+
+uint32_t gtm_serial(struct gt_model *m, uint32_t capture, uint32_t serial)
 {
 	if (!serial || serial >= MAX_SERIAL)
+		return 0;
+	if (!m->merged)
+		return serial;
+	bool fresh;
+	uint32_t ours = gtm_renumber(&m->serials, (uint64_t)capture << 32 | serial,
+				     &m->next_serial, UINT32_MAX, &fresh);
+	if (fresh && serial == 1 && capture < m->n_caps)
+		m->caps[capture].main_serial = ours;
+	return ours;
+}
+
+struct gt_capture *gtm_lookahead(const struct gt_model *m, uint32_t capture)
+{
+	if (m->opt.set)
+		return gt_capture_set_reader(m->opt.set, capture);
+	return capture == 0 ? m->opt.lookahead : NULL;
+}
+
+struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
+{
+	if (!serial || (!m->merged && serial >= MAX_SERIAL))
 		return NULL;
 	bool found;
 	uint64_t *slot = gt_u64map_slot(&m->by_serial, serial, &found);
@@ -31,6 +54,9 @@ struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
 	if (!t)
 		return NULL;
 	t->serial = serial;
+	/* a thread is first met through a fact of its own process */
+	t->capture = m->fact_capture;
+	t->label = m->caps ? m->caps[t->capture].label : 0;
 	*slot = (uintptr_t)t;
 	m->threads[m->n_threads++] = t;
 	if (m->n_threads > 1 && m->threads[m->n_threads - 2]->serial > serial)
@@ -159,7 +185,7 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 	t->in_syscall = false;
 	t->sys_awaiting_end = blocked;
 	uint32_t p = t->sys_p;
-	uint64_t stk = gtm_captured_stack(m, t->sys_stack);
+	uint64_t stk = gtm_captured_stack_of(m, t->capture, t->sys_stack);
 	if (!blocked && now - t->sys_ns <= m->opt.syscall_threshold_ns) {
 		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, 0, 0);
 		m->ctr.syscalls_short++;
@@ -230,11 +256,13 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		m->ps[p].started = true;
 	}
 	if (!t->g) {
-		/* first seen mid-capture: created right here, by no goroutine */
+		/* first seen mid-capture: created right here, by no goroutine (the main thread of
+		 * a process that began during the trace: "main") */
 		t->g = m->next_g++;
 		t->seq = 0;
+		bool main_t = t->serial == m->caps[t->capture].main_serial;
 		gtm_emit(m, p, GT_GO_GO_CREATE, ns, t, NULL, t->g,
-			 gtm_thread_routine_stack(m, t, S_PREEXISTING), 0);
+			 gtm_thread_routine_stack(m, t, main_t ? S_MAIN : S_PREEXISTING), 0);
 		t->state = T_RUNNABLE;
 		m->ctr.threads++;
 	}
@@ -264,7 +292,7 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_record *r,
 				uint64_t ns, enum synth reason)
 {
-	struct mthread *t = gtm_known_thread(m, r->rec->thread);
+	struct mthread *t = gtm_known_thread(m, gtm_rec_serial(m, r));
 	if (!t)
 		return NULL;
 	if (t->state == T_DEAD) {
@@ -301,6 +329,27 @@ void gtm_sched_finish(struct gt_model *m)
 		if (m->ps[p].started) {
 			gtm_emit(m, p, GT_GO_PROC_STOP, m->now, NULL, NULL, 0, 0, 0);
 			m->ps[p].started = false;
+		}
+	}
+}
+
+/* The process image of capture ended: its running threads end where they ran last; the
+ * others stay as they were (waiting or runnable), as at the end of a trace.  A trace of one
+ * capture ends as it always did (the epilogue deschedules them). */
+void gt_model_capture_end(struct gt_model *m, uint32_t capture)
+{
+	if (!m->merged)
+		return;
+	uint64_t ns = capture < m->n_caps ? m->caps[capture].last_ns : m->now;
+	FOR_EACH_THREAD(m, t) {
+		if (t->capture != capture || t->state == T_DEAD || !t->g)
+			continue;
+		if (t->in_syscall)
+			gtm_syscall_resolve(m, t, ns, false);
+		if (t->state == T_RUNNING) {
+			gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
+			m->ps[t->p].running = 0;
+			t->state = T_DEAD;
 		}
 	}
 }

@@ -44,10 +44,35 @@ static void bit_set(uint8_t *b, uint32_t i)
 		b[i >> 3] |= (uint8_t)(1u << (i & 7));
 }
 
-/* A captured stack id as written in events: the same number (they are 1 .. 2^24). */
-uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id)
+/* The written id of a capture's stack id: the same number when one capture is converted,
+ * else the next free one (first come), so that they stay below 2^24; 0 when none is left. */
+static uint32_t stack_id(struct gt_model *m, uint32_t capture, uint32_t id)
 {
 	if (!id || id >= (1u << 24))
+		return 0;
+	if (!m->merged)
+		return id;
+	bool fresh;
+	return gtm_renumber(&m->stack_ids, (uint64_t)capture << 32 | id, &m->next_stack_id,
+			    1u << 24, &fresh);
+}
+
+void gtm_use_space(struct gt_model *m, uint32_t capture)
+{
+	if (m->merged && m->opt.sym)
+		gt_sym_use_space(m->opt.sym, capture);
+}
+
+uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id)
+{
+	return gtm_captured_stack_of(m, m->fact_capture, id);
+}
+
+/* A captured stack id as written in events (1 .. 2^24). */
+uint64_t gtm_captured_stack_of(struct gt_model *m, uint32_t capture, uint32_t id)
+{
+	id = stack_id(m, capture, id);
+	if (!id)
 		return 0;
 	bit_set(m->stack_referenced, id);
 	if (id > m->max_stack_referenced)
@@ -60,18 +85,45 @@ static void addr_name(char *buf, size_t len, uint64_t pc)
 	snprintf(buf, len, "0x%" PRIx64, pc);
 }
 
+/* Go's readers keep the first frame written for a PC (GO-TRACE-FORMAT.md §3.3).  In a trace
+ * of several processes one address may be two functions (two programs mapped at the same
+ * place, as without ASLR): a frame that differs from the one first written for its PC gets
+ * the PC moved by its capture into bits 56..62, where no code is. */
+static void own_pcs(struct gt_model *m, uint32_t capture, struct gt_wire_frame *wf, size_t k)
+{
+	for (size_t i = 0; m->merged && i < k; i++) {
+		uint64_t id = gt_hash_bytes(wf[i].func, strlen(wf[i].func)) * 31 +
+			      gt_hash_bytes(wf[i].file, strlen(wf[i].file)) * 7 + wf[i].line;
+		uint64_t pc = wf[i].pc, moved = (uint64_t)(capture % 127 + 1) << 56;
+		for (int tries = 0; tries < 2; tries++, pc = wf[i].pc ^ moved) {
+			bool found;
+			uint64_t *slot = gt_u64map_slot(&m->frame_pcs, pc, &found);
+			if (!slot)
+				break;
+			if (!found)
+				*slot = id;
+			if (*slot == id) {
+				wf[i].pc = pc;
+				break;
+			}
+		}
+	}
+}
+
 /* A GT_STACK record: the stack id defined once, its frames symbolized (or named by address). */
 void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs)
 {
-	if (!st->id || st->id >= (1u << 24) || bit_test(m->stack_defined, st->id))
+	uint32_t id = stack_id(m, m->fact_capture, st->id);
+	if (!id || bit_test(m->stack_defined, id))
 		return;
-	bit_set(m->stack_defined, st->id);
+	bit_set(m->stack_defined, id);
 	size_t n = st->nframes;
 	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
 	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
 	char names[GT_WIRE_MAX_FRAMES][24];
 	size_t k = 0;
 	if (m->opt.sym) {
+		gtm_use_space(m, m->fact_capture);
 		k = gt_sym_stack(m->opt.sym, pcs, n, frames, GT_WIRE_MAX_FRAMES);
 		for (size_t i = 0; i < k; i++)
 			wf[i] = (struct gt_wire_frame){frames[i].pc, frames[i].func, frames[i].file,
@@ -92,28 +144,34 @@ void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uin
 		wf[0] = synth_frame(S_NO_FRAMES);
 		k = 1;
 	}
-	gt_wire_define_stack(m->w, st->id, wf, k);
+	own_pcs(m, m->fact_capture, wf, k);
+	gt_wire_define_stack(m->w, id, wf, k);
 }
 
 /* One-frame new-stack of a start routine (its entry address: the same for every thread
  * started there, so the goroutine analysis groups them). */
-uint64_t gtm_routine_stack(struct gt_model *m, uint64_t entry, enum synth fallback)
+uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t entry,
+			   enum synth fallback)
 {
 	if (!entry)
 		return gtm_synth_stack(m, fallback);
 	bool found;
-	uint64_t *slot = gt_u64map_slot(&m->routine_stacks, entry, &found);
+	/* per process: the same address is another function in another program */
+	uint64_t key = m->merged ? entry ^ ((uint64_t)t->capture << 48) : entry;
+	uint64_t *slot = gt_u64map_slot(&m->routine_stacks, key, &found);
 	if (slot && found)
 		return *slot;
 	struct gt_wire_frame f;
 	char name[24];
 	if (m->opt.sym) {
+		gtm_use_space(m, t->capture);
 		struct gt_frame fr = gt_sym_function(m->opt.sym, entry);
 		f = (struct gt_wire_frame){entry, fr.func, fr.file, fr.line};
 	} else {
 		addr_name(name, sizeof name, entry);
 		f = (struct gt_wire_frame){entry, name, "?", 0};
 	}
+	own_pcs(m, t->capture, &f, 1);
 	uint64_t id = gt_wire_stack(m->w, &f, 1);
 	if (slot)
 		*slot = id;
@@ -125,8 +183,8 @@ uint64_t gtm_thread_routine_stack(struct gt_model *m, const struct mthread *t,
 {
 	size_t len = strnlen(t->name, sizeof t->name);
 	if (t->start_routine || fallback != S_PREEXISTING || !len ||
-	    strcmp(t->name, m->default_name) == 0)
-		return gtm_routine_stack(m, t->start_routine, fallback);
+	    strcmp(t->name, m->caps[t->capture].default_name) == 0)
+		return gtm_routine_stack(m, t, t->start_routine, fallback);
 	/* one frame per name, at a PC of its own past the synthetic ones */
 	uint64_t name_id = gt_wire_string(m->w, t->name, len);
 	struct gt_wire_frame f = {SYNTH_PC_BASE + S_COUNT + 1 + name_id, t->name, "[gotrace]", 0};

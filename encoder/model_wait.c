@@ -27,6 +27,16 @@ static void wait_list_rehash(struct gt_model *m, size_t n_buckets)
 	}
 }
 
+uint64_t gtm_object_key(const struct gt_model *m, const struct gt_capture_record *r,
+			uint64_t obj)
+{
+	/* a kernel identity (capture.h, GT_OBJ_KERNEL) is the same in every process; user
+	 * addresses are below 2^47: the capture goes above them, under GT_OBJ_SOCKET (bit 61) */
+	if (obj & GT_OBJ_KERNEL)
+		return obj;
+	return m->merged ? obj ^ ((uint64_t)(r->capture & 0x1fff) << 48) : obj;
+}
+
 void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key)
 {
 	if (m->n_waiting * 2 >= m->n_buckets)
@@ -92,13 +102,15 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
 			n++;
 		}
 	}
-	if (n < 2 || !m->opt.lookahead)
+	/* the waker's own process: its waiters' next facts are in its capture */
+	struct gt_capture *ahead = gtm_lookahead(m, m->fact_capture);
+	if (n < 2 || !ahead)
 		return;   /* nothing to choose */
 	if (want < n)
 		n = want;
 	struct gt_capture_record r;
-	for (size_t i = 0; placed < n && gt_capture_peek(m->opt.lookahead, i, &r); i++) {
-		struct mthread *w = gtm_thread_find(m, r.rec->thread);
+	for (size_t i = 0; placed < n && gt_capture_peek(ahead, i, &r); i++) {
+		struct mthread *w = gtm_thread_find(m, gtm_serial(m, m->fact_capture, r.rec->thread));
 		if (w && w->ahead_pos == UINT64_MAX && may_wake(m, w, key)) {
 			w->ahead_pos = i;
 			placed++;

@@ -2,6 +2,7 @@
  * in LD_PRELOAD, or put back with the GOTRACE_* settings when the program passes an
  * environment without it, or stripped (GOTRACE_FOLLOW=0). */
 #include "child_env.h"
+#include "clock.h"
 #include "config.h"
 #include "lifecycle.h"
 #include "modules.h"
@@ -44,7 +45,7 @@ static size_t strip_self(const char *value, char *out, size_t cap)
 static const char *const gt_env_names[] = {
 	"GOTRACE_OUT", "GOTRACE_CAPTURE_DIR", "GOTRACE_STACKS", "GOTRACE_STACK_DEPTH",
 	"GOTRACE_START_DELAY", "GOTRACE_DURATION", "GOTRACE_FOLLOW", "GOTRACE_CHUNK_SIZE",
-	"GOTRACE_ROOT_PID",
+	"GOTRACE_ROOT_PID", "GOTRACE_TSC_HZ",
 };
 
 static const char *env_get(char *const envp[], const char *name)
@@ -63,6 +64,8 @@ static const char *our_value(const char *name, const char *theirs)
 {
 	if (!strcmp(name, "GOTRACE_ROOT_PID"))
 		return theirs || !gt_cfg.root_pid[0] ? NULL : gt_cfg.root_pid;
+	if (!strcmp(name, "GOTRACE_TSC_HZ"))
+		return theirs || !gt_tsc_hz_text[0] ? NULL : gt_tsc_hz_text;
 	if (!theirs || !*theirs || theirs[0] == '/')
 		return NULL;
 	if (!strcmp(name, "GOTRACE_OUT"))

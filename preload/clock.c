@@ -7,6 +7,7 @@
  * clock_gettime is libc's vDSO-backed function, which gotrace does not interpose.
  */
 #include "clock.h"
+#include "config.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -22,6 +23,7 @@ int gt_use_rdtscp;
 int gt_use_rseq_tsc;
 int gt_cpu_source = GT_CPU_GETCPU;
 uint64_t gt_tsc_hz = 1000000000ull;
+char gt_tsc_hz_text[24];
 ptrdiff_t gt_rseq_offset;
 
 uint64_t gt_mono_ns(void)
@@ -107,6 +109,7 @@ void gt_clock_setup(void)
 	gt_use_rdtscp = 0;
 	gt_use_rseq_tsc = 0;
 	gt_tsc_hz = 1000000000ull;
+	gt_tsc_hz_text[0] = 0;
 #if defined(__x86_64__)
 	unsigned a, b, c, d;
 	int invariant = 0, rdtscp = 0;
@@ -122,15 +125,21 @@ void gt_clock_setup(void)
 		return;
 	if (rdtscp && gt_cpu_source != GT_CPU_RSEQ)
 		gt_cpu_source = GT_CPU_RDTSCP;
-	/* Estimate the rate over ~0.5 ms; the clock pairs in the capture refine it. */
-	uint64_t m0 = gt_mono_ns(), t0 = gt_rdtsc(), m1, t1;
-	do {
-		m1 = gt_mono_ns();
-		t1 = gt_rdtsc();
-	} while (m1 - m0 < 500000);
-	if (t1 <= t0)
-		return;
-	gt_tsc_hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
+	if (gt_cfg.tsc_hz) {
+		/* measured by an ancestor of this run: the TSC is one counter for the machine */
+		gt_tsc_hz = gt_cfg.tsc_hz;
+	} else {
+		/* Estimate the rate over ~0.5 ms; the clock pairs in the capture refine it. */
+		uint64_t m0 = gt_mono_ns(), t0 = gt_rdtsc(), m1, t1;
+		do {
+			m1 = gt_mono_ns();
+			t1 = gt_rdtsc();
+		} while (m1 - m0 < 500000);
+		if (t1 <= t0)
+			return;
+		gt_tsc_hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
+	}
+	gt_tsc_hz_text[gt_fmt_u64(gt_tsc_hz_text, gt_tsc_hz)] = 0;
 	gt_clock_tsc = 1;
 	gt_use_rdtscp = gt_cpu_source == GT_CPU_RDTSCP;
 	gt_use_rseq_tsc = gt_cpu_source == GT_CPU_RSEQ;

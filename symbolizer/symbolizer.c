@@ -77,6 +77,10 @@ void gt_sym_free(struct gt_symbolizer *sym)
 		img = next;
 	}
 	free(sym->maps);
+	for (size_t i = 0; i < sym->n_spaces; i++)
+		if (i != sym->space)
+			free(sym->spaces[i].maps);
+	free(sym->spaces);
 	free(sym->frames);
 	free(sym->entries);
 	gt_sym_map_fini(&sym->stack_cache);
@@ -94,8 +98,9 @@ static struct gt_sym_image *find_or_make_image(struct gt_symbolizer *sym, const 
 					       uint64_t bias, uint32_t flags)
 {
 	const char *ipath = gt_sym_intern(&sym->strings, path);
+	/* the same file (by build-id) elsewhere in memory is the same image, moved */
 	for (struct gt_sym_image *img = sym->images; img; img = img->next)
-		if (img->path == ipath && img->bias == bias && img->flags == flags &&
+		if (img->path == ipath && (img->bias == bias || build_id_len) && img->flags == flags &&
 		    img->build_id_len == build_id_len &&
 		    memcmp(img->build_id, build_id, build_id_len) == 0)
 			return img;
@@ -170,16 +175,37 @@ int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t
 	}
 	/* The capture's hi is the highest mapped address; kept here as an end. */
 	sym->maps[at] = (struct gt_sym_mapping){
-		.lo = lo, .hi = hi == UINT64_MAX ? hi : hi + 1, .img = img,
+		.lo = lo, .hi = hi == UINT64_MAX ? hi : hi + 1, .img = img, .delta = img->bias - bias,
 	};
 	sym->n_maps++;
 	return 0;
 }
 
-static struct gt_sym_image *image_at(struct gt_symbolizer *sym, uint64_t pc)
+static const struct gt_sym_mapping *mapping_at(struct gt_symbolizer *sym, uint64_t pc)
 {
 	ptrdiff_t i = gt_sym_find_range(sym->maps, sym->n_maps, sizeof(*sym->maps), pc, 1);
-	return i < 0 ? NULL : sym->maps[i].img;
+	return i < 0 ? NULL : &sym->maps[i];
+}
+
+int gt_sym_use_space(struct gt_symbolizer *sym, uint32_t space)
+{
+	if (!sym || space == sym->space)
+		return 0;
+	if (space >= sym->n_spaces || sym->space >= sym->n_spaces) {
+		size_t n = (space > sym->space ? space : sym->space) + 1;
+		struct gt_sym_space *more = realloc(sym->spaces, n * sizeof(*more));
+		if (!more)
+			return -1;
+		memset(more + sym->n_spaces, 0, (n - sym->n_spaces) * sizeof(*more));
+		sym->spaces = more;
+		sym->n_spaces = n;
+	}
+	sym->spaces[sym->space] = (struct gt_sym_space){ sym->maps, sym->n_maps, sym->cap_maps };
+	sym->maps = sym->spaces[space].maps;
+	sym->n_maps = sym->spaces[space].n_maps;
+	sym->cap_maps = sym->spaces[space].cap_maps;
+	sym->space = space;
+	return 0;
 }
 
 /* ---- PC -> frames -------------------------------------------------------------------- */
@@ -188,8 +214,10 @@ static uint32_t lookup(struct gt_symbolizer *sym, struct gt_sym_map *cache, uint
 		       bool inlines, bool *ok)
 {
 	uint32_t index;
+	/* the caches hold every space: user addresses are below 2^48 */
+	uint64_t key = addr ^ ((uint64_t)sym->space << 48);
 	*ok = true;
-	if (gt_sym_map_get(cache, addr, &index))
+	if (gt_sym_map_get(cache, key, &index))
 		return index;
 
 	if (gt_sym_reserve((void **)&sym->entries, sym->n_entries, &sym->cap_entries,
@@ -198,17 +226,23 @@ static uint32_t lookup(struct gt_symbolizer *sym, struct gt_sym_map *cache, uint
 		return 0;
 	}
 	struct gt_sym_entry entry = { .first = (uint32_t)sym->n_frames, .count = 0 };
-	struct gt_sym_image *img = image_at(sym, addr);
+	const struct gt_sym_mapping *map = mapping_at(sym, addr);
+	struct gt_sym_image *img = map ? map->img : NULL;
 	/* The tracer's own frames are cut anyway: no need to open libgotrace.so. */
 	if (img && img->state == GT_IMG_UNOPENED && !img->is_tracer)
 		gt_sym_image_open(sym, img);
-	if (img && img->state == GT_IMG_OK)
-		entry.count = (uint32_t)gt_sym_image_resolve(sym, img, addr, inlines);
+	if (img && img->state == GT_IMG_OK) {
+		/* looked up where the image was first mapped, written where this process has it */
+		entry.count = (uint32_t)gt_sym_image_resolve(sym, img, addr + map->delta, inlines);
+		for (uint32_t k = 0; k < entry.count; k++)
+			sym->frames[entry.first + k].f.pc -= map->delta;
+	}
 	if (entry.count == 0) {
 		char buf[256];
 		struct gt_sym_frame fr = { .f = { .pc = addr, .line = 0 }, .img = img };
 		if (img) {
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, img->base_name, addr - img->bias);
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, img->base_name,
+				 addr + map->delta - img->bias);
 			fr.f.file = img->path;
 		} else {
 			snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
@@ -224,7 +258,7 @@ static uint32_t lookup(struct gt_symbolizer *sym, struct gt_sym_map *cache, uint
 	}
 	index = (uint32_t)sym->n_entries;
 	sym->entries[sym->n_entries++] = entry;
-	gt_sym_map_put(cache, addr, index);
+	gt_sym_map_put(cache, key, index);
 	return index;
 }
 

@@ -62,6 +62,13 @@ int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t
 		      size_t build_id_len, uint64_t bias, uint64_t lo, uint64_t hi,
 		      uint32_t flags);
 
+/* Several processes in one symbolizer: selects the address space (one per process, 0 at the
+ * start) that the following gt_sym_add_module, gt_sym_stack and gt_sym_function calls are
+ * about.  Object files are shared between spaces: one with a build-id is opened and indexed
+ * once, wherever each process mapped it.  Returns -1 when memory runs out (the space is
+ * then unchanged). */
+int gt_sym_use_space(struct gt_symbolizer *sym, uint32_t space);
+
 /* Symbolize one captured stack: pcs[0] is the innermost return address (as captured).
  * Writes at most max frames into out, innermost first: inline frames expanded, the
  * tracer's own frames (libgotrace.so) cut at the inner end, thread start-up frames

@@ -164,6 +164,14 @@ struct gt_sym_image {
 struct gt_sym_mapping {
 	uint64_t lo, hi;              /* [lo, hi) */
 	struct gt_sym_image *img;
+	uint64_t delta;               /* img->bias - this mapping's bias: an image is shared by
+				       * the processes that map it at other places */
+};
+
+/* The module map of one process (gt_sym_use_space). */
+struct gt_sym_space {
+	struct gt_sym_mapping *maps;
+	size_t n_maps, cap_maps;
 };
 
 /* ---- frames -------------------------------------------------------------------------- */
@@ -191,8 +199,11 @@ struct gt_symbolizer {
 
 	struct gt_sym_strings strings;
 	struct gt_sym_image *images;
-	struct gt_sym_mapping *maps;  /* sorted by lo, disjoint */
+	struct gt_sym_mapping *maps;  /* sorted by lo, disjoint: the current space's */
 	size_t n_maps, cap_maps;
+	uint32_t space;               /* the current one; the others are kept in spaces */
+	struct gt_sym_space *spaces;
+	size_t n_spaces;
 
 	struct gt_sym_frame *frames;
 	size_t n_frames, cap_frames;

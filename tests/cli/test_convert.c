@@ -144,7 +144,8 @@ Test(convert, exec_images_of_one_pid_get_their_own_names)
 	write_image(kid0, sizeof kid0, dir, "kid0.gtcap", 200, 3000000, 3);
 	write_image(kid1, sizeof kid1, dir, "kid1.gtcap", 200, 4000000, 4);
 	cli_path(out, sizeof out, dir, "out.trace");
-	const char *argv[] = { cli_gotrace, "convert", main0, kid1, kid0, main1, "-o", out, NULL };
+	const char *argv[] = { cli_gotrace, "convert", "--per-process", main0, kid1, kid0, main1,
+			       "-o", out, NULL };
 	cli_run(&r, argv, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	const struct { const char *suffix; const char *summary; } expect[] = {

@@ -158,10 +158,12 @@ static void start_daemon(struct daemon_run *d, bool traced, const char *dir, con
 	snprintf(cfd, sizeof cfd, "%d", ctrl[0]);
 	snprintf(rfd, sizeof rfd, "%d", ready[1]);
 	cli_path(trace, sizeof trace, dir, "t.trace");
-	const char *traced_argv[] = { cli_gotrace, "run", "-o", trace, "--keep-capture", "--",
-				      daemon_program, "daemon", cfd, rfd, NULL };
+	/* per process: the daemon's trace is looked at alone */
+	const char *traced_argv[] = { cli_gotrace, "run", "--per-process", "-o", trace,
+				      "--keep-capture", "--", daemon_program, "daemon", cfd, rfd,
+				      NULL };
 	if (!keep_capture)
-		traced_argv[4] = "--stacks=unwind"; /* the default: the place is taken */
+		traced_argv[5] = "--stacks=unwind"; /* the default: the place is taken */
 	const char *plain_argv[] = { daemon_program, "daemon", cfd, rfd, NULL };
 	int keep[] = { ctrl[0], ready[1] };
 	memset(d, 0, sizeof *d);
@@ -328,8 +330,8 @@ Test(follow, a_closed_output_does_not_kill_gotrace, .timeout = 120)
 		snprintf(script, sizeof script, "echo first; read x <&%d; /bin/true; /bin/true; "
 			 "/bin/true", go[0]);
 		const char *plain_argv[] = { "/bin/sh", "-c", script, NULL };
-		const char *traced_argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh",
-					      "-c", script, NULL };
+		const char *traced_argv[] = { cli_gotrace, "run", "--per-process", "-o", trace,
+					      "--", "/bin/sh", "-c", script, NULL };
 		pid_t pid = head_one(traced ? traced_argv : plain_argv, tmp, go[0], first,
 				     sizeof first);
 		close(go[0]);
@@ -399,8 +401,9 @@ Test(follow, no_follow_traces_the_program_a_wrapper_execs_not_its_children, .tim
 	const char *plain_argv[] = { wrapper, NULL };
 	char caps[700];
 	cli_path(caps, sizeof caps, dir, "captures");
-	const char *traced_argv[] = { cli_gotrace, "run", "--no-follow", "--keep-capture",
-				      "--capture-dir", caps, "-o", trace, "--", wrapper, NULL };
+	const char *traced_argv[] = { cli_gotrace, "run", "--no-follow", "--per-process",
+				      "--keep-capture", "--capture-dir", caps, "-o", trace, "--",
+				      wrapper, NULL };
 	cli_run(&plain, plain_argv, NULL);
 	cli_run(&traced, traced_argv, NULL);
 	cr_assert_eq(traced.status, plain.status, "%s", traced.err);

@@ -17,13 +17,26 @@
 #include <time.h>
 #include <unistd.h>
 
+/* gotrace run [OPTION] -o DIR/t.trace -- /bin/sh -c SCRIPT */
+static void run_sh_with(const char *option, const char *dir, const char *script,
+			struct cli_result *r, char *trace, size_t size)
+{
+	const char *argv[10];
+	size_t n = 0;
+	cli_path(trace, size, dir, "t.trace");
+	argv[n++] = cli_gotrace;
+	argv[n++] = "run";
+	if (option)
+		argv[n++] = option;
+	const char *rest[] = { "-o", trace, "--", "/bin/sh", "-c", script, NULL };
+	memcpy(argv + n, rest, sizeof rest);
+	cli_run(r, argv, NULL);
+}
+
 static void run_sh(const char *dir, const char *script, struct cli_result *r, char *trace,
 		   size_t size)
 {
-	cli_path(trace, size, dir, "t.trace");
-	const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh", "-c", script,
-			       NULL };
-	cli_run(r, argv, NULL);
+	run_sh_with(NULL, dir, script, r, trace, size);
 }
 
 Test(run, exit_status_passes_through)
@@ -142,7 +155,7 @@ Test(run, a_child_process_gets_its_own_trace)
 	char dir[512], trace[600];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
-	run_sh(dir, "/bin/echo from-child; exit 0", &r, trace, sizeof trace);
+	run_sh_with("--per-process", dir, "/bin/echo from-child; exit 0", &r, trace, sizeof trace);
 	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
 	cr_assert_str_eq(r.out, "from-child\n");
 	cr_assert(cli_file_exists(trace));
@@ -152,8 +165,8 @@ Test(run, a_child_process_gets_its_own_trace)
 	char dir2[512], trace2[600];
 	cli_tempdir(dir2, sizeof dir2);
 	cli_path(trace2, sizeof trace2, dir2, "t.trace");
-	const char *argv[] = { cli_gotrace, "run", "--no-follow", "-o", trace2, "--", "/bin/sh",
-			       "-c", "/bin/echo from-child; exit 0", NULL };
+	const char *argv[] = { cli_gotrace, "run", "--per-process", "--no-follow", "-o", trace2,
+			       "--", "/bin/sh", "-c", "/bin/echo from-child; exit 0", NULL };
 	cli_run(&r, argv, NULL);
 	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
 	cr_assert(cli_file_exists(trace2));
@@ -379,7 +392,7 @@ Test(run, the_trace_is_the_program_the_command_execs)
 	/* sh execs workpool: FILE is workpool's trace, FILE.<pid>-0 the shell's image. */
 	char script[1024];
 	snprintf(script, sizeof script, "exec %s 12 2", cli_workpool);
-	run_sh(dir, script, &r, trace, sizeof trace);
+	run_sh_with("--per-process", dir, script, &r, trace, sizeof trace);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	char line[1024];
 	snprintf(line, sizeof line, "gotrace: %s: workpool (pid ", trace);

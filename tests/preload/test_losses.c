@@ -196,7 +196,8 @@ Test(losses, exec_image_called_exec, .fini = teardown, .timeout = 120)
 	cr_assert(strstr(tool.out, "\"finalized\":false,\"execd\":true,"), "%s", tool.out);
 
 	snprintf(out, sizeof out, "%s/x.trace", traced.dir);
-	const char *run[] = {test_gotrace(), "run", "-o", out, "--", "/bin/sh", "-c", cmd, NULL};
+	const char *run[] = {test_gotrace(), "run", "--per-process", "-o", out, "--", "/bin/sh", "-c",
+			     cmd, NULL};
 	run_gotrace(run);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
 	cr_assert_str_eq(tool.out, plain.out);

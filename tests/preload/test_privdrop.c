@@ -217,7 +217,9 @@ Test(privdrop, gotrace_run_converts_the_program_execd_as_nobody, .fini = teardow
 	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", tool.dir);
 	snprintf(data, sizeof data, "GT_PRIVDROP_DATA=%s", tool.dir);
 	snprintf(trace, sizeof trace, "%s/run.trace", tool.dir);
-	const char *argv[] = {test_gotrace(), "run", "-o", trace, "--", test_program("gt-privdrop"), "exec", NULL};
+	/* per process: each image's summary line is looked at */
+	const char *argv[] = {test_gotrace(), "run", "--per-process", "-o", trace, "--",
+			      test_program("gt-privdrop"), "exec", NULL};
 	const char *env[] = {tmpdir, data, NULL};
 	cr_assert_eq(run_program(&tool, 0, argv, env), 0);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);

@@ -1,0 +1,29 @@
+/* one_trace: the captures of a run (or any set of captures) converted into one trace, and
+ * the summary of it on stderr, for `gotrace run` and `gotrace convert`.  Few lines whatever
+ * the number of processes: the totals, the programs by count, the longest processes; then
+ * every loss, early stop, unfinished process and unreadable capture, each naming its process. */
+#ifndef GOTRACE_ONE_TRACE_H
+#define GOTRACE_ONE_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "convert.h"
+
+enum gt_one_trace_style {
+	GT_SUMMARY_RUN,      /* one line per trace, as `gotrace run` prints it */
+	GT_SUMMARY_CONVERT,  /* every counter, as `gotrace convert` prints it */
+	GT_SUMMARY_QUIET,    /* errors only */
+};
+
+/* What one capture's trace may lack, in at most two lines on stderr (an early stop; the
+ * facts lost, repaired and skipped); who names its process ("" when it is the only one). */
+void gt_cli_print_capture_problems(const struct gt_convert_summary *s, const char *who);
+
+/* Converts captures into output.  Returns 0 when the trace was written from every capture,
+ * 1 when it was written without the unreadable ones, -1 when it was not written (each said
+ * on stderr, prefixed "gotrace COMMAND: "). */
+int gt_one_trace(const char *command, const char *output, const char *const *captures, size_t n,
+		 const struct gt_convert_options *opt, enum gt_one_trace_style style);
+
+#endif

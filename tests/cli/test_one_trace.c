@@ -1,0 +1,243 @@
+/* One run, one trace: every traced process of a `gotrace run` in one trace, each thread a
+ * goroutine labelled "prog[pid] name"; --per-process keeps a trace per process; `gotrace
+ * convert` of the kept captures writes the same trace; many short processes make one trace
+ * and a summary of a few lines.  Each traced run is compared with the untraced one. */
+#include "capture_builder.h"
+#include "cli_support.h"
+#include "oracle.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char forking[] = GT_TEST_FORKING;
+
+/* Files in dir whose name starts with prefix. */
+static size_t count_files(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL)
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
+/* Runs argv untraced and under `gotrace run OPTIONS -o trace`; asserts the same status and
+ * stdout, returns the traced run. */
+static void run_both(const char *const *argv, const char *const *options, const char *trace,
+		     struct cli_result *traced)
+{
+	struct cli_result plain;
+	const char *targv[32];
+	size_t n = 0;
+	targv[n++] = cli_gotrace;
+	targv[n++] = "run";
+	for (size_t i = 0; options && options[i]; i++)
+		targv[n++] = options[i];
+	targv[n++] = "-o";
+	targv[n++] = trace;
+	targv[n++] = "--";
+	for (size_t i = 0; argv[i]; i++)
+		targv[n++] = argv[i];
+	targv[n] = NULL;
+	cli_run(&plain, argv, NULL);
+	cli_run(traced, targv, NULL);
+	cr_assert_eq(traced->status, plain.status, "status %d traced, %d untraced: %s",
+		     traced->status, plain.status, traced->err);
+	cr_assert_str_eq(traced->out, plain.out);
+	cli_result_free(&plain);
+}
+
+/* The pids of the goroutine labels "prog[pid]..." of trace (Go 1.19's reading), and how
+ * many of them have a label ending in name. */
+struct labels {
+	unsigned pids[16], named_pids[16];
+	size_t n_pids, n_named;
+};
+
+static void add_pid(unsigned *pids, size_t *n, unsigned pid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (pids[i] == pid)
+			return;
+	if (*n < 16)
+		pids[(*n)++] = pid;
+}
+
+static void read_labels(const struct gt_events *ev, const char *prog, const char *name,
+			struct labels *out)
+{
+	*out = (struct labels){ 0 };
+	for (size_t i = 0; i < ev->n; i++) {
+		char label[128];
+		if (strcmp(ev->ev[i].type, "GoStartLabel") != 0 ||
+		    !gt_event_string(&ev->ev[i], "label", label, sizeof label))
+			continue;
+		size_t len = strlen(prog);
+		cr_assert(strncmp(label, prog, len) == 0 && label[len] == '[',
+			  "label '%s' does not name its process", label);
+		unsigned pid = (unsigned)strtoul(label + len + 1, NULL, 10);
+		add_pid(out->pids, &out->n_pids, pid);
+		const char *rest = strchr(label, ']');
+		if (rest && rest[1] == ' ' && strcmp(rest + 2, name) == 0)
+			add_pid(out->named_pids, &out->n_named, pid);
+	}
+}
+
+Test(one_trace, every_process_of_a_run_in_one_trace, .timeout = 120)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *argv[] = { forking, NULL };
+	run_both(argv, NULL, trace, &r);
+	cr_assert_str_eq(r.out, "child 1 returned 1\nchild 2 returned 2\nparent counted 2000\n");
+	cr_assert_eq(count_files(dir, "t.trace"), 1, "not one trace: %s", r.err);
+	cr_assert_not_null(strstr(r.err, ": 3 processes, 8 threads,"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "programs: 3 forking"), "%s", r.err);
+
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, false, &report), 0, "%s", report ? report : "");
+	free(report);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev);
+	struct labels kids, parent;
+	read_labels(ev, "forking", "kid-worker", &kids);
+	read_labels(ev, "forking", "parent-worker", &parent);
+	cr_expect_eq(kids.n_pids, 3, "goroutines of %zu processes", kids.n_pids);
+	cr_expect_eq(kids.n_named, 2, "kid-worker threads in %zu processes", kids.n_named);
+	cr_expect_eq(parent.n_named, 1);
+	for (size_t i = 0; i < kids.n_named; i++)
+		cr_expect_neq(kids.named_pids[i], parent.named_pids[0], "a child has the parent's pid");
+	/* one goroutine per thread: 3 main threads, 1 + 2 + 2 workers; Ps are the CPUs */
+	cr_expect_eq(gt_events_count(ev, "GoCreate", GT_ANY, GT_ANY), 8);
+	gt_events_free(ev);
+	cli_result_free(&r);
+}
+
+Test(one_trace, per_process_keeps_a_trace_per_process, .timeout = 120)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *argv[] = { forking, NULL };
+	const char *options[] = { "--per-process", NULL };
+	run_both(argv, options, trace, &r);
+	cr_assert_eq(count_files(dir, "t.trace"), 3, "%s", r.err);
+	cr_assert_eq(count_files(dir, "t.trace."), 2, "%s", r.err);
+	cr_assert_null(strstr(r.err, "processes"), "%s", r.err);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev);
+	/* the parent alone: its main thread and its worker, labelled by thread name only */
+	cr_expect_eq(gt_events_count(ev, "GoCreate", GT_ANY, GT_ANY), 2);
+	gt_events_free(ev);
+	cli_result_free(&r);
+}
+
+Test(one_trace, convert_of_the_kept_captures_is_the_same_trace, .timeout = 120)
+{
+	char dir[512], trace[600], caps[600], again[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	cli_path(caps, sizeof caps, dir, "caps");
+	cli_path(again, sizeof again, dir, "again.trace");
+	const char *argv[] = { forking, NULL };
+	const char *options[] = { "--keep-capture", "--capture-dir", caps, NULL };
+	run_both(argv, options, trace, &r);
+	cli_result_free(&r);
+	cr_assert_eq(count_files(caps, "gotrace-"), 3);
+
+	const char *conv[] = { cli_gotrace, "convert", caps, "-o", again, NULL };
+	cli_run(&r, conv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, ": 3 processes, 8 threads,"), "%s", r.err);
+	cli_result_free(&r);
+	char cmp[2048];
+	snprintf(cmp, sizeof cmp, "cmp -s '%s' '%s'", trace, again);
+	cr_assert_eq(system(cmp), 0, "convert of %s differs from run's trace", caps);
+}
+
+Test(one_trace, many_short_processes_make_one_trace_and_a_short_summary, .timeout = 240)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *argv[] = { "/bin/sh", "-c",
+			       "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; echo done",
+			       NULL };
+	run_both(argv, NULL, trace, &r);
+	cr_assert_str_eq(r.out, "done\n");
+	cr_assert_eq(count_files(dir, "t.trace"), 1, "%s", r.err);
+	/* status line, totals, programs, longest, next steps (2) */
+	cr_assert_leq(cli_count_lines(r.err), 6, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, ": 201 processes, 201 threads,"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "programs: 200 true, 1 sh\n"), "%s", r.err);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev);
+	cr_expect_eq(gt_events_count(ev, "GoCreate", GT_ANY, GT_ANY), 201);
+	/* every /bin/true's goroutine ended with its process */
+	cr_expect_geq(gt_events_count(ev, "GoEnd", GT_ANY, GT_ANY), 200);
+	gt_events_free(ev);
+	cli_result_free(&r);
+}
+
+/* A capture of pid with one thread that sleeps; its program is prog. */
+static struct gt_cb *small_capture(uint32_t pid, const char *prog, uint64_t start)
+{
+	struct gt_cb *cb = gt_cb_new(1, 16384, start);
+	gt_cb_header(cb)->pid = pid;
+	snprintf(gt_cb_header(cb)->exe_path, sizeof gt_cb_header(cb)->exe_path, "/usr/bin/%s", prog);
+	gt_cb_thread_existing(cb, 0, start + 10, 1, 0, 0);
+	gt_cb_block_begin(cb, 0, start + 100, 1, GT_BK_SLEEP, 0, 0);
+	gt_cb_block_end(cb, 0, start + 200, 1, GT_BK_SLEEP, 0, GT_BR_OK);
+	return cb;
+}
+
+/* What each capture lost is said with its process, as it was for its own trace. */
+Test(one_trace, losses_are_said_per_process)
+{
+	char dir[512], a[600], b[600], trace[600];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(a, sizeof a, dir, "a.gtcap");
+	cli_path(b, sizeof b, dir, "b.gtcap");
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	struct gt_cb *ca = small_capture(100, "alpha", 1000000);
+	gt_cb_notice(ca, 0, 1000150, GT_NOTICE_DROPPED, 5);
+	cr_assert_eq(gt_cb_write(ca, a), 0);
+	gt_cb_free(ca);
+	struct gt_cb *cb = small_capture(200, "beta", 1000050);
+	struct gt_file_header *h = gt_cb_header(cb);
+	h->flags |= GT_FILE_WRITE_FAILED;
+	h->stop_errno = ENOSPC;
+	h->stop_tsc = h->start_tsc + 150;
+	h->facts_lost = 7;
+	cr_assert_eq(gt_cb_write(cb, b), 0);
+	gt_cb_free(cb);
+
+	struct cli_result r;
+	const char *conv[] = { cli_gotrace, "convert", "--no-symbols", a, b, "-o", trace, NULL };
+	cli_run(&r, conv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_not_null(strstr(r.err, ": 2 processes, 2 threads,"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "gotrace:   pid 100 (alpha): 5 facts dropped while "
+				       "recording"), "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "gotrace:   pid 200 (beta): recording stopped early at "),
+			   "%s", r.err);
+	cr_expect_not_null(strstr(r.err, "no space left on the file system; at least 7 facts"),
+			   "%s", r.err);
+	cr_expect_null(strstr(r.err, "pid 200 (beta): 5 facts"), "a loss said of the wrong process");
+	cli_result_free(&r);
+}
