@@ -224,13 +224,14 @@ static int unopenable(int err)
 }
 
 /* The file backed up to len bytes and mapped up to window w when the capture cannot be opened
- * again (e says why): within the length reserved at creation, the windows are duplicated
+ * again (e says why): within the reserved length, less `keep` bytes (a page a chunk leaves
+ * to the stop notice, last_page_chunk), the windows are duplicated
  * from the last one and MADV_POPULATE_WRITE gives the new pages their blocks, failing
  * (EFAULT) where a store would raise SIGBUS: a full disk or quota stops the recording
  * instead.  Kernels before 5.14 lack it (EINVAL): recording stops as it did without. */
-static int back_unopened(uint64_t len, uint64_t w, struct gt_file_error *e)
+static int back_unopened(uint64_t len, uint64_t keep, uint64_t w, struct gt_file_error *e)
 {
-	if (len > gt_reserved && len > gt_file_bytes)
+	if (len > gt_file_bytes && len + keep > gt_reserved)
 		return -1; /* the headroom is used up (the error says why no descriptor renewed it) */
 	if (len > gt_file_bytes && over_fsize(len)) {
 		*e = (struct gt_file_error){"the capture file could not grow: ", EFBIG};
@@ -271,7 +272,7 @@ static int back_chunks(uint64_t n, struct gt_file_error *e)
 	/* EBADF: a thread of the program closed every descriptor meanwhile; open it once more */
 	for (int attempt = 0; attempt < 2 && err == EBADF; attempt++) {
 		if (capture_fd_open(e) < 0)
-			return unopenable(e->err) ? back_unopened(need, w, e) : -1;
+			return unopenable(e->err) ? back_unopened(need, 4096, w, e) : -1;
 		err = grow_file(need);
 		while (!err && gt_n_windows <= w)
 			err = map_window(gt_n_windows);
@@ -302,7 +303,7 @@ static uint64_t *last_page_chunk(uint64_t tsc)
 			ok = !map_window(gt_n_windows);
 		capture_fd_close();
 	} else if (ok) {
-		ok = unopenable(e.err) && back_unopened(at + 4096, k / gt_window_chunks, &e) == 0;
+		ok = unopenable(e.err) && back_unopened(at + 4096, 0, k / gt_window_chunks, &e) == 0;
 	}
 	if (!ok) {
 		unlock_growth();

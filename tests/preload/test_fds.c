@@ -131,8 +131,8 @@ Test(fds, nofile_limit_set_before_exec, .fini = teardown, .timeout = 60)
 Test(fds, growth_at_the_descriptor_limit_goes_on, .fini = teardown, .timeout = 60)
 {
 	/* the capture cannot be opened to grow while every descriptor is taken: it grows into
-	 * its headroom (two windows of 64 chunks) through the mapping, renewed once the program
-	 * closed its files; the program opens as many files as untraced */
+	 * its headroom (two windows of 64 chunks) through the mapping, and through a descriptor
+	 * again once the program closed its files; the program opens as many files as untraced */
 	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
 	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_FDS_YIELDS=40000", "GT_FDS_AT_LIMIT=1", NULL};
 	twins(argv, env);
@@ -147,7 +147,9 @@ Test(fds, growth_at_the_descriptor_limit_goes_on, .fini = teardown, .timeout = 6
 Test(fds, growth_at_the_descriptor_limit_stops_past_the_headroom, .fini = teardown, .timeout = 60)
 {
 	/* 200000 yields at the limit, more than the headroom of 128 chunks holds: recording
-	 * stops with one line and the notice, the program runs on as untraced */
+	 * stops with one line and the notice (a page of the headroom is kept for it), the
+	 * program runs on as untraced.  The 200000 before the limit outgrew the headroom made
+	 * at creation: each growth through a descriptor renewed it. */
 	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
 	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", "GT_FDS_YIELDS=200000",
 			     "GT_FDS_AT_LIMIT=1", NULL};
