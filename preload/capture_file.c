@@ -565,19 +565,23 @@ static int open_capture(void)
  * (nor trimmed: a dropped worker's capture keeps its length), the length it may grow to
  * through the mapping alone: GT_DROP_RESERVE beyond what is allocated, not the whole
  * gt_map_bytes, so that such a capture shows at most that much more than it holds.  A
- * signal handler that interrupted this thread's growth passes (the headroom stays). */
+ * signal handler that interrupted this thread's growth passes (the headroom stays); while the
+ * lock is held here, a handler's hooks pass straight through (busy), as during a growth. */
 #define GT_DROP_RESERVE (4ull << 30)
 
 static void reserve_for_drop(void)
 {
 	struct gt_file_error e;
-	if (!gt_sparse || !take_growth(0))
-		return;
-	if (gt_header && !gt_truncated && capture_fd_open(&e) == 0) {
-		reserve_to(gt_file_bytes + GT_DROP_RESERVE);
-		capture_fd_close();
+	uint8_t was_busy = gt_tls.busy;
+	gt_tls.busy = 1;
+	if (gt_sparse && take_growth(0)) {
+		if (gt_header && !gt_truncated && capture_fd_open(&e) == 0) {
+			reserve_to(gt_file_bytes + GT_DROP_RESERVE);
+			capture_fd_close();
+		}
+		unlock_growth();
 	}
-	unlock_growth();
+	gt_tls.busy = was_busy;
 }
 
 int64_t gt_capture_user_dir(uint32_t uid)
