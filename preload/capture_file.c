@@ -36,7 +36,10 @@ struct gt_slot gt_slots[GT_MAX_CPUS] __attribute__((aligned(4096)));
  * children are as untraced.  fstat identity proves each reopened descriptor is the capture.
  * When it cannot be opened again (the process dropped privileges, or holds RLIMIT_NOFILE
  * descriptors), the file's reserved length backs the growth through the mapping alone
- * (back_unopened). */
+ * (back_unopened).  That length is sparse but shows in ls -l, and cp, tar or rsync without
+ * sparse handling copy it: it is a headroom of two windows beyond what is allocated, renewed
+ * at each growth through a descriptor, and GT_DROP_RESERVE right before a change of
+ * credentials (reserve_for_drop). */
 static int gt_fd = -1;               /* >= 0 from capture_fd_open to capture_fd_close */
 static uint64_t gt_file_dev, gt_file_ino;
 static struct stat gt_stat;          /* used under the growth lock: off the program's stack */
@@ -53,22 +56,30 @@ static uint64_t gt_window_chunks;    /* chunks per window */
 static uint64_t gt_map_bytes;        /* the most the file may grow to */
 static uint64_t gt_file_bytes;       /* allocated length of the file */
 static uint64_t gt_reserved;         /* its length: sparse beyond gt_file_bytes */
+static int gt_sparse;                /* its file system extends it without writing zeros */
 static uint64_t gt_max_chunks;
 static int gt_truncated;             /* the file was trimmed: no chunk may be opened */
 static _Atomic uint64_t gt_last_clock_tsc;
-static _Atomic int gt_growth_lock;
+static _Atomic int gt_growth_lock;   /* 0, or the thread id of its holder */
 static _Atomic(char *) gt_spare_chunk;   /* taken but never installed (a lost race) */
 static _Atomic uint64_t gt_install_seq;  /* seq of the next chunk installed */
 
-static void lock_growth(void)
+/* 1 with the growth lock held; 0 (unless wait) when this thread holds it already: a signal
+ * handler interrupted it */
+static int take_growth(int wait)
 {
-	int expected = 0;
-	while (!atomic_compare_exchange_weak_explicit(&gt_growth_lock, &expected, 1,
+	int tid = (int)gt_sys0(SYS_gettid), expected = 0;
+	while (!atomic_compare_exchange_weak_explicit(&gt_growth_lock, &expected, tid,
 						      memory_order_acquire, memory_order_relaxed)) {
+		if (expected == tid && !wait)
+			return 0;
 		expected = 0;
 		gt_sys0(SYS_sched_yield);
 	}
+	return 1;
 }
+
+static void lock_growth(void) { take_growth(1); }
 
 static void unlock_growth(void) { atomic_store_explicit(&gt_growth_lock, 0, memory_order_release); }
 
@@ -98,11 +109,27 @@ static long file_call(long nr, long a, long b, long c)
 
 /* Within the reserved length the kernel checks no RLIMIT_FSIZE: the program's limit holds
  * for our file as it did when every growth extended it. */
-static int over_fsize(uint64_t len)
+static uint64_t fsize_limit(void)
 {
 	struct rlimit fsize;
-	return gt_sys4(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &fsize) == 0 && len > fsize.rlim_cur;
+	return gt_sys4(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &fsize) == 0 ? fsize.rlim_cur : ~0ull;
 }
+
+static int over_fsize(uint64_t len) { return len > fsize_limit(); }
+
+/* The file's length extended to len (within gt_map_bytes and RLIMIT_FSIZE) while gt_fd is
+ * open, on a file system where that allocates nothing */
+static void reserve_to(uint64_t len)
+{
+	uint64_t limit = fsize_limit();
+	len = len < gt_map_bytes ? len : gt_map_bytes;
+	len = len < limit ? len : limit;
+	if (gt_sparse && len > gt_reserved && len > gt_file_bytes && file_call(SYS_ftruncate, (long)len, 0, 0) == 0)
+		gt_reserved = len;
+}
+
+/* two windows: the next one and the one after can be mapped without a descriptor */
+static uint64_t headroom(void) { return 2 * gt_window_chunks * gt_chunk_size; }
 
 /* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
  * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
@@ -129,8 +156,10 @@ static int grow_file(uint64_t need)
 	for (uint64_t ahead = gt_file_bytes ? 7 : 0;; ahead /= 2) {
 		uint64_t target = need + ahead * gt_chunk_size;
 		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
-		if (r >= 0)
+		if (r >= 0) {
+			reserve_to(gt_file_bytes + headroom());
 			return 0;
+		}
 		if (!ahead || (r != -ENOSPC && r != -EFBIG && r != -EDQUOT))
 			return (int)-r;
 	}
@@ -195,14 +224,15 @@ static int unopenable(int err)
 }
 
 /* The file backed up to len bytes and mapped up to window w when the capture cannot be opened
- * again (e says why): within the length reserved at creation, the windows are duplicated
+ * again (e says why): within the reserved length, less `keep` bytes (a page a chunk leaves
+ * to the stop notice, last_page_chunk), the windows are duplicated
  * from the last one and MADV_POPULATE_WRITE gives the new pages their blocks, failing
  * (EFAULT) where a store would raise SIGBUS: a full disk or quota stops the recording
  * instead.  Kernels before 5.14 lack it (EINVAL): recording stops as it did without. */
-static int back_unopened(uint64_t len, uint64_t w, struct gt_file_error *e)
+static int back_unopened(uint64_t len, uint64_t keep, uint64_t w, struct gt_file_error *e)
 {
-	if (len > gt_reserved)
-		return -1;
+	if (len > gt_file_bytes && len + keep > gt_reserved)
+		return -1; /* the headroom is used up (the error says why no descriptor renewed it) */
 	if (len > gt_file_bytes && over_fsize(len)) {
 		*e = (struct gt_file_error){"the capture file could not grow: ", EFBIG};
 		return -1;
@@ -242,7 +272,7 @@ static int back_chunks(uint64_t n, struct gt_file_error *e)
 	/* EBADF: a thread of the program closed every descriptor meanwhile; open it once more */
 	for (int attempt = 0; attempt < 2 && err == EBADF; attempt++) {
 		if (capture_fd_open(e) < 0)
-			return unopenable(e->err) ? back_unopened(need, w, e) : -1;
+			return unopenable(e->err) ? back_unopened(need, 4096, w, e) : -1;
 		err = grow_file(need);
 		while (!err && gt_n_windows <= w)
 			err = map_window(gt_n_windows);
@@ -273,7 +303,7 @@ static uint64_t *last_page_chunk(uint64_t tsc)
 			ok = !map_window(gt_n_windows);
 		capture_fd_close();
 	} else if (ok) {
-		ok = unopenable(e.err) && back_unopened(at + 4096, k / gt_window_chunks, &e) == 0;
+		ok = unopenable(e.err) && back_unopened(at + 4096, 0, k / gt_window_chunks, &e) == 0;
 	}
 	if (!ok) {
 		unlock_growth();
@@ -531,13 +561,39 @@ static int open_capture(void)
 	return -1;
 }
 
+/* Right before a change of credentials, after which the capture may never be opened again
+ * (nor trimmed: a dropped worker's capture keeps its length), the length it may grow to
+ * through the mapping alone: GT_DROP_RESERVE beyond what is allocated, not the whole
+ * gt_map_bytes, so that such a capture shows at most that much more than it holds.  A
+ * signal handler that interrupted this thread's growth passes (the headroom stays); while the
+ * lock is held here, a handler's hooks pass straight through (busy), as during a growth. */
+#define GT_DROP_RESERVE (4ull << 30)
+
+static void reserve_for_drop(void)
+{
+	struct gt_file_error e;
+	uint8_t was_busy = gt_tls.busy;
+	gt_tls.busy = 1;
+	if (gt_sparse && take_growth(0)) {
+		if (gt_header && !gt_truncated && capture_fd_open(&e) == 0) {
+			reserve_to(gt_file_bytes + GT_DROP_RESERVE);
+			capture_fd_close();
+		}
+		unlock_growth();
+	}
+	gt_tls.busy = was_busy;
+}
+
 int64_t gt_capture_user_dir(uint32_t uid)
 {
 	static char path[GT_PATH_MAX];
 	static struct stat st;
 	static _Atomic int busy; /* the buffers above: a second caller meanwhile passes (no lock a
 				  * signal handler could wait on) */
-	if (uid == (uint32_t)-1 || uid == (uint32_t)gt_sys0(SYS_geteuid) || atomic_exchange(&busy, 1))
+	if (uid == (uint32_t)-1 || uid == (uint32_t)gt_sys0(SYS_geteuid))
+		return uid;
+	reserve_for_drop();
+	if (atomic_exchange(&busy, 1))
 		return uid;
 	const char *dir = gt_cfg.capture_dir[0] ? gt_cfg.capture_dir : ".";
 	/* others may enter but not create (gotrace run's 0711): else the user can create there
@@ -705,19 +761,17 @@ int gt_capture_create(struct gt_file_error *e)
 		*e = (struct gt_file_error){"cannot map the capture: ", (int)-hdr};
 		return -1;
 	}
-	/* just the first chunk: page faults read ahead up to the end of the file, and every
-	 * page read ahead past the used chunks is zero-filled now and dropped again by the
-	 * final truncation */
+	/* just the first chunk (and the headroom: a length without blocks, what it grows into
+	 * when it cannot be opened again, cut by the final trim): page faults read ahead up to
+	 * the end of the file, and every page read ahead past the used chunks is zero-filled now
+	 * and dropped again by the final truncation */
+	gt_reserved = 0;
+	gt_sparse = sparse_files(fd);
 	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_size);
 	if (err)
 		*e = (struct gt_file_error){"the capture file could not grow: ", err};
 	else if ((err = map_window(0)))
 		*e = (struct gt_file_error){"cannot map the capture: ", err};
-	/* The most the file may grow to, as a length without blocks: what it grows into when it
-	 * cannot be opened again (back_unopened).  The final trim cuts it. */
-	gt_reserved = gt_file_bytes;
-	if (!err && sparse_files(fd) && file_call(SYS_ftruncate, (long)gt_map_bytes, 0, 0) == 0)
-		gt_reserved = gt_map_bytes;
 	capture_fd_close();
 	if (err) {
 		unmap_header((void *)hdr);

@@ -32,9 +32,10 @@ void gt_write_clock(uint64_t *r) GT_HIDDEN;  /* a clock pair into a reserved 32-
 void gt_slots_full(void) GT_HIDDEN;          /* every reservation takes the slow path */
 void gt_capture_trim(void) GT_HIDDEN;        /* no chunk opens again; cut to the chunks in use */
 void gt_capture_forget(void) GT_HIDDEN;      /* fork child: the parent's file is not its own */
-/* Before a change of the effective uid to uid, while still privileged: <capture dir>/uid-<uid>
- * (0700, the user's) where the programs it runs as that user create their captures, when the
- * capture directory lets others in but not create (gotrace run's).  Returns uid. */
+/* Before a change of the effective uid to uid, while still privileged: the capture's length
+ * reserved for growth without a descriptor, and <capture dir>/uid-<uid> (0700, the user's)
+ * where the programs it runs as that user create their captures, when the capture directory
+ * lets others in but not create (gotrace run's).  Returns uid. */
 int64_t gt_capture_user_dir(uint32_t uid) GT_HIDDEN;
 
 #endif

@@ -3,6 +3,7 @@
  * the tracer shows (not even libunwind's pipe), RLIMIT_NOFILE and RLIMIT_AS budgets are its
  * own.  Each test runs gt-fds untraced and traced (run_twins) and reads the capture. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,16 +131,46 @@ Test(fds, nofile_limit_set_before_exec, .fini = teardown, .timeout = 60)
 Test(fds, growth_at_the_descriptor_limit_goes_on, .fini = teardown, .timeout = 60)
 {
 	/* the capture cannot be opened to grow while every descriptor is taken: it grows into
-	 * its reserved length through the mapping, and the program opens as many files as
-	 * untraced */
+	 * its headroom (two windows of 64 chunks) through the mapping, and through a descriptor
+	 * again once the program closed its files; the program opens as many files as untraced */
 	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
 	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_FDS_YIELDS=40000", "GT_FDS_AT_LIMIT=1", NULL};
 	twins(argv, env);
 	cr_assert(strstr(traced.out, "opened 13, then -1 EMFILE\n"), "%s", traced.out);
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
-	/* 40000 before, 40000 at the limit (more than a window of 64 chunks), 40000 after */
+	/* 40000 before, 40000 at the limit (more than a window of 64 chunks), 40000 after:
+	 * more than the headroom in all */
 	assert_complete(120000);
 	cr_assert_gt(cap.hdr->n_chunks, 128u);
+}
+
+Test(fds, growth_at_the_descriptor_limit_stops_past_the_headroom, .fini = teardown, .timeout = 60)
+{
+	/* 200000 yields at the limit, more than the headroom of 128 chunks holds: recording
+	 * stops with one line and the notice (a page of the headroom is kept for it), the
+	 * program runs on as untraced.  The 200000 before the limit outgrew the headroom made
+	 * at creation: each growth through a descriptor renewed it. */
+	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", "GT_FDS_YIELDS=200000",
+			     "GT_FDS_AT_LIMIT=1", NULL};
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert(strstr(traced.out, "opened 13, then -1 EMFILE\n"), "%s", traced.out);
+	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
+	cr_assert(strstr(traced.err, "cannot be opened again: too many open files"), "%s", traced.err);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert_eq(cap.hdr->stop_errno, EMFILE);
+	cr_assert_eq(capture_count(&cap, GT_NOTICE, GT_NOTICE_WRITE_FAILED), 1u);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	/* the 200000 before the limit, and at it more than a window's worth of 24-byte yields
+	 * (the headroom is two) but not all */
+	size_t kept = capture_count(&cap, GT_YIELD, -1);
+	cr_assert_gt(kept, 200000u + 64u * 16384u / 24u, "%zu yields kept", kept);
+	cr_assert_lt(kept, 400000u, "%zu yields kept", kept);
+	cr_assert_geq(kept + cap.hdr->facts_lost, 600000u);
 }
 
 Test(fds, exec_child_sees_no_tracer_descriptor, .fini = teardown, .timeout = 60)

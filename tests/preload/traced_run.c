@@ -147,6 +147,16 @@ int run_capture(const struct run *r, pid_t pid, int nth, struct capture *c)
 	return capture_open(c, path);
 }
 
+long long run_capture_unallocated(const struct run *r, pid_t pid)
+{
+	char path[PATH_MAX + 64];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/gotrace-%d.gtcap", r->dir, (int)pid);
+	if (stat(path, &st) < 0)
+		return -1;
+	return (long long)st.st_size - (long long)st.st_blocks * 512;
+}
+
 int run_count_captures(const struct run *r)
 {
 	DIR *d = opendir(r->dir);

@@ -40,6 +40,9 @@ const char *run_twins(struct run *plain, struct run *traced, const char *const a
 
 /* The capture written by pid (the first one, or with the -N suffix when nth > 0). */
 int run_capture(const struct run *r, pid_t pid, int nth, struct capture *c);
+/* pid's first capture: how much of its length has no blocks (ls -l shows it, cp without
+ * sparse handling copies it); -1 when it cannot be seen */
+long long run_capture_unallocated(const struct run *r, pid_t pid);
 /* number of capture files in the directory */
 int run_count_captures(const struct run *r);
 void run_cleanup(struct run *r);
