@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -54,8 +55,13 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	snprintf(tmp, tmp_len, "%s.partial", out);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* An output that is not a regular file (/dev/null, a FIFO, a terminal) is written in
+	 * place: renaming over it would replace a device node or a pipe with a file. */
+	struct stat st;
+	bool in_place = stat(out, &st) == 0 && !S_ISREG(st.st_mode);
+	snprintf(tmp, tmp_len, in_place ? "%s" : "%s.partial", out);
+	int fd = open(tmp, in_place ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		      0644);
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		free(tmp);
@@ -160,11 +166,11 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		rc = -1;
 	}
-	if (!rc && rename(tmp, out) < 0) {
+	if (!rc && !in_place && rename(tmp, out) < 0) {
 		snprintf(err, errlen, "%s: %s", out, strerror(errno));
 		rc = -1;
 	}
-	if (rc)
+	if (rc && !in_place)
 		unlink(tmp);
 	gt_model_free(m);
 	gt_wire_free(w);

@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gotrace/capture.h>
@@ -163,4 +166,60 @@ Test(convert, exec_images_of_one_pid_get_their_own_names)
 		cr_assert(cli_file_exists(line), "%s missing", line);
 	}
 	cli_result_free(&r);
+}
+
+/* An output that is not a regular file is written in place: converting to a FIFO (as to
+ * /dev/null) must not replace it with a file by renaming over it. */
+Test(convert, output_that_is_not_a_file_is_written_in_place, .timeout = 120)
+{
+	char dir[512], capture[600], fifo[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(capture, sizeof capture, dir, "small.gtcap");
+	cli_path(fifo, sizeof fifo, dir, "out.fifo");
+	const char *gen[] = { GT_TEST_GEN_CAPTURE, capture, "20", "2", "2", "5", NULL };
+	cli_run(&r, gen, NULL);
+	cr_assert_eq(r.status, 0, "gen_capture: %s", r.err);
+	cli_result_free(&r);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	int counted[2];
+	cr_assert_eq(pipe(counted), 0);
+	pid_t reader = fork();
+	cr_assert_geq(reader, 0);
+	if (reader == 0) {
+		/* the FIFO's reader: counts what the converter writes into it */
+		int fd = open(fifo, O_RDONLY);
+		char buf[65536], head[16] = "";
+		long total = 0;
+		ssize_t n;
+		while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0) {
+			if (!total)
+				memcpy(head, buf, n < 15 ? (size_t)n : 15);
+			total += n;
+		}
+		dprintf(counted[1], "%ld %.15s", total, head);
+		_exit(0);
+	}
+	close(counted[1]);
+	convert(&r, capture, fifo);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_free(&r);
+	struct stat st;
+	cr_assert_eq(stat(fifo, &st), 0);
+	if (!S_ISFIFO(st.st_mode)) {
+		kill(reader, SIGKILL); /* still waiting for a writer on the FIFO that is gone */
+		waitpid(reader, NULL, 0);
+		cr_assert_fail("the FIFO was replaced (mode %o)", st.st_mode);
+	}
+	char said[64] = "";
+	cr_assert_gt(read(counted[0], said, sizeof said - 1), 0);
+	close(counted[0]);
+	waitpid(reader, NULL, 0);
+	long total = 0;
+	cr_assert_eq(sscanf(said, "%ld", &total), 1, "%s", said);
+	cr_assert_gt(total, 0, "nothing reached the FIFO: %s", said);
+	cr_assert_not_null(strstr(said, "go 1."), "not a Go trace header: %s", said);
+	unlink(fifo);
+	unlink(capture);
+	rmdir(dir);
 }
