@@ -463,6 +463,8 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 			m->ctr.writer_waiters_lost += n->value;
 		else if (r->rec->aux == GT_NOTICE_REENTRY_LOST)
 			m->ctr.writer_reentry_lost += n->value;
+		else if (r->rec->aux == GT_NOTICE_WAITS_UNSHOWN)
+			m->ctr.writer_waits_unshown += n->value;
 		/* GT_NOTICE_WRITE_FAILED: the header says the same (gt_convert_stop) */
 		break;
 	}

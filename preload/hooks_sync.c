@@ -91,7 +91,10 @@ static uint64_t shared_obj(int pshared, const void *o)
 		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
 		if (r != EBUSY || held_by_cond_wait(m)) { \
 			gt_fact_block_cancel(t, GT_BK_MUTEX, obj); \
-			return r != EBUSY ? r : GT_REAL(name) args; \
+			if (r != EBUSY) \
+				return r; \
+			gt_lose(GT_NOTICE_WAITS_UNSHOWN); \
+			return GT_REAL(name) args; \
 		} \
 		gt_fact_block_commit(t, GT_BK_MUTEX, obj, &b); \
 		r = GT_REAL(name) args; \

@@ -103,7 +103,7 @@ struct report {
 	struct gt_symbolizer *sym;
 	struct gt_clock clock;
 	uint64_t end_ns;
-	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost, reentry_lost;
+	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost, reentry_lost, waits_unshown;
 	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
 	bool execd;                     /* the last exec announced did not fail */
 	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
@@ -370,6 +370,7 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		case GT_NOTICE_THREADS_LOST: r->threads_lost += value; break;
 		case GT_NOTICE_WAITERS_LOST: r->waiters_lost += value; break;
 		case GT_NOTICE_REENTRY_LOST: r->reentry_lost += value; break;
+		case GT_NOTICE_WAITS_UNSHOWN: r->waits_unshown += value; break;
 		}
 		break;
 	}
@@ -710,6 +711,9 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 			" threads, %" PRIu64 " waits and %" PRIu64 " calls from signal handlers not "
 			"recorded\n", r->dropped_facts, r->stacks_lost, r->threads_lost,
 			r->waiters_lost, r->reentry_lost);
+	if (r->waits_unshown)
+		fprintf(out, "Not drawn: %" PRIu64 " mutex waits whose holder released the mutex inside "
+			"a condition wait\n", r->waits_unshown);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -830,8 +834,9 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
 		",\"threads_lost\":%" PRIu64 ",\"waiters_lost\":%" PRIu64 ",\"reentry_lost\":%" PRIu64
-		",\"write_failed\":%s",
+		",\"waits_unshown\":%" PRIu64 ",\"write_failed\":%s",
 		r->dropped_facts, r->stacks_lost, r->threads_lost, r->waiters_lost, r->reentry_lost,
+		r->waits_unshown,
 		r->stop.stopped ? "true" : "false");
 	if (r->stop.stopped) {
 		char line[256];

@@ -251,6 +251,9 @@ enum gt_notice {
 	GT_NOTICE_REENTRY_LOST = 6, /* count hooked calls made while the tracer worked on the
 				     * same thread (a signal handler interrupting it): passed
 				     * straight through, unrecorded */
+	GT_NOTICE_WAITS_UNSHOWN = 7, /* count mutex waits not drawn: the holder was in a condition
+				      * wait's hook, and glibc releases the mutex inside the real
+				      * wait (a thread already blocked cannot be drawn waking one) */
 	GT_NOTICE_KINDS
 };
 

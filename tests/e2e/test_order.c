@@ -3,6 +3,7 @@
  * known by construction (targets/order.c) show every unblock done by its one possible waker,
  * idle and beside busy processes.  Each run is compared with the untraced run first. */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,9 +142,16 @@ static void run_and_convert(const char *const argv[], const char *chunk_size, ch
 	gt_convert_print_summary(f, trace, &sum);
 	fclose(f);
 	cr_assert_gt(sum.reader.chunks, 1, "%s", text);
-	cr_expect_eq(l.repaired, 0, "%s", text);
-	cr_expect_eq(l.dropped, 0, "%s", text);
-	cr_expect_eq(l.skipped, 0, "%s", text);
+	cr_assert_eq(l.repaired, 0, "%s", text);
+	cr_assert_eq(l.skipped, 0, "%s", text);
+	/* A mutex wait whose holder released it inside a condition wait cannot be drawn (the
+	 * holder is blocked by then): it is counted, and such a run cannot pass (issue 11). */
+	uint64_t unshown = sum.model.writer_waits_unshown;
+	cr_assert_eq(l.dropped - unshown, 0, "%s", text);
+	if (unshown)
+		cr_skip("%" PRIu64 " mutex waits not drawn: their holder released the mutex inside a "
+			"condition wait, which the trace cannot show (counted as waits_unshown; #11)",
+			unshown);
 }
 
 /* G ids of the threads main created, in creation order. */
@@ -231,6 +239,8 @@ static size_t check_pair(void)
 /* A first mutex waiter that arrives in a hook's gap between its look for waiters and the
  * real release (targets/order.c window-*): libgt-window.so, preloaded after libgotrace.so,
  * holds the gap open until the waiter sleeps on the mutex.  Returns the waiter's blocks. */
+static uint64_t window_unshown; /* the summary's waits not drawn, of the last window() */
+
 static size_t window(const char *what)
 {
 	char preload[2 * PATH_MAX + 8];
@@ -248,6 +258,7 @@ static size_t window(const char *what)
 	struct gt_convert_summary sum;
 	cr_assert_eq(gt_convert_file(capture, trace, &opt, &sum, err, sizeof err), 0, "%s", err);
 	cr_expect_eq(sum.model.unknown_wakeups, 0);
+	window_unshown = sum.model.writer_waits_unshown;
 	ev = gt_events_parse_119(trace);
 	cr_assert_not_null(ev);
 	return check_pair();
@@ -257,6 +268,7 @@ static size_t window(const char *what)
 Test(order, waiter_in_the_unlock_gap_has_its_waker)
 {
 	cr_expect_eq(window("window-unlock"), 1u, "the waiter slept on the mutex: one block");
+	cr_expect_eq(window_unshown, 0u);
 }
 
 /* glibc releases the mutex inside the real condvar wait, after the waiting thread's block
@@ -265,6 +277,7 @@ Test(order, waiter_in_the_unlock_gap_has_its_waker)
 Test(order, waiter_in_the_condvar_wait_gap_has_no_unknown_waker)
 {
 	cr_expect_eq(window("window-condwait"), 0u, "no block of the waiter: it arrived in the gap");
+	cr_expect_eq(window_unshown, 1u, "the wait not drawn is counted (GT_NOTICE_WAITS_UNSHOWN)");
 }
 
 static void ring(const char *what, const char *threads, const char *rounds, int loaded)
