@@ -22,6 +22,16 @@ static void convert(struct cli_result *r, const char *capture, const char *out)
 	cli_run(r, argv, NULL);
 }
 
+/* A synthetic capture at path (tests/encoder/gen_capture: see its arguments there). */
+static void gen_capture(const char *path, const char *a, const char *b, const char *c, const char *d)
+{
+	struct cli_result r;
+	const char *gen[] = { GT_TEST_GEN_CAPTURE, path, a, b, c, d, NULL };
+	cli_run(&r, gen, NULL);
+	cr_assert_eq(r.status, 0, "gen_capture: %s", r.err);
+	cli_result_free(&r);
+}
+
 static void assert_one_line_failure(const struct cli_result *r, const char *needle)
 {
 	cr_assert_neq(r->status, 0, "succeeded: %s", r->err);
@@ -100,10 +110,7 @@ Test(convert, no_progress_bar_on_a_pipe, .timeout = 180)
 	cli_tempdir(dir, sizeof dir);
 	cli_path(capture, sizeof capture, dir, "big.gtcap");
 	cli_path(out, sizeof out, dir, "big.trace");
-	const char *gen[] = { GT_TEST_GEN_CAPTURE, capture, "200", "8", "2", "50", NULL };
-	cli_run(&r, gen, NULL);
-	cr_assert_eq(r.status, 0, "gen_capture: %s", r.err);
-	cli_result_free(&r);
+	gen_capture(capture, "200", "8", "2", "50");
 
 	const char *pipe_argv[] = { cli_gotrace, "convert", capture, "-o", out, NULL };
 	cli_run(&r, pipe_argv, NULL);
@@ -177,10 +184,7 @@ Test(convert, output_that_is_not_a_file_is_written_in_place, .timeout = 120)
 	cli_tempdir(dir, sizeof dir);
 	cli_path(capture, sizeof capture, dir, "small.gtcap");
 	cli_path(fifo, sizeof fifo, dir, "out.fifo");
-	const char *gen[] = { GT_TEST_GEN_CAPTURE, capture, "20", "2", "2", "5", NULL };
-	cli_run(&r, gen, NULL);
-	cr_assert_eq(r.status, 0, "gen_capture: %s", r.err);
-	cli_result_free(&r);
+	gen_capture(capture, "20", "2", "2", "5");
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	int counted[2];
 	cr_assert_eq(pipe(counted), 0);

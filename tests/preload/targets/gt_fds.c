@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fd_list.h"
+
 /* printed through a descriptor of its own: the scenarios close 0-2 too */
 static int out = 1;
 
@@ -147,28 +149,19 @@ static int s_nofile(const char *limit)
 	return 0;
 }
 
+static void say_fd(int fd, const char *what)
+{
+	/* 0-2 are the harness's files, in a directory of each run */
+	say("fd %d%s%s\n", fd, fd > 2 ? " " : "", fd > 2 ? what : "");
+}
+
 /* The descriptors this program was given: numbers and what they are, 0-2 aside. */
 static int s_lsfd(void)
 {
 	yields(n_yields());
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
+	int n = gt_fd_list(say_fd);
+	if (n < 0)
 		return 4;
-	struct dirent *e;
-	int mine = dirfd(d), n = 0;
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name);
-		if (e->d_name[0] == '.' || fd == mine)
-			continue;
-		char link[64], what[256] = "";
-		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-		ssize_t k = readlink(link, what, sizeof what - 1);
-		what[k > 0 ? k : 0] = 0;
-		/* 0-2 are the harness's files, in a directory of each run */
-		say("fd %d%s%s\n", fd, fd > 2 ? " " : "", fd > 2 ? what : "");
-		n++;
-	}
-	closedir(d);
 	say("%d descriptors\n", n);
 	return 0;
 }

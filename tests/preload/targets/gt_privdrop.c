@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fd_list.h"
 #include "wait_blocked.h"
 
 int capset(void *h, void *d); /* libcap's header declares it, glibc's none */
@@ -77,28 +78,17 @@ static void say_ids(const char *who)
 	say("%s: %s\n", who, buf);
 }
 
+static void say_fd(int fd, const char *what)
+{
+	const char *base = strrchr(what, '/');
+	say("fd %d %s\n", fd, fd > 2 && base ? base + 1 : "");
+}
+
 /* the worker's descriptors: numbers and, past 0-2, the file's name */
 static void say_fds(void)
 {
-	DIR *d = opendir("/proc/self/fd");
-	if (!d) {
+	if (gt_fd_list(say_fd) < 0)
 		say("opendir /proc/self/fd: %s\n", strerrorname_np(errno));
-		return;
-	}
-	struct dirent *e;
-	int mine = dirfd(d);
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name);
-		if (e->d_name[0] == '.' || fd == mine)
-			continue;
-		char link[64], what[512] = "";
-		snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-		ssize_t k = readlink(link, what, sizeof what - 1);
-		what[k > 0 ? k : 0] = 0;
-		const char *base = strrchr(what, '/');
-		say("fd %d %s\n", fd, fd > 2 && base ? base + 1 : "");
-	}
-	closedir(d);
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
