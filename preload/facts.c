@@ -35,9 +35,15 @@ int gt_block_result(int rc)
 #define GT_WAITER_SLOTS 1024u
 #define GT_WAITER_PROBES 8u
 static _Atomic uint64_t gt_waiters[GT_WAITER_SLOTS];
-/* by slot, the latest registration in it: (obj << 16 | kind << 12 | the low 12 bits of its
- * kind's registration count before it), and the tsc taken right after it */
+/* by slot, the latest registration in it: (obj << 16 | kind << 12 | bits 0-11 of its kind's
+ * registration count before it), and the tsc taken right after it, tagged with bits 12-23 of
+ * that count in its top 12 bits.  The tagged tsc is stored first: a reader that sees a
+ * registration sees its time (a preempted writer once paired a new registration with a time
+ * 25 ms old, before the releaser's own previous facts), and the 24 bits together tell a
+ * registration since `before` from one 2048 registrations older. */
 static _Atomic uint64_t gt_waiter_last[GT_WAITER_SLOTS], gt_waiter_tsc[GT_WAITER_SLOTS];
+#define GT_TSC_TAG_SHIFT 52
+#define GT_TSC_UNTAGGED ((1ull << GT_TSC_TAG_SHIFT) - 1)
 
 static inline unsigned waiter_home(uint64_t obj)
 {
@@ -90,16 +96,23 @@ int gt_waiters_has(uint64_t obj)
 	return 0;
 }
 
-uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before)
+uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before, uint64_t now)
 {
 	unsigned home = waiter_home(obj);
+	uint32_t since = (uint32_t)(before >> 32) & 0xffffff;
 	for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
 		unsigned h = (home + i) & (GT_WAITER_SLOTS - 1);
-		uint64_t last = gt_load(&gt_waiter_last[h]), tsc = gt_load(&gt_waiter_tsc[h]);
+		uint64_t last = atomic_load_explicit(&gt_waiter_last[h], memory_order_acquire);
+		uint64_t tsc = atomic_load_explicit(&gt_waiter_tsc[h], memory_order_acquire);
 		/* read again: another registration in this slot between the two loads is a miss */
-		if (gt_load(&gt_waiter_last[h]) == last && last >> 16 == obj &&
-		    (last >> 12 & 0xf) == kind && ((last - (before >> 32)) & 0xfff) < 0x800)
-			return tsc;
+		if (gt_load(&gt_waiter_last[h]) != last || last >> 16 != obj || (last >> 12 & 0xf) != kind)
+			continue;
+		uint32_t seq = (uint32_t)(tsc >> GT_TSC_TAG_SHIFT) << 12 | (uint32_t)(last & 0xfff);
+		if (((seq - since) & 0xffffff) >= 0x800000)
+			continue;
+		/* the full time, from its distance to now (under 2^51 ticks either way) */
+		uint64_t d = (tsc - now) & GT_TSC_UNTAGGED;
+		return now + d - (d >> (GT_TSC_TAG_SHIFT - 1) << GT_TSC_TAG_SHIFT);
 	}
 	return 0;
 }
@@ -367,8 +380,11 @@ GT_INLINE void block_register(struct gt_tls *t, uint8_t kind, uint64_t obj, int 
 		 * registration, visible before the waiter's next try, which precedes the release
 		 * that lets it in (gt_waiters_registered_since) */
 		unsigned cpu, h = slot ? (unsigned)slot - 1 : waiter_home(obj);
-		gt_store(&gt_waiter_last[h], obj << 16 | (uint64_t)(kind & 0xf) << 12 | (seq & 0xfff));
-		gt_store(&gt_waiter_tsc[h], gt_now(&cpu));
+		uint64_t tag = (seq >> 12 & 0xfff) << GT_TSC_TAG_SHIFT;
+		atomic_store_explicit(&gt_waiter_tsc[h], tag | (gt_now(&cpu) & GT_TSC_UNTAGGED),
+				      memory_order_release);
+		atomic_store_explicit(&gt_waiter_last[h], obj << 16 | (uint64_t)(kind & 0xf) << 12 |
+				      (seq & 0xfff), memory_order_release);
 		atomic_thread_fence(memory_order_seq_cst);
 	}
 }

@@ -37,6 +37,7 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
 	if (GT_UNLIKELY(!r))
 		return;
 	gt_fill(r, thread, type, aux, tsc, payload, size);
+	gt_tls.last_tsc = tsc;
 }
 
 /* Per gt_block_kind: threads now blocked inside hooks (low 32 bits) and registrations so far
@@ -110,8 +111,9 @@ int gt_waiters_has(uint64_t obj) GT_HIDDEN;
  * waiter took right after registering on obj since then (it may have resumed and gone
  * already), or 0 when its slot has taken another's registration since.  The tsc
  * comes after that waiter's block began, before its resume, and after every fact the
- * releaser wrote before it loaded the word. */
-uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before) GT_HIDDEN;
+ * releaser wrote before it loaded the word.  now: a time near the registration (days,
+ * not weeks), from which its full tsc is rebuilt. */
+uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before, uint64_t now) GT_HIDDEN;
 void gt_waiters_reset(void) GT_HIDDEN;
 
 /* thread table: pthread_t -> serial, for join and setname on other threads */

@@ -38,6 +38,8 @@ struct gt_tls {
 	int32_t owner_tid;        /* GT_TLS_SHARED: the thread this TLS belongs to */
 	uint64_t pending_obj;
 	uintptr_t stack_hi;       /* frame-pointer walks stay below this (0 = unknown) */
+	uint64_t last_tsc;        /* of the last fact this thread wrote (gt_emit): a wake stamped
+				   * with another CPU's time never precedes it (release_raced) */
 };
 extern __thread struct gt_tls gt_tls GT_HIDDEN __attribute__((tls_model("initial-exec")));
 #define GT_TLS_ENDED 1

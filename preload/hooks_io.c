@@ -289,7 +289,7 @@ GT_EXPORT long syscall(long nr, ...)
 		uint64_t tsc = gt_now(&cpu);
 		long r = GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);
 		if (seen || (gt_blocked(GT_BK_FUTEX) && gt_waiters_has(word)) ||
-		    gt_waiters_registered_since(word, GT_BK_FUTEX, before)) {
+		    gt_waiters_registered_since(word, GT_BK_FUTEX, before, tsc)) {
 			int saved = errno;
 			gt_fact_wake_at(t, GT_BK_FUTEX, word,
 					(a1 & FUTEX_CMD_MASK) == FUTEX_UNLOCK_PI ? 1 : (uint32_t)a2, tsc, cpu);

@@ -115,12 +115,12 @@ GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const s
 
 /* Registrations on obj since its release loaded `before` (for rwlocks both words, packed:
  * the readers' registration count in the high half, the writers' in the low half). */
-static uint64_t registered_since(uint8_t kind, uint64_t obj, uint64_t before)
+static uint64_t registered_since(uint8_t kind, uint64_t obj, uint64_t before, uint64_t now)
 {
 	if (kind != GT_BK_RWLOCK_WR)
-		return gt_waiters_registered_since(obj, kind, before);
-	uint64_t rd = gt_waiters_registered_since(obj, GT_BK_RWLOCK_RD, before);
-	uint64_t wr = gt_waiters_registered_since(obj, GT_BK_RWLOCK_WR, before << 32);
+		return gt_waiters_registered_since(obj, kind, before, now);
+	uint64_t rd = gt_waiters_registered_since(obj, GT_BK_RWLOCK_RD, before, now);
+	uint64_t wr = gt_waiters_registered_since(obj, GT_BK_RWLOCK_WR, before << 32, now);
 	return rd > wr ? rd : wr;
 }
 
@@ -140,7 +140,7 @@ static uint64_t registered_since(uint8_t kind, uint64_t obj, uint64_t before)
 		unsigned cpu; \
 		uint64_t tsc = gt_now(&cpu); \
 		int r = real(o); \
-		if (seen || gt_waiters_has(GT_OBJ(o)) || registered_since(kind, GT_OBJ(o), before)) { \
+		if (seen || gt_waiters_has(GT_OBJ(o)) || registered_since(kind, GT_OBJ(o), before, tsc)) { \
 			int e = errno; \
 			gt_fact_wake_at(t, kind, GT_OBJ(o), count, tsc, cpu); \
 			errno = e; \
@@ -158,11 +158,15 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 	struct gt_tls *t = gt_enter();
 	if (!t)
 		return r;
-	uint64_t at = registered_since(kind, obj, before);
+	unsigned cpu;
+	uint64_t now = gt_now(&cpu);
+	uint64_t at = registered_since(kind, obj, before, now);
 	if (at || gt_waiters_has(obj)) {
 		int e = errno;
-		unsigned cpu;
-		uint64_t now = gt_now(&cpu);
+		/* the waiter's time is another CPU's clock: skewed (by 39 ticks, seen), it
+		 * could precede this thread's own fact just before the release */
+		if (at && at < t->last_tsc)
+			at = t->last_tsc;
 		gt_fact_wake_at(t, kind, obj, count, at && at < now ? at : now, cpu);
 		errno = e;
 	}
@@ -375,6 +379,7 @@ GT_EXPORT int sched_yield(void)
 		uint64_t *r = gt_reserve(cpu, 16 + sizeof p, tsc);
 		if (r)
 			gt_fill(r, t->serial, GT_YIELD, 0, tsc, &p, sizeof p);
+		t->last_tsc = tsc;
 		t->busy = 0;
 	}
 	return GT_REAL(sched_yield)();
