@@ -626,3 +626,109 @@ Test(model, release_wakes_the_waiter_that_resumes_first)
 	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
 	done(&r);
 }
+
+/* ---- a mutex released inside a condition wait (capture.h GT_BLOCK_COND_HELD) ---------- */
+
+/* thread's condition wait on COND, its block naming MUTEX (no waiter at its look) */
+static void cond_wait_releasing(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread)
+{
+	struct {
+		struct gt_p_block b;
+		struct gt_p_block_mutex m;
+	} p = {{.obj = COND, .stack = 1}, {.mutex = MUTEX}};
+	cr_assert(gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, GT_BK_COND, thread, t, &p, sizeof p));
+}
+
+/* thread's wait for MUTEX, which its holder held inside a condition wait */
+static void mutex_wait_cond_held(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread)
+{
+	struct gt_p_block p = {.obj = MUTEX, .stack = 1, .flags = GT_BLOCK_COND_HELD};
+	cr_assert(gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, GT_BK_MUTEX, thread, t, &p, sizeof p));
+}
+
+/* G2 signals G1's condvar under the mutex G1 releases inside its wait. */
+static void signal_and_resume(struct gt_cb *cb, uint64_t t)
+{
+	gt_cb_block_end(cb, 1, t, 2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_wake(cb, 1, t + 100, 2, GT_BK_COND, COND, 1, 1);
+	gt_cb_block_end(cb, 0, t + 200, MAIN, GT_BK_COND, COND, GT_BR_OK);
+}
+
+/* G1 is still inside glibc's wait, before its release, when G2 blocks on the mutex: G2's
+ * block, G1's unblock of it, then G1's condvar block. */
+Test(model, mutex_released_inside_a_condition_wait_wakes_a_later_waiter)
+{
+	struct gt_cb *cb = two_threads();
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2);
+	signal_and_resume(cb, T0 + 1300);
+	struct run r;
+	convert_and_parse(cb, "condheld", &r, 0);
+	ssize_t sync = nth19(r.t19, "GoBlockSync", 0), cond = nth19(r.t19, "GoBlockCond", 0);
+	const struct gt_event *u2 = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0));
+	cr_expect_eq(ev19(&r, sync)->g, 2);
+	cr_expect_eq(u2->g, 1, "G2 let in by G1's release inside its wait");
+	cr_expect_eq(u2->p, 1, "on G1's P, where it still runs");
+	cr_expect_eq(ev19(&r, cond)->g, 1);
+	cr_expect_gt(cond, sync, "G1's condvar block after G2's mutex block");
+	cr_expect_geq(ev19(&r, cond)->ts_ns, ev19(&r, sync)->ts_ns);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 2, "G1 signalled by G2");
+	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
+	cr_expect_eq(r.sum.model.cond_release_unseen, 0);
+	cr_expect_eq(r.sum.model.wakes_matched, 2);
+	done(&r);
+}
+
+/* G2's block stamped before G1's condvar block (its timestamp precedes its look at the
+ * mutex): G1's release lets it in at G1's block. */
+Test(model, mutex_released_inside_a_condition_wait_wakes_an_earlier_waiter)
+{
+	struct gt_cb *cb = two_threads();
+	mutex_wait_cond_held(cb, 1, T0 + 900, 2);
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	signal_and_resume(cb, T0 + 1300);
+	struct run r;
+	convert_and_parse(cb, "condheldearly", &r, 0);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0))->g, 1);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 2);
+	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
+	cr_expect_eq(r.sum.model.cond_release_unseen, 0);
+	done(&r);
+}
+
+/* G1 preempted by G3 on its CPU before G2 blocks: G1 starts again where G2 blocked, to let
+ * it in and block. */
+Test(model, mutex_released_inside_a_preempted_condition_wait)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_thread_new(cb, 0, T0 + 300, MAIN, 3, 1, ROUTINE);
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	gt_cb_thread_start(cb, 0, T0 + 1050, 3, 4713, ROUTINE);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2);
+	signal_and_resume(cb, T0 + 1300);
+	gt_cb_thread_end(cb, 0, T0 + 2000, 3);
+	struct run r;
+	convert_and_parse(cb, "condheldpreempt", &r, 0);
+	const struct gt_event *u2 = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0));
+	cr_expect_eq(u2->g, 1);
+	cr_expect_eq(u2->p, 2, "on the P G2 left");
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 2);
+	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
+	done(&r);
+}
+
+/* A flagged wait that no condvar block answers (its wait saw a waiter, say) keeps an
+ * unknown waker, counted as such. */
+Test(model, mutex_wait_without_its_condition_wait_is_counted)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_COND, COND, 1);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2);
+	signal_and_resume(cb, T0 + 1300);
+	struct run r;
+	convert_and_parse(cb, "condheldunseen", &r, 0);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0))->g, 0);
+	cr_expect_eq(r.sum.model.unknown_wakeups, 1);
+	cr_expect_eq(r.sum.model.cond_release_unseen, 1);
+	done(&r);
+}
