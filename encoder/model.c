@@ -52,9 +52,9 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 	}
 }
 
-/* The thread whose GT_BLOCK_COND_HELD block on mutex comes in the lookahead after the
- * condition wait r (obj cond), before the next fact of r's thread and before any wake of
- * cond; 0 when none is in view (the lookahead is bounded). */
+/* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the
+ * lookahead after the condition wait r (obj cond), before the next fact of r's thread and
+ * before any wake of cond; 0 when none is in view (the lookahead is bounded). */
 static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
 				       uint64_t cond, uint64_t mutex)
 {
@@ -68,7 +68,7 @@ static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_captu
 		if (n.rec->type == GT_WAKE && n.rec->aux == GT_BK_COND && w->obj == cond)
 			return 0;
 		if (n.rec->type == GT_BLOCK_BEGIN && n.rec->aux == GT_BK_MUTEX && b->obj == mutex &&
-		    (b->flags & GT_BLOCK_COND_HELD))
+		    (b->flags & GT_BLOCK_COND_HELD) && b->flags >> GT_BLOCK_HOLDER_SHIFT == r->rec->thread)
 			return gtm_serial(m, r->capture, n.rec->thread);
 	}
 	return 0;
@@ -101,7 +101,7 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 	if (r->payload_len < sizeof *b + sizeof(struct gt_p_block_mutex))
 		return false;
 	uint64_t mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
-	struct mthread *w = gtm_cond_held_waiter(m, gtm_object_key(m, r, mutex));
+	struct mthread *w = gtm_cond_held_waiter(m, gtm_object_key(m, r, mutex), t->serial);
 	if (w) {
 		gtm_unblock_by(m, t, w, ns, stk);
 		return false;
@@ -147,6 +147,7 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 		ev = GT_GO_GO_SLEEP;
 	}
 	t->cond_held = kind == GT_BK_MUTEX && (b->flags & GT_BLOCK_COND_HELD);
+	t->cond_holder = t->cond_held ? gtm_serial(m, r->capture, b->flags >> GT_BLOCK_HOLDER_SHIFT) : 0;
 	block_thread(m, t, ev, kind, key, stk, ns, ns, r->tsc);
 	if (t->cond_held && t->cond_releaser) {
 		struct mthread *x = gtm_thread_find(m, t->cond_releaser);

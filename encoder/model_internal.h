@@ -73,6 +73,7 @@ struct mthread {
 	bool cond_held;         /* its mutex wait began while the holder was inside a condition
 				 * wait (GT_BLOCK_COND_HELD), whose release inside glibc may be its
 				 * waker */
+	uint32_t cond_holder;   /* that holder (serial) */
 	uint32_t cond_releaser; /* that condition waiter, whose block waits for this one's */
 	/* a condition wait whose block is drawn after that of defer_waiter (serial; 0 = none),
 	 * which its release inside glibc lets in (model.c, cond_release) */
@@ -241,9 +242,9 @@ void gtm_credit_end(struct gt_model *m, uint32_t serial);
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);
 void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w, uint64_t ns,
 		    uint64_t stack);
-/* The earliest blocked GT_BLOCK_COND_HELD waiter on key that the fact being modelled may
- * wake, else NULL. */
-struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key);
+/* The earliest blocked GT_BLOCK_COND_HELD waiter on key, held by holder (serial), that the
+ * fact being modelled may wake, else NULL. */
+struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder);
 
 /* model_kernel_objects.c */
 void gtm_kobj_syscall_begin(struct gt_model *m, struct mthread *t,

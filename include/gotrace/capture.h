@@ -293,9 +293,11 @@ enum gt_block_flags {
 	/* a mutex wait (GT_BK_MUTEX) that began while the mutex's holder was inside a
 	 * condition wait's hook: glibc releases the mutex inside the real wait, after the
 	 * holder's condvar BLOCK_BEGIN (whose gt_p_block_mutex tail names this mutex) was
-	 * stamped, so that release, which has no fact of its own, may be this wait's waker */
+	 * stamped, so that release, which has no fact of its own, may be this wait's waker;
+	 * bits GT_BLOCK_HOLDER_SHIFT.. hold that holder's thread serial */
 	GT_BLOCK_COND_HELD = 1u << 0,
 };
+#define GT_BLOCK_HOLDER_SHIFT 8
 
 /* The tail of a condition wait's BLOCK_BEGIN (aux GT_BK_COND) whose look for the mutex's
  * waiters, just before it, found none (else a WAKE on the mutex precedes it): the mutex the

@@ -639,10 +639,12 @@ static void cond_wait_releasing(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint
 	cr_assert(gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, GT_BK_COND, thread, t, &p, sizeof p));
 }
 
-/* thread's wait for MUTEX, which its holder held inside a condition wait */
-static void mutex_wait_cond_held(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread)
+/* thread's wait for MUTEX, which holder held inside a condition wait */
+static void mutex_wait_cond_held(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+				 uint32_t holder)
 {
-	struct gt_p_block p = {.obj = MUTEX, .stack = 1, .flags = GT_BLOCK_COND_HELD};
+	struct gt_p_block p = {.obj = MUTEX, .stack = 1,
+			       .flags = GT_BLOCK_COND_HELD | holder << GT_BLOCK_HOLDER_SHIFT};
 	cr_assert(gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, GT_BK_MUTEX, thread, t, &p, sizeof p));
 }
 
@@ -660,7 +662,7 @@ Test(model, mutex_released_inside_a_condition_wait_wakes_a_later_waiter)
 {
 	struct gt_cb *cb = two_threads();
 	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
-	mutex_wait_cond_held(cb, 1, T0 + 1100, 2);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, MAIN);
 	signal_and_resume(cb, T0 + 1300);
 	struct run r;
 	convert_and_parse(cb, "condheld", &r, 0);
@@ -684,7 +686,7 @@ Test(model, mutex_released_inside_a_condition_wait_wakes_a_later_waiter)
 Test(model, mutex_released_inside_a_condition_wait_wakes_an_earlier_waiter)
 {
 	struct gt_cb *cb = two_threads();
-	mutex_wait_cond_held(cb, 1, T0 + 900, 2);
+	mutex_wait_cond_held(cb, 1, T0 + 900, 2, MAIN);
 	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
 	signal_and_resume(cb, T0 + 1300);
 	struct run r;
@@ -704,7 +706,7 @@ Test(model, mutex_released_inside_a_preempted_condition_wait)
 	gt_cb_thread_new(cb, 0, T0 + 300, MAIN, 3, 1, ROUTINE);
 	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
 	gt_cb_thread_start(cb, 0, T0 + 1050, 3, 4713, ROUTINE);
-	mutex_wait_cond_held(cb, 1, T0 + 1100, 2);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, MAIN);
 	signal_and_resume(cb, T0 + 1300);
 	gt_cb_thread_end(cb, 0, T0 + 2000, 3);
 	struct run r;
@@ -723,12 +725,35 @@ Test(model, mutex_wait_without_its_condition_wait_is_counted)
 {
 	struct gt_cb *cb = two_threads();
 	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_COND, COND, 1);
-	mutex_wait_cond_held(cb, 1, T0 + 1100, 2);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, MAIN);
 	signal_and_resume(cb, T0 + 1300);
 	struct run r;
 	convert_and_parse(cb, "condheldunseen", &r, 0);
 	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0))->g, 0);
 	cr_expect_eq(r.sum.model.unknown_wakeups, 1);
 	cr_expect_eq(r.sum.model.cond_release_unseen, 1);
+	done(&r);
+}
+
+/* The mutex changed hands after G1's release: G2's wait was flagged by G3's condition wait
+ * (its block stamped before G3's), which lets it in, not G1's. */
+Test(model, mutex_released_inside_a_condition_wait_wakes_only_its_holders_waiters)
+{
+	struct gt_cb *cb = start_capture(3);
+	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, ROUTINE);
+	gt_cb_thread_new(cb, 0, T0 + 300, MAIN, 3, 1, ROUTINE);
+	gt_cb_thread_start(cb, 2, T0 + 400, 3, 4712, ROUTINE);
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, 3);
+	cond_wait_releasing(cb, 2, T0 + 1200, 3);
+	gt_cb_wake(cb, 1, T0 + 1250, 2, GT_BK_COND, COND, 1, 1);   /* wakes G1 */
+	signal_and_resume(cb, T0 + 1300);                          /* wakes G3 */
+	gt_cb_block_end(cb, 2, T0 + 1600, 3, GT_BK_COND, COND, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "condheldholder", &r, 0);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0))->g, 3,
+		     "G2 let in by G3's release inside its wait");
+	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
 	done(&r);
 }
