@@ -4,14 +4,14 @@
  *                     holds, "early-reader" in a read of an empty pipe; then N sched_yield()s
  *                     per churn thread (two of them), which wrap a small ring many times;
  *                     then main lets both go, joins everyone, prints "done"
- *   gt-ring hang N    the same start and churn, then prints "churned" and waits on its stdin
- *                     until it closes (a test kills it or signals gotrace meanwhile), then as
- *                     wrap
+ *   gt-ring hang N    the same start and churn, then prints "churned" and waits for SIGUSR1
+ *                     (gotrace forwards it; a test may kill the program instead), then as wrap
  */
 #include "wait_blocked.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +54,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	churn_n = atol(argv[2]);
+	sigset_t usr1;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL); /* every thread: only sigwait takes it */
 	if (pipe(pipe_fds))
 		return 1;
 	pthread_t b, r, c[2];
@@ -73,9 +77,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "hang")) {
 		printf("churned\n");
 		fflush(stdout);
-		char buf[64];
-		while (read(0, buf, sizeof buf) > 0)
-			;
+		int sig;
+		sigwait(&usr1, &sig);
 	}
 	pthread_mutex_unlock(&held);
 	if (write(pipe_fds[1], "x", 1) != 1)
