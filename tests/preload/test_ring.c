@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "oracle.h"
 #include "traced_run.h"
@@ -96,14 +98,33 @@ static long g_of(const char *name)
 	return v;
 }
 
-/* The thread NAME's first transition out of running is TO (a reason), with FRAME in its
- * stack: it was blocked so when the window began. */
-static void expect_blocked_at_start(const char *name, const char *to, const char *frame)
+/* The thread NAME's first transition out of running is to TO (or to TO2: a pipe read is a
+ * syscall, or a network wait when its writer's wake is matched), with FRAME in its stack:
+ * it was blocked so when the window began. */
+static void expect_blocked_at_start(const char *name, const char *to, const char *to2,
+				    const char *frame)
 {
-	char match[64];
-	snprintf(match, sizeof match, "GoID=%ld Running->%s", g_of(name), to);
+	char match[64], first[64] = "";
+	long g = g_of(name), when = -1;
+	for (int k = 0; k < 2; k++) {
+		const char *t = k ? to2 : to;
+		if (!t)
+			continue;
+		char m[64];
+		snprintf(m, sizeof m, "GoID=%ld Running->%s", g, t);
+		char *h = gt_dump_123_header(dump, m, 0);
+		const char *at = h ? strstr(h, " Time=") : NULL;
+		long w = at ? strtol(at + 6, NULL, 10) : -1;
+		if (w >= 0 && (when < 0 || w < when)) {
+			when = w;
+			snprintf(first, sizeof first, "%s", m);
+		}
+		free(h);
+	}
+	cr_assert_geq(when, 0, "%s never goes Running->%s%s%s", name, to, to2 ? " or " : "", to2 ? to2 : "");
+	snprintf(match, sizeof match, "%s", first);
 	char *st = gt_dump_123_stack(dump, match, 0, "TransitionStack");
-	cr_assert_not_null(st, "%s never goes Running->%s", name, to);
+	cr_assert_not_null(st);
 	cr_expect(strstr(st, frame), "%s blocks in %s, not in %s", name, st, frame);
 	free(st);
 }
@@ -123,8 +144,8 @@ Test(ring, wrapped_ring_keeps_threads_from_before_its_window)
 	twins("wrap", 0);
 	expect_wrapped_ring();
 	convert_and_dump();
-	expect_blocked_at_start("early-blocked", "Waiting", "early_blocked");
-	expect_blocked_at_start("early-reader", "Syscall", "early_reader");
+	expect_blocked_at_start("early-blocked", "Waiting", NULL, "early_blocked");
+	expect_blocked_at_start("early-reader", "Syscall", "Waiting", "early_reader");
 	/* and they are let go in the window */
 	char match[64];
 	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of("early-blocked"));
@@ -145,9 +166,114 @@ Test(ring, killed_ring_converts)
 	expect_wrapped_ring();
 	cr_expect_eq(cap.hdr->flags & GT_FILE_FINALIZED, 0u);
 	convert_and_dump();
-	expect_blocked_at_start("early-blocked", "Waiting", "early_blocked");
-	expect_blocked_at_start("early-reader", "Syscall", "early_reader");
+	expect_blocked_at_start("early-blocked", "Waiting", NULL, "early_blocked");
+	expect_blocked_at_start("early-reader", "Syscall", "Waiting", "early_reader");
 	char match[64];
 	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of("early-blocked"));
 	cr_expect_eq(gt_dump_123_count(dump, match), 0, "still blocked when killed");
+}
+
+/* ---- gotrace run --last: a snapshot by SIGUSR2 while the program runs -------------------- */
+
+struct proc {
+	pid_t pid;
+	int out, err;
+};
+
+static void spawn(struct proc *p, const char *const *argv, const char *const *env)
+{
+	int out[2], err[2];
+	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(err, O_CLOEXEC), 0);
+	p->pid = fork();
+	cr_assert_geq(p->pid, 0);
+	if (!p->pid) {
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		for (const char *const *e = env; e && *e; e++)
+			putenv((char *)*e);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	p->out = out[0];
+	p->err = err[0];
+}
+
+/* Bytes of fd appended to buf until it holds needle (true) or the end of file (false). */
+static bool read_until(int fd, char *buf, size_t cap, const char *needle)
+{
+	size_t n = strlen(buf);
+	while (!strstr(buf, needle)) {
+		ssize_t got = read(fd, buf + n, cap - n - 1);
+		if (got <= 0)
+			return false;
+		n += (size_t)got;
+		buf[n] = 0;
+	}
+	return true;
+}
+
+/* gt-ring hang (under gotrace run when snap_dir): churned, then SIGUSR2 to gotrace for a
+ * snapshot, then SIGUSR1 lets the program end.  Its stdout and wait status. */
+static int hang_run(const char *snap_dir, char *out, size_t out_cap, char *err, size_t err_cap)
+{
+	char prog[4096], trace[4200];
+	snprintf(prog, sizeof prog, "%s", test_program("gt-ring"));
+	snprintf(trace, sizeof trace, "%s/r.trace", snap_dir ? snap_dir : "");
+	const char *plain_argv[] = {prog, "hang", "40000", NULL};
+	const char *run_argv[] = {test_gotrace(), "run", "--last", "256K", "-o", trace, "--", prog,
+				  "hang", "40000", NULL};
+	static const char *const env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=fp", NULL};
+	struct proc p;
+	spawn(&p, snap_dir ? run_argv : plain_argv, env);
+	out[0] = err[0] = 0;
+	cr_assert(read_until(p.out, out, out_cap, "churned\n"), "%s", out);
+	if (snap_dir) {
+		cr_assert_eq(kill(p.pid, SIGUSR2), 0);
+		cr_assert(read_until(p.err, err, err_cap, "r.trace.snapshot-1:"), "%s", err);
+	}
+	cr_assert_eq(kill(p.pid, SIGUSR1), 0); /* gotrace forwards it */
+	read_until(p.out, out, out_cap, "\x01");
+	read_until(p.err, err, err_cap, "\x01");
+	int status;
+	cr_assert_eq(waitpid(p.pid, &status, 0), p.pid);
+	close(p.out);
+	close(p.err);
+	return status;
+}
+
+Test(ring, sigusr2_writes_a_snapshot_while_the_program_runs)
+{
+	char dir[] = "/tmp/gt-ring-XXXXXX", out[4096], err[16384], pout[4096], perr[4096];
+	cr_assert_not_null(mkdtemp(dir));
+	int plain_status = hang_run(NULL, pout, sizeof pout, perr, sizeof perr);
+	int status = hang_run(dir, out, sizeof out, err, sizeof err);
+	cr_assert_eq(status, plain_status, "%s", err);
+	cr_assert_str_eq(out, pout);
+	cr_assert_str_eq(out, "churned\ndone ok\n");
+	char snap[4200], trace[4200];
+	snprintf(snap, sizeof snap, "%s/r.trace.snapshot-1", dir);
+	snprintf(trace, sizeof trace, "%s/r.trace", dir);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(snap, true, &report), 0, "%s", report);
+	free(report);
+	/* the snapshot: taken while early-blocked waited, from before the window */
+	dump = gt_dump_123(snap);
+	cr_assert_not_null(dump);
+	expect_blocked_at_start("early-blocked", "Waiting", NULL, "early_blocked");
+	expect_blocked_at_start("early-reader", "Syscall", "Waiting", "early_reader");
+	char match[64];
+	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of("early-blocked"));
+	cr_expect_eq(gt_dump_123_count(dump, match), 0, "let go after the snapshot");
+	free(dump);
+	/* the trace at the end: recording went on */
+	dump = gt_dump_123(trace);
+	cr_assert_not_null(dump, "%s", err);
+	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of("early-blocked"));
+	cr_expect_eq(gt_dump_123_count(dump, match), 1);
+	unlink(snap);
+	unlink(trace);
+	rmdir(dir);
 }
