@@ -173,6 +173,38 @@ Test(ring, killed_ring_converts)
 	cr_expect_eq(gt_dump_123_count(dump, match), 0, "still blocked when killed");
 }
 
+/* GOTRACE_LAST as a duration: the chunks replaced within its last 200 ms are kept, older
+ * ones reused, so the window (from ring_lost_tsc to the capture's end) spans at least that
+ * and little more, while the run lasts several times as long. */
+Test(ring, duration_keeps_the_last_duration)
+{
+	const char *argv[] = {test_program("gt-ring"), "wrap", "100000", NULL};
+	char prog[4096];
+	snprintf(prog, sizeof prog, "%s", argv[0]);
+	argv[0] = prog;
+	static const char *const env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_LAST=200ms",
+					  "GOTRACE_STACKS=none", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "done ok\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	const struct gt_file_header *h = cap.hdr;
+	cr_assert(h->flags & GT_FILE_RING);
+	cr_assert_eq(h->ring_ns, 200000000u);
+	cr_assert_eq(h->ring_bytes, 0u);
+	const struct cap_rec *end = capture_find(&cap, GT_CAPTURE_END, -1, 0);
+	cr_assert_not_null(end);
+	double hz = h->clock_source == GT_CLOCK_TSC ? (double)h->tsc_hz : 1e9;
+	cr_assert_neq(h->ring_lost_tsc, 0, "nothing reused");
+	double lost_s = (double)(h->ring_lost_tsc - h->start_tsc) / hz;
+	double window_s = (double)(end->h->tsc - h->ring_lost_tsc) / hz;
+	cr_expect_geq(window_s, 0.2, "a window of %.3f s", window_s);
+	cr_expect_leq(window_s, 0.35, "a window of %.3f s", window_s);
+	cr_expect_gt(lost_s, 0.2, "%.3f s before the window: the run was too short to tell", lost_s);
+	char why[4096];
+	cr_assert_eq(run_convert_all(&traced, why, sizeof why), 1, "%s", why);
+}
+
 /* ---- gotrace run --last: a snapshot by SIGUSR2 while the program runs -------------------- */
 
 struct proc {
