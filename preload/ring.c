@@ -7,10 +7,13 @@
  * a writer that reserved in it before it was replaced has that long to commit (the fast path
  * counts no commits; a writer preempted longer than that may write into its next use).
  * Reuse, all under the growth lock:
- *   1. one pass finds the latest record timestamp and, per thread, its last state record;
- *   2. ring_lost_tsc is raised to that timestamp (a crash now leaves the chunk whole);
- *   3. what outlives the window is appended to the keep chunks, each record committed as the
- *      writers commit theirs (a crash now leaves it twice: readers drop the duplicate);
+ *   1. ring_lost_tsc is raised to the time it was replaced, after its every record's stamp
+ *      (a crash now leaves the chunk whole, its records the state before the window);
+ *   2. one pass appends what outlives the window to the keep chunks, each record committed as
+ *      the writers commit theirs, and after it each thread's last state record (a crash now
+ *      leaves some twice: readers drop the duplicate);
+ *   3. ring_lost_tsc is raised again to a later stamp of the chunk, if any (CPU clocks differ
+ *      by a few hundred ticks);
  *   4. the magic is cleared (readers skip the chunk), the chunk zeroed (a reservation never
  *      committed in its next use reads as zero words, not as an old record), and handed to
  *      gt_chunk_open, which installs it with a new seq. */
@@ -31,10 +34,12 @@ static struct retired ring[RING_FIFO];
 static uint32_t ring_first, ring_n;
 static char *keep;                /* the keep chunk being filled (NULL: none yet) */
 static uint64_t keep_used, keep_chunks, keep_seq;
-/* per thread of the chunk being scanned: serial + 1 and the offset of its last state record */
+/* per thread of the chunk being scanned: serial + 1 and the offset of its last state record,
+ * valid in the scan of its generation (no clearing between scans); the slots taken, in order */
 static struct {
-	uint32_t key, off;
+	uint32_t key, off, gen;
 } scratch[SCRATCH];
+static uint32_t scratch_gen, scratch_used[SCRATCH], n_scratch_used;
 
 void gt_ring_setup(struct gt_file_header *h)
 {
@@ -119,9 +124,19 @@ static int keep_put(const char *rec, uint32_t len)
 	return 0;
 }
 
-/* Steps 1-3 of the reuse (above) for chunk c: 0, or -1 when the keep chunks cannot grow (the
- * chunk stays whole). */
-static int carry(char *c, uint64_t now)
+static void raise_lost(uint64_t tsc)
+{
+	_Atomic uint64_t *lost = (_Atomic uint64_t *)&gt_header->ring_lost_tsc;
+	uint64_t was = gt_load(lost);
+	while (tsc > was && !atomic_compare_exchange_weak(lost, &was, tsc))
+		;
+}
+
+/* Steps 1-3 of the reuse (above) for chunk c, replaced at retired_tsc: 0, or -1 when the keep
+ * chunks cannot grow (the chunk stays whole).  Its records were reserved before it was
+ * replaced and stamped before that: ring_lost_tsc is raised to retired_tsc first, and after
+ * the scan to any later stamp another CPU's clock gave. */
+static int carry(char *c, uint64_t retired_tsc, uint64_t now)
 {
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	uint64_t used = atomic_load_explicit((_Atomic uint64_t *)&h->used, memory_order_acquire);
@@ -129,7 +144,9 @@ static int carry(char *c, uint64_t now)
 	uint64_t hz = gt_clock_tsc ? gt_tsc_hz : 1000000000ull;
 	uint64_t lo = gt_header->start_tsc > hz ? gt_header->start_tsc - hz : 0, hi = now + hz;
 	uint64_t latest = 0;
-	memset(scratch, 0, sizeof scratch);
+	raise_lost(retired_tsc);
+	scratch_gen++;
+	n_scratch_used = 0;
 	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
 		uint32_t len = record_at(c, off, end, lo, hi);
 		if (!len) {
@@ -139,39 +156,30 @@ static int carry(char *c, uint64_t now)
 		const struct gt_rec *r = (const struct gt_rec *)(c + off);
 		if (r->tsc > latest)
 			latest = r->tsc;
-		if (carry_kind(r->type) == C_STATE) {
+		enum carry kind = carry_kind(r->type);
+		if (kind == C_STATE) {
 			uint32_t i = (r->thread * 0x9E3779B9u) % SCRATCH, k = 0;
-			while (k < SCRATCH && scratch[i].key && scratch[i].key != r->thread + 1)
+			while (k < SCRATCH && scratch[i].gen == scratch_gen && scratch[i].key != r->thread + 1)
 				i = (i + 1) % SCRATCH, k++;
-			if (k < SCRATCH)
+			if (k < SCRATCH) {
+				if (scratch[i].gen != scratch_gen)
+					scratch_used[n_scratch_used++] = i;
 				scratch[i].key = r->thread + 1, scratch[i].off = (uint32_t)off;
-			else if (keep_put((const char *)r, len) < 0) /* more threads than the table */
-				return -1;
+				scratch[i].gen = scratch_gen;
+			} else {
+				kind = C_KEEP; /* more threads than the table: carried whole */
+			}
 		}
-		off += len;
-	}
-	_Atomic uint64_t *lost = (_Atomic uint64_t *)&gt_header->ring_lost_tsc;
-	uint64_t was = gt_load(lost);
-	while (latest > was && !atomic_compare_exchange_weak(lost, &was, latest))
-		;
-	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
-		uint32_t len = record_at(c, off, end, lo, hi);
-		if (!len) {
-			off += 8;
-			continue;
-		}
-		const struct gt_rec *r = (const struct gt_rec *)(c + off);
-		int put = carry_kind(r->type) == C_KEEP;
-		if (carry_kind(r->type) == C_STATE) {
-			uint32_t i = (r->thread * 0x9E3779B9u) % SCRATCH, k = 0;
-			while (k < SCRATCH && scratch[i].key && scratch[i].key != r->thread + 1)
-				i = (i + 1) % SCRATCH, k++;
-			put = k < SCRATCH && scratch[i].off == off;
-		}
-		if (put && keep_put((const char *)r, len) < 0)
+		if (kind == C_KEEP && keep_put((const char *)r, len) < 0)
 			return -1;
 		off += len;
 	}
+	for (uint32_t k = 0; k < n_scratch_used; k++) {
+		const struct gt_rec *r = (const struct gt_rec *)(c + scratch[scratch_used[k]].off);
+		if (keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
+			return -1;
+	}
+	raise_lost(latest);
 	return 0;
 }
 
@@ -192,7 +200,7 @@ char *gt_ring_reuse(void)
 			return NULL;
 	}
 	char *c = old->chunk;
-	if (carry(c, now) < 0)
+	if (carry(c, old->tsc, now) < 0)
 		return NULL;
 	ring_first = (ring_first + 1) % RING_FIFO;
 	ring_n--;
