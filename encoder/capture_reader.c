@@ -487,16 +487,24 @@ static int chunk_seq_cmp(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Room for one more element in *v (n used of *cap, doubled from first when full). */
+static bool grow(void **v, size_t n, size_t *cap, size_t elem, size_t first)
+{
+	if (n < *cap)
+		return true;
+	size_t nc = *cap ? 2 * *cap : first;
+	void *nv = realloc(*v, nc * elem);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = nc;
+	return true;
+}
+
 static bool chunk_add(struct chunk_ref **v, size_t *n, size_t *cap, struct chunk_ref ref)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? 2 * *cap : 16;
-		struct chunk_ref *nv = realloc(*v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		*v = nv;
-		*cap = nc;
-	}
+	if (!grow((void **)v, *n, cap, sizeof **v, 16))
+		return false;
 	(*v)[(*n)++] = ref;
 	return true;
 }
@@ -515,15 +523,7 @@ struct ring_recs {
 
 static bool ring_recs_add(struct ring_recs *rs, const uint8_t *p, size_t len)
 {
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? 2 * rs->cap : 256;
-		struct ring_rec *v = realloc(rs->v, cap * sizeof *v);
-		if (!v)
-			return false;
-		rs->v = v;
-		rs->cap = cap;
-	}
-	uint8_t *b = malloc(len);
+	uint8_t *b = grow((void **)&rs->v, rs->n, &rs->cap, sizeof *rs->v, 256) ? malloc(len) : NULL;
 	if (!b)
 		return false;
 	memcpy(b, p, len);
@@ -592,7 +592,8 @@ static bool ring_deliver(struct gt_capture *c, const uint8_t *p, size_t len)
 	return true;
 }
 
-static size_t ring_thread_of(struct ring_thread **ts, size_t *n, struct gt_u64map *idx, uint32_t serial)
+static size_t ring_thread_of(struct ring_thread **ts, size_t *n, size_t *cap, struct gt_u64map *idx,
+			     uint32_t serial)
 {
 	bool found;
 	uint64_t *v = gt_u64map_slot(idx, serial, &found);
@@ -600,11 +601,9 @@ static size_t ring_thread_of(struct ring_thread **ts, size_t *n, struct gt_u64ma
 		return SIZE_MAX;
 	if (found)
 		return (size_t)*v;
-	struct ring_thread *nt = realloc(*ts, (*n + 1) * sizeof *nt);
-	if (!nt)
+	if (!grow((void **)ts, *n, cap, sizeof **ts, 64))
 		return SIZE_MAX;
-	*ts = nt;
-	nt[*n] = (struct ring_thread){serial, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
+	(*ts)[*n] = (struct ring_thread){serial, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
 	*v = *n;
 	return (*n)++;
 }
@@ -622,7 +621,7 @@ static bool ring_summary(struct gt_capture *c)
 	uint64_t t0 = c->header.ring_lost_tsc;
 	struct ring_recs rs = {0};
 	struct ring_thread *ts = NULL;
-	size_t n_ts = 0;
+	size_t n_ts = 0, cap_ts = 0;
 	struct gt_u64map idx = {0};
 	bool ok = true;
 	uint8_t *buf = malloc(c->header.chunk_size);
@@ -669,7 +668,7 @@ static bool ring_summary(struct gt_capture *c)
 		}
 		if (!serial)
 			continue;
-		size_t ti = ring_thread_of(&ts, &n_ts, &idx, serial);
+		size_t ti = ring_thread_of(&ts, &n_ts, &cap_ts, &idx, serial);
 		if (ti == SIZE_MAX) {
 			ok = false;
 			break;
