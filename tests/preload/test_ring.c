@@ -157,6 +157,7 @@ Test(ring, wrapped_ring_keeps_threads_from_before_its_window)
 	cr_assert_eq(run_program(&tool, 0, argv, NULL), 0);
 	cr_assert(strstr(tool.out, "early-blocked   early_blocked"), "%s", tool.out);
 	cr_assert(strstr(tool.out, "early-reader    early_reader"), "%s", tool.out);
+	cr_assert(strstr(tool.out, "flight recorder: the window kept starts at "), "%s", tool.out);
 }
 
 Test(ring, killed_ring_converts)
