@@ -6,7 +6,9 @@
  * replacement older than its duration -- and only after RING_QUARANTINE later replacements:
  * a writer that reserved in it before it was replaced has that long to commit (the fast path
  * counts no commits; a writer preempted longer than that may write into its next use).
- * Reuse, all under the growth lock:
+ * A chunk in which a record not committed yet lies before committed ones (a writer still at
+ * work) goes to the back of the queue instead, up to RING_DEFER_MAX times (a writer may have
+ * died there).  Reuse, all under the growth lock:
  *   1. ring_lost_tsc is raised to the time it was replaced, after its every record's stamp
  *      (a crash now leaves the chunk whole, its records the state before the window);
  *   2. one pass appends what outlives the window to the keep chunks, each record committed as
@@ -25,10 +27,12 @@
 #define RING_QUARANTINE 4u
 #define RING_FIFO 16384u          /* retired chunks the ring holds at most */
 #define SCRATCH 8192u             /* threads one chunk's scan tracks (more: carried whole) */
+#define RING_DEFER_MAX 3u         /* reuses of a chunk put off for an uncommitted record */
 
 struct retired {
 	char *chunk;
 	uint64_t tsc;
+	uint32_t deferred;        /* reuses put off: a record in it was not committed yet */
 };
 static struct retired ring[RING_FIFO];
 static uint32_t ring_first, ring_n;
@@ -55,7 +59,7 @@ void gt_ring_retired(char *chunk, uint64_t tsc)
 {
 	if (ring_n == RING_FIFO) /* never: reuse takes the oldest first (gt_ring_reuse) */
 		return;
-	ring[(ring_first + ring_n++) % RING_FIFO] = (struct retired){chunk, tsc};
+	ring[(ring_first + ring_n++) % RING_FIFO] = (struct retired){chunk, tsc, 0};
 }
 
 void gt_ring_forget(void)
@@ -132,8 +136,10 @@ static void raise_lost(uint64_t tsc)
 		;
 }
 
-/* Steps 1-3 of the reuse (above) for chunk c, replaced at retired_tsc: 0, or -1 when the keep
- * chunks cannot grow (the chunk stays whole).  Its records were reserved before it was
+/* Steps 1-3 of the reuse (above) for chunk c, replaced at retired_tsc: 0; 1 when a record
+ * not committed yet lies before committed ones (a writer still at work, or one that died
+ * there: the caller may put the reuse off); -1 when the keep chunks cannot grow (the chunk
+ * stays whole).  Its records were reserved before it was
  * replaced and stamped before that: ring_lost_tsc is raised to retired_tsc first, and after
  * the scan to any later stamp another CPU's clock gave. */
 static int carry(char *c, uint64_t retired_tsc, uint64_t now)
@@ -144,15 +150,18 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now)
 	uint64_t hz = gt_clock_tsc ? gt_tsc_hz : 1000000000ull;
 	uint64_t lo = gt_header->start_tsc > hz ? gt_header->start_tsc - hz : 0, hi = now + hz;
 	uint64_t latest = 0;
+	int zero = 0, hole = 0;
 	raise_lost(retired_tsc);
 	scratch_gen++;
 	n_scratch_used = 0;
 	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
 		uint32_t len = record_at(c, off, end, lo, hi);
 		if (!len) {
+			zero |= !*(const uint64_t *)(c + off);
 			off += 8;
 			continue;
 		}
+		hole |= zero;
 		const struct gt_rec *r = (const struct gt_rec *)(c + off);
 		if (r->tsc > latest)
 			latest = r->tsc;
@@ -180,7 +189,7 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now)
 			return -1;
 	}
 	raise_lost(latest);
-	return 0;
+	return hole;
 }
 
 char *gt_ring_reuse(void)
@@ -189,7 +198,7 @@ char *gt_ring_reuse(void)
 		return NULL;
 	unsigned cpu;
 	uint64_t now = gt_now(&cpu);
-	const struct retired *old = &ring[ring_first];
+	struct retired *old = &ring[ring_first];
 	if (ring_n < RING_FIFO) {
 		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_header->n_chunks) - keep_chunks;
 		if (gt_cfg.last_bytes && in_ring * gt_chunk_size < gt_cfg.last_bytes)
@@ -200,10 +209,19 @@ char *gt_ring_reuse(void)
 			return NULL;
 	}
 	char *c = old->chunk;
-	if (carry(c, old->tsc, now) < 0)
+	int carried = carry(c, old->tsc, now);
+	if (carried < 0)
 		return NULL;
+	struct retired was = *old;
 	ring_first = (ring_first + 1) % RING_FIFO;
 	ring_n--;
+	if (carried && was.deferred < RING_DEFER_MAX) {
+		/* to the back of the queue, whole (its records, carried now, are before the
+		 * window; carried again later, readers drop the copies): a new chunk this time */
+		was.deferred++;
+		ring[(ring_first + ring_n++) % RING_FIFO] = was;
+		return NULL;
+	}
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	atomic_store_explicit((_Atomic uint32_t *)&h->magic, 0, memory_order_release);
 	memset(c + sizeof h->magic, 0, gt_chunk_size - sizeof h->magic);
