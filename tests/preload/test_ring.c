@@ -76,8 +76,9 @@ static void expect_wrapped_ring(void)
 		if (c->magic == GT_CHUNK_MAGIC && c->seq > max_seq)
 			max_seq = c->seq;
 	}
-	/* the ring (16 chunks, or its CPUs' chunks and the 4 of the quarantine when more) */
-	cr_expect_leq(ring, RING_BYTES / CHUNK + 2, "%lu CPU chunks", (unsigned long)ring);
+	/* the ring: 16 chunks, and one more for each reuse put off because a writer preempted
+	 * in it had not committed yet (a few a run under load; without the ring: ~160) */
+	cr_expect_leq(ring, RING_BYTES / CHUNK + 10, "%lu CPU chunks", (unsigned long)ring);
 	cr_expect_geq(keep, 1);
 	cr_expect_leq(keep, 4, "%lu keep chunks", (unsigned long)keep);
 	cr_expect_geq(max_seq, 5 * ring, "chunks installed %lu times in a ring of %lu: not wrapped",
