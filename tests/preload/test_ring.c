@@ -1,9 +1,10 @@
 /* The flight recorder (GOTRACE_LAST, issue 13): a ring of 16 chunks of 16 KiB wrapped many
  * times by two threads' sched_yield()s keeps the threads made before its window with their
  * names and start routines, shows the one blocked on a mutex and the one in a read across the
- * window's start as blocked there, with their stacks, and converts into a trace every Go
- * reader accepts (all the oracle's checks); so does the ring of a program killed with kill -9.  Each program runs
- * untraced and traced first (same output, same status). */
+ * window's start as blocked there, with their stacks, and converts into a trace that passes
+ * every check of Go's readers; so does the ring of a program killed with kill -9.  A duration
+ * keeps that much; SIGUSR2 to `gotrace run --last` writes a snapshot while the program runs.
+ * Each program runs untraced and traced first (same output, same status). */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
