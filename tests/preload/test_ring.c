@@ -133,6 +133,21 @@ static void expect_blocked_at_start(const char *name, const char *to, const char
 
 /* Converts the run's capture (Go 1.19's and 1.23's parsers accept it; full: every check of
  * the oracle, the viewers' pages and profiles too) and dumps it with Go 1.23. */
+/* The threads gt-ring made before its churn: blocked when the window began */
+static void expect_early_threads_blocked(void)
+{
+	expect_blocked_at_start("early-blocked", "Waiting", NULL, "early_blocked");
+	expect_blocked_at_start("early-reader", "Syscall", "Waiting", "early_reader");
+}
+
+/* How often the thread NAME was let go from a wait */
+static size_t times_let_go(const char *name)
+{
+	char match[64];
+	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of(name));
+	return gt_dump_123_count(dump, match);
+}
+
 static void convert_and_dump(bool full)
 {
 	char why[4096];
@@ -152,12 +167,8 @@ Test(ring, wrapped_ring_keeps_threads_from_before_its_window)
 	twins("wrap", 0);
 	expect_wrapped_ring();
 	convert_and_dump(true);
-	expect_blocked_at_start("early-blocked", "Waiting", NULL, "early_blocked");
-	expect_blocked_at_start("early-reader", "Syscall", "Waiting", "early_reader");
-	/* and they are let go in the window */
-	char match[64];
-	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of("early-blocked"));
-	cr_expect_eq(gt_dump_123_count(dump, match), 1);
+	expect_early_threads_blocked();
+	cr_expect_eq(times_let_go("early-blocked"), 1, "let go in the window");
 	/* the report names them with their start routines */
 	char capture[4200];
 	snprintf(capture, sizeof capture, "%s/gotrace-%d.gtcap", traced.dir, (int)traced.pid);
@@ -175,11 +186,8 @@ Test(ring, killed_ring_converts)
 	expect_wrapped_ring();
 	cr_expect_eq(cap.hdr->flags & GT_FILE_FINALIZED, 0u);
 	convert_and_dump(false);
-	expect_blocked_at_start("early-blocked", "Waiting", NULL, "early_blocked");
-	expect_blocked_at_start("early-reader", "Syscall", "Waiting", "early_reader");
-	char match[64];
-	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of("early-blocked"));
-	cr_expect_eq(gt_dump_123_count(dump, match), 0, "still blocked when killed");
+	expect_early_threads_blocked();
+	cr_expect_eq(times_let_go("early-blocked"), 0, "still blocked when killed");
 }
 
 /* GOTRACE_LAST as a duration: the chunks replaced within its last 200 ms are kept, older
@@ -303,17 +311,13 @@ Test(ring, sigusr2_writes_a_snapshot_while_the_program_runs)
 	/* the snapshot: taken while early-blocked waited, from before the window */
 	dump = gt_dump_123(snap);
 	cr_assert_not_null(dump);
-	expect_blocked_at_start("early-blocked", "Waiting", NULL, "early_blocked");
-	expect_blocked_at_start("early-reader", "Syscall", "Waiting", "early_reader");
-	char match[64];
-	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of("early-blocked"));
-	cr_expect_eq(gt_dump_123_count(dump, match), 0, "let go after the snapshot");
+	expect_early_threads_blocked();
+	cr_expect_eq(times_let_go("early-blocked"), 0, "let go after the snapshot");
 	free(dump);
 	/* the trace at the end: recording went on */
 	dump = gt_dump_123(trace);
 	cr_assert_not_null(dump, "%s", err);
-	snprintf(match, sizeof match, "GoID=%ld Waiting->Runnable", g_of("early-blocked"));
-	cr_expect_eq(gt_dump_123_count(dump, match), 1);
+	cr_expect_eq(times_let_go("early-blocked"), 1);
 	unlink(snap);
 	unlink(trace);
 	rmdir(dir);
