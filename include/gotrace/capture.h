@@ -9,7 +9,8 @@
  *   ... + k*chunk_size        chunk k
  *
  * Chunks are handed out in increasing k (header->n_chunks counts them, atomically); each
- * belongs to one CPU for its life, and a CPU's chunks hold its records in seq order (seq
+ * belongs to one CPU for its life (a ring capture's until it is reused: "Ring captures"
+ * below), and a CPU's chunks hold its records in seq order (seq
  * follows the installs, which may differ from k).  A chunk starts with struct gt_chunk_header and holds
  * records back to back from GT_CHUNK_HEADER_SIZE up to chunk->used (reserved bytes; a
  * reservation that would not fit is abandoned and the writer moves to a new chunk, so
