@@ -140,7 +140,8 @@ struct gt_chunk_header {
  * SYSCALL_END and THREAD_END (a thread blocked since before the window: its BLOCK_BEGIN).
  * A reader rebuilds the state at ring_lost_tsc from the keep chunks and the records at or
  * before it that CPU chunks still hold, and reads CPU chunks' records after it as the window;
- * a record may be in both places (a reuse cut short by a crash). */
+ * a record may be in both places (a reuse cut short by a crash).  A reader that does not know
+ * ring captures skips keep chunks as foreign and reads the window without what came before. */
 
 /* The first 16 bytes of every record.  The first 8 bytes are one atomic word, written last. */
 struct gt_rec {
