@@ -136,13 +136,14 @@ static void raise_lost(uint64_t tsc)
 		;
 }
 
-/* Steps 1-3 of the reuse (above) for chunk c, replaced at retired_tsc: 0; 1 when a record
- * not committed yet lies before committed ones (a writer still at work, or one that died
- * there: the caller may put the reuse off); -1 when the keep chunks cannot grow (the chunk
- * stays whole).  Its records were reserved before it was
- * replaced and stamped before that: ring_lost_tsc is raised to retired_tsc first, and after
- * the scan to any later stamp another CPU's clock gave. */
-static int carry(char *c, uint64_t retired_tsc, uint64_t now)
+/* Steps 1-3 of the reuse (above) for chunk c, replaced at retired_tsc: 0; 1 when may_defer
+ * and a record not committed yet lies before committed ones (a writer still at work, or one
+ * that died there: the caller puts the reuse off, the chunk stays whole, what was carried
+ * will be carried again); -1 when the keep chunks cannot grow (the chunk stays whole).  Its
+ * records were reserved before it was replaced and stamped before that: ring_lost_tsc is
+ * raised to retired_tsc first, and after the scan to any later stamp another CPU's clock
+ * gave. */
+static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 {
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	uint64_t used = atomic_load_explicit((_Atomic uint64_t *)&h->used, memory_order_acquire);
@@ -150,7 +151,7 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now)
 	uint64_t hz = gt_clock_tsc ? gt_tsc_hz : 1000000000ull;
 	uint64_t lo = gt_header->start_tsc > hz ? gt_header->start_tsc - hz : 0, hi = now + hz;
 	uint64_t latest = 0;
-	int zero = 0, hole = 0;
+	int zero = 0;
 	raise_lost(retired_tsc);
 	scratch_gen++;
 	n_scratch_used = 0;
@@ -161,7 +162,8 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now)
 			off += 8;
 			continue;
 		}
-		hole |= zero;
+		if (zero && may_defer)
+			return 1;
 		const struct gt_rec *r = (const struct gt_rec *)(c + off);
 		if (r->tsc > latest)
 			latest = r->tsc;
@@ -189,7 +191,7 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now)
 			return -1;
 	}
 	raise_lost(latest);
-	return hole;
+	return 0;
 }
 
 char *gt_ring_reuse(void)
@@ -209,15 +211,15 @@ char *gt_ring_reuse(void)
 			return NULL;
 	}
 	char *c = old->chunk;
-	int carried = carry(c, old->tsc, now);
+	int carried = carry(c, old->tsc, now, old->deferred < RING_DEFER_MAX);
 	if (carried < 0)
 		return NULL;
 	struct retired was = *old;
 	ring_first = (ring_first + 1) % RING_FIFO;
 	ring_n--;
-	if (carried && was.deferred < RING_DEFER_MAX) {
-		/* to the back of the queue, whole (its records, carried now, are before the
-		 * window; carried again later, readers drop the copies): a new chunk this time */
+	if (carried) {
+		/* to the back of the queue, whole (its records are before the window now): a new
+		 * chunk this time */
 		was.deferred++;
 		ring[(ring_first + ring_n++) % RING_FIFO] = was;
 		return NULL;
