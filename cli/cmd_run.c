@@ -11,6 +11,7 @@
 #include "follow.h"
 #include "one_trace.h"
 #include "program_check.h"
+#include "snapshot.h"
 #include "trace_set.h"
 
 #include <dirent.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include <gotrace/capture.h>
+#include <gotrace/last.h>
 
 #ifndef GT_PRELOAD_BUILD_RELPATH
 #define GT_PRELOAD_BUILD_RELPATH "../preload/libgotrace.so"
@@ -55,6 +57,11 @@ static const char run_usage[] =
 	"      --stack-depth N     frames per stack, 1 to 128 (default 32)\n"
 	"      --start-delay SEC   start recording SEC seconds after the command starts\n"
 	"      --duration SEC      record for SEC seconds only (default: until it exits)\n"
+	"      --last DURATION|SIZE  flight recorder: keep only the most recent window of\n"
+	"                          each process, DURATION (30s, 500ms) or SIZE of records\n"
+	"                          (64M, 1G), with the threads, names and blocked waits\n"
+	"                          from before it; SIGUSR2 to gotrace then writes a\n"
+	"                          snapshot FILE.snapshot-N while recording goes on\n"
 	"      --no-follow         trace COMMAND's own process only (across exec), not its\n"
 	"                          children\n"
 	"      --per-process       one trace per process: FILE for the program COMMAND ended\n"
@@ -69,9 +76,9 @@ static const char run_usage[] =
 	"  -h, --help              show this help\n"
 	"\n"
 	"gotrace waits for every traced process of the tree, daemons too.  Signals sent to\n"
-	"gotrace (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to COMMAND while it runs;\n"
-	"once it has exited, INT or TERM stops the recording of the processes still running,\n"
-	"writes the trace and leaves them running.\n"
+	"gotrace (INT, TERM, HUP, QUIT, USR1, USR2 but with --last) are forwarded to COMMAND\n"
+	"while it runs; once it has exited, INT or TERM stops the recording of the processes\n"
+	"still running, writes the trace and leaves them running.\n"
 	"Exit status: COMMAND's (128+N when it died of signal N); 1 when COMMAND succeeded but\n"
 	"the trace could not be written; 125-127 when COMMAND could not be started.\n"
 	"The GOTRACE_* environment variables of libgotrace.so apply too; see the README.\n";
@@ -82,6 +89,7 @@ struct run_options {
 	const char *stacks;
 	const char *capture_dir;
 	const char *stack_depth, *start_delay, *duration; /* validated, passed on as given */
+	const char *last;          /* --last, validated (gotrace/last.h) */
 	bool no_follow;
 	bool keep_capture;
 	bool per_process;
@@ -94,7 +102,7 @@ struct run_options {
 
 enum {
 	OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE, OPT_STACK_DEPTH,
-	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS
+	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS, OPT_LAST
 };
 
 /* Seconds as libgotrace.so reads them: digits with an optional fraction ("2", "0.5"). */
@@ -122,6 +130,7 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		{ "start-delay", required_argument, NULL, OPT_START_DELAY },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
+		{ "last", required_argument, NULL, OPT_LAST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -184,6 +193,16 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 			}
 			*(c == OPT_DURATION ? &opt->duration : &opt->start_delay) = optarg;
 			break;
+		case OPT_LAST: {
+			uint64_t bytes, ns;
+			if (!gt_parse_last(optarg, &bytes, &ns)) {
+				fail("--last must be a duration (30s, 500ms) or a size (64M, 1G), not '%s'",
+				     optarg);
+				return 2;
+			}
+			opt->last = optarg;
+			break;
+		}
 		default:
 			return gt_cli_bad_option("run", c, argv);
 		}
@@ -358,6 +377,8 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 		set_env_var("GOTRACE_START_DELAY", opt->start_delay);
 	if (opt->duration != NULL)
 		set_env_var("GOTRACE_DURATION", opt->duration);
+	if (opt->last != NULL)
+		set_env_var("GOTRACE_LAST", opt->last);
 }
 
 static double now_seconds(void)
@@ -365,6 +386,41 @@ static double now_seconds(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* SIGUSR2 under --last: the captures of this run so far, copied and converted into
+ * OUTPUT.snapshot-N while the processes record on. */
+struct snapshot_ctx {
+	const struct run_options *opt;
+	const struct capture_dir *cd;
+	unsigned n;
+	char **paths;
+	size_t n_paths;
+};
+
+static void add_snapshot_capture(const char *name, void *ctx)
+{
+	struct snapshot_ctx *s = ctx;
+	if (was_preexisting(s->cd, name))
+		return;
+	char path[2 * PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", s->cd->path, name);
+	char **v = realloc(s->paths, (s->n_paths + 1) * sizeof *v);
+	if (v != NULL && (v[s->n_paths] = strdup(path)) != NULL)
+		s->n_paths++;
+	s->paths = v;
+}
+
+static void snapshot_now(void *ctx)
+{
+	struct snapshot_ctx *s = ctx;
+	s->n_paths = 0;
+	gt_each_capture(s->cd->path, add_snapshot_capture, s);
+	gt_snapshot_write(s->opt->output, ++s->n, (const char *const *)s->paths, s->n_paths, s->cd->path);
+	for (size_t i = 0; i < s->n_paths; i++)
+		free(s->paths[i]);
+	free(s->paths);
+	s->paths = NULL;
 }
 
 /* Starts the command; returns its wait status in *status, or an exit status when it could
@@ -407,6 +463,11 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 		;
 	close(exec_err_pipe[0]);
 
+	struct snapshot_ctx snap = { .opt = opt, .cd = cd };
+	if (opt->last != NULL) {
+		follow->on_usr2 = snapshot_now;
+		follow->usr2_ctx = &snap;
+	}
 	if (gt_follow_wait(follow, pid, cd->path, cd->created, !opt->no_follow, cd->preexisting,
 			   cd->n_preexisting, status) != 0)
 		return EXIT_GOTRACE_FAILED;

@@ -159,7 +159,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		GT_ADD_READER(chunks_bad) GT_ADD_READER(chunks_truncated) GT_ADD_READER(bytes_zero)
 		GT_ADD_READER(bytes_garbage) GT_ADD_READER(resyncs) GT_ADD_READER(torn_tails)
 		GT_ADD_READER(reordered) GT_ADD_READER(reorder_capped) GT_ADD_READER(bytes_total)
-		GT_ADD_READER(bytes_read)
+		GT_ADD_READER(bytes_read) GT_ADD_READER(chunks_keep) GT_ADD_READER(ring_summary)
+		GT_ADD_READER(before_window)
 #undef GT_ADD_READER
 	}
 	if (close(fd) < 0 && !rc) {
@@ -318,6 +319,9 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"repaired: records out of order beyond the window (clamped)", r->reordered},
 		{"reader: reorder memory cap reached (records released early)", r->reorder_capped},
 		{"writer: stack frames cut (128 frames / 2048 bytes)", s->wire.frames_cut},
+		{"flight recorder: keep chunks", r->chunks_keep},
+		{"flight recorder: state at the window's start (facts)", r->ring_summary},
+		{"flight recorder: facts before the window (not shown)", r->before_window},
 	};
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
 		if (rs[i].v)

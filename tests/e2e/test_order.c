@@ -119,6 +119,9 @@ static void check_chunk_order(const char *capture)
 	cr_expect_eq(back, 0, "%zu of %zu chunks are followed (in seq order) by older records", back, n);
 }
 
+/* GOTRACE_LAST=... for a flight-recorder run (NULL: none) */
+static const char *last_env;
+
 /* Runs argv untraced and traced (same output, same status), converts the traced run's
  * capture to trace (no symbols: they are not under test) and asserts the summary shows
  * no fact repaired or dropped. */
@@ -126,7 +129,7 @@ static void run_and_convert(const char *const argv[], const char *chunk_size, ch
 {
 	char chunk_env[64];
 	snprintf(chunk_env, sizeof chunk_env, "GOTRACE_CHUNK_SIZE=%s", chunk_size);
-	const char *env[] = {chunk_env, NULL};
+	const char *env[] = {chunk_env, last_env, NULL};
 	const char *diff = run_twins(&plain, &traced, argv, env);
 	cr_assert_null(diff, "%s", diff);
 	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
@@ -318,6 +321,26 @@ Test(order, chunk_turnover_under_load_repairs_nothing)
 	const char *argv[] = {getenv("GT_TEST_ORDER"), "churn", "8", "20000", NULL};
 	char trace[PATH_MAX + 64];
 	run_and_convert(argv, "16384", trace, sizeof trace);
+}
+
+/* The same rules in a flight recorder's ring of 16 chunks, wrapped many times: reused chunks
+ * keep their CPU's order, and the window converts with nothing repaired, skipped or dropped. */
+Test(order, flight_recorder_ring_repairs_nothing)
+{
+	last_env = "GOTRACE_LAST=256K";
+	const char *argv[] = {getenv("GT_TEST_ORDER"), "churn", "8", "20000", NULL};
+	char trace[PATH_MAX + 64], capture[PATH_MAX + 64];
+	run_and_convert(argv, "16384", trace, sizeof trace);
+	snprintf(capture, sizeof capture, "%s/gotrace-%d.gtcap", traced.dir, (int)traced.pid);
+	FILE *f = fopen(capture, "rb");
+	struct gt_file_header h;
+	cr_assert(f && fread(&h, sizeof h, 1, f) == 1);
+	fclose(f);
+	cr_assert(h.flags & GT_FILE_RING);
+	cr_assert_neq(h.ring_lost_tsc, 0, "the ring was never reused");
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report);
+	free(report);
 }
 
 Test(order, condvar_ring_true_wakers) { ring("ring-cond", NULL, "1000", 0); }
