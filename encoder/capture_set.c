@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #define AHEAD_RECORDS 4095u   /* merged records a peek may see past the one delivered */
+#define AHEAD_SLOTS 4096u     /* a power of two above it: the ring's places */
 #define NONE UINT32_MAX
 
 struct member {
@@ -80,7 +81,7 @@ struct gt_capture_set *gt_capture_set_open(const char *const *paths, size_t n)
 	if (!s || !(s->m = calloc(n ? n : 1, sizeof *s->m)) ||
 	    !(s->heap = calloc(n ? n : 1, sizeof *s->heap)) ||
 	    !(s->ends = calloc(n ? n : 1, sizeof *s->ends)) ||
-	    !(s->ahead = calloc(AHEAD_RECORDS, sizeof *s->ahead))) {
+	    !(s->ahead = calloc(AHEAD_SLOTS, sizeof *s->ahead))) {
 		gt_capture_set_close(s);
 		return NULL;
 	}
@@ -227,7 +228,7 @@ static bool merge_ahead(struct gt_capture_set *s, size_t want)
 			return false;
 		uint32_t x = heap_pop(s);
 		struct member *m = &s->m[x];
-		s->ahead[(s->ahead_first + s->ahead_n++) % AHEAD_RECORDS] =
+		s->ahead[(s->ahead_first + s->ahead_n++) % AHEAD_SLOTS] =
 			(struct ahead){m->key, m->merged++, x};
 		if (!advance(s, x))
 			s->stalled = x;
@@ -238,7 +239,8 @@ static bool merge_ahead(struct gt_capture_set *s, size_t want)
 enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_capture_record *out,
 				      uint32_t *index)
 {
-	merge_ahead(s, 1);
+	if (!s->ahead_n)
+		merge_ahead(s, 1);
 	if (s->ends_n && s->m[s->ends[s->ends_first]].end_at <= s->delivered) {
 		uint32_t x = s->ends[s->ends_first];
 		struct member *m = &s->m[x];
@@ -255,7 +257,7 @@ enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_captur
 	if (!s->ahead_n)
 		return GT_SET_DONE;
 	struct ahead a = s->ahead[s->ahead_first];
-	s->ahead_first = (s->ahead_first + 1) % AHEAD_RECORDS;
+	s->ahead_first = (s->ahead_first + 1) % AHEAD_SLOTS;
 	s->ahead_n--;
 	s->delivered++;
 	struct member *m = &s->m[a.member];
@@ -269,9 +271,10 @@ enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_captur
 
 bool gt_capture_set_peek(struct gt_capture_set *s, size_t i, struct gt_capture_record *out)
 {
-	if (i >= AHEAD_RECORDS || !merge_ahead(s, i + 1))
+	/* mostly merged already: a scan peeks at each record in turn */
+	if (i >= s->ahead_n && (i >= AHEAD_RECORDS || !merge_ahead(s, i + 1)))
 		return false;
-	const struct ahead *a = &s->ahead[(s->ahead_first + i) % AHEAD_RECORDS];
+	const struct ahead *a = &s->ahead[(s->ahead_first + i) % AHEAD_SLOTS];
 	const struct member *m = &s->m[a->member];
 	if (!gt_capture_peek(m->c, (size_t)(a->ord - m->taken), out))
 		return false;   /* merged from this very lookahead: not reached */
