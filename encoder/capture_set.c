@@ -8,6 +8,7 @@
 
 #define AHEAD_RECORDS 4095u   /* merged records a peek may see past the one delivered */
 #define AHEAD_SLOTS 4096u     /* a power of two above it: the ring's places */
+#define OPEN_AHEAD 64u         /* captures a peek may open before the merge delivers from them */
 #define NONE UINT32_MAX
 
 struct member {
@@ -45,6 +46,7 @@ struct gt_capture_set {
 	uint32_t stalled;            /* member whose next record its reader cannot show yet */
 	uint32_t *ends;              /* members whose end is known, by end_at (a FIFO) */
 	size_t ends_first, ends_n;
+	size_t n_unused;             /* open members none of whose records was delivered yet */
 	uint64_t base_tsc, base_mono, base_hz;
 };
 
@@ -173,6 +175,16 @@ static uint32_t heap_pop(struct gt_capture_set *s)
 	return top;
 }
 
+/* Keeps the counters of m's reader and closes it. */
+static void close_member(struct gt_capture_set *s, struct member *m)
+{
+	gt_capture_stats(m->c, &m->stats);
+	m->truncated = gt_capture_truncated(m->c);
+	gt_capture_close(m->c);
+	m->c = NULL;
+	s->n_unused -= !m->taken;
+}
+
 /* Member x's next record not merged yet goes into the heap; at its end, x is to end after
  * the records merged so far.  false when its reader cannot show that record yet (beyond its
  * lookahead: it shows once x's earlier records are delivered). */
@@ -190,6 +202,8 @@ static bool advance(struct gt_capture_set *s, uint32_t x)
 		return false;
 	m->end_at = s->delivered + s->ahead_n;
 	s->ends[(s->ends_first + s->ends_n++) % s->n] = x;
+	if (!i)   /* none of its records is in the lookahead: its reader is not needed */
+		close_member(s, m);
 	return true;
 }
 
@@ -207,6 +221,10 @@ static bool merge_ahead(struct gt_capture_set *s, size_t want)
 		}
 		while (s->stalled == NONE && s->next_open < s->n &&
 		       (!s->n_heap || s->m[s->next_open].start_key <= s->m[s->heap[0]].key)) {
+			/* the lookahead's memory and descriptors: a peek (not the merge's next
+			 * record) opens a bounded number of captures ahead */
+			if (s->ahead_n && s->n_unused >= OPEN_AHEAD)
+				return false;
 			uint32_t x = (uint32_t)s->next_open++;
 			struct member *m = &s->m[x];
 			if (m->opened)
@@ -219,6 +237,7 @@ static bool merge_ahead(struct gt_capture_set *s, size_t want)
 				m->ended = true;
 				continue;
 			}
+			s->n_unused++;
 			if (!advance(s, x))
 				s->stalled = x;
 		}
@@ -246,10 +265,8 @@ enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_captur
 		struct member *m = &s->m[x];
 		s->ends_first = (s->ends_first + 1) % s->n;
 		s->ends_n--;
-		gt_capture_stats(m->c, &m->stats);
-		m->truncated = gt_capture_truncated(m->c);
-		gt_capture_close(m->c);
-		m->c = NULL;
+		if (m->c)
+			close_member(s, m);
 		m->ended = true;
 		*index = x;
 		return GT_SET_ENDED;
@@ -262,7 +279,7 @@ enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_captur
 	s->delivered++;
 	struct member *m = &s->m[a.member];
 	gt_capture_next(m->c, out);
-	m->taken++;
+	s->n_unused -= !m->taken++;
 	out->tsc = a.key;
 	out->capture = a.member;
 	*index = a.member;

@@ -47,8 +47,8 @@ enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_captur
  * whichever capture, as gt_capture_set_next will deliver it (tsc on capture 0's clock,
  * capture set), without consuming anything; valid until the gt_capture_set_next call that
  * moves past it.  false at the end of every capture or beyond the lookahead: 4095 records,
- * and what each capture's reader can show (gt_capture_peek).  Captures that begin within it
- * are opened. */
+ * what each capture's reader can show (gt_capture_peek), and 64 captures opened before the
+ * merge delivers from them (captures that begin within it are opened for it). */
 bool gt_capture_set_peek(struct gt_capture_set *s, size_t i, struct gt_capture_record *out);
 /* Reader counters and truncation of capture i: final once it ended. */
 void gt_capture_set_stats(const struct gt_capture_set *s, size_t i, struct gt_capture_stats *out,

@@ -264,3 +264,32 @@ Test(merge, a_peek_of_the_set_shows_what_the_merge_delivers)
 			cr_expect(plain[j].capture != c, "capture %u has a record after its end", c);
 	}
 }
+
+Test(merge, a_peek_opens_a_bounded_number_of_captures)
+{
+	/* 100 processes one after the other, 2 records each: a peek from the start sees the
+	 * records of the 64 captures it may open before the merge delivers from them, not of
+	 * all 100; peeking changes nothing of the merge */
+	enum { N = 100 };
+	static char path[N][PATH_MAX];
+	const char *caps[N];
+	for (int i = 0; i < N; i++) {
+		uint64_t t = T0 + 1000 * (uint64_t)i;
+		struct gt_cb *cb = gt_cb_new(1, 16384, t);
+		gt_cb_header(cb)->pid = 1000 + (uint32_t)i;
+		gt_cb_header(cb)->start_mono_ns = t;
+		gt_cb_thread_existing(cb, 0, t + 10, 1, 0, 0);
+		gt_cb_yield(cb, 0, t + 20, 1, 0);
+		snprintf(path[i], sizeof path[i], "%s/open-%d.cap", test_tmpdir(), i);
+		cr_assert_eq(gt_cb_write(cb, path[i]), 0);
+		gt_cb_free(cb);
+		caps[i] = path[i];
+	}
+	static struct step plain[3 * N + 1], peeked[3 * N + 1];
+	size_t view = 0, unused;
+	cr_assert_eq(merge_steps(caps, N, false, plain, 3 * N + 1, &unused), 3 * N);
+	cr_assert_eq(merge_steps(caps, N, true, peeked, 3 * N + 1, &view), 3 * N);
+	for (size_t k = 0; k < 3 * N; k++)
+		cr_assert(same_step(plain[k], peeked[k]), "step %zu: peeking changed the merge", k);
+	cr_expect_eq(view, 2 * 64, "the first peek saw %zu records", view);
+}
