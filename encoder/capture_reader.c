@@ -971,6 +971,11 @@ bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *o
 	return true;
 }
 
+bool gt_capture_peek_ended(const struct gt_capture *c, size_t i)
+{
+	return c->ahead_n <= i && !c->merge_n;
+}
+
 void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out)
 {
 	*out = c->stats;

@@ -74,6 +74,9 @@ bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out);
  * gt_capture_next call that moves past it.  false at the end of the stream or beyond the
  * lookahead: 4095 records, and 1 MiB of record bytes counting the delivered one. */
 bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *out);
+/* After gt_capture_peek(c, i) returned false: true when the stream has no record i (it ends
+ * before), false when record i is only beyond the lookahead. */
+bool gt_capture_peek_ended(const struct gt_capture *c, size_t i);
 void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
 void gt_capture_close(struct gt_capture *c);
 

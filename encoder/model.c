@@ -24,9 +24,8 @@ static enum synth end_reason(uint32_t result)
 static bool futex_did_not_wait(struct gt_model *m, uint32_t capture, uint32_t thread)
 {
 	struct gt_capture_record n;
-	struct gt_capture *ahead = gtm_lookahead(m, capture);
-	for (size_t i = 0; ahead && gt_capture_peek(ahead, i, &n); i++) {
-		if (n.rec->thread != thread)
+	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
+		if (n.capture != capture || n.rec->thread != thread)
 			continue;
 		const struct gt_p_block_end *e = n.payload;
 		return n.rec->type == GT_BLOCK_END && n.rec->aux == GT_BK_FUTEX &&
@@ -59,8 +58,9 @@ static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_captu
 				       uint64_t cond, uint64_t mutex)
 {
 	struct gt_capture_record n;
-	struct gt_capture *ahead = gtm_lookahead(m, r->capture);
-	for (size_t i = 0; ahead && gt_capture_peek(ahead, i, &n); i++) {
+	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
+		if (n.capture != r->capture)
+			continue;   /* the waiter, the mutex and the holder's serial are r's process's */
 		if (n.rec->thread == r->rec->thread)
 			return 0;
 		const struct gt_p_block *b = n.payload;
@@ -248,8 +248,11 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 static void name_ahead(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r)
 {
 	struct gt_capture_record next;
-	struct gt_capture *ahead = gtm_lookahead(m, r->capture);
-	for (size_t i = 0; i < 16 && ahead && gt_capture_peek(ahead, i, &next); i++) {
+	/* the next 16 of its process: other processes' records may come in between */
+	for (size_t i = 0, seen = 0; seen < 16 && gtm_peek(m, i, &next); i++) {
+		if (next.capture != r->capture)
+			continue;
+		seen++;
 		if (next.rec->thread != r->rec->thread)
 			continue;
 		if (next.rec->type == GT_THREAD_NAME) {
@@ -512,6 +515,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	if (ns > m->now)
 		m->now = ns;
 	m->ctr.facts++;
+	m->n_facts++;
 	uint8_t type = r->rec->type;
 	if (!m->prologue_closed && !fact_is_prologue(type))
 		gtm_close_prologue(m);

@@ -25,8 +25,8 @@ struct gt_model_options {
 	/* The reader the facts come from: a release that frees fewer waiters than wait peeks
 	 * into it to wake the ones whose next fact comes first.  NULL: the earliest blocked. */
 	struct gt_capture *lookahead;
-	/* Several captures (gt_model_add_capture): the set they come from, whose readers are
-	 * peeked into instead of lookahead. */
+	/* Several captures (gt_model_add_capture): the set they come from, whose merged stream
+	 * is peeked into instead of lookahead. */
 	struct gt_capture_set *set;
 };
 

@@ -139,6 +139,7 @@ struct gt_model {
 	uint64_t now;               /* latest fact time seen */
 	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
 	const struct gt_capture_record *cur;  /* the fact being modelled */
+	uint64_t n_facts;           /* facts modelled, of every capture (the merged order) */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
 	bool seen_fact;
 
@@ -184,8 +185,18 @@ static inline uint32_t gtm_rec_serial(struct gt_model *m, const struct gt_captur
 {
 	return gtm_serial(m, r->capture, r->rec->thread);
 }
-/* The reader to peek into for the facts of capture's threads (NULL: none). */
-struct gt_capture *gtm_lookahead(const struct gt_model *m, uint32_t capture);
+/* The model's serial of a capture's thread serial when it has one already (never allocates):
+ * the thread a record looked at ahead belongs to, 0 when not met yet. */
+uint32_t gtm_serial_find(const struct gt_model *m, uint32_t capture, uint32_t serial);
+static inline bool gtm_rec_is(const struct gt_model *m, const struct gt_capture_record *r,
+			      uint32_t serial)
+{
+	return gtm_serial_find(m, r->capture, r->rec->thread) == serial;
+}
+/* The one lookahead: the record i places after the fact being modelled (0: the next one), in
+ * the merged order of every capture (r->capture says whose); false beyond the lookahead or
+ * at the end.  Lookahead record i is fact number n_facts + 1 + i. */
+bool gtm_peek(const struct gt_model *m, size_t i, struct gt_capture_record *out);
 
 /* The entry of serial if allocated, else NULL (never allocates). */
 static inline struct mthread *gtm_thread_find(const struct gt_model *m, uint32_t serial)
