@@ -39,32 +39,6 @@ static void convert_usage(FILE *f)
 		"  -h, --help                   this text\n");
 }
 
-/* "20us", "1.5ms", "300ns", "2s"; a bare number is microseconds. */
-static int parse_duration_ns(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	double mult = 1e3;
-	if (!strcmp(end, "ns"))
-		mult = 1;
-	else if (!strcmp(end, "us") || !*end)
-		mult = 1e3;
-	else if (!strcmp(end, "ms"))
-		mult = 1e6;
-	else if (!strcmp(end, "s"))
-		mult = 1e9;
-	else
-		return -1;
-	double ns = v * mult;
-	if (ns > 1e18)
-		return -1;
-	*out = (uint64_t)(ns + 0.5);
-	return 0;
-}
-
 struct capture_list {
 	char **paths;
 	size_t n;
@@ -145,7 +119,7 @@ int gt_cmd_convert(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't':
-			if (parse_duration_ns(optarg, &opt.syscall_threshold_ns) || !opt.syscall_threshold_ns) {
+			if (gt_cli_parse_duration(optarg, 1e3, &opt.syscall_threshold_ns) || !opt.syscall_threshold_ns) {
 				fprintf(stderr, "gotrace convert: bad --syscall-threshold '%s' (e.g. 20us)\n", optarg);
 				free(debug_dirs);
 				return 2;

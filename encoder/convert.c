@@ -261,10 +261,36 @@ void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out
 	out->err = h->stop_errno;
 	out->at_seconds = h->stop_tsc > h->start_tsc ? (double)(h->stop_tsc - h->start_tsc) / hz : 0;
 	out->facts_lost = h->facts_lost;
+	if (h->flags & GT_FILE_AT_BOUND)
+		out->bound_bytes = h->max_capture_bytes;
+}
+
+/* "1 GiB", "512 MiB", "1.5 GiB", "4096 B" */
+static void size_text(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	double v = (double)bytes;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (double)(uint64_t)v)
+		snprintf(buf, size, "%" PRIu64 " %s", (uint64_t)v, units[u]);
+	else
+		snprintf(buf, size, "%.1f %s", v, units[u]);
 }
 
 void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t size)
 {
+	if (s->bound_bytes) {
+		char bound[32];
+		size_text(s->bound_bytes, bound, sizeof bound);
+		snprintf(buf, size, "recording stopped at the --max-capture bound of %s after %.3f s; "
+			 "at least %" PRIu64 " facts after that were not recorded", bound,
+			 s->at_seconds, s->facts_lost);
+		return;
+	}
 	const char *why;
 	switch (s->err) {
 	case ENOSPC: why = "no space left on the file system"; break;

@@ -1,6 +1,7 @@
 /* The capture file: creation, the mapping, growth a chunk at a time, the per-CPU chunks and
  * the final trim. */
 #include "capture_file.h"
+#include "capture_budget.h"
 #include "clock.h"
 #include "config.h"
 #include "facts.h"
@@ -400,7 +401,14 @@ static char *chunk_take(int final, struct gt_file_error *e)
 		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
 		return NULL;
 	}
+	if (!gt_budget_take(gt_chunk_size)) {
+		atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_AT_BOUND);
+		unlock_growth();
+		*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound: ", EFBIG};
+		return NULL;
+	}
 	if (back_chunks(k + 1, e) < 0) {
+		gt_budget_give_back(gt_chunk_size);
 		unlock_growth();
 		return NULL;
 	}
@@ -780,6 +788,7 @@ int gt_capture_create(struct gt_file_error *e)
 	gt_header = (struct gt_file_header *)hdr;
 	gt_truncated = 0;
 	fill_header();
+	gt_budget_attach(gt_header);
 	return 0;
 }
 

@@ -67,6 +67,9 @@ enum gt_file_flags {
 	GT_FILE_DETACHED = 1u << 4,      /* set by the launcher (gotrace run) with stop_at_tsc:
 					  * recording stopped while the process kept running
 					  * untraced; what is committed below stop_at_tsc is all */
+	GT_FILE_AT_BOUND = 1u << 5,      /* with GT_FILE_WRITE_FAILED: recording stopped at the
+					  * bound of max_capture_bytes (GOTRACE_MAX_CAPTURE), not
+					  * because the file system refused (stop_errno EFBIG) */
 };
 
 struct gt_file_header {
@@ -102,7 +105,10 @@ struct gt_file_header {
 	/* the process's start time (/proc/PID/stat field 22, clock ticks since boot): pid and
 	 * this name the process, so a reused pid is never taken for it (0: unknown) */
 	uint64_t proc_start_ticks;
-	uint64_t reserved[11];
+	uint64_t reserved[10];
+	/* GOTRACE_MAX_CAPTURE in force: the bytes the captures of the run may hold together
+	 * (or this capture alone, when it could not join the run's count); 0 = no bound */
+	uint64_t max_capture_bytes;
 	char exe_path[GT_PATH_MAX]; /* /proc/self/exe at start, NUL-terminated */
 	char cmdline[2048];         /* argv joined by spaces, truncated, NUL-terminated, at start
 				     * (GT_PROCESS_NAME facts follow later rewrites) */
