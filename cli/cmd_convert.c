@@ -35,6 +35,10 @@ static void convert_usage(FILE *f)
 		"                               DUR is a number with ns, us, ms or s)\n"
 		"      --debug-dir DIR          also look for separate debug info in DIR (repeatable)\n"
 		"      --no-symbols             name frames by address, skip symbolization\n"
+		"      --from T, --to T         only the time from T to T (after the start of the\n"
+		"                               first capture: 1.5s, 200ms, 90s; a bare number is\n"
+		"                               seconds); the threads alive at --from are in the\n"
+		"                               trace from its start, the blocked ones blocked\n"
 		"  -q, --quiet                  no summary on stderr\n"
 		"  -h, --help                   this text\n");
 }
@@ -104,6 +108,8 @@ int gt_cmd_convert(int argc, char **argv)
 		{"no-symbols", no_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"per-process", no_argument, NULL, 'p'},
+		{"from", required_argument, NULL, 'F'},
+		{"to", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -129,6 +135,17 @@ int gt_cmd_convert(int argc, char **argv)
 		case 'n': opt.no_symbols = true; break;
 		case 'q': quiet = true; break;
 		case 'p': per_process = true; break;
+		case 'F':
+		case 'T':
+			/* --from/--to: a window of the captures (encoder/window.h) */
+			if (gt_cli_parse_duration(optarg, 1e9, c == 'F' ? &opt.from_ns : &opt.to_ns) ||
+			    (c == 'T' && !opt.to_ns)) {
+				fprintf(stderr, "gotrace convert: bad --%s '%s' (a time after the capture's "
+					"start, e.g. 1.5s or 200ms)\n", c == 'F' ? "from" : "to", optarg);
+				free(debug_dirs);
+				return 2;
+			}
+			break;
 		case 'h': convert_usage(stdout); free(debug_dirs); return 0;
 		default: convert_usage(stderr); free(debug_dirs); return 2;
 		}
@@ -136,6 +153,11 @@ int gt_cmd_convert(int argc, char **argv)
 	if (!out || optind >= argc) {
 		fprintf(stderr, "gotrace convert: %s (see gotrace convert --help)\n",
 			!out ? "no output file (-o FILE)" : "no capture file given");
+		free(debug_dirs);
+		return 2;
+	}
+	if (opt.to_ns && opt.to_ns <= opt.from_ns) {
+		fprintf(stderr, "gotrace convert: --to must be later than --from\n");
 		free(debug_dirs);
 		return 2;
 	}

@@ -15,6 +15,9 @@ struct gt_convert_options {
 	uint64_t syscall_threshold_ns;      /* 0: GT_DEFAULT_SYSCALL_THRESHOLD_NS */
 	const char *const *debug_dirs;      /* extra debug-info directories, NULL-terminated */
 	bool no_symbols;                    /* name frames by address (no symbolizer) */
+	/* A time window (window.h): from_ns and to_ns after the start of the earliest capture;
+	 * to_ns 0: to the end.  The threads alive at from_ns are in the trace from its start. */
+	uint64_t from_ns, to_ns;
 	/* Called every few thousand records with the capture bytes consumed so far and in all,
 	 * for a progress display; NULL: never. */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);

@@ -415,7 +415,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	m->caps[m->fact_capture].last_ns = ns;
 	if (m->n_credits)
 		gtm_credit_end(m, gtm_rec_serial(m, r));
-	if (!m->seen_fact) {
+	if (!m->seen_fact && r->tsc >= m->opt.start_tsc) {
 		m->seen_fact = true;
 		m->t0 = ns;
 	}
