@@ -200,8 +200,10 @@ int gt_cmd_convert(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		if (!quiet)
+		if (!quiet) {
 			gt_convert_print_summary(stderr, name, &sum);
+			gt_cli_viewer_warning(name, sum.wire.events);
+		}
 	}
 	free(images);
 	free(debug_dirs);

@@ -679,6 +679,7 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 		r->sum.process[0] ? r->sum.process : cap->command, cap->pid,
 		cap->last ? "" : ", then exec'd another program", r->sum.model.threads,
 		r->sum.wire.events, size, r->sum.seconds);
+	gt_cli_viewer_warning(output, r->sum.wire.events);
 	gt_cli_print_capture_problems(&r->sum, "");
 	if (cap->detached && cap->last)
 		fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends where "

@@ -28,6 +28,28 @@ void gt_cli_print_capture_problems(const struct gt_convert_summary *s, const cha
 			s->truncated ? ", capture truncated" : "");
 }
 
+/* Go's viewers need about 0.4 GiB and, on a loaded 2-core machine, 15 s per million events
+ * (docs/benchmarks.md, "Traces a viewer can open"): past this, more than 2 GiB or 20 s */
+#define GT_VIEWER_EVENTS 4000000u
+
+void gt_cli_viewer_warning(const char *output, uint64_t events)
+{
+	uint64_t limit = GT_VIEWER_EVENTS;
+	const char *v = getenv("GOTRACE_VIEWER_EVENTS");
+	char *end;
+	if (v && *v) {
+		unsigned long long x = strtoull(v, &end, 10);
+		if (!*end && x)
+			limit = x;
+	}
+	if (events <= limit)
+		return;
+	fprintf(stderr, "gotrace:   %s holds %" PRIu64 " events, more than Go's viewer opens "
+		"comfortably (%" PRIu64 "); for a smaller trace: gotrace run --last, gotrace convert "
+		"--from T --to T, or read it with gotrace report (no viewer)\n", output, events,
+		limit);
+}
+
 struct program {
 	const char *name;
 	size_t count;
@@ -141,6 +163,8 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 			sum.total.model.threads, sum.total.wire.events, size, sum.total.seconds);
 	if (style != GT_SUMMARY_QUIET && readable > 1)
 		print_processes(&sum);
+	if (style != GT_SUMMARY_QUIET)
+		gt_cli_viewer_warning(output, sum.total.wire.events);
 	for (size_t i = 0; i < sum.n; i++) {
 		const struct gt_convert_capture *c = &sum.captures[i];
 		char who[128] = "";
