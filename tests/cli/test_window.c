@@ -48,6 +48,30 @@ static uint64_t capture_bytes(const char *dir, int *n)
 	return sum;
 }
 
+/* Whether `gotrace report --json` of a capture in dir says it stopped at bound bytes. */
+static bool a_report_says_bound(const char *dir, uint64_t bound)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char needle[64];
+	bool found = false;
+	snprintf(needle, sizeof needle, "\"max_capture_bytes\":%llu", (unsigned long long)bound);
+	while (d && !found && (e = readdir(d)) != NULL) {
+		char path[1024];
+		struct cli_result r;
+		if (!strstr(e->d_name, ".gtcap"))
+			continue;
+		cli_path(path, sizeof path, dir, e->d_name);
+		const char *argv[] = { cli_gotrace, "report", "--json", path, NULL };
+		cli_run(&r, argv, NULL);
+		found = r.status == 0 && strstr(r.out, needle) != NULL;
+		cli_result_free(&r);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 static bool has_budget_page(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -69,7 +93,8 @@ Test(max_capture, stops_the_run_at_the_bound_unnoticed, .timeout = 120)
 	cli_tempdir(dir, sizeof dir);
 	cli_path(caps, sizeof caps, dir, "caps");
 	cli_path(trace, sizeof trace, dir, "t.trace");
-	snprintf(script, sizeof script, "%s 48 4 && %s 48 4", cli_workpool, cli_workpool);
+	/* each example run records about 56 KiB: the second one meets the bound */
+	snprintf(script, sizeof script, "%s 240 4 && %s 240 4", cli_workpool, cli_workpool);
 	const char *plain_argv[] = { "/bin/sh", "-c", script, NULL };
 	const char *traced_argv[] = { cli_gotrace, "run", "--max-capture", "96K", "--capture-dir",
 				      caps, "--keep-capture", "-o", trace, "--", "/bin/sh", "-c",
@@ -93,6 +118,7 @@ Test(max_capture, stops_the_run_at_the_bound_unnoticed, .timeout = 120)
 		      (unsigned long long)bytes);
 	cr_assert_gt(bytes, 48 * 1024, "captures hold %llu bytes", (unsigned long long)bytes);
 	cr_assert(!has_budget_page(caps), "the run's count page was left in %s", caps);
+	cr_assert(a_report_says_bound(caps, 96 * 1024), "no report --json names the bound");
 	assert_oracle(trace);
 	cli_result_free(&plain);
 	cli_result_free(&traced);
