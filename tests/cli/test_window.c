@@ -201,6 +201,16 @@ static void window_capture(const char *path)
 	gt_cb_free(cb);
 }
 
+/* window_capture in a fresh directory, and the path of a trace beside it (600 bytes each) */
+static void synthetic_files(char *capture, char *out)
+{
+	char dir[512];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(capture, 600, dir, "gotrace-4242.gtcap");
+	cli_path(out, 600, dir, "w.trace");
+	window_capture(capture);
+}
+
 /* The goroutine labelled name (GoStartLabel), or -1 */
 static int64_t labelled(const struct gt_events *ev, const char *name)
 {
@@ -308,12 +318,9 @@ Test(window, of_a_real_run_keeps_every_thread_and_reads, .timeout = 120)
 
 Test(window, junk_times_are_refused)
 {
-	char dir[512], capture[600], out[600];
+	char capture[600], out[600];
 	struct cli_result r;
-	cli_tempdir(dir, sizeof dir);
-	cli_path(capture, sizeof capture, dir, "gotrace-4242.gtcap");
-	cli_path(out, sizeof out, dir, "w.trace");
-	window_capture(capture);
+	synthetic_files(capture, out);
 	const char *junk[][2] = { { "abc", "1s" }, { "-1s", "1s" }, { "1e3", "2000" },
 				  { "1s", "0" }, { "2s", "1s" }, { "1ss", "2s" }, { "1h", "2h" },
 				  { "5ms", "5ms" } };
@@ -337,12 +344,9 @@ Test(window, junk_times_are_refused)
 
 Test(viewer, a_trace_beyond_the_viewers_comfort_is_said_with_the_remedies)
 {
-	char dir[512], capture[600], out[600];
+	char capture[600], out[600];
 	struct cli_result r;
-	cli_tempdir(dir, sizeof dir);
-	cli_path(capture, sizeof capture, dir, "gotrace-4242.gtcap");
-	cli_path(out, sizeof out, dir, "w.trace");
-	window_capture(capture);
+	synthetic_files(capture, out);
 	const char *argv[] = { cli_gotrace, "convert", "--no-symbols", capture, "-o", out, NULL };
 	const char *low[] = { "GOTRACE_VIEWER_EVENTS=10", NULL };
 	cli_run(&r, argv, low);
