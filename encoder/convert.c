@@ -84,11 +84,12 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	struct gt_window *win = NULL;
 	if (opt->from_ns || opt->to_ns) {
 		double tick = ticks_per_second(h0) / 1e9;
-		uint64_t from = h0->start_tsc + (uint64_t)((double)opt->from_ns * tick);
+		/* without --from, every record is in it (even one stamped before the start) */
+		uint64_t from = opt->from_ns ? h0->start_tsc + (uint64_t)((double)opt->from_ns * tick) : 1;
 		uint64_t to = opt->to_ns ? h0->start_tsc + (uint64_t)((double)opt->to_ns * tick)
 					 : UINT64_MAX;
-		win = gt_window_new(from ? from : 1, to);
-		mo.start_tsc = from ? from - 1 : 0;
+		win = gt_window_new(from, to);
+		mo.start_tsc = from - 1;
 	}
 	struct gt_model *m = w && (win || !(opt->from_ns || opt->to_ns)) ? gt_model_new(w, &base, &mo)
 									 : NULL;
