@@ -28,9 +28,10 @@ void gt_cli_print_capture_problems(const struct gt_convert_summary *s, const cha
 			s->truncated ? ", capture truncated" : "");
 }
 
-/* Go's viewers need about 0.4 GiB and, on a loaded 2-core machine, 15 s per million events
- * (docs/benchmarks.md, "Traces a viewer can open"): past this, more than 2 GiB or 20 s */
-#define GT_VIEWER_EVENTS 4000000u
+/* Go's viewers (1.19 and 1.23) need about 0.4 GiB and 6 s of CPU per million events to open a
+ * trace (docs/benchmarks.md, "Traces a viewer can open"): 20 s past about 3.4 million, 2 GiB
+ * past about 5 million */
+#define GT_VIEWER_EVENTS 3000000u
 
 void gt_cli_viewer_warning(const char *output, uint64_t events)
 {
