@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #define GT_BUDGET_MAGIC "GTBUDGT"
 
@@ -46,14 +47,19 @@ static void budget_path(char *path, size_t cap)
 
 static struct gt_budget_page *map_page(int root)
 {
-	static char path[GT_PATH_MAX];  /* under the creation path's exclusion, off the stack */
+	/* under the creation path's exclusion, off the program's stack */
+	static char path[GT_PATH_MAX];
+	static struct stat st;
 	budget_path(path, sizeof path);
 	int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | (root ? O_CREAT : 0);
 	long fd = gt_sys4(SYS_openat, AT_FDCWD, path, flags, 0600);
 	if (fd < 0)
 		return NULL;
 	long r = -1;
-	if (gt_sys2(SYS_ftruncate, fd, 4096) == 0)
+	/* the root gives the page its length; a shorter page (a root that died making it) is
+	 * not mapped past its end */
+	if ((root ? gt_sys2(SYS_ftruncate, fd, 4096) : 0) == 0 && gt_sys2(SYS_fstat, fd, &st) == 0 &&
+	    st.st_size >= 4096)
 		r = gt_sys((long)SYS_mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	gt_sys1(SYS_close, fd);
 	return r < 0 && r > -4096 ? NULL : (struct gt_budget_page *)r;

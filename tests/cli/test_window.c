@@ -124,6 +124,44 @@ Test(max_capture, stops_the_run_at_the_bound_unnoticed, .timeout = 120)
 	cli_result_free(&traced);
 }
 
+/* Bare LD_PRELOAD with GOTRACE_MAX_CAPTURE: the processes the first one starts share its
+ * count (its page stays beside the captures), and gotrace convert says where it stopped. */
+Test(max_capture, bare_preload_shares_the_bound_too, .timeout = 120)
+{
+	char dir[512], trace[600], script[2048], preload[700], capdir[600];
+	struct cli_result plain, traced, conv;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	snprintf(script, sizeof script, "%s 240 4 && %s 240 4", cli_workpool, cli_workpool);
+	snprintf(preload, sizeof preload, "LD_PRELOAD=%s", GT_TEST_PRELOAD_LIB);
+	snprintf(capdir, sizeof capdir, "GOTRACE_CAPTURE_DIR=%s", dir);
+	const char *argv[] = { "/bin/sh", "-c", script, NULL };
+	const char *plain_env[] = { "GOTRACE_CHUNK_SIZE=16384", NULL };
+	const char *env[] = { "GOTRACE_CHUNK_SIZE=16384", "GOTRACE_MAX_CAPTURE=96K", preload,
+			      capdir, NULL };
+	cli_run(&plain, argv, plain_env);
+	cli_run(&traced, argv, env);
+	cr_assert_eq(plain.status, 0, "%s", plain.err);
+	cr_assert_eq(traced.status, 0, "%s", traced.err);
+	cr_assert_str_eq(traced.out, plain.out);
+	cr_assert_not_null(strstr(traced.err, "GOTRACE_MAX_CAPTURE bound"), "%s", traced.err);
+	int n;
+	uint64_t bytes = capture_bytes(dir, &n);
+	cr_assert_eq(n, 3, "captures: %d", n);
+	cr_assert_leq(bytes, 96 * 1024 + 3 * 4096, "captures hold %llu bytes",
+		      (unsigned long long)bytes);
+	cr_assert(has_budget_page(dir));
+	const char *convert[] = { cli_gotrace, "convert", dir, "-o", trace, NULL };
+	cli_run(&conv, convert, NULL);
+	cr_assert_eq(conv.status, 0, "%s", conv.err);
+	cr_assert_not_null(strstr(conv.err, "recording stopped at the --max-capture bound of 96 KiB"),
+			   "%s", conv.err);
+	assert_oracle(trace);
+	cli_result_free(&plain);
+	cli_result_free(&traced);
+	cli_result_free(&conv);
+}
+
 Test(max_capture, junk_sizes_are_refused_and_help_says_the_default)
 {
 	char dir[512], trace[600];
