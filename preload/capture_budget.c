@@ -102,6 +102,14 @@ int gt_budget_take(uint64_t bytes)
 	return 0;
 }
 
+uint64_t gt_budget_left(void)
+{
+	if (!gt_cfg.max_capture)
+		return UINT64_MAX;
+	uint64_t used = gt_load(counter());
+	return used < gt_cfg.max_capture ? gt_cfg.max_capture - used : 0;
+}
+
 void gt_budget_give_back(uint64_t bytes)
 {
 	if (gt_cfg.max_capture)

@@ -12,6 +12,8 @@
 void gt_budget_attach(struct gt_file_header *h) GT_HIDDEN;
 /* bytes more for a chunk: 1 when they fit under the bound (counted), 0 when not */
 int gt_budget_take(uint64_t bytes) GT_HIDDEN;
+/* bytes the bound leaves (UINT64_MAX without one): growth allocates no further ahead */
+uint64_t gt_budget_left(void) GT_HIDDEN;
 /* a chunk taken but never used */
 void gt_budget_give_back(uint64_t bytes) GT_HIDDEN;
 

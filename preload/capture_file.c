@@ -147,14 +147,16 @@ static long allocate_to(uint64_t len)
 	return r;
 }
 
-/* Grow the file so that `need` bytes are backed, and up to 7 chunks more: when the disk or
+/* Grow the file so that `need` bytes are backed, and up to 7 chunks more (no more than the
+ * GOTRACE_MAX_CAPTURE bound leaves: the disk holds no more than it): when the disk or
  * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
  * until not one more chunk fits. */
 static int grow_file(uint64_t need)
 {
 	if (need <= gt_file_bytes)
 		return 0;
-	for (uint64_t ahead = gt_file_bytes ? 7 : 0;; ahead /= 2) {
+	uint64_t ahead = gt_file_bytes ? 7 : 0, left = gt_budget_left() / gt_chunk_size;
+	for (ahead = ahead < left ? ahead : left;; ahead /= 2) {
 		uint64_t target = need + ahead * gt_chunk_size;
 		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
 		if (r >= 0) {
