@@ -282,50 +282,6 @@ struct capture_dir {
 	size_t n_preexisting;
 };
 
-/* uid-<n>: the captures of the programs a traced process ran after it became user n
- * (preload/capture_file.c), in a directory of theirs */
-static bool is_user_dir(const char *dir, const char *name)
-{
-	struct stat st;
-	char path[PATH_MAX];
-	if (strncmp(name, "uid-", 4) != 0 || !name[4] || strspn(name + 4, "0123456789") != strlen(name + 4))
-		return false;
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* fn(name) for every capture in dir ("gotrace-...") and in its user directories
- * ("uid-<n>/gotrace-...", regular files only: those directories are the user's) */
-static void each_capture(const char *dir, void (*fn)(const char *name, void *ctx), void *ctx)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (gt_is_capture_name(e->d_name)) {
-			fn(e->d_name, ctx);
-			continue;
-		}
-		if (!is_user_dir(dir, e->d_name))
-			continue;
-		char sub[PATH_MAX], rel[2 * NAME_MAX + 2];
-		snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-		DIR *u = opendir(sub);
-		struct dirent *f;
-		struct stat st;
-		while (u != NULL && (f = readdir(u)) != NULL) {
-			if (!gt_is_capture_name(f->d_name) ||
-			    fstatat(dirfd(u), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-				continue;
-			snprintf(rel, sizeof rel, "%s/%s", e->d_name, f->d_name);
-			fn(rel, ctx);
-		}
-		if (u != NULL)
-			closedir(u);
-	}
-	if (d != NULL)
-		closedir(d);
-}
-
 static void add_preexisting(const char *name, void *ctx)
 {
 	struct capture_dir *cd = ctx;
@@ -362,7 +318,7 @@ static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 		fail("cannot write into capture directory %s: %s", requested, strerror(errno));
 		return -1;
 	}
-	each_capture(cd->path, add_preexisting, cd);
+	gt_each_capture(cd->path, add_preexisting, cd);
 	return 0;
 }
 
@@ -633,7 +589,7 @@ static void collect_captures(const struct capture_dir *cd, pid_t main_pid,
 {
 	*rc = (struct run_captures){ .main_pid = (uint32_t)main_pid };
 	struct collecting c = { cd, rc, NULL };
-	each_capture(cd->path, collect_one, &c);
+	gt_each_capture(cd->path, collect_one, &c);
 	rc->img = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *rc->img);
 	gt_trace_images_identify(rc->img, rc->n, (const char *const *)rc->paths, c.file_pid);
 	free(c.file_pid);
@@ -657,7 +613,7 @@ static void remove_captures(const struct capture_dir *cd, const struct run_captu
 	struct dirent *e;
 	while (d != NULL && (e = readdir(d)) != NULL) {
 		char sub[PATH_MAX + NAME_MAX + 2];
-		if (!is_user_dir(cd->path, e->d_name))
+		if (!gt_is_user_dir(cd->path, e->d_name))
 			continue;
 		snprintf(sub, sizeof sub, "%s/%s", cd->path, e->d_name);
 		rmdir(sub); /* emptied, unless it holds what is not ours */

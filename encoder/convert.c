@@ -266,8 +266,7 @@ void gt_convert_losses(const struct gt_convert_summary *s, struct gt_convert_los
 	const struct gt_model_counters *mc = &s->model;
 	const struct gt_capture_stats *r = &s->reader;
 	out->dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost +
-		       mc->writer_waiters_lost + mc->writer_reentry_lost + mc->writer_waits_unshown +
-		       s->stop.facts_lost;
+		       mc->writer_waiters_lost + mc->writer_reentry_lost + s->stop.facts_lost;
 	out->repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
 			mc->ends_without_begin + mc->stacks_missing + r->reordered;
 	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;

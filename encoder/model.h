@@ -58,7 +58,7 @@ struct gt_model_options {
 	X(writer_threads_lost, "threads the recorder's table could not hold")              \
 	X(writer_waiters_lost, "waits the recorder's table could not hold (waker unknown)") \
 	X(writer_reentry_lost, "calls from signal handlers that interrupted the recorder")     \
-	X(writer_waits_unshown, "mutex waits not drawn (released inside a condition wait)")
+	X(cond_release_unseen, "mutex waits whose waker (a condition wait) is not shown")
 
 struct gt_model_counters {
 #define GT_MODEL_COUNTER_FIELD(name, text) uint64_t name;

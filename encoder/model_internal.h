@@ -70,6 +70,15 @@ struct mthread {
 	bool in_wait_list;
 	bool futex_no_wait;     /* its FUTEX_WAIT returned EAGAIN at once: no block shown */
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
+	bool cond_held;         /* its mutex wait began while the holder was inside a condition
+				 * wait (GT_BLOCK_COND_HELD), whose release inside glibc may be its
+				 * waker */
+	uint32_t cond_holder;   /* that holder (serial) */
+	uint32_t cond_releaser; /* that condition waiter, whose block waits for this one's */
+	/* a condition wait whose block is drawn after that of defer_waiter (serial; 0 = none),
+	 * which its release inside glibc lets in (model.c, cond_release) */
+	uint32_t defer_waiter;
+	uint64_t defer_key, defer_ns, defer_tsc, defer_stack;
 	uint32_t first_cpu;
 	uint32_t serial;        /* the model's: the capture's own when only one is converted */
 	uint32_t capture;       /* the capture (process) it belongs to */
@@ -123,6 +132,7 @@ struct gt_model {
 	size_t n_buckets;
 	size_t n_waiting;
 	size_t n_credits;           /* threads with a credit_count */
+	size_t n_deferred;          /* threads with a defer_waiter */
 
 	bool prologue_closed;
 	uint64_t floor;             /* live events are at or after this tick */
@@ -213,6 +223,8 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_record *r,
 				uint64_t ns, enum synth reason);
 void gtm_sched_finish(struct gt_model *m);
+/* t runs on cpu at ns (§5.2), without a fact of its own */
+void gtm_run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns);
 
 /* model_wait.c */
 /* The one place where a wait-list key is formed for the synchronisation object obj of fact r
@@ -230,6 +242,9 @@ void gtm_credit_end(struct gt_model *m, uint32_t serial);
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);
 void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w, uint64_t ns,
 		    uint64_t stack);
+/* The earliest blocked GT_BLOCK_COND_HELD waiter on key, held by holder (serial), that the
+ * fact being modelled may wake, else NULL. */
+struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder);
 
 /* model_kernel_objects.c */
 void gtm_kobj_syscall_begin(struct gt_model *m, struct mthread *t,

@@ -275,6 +275,8 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		gtm_emit(m, p, GT_GO_GO_UNBLOCK, ns, t, NULL, t->g, ++t->seq,
 			 gtm_synth_stack(m, r));
 		m->ctr.unknown_wakeups++;
+		if (t->cond_held && t->wait_kind == GT_BK_MUTEX && r == S_UNKNOWN)
+			m->ctr.cond_release_unseen++;
 	} else if (t->state == T_SYSBLOCKED) {
 		gtm_emit(m, p, GT_GO_GO_SYSEXIT, ns, t, NULL, t->g, ++t->seq, 0);
 	}
@@ -286,6 +288,11 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 	t->state = T_RUNNING;
 	t->p = p;
 	m->ps[p].running = t->serial;
+}
+
+void gtm_run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns)
+{
+	run_thread(m, t, cpu, ns, S_UNKNOWN);
 }
 
 /* The thread of a fact, made running on its CPU; NULL when the fact is to be skipped. */

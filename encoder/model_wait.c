@@ -86,6 +86,17 @@ static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t
 	       w->block_tsc < m->fact_tsc;
 }
 
+struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder)
+{
+	for (uint32_t s = m->n_buckets ? m->buckets[gtm_bucket_of(m, key)] : 0; s;) {
+		struct mthread *w = gtm_thread_at(m, s);
+		s = w->hnext;
+		if (w->cond_held && w->cond_holder == holder && may_wake(m, w, key))
+			return w;
+	}
+	return NULL;
+}
+
 /* Gives each waiter that may be woken the place of its next fact in the reader's lookahead
  * (ahead_pos, UINT64_MAX when not there).  The lookahead is read in order, so it stops once
  * the first `want` of them are placed: the rest cannot come before them. */

@@ -712,8 +712,8 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 			"recorded\n", r->dropped_facts, r->stacks_lost, r->threads_lost,
 			r->waiters_lost, r->reentry_lost);
 	if (r->waits_unshown)
-		fprintf(out, "Not drawn: %" PRIu64 " mutex waits whose holder released the mutex inside "
-			"a condition wait\n", r->waits_unshown);
+		fprintf(out, "Not recorded (by an older recorder): %" PRIu64 " mutex waits whose holder "
+			"released the mutex inside a condition wait\n", r->waits_unshown);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */

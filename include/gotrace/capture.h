@@ -160,7 +160,7 @@ struct gt_rec {
 	/* a thread that existed before recording began (main at start, or one first met by a \
 	 * hook) */ \
 	X(5, THREAD_EXISTING, GT_PAYLOAD(thread_start), "1 if it was blocked when first seen") \
-	/* about to block */ \
+	/* about to block; a condition wait's may carry a struct gt_p_block_mutex tail */ \
 	X(6, BLOCK_BEGIN, GT_PAYLOAD(block), "enum gt_block_kind") \
 	/* returned from the blocking call */ \
 	X(7, BLOCK_END, GT_PAYLOAD(block_end), "enum gt_block_kind") \
@@ -257,9 +257,9 @@ enum gt_notice {
 	GT_NOTICE_REENTRY_LOST = 6, /* count hooked calls made while the tracer worked on the
 				     * same thread (a signal handler interrupting it): passed
 				     * straight through, unrecorded */
-	GT_NOTICE_WAITS_UNSHOWN = 7, /* count mutex waits not drawn: the holder was in a condition
-				      * wait's hook, and glibc releases the mutex inside the real
-				      * wait (a thread already blocked cannot be drawn waking one) */
+	GT_NOTICE_WAITS_UNSHOWN = 7, /* count mutex waits not recorded: the holder was in a
+				      * condition wait's hook (written by older recorders; such
+				      * waits are now recorded, flagged GT_BLOCK_COND_HELD) */
 	GT_NOTICE_KINDS
 };
 
@@ -292,7 +292,25 @@ struct gt_p_thread_name {
 struct gt_p_block {
 	uint64_t obj;              /* object address (or per-kind value, see gt_block_kind) */
 	uint32_t stack;            /* stack id where it blocks */
-	uint32_t flags;            /* reserved, 0 */
+	uint32_t flags;            /* enum gt_block_flags (0 before they existed) */
+};
+
+enum gt_block_flags {
+	/* a mutex wait (GT_BK_MUTEX) that began while the mutex's holder was inside a
+	 * condition wait's hook: glibc releases the mutex inside the real wait, after the
+	 * holder's condvar BLOCK_BEGIN (whose gt_p_block_mutex tail names this mutex) was
+	 * stamped, so that release, which has no fact of its own, may be this wait's waker;
+	 * bits GT_BLOCK_HOLDER_SHIFT.. hold that holder's thread serial */
+	GT_BLOCK_COND_HELD = 1u << 0,
+};
+#define GT_BLOCK_HOLDER_SHIFT 8
+
+/* The tail of a condition wait's BLOCK_BEGIN (aux GT_BK_COND) whose look for the mutex's
+ * waiters, just before it, found none (else a WAKE on the mutex precedes it): the mutex the
+ * real wait releases, for a GT_BLOCK_COND_HELD waiter that arrives after that look.  Readers
+ * that do not know it skip it (a record may be longer than its minimum payload). */
+struct gt_p_block_mutex {
+	uint64_t mutex;            /* the mutex's obj, as its waiters' BLOCK_BEGIN names it */
 };
 
 struct gt_p_block_end {
@@ -441,6 +459,7 @@ GT_STATIC_ASSERT(sizeof(struct gt_p_thread_new) == 16, "thread_new");
 GT_STATIC_ASSERT(sizeof(struct gt_p_thread_start) == 16, "thread_start");
 GT_STATIC_ASSERT(sizeof(struct gt_p_thread_name) == 16, "thread_name");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block) == 16, "block");
+GT_STATIC_ASSERT(sizeof(struct gt_p_block_mutex) == 8, "block_mutex");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block_end) == 16, "block_end");
 GT_STATIC_ASSERT(sizeof(struct gt_p_wake) == 16, "wake");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall) == 16, "syscall");

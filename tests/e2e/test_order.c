@@ -147,14 +147,10 @@ static void run_and_convert(const char *const argv[], const char *chunk_size, ch
 	cr_assert_gt(sum.reader.chunks, 1, "%s", text);
 	cr_assert_eq(l.repaired, 0, "%s", text);
 	cr_assert_eq(l.skipped, 0, "%s", text);
-	/* A mutex wait whose holder released it inside a condition wait cannot be drawn (the
-	 * holder is blocked by then): it is counted, and such a run cannot pass (issue 11). */
-	uint64_t unshown = sum.model.writer_waits_unshown;
-	cr_assert_eq(l.dropped - unshown, 0, "%s", text);
-	if (unshown)
-		cr_skip("%" PRIu64 " mutex waits not drawn: their holder released the mutex inside a "
-			"condition wait, which the trace cannot show (counted as waits_unshown; #11)",
-			unshown);
+	cr_assert_eq(l.dropped, 0, "%s", text);
+	/* a mutex wait whose holder released it inside a condition wait is drawn, let in by
+	 * that wait */
+	cr_assert_eq(sum.model.cond_release_unseen, 0, "%s", text);
 }
 
 /* G ids of the threads main created, in creation order. */
@@ -242,7 +238,7 @@ static size_t check_pair(void)
 /* A first mutex waiter that arrives in a hook's gap between its look for waiters and the
  * real release (targets/order.c window-*): libgt-window.so, preloaded after libgotrace.so,
  * holds the gap open until the waiter sleeps on the mutex.  Returns the waiter's blocks. */
-static uint64_t window_unshown; /* the summary's waits not drawn, of the last window() */
+static uint64_t window_unseen; /* the summary's cond_release_unseen, of the last window() */
 
 static size_t window(const char *what)
 {
@@ -261,7 +257,7 @@ static size_t window(const char *what)
 	struct gt_convert_summary sum;
 	cr_assert_eq(gt_convert_file(capture, trace, &opt, &sum, err, sizeof err), 0, "%s", err);
 	cr_expect_eq(sum.model.unknown_wakeups, 0);
-	window_unshown = sum.model.writer_waits_unshown;
+	window_unseen = sum.model.cond_release_unseen;
 	ev = gt_events_parse_119(trace);
 	cr_assert_not_null(ev);
 	return check_pair();
@@ -271,16 +267,21 @@ static size_t window(const char *what)
 Test(order, waiter_in_the_unlock_gap_has_its_waker)
 {
 	cr_expect_eq(window("window-unlock"), 1u, "the waiter slept on the mutex: one block");
-	cr_expect_eq(window_unshown, 0u);
+	cr_expect_eq(window_unseen, 0u);
 }
 
 /* glibc releases the mutex inside the real condvar wait, after the waiting thread's block
- * was stamped: a waiter that arrives then cannot be shown unblocked by it, and records no
- * block (the condvar wait's own unblock is by the waiter's signal). */
-Test(order, waiter_in_the_condvar_wait_gap_has_no_unknown_waker)
+ * was stamped: a waiter that arrives then is drawn unblocked by the condvar waiter, whose
+ * own block follows (and is unblocked by the waiter's signal). */
+Test(order, waiter_in_the_condvar_wait_gap_has_its_waker)
 {
-	cr_expect_eq(window("window-condwait"), 0u, "no block of the waiter: it arrived in the gap");
-	cr_expect_eq(window_unshown, 1u, "the wait not drawn is counted (GT_NOTICE_WAITS_UNSHOWN)");
+	cr_expect_eq(window("window-condwait"), 1u, "the waiter slept on the mutex: one block");
+	cr_expect_eq(window_unseen, 0u);
+	/* main still ran inside the wait when the waiter blocked: its condvar block follows */
+	ssize_t sync = gt_events_find(ev, 0, "GoBlockSync", GT_ANY, GT_ANY);
+	ssize_t cond = gt_events_find(ev, 0, "GoBlockCond", GT_ANY, GT_ANY);
+	cr_assert_geq(sync, 0);
+	cr_expect_gt(cond, sync, "the condvar block (%zd) after the mutex block (%zd)", cond, sync);
 }
 
 static void ring(const char *what, const char *threads, const char *rounds, int loaded)
