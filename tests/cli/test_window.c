@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <gotrace/capture.h>
 
@@ -160,6 +161,43 @@ Test(max_capture, bare_preload_shares_the_bound_too, .timeout = 120)
 	cli_result_free(&plain);
 	cli_result_free(&traced);
 	cli_result_free(&conv);
+}
+
+/* What the command's libgotrace.so is given: --max-capture, else what the user exported,
+ * else a quarter of the capture directory's free space. */
+Test(max_capture, the_bound_given_to_the_command)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *show[] = { "/bin/sh", "-c", "echo $GOTRACE_MAX_CAPTURE", NULL };
+	const char *flag[] = { cli_gotrace, "run", "--max-capture", "1G", "--capture-dir", dir,
+			       "-o", trace, "--", show[0], show[1], show[2], NULL };
+	cli_run(&r, flag, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "1073741824\n");
+	cli_result_free(&r);
+
+	const char *exported[] = { "GOTRACE_MAX_CAPTURE=5G", NULL };
+	const char *plain[] = { cli_gotrace, "run", "--capture-dir", dir, "-o", trace, "--",
+				show[0], show[1], show[2], NULL };
+	cli_run(&r, plain, exported);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "5G\n");
+	cli_result_free(&r);
+
+	struct statvfs fs;
+	cr_assert_eq(statvfs(dir, &fs), 0);
+	double quarter = (double)fs.f_bavail * fs.f_frsize / 4;
+	const char *unset[] = { "GOTRACE_MAX_CAPTURE", NULL };
+	cli_run(&r, plain, unset);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	double given = strtod(r.out, NULL);
+	/* the free space moves a little while other tests write */
+	cr_assert(given > quarter * 0.9 && given < quarter * 1.1, "%s given, a quarter is %.0f",
+		  r.out, quarter);
+	cli_result_free(&r);
 }
 
 Test(max_capture, junk_sizes_are_refused_and_help_says_the_default)
