@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The example's trace in a real browser: `go tool trace` (Go 1.19 and Go 1.23) serves it,
+"""The example's trace in a real browser: `go tool trace` (each Go given by --tool) serves it,
 headless Chromium renders it, and the rendered DOM must show
 
   * the goroutines page: the example's threads grouped by start routine (worker_main x4,
@@ -267,7 +267,7 @@ def main():
         raise Failure("chromium is installed but chromedriver is not: install chromium-driver (scripts/setup)")
 
     if not args.tool:
-        raise Failure("no `go tool trace` binary to test with (Go 1.19 and Go 1.23 are in scripts/apt-packages)")
+        raise Failure("no `go tool trace` binary to test with (scripts/setup installs them)")
     os.makedirs(args.outdir, exist_ok=True)
     trace = os.path.join(args.outdir, "workpool.trace")
     run = subprocess.run([args.gotrace, "run", "-o", trace, "--", args.workpool],

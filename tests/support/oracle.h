@@ -1,7 +1,8 @@
 /* Go's own trace readers as test oracles, for Criterion tests.
  *
- * Every function runs tests/support/trace-oracle (its path is compiled in), which runs the Go
- * 1.19 and Go 1.23 `trace` tools directly; see that script for the individual checks.
+ * Every function runs tests/support/trace-oracle (its path is compiled in), which runs the
+ * `trace` tools of Go 1.19, 1.22, 1.23 and 1.26 directly; see that script for the individual
+ * checks and scripts/lib/go-toolchains for where each Go is.
  * Strings returned are malloc'd and owned by the caller (free()).  On failure the functions
  * print the tool's own error to stderr, which Criterion keeps in the test log. */
 #ifndef GT_TESTS_ORACLE_H
@@ -12,11 +13,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Runs every check (quick: only the two parse checks) on TRACE.  Returns 0 if all passed,
- * 1 if at least one failed, -1 if the oracle could not run at all.  If REPORT is not NULL it
- * receives the full report: one line "ok CHECK" or "FAIL CHECK: reason" per check, each failure
- * followed by the tool's own error lines indented by four spaces.  Check names: parse-1.19,
- * ui-1.19, pprof-1.19, parse-1.23, ui-1.23, thread-1.23, pprof-1.23. */
+/* Runs every check of every Go version (quick: only their parse checks) on TRACE.  Returns 0
+ * if all passed, 1 if at least one failed, -1 if the oracle could not run at all.  If REPORT is
+ * not NULL it receives the full report: one line "ok CHECK" or "FAIL CHECK: reason" per check,
+ * each failure followed by the tool's own error lines indented by four spaces.  Check names:
+ * parse-V, ui-V and pprof-V for V = 1.19, 1.22, 1.23, 1.26, and thread-V for 1.23 and 1.26
+ * (1.19 and 1.22 read the 1.19 format with the old viewer, which has no thread view). */
 int gt_oracle_check(const char *trace, bool quick, char **report);
 
 /* Whether REPORT (from gt_oracle_check) says CHECK passed ("ok CHECK") / failed ("FAIL CHECK:"). */
@@ -102,9 +104,10 @@ char *gt_dump_123_stack(const char *dump, const char *match, size_t nth, const c
 
 /* ---- profiles --------------------------------------------------------------------------------- */
 
-/* `trace -pprof=KIND TRACE` ("sync", "syscall", "sched", "net") with Go GO_VERSION ("1.19" or
- * "1.23"), read back by `pprof -traces -lines`: records separated by lines of dashes, each
- * "   <delay>   func file:line" innermost first.  NULL on failure (message on stderr). */
+/* `trace -pprof=KIND TRACE` ("sync", "syscall", "sched", "net") with Go GO_VERSION ("1.19",
+ * "1.22", "1.23", "1.26"), read back by `pprof -traces -lines`: records separated by lines of
+ * dashes, each "   <delay>   func file:line" innermost first.  NULL on failure (message on
+ * stderr). */
 char *gt_pprof_text(const char *trace, const char *kind, const char *go_version);
 
 #endif

@@ -1,5 +1,7 @@
-/* The oracle proves itself: hand-built traces that follow GO-TRACE-FORMAT.md pass every check,
- * and traces that break one rule fail exactly the checks that rule breaks. */
+/* The oracle proves itself: hand-built traces that follow GO-TRACE-FORMAT.md pass every check
+ * of every Go version, and traces that break one rule fail exactly the checks that rule breaks:
+ * Go 1.19 and 1.22 read the 1.19 format with the old parser and viewer, Go 1.23 and 1.26
+ * convert it, and each pair fails alike. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,10 +253,30 @@ Test(oracle, writer_matches_format_examples)
 
 /* ---- verdicts ----------------------------------------------------------------------------- */
 
-static const char *all_checks[] = { "parse-1.19", "ui-1.19",     "pprof-1.19", "parse-1.23",
-				    "ui-1.23",    "thread-1.23", "pprof-1.23" };
+static const char *const versions[] = { "1.19", "1.22", "1.23", "1.26" };
+#define N_VERSIONS (sizeof versions / sizeof *versions)
 
-/* Runs the full oracle and asserts that exactly the checks in FAILING failed. */
+static const char *all_checks[] = {
+	"parse-1.19", "ui-1.19", "pprof-1.19", "parse-1.22", "ui-1.22",     "pprof-1.22",
+	"parse-1.23", "ui-1.23", "thread-1.23", "pprof-1.23", "parse-1.26", "ui-1.26",
+	"thread-1.26", "pprof-1.26"
+};
+#define N_CHECKS (sizeof all_checks / sizeof *all_checks)
+
+/* Number of verdict lines ("ok CHECK", "FAIL CHECK: ...") in REPORT. */
+static size_t verdicts(const char *report)
+{
+	size_t n = 0;
+	for (const char *line = report; *line;) {
+		n += !strncmp(line, "ok ", 3) || !strncmp(line, "FAIL ", 5);
+		const char *nl = strchr(line, '\n');
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	return n;
+}
+
+/* Runs the full oracle and asserts that it ran exactly the checks of all_checks and that
+ * exactly those in FAILING failed. */
 static void expect_verdicts(const char *trace, const char *const *failing, size_t n_failing)
 {
 	char *report = NULL;
@@ -262,7 +284,8 @@ static void expect_verdicts(const char *trace, const char *const *failing, size_
 	cr_assert_not_null(report);
 	cr_log_info("oracle report:\n%s", report);
 	cr_assert_eq(rc, n_failing ? 1 : 0, "status %d, report:\n%s", rc, report);
-	for (size_t i = 0; i < sizeof all_checks / sizeof *all_checks; i++) {
+	cr_assert_eq(verdicts(report), N_CHECKS, "checks run:\n%s", report);
+	for (size_t i = 0; i < N_CHECKS; i++) {
 		bool should_fail = false;
 		for (size_t j = 0; j < n_failing; j++)
 			should_fail |= !strcmp(all_checks[i], failing[j]);
@@ -285,41 +308,55 @@ Test(oracle, quick_mode_runs_only_the_parse_checks)
 {
 	char *report = NULL;
 	cr_assert_eq(gt_oracle_check(main_trace(GOOD), true, &report), 0);
-	cr_assert(gt_oracle_passed(report, "parse-1.19"));
-	cr_assert(gt_oracle_passed(report, "parse-1.23"));
-	cr_assert_null(strstr(report, "ui-1.19"), "%s", report);
+	char check[32];
+	for (size_t i = 0; i < N_VERSIONS; i++) {
+		snprintf(check, sizeof check, "parse-%s", versions[i]);
+		cr_assert(gt_oracle_passed(report, check), "%s:\n%s", check, report);
+	}
+	cr_assert_eq(verdicts(report), N_VERSIONS, "only the parse checks:\n%s", report);
 	free(report);
 }
 
-Test(oracle, goroutine_running_at_the_end_fails_the_119_viewer)
+Test(oracle, goroutine_running_at_the_end_fails_the_old_viewers)
 {
-	const char *failing[] = { "ui-1.19" };
-	expect_verdicts(main_trace(LEFT_RUNNING), failing, 1);
+	const char *failing[] = { "ui-1.19", "ui-1.22" };
+	expect_verdicts(main_trace(LEFT_RUNNING), failing, 2);
 }
 
-Test(oracle, go_in_syscall_fails_the_123_thread_view)
+Test(oracle, go_in_syscall_fails_the_new_thread_views)
 {
 	struct tw w = { 0 };
 	build_in_syscall_trace(&w);
-	const char *failing[] = { "thread-1.23" };
-	expect_verdicts(save(&w), failing, 1);
+	const char *failing[] = { "thread-1.23", "thread-1.26" };
+	expect_verdicts(save(&w), failing, 2);
 }
 
-Test(oracle, stack_before_the_first_batch_fails_the_123_parse)
+Test(oracle, stack_before_the_first_batch_fails_the_new_parsers)
 {
-	/* The viewer and profiles of 1.23 are not run once its parse failed, and count as failed. */
-	const char *failing[] = { "parse-1.23", "ui-1.23", "thread-1.23", "pprof-1.23" };
-	expect_verdicts(main_trace(STACK_FIRST), failing, 4);
+	/* The viewer and profiles are not run once the parse failed, and count as failed. */
+	const char *failing[] = { "parse-1.23", "ui-1.23", "thread-1.23", "pprof-1.23",
+				  "parse-1.26", "ui-1.26", "thread-1.26", "pprof-1.26" };
+	expect_verdicts(main_trace(STACK_FIRST), failing, 8);
 }
 
-Test(oracle, missing_frequency_fails_both_parses)
+Test(oracle, missing_frequency_fails_every_parse)
 {
-	const char *failing[] = { "parse-1.19", "ui-1.19",     "pprof-1.19", "parse-1.23",
-				  "ui-1.23",    "thread-1.23", "pprof-1.23" };
 	char *report = NULL;
-	expect_verdicts(main_trace(NO_FREQUENCY), failing, 7);
+	expect_verdicts(main_trace(NO_FREQUENCY), all_checks, N_CHECKS);
 	gt_oracle_check(trace_path, true, &report);
-	cr_assert(strstr(report, "no EvFrequency event"), "the tool's error is shown:\n%s", report);
+	/* Each version's failure is followed by that tool's own words. */
+	char line[64];
+	for (size_t i = 0; i < N_VERSIONS; i++) {
+		snprintf(line, sizeof line, "FAIL parse-%s:", versions[i]);
+		const char *fail = strstr(report, line);
+		cr_assert_not_null(fail, "%s\n%s", line, report);
+		const char *next = strchr(fail, '\n');
+		cr_assert_not_null(next);
+		const char *eol = strchr(next + 1, '\n');
+		const char *msg = strstr(next + 1, "no EvFrequency event");
+		cr_assert(!strncmp(next + 1, "    ", 4) && msg && (!eol || msg < eol),
+			  "Go %s's error is shown:\n%s", versions[i], report);
+	}
 	free(report);
 }
 
@@ -424,8 +461,8 @@ Test(oracle, dump_123_shows_stacks_with_file_and_line)
 Test(oracle, pprof_text_names_the_blocking_line)
 {
 	const char *trace = main_trace(GOOD);
-	for (int i = 0; i < 2; i++) {
-		const char *version = i ? "1.23" : "1.19";
+	for (size_t i = 0; i < N_VERSIONS; i++) {
+		const char *version = versions[i];
 		char *sync = gt_pprof_text(trace, "sync", version);
 		cr_assert_not_null(sync);
 		cr_assert(strstr(sync, "main main.c:12"), "%s sync profile:\n%s", version, sync);
@@ -440,4 +477,5 @@ Test(oracle, pprof_text_names_the_blocking_line)
 	cr_assert(strstr(syscall, "10ns   main main.c:12"), "syscall profile:\n%s", syscall);
 	free(syscall);
 	cr_assert_null(gt_pprof_text(trace, "nonsense", "1.19"));
+	cr_assert_null(gt_pprof_text(trace, "sync", "1.18"), "a version the oracle has no tools of");
 }
