@@ -197,7 +197,9 @@ Test(ring, killed_ring_converts)
  * program descheduled beside busy processes) spans more time: 0.360 s was seen under load. */
 Test(ring, duration_keeps_the_last_duration)
 {
-	const char *argv[] = {test_program("gt-ring"), "wrap", "100000", NULL};
+	/* a run of 1 s whatever the machine's speed: 100000 yields took 0.23 s idle, too short
+	 * to tell a 200 ms window from the whole run */
+	const char *argv[] = {test_program("gt-ring"), "wrap", "1000ms", NULL};
 	char prog[4096];
 	snprintf(prog, sizeof prog, "%s", argv[0]);
 	argv[0] = prog;

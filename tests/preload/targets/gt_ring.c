@@ -3,7 +3,9 @@
  *   gt-ring wrap N    threads made before a long churn: "early-blocked" blocks on a mutex main
  *                     holds, "early-reader" in a read of an empty pipe; then N sched_yield()s
  *                     per churn thread (two of them), which wrap a small ring many times;
- *                     then main lets both go, joins everyone, prints "done"
+ *                     then main lets both go, joins everyone, prints "done"; N as "<M>ms":
+ *                     the churn threads yield for M ms of the monotonic clock (a run whose
+ *                     length does not depend on the machine's speed or load)
  *   gt-ring hang N    the same start and churn, then prints "churned" and waits for SIGUSR1
  *                     (gotrace forwards it; a test may kill the program instead), then as wrap
  */
@@ -15,12 +17,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
 static int pipe_fds[2];
 static pid_t blocked_tid, reader_tid;
-static long churn_n;
+static long churn_n, churn_ms;
+
+static long elapsed_ms(const struct timespec *from)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - from->tv_sec) * 1000 + (now.tv_nsec - from->tv_nsec) / 1000000;
+}
 
 static void *early_blocked(void *arg)
 {
@@ -42,7 +52,9 @@ static void *early_reader(void *arg)
 static void *churn(void *arg)
 {
 	(void)arg;
-	for (long i = 0; i < churn_n; i++)
+	struct timespec start;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (long i = 0; churn_ms ? (i % 1000 || elapsed_ms(&start) < churn_ms) : i < churn_n; i++)
 		sched_yield();
 	return NULL;
 }
@@ -54,6 +66,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	churn_n = atol(argv[2]);
+	if (strstr(argv[2], "ms"))
+		churn_ms = churn_n;
 	sigset_t usr1;
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
