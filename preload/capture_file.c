@@ -83,10 +83,14 @@ static void lock_growth(void) { take_growth(1); }
 
 static void unlock_growth(void) { atomic_store_explicit(&gt_growth_lock, 0, memory_order_release); }
 
+/* Only the machine's CPUs can have a chunk, and only a slot that has one is written: storing
+ * into all 4096 faulted in the table's 64 untouched pages at every process's end. */
 void gt_slots_full(void)
 {
-	for (unsigned i = 0; i < GT_MAX_CPUS; i++)
-		gt_store(&gt_slots[i].off, 0);
+	unsigned n = gt_header && gt_header->n_cpus ? gt_header->n_cpus : GT_MAX_CPUS;
+	for (unsigned i = 0; i < n; i++)
+		if (gt_load(&gt_slots[i].off))
+			gt_store(&gt_slots[i].off, 0);
 }
 
 /* nr(capture, a, b, c): RLIMIT_FSIZE raises SIGXFSZ, held back so that the program is not
@@ -189,6 +193,14 @@ static void capture_fd_close(void)
 	gt_fd = -1;
 }
 
+/* A fault in the capture reads only its page: the kernel's readahead would read (zero-fill)
+ * up to megabytes of the file beyond it, most of it in the reserved length that the final
+ * trim drops again (half the CPU time of a short process on ext4). */
+static void no_readahead(long addr, uint64_t bytes)
+{
+	gt_sys3(SYS_madvise, addr, bytes, MADV_RANDOM);
+}
+
 static int map_window(uint64_t w)
 {
 	uint64_t bytes = gt_window_chunks * gt_chunk_size;
@@ -196,6 +208,7 @@ static int map_window(uint64_t w)
 			(long)(GT_FILE_HEADER_SIZE + w * bytes));
 	if (r < 0 && r > -4096)
 		return (int)-r;
+	no_readahead(r, bytes);
 	gt_windows[w] = (char *)r;
 	gt_n_windows = w + 1;
 	return 0;
@@ -379,9 +392,16 @@ void gt_write_clock(uint64_t *r)
 	gt_fill(r, 0, GT_CLOCK, 0, tsc, &p, sizeof p);
 }
 
+/* What a CPU's first chunk gets prefaulted: most short processes write a few KiB in all (a
+ * shell loop's /bin/true, 1 to 7 KiB), and prefaulting a whole 1 MiB chunk was a seventh of
+ * such a process's time.  Its other pages fault when reached: their blocks are allocated
+ * already (grow_file), so a store there cannot meet a full disk. */
+#define GT_FIRST_PREFAULT (64u << 10)
+
 /* A chunk for `cpu`: the spare a thread that lost an install gave back, else the next one
- * of the file (grown and prefaulted).  NULL when recording is over or the file cannot grow. */
-static char *chunk_take(int final, struct gt_file_error *e)
+ * of the file (grown and prefaulted, only its start when it is the CPU's first chunk).  NULL
+ * when recording is over or the file cannot grow. */
+static char *chunk_take(int final, int first, struct gt_file_error *e)
 {
 	lock_growth();
 	int st = gt_load(&gt_state);
@@ -410,7 +430,8 @@ static char *chunk_take(int final, struct gt_file_error *e)
 	char *c = chunk_addr(k);
 	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
 	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
-	gt_sys3(SYS_madvise, c, gt_chunk_size, 23 /* MADV_POPULATE_WRITE */);
+	gt_sys3(SYS_madvise, c, first && GT_FIRST_PREFAULT < gt_chunk_size ? GT_FIRST_PREFAULT : gt_chunk_size,
+		23 /* MADV_POPULATE_WRITE */);
 	return c;
 }
 
@@ -444,7 +465,7 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 				give_back(c);
 			return (uint64_t *)(seen + off);
 		}
-		if (!c && !(c = chunk_take(final, e)))
+		if (!c && !(c = chunk_take(final, !seen_off, e)))
 			return NULL;
 		h = (struct gt_chunk_header *)c;
 		extra = chunk_extras(tsc, &want_clock, &dropped);
@@ -702,6 +723,8 @@ static long map_header(int fd)
 			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
 	if (r < 0 && r > -4096)
 		r = gt_sys((long)SYS_mmap, 0, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r >= 0 || r <= -4096)
+		no_readahead(r, GT_FILE_HEADER_SIZE);
 	return r;
 }
 
