@@ -23,6 +23,14 @@ char gt_capture_path[GT_PATH_MAX];
 _Atomic uint64_t gt_dropped;
 _Atomic uint64_t gt_dropped_reported;
 uint32_t gt_chunk_size = 1u << 20;
+/* A process starts with one chunk of GT_FIRST_CHUNK bytes, all that most short processes
+ * write (a shell loop's /bin/true, 1 to 7 KiB): allocating and mapping a whole 1 MiB chunk
+ * was a seventh of such a process's time, and its release as much again in gotrace.  The
+ * first chunk of another CPU, or the first one filled, gives chunk 0 the rest of its stride
+ * (allocated before the limit rises, so a store never reaches a page without blocks), and
+ * every chunk then holds gt_chunk_size bytes. */
+#define GT_FIRST_CHUNK (64u << 10)
+uint32_t gt_chunk_limit = 1u << 20;
 
 /* Before initialisation and after the end every CPU points here: "used" is far beyond any
  * chunk size, so every reservation fails into the slow path. */
@@ -150,14 +158,16 @@ static long allocate_to(uint64_t len)
 	return r;
 }
 
-/* Grow the file so that `need` bytes are backed, and up to 7 chunks more: when the disk or
- * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
- * until not one more chunk fits. */
+/* Grow the file so that `need` bytes are backed, and up to 7 chunks more (as many as it
+ * has: a process that needs a second chunk is not given 8): when the disk or RLIMIT_FSIZE
+ * refuses that, ask for fewer, down to exactly `need`, so recording goes on until not one
+ * more chunk fits. */
 static int grow_file(uint64_t need)
 {
 	if (need <= gt_file_bytes)
 		return 0;
-	for (uint64_t ahead = gt_file_bytes ? 7 : 0;; ahead /= 2) {
+	uint64_t have = gt_file_bytes > GT_FILE_HEADER_SIZE ? (gt_file_bytes - GT_FILE_HEADER_SIZE) / gt_chunk_size : 0;
+	for (uint64_t ahead = have < 7 ? have : 7;; ahead /= 2) {
 		uint64_t target = need + ahead * gt_chunk_size;
 		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
 		if (r >= 0) {
@@ -273,11 +283,11 @@ static int back_unopened(uint64_t len, uint64_t keep, uint64_t w, struct gt_file
 	return 0;
 }
 
-/* Chunks 0..n-1 backed by the file and mapped (under the growth lock).  The descriptor is
- * needed once per growth step or window, not per chunk. */
-static int back_chunks(uint64_t n, struct gt_file_error *e)
+/* Chunks 0..n-1 backed by the file and mapped (under the growth lock), the last one up to
+ * `last` bytes.  The descriptor is needed once per growth step or window, not per chunk. */
+static int back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 {
-	uint64_t need = GT_FILE_HEADER_SIZE + n * (uint64_t)gt_chunk_size;
+	uint64_t need = GT_FILE_HEADER_SIZE + (n - 1) * (uint64_t)gt_chunk_size + last;
 	uint64_t w = (n - 1) / gt_window_chunks;
 	if (need <= gt_file_bytes && w < gt_n_windows)
 		return 0;
@@ -354,7 +364,7 @@ void gt_capture_stopped(int err, uint64_t tsc)
 		char *chunk = gt_slot_chunk(slot);
 		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 		uint64_t off = gt_add(used, 16 + sizeof n);
-		if (off + 16 + sizeof n <= gt_chunk_size)
+		if (off + 16 + sizeof n <= gt_chunk_limit)
 			r = (uint64_t *)(chunk + off);
 	}
 	if (r || (r = last_page_chunk(tsc)))
@@ -392,20 +402,40 @@ void gt_write_clock(uint64_t *r)
 	gt_fill(r, 0, GT_CLOCK, 0, tsc, &p, sizeof p);
 }
 
-/* What a CPU's first chunk gets prefaulted: most short processes write a few KiB in all (a
- * shell loop's /bin/true, 1 to 7 KiB), and prefaulting a whole 1 MiB chunk was a seventh of
- * such a process's time.  Its other pages fault when reached: their blocks are allocated
- * already (grow_file), so a store there cannot meet a full disk. */
-#define GT_FIRST_PREFAULT (64u << 10)
+/* Every chunk holds gt_chunk_size bytes from now on: chunk 0's blocks are all allocated
+ * (growth lock held) before the limit rises. */
+static void widen_limit(void)
+{
+	__atomic_store_n(&gt_chunk_limit, gt_chunk_size, __ATOMIC_RELEASE);
+}
+
+static int may_grow(int final)
+{
+	int st = gt_load(&gt_state);
+	return !gt_truncated && gt_header && (st == GT_ST_RECORDING || (final && st == GT_ST_STOPPED));
+}
+
+/* Chunk 0, full at GT_FIRST_CHUNK, gets the rest of its stride: 1 when its writer may go on
+ * in it (the reservation that failed leaves a gap of zero words, read as uncommitted). */
+static int widen_first_chunk(int final, struct gt_file_error *e)
+{
+	lock_growth();
+	int ok = may_grow(final) && (gt_chunk_limit == gt_chunk_size || back_chunks(1, gt_chunk_size, e) == 0);
+	if (ok)
+		widen_limit();
+	unlock_growth();
+	return ok;
+}
 
 /* A chunk for `cpu`: the spare a thread that lost an install gave back, else the next one
- * of the file (grown and prefaulted, only its start when it is the CPU's first chunk).  NULL
- * when recording is over or the file cannot grow. */
+ * of the file (grown and prefaulted, only its first GT_FIRST_CHUNK bytes when it is the
+ * CPU's first chunk: its other pages fault when reached, their blocks allocated already, so
+ * that a store there cannot meet a full disk).  NULL when recording is over or the file
+ * cannot grow. */
 static char *chunk_take(int final, int first, struct gt_file_error *e)
 {
 	lock_growth();
-	int st = gt_load(&gt_state);
-	if (gt_truncated || !gt_header || (st != GT_ST_RECORDING && !(final && st == GT_ST_STOPPED))) {
+	if (!may_grow(final)) {
 		unlock_growth();
 		return NULL;
 	}
@@ -420,17 +450,19 @@ static char *chunk_take(int final, int first, struct gt_file_error *e)
 		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
 		return NULL;
 	}
-	if (back_chunks(k + 1, e) < 0) {
+	if (back_chunks(k + 1, k ? gt_chunk_size : gt_chunk_limit, e) < 0) {
 		unlock_growth();
 		return NULL;
 	}
+	if (k && gt_chunk_limit < gt_chunk_size) /* chunk 0 was allocated with this one */
+		widen_limit();
 	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
 	unlock_growth();
 
 	char *c = chunk_addr(k);
 	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
 	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
-	gt_sys3(SYS_madvise, c, first && GT_FIRST_PREFAULT < gt_chunk_size ? GT_FIRST_PREFAULT : gt_chunk_size,
+	gt_sys3(SYS_madvise, c, first && GT_FIRST_CHUNK < gt_chunk_size ? GT_FIRST_CHUNK : gt_chunk_size,
 		23 /* MADV_POPULATE_WRITE */);
 	return c;
 }
@@ -460,10 +492,15 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		seen_off = gt_load(&gt_slots[cpu].off);
 		seen = gt_slot_chunk(seen_off);
 		uint64_t off = gt_add((_Atomic uint64_t *)(seen + offsetof(struct gt_chunk_header, used)), nbytes);
-		if (off + nbytes <= gt_chunk_size) {
+		if (off + nbytes <= gt_chunk_limit) {
 			if (c) /* another thread installed a chunk meanwhile */
 				give_back(c);
 			return (uint64_t *)(seen + off);
+		}
+		if (!c && seen_off && seen == chunk_addr(0) && gt_chunk_limit < gt_chunk_size) {
+			if (widen_first_chunk(final, e))
+				continue;
+			return NULL;
 		}
 		if (!c && !(c = chunk_take(final, !seen_off, e)))
 			return NULL;
@@ -790,7 +827,8 @@ int gt_capture_create(struct gt_file_error *e)
 	 * and dropped again by the final truncation */
 	gt_reserved = 0;
 	gt_sparse = sparse_files(fd);
-	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_size);
+	gt_chunk_limit = GT_FIRST_CHUNK < gt_chunk_size ? GT_FIRST_CHUNK : gt_chunk_size;
+	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_limit);
 	if (err)
 		*e = (struct gt_file_error){"the capture file could not grow: ", err};
 	else if ((err = map_window(0)))
@@ -813,7 +851,9 @@ void gt_capture_trim(void)
 	lock_growth();
 	gt_truncated = 1;
 	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_header->n_chunks) * gt_chunk_size;
-	if (len > gt_file_bytes) /* a last chunk of one page (last_page_chunk) */
+	/* a last chunk of one page (last_page_chunk); chunk 0 alone at GT_FIRST_CHUNK keeps its
+	 * stride, the rest a hole, so that the reader never takes it for a truncated chunk */
+	if (len > gt_file_bytes && gt_chunk_limit == gt_chunk_size)
 		len = gt_file_bytes;
 	struct gt_file_error e;
 	if (len != (gt_reserved > gt_file_bytes ? gt_reserved : gt_file_bytes) && capture_fd_open(&e) == 0) {
