@@ -14,6 +14,12 @@ void gt_cli_fail(const char *command, const char *fmt, ...) __attribute__((forma
  * reports the option that getopt returned ':' or '?' for, and returns the usage status 2. */
 int gt_cli_bad_option(const char *command, int getopt_result, char **argv);
 
+/* "512M", "1.5G", "1GiB", "2T", "4096" (bytes): sizes with binary K/M/G/T suffixes.
+ * -1 for anything else (signs, junk, zero, overflow). */
+int gt_cli_parse_size(const char *s, uint64_t *bytes);
+/* "20us", "1.5ms", "300ns", "2s"; a bare number is in units of bare_ns.  -1 for junk. */
+int gt_cli_parse_duration(const char *s, double bare_ns, uint64_t *ns);
+
 /* "1.5 MiB", "12 KiB", "300 B". */
 void gt_cli_format_size(uint64_t bytes, char *buf, size_t size);
 /* The bytes a capture holds (0 when it cannot be stat'ed): its blocks, not the sparse length

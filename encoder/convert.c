@@ -12,6 +12,7 @@
 
 #include "capture_set.h"
 #include "symbolizer.h"
+#include "window.h"
 
 static double cpu_seconds(void)
 {
@@ -79,7 +80,19 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		.sym = sym,
 		.set = set,
 	};
-	struct gt_model *m = w ? gt_model_new(w, &base, &mo) : NULL;
+	/* --from/--to: in the first capture's timestamps */
+	struct gt_window *win = NULL;
+	if (opt->from_ns || opt->to_ns) {
+		double tick = ticks_per_second(h0) / 1e9;
+		/* without --from, every record is in it (even one stamped before the start) */
+		uint64_t from = opt->from_ns ? h0->start_tsc + (uint64_t)((double)opt->from_ns * tick) : 1;
+		uint64_t to = opt->to_ns ? h0->start_tsc + (uint64_t)((double)opt->to_ns * tick)
+					 : UINT64_MAX;
+		win = gt_window_new(from, to);
+		mo.start_tsc = from - 1;
+	}
+	struct gt_model *m = w && (win || !(opt->from_ns || opt->to_ns)) ? gt_model_new(w, &base, &mo)
+									 : NULL;
 	uint64_t (*span)[2] = calloc(n, sizeof *span);   /* first and last tsc per capture */
 	if (!span) {
 		gt_model_free(m);
@@ -100,13 +113,18 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		enum gt_set_event ev;
 		for (uint64_t k = 1; (ev = gt_capture_set_next(set, &r, &index)) != GT_SET_DONE; k++) {
 			if (ev == GT_SET_ENDED) {
+				if (win)
+					gt_window_capture_end(win, index);
 				gt_model_capture_end(m, index);
 				continue;
 			}
 			if (!span[index][0])
 				span[index][0] = r.tsc;
 			span[index][1] = r.tsc;
-			gt_model_fact(m, &r);
+			if (!win)
+				gt_model_fact(m, &r);
+			else if (!gt_window_fact(win, m, &r))
+				break;
 			if (opt->progress && k % 4096 == 0) {
 				uint64_t done, total;
 				gt_capture_set_progress(set, &done, &total);
@@ -115,7 +133,11 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		}
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
-		if (werr) {
+		if (win && !gt_window_started(win)) {
+			snprintf(err, errlen, "nothing was recorded after --from %.3f s (the captures "
+				 "end before it)", (double)opt->from_ns / 1e9);
+			rc = -1;
+		} else if (werr) {
 			snprintf(err, errlen, "%s: %s", tmp, strerror(werr));
 			rc = -1;
 		}
@@ -159,7 +181,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		GT_ADD_READER(chunks_bad) GT_ADD_READER(chunks_truncated) GT_ADD_READER(bytes_zero)
 		GT_ADD_READER(bytes_garbage) GT_ADD_READER(resyncs) GT_ADD_READER(torn_tails)
 		GT_ADD_READER(reordered) GT_ADD_READER(reorder_capped) GT_ADD_READER(bytes_total)
-		GT_ADD_READER(bytes_read)
+		GT_ADD_READER(bytes_read) GT_ADD_READER(chunks_keep) GT_ADD_READER(ring_summary)
+		GT_ADD_READER(before_window)
 #undef GT_ADD_READER
 	}
 	if (close(fd) < 0 && !rc) {
@@ -173,6 +196,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	if (rc && !in_place)
 		unlink(tmp);
 	gt_model_free(m);
+	gt_window_free(win);
 	gt_wire_free(w);
 	if (sym)
 		gt_sym_free(sym);
@@ -243,8 +267,7 @@ void gt_convert_losses(const struct gt_convert_summary *s, struct gt_convert_los
 	const struct gt_model_counters *mc = &s->model;
 	const struct gt_capture_stats *r = &s->reader;
 	out->dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost +
-		       mc->writer_waiters_lost + mc->writer_reentry_lost + mc->writer_waits_unshown +
-		       s->stop.facts_lost;
+		       mc->writer_waiters_lost + mc->writer_reentry_lost + s->stop.facts_lost;
 	out->repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
 			mc->ends_without_begin + mc->stacks_missing + r->reordered;
 	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;
@@ -261,10 +284,36 @@ void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out
 	out->err = h->stop_errno;
 	out->at_seconds = h->stop_tsc > h->start_tsc ? (double)(h->stop_tsc - h->start_tsc) / hz : 0;
 	out->facts_lost = h->facts_lost;
+	if (h->flags & GT_FILE_AT_BOUND)
+		out->bound_bytes = h->max_capture_bytes;
+}
+
+/* "1 GiB", "512 MiB", "1.5 GiB", "4096 B" */
+static void size_text(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	double v = (double)bytes;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (double)(uint64_t)v)
+		snprintf(buf, size, "%" PRIu64 " %s", (uint64_t)v, units[u]);
+	else
+		snprintf(buf, size, "%.1f %s", v, units[u]);
 }
 
 void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t size)
 {
+	if (s->bound_bytes) {
+		char bound[32];
+		size_text(s->bound_bytes, bound, sizeof bound);
+		snprintf(buf, size, "recording stopped at the --max-capture bound of %s after %.3f s; "
+			 "at least %" PRIu64 " facts after that were not recorded", bound,
+			 s->at_seconds, s->facts_lost);
+		return;
+	}
 	const char *why;
 	switch (s->err) {
 	case ENOSPC: why = "no space left on the file system"; break;
@@ -319,6 +368,9 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"repaired: records out of order beyond the window (clamped)", r->reordered},
 		{"reader: reorder memory cap reached (records released early)", r->reorder_capped},
 		{"writer: stack frames cut (128 frames / 2048 bytes)", s->wire.frames_cut},
+		{"flight recorder: keep chunks", r->chunks_keep},
+		{"flight recorder: state at the window's start (facts)", r->ring_summary},
+		{"flight recorder: facts before the window (not shown)", r->before_window},
 	};
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
 		if (rs[i].v)

@@ -1,10 +1,12 @@
 /* The capture file: creation, the mapping, growth a chunk at a time, the per-CPU chunks and
  * the final trim. */
 #include "capture_file.h"
+#include "capture_budget.h"
 #include "clock.h"
 #include "config.h"
 #include "facts.h"
 #include "lifecycle.h"
+#include "ring.h"
 #include "stacks.h"
 
 #include <fcntl.h>
@@ -159,15 +161,17 @@ static long allocate_to(uint64_t len)
 }
 
 /* Grow the file so that `need` bytes are backed, and up to 7 chunks more (as many as it
- * has: a process that needs a second chunk is not given 8): when the disk or RLIMIT_FSIZE
- * refuses that, ask for fewer, down to exactly `need`, so recording goes on until not one
- * more chunk fits. */
+ * has: a process that needs a second chunk is not given 8; and no more than the
+ * GOTRACE_MAX_CAPTURE bound leaves: the disk holds no more than it): when the disk or
+ * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
+ * until not one more chunk fits. */
 static int grow_file(uint64_t need)
 {
 	if (need <= gt_file_bytes)
 		return 0;
 	uint64_t have = gt_file_bytes > GT_FILE_HEADER_SIZE ? (gt_file_bytes - GT_FILE_HEADER_SIZE) / gt_chunk_size : 0;
-	for (uint64_t ahead = have < 7 ? have : 7;; ahead /= 2) {
+	uint64_t ahead = have < 7 ? have : 7, left = gt_budget_left() / gt_chunk_size;
+	for (ahead = ahead < left ? ahead : left;; ahead /= 2) {
 		uint64_t target = need + ahead * gt_chunk_size;
 		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
 		if (r >= 0) {
@@ -415,17 +419,37 @@ static int may_grow(int final)
 	return !gt_truncated && gt_header && (st == GT_ST_RECORDING || (final && st == GT_ST_STOPPED));
 }
 
+/* bytes from the GOTRACE_MAX_CAPTURE bound: 1, else 0 with the stop said in the header */
+static int take_budget(uint64_t bytes, struct gt_file_error *e)
+{
+	if (gt_budget_take(bytes))
+		return 1;
+	atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_AT_BOUND);
+	*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound: ", EFBIG};
+	return 0;
+}
+
 /* Chunk 0, full at GT_FIRST_CHUNK, gets the rest of its stride: 1 when its writer may go on
  * in it (the reservation that failed leaves a gap of zero words, read as uncommitted). */
 static int widen_first_chunk(int final, struct gt_file_error *e)
 {
 	lock_growth();
-	int ok = may_grow(final) && (gt_chunk_limit == gt_chunk_size || back_chunks(1, gt_chunk_size, e) == 0);
+	int ok = may_grow(final);
+	if (ok && gt_chunk_limit < gt_chunk_size) {
+		uint64_t rest = gt_chunk_size - gt_chunk_limit;
+		ok = take_budget(rest, e);
+		if (ok && back_chunks(1, gt_chunk_size, e) < 0) {
+			gt_budget_give_back(rest);
+			ok = 0;
+		}
+	}
 	if (ok)
 		widen_limit();
 	unlock_growth();
 	return ok;
 }
+
+static char *new_chunk(int first, struct gt_file_error *e);
 
 /* A chunk for `cpu`: the spare a thread that lost an install gave back, else the next one
  * of the file (grown and prefaulted, only its first GT_FIRST_CHUNK bytes when it is the
@@ -440,24 +464,41 @@ static char *chunk_take(int final, int first, struct gt_file_error *e)
 		return NULL;
 	}
 	char *spare = atomic_exchange(&gt_spare_chunk, NULL);
+	if (!spare && gt_ring_on())
+		spare = gt_ring_reuse();
 	if (spare) {
 		unlock_growth();
 		return spare;
 	}
+	char *c = new_chunk(first, e);
+	unlock_growth();
+	return c;
+}
+
+char *gt_chunk_new_locked(struct gt_file_error *e) { return new_chunk(0, e); }
+
+/* The next chunk of the file (growth lock held), prefaulted whole or, when first, its
+ * first GT_FIRST_CHUNK bytes. */
+static char *new_chunk(int first, struct gt_file_error *e)
+{
 	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
 	if (k >= gt_max_chunks) {
-		unlock_growth();
 		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
 		return NULL;
 	}
+	/* chunk k, and the rest of chunk 0 when it is still small (allocated with this one) */
+	uint64_t bytes = k ? gt_chunk_size : gt_chunk_limit;
+	if (k && gt_chunk_limit < gt_chunk_size)
+		bytes += gt_chunk_size - gt_chunk_limit;
+	if (!take_budget(bytes, e))
+		return NULL;
 	if (back_chunks(k + 1, k ? gt_chunk_size : gt_chunk_limit, e) < 0) {
-		unlock_growth();
+		gt_budget_give_back(bytes);
 		return NULL;
 	}
 	if (k && gt_chunk_limit < gt_chunk_size) /* chunk 0 was allocated with this one */
 		widen_limit();
 	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
-	unlock_growth();
 
 	char *c = chunk_addr(k);
 	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
@@ -530,6 +571,11 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		struct gt_p_notice n = {.value = dropped};
 		gt_fill(p, 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
 		p += (16 + sizeof n) / 8;
+	}
+	if (seen_off && gt_ring_on()) {
+		lock_growth();
+		gt_ring_retired(seen, tsc);
+		unlock_growth();
 	}
 	if (seen_off) {
 		/* The old chunk is full: drop its pages from our mapping (they stay in the file;
@@ -750,6 +796,7 @@ static void fill_header(void)
 	read_small_file("/proc/self/cmdline", h->cmdline, sizeof h->cmdline, 1);
 	h->proc_start_ticks = proc_start_ticks();
 	gt_store(&gt_last_clock_tsc, h->start_tsc);
+	gt_ring_setup(h);
 }
 
 /* The header over gt_header_page (fastpath.h); elsewhere when the fixed mapping is refused
@@ -841,6 +888,7 @@ int gt_capture_create(struct gt_file_error *e)
 	gt_header = (struct gt_file_header *)hdr;
 	gt_truncated = 0;
 	fill_header();
+	gt_budget_attach(gt_header);
 	return 0;
 }
 
@@ -882,4 +930,5 @@ void gt_capture_forget(void)
 	gt_store(&gt_growth_lock, 0);
 	gt_store(&gt_spare_chunk, NULL);
 	gt_store(&gt_install_seq, 0);
+	gt_ring_forget();
 }
