@@ -25,6 +25,14 @@ char gt_capture_path[GT_PATH_MAX];
 _Atomic uint64_t gt_dropped;
 _Atomic uint64_t gt_dropped_reported;
 uint32_t gt_chunk_size = 1u << 20;
+/* A process starts with one chunk of GT_FIRST_CHUNK bytes, all that most short processes
+ * write (a shell loop's /bin/true, 1 to 7 KiB): allocating and mapping a whole 1 MiB chunk
+ * was a seventh of such a process's time, and its release as much again in gotrace.  The
+ * first chunk of another CPU, or the first one filled, gives chunk 0 the rest of its stride
+ * (allocated before the limit rises, so a store never reaches a page without blocks), and
+ * every chunk then holds gt_chunk_size bytes. */
+#define GT_FIRST_CHUNK (64u << 10)
+uint32_t gt_chunk_limit = 1u << 20;
 
 /* Before initialisation and after the end every CPU points here: "used" is far beyond any
  * chunk size, so every reservation fails into the slow path. */
@@ -85,10 +93,14 @@ static void lock_growth(void) { take_growth(1); }
 
 static void unlock_growth(void) { atomic_store_explicit(&gt_growth_lock, 0, memory_order_release); }
 
+/* Only the machine's CPUs can have a chunk, and only a slot that has one is written: storing
+ * into all 4096 faulted in the table's 64 untouched pages at every process's end. */
 void gt_slots_full(void)
 {
-	for (unsigned i = 0; i < GT_MAX_CPUS; i++)
-		gt_store(&gt_slots[i].off, 0);
+	unsigned n = gt_header && gt_header->n_cpus ? gt_header->n_cpus : GT_MAX_CPUS;
+	for (unsigned i = 0; i < n; i++)
+		if (gt_load(&gt_slots[i].off))
+			gt_store(&gt_slots[i].off, 0);
 }
 
 /* nr(capture, a, b, c): RLIMIT_FSIZE raises SIGXFSZ, held back so that the program is not
@@ -148,7 +160,8 @@ static long allocate_to(uint64_t len)
 	return r;
 }
 
-/* Grow the file so that `need` bytes are backed, and up to 7 chunks more (no more than the
+/* Grow the file so that `need` bytes are backed, and up to 7 chunks more (as many as it
+ * has: a process that needs a second chunk is not given 8; and no more than the
  * GOTRACE_MAX_CAPTURE bound leaves: the disk holds no more than it): when the disk or
  * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
  * until not one more chunk fits. */
@@ -156,7 +169,8 @@ static int grow_file(uint64_t need)
 {
 	if (need <= gt_file_bytes)
 		return 0;
-	uint64_t ahead = gt_file_bytes ? 7 : 0, left = gt_budget_left() / gt_chunk_size;
+	uint64_t have = gt_file_bytes > GT_FILE_HEADER_SIZE ? (gt_file_bytes - GT_FILE_HEADER_SIZE) / gt_chunk_size : 0;
+	uint64_t ahead = have < 7 ? have : 7, left = gt_budget_left() / gt_chunk_size;
 	for (ahead = ahead < left ? ahead : left;; ahead /= 2) {
 		uint64_t target = need + ahead * gt_chunk_size;
 		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
@@ -193,6 +207,14 @@ static void capture_fd_close(void)
 	gt_fd = -1;
 }
 
+/* A fault in the capture reads only its page: the kernel's readahead would read (zero-fill)
+ * up to megabytes of the file beyond it, most of it in the reserved length that the final
+ * trim drops again (half the CPU time of a short process on ext4). */
+static void no_readahead(long addr, uint64_t bytes)
+{
+	gt_sys3(SYS_madvise, addr, bytes, MADV_RANDOM);
+}
+
 static int map_window(uint64_t w)
 {
 	uint64_t bytes = gt_window_chunks * gt_chunk_size;
@@ -200,6 +222,7 @@ static int map_window(uint64_t w)
 			(long)(GT_FILE_HEADER_SIZE + w * bytes));
 	if (r < 0 && r > -4096)
 		return (int)-r;
+	no_readahead(r, bytes);
 	gt_windows[w] = (char *)r;
 	gt_n_windows = w + 1;
 	return 0;
@@ -264,11 +287,11 @@ static int back_unopened(uint64_t len, uint64_t keep, uint64_t w, struct gt_file
 	return 0;
 }
 
-/* Chunks 0..n-1 backed by the file and mapped (under the growth lock).  The descriptor is
- * needed once per growth step or window, not per chunk. */
-static int back_chunks(uint64_t n, struct gt_file_error *e)
+/* Chunks 0..n-1 backed by the file and mapped (under the growth lock), the last one up to
+ * `last` bytes.  The descriptor is needed once per growth step or window, not per chunk. */
+static int back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 {
-	uint64_t need = GT_FILE_HEADER_SIZE + n * (uint64_t)gt_chunk_size;
+	uint64_t need = GT_FILE_HEADER_SIZE + (n - 1) * (uint64_t)gt_chunk_size + last;
 	uint64_t w = (n - 1) / gt_window_chunks;
 	if (need <= gt_file_bytes && w < gt_n_windows)
 		return 0;
@@ -345,7 +368,7 @@ void gt_capture_stopped(int err, uint64_t tsc)
 		char *chunk = gt_slot_chunk(slot);
 		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 		uint64_t off = gt_add(used, 16 + sizeof n);
-		if (off + 16 + sizeof n <= gt_chunk_size)
+		if (off + 16 + sizeof n <= gt_chunk_limit)
 			r = (uint64_t *)(chunk + off);
 	}
 	if (r || (r = last_page_chunk(tsc)))
@@ -383,13 +406,60 @@ void gt_write_clock(uint64_t *r)
 	gt_fill(r, 0, GT_CLOCK, 0, tsc, &p, sizeof p);
 }
 
-/* A chunk for `cpu`: the spare a thread that lost an install gave back, else the next one
- * of the file (grown and prefaulted).  NULL when recording is over or the file cannot grow. */
-static char *chunk_take(int final, struct gt_file_error *e)
+/* Every chunk holds gt_chunk_size bytes from now on: chunk 0's blocks are all allocated
+ * (growth lock held) before the limit rises. */
+static void widen_limit(void)
+{
+	__atomic_store_n(&gt_chunk_limit, gt_chunk_size, __ATOMIC_RELEASE);
+}
+
+static int may_grow(int final)
+{
+	int st = gt_load(&gt_state);
+	return !gt_truncated && gt_header && (st == GT_ST_RECORDING || (final && st == GT_ST_STOPPED));
+}
+
+/* bytes from the GOTRACE_MAX_CAPTURE bound: 1, else 0 with the stop said in the header */
+static int take_budget(uint64_t bytes, struct gt_file_error *e)
+{
+	if (gt_budget_take(bytes))
+		return 1;
+	atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_AT_BOUND);
+	*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound: ", EFBIG};
+	return 0;
+}
+
+/* Chunk 0, full at GT_FIRST_CHUNK, gets the rest of its stride: 1 when its writer may go on
+ * in it (the reservation that failed leaves a gap of zero words, read as uncommitted). */
+static int widen_first_chunk(int final, struct gt_file_error *e)
 {
 	lock_growth();
-	int st = gt_load(&gt_state);
-	if (gt_truncated || !gt_header || (st != GT_ST_RECORDING && !(final && st == GT_ST_STOPPED))) {
+	int ok = may_grow(final);
+	if (ok && gt_chunk_limit < gt_chunk_size) {
+		uint64_t rest = gt_chunk_size - gt_chunk_limit;
+		ok = take_budget(rest, e);
+		if (ok && back_chunks(1, gt_chunk_size, e) < 0) {
+			gt_budget_give_back(rest);
+			ok = 0;
+		}
+	}
+	if (ok)
+		widen_limit();
+	unlock_growth();
+	return ok;
+}
+
+static char *new_chunk(int first, struct gt_file_error *e);
+
+/* A chunk for `cpu`: the spare a thread that lost an install gave back, else the next one
+ * of the file (grown and prefaulted, only its first GT_FIRST_CHUNK bytes when it is the
+ * CPU's first chunk: its other pages fault when reached, their blocks allocated already, so
+ * that a store there cannot meet a full disk).  NULL when recording is over or the file
+ * cannot grow. */
+static char *chunk_take(int final, int first, struct gt_file_error *e)
+{
+	lock_growth();
+	if (!may_grow(final)) {
 		unlock_growth();
 		return NULL;
 	}
@@ -400,33 +470,41 @@ static char *chunk_take(int final, struct gt_file_error *e)
 		unlock_growth();
 		return spare;
 	}
-	char *c = gt_chunk_new_locked(e);
+	char *c = new_chunk(first, e);
 	unlock_growth();
 	return c;
 }
 
-char *gt_chunk_new_locked(struct gt_file_error *e)
+char *gt_chunk_new_locked(struct gt_file_error *e) { return new_chunk(0, e); }
+
+/* The next chunk of the file (growth lock held), prefaulted whole or, when first, its
+ * first GT_FIRST_CHUNK bytes. */
+static char *new_chunk(int first, struct gt_file_error *e)
 {
 	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
 	if (k >= gt_max_chunks) {
 		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
 		return NULL;
 	}
-	if (!gt_budget_take(gt_chunk_size)) {
-		atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_AT_BOUND);
-		*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound: ", EFBIG};
+	/* chunk k, and the rest of chunk 0 when it is still small (allocated with this one) */
+	uint64_t bytes = k ? gt_chunk_size : gt_chunk_limit;
+	if (k && gt_chunk_limit < gt_chunk_size)
+		bytes += gt_chunk_size - gt_chunk_limit;
+	if (!take_budget(bytes, e))
+		return NULL;
+	if (back_chunks(k + 1, k ? gt_chunk_size : gt_chunk_limit, e) < 0) {
+		gt_budget_give_back(bytes);
 		return NULL;
 	}
-	if (back_chunks(k + 1, e) < 0) {
-		gt_budget_give_back(gt_chunk_size);
-		return NULL;
-	}
+	if (k && gt_chunk_limit < gt_chunk_size) /* chunk 0 was allocated with this one */
+		widen_limit();
 	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
 
 	char *c = chunk_addr(k);
 	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
 	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
-	gt_sys3(SYS_madvise, c, gt_chunk_size, 23 /* MADV_POPULATE_WRITE */);
+	gt_sys3(SYS_madvise, c, first && GT_FIRST_CHUNK < gt_chunk_size ? GT_FIRST_CHUNK : gt_chunk_size,
+		23 /* MADV_POPULATE_WRITE */);
 	return c;
 }
 
@@ -455,12 +533,17 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		seen_off = gt_load(&gt_slots[cpu].off);
 		seen = gt_slot_chunk(seen_off);
 		uint64_t off = gt_add((_Atomic uint64_t *)(seen + offsetof(struct gt_chunk_header, used)), nbytes);
-		if (off + nbytes <= gt_chunk_size) {
+		if (off + nbytes <= gt_chunk_limit) {
 			if (c) /* another thread installed a chunk meanwhile */
 				give_back(c);
 			return (uint64_t *)(seen + off);
 		}
-		if (!c && !(c = chunk_take(final, e)))
+		if (!c && seen_off && seen == chunk_addr(0) && gt_chunk_limit < gt_chunk_size) {
+			if (widen_first_chunk(final, e))
+				continue;
+			return NULL;
+		}
+		if (!c && !(c = chunk_take(final, !seen_off, e)))
 			return NULL;
 		h = (struct gt_chunk_header *)c;
 		extra = chunk_extras(tsc, &want_clock, &dropped);
@@ -724,6 +807,8 @@ static long map_header(int fd)
 			PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
 	if (r < 0 && r > -4096)
 		r = gt_sys((long)SYS_mmap, 0, GT_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r >= 0 || r <= -4096)
+		no_readahead(r, GT_FILE_HEADER_SIZE);
 	return r;
 }
 
@@ -789,7 +874,8 @@ int gt_capture_create(struct gt_file_error *e)
 	 * and dropped again by the final truncation */
 	gt_reserved = 0;
 	gt_sparse = sparse_files(fd);
-	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_size);
+	gt_chunk_limit = GT_FIRST_CHUNK < gt_chunk_size ? GT_FIRST_CHUNK : gt_chunk_size;
+	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_limit);
 	if (err)
 		*e = (struct gt_file_error){"the capture file could not grow: ", err};
 	else if ((err = map_window(0)))
@@ -813,7 +899,9 @@ void gt_capture_trim(void)
 	lock_growth();
 	gt_truncated = 1;
 	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_header->n_chunks) * gt_chunk_size;
-	if (len > gt_file_bytes) /* a last chunk of one page (last_page_chunk) */
+	/* a last chunk of one page (last_page_chunk); chunk 0 alone at GT_FIRST_CHUNK keeps its
+	 * stride, the rest a hole, so that the reader never takes it for a truncated chunk */
+	if (len > gt_file_bytes && gt_chunk_limit == gt_chunk_size)
 		len = gt_file_bytes;
 	struct gt_file_error e;
 	if (len != (gt_reserved > gt_file_bytes ? gt_reserved : gt_file_bytes) && capture_fd_open(&e) == 0) {

@@ -113,7 +113,12 @@ void gt_clock_setup(void)
 #if defined(__x86_64__)
 	unsigned a, b, c, d;
 	int invariant = 0, rdtscp = 0;
-	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u) {
+	/* A traced ancestor found the TSC invariant and measured its rate: CPUID, which traps
+	 * to the hypervisor in a VM (20 us each here), is asked only for rdtscp, needed without
+	 * rseq. */
+	if (gt_cfg.tsc_hz && gt_cpu_source == GT_CPU_RSEQ)
+		invariant = 1;
+	else if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u) {
 		__get_cpuid(0x80000007u, &a, &b, &c, &d);
 		invariant = (d >> 8) & 1;
 		__get_cpuid(0x80000001u, &a, &b, &c, &d);

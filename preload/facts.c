@@ -215,6 +215,16 @@ void gt_threads_reset(void)
 #define GT_FD_CACHE 65536
 static uint8_t gt_fd_cache[GT_FD_CACHE];
 static uint64_t gt_fd_objs[GT_FD_CACHE];
+/* above every descriptor ever given a kernel key: the end of a process looks no further
+ * (the whole cache was 16 pages read and 65536 tests at every exit) */
+static _Atomic int gt_fd_objs_end;
+
+static void fd_obj_seen(int fd)
+{
+	int end = gt_load(&gt_fd_objs_end);
+	while (fd >= end && !atomic_compare_exchange_weak(&gt_fd_objs_end, &end, fd + 1))
+		;
+}
 
 static inline int fd_has_obj(uint8_t kind)
 {
@@ -240,9 +250,11 @@ uint8_t gt_fd_kind(int fd)
 	else
 		kind = GT_FD_OTHER;
 	if (fd < GT_FD_CACHE) {
-		if (fd_has_obj(kind))
+		if (fd_has_obj(kind)) {
 			gt_fd_objs[fd] = gt_kobj_key(GT_KOBJ_FILE, st.st_dev, st.st_ino, 0) |
 					 (kind == GT_FD_SOCKET ? GT_OBJ_SOCKET : 0);
+			fd_obj_seen(fd);
+		}
 		atomic_signal_fence(memory_order_release);
 		gt_fd_cache[fd] = kind | 0x80;
 	}
@@ -276,6 +288,7 @@ void gt_fd_pair(const int sv[2])
 		       GT_OBJ_SOCKET;
 	for (int i = 0; i < 2; i++) {
 		gt_fd_objs[sv[i]] = obj;
+		fd_obj_seen(sv[i]);
 		atomic_signal_fence(memory_order_release);
 		gt_fd_cache[sv[i]] = GT_FD_SOCKET | 0x80;
 	}
@@ -285,7 +298,7 @@ void gt_fd_pair(const int sv[2])
  * one WAKE GT_BK_FD per cached descriptor, into records reserve() gives. */
 void gt_fd_exit_wakes(uint32_t serial, uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes))
 {
-	for (int fd = 0; fd < GT_FD_CACHE; fd++) {
+	for (int fd = 0, end = gt_load(&gt_fd_objs_end); fd < end; fd++) {
 		uint64_t *r;
 		unsigned cpu;
 		if (!fd_has_obj(gt_fd_cache[fd] & 0x7f))

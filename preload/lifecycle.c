@@ -169,7 +169,7 @@ static uint64_t *reserve_final(unsigned cpu, uint32_t nbytes)
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
-	if (off + nbytes <= gt_chunk_size)
+	if (off + nbytes <= gt_chunk_limit)
 		return (uint64_t *)(chunk + off);
 	unsigned c2;
 	return open_chunk(cpu, nbytes, gt_now(&c2), 1);

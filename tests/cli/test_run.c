@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -472,4 +475,52 @@ Test(run, next_hint_names_a_go_that_runs)
 	snprintf(hint, sizeof hint, "next: go tool trace %s\n", trace);
 	cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
 	cli_result_free(&r);
+}
+
+/* Without TMPDIR, --capture-dir or --keep-capture the captures go to a tmpfs (/dev/shm) when
+ * it has room: the program does the same, the trace holds it, nothing is left there; a kept
+ * capture still goes beside the trace (rename() cannot leave a tmpfs). */
+Test(run, captures_default_to_a_tmpfs_with_room, .timeout = 60)
+{
+	struct statfs fs;
+	if (statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC ||
+	    (uint64_t)fs.f_bavail * fs.f_bsize < (1ull << 30))
+		cr_skip_test("/dev/shm is not a tmpfs with 1 GiB free: gotrace uses /tmp there");
+	char dir[512], trace[600], seen[600], kept[700], script[1400], where[PATH_MAX] = "";
+	struct cli_result plain, traced;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	cli_path(seen, sizeof seen, dir, "capture-dir");
+	/* where the program's capture went, written aside so that stdout can be compared */
+	snprintf(script, sizeof script, "echo ok; printf %%s \"$GOTRACE_CAPTURE_DIR\" > %s", seen);
+	const char *env[] = { "TMPDIR", NULL };
+	const char *untraced[] = { "/bin/sh", "-c", script, NULL };
+	cli_run(&plain, untraced, env);
+	const char *run[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh", "-c", script, NULL };
+	cli_run(&traced, run, env);
+	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
+	cr_assert_str_eq(traced.out, plain.out);
+	FILE *f = fopen(seen, "re");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(where, sizeof where, f));
+	fclose(f);
+	cr_assert_eq(strncmp(where, "/dev/shm/gotrace-", 17), 0, "captures went to %s", where);
+	struct stat st;
+	cr_assert(stat(where, &st) != 0 && errno == ENOENT, "%s was left behind", where);
+	struct gt_events *events = gt_events_parse_119(trace);
+	cr_assert_not_null(events, "%s", traced.err);
+	cr_assert_geq(gt_events_count(events, "GoCreate", GT_ANY, GT_ANY), 1);
+	gt_events_free(events);
+	cli_result_free(&traced);
+
+	const char *keep[] = { cli_gotrace, "run", "--keep-capture", "-o", trace, "--", "/bin/sh",
+			       "-c", script, NULL };
+	cli_run(&traced, keep, env);
+	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
+	cr_assert_str_eq(traced.out, plain.out);
+	snprintf(kept, sizeof kept, "%s.gtcap", trace);
+	cr_assert(cli_file_exists(kept), "no %s: %s", kept, traced.err);
+	cr_assert_null(strstr(traced.err, "cannot move"), "%s", traced.err);
+	cli_result_free(&traced);
+	cli_result_free(&plain);
 }

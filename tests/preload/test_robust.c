@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "traced_run.h"
 
@@ -193,4 +194,54 @@ ParameterizedTest(struct bad_setting *b, robust, malformed_setting, .timeout = 3
 	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
 	capture_close(&cap);
 	run_cleanup(&run);
+}
+
+/* A process starts with the first 64 KiB of its first chunk allocated (capture_file.c,
+ * GT_FIRST_CHUNK): a short one leaves a capture of that many blocks, one chunk long; one that
+ * writes more gets the rest of the chunk and keeps every fact.  Pinned to one CPU by taskset
+ * (traced too: the program is its exec'd image), so that no second CPU's chunk widens it. */
+static void first_chunk(const char *scenario, struct run *plain, char (*path)[PATH_MAX + 64])
+{
+	if (access("/usr/bin/taskset", X_OK) != 0)
+		cr_skip_test("no /usr/bin/taskset to keep the program on one CPU");
+	const char *argv[] = {"/usr/bin/taskset", "-c", "0", test_target(), scenario, NULL};
+	const char *env[] = {"GOTRACE_STACKS=none", NULL};
+	memset(&run, 0, sizeof run);
+	memset(plain, 0, sizeof *plain);
+	const char *diff = run_twins(plain, &run, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	/* the image taskset became by exec: gotrace-<pid>-1.gtcap */
+	snprintf(*path, sizeof *path, "%s/gotrace-%d-1.gtcap", run.dir, (int)run.pid);
+	cr_assert_eq(run_capture(&run, run.pid, 1, &cap), 0);
+	cr_assert_str_eq(cap.hdr->exe_path, test_target());
+	cr_assert_eq(cap.hdr->chunk_size, 1u << 20);
+	cr_assert_eq(cap.hdr->n_chunks, 1u);
+	cr_assert_eq(cap.size, GT_FILE_HEADER_SIZE + (1u << 20));
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+}
+
+Test(robust, short_process_allocates_64_kib, .fini = teardown, .timeout = 30)
+{
+	struct run plain;
+	char path[PATH_MAX + 64];
+	struct stat st;
+	first_chunk("exit42", &plain, &path);
+	cr_assert_eq(capture_count(&cap, GT_CAPTURE_END, -1), 1u);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_leq(st.st_blocks * 512, GT_FILE_HEADER_SIZE + (64 << 10), "%lld bytes allocated",
+		      (long long)st.st_blocks * 512);
+	run_cleanup(&plain);
+}
+
+Test(robust, first_chunk_widens_past_64_kib, .fini = teardown, .timeout = 30)
+{
+	struct run plain;
+	char path[PATH_MAX + 64];
+	first_chunk("many", &plain, &path);
+	/* 20000 yields of 24 bytes: 480 KB in the one chunk, none lost */
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 20000u);
+	const struct gt_chunk_header *ch = (const void *)((const char *)cap.map + GT_FILE_HEADER_SIZE);
+	cr_assert_gt(ch->used, 20000u * 24);
+	run_cleanup(&plain);
 }
