@@ -570,6 +570,9 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 		m->ctr.facts_ignored++;
 		break;
 	}
+	/* the record is the caller's: its capture may be closed before the next fact or the
+	 * finish (a fuzz input freed it under waker_scan) */
+	m->cur = NULL;
 }
 
 /* The names a capture's threads are known by, until its GT_PROCESS_NAME says otherwise. */
