@@ -135,12 +135,12 @@ Test(kobj, end_of_file_at_the_writer_s_exit)
 	cr_assert(parent.recs[r].h->tsc < close->h->tsc && close->h->tsc < e->h->tsc);
 }
 
-Test(kobj, waitpid_ends_after_the_child)
+static void wait_ends_after_the_child(const char *scenario, int64_t arg)
 {
-	twins("pipeline", "1");
+	twins(scenario, "1");
 	long w = nth_syscall(&parent, SYS_wait4, 0);
-	cr_assert_geq(w, 0);
-	cr_assert_eq(((const struct gt_p_syscall *)parent.recs[w].payload)->arg, (int64_t)child.hdr->pid);
+	cr_assert_geq(w, 0, "no wait recorded");
+	cr_assert_eq(((const struct gt_p_syscall *)parent.recs[w].payload)->arg, arg ? arg : (int64_t)child.hdr->pid);
 	const struct cap_rec *e = end_of(&parent, w);
 	cr_assert_not_null(e);
 	cr_assert_eq(((const struct gt_p_syscall_end *)e->payload)->result, (int64_t)child.hdr->pid);
@@ -149,6 +149,10 @@ Test(kobj, waitpid_ends_after_the_child)
 	cr_assert(parent.recs[w].h->tsc < end->h->tsc && end->h->tsc < e->h->tsc,
 		  "wait4 began before the child's end and returned after it");
 }
+
+Test(kobj, waitpid_ends_after_the_child) { wait_ends_after_the_child("pipeline", 0); }
+/* dash waits for its children with wait3: any child (-1) */
+Test(kobj, wait3_ends_after_the_child) { wait_ends_after_the_child("pipeline-wait3", -1); }
 
 /* The child's blocks and the parent's releases name one object, by kernel identity. */
 static void check_shared(enum gt_block_kind kind, size_t n)

@@ -6,6 +6,7 @@
  *                         sleeps in read, then closes it; the child reads to end of file.
  *                         The parent then sleeps in waitpid until the child ends, and the
  *                         child exits only once its parent sleeps there.
+ *   gt-kobj pipeline-wait3 N   the same, the parent waiting with wait3 (as dash does)
  *   gt-kobj eof-at-exit   fork; the child writes a line into a pipe once the parent sleeps
  *                         in read, then exits (no close) once it sleeps there again: the
  *                         parent reads the line, then end of file
@@ -71,10 +72,12 @@ static void shared_progress(void)
 		die("mmap");
 }
 
+static int use_wait3;
+
 static int child_status(pid_t child)
 {
 	int st;
-	if (waitpid(child, &st, 0) != child)
+	if ((use_wait3 ? wait3(&st, 0, NULL) : waitpid(child, &st, 0)) != child)
 		die("waitpid");
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -372,6 +375,10 @@ int main(int argc, char **argv)
 	shared_progress();
 	if (!strcmp(argv[1], "pipeline"))
 		return pipeline(n);
+	if (!strcmp(argv[1], "pipeline-wait3")) {
+		use_wait3 = 1;
+		return pipeline(n);
+	}
 	if (!strcmp(argv[1], "psem"))
 		return psem(n, 0);
 	if (!strcmp(argv[1], "psem-file"))
