@@ -7,12 +7,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gowire.h"
+
 /* Prints "gotrace COMMAND: <message>\n" on stderr. */
 void gt_cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* For getopt_long run with opterr = 0 and an optstring starting with ':' (after any '+'):
  * reports the option that getopt returned ':' or '?' for, and returns the usage status 2. */
 int gt_cli_bad_option(const char *command, int getopt_result, char **argv);
+
+/* The trace format (--format TEXT): "go1.22" or "go1.19"; TEXT NULL: GOTRACE_FORMAT when set,
+ * else GT_CLI_DEFAULT_FORMAT.  Returns 0, or the usage status 2 after saying what is wrong. */
+#define GT_CLI_DEFAULT_FORMAT GT_FORMAT_GO119   /* go1.22 once the e2e suite runs in it */
+int gt_cli_trace_format(const char *command, const char *text, enum gt_trace_format *out);
+/* The `next:` lines after a trace was written: how to open it with an installed Go that reads
+ * its format, and how to report on it without Go (kept: its capture was kept beside it). */
+void gt_cli_next_steps(const char *output, enum gt_trace_format format, bool kept);
 
 /* "1.5 MiB", "12 KiB", "300 B". */
 void gt_cli_format_size(uint64_t bytes, char *buf, size_t size);

@@ -18,8 +18,8 @@ static void convert_usage(FILE *f)
 	fprintf(f,
 		"usage: gotrace convert [OPTIONS] CAPTURE|DIR... -o FILE\n"
 		"\n"
-		"Converts gotrace capture files into one Go execution trace (\"go 1.19 trace\") for\n"
-		"`go tool trace`, as `gotrace run` writes it: every process of the captures in it,\n"
+		"Converts gotrace capture files into one Go execution trace (--format) for `go\n"
+		"tool trace`, as `gotrace run` writes it: every process of the captures in it,\n"
 		"each thread a goroutine labelled \"prog[pid] name\".  A directory stands for the\n"
 		"captures in it (gotrace-*.gtcap: a run's --capture-dir).  Damaged or truncated\n"
 		"captures convert as far as they can be read.\n"
@@ -35,6 +35,9 @@ static void convert_usage(FILE *f)
 		"                               DUR is a number with ns, us, ms or s)\n"
 		"      --debug-dir DIR          also look for separate debug info in DIR (repeatable)\n"
 		"      --no-symbols             name frames by address, skip symbolization\n"
+		"      --format FORMAT          go1.22 (read by Go 1.22 and later) or go1.19\n"
+		"                               (default: Go 1.19-1.21, gotraceui 0.4); default\n"
+		"                               also GOTRACE_FORMAT\n"
 		"  -q, --quiet                  no summary on stderr\n"
 		"  -h, --help                   this text\n");
 }
@@ -130,6 +133,7 @@ int gt_cmd_convert(int argc, char **argv)
 		{"no-symbols", no_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"per-process", no_argument, NULL, 'p'},
+		{"format", required_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -138,6 +142,7 @@ int gt_cmd_convert(int argc, char **argv)
 	const char **debug_dirs = calloc((size_t)argc + 1, sizeof *debug_dirs);
 	size_t n_debug_dirs = 0;
 	bool quiet = false, per_process = false;
+	const char *format = NULL;
 	int c;
 	if (!debug_dirs)
 		return 1;
@@ -155,6 +160,7 @@ int gt_cmd_convert(int argc, char **argv)
 		case 'n': opt.no_symbols = true; break;
 		case 'q': quiet = true; break;
 		case 'p': per_process = true; break;
+		case 'F': format = optarg; break;
 		case 'h': convert_usage(stdout); free(debug_dirs); return 0;
 		default: convert_usage(stderr); free(debug_dirs); return 2;
 		}
@@ -162,6 +168,10 @@ int gt_cmd_convert(int argc, char **argv)
 	if (!out || optind >= argc) {
 		fprintf(stderr, "gotrace convert: %s (see gotrace convert --help)\n",
 			!out ? "no output file (-o FILE)" : "no capture file given");
+		free(debug_dirs);
+		return 2;
+	}
+	if (gt_cli_trace_format("convert", format, &opt.format) != 0) {
 		free(debug_dirs);
 		return 2;
 	}

@@ -72,7 +72,9 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		struct gt_sym_options so = {.debug_dirs = opt->debug_dirs};
 		sym = gt_sym_new(&so);
 	}
-	struct gt_wire *w = gt_wire_open(fd, base.n_cpus + 1);
+	struct gt_wire_v2_options wo = {.generation_ns = opt->generation_ns};
+	struct gt_wire *w = opt->format == GT_FORMAT_GO122 ? gt_wire_open_v2(fd, base.n_cpus + 1, &wo)
+							   : gt_wire_open(fd, base.n_cpus + 1);
 	struct gt_model_options mo = {
 		.syscall_threshold_ns = opt->syscall_threshold_ns ? opt->syscall_threshold_ns
 								   : GT_DEFAULT_SYSCALL_THRESHOLD_NS,
@@ -80,6 +82,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		.set = set,
 	};
 	struct gt_model *m = w ? gt_model_new(w, &base, &mo) : NULL;
+	if (m)
+		gt_wire_frequency_source(w, gt_model_frequency, m);
 	uint64_t (*span)[2] = calloc(n, sizeof *span);   /* first and last tsc per capture */
 	if (!span) {
 		gt_model_free(m);
@@ -319,6 +323,8 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"repaired: records out of order beyond the window (clamped)", r->reordered},
 		{"reader: reorder memory cap reached (records released early)", r->reorder_capped},
 		{"writer: stack frames cut (128 frames / 2048 bytes)", s->wire.frames_cut},
+		{"writer: events placed otherwise than modelled (go1.22)", s->wire.repaired},
+		{"writer: events the goroutine's state could not take (go1.22)", s->wire.skipped},
 	};
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
 		if (rs[i].v)
