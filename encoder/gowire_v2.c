@@ -239,11 +239,7 @@ static void use_stack(struct wire22 *w, uint64_t id)
 	if (s) {
 		if (s->gen == w->gen)
 			return;
-		s->gen = w->gen;
-		for (uint32_t i = 0; i < s->n; i++) {
-			use_string(w, w->frames[s->off + i].func);
-			use_string(w, w->frames[s->off + i].file);
-		}
+		s->gen = w->gen;   /* its frames' strings: when the table is written */
 	} else {
 		/* not defined yet (the model defines a referenced stack at the latest at its
 		 * end): this generation gets a placeholder frame unless it is defined in time */
@@ -392,6 +388,10 @@ static void write_tables(struct wire22 *w)
 		}
 		const struct frame2 *f = s ? &w->frames[s->off] : &placeholder;
 		uint32_t n = s ? s->n : 1;
+		for (uint32_t j = 0; j < n; j++) {
+			use_string(w, f[j].func);
+			use_string(w, f[j].file);
+		}
 		table_room(w, &t, 1 + 2 * 10 + (size_t)n * 40);
 		if (w->error)
 			break;
