@@ -160,3 +160,18 @@ ssize_t gt_trace_v2_generations(const char *trace, uint64_t *offsets, size_t cap
 	fclose(f);
 	return n;
 }
+
+uint64_t gt_trace_v2_batch_end(const char *trace, uint64_t offset)
+{
+	FILE *f = fopen(trace, "rb");
+	if (!f)
+		return 0;
+	uint64_t gen, m, base, size, end = 0;
+	struct stat st;
+	if (fseek(f, (long)offset, SEEK_SET) == 0 && fgetc(f) == 1 && uvarint(f, &gen) &&
+	    uvarint(f, &m) && uvarint(f, &base) && uvarint(f, &size) && fstat(fileno(f), &st) == 0 &&
+	    (uint64_t)ftell(f) + size <= (uint64_t)st.st_size)
+		end = (uint64_t)ftell(f) + size;
+	fclose(f);
+	return end;
+}

@@ -31,4 +31,7 @@ size_t gt_dump_v2_events(const char *dump);
 ssize_t gt_trace_v2_generations(const char *trace, uint64_t *offsets, size_t cap,
 				uint64_t *end);
 
+/* The offset right after the batch that starts at offset in TRACE (0: no whole batch there). */
+uint64_t gt_trace_v2_batch_end(const char *trace, uint64_t offset);
+
 #endif
