@@ -57,6 +57,18 @@ static void run_go122(const char *const argv[])
 	free(dump23);
 }
 
+/* Go 1.23's viewer serves every page of the trace (goroutines, each goroutine, the thread
+ * view) and builds every profile: trace-oracle's 1.23 checks (its 1.19 ones do not apply). */
+static void assert_viewer_pages(void)
+{
+	char *report = NULL;
+	cr_assert_geq(gt_oracle_check(trace, false, &report), 0, "the oracle could not run");
+	static const char *const checks[] = {"parse-1.23", "ui-1.23", "thread-1.23", "pprof-1.23"};
+	for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
+		cr_assert(gt_oracle_passed(report, checks[i]), "%s:\n%s", checks[i], report);
+	free(report);
+}
+
 static size_t blocks(const char *reason)
 {
 	char match[128];
@@ -116,6 +128,7 @@ Test(e2e_go122, sync_objects_with_reasons_in_c_terms, .fini = teardown, .timeout
 	cr_assert_gt(field(h, "G="), 1, "unblocked by a known waker: %s", h);
 	free(h);
 	assert_one_m_per_thread(traced.pid);
+	assert_viewer_pages();
 }
 
 Test(e2e_go122, mutex_waits_and_joins, .fini = teardown, .timeout = 300)
@@ -125,6 +138,11 @@ Test(e2e_go122, mutex_waits_and_joins, .fini = teardown, .timeout = 300)
 	cr_assert_geq(blocks("sync: pthread_mutex_lock"), 4u, "the four contended locks");
 	cr_assert_geq(blocks("sync: pthread_join"), 1u);
 	cr_assert_geq(assert_one_m_per_thread(traced.pid), 2u);
+	/* the lock waits land in the sync profile, at the lines that locked */
+	char *sync = gt_pprof_text(trace, "sync", "1.23");
+	cr_assert_not_null(sync);
+	cr_assert(strstr(sync, "contend "), "%s", sync);
+	free(sync);
 }
 
 Test(e2e_go122, syscalls_begin_and_end, .fini = teardown, .timeout = 300)
@@ -140,6 +158,14 @@ Test(e2e_go122, syscalls_begin_and_end, .fini = teardown, .timeout = 300)
 		      gt_dump_123_count(dump, "Syscall->Runnable");
 	cr_assert_geq(begins, 5u);
 	cr_assert_eq(begins, ends);
+	assert_viewer_pages();
+	/* the network waits in the net profile; the pipe read, a hand-off, in the sync one */
+	for (int k = 0; k < 2; k++) {
+		char *p = gt_pprof_text(trace, k ? "sync" : "net", "1.23");
+		cr_assert_not_null(p);
+		cr_assert(strstr(p, "s_syscalls "), "%s profile:\n%s", k ? "sync" : "net", p);
+		free(p);
+	}
 }
 
 Test(e2e_go122, long_run_in_generations_and_cut_inside_one, .fini = teardown, .timeout = 300)
