@@ -112,6 +112,35 @@ static size_t assert_one_m_per_thread(pid_t pid)
 	return n;
 }
 
+Test(e2e_go122, threads_create_end_join, .fini = teardown, .timeout = 300)
+{
+	const char *argv[] = {test_target(), "threads", NULL};
+	run_go122(argv);
+	cr_assert_eq(gt_dump_123_count(dump, "G=1 NotExist->Runnable"), 4u, "created by main");
+	for (int g = 2; g <= 5; g++) {
+		char end[64], sys_end[64];
+		snprintf(end, sizeof end, "GoID=%d Running->NotExist", g);
+		snprintf(sys_end, sizeof sys_end, "GoID=%d Syscall->NotExist", g);
+		cr_assert_eq(gt_dump_123_count(dump, end) + gt_dump_123_count(dump, sys_end), 1u,
+			     "G %d ends once", g);
+	}
+	/* a join on a live thread: its waker is that thread, which then ends */
+	size_t joins = blocks("sync: pthread_join");
+	cr_assert_geq(joins, 1u);
+	for (size_t k = 0; k < joins; k++) {
+		char *h = gt_dump_123_header(dump, "GoID=1 Waiting->Runnable", k);
+		cr_assert_not_null(h);
+		long long waker = field(h, "G=");
+		free(h);
+		char end[64];
+		snprintf(end, sizeof end, "GoID=%lld Running->NotExist", waker);
+		cr_assert_eq(gt_dump_123_count(dump, end), 1u, "the joined G %lld wakes main", waker);
+	}
+	/* names set by pthread_setname_np / prctl become labels */
+	cr_assert_geq(gt_dump_123_count(dump, "Label"), 1u);
+	cr_assert_eq(assert_one_m_per_thread(traced.pid), 5u);
+}
+
 Test(e2e_go122, sync_objects_with_reasons_in_c_terms, .fini = teardown, .timeout = 300)
 {
 	const char *argv[] = {test_target(), "sync", NULL};
