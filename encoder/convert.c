@@ -250,8 +250,8 @@ void gt_convert_losses(const struct gt_convert_summary *s, struct gt_convert_los
 		       mc->writer_waiters_lost + mc->writer_reentry_lost + mc->writer_waits_unshown +
 		       s->stop.facts_lost;
 	out->repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
-			mc->ends_without_begin + mc->stacks_missing + r->reordered;
-	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;
+			mc->ends_without_begin + mc->stacks_missing + r->reordered + s->wire.repaired;
+	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped + s->wire.skipped;
 	out->damaged_bytes = r->bytes_garbage;
 	out->torn_records = r->torn_tails;
 }
