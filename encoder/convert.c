@@ -323,6 +323,7 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"repaired: records out of order beyond the window (clamped)", r->reordered},
 		{"reader: reorder memory cap reached (records released early)", r->reorder_capped},
 		{"writer: stack frames cut (128 frames / 2048 bytes)", s->wire.frames_cut},
+		{"writer: generations (go1.22)", s->wire.generations},
 		{"writer: events placed otherwise than modelled (go1.22)", s->wire.repaired},
 		{"writer: events the goroutine's state could not take (go1.22)", s->wire.skipped},
 	};

@@ -332,24 +332,45 @@ static void w19_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_
 	w->stats.events++;
 }
 
+uint64_t gtw_intern_string(struct intern_table *t, uint64_t *next_id, const char **s,
+			   size_t *len, bool *fresh)
+{
+	*fresh = false;
+	if (!*len)
+		return 0;
+	if (*len > GT_WIRE_MAX_NAME) {
+		*s += *len - GT_WIRE_MAX_NAME;
+		*len = GT_WIRE_MAX_NAME;
+	}
+	uint64_t id = gtw_intern_lookup(t, *s, *len, *next_id, fresh);
+	*next_id += *fresh;
+	return id;
+}
+
+uint64_t gtw_intern_stack(struct intern_table *t, uint64_t *next_id,
+			  const struct gt_wire_frame *frames, size_t n, bool *fresh)
+{
+	*fresh = false;
+	if (!n)
+		return 0;
+	uint64_t pcs[GT_WIRE_MAX_FRAMES];
+	size_t k = n < GT_WIRE_MAX_FRAMES ? n : GT_WIRE_MAX_FRAMES;
+	for (size_t i = 0; i < k; i++)
+		pcs[i] = frames[i].pc;
+	uint64_t id = gtw_intern_lookup(t, pcs, k * sizeof pcs[0], *next_id, fresh);
+	*next_id += *fresh;
+	return id;
+}
+
 static uint64_t w19_string(struct gt_wire *gw, const char *s, size_t len)
 {
 	struct wire19 *w = (struct wire19 *)gw;
-	if (!len)
-		return 0;
-	if (len > GT_WIRE_MAX_NAME) {
-		s += len - GT_WIRE_MAX_NAME;
-		len = GT_WIRE_MAX_NAME;
-	}
 	bool inserted;
-	uint64_t id = gtw_intern_lookup(&w->strings, s, len, w->next_string_id, &inserted);
-	if (!id) {
+	uint64_t id = gtw_intern_string(&w->strings, &w->next_string_id, &s, &len, &inserted);
+	if (!id && len)
 		w->error = ENOMEM;
-		return 0;
-	}
 	if (!inserted)
 		return id;
-	w->next_string_id++;
 	struct wire_p *wp = wire_p(w, META_P);
 	if (!batch_ensure(w, wp, 1 + 20 + len))
 		return id;
@@ -437,22 +458,12 @@ static void w19_set_stack_id_base(struct gt_wire *gw, uint64_t id_base)
 static uint64_t w19_stack(struct gt_wire *gw, const struct gt_wire_frame *frames, size_t n)
 {
 	struct wire19 *w = (struct wire19 *)gw;
-	if (!n)
-		return 0;
-	uint64_t pcs[GT_WIRE_MAX_FRAMES];
-	size_t k = n < GT_WIRE_MAX_FRAMES ? n : GT_WIRE_MAX_FRAMES;
-	for (size_t i = 0; i < k; i++)
-		pcs[i] = frames[i].pc;
 	bool inserted;
-	uint64_t id = gtw_intern_lookup(&w->stacks, pcs, k * sizeof pcs[0], w->next_stack_id, &inserted);
-	if (!id) {
+	uint64_t id = gtw_intern_stack(&w->stacks, &w->next_stack_id, frames, n, &inserted);
+	if (!id && n)
 		w->error = ENOMEM;
-		return 0;
-	}
-	if (inserted) {
-		w->next_stack_id++;
+	if (inserted)
 		w19_define_stack(&w->base, id, frames, n);
-	}
 	return id;
 }
 

@@ -51,6 +51,14 @@ struct intern_table {
 uint64_t gtw_intern_lookup(struct intern_table *t, const void *key, size_t len, uint64_t id,
 			   bool *inserted);
 void gtw_intern_free(struct intern_table *t);
+/* Both writers' string and stack ids: a string (its last GT_WIRE_MAX_NAME bytes; *s and
+ * *len say which) and a stack by its PCs (the first GT_WIRE_MAX_FRAMES), ids from *next_id
+ * on; *fresh when new (the caller defines it).  0 for "" / no frames, and when memory runs
+ * out (then *fresh is false and the caller's error is ENOMEM). */
+uint64_t gtw_intern_string(struct intern_table *t, uint64_t *next_id, const char **s,
+			   size_t *len, bool *fresh);
+uint64_t gtw_intern_stack(struct intern_table *t, uint64_t *next_id,
+			  const struct gt_wire_frame *frames, size_t n, bool *fresh);
 
 /* Writes len bytes to fd (EINTR retried); 0 or the errno of the failure. */
 int gtw_write_all(int fd, const uint8_t *p, size_t len);

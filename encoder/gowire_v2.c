@@ -47,7 +47,6 @@ static const uint8_t trace_header[16] = "go 1.22 trace\0\0";
 #define OUT_BUFFER_BYTES (1u << 20)
 #define MAX_EVENT_BYTES (1u + 11u * 10u)
 #define MAX_FRAMES 128u                  /* the readers' limit on a stack */
-#define MAX_STRING 1024u                 /* the readers' limit on a string */
 #define DEFAULT_GENERATION_NS 1000000000ull
 #define DEFAULT_GENERATION_BYTES (4ull << 20)
 
@@ -258,22 +257,15 @@ static void use_stack(struct wire22 *w, uint64_t id)
 static uint64_t w22_string(struct gt_wire *gw, const char *s, size_t len)
 {
 	struct wire22 *w = w22(gw);
-	if (!len)
-		return 0;
-	if (len > MAX_STRING) {
-		s += len - MAX_STRING;
-		len = MAX_STRING;
-	}
 	bool inserted;
-	uint64_t id = gtw_intern_lookup(&w->strings, s, len, w->next_string_id, &inserted);
-	if (!id || (inserted && !grow(&w->strs, &w->cap_strs, id + 1, sizeof *w->strs))) {
+	uint64_t id = gtw_intern_string(&w->strings, &w->next_string_id, &s, &len, &inserted);
+	if ((!id && len) || (inserted && !grow(&w->strs, &w->cap_strs, id + 1, sizeof *w->strs))) {
 		w->error = ENOMEM;
 		return 0;
 	}
 	if (inserted) {
 		/* the arena holds the key bytes: the entry just added is the last */
 		w->strs[id] = (struct str2){w->strings.arena.len - len, len, 0};
-		w->next_string_id++;
 		w->stats.strings++;
 	}
 	return id;
@@ -318,23 +310,12 @@ static void w22_define_stack(struct gt_wire *gw, uint64_t id, const struct gt_wi
 static uint64_t w22_stack(struct gt_wire *gw, const struct gt_wire_frame *frames, size_t n)
 {
 	struct wire22 *w = w22(gw);
-	if (!n)
-		return 0;
-	uint64_t pcs[MAX_FRAMES];
-	size_t k = n < MAX_FRAMES ? n : MAX_FRAMES;
-	for (size_t i = 0; i < k; i++)
-		pcs[i] = frames[i].pc;
 	bool inserted;
-	uint64_t id = gtw_intern_lookup(&w->stacks, pcs, k * sizeof pcs[0], w->next_stack_id,
-					&inserted);
-	if (!id) {
+	uint64_t id = gtw_intern_stack(&w->stacks, &w->next_stack_id, frames, n, &inserted);
+	if (!id && n)
 		w->error = ENOMEM;
-		return 0;
-	}
-	if (inserted) {
-		w->next_stack_id++;
+	if (inserted)
 		w22_define_stack(gw, id, frames, n);
-	}
 	return id;
 }
 

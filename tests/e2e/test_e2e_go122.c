@@ -251,3 +251,19 @@ Test(e2e_go122, long_run_in_generations_and_cut_inside_one, .fini = teardown, .t
 	}
 	free(d2);
 }
+
+Test(e2e_go122, cpp_threads_mutex_condvar, .fini = teardown, .timeout = 300)
+{
+	const char *prog = getenv("GT_TEST_CPP");
+	if (!prog || !*prog)
+		cr_skip_test("cpp-workers was not built (no C++ compiler)");
+	const char *argv[] = {prog, NULL};
+	run_go122(argv);
+	cr_assert_str_eq(traced.out, "sum 820\n");
+	cr_assert_eq(gt_dump_123_count(dump, "G=1 NotExist->Runnable"), 4u, "four std::threads");
+	cr_assert_geq(blocks("sync: pthread_cond_wait"), 10u, "workers wait for the producer: %zu",
+		      blocks("sync: pthread_cond_wait"));
+	cr_assert_geq(gt_dump_123_count(dump, "G=1 Waiting->Runnable"), 10u,
+		      "the producer (G1) wakes them");
+	cr_assert_eq(assert_one_m_per_thread(traced.pid), 5u);
+}
