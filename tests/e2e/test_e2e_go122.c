@@ -210,6 +210,7 @@ Test(e2e_go122, long_run_in_generations_and_cut_inside_one, .fini = teardown, .t
 	cr_assert_leq(gens, 6, "%zd generations", gens);
 	cr_assert_eq(gt_dump_123_count(dump, "Label=\"ticker-1\""), 1u);
 	cr_assert_eq(assert_one_m_per_thread(traced.pid), 4u);
+	assert_viewer_pages();
 
 	/* the file cut where generation 3 begins reads completely; cut inside generation 3
 	 * (within its second batch), it still gives every event of generations 1 and 2 */
