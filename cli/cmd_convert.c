@@ -92,7 +92,19 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The captures named: files as they are, directories by their gotrace-*.gtcap files.
+struct in_dir {
+	struct capture_list *l;
+	const char *dir;
+};
+
+static void add_in_dir(const char *name, void *ctx)
+{
+	struct in_dir *in = ctx;
+	add_capture(in->l, in->dir, name);
+}
+
+/* The captures named: files as they are, directories by their gotrace-*.gtcap files and
+ * those of their uid-<n> directories (processes that changed user, as `gotrace run` keeps).
  * Returns 0, or 1 after saying which directory holds none or cannot be read. */
 static int list_captures(char **args, size_t n, struct capture_list *l)
 {
@@ -107,13 +119,10 @@ static int list_captures(char **args, size_t n, struct capture_list *l)
 			fprintf(stderr, "gotrace convert: %s: %s\n", args[i], strerror(errno));
 			return 1;
 		}
-		size_t before = l->n;
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL) {
-			if (gt_is_capture_name(e->d_name))
-				add_capture(l, args[i], e->d_name);
-		}
 		closedir(d);
+		size_t before = l->n;
+		struct in_dir in = {l, args[i]};
+		gt_each_capture(args[i], add_in_dir, &in);
 		if (l->n == before) {
 			fprintf(stderr, "gotrace convert: %s: no captures (gotrace-*.gtcap) in this "
 				"directory\n", args[i]);
@@ -122,6 +131,38 @@ static int list_captures(char **args, size_t n, struct capture_list *l)
 		qsort(l->paths + before, l->n - before, sizeof *l->paths, by_name);
 	}
 	return 0;
+}
+
+/* --per-process: a trace per capture, named as `gotrace run --per-process` names them. */
+static int convert_per_process(const char *out, const char *const *captures, size_t n,
+			       struct gt_convert_options *opt, bool quiet)
+{
+	struct gt_trace_image *images = calloc(n, sizeof *images);
+	if (!images)
+		return 1;
+	gt_trace_images_identify(images, n, captures, NULL);
+	int status = 0;
+	for (size_t i = 0; i < n; i++) {
+		char name[4096];
+		gt_trace_image_name(out, &images[i], images[0].pid, "", name, sizeof name);
+		char err[512];
+		struct gt_convert_summary sum;
+		struct gt_cli_progress progress;
+		gt_cli_progress_start(&progress, name);
+		opt->progress = quiet ? NULL : gt_cli_progress_update;
+		opt->progress_ctx = &progress;
+		int failed = gt_convert_file(captures[i], name, opt, &sum, err, sizeof err);
+		gt_cli_progress_end(&progress);
+		if (failed) {
+			fprintf(stderr, "gotrace convert: %s\n", err);
+			status = 1;
+			continue;
+		}
+		if (!quiet)
+			gt_convert_print_summary(stderr, name, &sum);
+	}
+	free(images);
+	return status;
 }
 
 int gt_cmd_convert(int argc, char **argv)
@@ -176,48 +217,18 @@ int gt_cmd_convert(int argc, char **argv)
 		return 2;
 	}
 	opt.debug_dirs = n_debug_dirs ? debug_dirs : NULL;
-	if (!per_process) {
-		struct capture_list list = { 0 };
-		int status = list_captures(argv + optind, (size_t)(argc - optind), &list);
-		if (status == 0) {
-			int rc = gt_one_trace("convert", out, (const char *const *)list.paths, list.n,
-					      &opt, quiet ? GT_SUMMARY_QUIET : GT_SUMMARY_CONVERT);
-			status = rc == 0 ? 0 : 1;
-		}
-		for (size_t i = 0; i < list.n; i++)
-			free(list.paths[i]);
-		free(list.paths);
-		free(debug_dirs);
-		return status;
+	struct capture_list list = { 0 };
+	int status = list_captures(argv + optind, (size_t)(argc - optind), &list);
+	if (status == 0 && !per_process) {
+		int rc = gt_one_trace("convert", out, (const char *const *)list.paths, list.n, &opt,
+				      quiet ? GT_SUMMARY_QUIET : GT_SUMMARY_CONVERT);
+		status = rc == 0 ? 0 : 1;
+	} else if (status == 0) {
+		status = convert_per_process(out, (const char *const *)list.paths, list.n, &opt, quiet);
 	}
-	size_t n_captures = (size_t)(argc - optind);
-	struct gt_trace_image *images = calloc(n_captures, sizeof *images);
-	if (!images) {
-		free(debug_dirs);
-		return 1;
-	}
-	gt_trace_images_identify(images, n_captures, (const char *const *)argv + optind, NULL);
-	int status = 0;
-	for (int i = optind; i < argc; i++) {
-		char name[4096];
-		gt_trace_image_name(out, &images[i - optind], images[0].pid, "", name, sizeof name);
-		char err[512];
-		struct gt_convert_summary sum;
-		struct gt_cli_progress progress;
-		gt_cli_progress_start(&progress, name);
-		opt.progress = quiet ? NULL : gt_cli_progress_update;
-		opt.progress_ctx = &progress;
-		int failed = gt_convert_file(argv[i], name, &opt, &sum, err, sizeof err);
-		gt_cli_progress_end(&progress);
-		if (failed) {
-			fprintf(stderr, "gotrace convert: %s\n", err);
-			status = 1;
-			continue;
-		}
-		if (!quiet)
-			gt_convert_print_summary(stderr, name, &sum);
-	}
-	free(images);
+	for (size_t i = 0; i < list.n; i++)
+		free(list.paths[i]);
+	free(list.paths);
 	free(debug_dirs);
 	return status;
 }

@@ -11,6 +11,7 @@
 #include "follow.h"
 #include "one_trace.h"
 #include "program_check.h"
+#include "snapshot.h"
 #include "trace_set.h"
 
 #include <dirent.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include <gotrace/capture.h>
+#include <gotrace/last.h>
 
 #ifndef GT_PRELOAD_BUILD_RELPATH
 #define GT_PRELOAD_BUILD_RELPATH "../preload/libgotrace.so"
@@ -55,6 +57,11 @@ static const char run_usage[] =
 	"      --stack-depth N     frames per stack, 1 to 128 (default 32)\n"
 	"      --start-delay SEC   start recording SEC seconds after the command starts\n"
 	"      --duration SEC      record for SEC seconds only (default: until it exits)\n"
+	"      --last DURATION|SIZE  flight recorder: keep only the most recent window of\n"
+	"                          each process, DURATION (30s, 500ms) or SIZE of records\n"
+	"                          (64M, 1G), with the threads, names and blocked waits\n"
+	"                          from before it; SIGUSR2 to gotrace then writes a\n"
+	"                          snapshot FILE.snapshot-N while recording goes on\n"
 	"      --no-follow         trace COMMAND's own process only (across exec), not its\n"
 	"                          children\n"
 	"      --per-process       one trace per process: FILE for the program COMMAND ended\n"
@@ -71,9 +78,9 @@ static const char run_usage[] =
 	"  -h, --help              show this help\n"
 	"\n"
 	"gotrace waits for every traced process of the tree, daemons too.  Signals sent to\n"
-	"gotrace (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to COMMAND while it runs;\n"
-	"once it has exited, INT or TERM stops the recording of the processes still running,\n"
-	"writes the trace and leaves them running.\n"
+	"gotrace (INT, TERM, HUP, QUIT, USR1, USR2 but with --last) are forwarded to COMMAND\n"
+	"while it runs; once it has exited, INT or TERM stops the recording of the processes\n"
+	"still running, writes the trace and leaves them running.\n"
 	"Exit status: COMMAND's (128+N when it died of signal N); 1 when COMMAND succeeded but\n"
 	"the trace could not be written; 125-127 when COMMAND could not be started.\n"
 	"The GOTRACE_* environment variables of libgotrace.so apply too; see the README.\n";
@@ -84,6 +91,7 @@ struct run_options {
 	const char *stacks;
 	const char *capture_dir;
 	const char *stack_depth, *start_delay, *duration; /* validated, passed on as given */
+	const char *last;          /* --last, validated (gotrace/last.h) */
 	bool no_follow;
 	bool keep_capture;
 	bool per_process;
@@ -98,7 +106,7 @@ struct run_options {
 
 enum {
 	OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE, OPT_STACK_DEPTH,
-	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS
+	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS, OPT_LAST
 };
 
 enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
@@ -129,6 +137,7 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "last", required_argument, NULL, OPT_LAST },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -194,6 +203,16 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		case OPT_FORMAT:
 			opt->format_text = optarg;
 			break;
+		case OPT_LAST: {
+			uint64_t bytes, ns;
+			if (!gt_parse_last(optarg, &bytes, &ns)) {
+				fail("--last must be a duration (30s, 500ms) or a size (64M, 1G), not '%s'",
+				     optarg);
+				return 2;
+			}
+			opt->last = optarg;
+			break;
+		}
 		default:
 			return gt_cli_bad_option("run", c, argv);
 		}
@@ -278,50 +297,6 @@ struct capture_dir {
 	size_t n_preexisting;
 };
 
-/* uid-<n>: the captures of the programs a traced process ran after it became user n
- * (preload/capture_file.c), in a directory of theirs */
-static bool is_user_dir(const char *dir, const char *name)
-{
-	struct stat st;
-	char path[PATH_MAX];
-	if (strncmp(name, "uid-", 4) != 0 || !name[4] || strspn(name + 4, "0123456789") != strlen(name + 4))
-		return false;
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* fn(name) for every capture in dir ("gotrace-...") and in its user directories
- * ("uid-<n>/gotrace-...", regular files only: those directories are the user's) */
-static void each_capture(const char *dir, void (*fn)(const char *name, void *ctx), void *ctx)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d != NULL && (e = readdir(d)) != NULL) {
-		if (gt_is_capture_name(e->d_name)) {
-			fn(e->d_name, ctx);
-			continue;
-		}
-		if (!is_user_dir(dir, e->d_name))
-			continue;
-		char sub[PATH_MAX], rel[2 * NAME_MAX + 2];
-		snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-		DIR *u = opendir(sub);
-		struct dirent *f;
-		struct stat st;
-		while (u != NULL && (f = readdir(u)) != NULL) {
-			if (!gt_is_capture_name(f->d_name) ||
-			    fstatat(dirfd(u), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
-				continue;
-			snprintf(rel, sizeof rel, "%s/%s", e->d_name, f->d_name);
-			fn(rel, ctx);
-		}
-		if (u != NULL)
-			closedir(u);
-	}
-	if (d != NULL)
-		closedir(d);
-}
-
 static void add_preexisting(const char *name, void *ctx)
 {
 	struct capture_dir *cd = ctx;
@@ -358,7 +333,7 @@ static int prepare_capture_dir(struct capture_dir *cd, const char *requested)
 		fail("cannot write into capture directory %s: %s", requested, strerror(errno));
 		return -1;
 	}
-	each_capture(cd->path, add_preexisting, cd);
+	gt_each_capture(cd->path, add_preexisting, cd);
 	return 0;
 }
 
@@ -414,6 +389,8 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 		set_env_var("GOTRACE_START_DELAY", opt->start_delay);
 	if (opt->duration != NULL)
 		set_env_var("GOTRACE_DURATION", opt->duration);
+	if (opt->last != NULL)
+		set_env_var("GOTRACE_LAST", opt->last);
 }
 
 static double now_seconds(void)
@@ -421,6 +398,41 @@ static double now_seconds(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* SIGUSR2 under --last: the captures of this run so far, copied and converted into
+ * OUTPUT.snapshot-N while the processes record on. */
+struct snapshot_ctx {
+	const struct run_options *opt;
+	const struct capture_dir *cd;
+	unsigned n;
+	char **paths;
+	size_t n_paths;
+};
+
+static void add_snapshot_capture(const char *name, void *ctx)
+{
+	struct snapshot_ctx *s = ctx;
+	if (was_preexisting(s->cd, name))
+		return;
+	char path[2 * PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", s->cd->path, name);
+	char **v = realloc(s->paths, (s->n_paths + 1) * sizeof *v);
+	if (v != NULL && (v[s->n_paths] = strdup(path)) != NULL)
+		s->n_paths++;
+	s->paths = v;
+}
+
+static void snapshot_now(void *ctx)
+{
+	struct snapshot_ctx *s = ctx;
+	s->n_paths = 0;
+	gt_each_capture(s->cd->path, add_snapshot_capture, s);
+	gt_snapshot_write(s->opt->output, ++s->n, (const char *const *)s->paths, s->n_paths, s->cd->path);
+	for (size_t i = 0; i < s->n_paths; i++)
+		free(s->paths[i]);
+	free(s->paths);
+	s->paths = NULL;
 }
 
 /* Starts the command; returns its wait status in *status, or an exit status when it could
@@ -463,6 +475,11 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 		;
 	close(exec_err_pipe[0]);
 
+	struct snapshot_ctx snap = { .opt = opt, .cd = cd };
+	if (opt->last != NULL) {
+		follow->on_usr2 = snapshot_now;
+		follow->usr2_ctx = &snap;
+	}
 	if (gt_follow_wait(follow, pid, cd->path, cd->created, !opt->no_follow, cd->preexisting,
 			   cd->n_preexisting, status) != 0)
 		return EXIT_GOTRACE_FAILED;
@@ -587,7 +604,7 @@ static void collect_captures(const struct capture_dir *cd, pid_t main_pid,
 {
 	*rc = (struct run_captures){ .main_pid = (uint32_t)main_pid };
 	struct collecting c = { cd, rc, NULL };
-	each_capture(cd->path, collect_one, &c);
+	gt_each_capture(cd->path, collect_one, &c);
 	rc->img = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *rc->img);
 	gt_trace_images_identify(rc->img, rc->n, (const char *const *)rc->paths, c.file_pid);
 	free(c.file_pid);
@@ -611,7 +628,7 @@ static void remove_captures(const struct capture_dir *cd, const struct run_captu
 	struct dirent *e;
 	while (d != NULL && (e = readdir(d)) != NULL) {
 		char sub[PATH_MAX + NAME_MAX + 2];
-		if (!is_user_dir(cd->path, e->d_name))
+		if (!gt_is_user_dir(cd->path, e->d_name))
 			continue;
 		snprintf(sub, sizeof sub, "%s/%s", cd->path, e->d_name);
 		rmdir(sub); /* emptied, unless it holds what is not ours */

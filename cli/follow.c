@@ -409,7 +409,9 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 			fail("reading signals: %s", strerror(errno));
 			return -1;
 		}
-		if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
+		if (si.ssi_signo == SIGUSR2 && f->on_usr2)
+			f->on_usr2(f->usr2_ctx);
+		else if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
 			kill(command, (int)si.ssi_signo); /* not reaped yet: still the command */
 		reap(command, status, &command_done, f);
 	}
@@ -428,6 +430,8 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 			said = true;
 		}
 		int sig = wait_event(f, &live);
+		if (sig == SIGUSR2 && f->on_usr2)
+			f->on_usr2(f->usr2_ctx);
 		if (sig == SIGINT || sig == SIGTERM) {
 			detach_all(&live, dir, rename_dir, ignore, n_ignore);
 			free(live.v);

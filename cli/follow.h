@@ -22,6 +22,9 @@ struct gt_follow {
 	struct sigaction old_pipe;  /* SIGPIPE as gotrace found it: the command's */
 	int sigfd;                  /* the signals gotrace waits for (signalfd) */
 	double command_ended;       /* CLOCK_MONOTONIC seconds when the command exited */
+	/* set after gt_follow_prepare: SIGUSR2 calls it instead of being forwarded */
+	void (*on_usr2)(void *ctx);
+	void *usr2_ctx;
 };
 
 /* Before the fork: subreaper, SIGPIPE ignored, SIGCHLD and the forwarded signals blocked and

@@ -1,8 +1,12 @@
 /* trace_set: see trace_set.h. */
 #include "trace_set.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "capture_reader.h"
 
@@ -11,6 +15,50 @@ bool gt_is_capture_name(const char *name)
 	size_t len = strlen(name);
 	return strncmp(name, "gotrace-", 8) == 0 && len > 14 &&
 	       strcmp(name + len - 6, ".gtcap") == 0;
+}
+
+/* uid-<n>: the captures of the programs a traced process ran after it became user n
+ * (preload/capture_file.c), in a directory of theirs */
+bool gt_is_user_dir(const char *dir, const char *name)
+{
+	struct stat st;
+	char path[PATH_MAX];
+	if (strncmp(name, "uid-", 4) != 0 || !name[4] || strspn(name + 4, "0123456789") != strlen(name + 4))
+		return false;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* fn(name) for every capture in dir ("gotrace-...") and in its user directories
+ * ("uid-<n>/gotrace-...", regular files only: those directories are the user's) */
+void gt_each_capture(const char *dir, void (*fn)(const char *name, void *ctx), void *ctx)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		if (gt_is_capture_name(e->d_name)) {
+			fn(e->d_name, ctx);
+			continue;
+		}
+		if (!gt_is_user_dir(dir, e->d_name))
+			continue;
+		char sub[PATH_MAX], rel[2 * NAME_MAX + 2];
+		snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+		DIR *u = opendir(sub);
+		struct dirent *f;
+		struct stat st;
+		while (u != NULL && (f = readdir(u)) != NULL) {
+			if (!gt_is_capture_name(f->d_name) ||
+			    fstatat(dirfd(u), f->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			snprintf(rel, sizeof rel, "%s/%s", e->d_name, f->d_name);
+			fn(rel, ctx);
+		}
+		if (u != NULL)
+			closedir(u);
+	}
+	if (d != NULL)
+		closedir(d);
 }
 
 void gt_trace_images_identify(struct gt_trace_image *img, size_t n,

@@ -24,6 +24,15 @@ struct gt_trace_image {
 /* A capture's file name as libgotrace.so makes it: gotrace-<pid>[-<n>].gtcap. */
 bool gt_is_capture_name(const char *name);
 
+/* uid-<n> in DIR: the directory of the captures of programs a traced process ran after it
+ * became user n (preload/capture_file.c). */
+bool gt_is_user_dir(const char *dir, const char *name);
+
+/* fn(name) for every capture in DIR ("gotrace-...") and in its user directories
+ * ("uid-<n>/gotrace-...", regular files only: those directories are the user's); name is
+ * relative to DIR. */
+void gt_each_capture(const char *dir, void (*fn)(const char *name, void *ctx), void *ctx);
+
 /* Reads the header of each capture through the capture reader and ranks the images of
  * each pid.  An unreadable capture keeps FALLBACK_PID[i] (the pid its file name says; NULL:
  * 0) and ranks as the earliest. */

@@ -1,5 +1,6 @@
 /* capture_reader: see capture_reader.h. */
 #include "capture_reader.h"
+#include "u64map.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,7 +40,7 @@ struct merged {
 };
 
 struct chunk_ref {
-	uint64_t index, seq;
+	uint64_t index, seq, first_tsc;
 };
 
 struct cpu_stream {
@@ -91,6 +92,11 @@ struct gt_capture {
 	bool out_held;            /* the record delivered last holds its slot until the next */
 	struct merged out;
 	struct gt_capture_stats stats;
+	/* ring captures: the window starts after ring_t0 (0: not a ring, or nothing reused);
+	 * the keep chunks in seq order; the summary is the stream after the CPUs' */
+	uint64_t ring_t0;
+	struct chunk_ref *keep;
+	size_t n_keep, cap_keep;
 };
 
 int gt_capture_min_payload(uint8_t type)
@@ -427,6 +433,11 @@ static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 			break;
 		}
 		const struct gt_rec *r = (const void *)c->slots[slot].data;
+		if (r->tsc <= c->ring_t0) { /* in the summary, when it outlives the window */
+			c->stats.before_window++;
+			slot_put(c, slot);
+			continue;
+		}
 		if (!held_push(s, (struct heap_item){r->tsc, s->order++, slot})) {
 			slot_put(c, slot);
 			s->exhausted = true;
@@ -474,6 +485,242 @@ static int chunk_seq_cmp(const void *a, const void *b)
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Room for one more element in *v (n used of *cap, doubled from first when full). */
+static bool grow(void **v, size_t n, size_t *cap, size_t elem, size_t first)
+{
+	if (n < *cap)
+		return true;
+	size_t nc = *cap ? 2 * *cap : first;
+	void *nv = realloc(*v, nc * elem);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = nc;
+	return true;
+}
+
+static bool chunk_add(struct chunk_ref **v, size_t *n, size_t *cap, struct chunk_ref ref)
+{
+	if (!grow((void **)v, *n, cap, sizeof **v, 16))
+		return false;
+	(*v)[(*n)++] = ref;
+	return true;
+}
+
+/* ---- ring captures: the state at the window's start ------------------------------------ */
+
+struct ring_rec {
+	uint8_t *bytes;
+	size_t len;
+};
+
+struct ring_recs {
+	struct ring_rec *v;
+	size_t n, cap;
+};
+
+static bool ring_recs_add(struct ring_recs *rs, const uint8_t *p, size_t len)
+{
+	uint8_t *b = grow((void **)&rs->v, rs->n, &rs->cap, sizeof *rs->v, 256) ? malloc(len) : NULL;
+	if (!b)
+		return false;
+	memcpy(b, p, len);
+	rs->v[rs->n++] = (struct ring_rec){b, len};
+	return true;
+}
+
+/* The committed records of chunk ref at or before t0 into rs (buf: a chunk's bytes). */
+static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint64_t t0,
+			 uint8_t *buf, struct ring_recs *rs)
+{
+	uint64_t off = c->header.header_size + ref->index * (uint64_t)c->header.chunk_size;
+	ssize_t got = pread(c->fd, buf, c->header.chunk_size, (off_t)off);
+	if (got < (ssize_t)GT_CHUNK_HEADER_SIZE)
+		return true;
+	const struct gt_chunk_header *ch = (const void *)buf;
+	size_t end = ch->used < (uint64_t)got ? (size_t)ch->used : (size_t)got;
+	end &= ~(size_t)7;
+	for (size_t pos = GT_CHUNK_HEADER_SIZE; pos + sizeof(struct gt_rec) <= end;) {
+		size_t len = record_valid(c, buf + pos, end - pos);
+		if (!len) {
+			pos += 8;
+			continue;
+		}
+		if (((const struct gt_rec *)(buf + pos))->tsc <= t0 && !ring_recs_add(rs, buf + pos, len))
+			return false;
+		pos += len;
+	}
+	return true;
+}
+
+static int ring_rec_cmp(const void *a, const void *b)
+{
+	const struct ring_rec *x = a, *y = b;
+	uint64_t tx = ((const struct gt_rec *)x->bytes)->tsc, ty = ((const struct gt_rec *)y->bytes)->tsc;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(x->bytes, y->bytes, x->len);
+}
+
+/* What the summary knows of a thread (indices into the sorted records, SIZE_MAX: none). */
+struct ring_thread {
+	uint32_t serial;
+	size_t created, identity, name, state;
+};
+
+/* The summary's record into its stream, stamped t0 (a clock pair keeps its own time). */
+static bool ring_deliver(struct gt_capture *c, const uint8_t *p, size_t len)
+{
+	struct cpu_stream *s = &c->streams[c->header.n_cpus];
+	uint32_t slot;
+	if (!slot_take(c, len, &slot))
+		return false;
+	memcpy(c->slots[slot].data, p, len);
+	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
+	if (r->type != GT_CLOCK)
+		r->tsc = c->ring_t0;
+	if (!held_push(s, (struct heap_item){c->ring_t0, s->order++, slot})) {
+		slot_put(c, slot);
+		return false;
+	}
+	c->reorder_bytes += held_cost(len);
+	c->stats.ring_summary++;
+	return true;
+}
+
+static size_t ring_thread_of(struct ring_thread **ts, size_t *n, size_t *cap, struct gt_u64map *idx,
+			     uint32_t serial)
+{
+	bool found;
+	uint64_t *v = gt_u64map_slot(idx, serial, &found);
+	if (!v)
+		return SIZE_MAX;
+	if (found)
+		return (size_t)*v;
+	if (!grow((void **)ts, *n, cap, sizeof **ts, 64))
+		return SIZE_MAX;
+	(*ts)[*n] = (struct ring_thread){serial, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
+	*v = *n;
+	return (*n)++;
+}
+
+static int ring_thread_cmp(const void *a, const void *b)
+{
+	const struct ring_thread *x = a, *y = b;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+/* The summary (capture_reader.h) from the keep chunks and what the CPU chunks still hold at
+ * or before the window's start; false when memory runs out. */
+static bool ring_summary(struct gt_capture *c)
+{
+	uint64_t t0 = c->header.ring_lost_tsc;
+	struct ring_recs rs = {0};
+	struct ring_thread *ts = NULL;
+	size_t n_ts = 0, cap_ts = 0;
+	struct gt_u64map idx = {0};
+	bool ok = true;
+	uint8_t *buf = malloc(c->header.chunk_size);
+	if (!buf)
+		return false;
+	if (c->n_keep > 1)
+		qsort(c->keep, c->n_keep, sizeof *c->keep, chunk_seq_cmp);
+	for (size_t k = 0; ok && k < c->n_keep; k++)
+		ok = ring_collect(c, &c->keep[k], t0, buf, &rs);
+	for (size_t i = 0; ok && i < c->header.n_cpus; i++) {
+		const struct cpu_stream *s = &c->streams[i];
+		for (size_t k = 0; ok && k < s->n_chunks; k++)
+			if (s->chunks[k].first_tsc <= t0 + c->reorder_ticks)
+				ok = ring_collect(c, &s->chunks[k], t0, buf, &rs);
+	}
+	free(buf);
+	c->ring_t0 = t0;
+	if (rs.n)
+		qsort(rs.v, rs.n, sizeof *rs.v, ring_rec_cmp);
+	/* a record carried and still in its chunk (a reuse cut short) is there twice */
+	size_t n = 0;
+	for (size_t i = 0; i < rs.n; i++) {
+		if (n && !ring_rec_cmp(&rs.v[n - 1], &rs.v[i]))
+			free(rs.v[i].bytes);
+		else
+			rs.v[n++] = rs.v[i];
+	}
+	rs.n = n;
+	for (size_t i = 0; ok && i < rs.n; i++) {
+		const struct gt_rec *r = (const void *)rs.v[i].bytes;
+		uint32_t serial = r->thread;
+		if (r->type == GT_THREAD_NEW)
+			serial = ((const struct gt_p_thread_new *)(r + 1))->child;
+		bool per_thread = r->type == GT_THREAD_NEW || r->type == GT_THREAD_START ||
+				  r->type == GT_THREAD_EXISTING || r->type == GT_THREAD_NAME ||
+				  r->type == GT_BLOCK_BEGIN || r->type == GT_BLOCK_END ||
+				  r->type == GT_SYSCALL_BEGIN || r->type == GT_SYSCALL_END ||
+				  r->type == GT_THREAD_END;
+		if (!per_thread) {
+			if (r->type != GT_WAKE && r->type != GT_YIELD && r->type != GT_USER &&
+			    r->type != GT_CAPTURE_END)
+				ok = ring_deliver(c, rs.v[i].bytes, rs.v[i].len);
+			continue;
+		}
+		if (!serial)
+			continue;
+		size_t ti = ring_thread_of(&ts, &n_ts, &cap_ts, &idx, serial);
+		if (ti == SIZE_MAX) {
+			ok = false;
+			break;
+		}
+		struct ring_thread *t = &ts[ti];
+		switch (r->type) {
+		case GT_THREAD_NEW: t->created = i; break;
+		case GT_THREAD_START: case GT_THREAD_EXISTING: t->identity = i; break;
+		case GT_THREAD_NAME: t->name = i; break;
+		default: t->state = i; break;
+		}
+	}
+	if (n_ts > 1)
+		qsort(ts, n_ts, sizeof *ts, ring_thread_cmp);
+	/* each thread alive at t0, as one that existed before: created where it first shows */
+	for (size_t k = 0; ok && k < n_ts; k++) {
+		const struct ring_thread *t = &ts[k];
+		const struct gt_rec *st = t->state != SIZE_MAX ? (const void *)rs.v[t->state].bytes : NULL;
+		if ((st && st->type == GT_THREAD_END) || (t->created == SIZE_MAX && t->identity == SIZE_MAX))
+			continue;
+		struct {
+			struct gt_rec h;
+			struct gt_p_thread_start p;
+		} e = {{.type = GT_THREAD_EXISTING, .nwords = GT_REC_WORDS(sizeof e.p), .thread = t->serial}, {0}};
+		if (t->identity != SIZE_MAX) {
+			e.p = *(const struct gt_p_thread_start *)(rs.v[t->identity].bytes + sizeof(struct gt_rec));
+			e.p.stack = 0;
+		}
+		if (t->created != SIZE_MAX) {
+			const struct gt_p_thread_new *nw = (const void *)(rs.v[t->created].bytes + sizeof(struct gt_rec));
+			e.p.start_routine = nw->start_routine;
+			e.p.stack = nw->stack;
+		}
+		ok = ring_deliver(c, (const uint8_t *)&e, sizeof e);
+		if (ok && t->name != SIZE_MAX)
+			ok = ring_deliver(c, rs.v[t->name].bytes, rs.v[t->name].len);
+	}
+	/* then each thread blocked at t0 blocks again there */
+	for (size_t k = 0; ok && k < n_ts; k++) {
+		const struct ring_thread *t = &ts[k];
+		const struct gt_rec *st = t->state != SIZE_MAX ? (const void *)rs.v[t->state].bytes : NULL;
+		if (st && (st->type == GT_BLOCK_BEGIN || st->type == GT_SYSCALL_BEGIN) &&
+		    (t->created != SIZE_MAX || t->identity != SIZE_MAX))
+			ok = ring_deliver(c, rs.v[t->state].bytes, rs.v[t->state].len);
+	}
+	for (size_t i = 0; i < rs.n; i++)
+		free(rs.v[i].bytes);
+	free(rs.v);
+	free(ts);
+	gt_u64map_free(&idx);
+	c->streams[c->header.n_cpus].exhausted = true;
+	return ok;
 }
 
 struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
@@ -540,8 +787,9 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	 * was opened. */
 	uint64_t hz = h.clock_source == GT_CLOCK_MONOTONIC || !h.tsc_hz ? 1000000000ull : h.tsc_hz;
 	uint64_t max_first = h.start_tsc;
-	c->streams = calloc(h.n_cpus, sizeof *c->streams);
-	c->merge = calloc(h.n_cpus, sizeof *c->merge);
+	/* one stream more: a ring capture's summary */
+	c->streams = calloc(h.n_cpus + 1, sizeof *c->streams);
+	c->merge = calloc(h.n_cpus + 1, sizeof *c->merge);
 	if (!c->streams || !c->merge) {
 		gt_capture_close(c);
 		return NULL;
@@ -573,22 +821,23 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 			}
 			continue;
 		}
+		if (ch->magic == GT_KEEP_MAGIC && (h.flags & GT_FILE_RING)) {
+			if (!chunk_add(&c->keep, &c->n_keep, &c->cap_keep, (struct chunk_ref){k, ch->seq, ch->first_tsc})) {
+				gt_capture_close(c);
+				return NULL;
+			}
+			c->stats.chunks_keep++;
+			continue;
+		}
 		if (ch->magic != GT_CHUNK_MAGIC || ch->cpu >= h.n_cpus) {
 			c->stats.chunks_bad++;
 			continue;
 		}
 		struct cpu_stream *s = &c->streams[ch->cpu];
-		if (s->n_chunks == s->cap_chunks) {
-			size_t cap = s->cap_chunks ? 2 * s->cap_chunks : 16;
-			struct chunk_ref *n = realloc(s->chunks, cap * sizeof *n);
-			if (!n) {
-				gt_capture_close(c);
-				return NULL;
-			}
-			s->chunks = n;
-			s->cap_chunks = cap;
+		if (!chunk_add(&s->chunks, &s->n_chunks, &s->cap_chunks, (struct chunk_ref){k, ch->seq, ch->first_tsc})) {
+			gt_capture_close(c);
+			return NULL;
 		}
-		s->chunks[s->n_chunks++] = (struct chunk_ref){k, ch->seq};
 		uint64_t used = ch->used < h.chunk_size ? ch->used : h.chunk_size;
 		if (used > GT_CHUNK_HEADER_SIZE)
 			c->stats.bytes_total += used - GT_CHUNK_HEADER_SIZE;
@@ -599,6 +848,10 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	c->tsc_lo = h.start_tsc > hz ? h.start_tsc - hz : 0;
 	c->tsc_hi = max_first + hz * 86400ull;
 	c->reorder_ticks = (uint64_t)((double)REORDER_NS * (double)hz / 1e9);
+	if ((h.flags & GT_FILE_RING) && h.ring_lost_tsc && !ring_summary(c)) {
+		gt_capture_close(c);
+		return NULL;
+	}
 	for (size_t i = 0; i < c->n_streams; i++) {
 		struct cpu_stream *s = &c->streams[i];
 		if (!s->n_chunks)
@@ -615,6 +868,12 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 			s->head_key = stream_head_tsc(s);
 			c->merge[c->merge_n++] = i;
 		}
+	}
+	struct cpu_stream *sum = &c->streams[h.n_cpus];
+	if (held_n(sum)) {
+		sum->head_key = stream_head_tsc(sum);
+		c->merge[c->merge_n++] = h.n_cpus;
+		c->n_streams = h.n_cpus + 1;
 	}
 	for (size_t i = c->merge_n; i-- > 0;)
 		merge_sift_down(c, i);
@@ -712,6 +971,11 @@ bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *o
 	return true;
 }
 
+bool gt_capture_peek_ended(const struct gt_capture *c, size_t i)
+{
+	return c->ahead_n <= i && !c->merge_n;
+}
+
 void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out)
 {
 	*out = c->stats;
@@ -722,7 +986,7 @@ void gt_capture_close(struct gt_capture *c)
 	if (!c)
 		return;
 	if (c->streams)
-		for (size_t i = 0; i < c->n_streams; i++) {
+		for (size_t i = 0; i <= c->header.n_cpus; i++) {
 			free(c->streams[i].chunks);
 			free(c->streams[i].win);
 			free(c->streams[i].heap);
@@ -734,6 +998,7 @@ void gt_capture_close(struct gt_capture *c)
 	free(c->free_slots);
 	free(c->streams);
 	free(c->merge);
+	free(c->keep);
 	close(c->fd);
 	free(c);
 }

@@ -11,6 +11,11 @@
  * CPU stream goes through a reorder heap bounded by time (1 s) and memory (48 MiB for all
  * streams, counted when hit); what is still out of order is clamped.
  *
+ * A ring capture (GT_FILE_RING, a flight recorder's) starts with a summary, stamped at the
+ * window's start (ring_lost_tsc): clock pairs, modules, stacks, notices and process facts, then
+ * each thread alive then as a THREAD_EXISTING with its name, then the BLOCK_BEGIN or
+ * SYSCALL_BEGIN of each thread blocked then; the CPU chunks' records after it follow.
+ *
  * The one reorder stage is this reader's: a consumer that needs to see the future (the
  * model, to choose which waiter a release wakes) peeks into the merged stream instead of
  * buffering its own copy. */
@@ -39,6 +44,10 @@ struct gt_capture_stats {
 	uint64_t bytes_total;        /* record bytes the valid chunks hold (for progress) */
 	uint64_t bytes_read;         /* record bytes read so far (with bytes_zero and
 				      * bytes_garbage: the part of bytes_total consumed) */
+	/* ring captures (capture.h GT_FILE_RING) */
+	uint64_t chunks_keep;        /* keep chunks */
+	uint64_t ring_summary;       /* records that give the state at the window's start */
+	uint64_t before_window;      /* CPU chunks' records at or before it, not delivered */
 };
 
 /* One record in merged order.  rec stays valid until the next gt_capture_next call (a peek
@@ -65,6 +74,9 @@ bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out);
  * gt_capture_next call that moves past it.  false at the end of the stream or beyond the
  * lookahead: 4095 records, and 1 MiB of record bytes counting the delivered one. */
 bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *out);
+/* After gt_capture_peek(c, i) returned false: true when the stream has no record i (it ends
+ * before), false when record i is only beyond the lookahead. */
+bool gt_capture_peek_ended(const struct gt_capture *c, size_t i);
 void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
 void gt_capture_close(struct gt_capture *c);
 

@@ -6,6 +6,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define AHEAD_RECORDS 4095u   /* merged records a peek may see past the one delivered */
+#define AHEAD_SLOTS 4096u     /* a power of two above it: the ring's places */
+#define OPEN_AHEAD 64u         /* captures a peek may open before the merge delivers from them */
+#define NONE UINT32_MAX
+
 struct member {
 	const char *path;
 	struct gt_file_header h;
@@ -16,7 +21,9 @@ struct member {
 	bool opened, ended;
 	bool same_clock;             /* its timestamps are on capture 0's clock as they are */
 	uint64_t start_key;          /* its start on capture 0's clock: when to open it */
-	uint64_t key;                /* tsc of its next record (while in the heap) */
+	uint64_t key;                /* tsc of its next record not merged (while in the heap) */
+	uint64_t merged, taken;      /* its records merged so far, and delivered */
+	uint64_t end_at;             /* its end is due once this many records are delivered */
 	struct gt_capture_stats stats;
 	bool truncated;
 };
@@ -25,10 +32,21 @@ struct gt_capture_set {
 	struct member *m;            /* in start order */
 	size_t n;
 	size_t next_open;            /* the first member not opened yet */
-	uint32_t *heap;              /* open members with a next record, by key */
+	uint32_t *heap;              /* open members with a record not merged yet, by key */
 	size_t n_heap;
-	uint32_t last;               /* member of the record delivered last */
-	bool last_pending;           /* it is to be put back in the heap (or ended) */
+	/* Records merged, not delivered yet: the lookahead, ahead[ahead_first] delivered next.
+	 * Each stays in its capture's reader (its ord-th record) until delivered. */
+	struct ahead {
+		uint64_t key;
+		uint64_t ord;
+		uint32_t member;
+	} *ahead;
+	size_t ahead_first, ahead_n;
+	uint64_t delivered;          /* records delivered, all captures */
+	uint32_t stalled;            /* member whose next record its reader cannot show yet */
+	uint32_t *ends;              /* members whose end is known, by end_at (a FIFO) */
+	size_t ends_first, ends_n;
+	size_t n_unused;             /* open members none of whose records was delivered yet */
 	uint64_t base_tsc, base_mono, base_hz;
 };
 
@@ -63,11 +81,14 @@ struct gt_capture_set *gt_capture_set_open(const char *const *paths, size_t n)
 {
 	struct gt_capture_set *s = calloc(1, sizeof *s);
 	if (!s || !(s->m = calloc(n ? n : 1, sizeof *s->m)) ||
-	    !(s->heap = calloc(n ? n : 1, sizeof *s->heap))) {
+	    !(s->heap = calloc(n ? n : 1, sizeof *s->heap)) ||
+	    !(s->ends = calloc(n ? n : 1, sizeof *s->ends)) ||
+	    !(s->ahead = calloc(AHEAD_SLOTS, sizeof *s->ahead))) {
 		gt_capture_set_close(s);
 		return NULL;
 	}
 	s->n = n;
+	s->stalled = NONE;
 	for (size_t i = 0; i < n; i++) {
 		struct member *x = &s->m[i];
 		x->path = paths[i];
@@ -154,72 +175,129 @@ static uint32_t heap_pop(struct gt_capture_set *s)
 	return top;
 }
 
-/* Member x's next record goes into the heap; false when it has none (it has ended). */
-static bool requeue(struct gt_capture_set *s, uint32_t x)
+/* Keeps the counters of m's reader and closes it. */
+static void close_member(struct gt_capture_set *s, struct member *m)
+{
+	gt_capture_stats(m->c, &m->stats);
+	m->truncated = gt_capture_truncated(m->c);
+	gt_capture_close(m->c);
+	m->c = NULL;
+	s->n_unused -= !m->taken;
+}
+
+/* Member x's next record not merged yet goes into the heap; at its end, x is to end after
+ * the records merged so far.  false when its reader cannot show that record yet (beyond its
+ * lookahead: it shows once x's earlier records are delivered). */
+static bool advance(struct gt_capture_set *s, uint32_t x)
 {
 	struct member *m = &s->m[x];
 	struct gt_capture_record r;
-	if (m->c && gt_capture_peek(m->c, 0, &r)) {
+	size_t i = (size_t)(m->merged - m->taken);
+	if (gt_capture_peek(m->c, i, &r)) {
 		m->key = to_base(s, m, r.tsc);
 		heap_push(s, x);
 		return true;
 	}
-	if (m->c) {
-		gt_capture_stats(m->c, &m->stats);
-		m->truncated = gt_capture_truncated(m->c);
-		gt_capture_close(m->c);
-		m->c = NULL;
+	if (!gt_capture_peek_ended(m->c, i))
+		return false;
+	m->end_at = s->delivered + s->ahead_n;
+	s->ends[(s->ends_first + s->ends_n++) % s->n] = x;
+	if (!i)   /* none of its records is in the lookahead: its reader is not needed */
+		close_member(s, m);
+	return true;
+}
+
+/* Merges records until want of them wait in the lookahead; false when fewer can (the end of
+ * every capture, the lookahead's bound, or a reader's own).  The one merge: what a peek
+ * sees is what gt_capture_set_next delivers.  A capture is opened once the merge reaches
+ * the time it began. */
+static bool merge_ahead(struct gt_capture_set *s, size_t want)
+{
+	while (s->ahead_n < want) {
+		if (s->stalled != NONE) {
+			if (!advance(s, s->stalled))
+				return false;
+			s->stalled = NONE;
+		}
+		while (s->stalled == NONE && s->next_open < s->n &&
+		       (!s->n_heap || s->m[s->next_open].start_key <= s->m[s->heap[0]].key)) {
+			/* the lookahead's memory and descriptors: a peek (not the merge's next
+			 * record) opens a bounded number of captures ahead */
+			if (s->ahead_n && s->n_unused >= OPEN_AHEAD)
+				return false;
+			uint32_t x = (uint32_t)s->next_open++;
+			struct member *m = &s->m[x];
+			if (m->opened)
+				continue;
+			m->opened = true;
+			m->c = gt_capture_open(m->path, m->err, sizeof m->err);
+			if (!m->c) {
+				/* gone or changed since its header was read */
+				m->readable = false;
+				m->ended = true;
+				continue;
+			}
+			s->n_unused++;
+			if (!advance(s, x))
+				s->stalled = x;
+		}
+		if (s->stalled != NONE)
+			continue;
+		if (!s->n_heap || s->ahead_n == AHEAD_RECORDS)
+			return false;
+		uint32_t x = heap_pop(s);
+		struct member *m = &s->m[x];
+		s->ahead[(s->ahead_first + s->ahead_n++) % AHEAD_SLOTS] =
+			(struct ahead){m->key, m->merged++, x};
+		if (!advance(s, x))
+			s->stalled = x;
 	}
-	m->ended = true;
-	return false;
+	return true;
 }
 
 enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_capture_record *out,
 				      uint32_t *index)
 {
-	if (s->last_pending) {
-		s->last_pending = false;
-		if (!requeue(s, s->last)) {
-			*index = s->last;
-			return GT_SET_ENDED;
-		}
-	}
-	/* open every capture that began before the next record */
-	while (s->next_open < s->n &&
-	       (!s->n_heap || s->m[s->next_open].start_key <= s->m[s->heap[0]].key)) {
-		uint32_t x = (uint32_t)s->next_open++;
+	if (!s->ahead_n)
+		merge_ahead(s, 1);
+	if (s->ends_n && s->m[s->ends[s->ends_first]].end_at <= s->delivered) {
+		uint32_t x = s->ends[s->ends_first];
 		struct member *m = &s->m[x];
-		if (m->opened)
-			continue;
-		m->opened = true;
-		m->c = gt_capture_open(m->path, m->err, sizeof m->err);
-		if (!m->c) {
-			/* gone or changed since its header was read */
-			m->readable = false;
-			m->ended = true;
-			continue;
-		}
-		if (!requeue(s, x)) {
-			*index = x;
-			return GT_SET_ENDED;
-		}
+		s->ends_first = (s->ends_first + 1) % s->n;
+		s->ends_n--;
+		if (m->c)
+			close_member(s, m);
+		m->ended = true;
+		*index = x;
+		return GT_SET_ENDED;
 	}
-	if (!s->n_heap)
+	if (!s->ahead_n)
 		return GT_SET_DONE;
-	uint32_t x = heap_pop(s);
-	struct member *m = &s->m[x];
+	struct ahead a = s->ahead[s->ahead_first];
+	s->ahead_first = (s->ahead_first + 1) % AHEAD_SLOTS;
+	s->ahead_n--;
+	s->delivered++;
+	struct member *m = &s->m[a.member];
 	gt_capture_next(m->c, out);
-	out->tsc = m->key;
-	out->capture = x;
-	s->last = x;
-	s->last_pending = true;
-	*index = x;
+	s->n_unused -= !m->taken++;
+	out->tsc = a.key;
+	out->capture = a.member;
+	*index = a.member;
 	return GT_SET_RECORD;
 }
 
-struct gt_capture *gt_capture_set_reader(struct gt_capture_set *s, uint32_t i)
+bool gt_capture_set_peek(struct gt_capture_set *s, size_t i, struct gt_capture_record *out)
 {
-	return i < s->n ? s->m[i].c : NULL;
+	/* mostly merged already: a scan peeks at each record in turn */
+	if (i >= s->ahead_n && (i >= AHEAD_RECORDS || !merge_ahead(s, i + 1)))
+		return false;
+	const struct ahead *a = &s->ahead[(s->ahead_first + i) % AHEAD_SLOTS];
+	const struct member *m = &s->m[a->member];
+	if (!gt_capture_peek(m->c, (size_t)(a->ord - m->taken), out))
+		return false;   /* merged from this very lookahead: not reached */
+	out->tsc = a->key;
+	out->capture = a->member;
+	return true;
 }
 
 void gt_capture_set_stats(const struct gt_capture_set *s, size_t i, struct gt_capture_stats *out,
@@ -262,5 +340,7 @@ void gt_capture_set_close(struct gt_capture_set *s)
 		gt_capture_close(s->m[i].c);
 	free(s->m);
 	free(s->heap);
+	free(s->ends);
+	free(s->ahead);
 	free(s);
 }

@@ -7,7 +7,12 @@
  * processes that recorded at the same time, not the whole run.  All timestamps are on capture
  * 0's clock: the TSC is one counter for the whole machine, so captures on the same clock
  * source are merged as they are; a capture on another source (CLOCK_MONOTONIC where capture 0
- * has the TSC) is translated through the two headers' clock pairs. */
+ * has the TSC) is translated through the two headers' clock pairs.
+ *
+ * The merged stream has a lookahead, as one capture's reader has: a consumer that needs the
+ * future of every process (which waiter a release in another process woke) peeks into it.
+ * It holds the place of each record merged ahead, never a copy: the records stay in their
+ * readers' own lookaheads. */
 #ifndef GOTRACE_CAPTURE_SET_H
 #define GOTRACE_CAPTURE_SET_H
 
@@ -38,9 +43,13 @@ enum gt_set_event {
  * stays valid until the next call. */
 enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_capture_record *out,
 				      uint32_t *index);
-/* The open reader of capture i (to peek at its next records), NULL before it opens and after
- * it ends. */
-struct gt_capture *gt_capture_set_reader(struct gt_capture_set *s, uint32_t i);
+/* The record i places after the one gt_capture_set_next delivered last (0: the next one), of
+ * whichever capture, as gt_capture_set_next will deliver it (tsc on capture 0's clock,
+ * capture set), without consuming anything; valid until the gt_capture_set_next call that
+ * moves past it.  false at the end of every capture or beyond the lookahead: 4095 records,
+ * what each capture's reader can show (gt_capture_peek), and 64 captures opened before the
+ * merge delivers from them (captures that begin within it are opened for it). */
+bool gt_capture_set_peek(struct gt_capture_set *s, size_t i, struct gt_capture_record *out);
 /* Reader counters and truncation of capture i: final once it ended. */
 void gt_capture_set_stats(const struct gt_capture_set *s, size_t i, struct gt_capture_stats *out,
 			  bool *truncated);

@@ -163,7 +163,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		GT_ADD_READER(chunks_bad) GT_ADD_READER(chunks_truncated) GT_ADD_READER(bytes_zero)
 		GT_ADD_READER(bytes_garbage) GT_ADD_READER(resyncs) GT_ADD_READER(torn_tails)
 		GT_ADD_READER(reordered) GT_ADD_READER(reorder_capped) GT_ADD_READER(bytes_total)
-		GT_ADD_READER(bytes_read)
+		GT_ADD_READER(bytes_read) GT_ADD_READER(chunks_keep) GT_ADD_READER(ring_summary)
+		GT_ADD_READER(before_window)
 #undef GT_ADD_READER
 	}
 	if (close(fd) < 0 && !rc) {
@@ -247,8 +248,7 @@ void gt_convert_losses(const struct gt_convert_summary *s, struct gt_convert_los
 	const struct gt_model_counters *mc = &s->model;
 	const struct gt_capture_stats *r = &s->reader;
 	out->dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost +
-		       mc->writer_waiters_lost + mc->writer_reentry_lost + mc->writer_waits_unshown +
-		       s->stop.facts_lost;
+		       mc->writer_waiters_lost + mc->writer_reentry_lost + s->stop.facts_lost;
 	out->repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
 			mc->ends_without_begin + mc->stacks_missing + r->reordered + s->wire.repaired;
 	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped + s->wire.skipped;
@@ -326,6 +326,9 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"writer: generations (go1.22)", s->wire.generations},
 		{"writer: events placed otherwise than modelled (go1.22)", s->wire.repaired},
 		{"writer: events the goroutine's state could not take (go1.22)", s->wire.skipped},
+		{"flight recorder: keep chunks", r->chunks_keep},
+		{"flight recorder: state at the window's start (facts)", r->ring_summary},
+		{"flight recorder: facts before the window (not shown)", r->before_window},
 	};
 	for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
 		if (rs[i].v)

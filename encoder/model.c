@@ -24,15 +24,99 @@ static enum synth end_reason(uint32_t result)
 static bool futex_did_not_wait(struct gt_model *m, uint32_t capture, uint32_t thread)
 {
 	struct gt_capture_record n;
-	struct gt_capture *ahead = gtm_lookahead(m, capture);
-	for (size_t i = 0; ahead && gt_capture_peek(ahead, i, &n); i++) {
-		if (n.rec->thread != thread)
+	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
+		if (n.capture != capture || n.rec->thread != thread)
 			continue;
 		const struct gt_p_block_end *e = n.payload;
 		return n.rec->type == GT_BLOCK_END && n.rec->aux == GT_BK_FUTEX &&
 		       e->result == GT_BR_ERROR && e->err == EAGAIN;
 	}
 	return false;
+}
+
+/* The running thread t blocks (its event ev at ns) on key, from block_ns / block_tsc on. */
+static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event ev, uint8_t kind,
+			 uint64_t key, uint64_t stk, uint64_t ns, uint64_t block_ns, uint64_t block_tsc)
+{
+	gtm_emit(m, t->p, ev, ns, t, NULL, stk, GT_WIRE_WAIT(kind, 0, 0), 0);
+	m->ps[t->p].running = 0;
+	t->state = T_WAITING;
+	t->wait_kind = kind;
+	t->block_ns = block_ns;
+	t->block_tsc = block_tsc;
+	if (kind != GT_BK_SLEEP) {
+		gtm_wait_add(m, t, key);
+		if (m->n_credits)
+			gtm_wait_credit(m, t, ns);
+	}
+}
+
+/* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the
+ * lookahead after the condition wait r (obj cond), before the next fact of r's thread and
+ * before any wake of cond; 0 when none is in view (the lookahead is bounded). */
+static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
+				       uint64_t cond, uint64_t mutex)
+{
+	struct gt_capture_record n;
+	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
+		if (n.capture != r->capture)
+			continue;   /* the waiter, the mutex and the holder's serial are r's process's */
+		if (n.rec->thread == r->rec->thread)
+			return 0;
+		const struct gt_p_block *b = n.payload;
+		const struct gt_p_wake *w = n.payload;
+		if (n.rec->type == GT_WAKE && n.rec->aux == GT_BK_COND && w->obj == cond)
+			return 0;
+		if (n.rec->type == GT_BLOCK_BEGIN && n.rec->aux == GT_BK_MUTEX && b->obj == mutex &&
+		    (b->flags & GT_BLOCK_COND_HELD) && b->flags >> GT_BLOCK_HOLDER_SHIFT == r->rec->thread)
+			return gtm_serial(m, r->capture, n.rec->thread);
+	}
+	return 0;
+}
+
+/* The condition wait x, deferred by cond_release, blocks now, on cpu when it no longer runs:
+ * after letting w (if any) in. */
+static void cond_release_end(struct gt_model *m, struct mthread *x, struct mthread *w, uint32_t cpu,
+			     uint64_t ns)
+{
+	x->defer_waiter = 0;
+	m->n_deferred--;
+	if (x->state != T_RUNNING)
+		gtm_run_thread(m, x, cpu, ns);
+	if (w)
+		gtm_unblock_by(m, x, w, ns, x->defer_stack);
+	block_thread(m, x, GT_GO_GO_BLOCK_COND, GT_BK_COND, x->defer_key, x->defer_stack, ns,
+		     x->defer_ns, x->defer_tsc);
+}
+
+/* A condition wait t whose block r names its mutex (capture.h gt_p_block_mutex) releases it
+ * inside glibc, after this fact: a GT_BLOCK_COND_HELD waiter already blocked on it is let
+ * in now; one that blocks later (before t's next fact) is let in then, and t's block is
+ * drawn after it (t runs inside glibc until it has released the mutex).  Returns true when
+ * t's block is deferred so. */
+static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r,
+			 uint64_t key, uint64_t stk, uint64_t ns)
+{
+	const struct gt_p_block *b = r->payload;
+	if (r->payload_len < sizeof *b + sizeof(struct gt_p_block_mutex))
+		return false;
+	uint64_t mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
+	struct mthread *w = gtm_cond_held_waiter(m, gtm_object_key(m, r, mutex), t->serial);
+	if (w) {
+		gtm_unblock_by(m, t, w, ns, stk);
+		return false;
+	}
+	uint32_t serial = cond_held_waiter_ahead(m, r, b->obj, mutex);
+	if (!serial || !(w = gtm_thread_get(m, serial)) || w == t)
+		return false;
+	w->cond_releaser = t->serial;
+	t->defer_waiter = serial;
+	t->defer_key = key;
+	t->defer_stack = stk;
+	t->defer_ns = ns;
+	t->defer_tsc = r->tsc;
+	m->n_deferred++;
+	return true;
 }
 
 static void fact_block_begin(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
@@ -57,19 +141,19 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 		key = (serial ? serial : b->obj) | JOIN_KEY_BIT;
 	} else if (kind == GT_BK_COND) {
 		ev = GT_GO_GO_BLOCK_COND;
+		if (cond_release(m, t, r, key, stk, ns))
+			return;
 	} else if (kind == GT_BK_SLEEP) {
 		ev = GT_GO_GO_SLEEP;
 	}
-	gtm_emit(m, t->p, ev, ns, t, NULL, stk, GT_WIRE_WAIT(kind, 0, 0), 0);
-	m->ps[t->p].running = 0;
-	t->state = T_WAITING;
-	t->wait_kind = kind;
-	t->block_ns = ns;
-	t->block_tsc = r->tsc;
-	if (kind != GT_BK_SLEEP) {
-		gtm_wait_add(m, t, key);
-		if (m->n_credits)
-			gtm_wait_credit(m, t, ns);
+	t->cond_held = kind == GT_BK_MUTEX && (b->flags & GT_BLOCK_COND_HELD);
+	t->cond_holder = t->cond_held ? gtm_serial(m, r->capture, b->flags >> GT_BLOCK_HOLDER_SHIFT) : 0;
+	block_thread(m, t, ev, kind, key, stk, ns, ns, r->tsc);
+	if (t->cond_held && t->cond_releaser) {
+		struct mthread *x = gtm_thread_find(m, t->cond_releaser);
+		t->cond_releaser = 0;
+		if (x && x->defer_waiter == t->serial)
+			cond_release_end(m, x, t, r->cpu, ns);
 	}
 }
 
@@ -166,8 +250,11 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 static void name_ahead(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r)
 {
 	struct gt_capture_record next;
-	struct gt_capture *ahead = gtm_lookahead(m, r->capture);
-	for (size_t i = 0; i < 16 && ahead && gt_capture_peek(ahead, i, &next); i++) {
+	/* the next 16 of its process: other processes' records may come in between */
+	for (size_t i = 0, seen = 0; seen < 16 && gtm_peek(m, i, &next); i++) {
+		if (next.capture != r->capture)
+			continue;
+		seen++;
 		if (next.rec->thread != r->rec->thread)
 			continue;
 		if (next.rec->type == GT_THREAD_NAME) {
@@ -419,6 +506,12 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	m->caps[m->fact_capture].last_ns = ns;
 	if (m->n_credits)
 		gtm_credit_end(m, gtm_rec_serial(m, r));
+	if (m->n_deferred) {
+		/* its awaited waiter's block did not come first: its own block comes now */
+		struct mthread *x = gtm_thread_find(m, gtm_rec_serial(m, r));
+		if (x && x->defer_waiter)
+			cond_release_end(m, x, NULL, r->cpu, ns);
+	}
 	if (!m->seen_fact) {
 		m->seen_fact = true;
 		m->t0 = ns;
@@ -426,6 +519,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	if (ns > m->now)
 		m->now = ns;
 	m->ctr.facts++;
+	m->n_facts++;
 	uint8_t type = r->rec->type;
 	if (!m->prologue_closed && !fact_is_prologue(type))
 		gtm_close_prologue(m);
@@ -467,8 +561,8 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 			m->ctr.writer_waiters_lost += n->value;
 		else if (r->rec->aux == GT_NOTICE_REENTRY_LOST)
 			m->ctr.writer_reentry_lost += n->value;
-		else if (r->rec->aux == GT_NOTICE_WAITS_UNSHOWN)
-			m->ctr.writer_waits_unshown += n->value;
+		else if (r->rec->aux == GT_NOTICE_WAITS_UNSHOWN)   /* older recorders: not drawn */
+			m->ctr.cond_release_unseen += n->value;
 		/* GT_NOTICE_WRITE_FAILED: the header says the same (gt_convert_stop) */
 		break;
 	}

@@ -25,8 +25,8 @@ struct gt_model_options {
 	/* The reader the facts come from: a release that frees fewer waiters than wait peeks
 	 * into it to wake the ones whose next fact comes first.  NULL: the earliest blocked. */
 	struct gt_capture *lookahead;
-	/* Several captures (gt_model_add_capture): the set they come from, whose readers are
-	 * peeked into instead of lookahead. */
+	/* Several captures (gt_model_add_capture): the set they come from, whose merged stream
+	 * is peeked into instead of lookahead. */
 	struct gt_capture_set *set;
 };
 
@@ -55,7 +55,7 @@ struct gt_model_options {
 	X(writer_threads_lost, "threads the recorder's table could not hold")              \
 	X(writer_waiters_lost, "waits the recorder's table could not hold (waker unknown)") \
 	X(writer_reentry_lost, "calls from signal handlers that interrupted the recorder")     \
-	X(writer_waits_unshown, "mutex waits not drawn (released inside a condition wait)")
+	X(cond_release_unseen, "mutex waits whose waker (a condition wait) is not shown")
 
 struct gt_model_counters {
 #define GT_MODEL_COUNTER_FIELD(name, text) uint64_t name;

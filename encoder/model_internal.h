@@ -70,6 +70,15 @@ struct mthread {
 	bool in_wait_list;
 	bool futex_no_wait;     /* its FUTEX_WAIT returned EAGAIN at once: no block shown */
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
+	bool cond_held;         /* its mutex wait began while the holder was inside a condition
+				 * wait (GT_BLOCK_COND_HELD), whose release inside glibc may be its
+				 * waker */
+	uint32_t cond_holder;   /* that holder (serial) */
+	uint32_t cond_releaser; /* that condition waiter, whose block waits for this one's */
+	/* a condition wait whose block is drawn after that of defer_waiter (serial; 0 = none),
+	 * which its release inside glibc lets in (model.c, cond_release) */
+	uint32_t defer_waiter;
+	uint64_t defer_key, defer_ns, defer_tsc, defer_stack;
 	uint32_t first_cpu;
 	uint32_t serial;        /* the model's: the capture's own when only one is converted */
 	uint32_t tid;           /* kernel thread id (the 1.22+ writer's M), 0 until known */
@@ -124,12 +133,14 @@ struct gt_model {
 	size_t n_buckets;
 	size_t n_waiting;
 	size_t n_credits;           /* threads with a credit_count */
+	size_t n_deferred;          /* threads with a defer_waiter */
 
 	bool prologue_closed;
 	uint64_t floor;             /* live events are at or after this tick */
 	uint64_t now;               /* latest fact time seen */
 	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
 	const struct gt_capture_record *cur;  /* the fact being modelled */
+	uint64_t n_facts;           /* facts modelled, of every capture (the merged order) */
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
 	bool seen_fact;
 
@@ -175,8 +186,18 @@ static inline uint32_t gtm_rec_serial(struct gt_model *m, const struct gt_captur
 {
 	return gtm_serial(m, r->capture, r->rec->thread);
 }
-/* The reader to peek into for the facts of capture's threads (NULL: none). */
-struct gt_capture *gtm_lookahead(const struct gt_model *m, uint32_t capture);
+/* The model's serial of a capture's thread serial when it has one already (never allocates):
+ * the thread a record looked at ahead belongs to, 0 when not met yet. */
+uint32_t gtm_serial_find(const struct gt_model *m, uint32_t capture, uint32_t serial);
+static inline bool gtm_rec_is(const struct gt_model *m, const struct gt_capture_record *r,
+			      uint32_t serial)
+{
+	return gtm_serial_find(m, r->capture, r->rec->thread) == serial;
+}
+/* The one lookahead: the record i places after the fact being modelled (0: the next one), in
+ * the merged order of every capture (r->capture says whose); false beyond the lookahead or
+ * at the end.  Lookahead record i is fact number n_facts + 1 + i. */
+bool gtm_peek(const struct gt_model *m, size_t i, struct gt_capture_record *out);
 
 /* The entry of serial if allocated, else NULL (never allocates). */
 static inline struct mthread *gtm_thread_find(const struct gt_model *m, uint32_t serial)
@@ -214,6 +235,8 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_record *r,
 				uint64_t ns, enum synth reason);
 void gtm_sched_finish(struct gt_model *m);
+/* t runs on cpu at ns (§5.2), without a fact of its own */
+void gtm_run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns);
 
 /* model_wait.c */
 /* The one place where a wait-list key is formed for the synchronisation object obj of fact r
@@ -231,6 +254,9 @@ void gtm_credit_end(struct gt_model *m, uint32_t serial);
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);
 void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w, uint64_t ns,
 		    uint64_t stack);
+/* The earliest blocked GT_BLOCK_COND_HELD waiter on key, held by holder (serial), that the
+ * fact being modelled may wake, else NULL. */
+struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder);
 
 /* model_kernel_objects.c */
 void gtm_kobj_syscall_begin(struct gt_model *m, struct mthread *t,

@@ -1,7 +1,7 @@
 /* model_kernel_objects: wakes through objects the kernel identifies (capture.h,
  * GT_OBJ_KERNEL): pipes, FIFOs and sockets, and a parent's wait for its children.  The
  * hooks only record facts (a syscall's descriptor key, a close, a process end); which of them
- * ended a wait is decided here, with the reader's lookahead in view:
+ * ended a wait is decided here, with the lookahead in view (gtm_peek: every process's):
  *
  *   a syscall pending on key K (a read or a poll for input on a pipe, a wait4) is woken by
  *   the LAST event on K that could have ended it, after it began and before it returned: a
@@ -123,20 +123,13 @@ static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t 
 	}
 }
 
-/* The one stream whose lookahead the matching reads: a single capture's.  In a merged trace
- * the other processes' records are not in one capture's lookahead, and waker positions count
- * the facts of one stream: no kernel-object wakes are drawn there yet (README, known gaps). */
-static struct gt_capture *stream(const struct gt_model *m)
-{
-	return m->merged ? NULL : gtm_lookahead(m, 0);
-}
-
-/* Record i of [the record being modelled, then the lookahead], or NULL past the lookahead. */
+/* Record i of [the record being modelled, then the lookahead of every process], or NULL past
+ * the lookahead. */
 static const struct gt_capture_record *at(struct gt_model *m, size_t i, struct gt_capture_record *buf)
 {
 	if (!i)
 		return m->cur;
-	return gt_capture_peek(stream(m), i - 1, buf) ? buf : NULL;
+	return gtm_peek(m, i - 1, buf) ? buf : NULL;
 }
 
 /* Where the event that ends t's pending syscall is: 0 = the record being modelled, i + 1 =
@@ -147,7 +140,7 @@ static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_
 {
 	*found_end = false;
 	/* at its own fact (its return, or a cancellation) nothing is pending any more */
-	if (!stream(m) || !m->cur || m->cur->rec->thread == t->serial)
+	if (!m->cur || gtm_rec_is(m, m->cur, t->serial))
 		return -1;
 	struct gt_capture_record buf;
 	const struct gt_capture_record *c;
@@ -158,12 +151,12 @@ static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_
 	for (;; end++) {
 		if (!(c = at(m, end, &buf)))
 			return -1;
-		if (end && c->rec->thread == t->serial)
+		bool own = gtm_rec_is(m, c, t->serial);
+		if (end && own)
 			break;
 		uint64_t key = 0, pid = 0;
 		enum kev ev = record_event(m, c, &key, &pid);
-		if (ev != KEV_NONE && key == t->sys_obj && c->rec->thread != t->serial &&
-		    c->tsc > t->block_tsc)
+		if (ev != KEV_NONE && key == t->sys_obj && !own && c->tsc > t->block_tsc)
 			last[ev] = (long)end;
 	}
 	*found_end = true;
@@ -181,7 +174,7 @@ static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_
 	for (size_t i = 0; last[KEV_EXIT] >= 0 && i <= (size_t)last[KEV_EXIT]; i++) {
 		uint64_t key = 0, pid = 0;
 		if ((c = at(m, i, &buf)) && record_event(m, c, &key, &pid) == KEV_EXIT &&
-		    key == t->sys_obj && c->rec->thread != t->serial && c->tsc > t->block_tsc &&
+		    key == t->sys_obj && !gtm_rec_is(m, c, t->serial) && c->tsc > t->block_tsc &&
 		    can_end(t, KEV_EXIT, pid, result, err))
 			found = (long)i;
 	}
@@ -189,8 +182,8 @@ static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_
 }
 
 /* waker_scan, once per pending syscall once its return is in view: records are delivered
- * in lookahead order, so lookahead record i is fact number ctr.facts + 1 + i (the waker is
- * kept as that number, KOBJ_NONE when none). */
+ * in lookahead order, so lookahead record i is fact number n_facts + 1 + i, whichever
+ * process it is of (the waker is kept as that number, KOBJ_NONE when none). */
 #define KOBJ_UNKNOWN 0
 #define KOBJ_NONE UINT64_MAX
 static long waker_pos(struct gt_model *m, struct mthread *t)
@@ -200,11 +193,11 @@ static long waker_pos(struct gt_model *m, struct mthread *t)
 		long pos = waker_scan(m, t, &found_end);
 		if (!found_end)
 			return pos;
-		t->kobj_waker_fact = pos < 0 ? KOBJ_NONE : m->ctr.facts + (uint64_t)pos;
+		t->kobj_waker_fact = pos < 0 ? KOBJ_NONE : m->n_facts + (uint64_t)pos;
 	}
-	if (t->kobj_waker_fact == KOBJ_NONE || t->kobj_waker_fact < m->ctr.facts)
+	if (t->kobj_waker_fact == KOBJ_NONE || t->kobj_waker_fact < m->n_facts)
 		return -1;
-	return (long)(t->kobj_waker_fact - m->ctr.facts);
+	return (long)(t->kobj_waker_fact - m->n_facts);
 }
 
 uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t)

@@ -23,11 +23,21 @@ uint32_t gtm_serial(struct gt_model *m, uint32_t capture, uint32_t serial)
 	return ours;
 }
 
-struct gt_capture *gtm_lookahead(const struct gt_model *m, uint32_t capture)
+uint32_t gtm_serial_find(const struct gt_model *m, uint32_t capture, uint32_t serial)
+{
+	if (!serial || serial >= MAX_SERIAL)
+		return 0;
+	if (!m->merged)
+		return serial;
+	const uint64_t *v = gt_u64map_find(&m->serials, (uint64_t)capture << 32 | serial);
+	return v ? (uint32_t)*v : 0;
+}
+
+bool gtm_peek(const struct gt_model *m, size_t i, struct gt_capture_record *out)
 {
 	if (m->opt.set)
-		return gt_capture_set_reader(m->opt.set, capture);
-	return capture == 0 ? m->opt.lookahead : NULL;
+		return gt_capture_set_peek(m->opt.set, i, out);
+	return m->opt.lookahead && gt_capture_peek(m->opt.lookahead, i, out);
 }
 
 struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
@@ -280,6 +290,8 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		gtm_emit(m, p, GT_GO_GO_UNBLOCK, ns, t, NULL, t->g, ++t->seq,
 			 gtm_synth_stack(m, r));
 		m->ctr.unknown_wakeups++;
+		if (t->cond_held && t->wait_kind == GT_BK_MUTEX && r == S_UNKNOWN)
+			m->ctr.cond_release_unseen++;
 	} else if (t->state == T_SYSBLOCKED) {
 		gtm_emit(m, p, GT_GO_GO_SYSEXIT, ns, t, NULL, t->g, ++t->seq, 0);
 	}
@@ -291,6 +303,11 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 	t->state = T_RUNNING;
 	t->p = p;
 	m->ps[p].running = t->serial;
+}
+
+void gtm_run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns)
+{
+	run_thread(m, t, cpu, ns, S_UNKNOWN);
 }
 
 /* The thread of a fact, made running on its CPU; NULL when the fact is to be skipped. */

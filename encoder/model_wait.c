@@ -86,7 +86,18 @@ static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t
 	       w->block_tsc < m->fact_tsc;
 }
 
-/* Gives each waiter that may be woken the place of its next fact in the reader's lookahead
+struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder)
+{
+	for (uint32_t s = m->n_buckets ? m->buckets[gtm_bucket_of(m, key)] : 0; s;) {
+		struct mthread *w = gtm_thread_at(m, s);
+		s = w->hnext;
+		if (w->cond_held && w->cond_holder == holder && may_wake(m, w, key))
+			return w;
+	}
+	return NULL;
+}
+
+/* Gives each waiter that may be woken the place of its next fact in the lookahead
  * (ahead_pos, UINT64_MAX when not there).  The lookahead is read in order, so it stops once
  * the first `want` of them are placed: the rest cannot come before them. */
 static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
@@ -102,15 +113,14 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
 			n++;
 		}
 	}
-	/* the waker's own process: its waiters' next facts are in its capture */
-	struct gt_capture *ahead = gtm_lookahead(m, m->fact_capture);
-	if (n < 2 || !ahead)
+	if (n < 2)
 		return;   /* nothing to choose */
 	if (want < n)
 		n = want;
+	/* every process's: a process-shared object's waiters may be in another one */
 	struct gt_capture_record r;
-	for (size_t i = 0; placed < n && gt_capture_peek(ahead, i, &r); i++) {
-		struct mthread *w = gtm_thread_find(m, gtm_serial(m, m->fact_capture, r.rec->thread));
+	for (size_t i = 0; placed < n && gtm_peek(m, i, &r); i++) {
+		struct mthread *w = gtm_thread_find(m, gtm_serial_find(m, r.capture, r.rec->thread));
 		if (w && w->ahead_pos == UINT64_MAX && may_wake(m, w, key)) {
 			w->ahead_pos = i;
 			placed++;

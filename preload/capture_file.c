@@ -5,6 +5,7 @@
 #include "config.h"
 #include "facts.h"
 #include "lifecycle.h"
+#include "ring.h"
 #include "stacks.h"
 
 #include <fcntl.h>
@@ -390,22 +391,27 @@ static char *chunk_take(int final, struct gt_file_error *e)
 		return NULL;
 	}
 	char *spare = atomic_exchange(&gt_spare_chunk, NULL);
+	if (!spare && gt_ring_on())
+		spare = gt_ring_reuse();
 	if (spare) {
 		unlock_growth();
 		return spare;
 	}
+	char *c = gt_chunk_new_locked(e);
+	unlock_growth();
+	return c;
+}
+
+char *gt_chunk_new_locked(struct gt_file_error *e)
+{
 	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
 	if (k >= gt_max_chunks) {
-		unlock_growth();
 		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
 		return NULL;
 	}
-	if (back_chunks(k + 1, e) < 0) {
-		unlock_growth();
+	if (back_chunks(k + 1, e) < 0)
 		return NULL;
-	}
 	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
-	unlock_growth();
 
 	char *c = chunk_addr(k);
 	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
@@ -472,6 +478,11 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 		struct gt_p_notice n = {.value = dropped};
 		gt_fill(p, 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
 		p += (16 + sizeof n) / 8;
+	}
+	if (seen_off && gt_ring_on()) {
+		lock_growth();
+		gt_ring_retired(seen, tsc);
+		unlock_growth();
 	}
 	if (seen_off) {
 		/* The old chunk is full: drop its pages from our mapping (they stay in the file;
@@ -692,6 +703,7 @@ static void fill_header(void)
 	read_small_file("/proc/self/cmdline", h->cmdline, sizeof h->cmdline, 1);
 	h->proc_start_ticks = proc_start_ticks();
 	gt_store(&gt_last_clock_tsc, h->start_tsc);
+	gt_ring_setup(h);
 }
 
 /* The header over gt_header_page (fastpath.h); elsewhere when the fixed mapping is refused
@@ -819,4 +831,5 @@ void gt_capture_forget(void)
 	gt_store(&gt_growth_lock, 0);
 	gt_store(&gt_spare_chunk, NULL);
 	gt_store(&gt_install_seq, 0);
+	gt_ring_forget();
 }

@@ -2,6 +2,8 @@
  * stderr and the default. */
 #include "config.h"
 
+#include "gotrace/last.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +169,10 @@ void gt_config_load(void)
 		else
 			bad("GOTRACE_CHUNK_SIZE", v, "expected a multiple of 4096 from 16384 to 1 GiB; using 1 MiB");
 	}
+
+	v = getenv("GOTRACE_LAST");
+	if (v && *v && !gt_parse_last(v, &gt_cfg.last_bytes, &gt_cfg.last_ns))
+		bad("GOTRACE_LAST", v, "expected a duration (30s, 500ms) or a size (64M, 1G); keeping everything");
 
 	/* The TSC rate a traced ancestor measured (child_env.c passes it on): one measurement of
 	 * 0.5 ms per run instead of one per process.  Out of range: measured again. */

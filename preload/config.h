@@ -14,6 +14,8 @@ struct gt_config {
 	uint64_t start_delay_ns;
 	uint64_t duration_ns;
 	uint32_t chunk_size;      /* bytes, multiple of 4096 */
+	uint64_t last_bytes;      /* GOTRACE_LAST as a size: a ring of that many chunk bytes */
+	uint64_t last_ns;         /* GOTRACE_LAST as a duration (0, 0: no ring) */
 	int follow;               /* exec'd programs stay traced */
 	int is_root;              /* the process the user started (not a traced child) */
 	char root_pid[24];        /* its pid, for children's GOTRACE_ROOT_PID (child_env.c) */

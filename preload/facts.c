@@ -393,6 +393,7 @@ GT_INLINE void block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int r
 			     struct gt_block *b)
 {
 	b->tsc = gt_now(&b->cpu);
+	b->flags = 0;
 	block_register(t, kind, obj, register_waiter);
 }
 
@@ -402,11 +403,15 @@ void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int reg
 	block_prepare(t, kind, obj, register_waiter, b);
 }
 
+/* mutex: a condition wait's mutex, as the tail (capture.h gt_p_block_mutex), 0 = none */
 GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b,
-			    uint32_t stack)
+			    uint32_t stack, uint64_t mutex)
 {
-	struct gt_p_block p = {.obj = obj, .stack = stack};
-	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, sizeof p);
+	struct {
+		struct gt_p_block b;
+		struct gt_p_block_mutex m;
+	} p = {{.obj = obj, .stack = stack, .flags = b->flags}, {.mutex = mutex}};
+	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, mutex ? sizeof p : sizeof p.b);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
 	t->pending_obj = obj;
@@ -415,26 +420,30 @@ GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const 
 
 void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const struct gt_block *b)
 {
-	block_commit(t, kind, obj, b, gt_stack_id(t, GT_OWN_FRAMES_FACT));
+	block_commit(t, kind, obj, b, gt_stack_id(t, GT_OWN_FRAMES_FACT), 0);
 }
 
 /* The stack once, for both facts, then the look for mutex waiters: the mutex is released
  * inside the real wait, as close as possible after it.  The mutex wake comes before the
- * condvar block, whose timestamp precedes its registration as every block's does. */
+ * condvar block, whose timestamp precedes its registration as every block's does.  Without
+ * a waiter, the block names the mutex: one that blocks after the look (GT_BLOCK_COND_HELD)
+ * is let in by the release inside the real wait. */
 void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
 {
 	t->busy = 1;
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
+	uint64_t released = mutex;
 	if (gt_blocked(GT_BK_MUTEX) && gt_waiters_has(mutex)) {
 		struct gt_p_wake w = {.obj = mutex, .stack = stack, .count = 1};
 		uint64_t tsc = gt_now(&cpu);
 		gt_emit(t->serial, GT_WAKE, GT_BK_MUTEX, tsc, cpu, &w, sizeof w);
+		released = 0;
 	}
-	struct gt_block b;
+	struct gt_block b = {.flags = 0};
 	b.tsc = gt_now(&b.cpu);
 	block_register(t, GT_BK_COND, cond, 1);
-	block_commit(t, GT_BK_COND, cond, &b, stack);
+	block_commit(t, GT_BK_COND, cond, &b, stack, released);
 }
 
 static void unregister_waiter(struct gt_tls *t, uint8_t kind, uint64_t obj)
@@ -456,7 +465,7 @@ void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int regis
 {
 	struct gt_block b;
 	block_prepare(t, kind, obj, register_waiter, &b);
-	block_commit(t, kind, obj, &b, gt_stack_id(t, GT_OWN_FRAMES_FACT));
+	block_commit(t, kind, obj, &b, gt_stack_id(t, GT_OWN_FRAMES_FACT), 0);
 }
 
 /* A join stamps its block before it reads the target's state: a target that ends in
@@ -466,7 +475,7 @@ void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int re
 {
 	struct gt_block b = {.tsc = tsc, .cpu = cpu};
 	block_register(t, kind, obj, register_waiter);
-	block_commit(t, kind, obj, &b, gt_stack_id(t, GT_OWN_FRAMES_FACT));
+	block_commit(t, kind, obj, &b, gt_stack_id(t, GT_OWN_FRAMES_FACT), 0);
 }
 
 void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, uint64_t tsc,

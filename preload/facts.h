@@ -60,6 +60,7 @@ void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int re
 struct gt_block {
 	uint64_t tsc;
 	unsigned cpu;
+	uint32_t flags;            /* capture.h gt_block_flags: 0 from prepare, set before commit */
 };
 void gt_fact_block_prepare(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,
 			   struct gt_block *b) GT_HIDDEN;

@@ -21,24 +21,30 @@
 /* ---- mutexes released inside a condition wait --------------------------------------------
  * glibc releases the mutex inside the real pthread_cond_wait, after the hook has looked for
  * the mutex's waiters and stamped the condvar block: a mutex waiter that registers in
- * between cannot be shown unblocked by a thread that blocked before it did.  The wait marks
- * its mutex under the owner's tid (glibc keeps it in __data.__owner; 0 with lock elision:
- * no mark) from before its look until the real call returns; a mutex waiter that, once
- * registered, finds its mutex held by a thread so marked records no block, as when its
- * retry succeeds.  Slots are per tid: only tids equal modulo the size share one, and a
- * wrong match only hides a block. */
+ * between is let in by a release that has no fact of its own.  The wait marks its mutex
+ * under the owner's tid (glibc keeps it in __data.__owner; 0 with lock elision: no mark)
+ * from before its look until the real call returns; a mutex waiter that, once registered,
+ * finds its mutex held by a thread so marked flags its block GT_BLOCK_COND_HELD with that
+ * thread's serial, and the encoder draws the condition wait's release as its waker (the
+ * condvar block names the mutex).  Slots are per tid: only tids equal modulo the size share
+ * one, and a wrong match only sets a flag that no condvar block answers. */
 #define GT_COND_HOLDERS 1024u
 static _Atomic uint64_t gt_cond_holding[GT_COND_HOLDERS];
+static _Atomic uint32_t gt_cond_holder[GT_COND_HOLDERS];  /* the marking thread's serial */
 
 static inline int mutex_owner(pthread_mutex_t *m)
 {
 	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
 }
 
-static int held_by_cond_wait(pthread_mutex_t *m)
+/* The flags of a wait for m: GT_BLOCK_COND_HELD and its holder's serial when marked. */
+static uint32_t cond_held_flags(pthread_mutex_t *m)
 {
 	int owner = mutex_owner(m);
-	return owner > 0 && gt_load(&gt_cond_holding[(unsigned)owner % GT_COND_HOLDERS]) == GT_OBJ(m);
+	unsigned h = (unsigned)owner % GT_COND_HOLDERS;
+	if (owner <= 0 || atomic_load_explicit(&gt_cond_holding[h], memory_order_acquire) != GT_OBJ(m))
+		return 0;
+	return GT_BLOCK_COND_HELD | gt_load(&gt_cond_holder[h]) << GT_BLOCK_HOLDER_SHIFT;
 }
 
 /* A process-shared object is named by its kernel identity (shared_objs.h), looked up only in
@@ -78,7 +84,8 @@ static uint64_t shared_obj(int pshared, const void *o)
  * return address is the recording function's (frame-pointer stacks stay whole).
  * Contended: timestamp, registration, then one more try: an unlock that let this thread in
  * came after that failed try, so its look after the release sees the registration (a
- * holder that released in between is not anybody's waker: no block). */
+ * holder that released in between is not anybody's waker: no block); a holder inside a
+ * condition wait releases it there, unseen: the block says so. */
 #define GT_MUTEX_HOOK(name, params, args) \
 	static GT_NOINLINE int name##_contended params \
 	{ \
@@ -89,13 +96,11 @@ static uint64_t shared_obj(int pshared, const void *o)
 		struct gt_block b; \
 		gt_fact_block_prepare(t, GT_BK_MUTEX, obj, 1, &b); \
 		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
-		if (r != EBUSY || held_by_cond_wait(m)) { \
+		if (r != EBUSY) { \
 			gt_fact_block_cancel(t, GT_BK_MUTEX, obj); \
-			if (r != EBUSY) \
-				return r; \
-			gt_lose(GT_NOTICE_WAITS_UNSHOWN); \
-			return GT_REAL(name) args; \
+			return r; \
 		} \
+		b.flags = cond_held_flags(m); \
 		gt_fact_block_commit(t, GT_BK_MUTEX, obj, &b); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, obj, r); \
@@ -269,8 +274,10 @@ GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		uint64_t obj = shared_obj(gt_cond_pshared(c), c); \
 		int owner = mutex_owner(m); \
 		_Atomic uint64_t *mark = owner > 0 ? &gt_cond_holding[(unsigned)owner % GT_COND_HOLDERS] : NULL; \
-		if (mark) /* seq_cst: before the look for the mutex's waiters */ \
+		if (mark) { /* seq_cst: before the look for the mutex's waiters */ \
+			gt_store(&gt_cond_holder[(unsigned)owner % GT_COND_HOLDERS], t->serial); \
 			atomic_store(mark, GT_OBJ(m)); \
+		} \
 		gt_fact_cond_wait_begin(t, obj, shared_obj(gt_mutex_pshared(m), m)); \
 		int r = GT_REAL(name) args; \
 		uint64_t marked = GT_OBJ(m); \

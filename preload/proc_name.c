@@ -2,21 +2,19 @@
  *
  * The command line is read into a static buffer (never onto the program's stack) owned by
  * one thread at a time through a try-flag: a thread that finds it taken skips its check,
- * as the owner is writing the same state.  A thread's creation only looks for a change: one
- * process_vm_readv of the argument area (its bounds from /proc/self/stat at the start; no
- * descriptor, and a fault is an error, not a crash) against what was last written.  Only a
+ * as the owner is writing the same state.  A thread's creation only looks for a change: a
+ * hash of the argument area (its bounds from /proc/self/stat at the start; no descriptor,
+ * no system call) against what was last written.  Only a
  * change reads /proc/self/comm and /proc/self/cmdline, the kernel's own view, and writes. */
 #include "proc_name.h"
 #include "facts.h"
 
 #include <fcntl.h>
 #include <string.h>
-#include <sys/uio.h>
 
 static char gt_cmdline_buf[GT_CMDLINE_MAX];
 static _Atomic int gt_name_busy;
 static uintptr_t gt_arg_start, gt_arg_end; /* argument area; 0: unknown */
-static uint32_t gt_name_pid;
 static uint64_t gt_arg_hash;               /* of the area when the last name was written */
 
 /* Bytes of path read into buf (at most cap), 0 when it cannot be read. */
@@ -30,7 +28,7 @@ static size_t read_proc(const char *path, char *buf, size_t cap)
 	return n > 0 ? (size_t)n : 0;
 }
 
-static uint64_t fnv1a(uint64_t h, const char *s, size_t n)
+static uint64_t fnv1a(uint64_t h, const volatile char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
@@ -68,7 +66,10 @@ static void find_arg_area(void)
 	}
 }
 
-/* A hash of the argument area as it is now (0: cannot be read). */
+/* A hash of the argument area as it is now (0: unknown).  Read in place: it is the top of
+ * the initial stack, mapped for the process's life (setproctitle rewrites it, never unmaps
+ * it).  Not process_vm_readv: seccomp filters of services (systemd's @system-service) leave
+ * it out, and a filtered call kills the process with SIGSYS. */
 static uint64_t arg_area_hash(void)
 {
 	size_t len = gt_arg_end - gt_arg_start;
@@ -76,9 +77,7 @@ static uint64_t arg_area_hash(void)
 		return 0;
 	if (len > sizeof gt_cmdline_buf)
 		len = sizeof gt_cmdline_buf;
-	struct iovec local = {gt_cmdline_buf, len}, remote = {(void *)gt_arg_start, len};
-	long n = gt_sys((long)SYS_process_vm_readv, gt_name_pid, (long)&local, 1, (long)&remote, 1, 0);
-	return n > 0 ? fnv1a(0xcbf29ce484222325ull, gt_cmdline_buf, (size_t)n) | 1 : 0;
+	return fnv1a(0xcbf29ce484222325ull, (const volatile char *)gt_arg_start, len) | 1;
 }
 
 void gt_proc_name_emit(uint8_t when)
@@ -86,10 +85,8 @@ void gt_proc_name_emit(uint8_t when)
 	int expected = 0;
 	if (!atomic_compare_exchange_strong(&gt_name_busy, &expected, 1))
 		return;
-	if (when == GT_NAME_START) {
-		gt_name_pid = (uint32_t)gt_sys0(SYS_getpid);
+	if (when == GT_NAME_START)
 		find_arg_area();
-	}
 	uint64_t h = arg_area_hash();
 	if (when == GT_NAME_THREAD && h && h == gt_arg_hash) {
 		atomic_store(&gt_name_busy, 0);

@@ -640,6 +640,11 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		(h->flags & GT_FILE_FINALIZED) ? "" :
 		r->execd ? ", the process exec'd another program: times end there" :
 		", process did not finish normally: times end at its last fact");
+	if ((h->flags & GT_FILE_RING) && h->ring_lost_tsc > h->start_tsc) {
+		double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
+		fprintf(out, "  flight recorder: the window kept starts at %.3f s (what was alive or "
+			"waiting then counts from there)\n", (double)(h->ring_lost_tsc - h->start_tsc) / hz);
+	}
 	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n\n");
 
 	/* the start routine column is as wide as its longest name: never cut */
@@ -712,8 +717,8 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 			"recorded\n", r->dropped_facts, r->stacks_lost, r->threads_lost,
 			r->waiters_lost, r->reentry_lost);
 	if (r->waits_unshown)
-		fprintf(out, "Not drawn: %" PRIu64 " mutex waits whose holder released the mutex inside "
-			"a condition wait\n", r->waits_unshown);
+		fprintf(out, "Not recorded (by an older recorder): %" PRIu64 " mutex waits whose holder "
+			"released the mutex inside a condition wait\n", r->waits_unshown);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */

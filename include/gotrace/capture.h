@@ -9,7 +9,8 @@
  *   ... + k*chunk_size        chunk k
  *
  * Chunks are handed out in increasing k (header->n_chunks counts them, atomically); each
- * belongs to one CPU for its life, and a CPU's chunks hold its records in seq order (seq
+ * belongs to one CPU for its life (a ring capture's until it is reused: "Ring captures"
+ * below), and a CPU's chunks hold its records in seq order (seq
  * follows the installs, which may differ from k).  A chunk starts with struct gt_chunk_header and holds
  * records back to back from GT_CHUNK_HEADER_SIZE up to chunk->used (reserved bytes; a
  * reservation that would not fit is abandoned and the writer moves to a new chunk, so
@@ -36,6 +37,7 @@
 #define GT_BYTE_ORDER_MARK 0x01020304u  /* read back as 0x04030201 on the other byte order */
 #define GT_FILE_HEADER_SIZE 8192u
 #define GT_CHUNK_MAGIC 0x4b435447u      /* "GTCK" */
+#define GT_KEEP_MAGIC 0x504b5447u       /* "GTKP": a ring capture's keep chunk (below) */
 #define GT_CHUNK_HEADER_SIZE 64u
 #define GT_PATH_MAX 4096u
 #define GT_MAX_RECORD_WORDS 1024u       /* 8 KiB: the largest record a writer may produce */
@@ -67,6 +69,8 @@ enum gt_file_flags {
 	GT_FILE_DETACHED = 1u << 4,      /* set by the launcher (gotrace run) with stop_at_tsc:
 					  * recording stopped while the process kept running
 					  * untraced; what is committed below stop_at_tsc is all */
+	GT_FILE_RING = 1u << 5,          /* flight recorder (GOTRACE_LAST): CPU chunks are reused
+					  * oldest first, see "Ring captures" below */
 };
 
 struct gt_file_header {
@@ -102,7 +106,13 @@ struct gt_file_header {
 	/* the process's start time (/proc/PID/stat field 22, clock ticks since boot): pid and
 	 * this name the process, so a reused pid is never taken for it (0: unknown) */
 	uint64_t proc_start_ticks;
-	uint64_t reserved[11];
+	/* GT_FILE_RING: the window kept (GOTRACE_LAST: bytes of CPU chunks, or ns), and the
+	 * latest timestamp of a record in a reused chunk (atomic max, raised before the chunk's
+	 * records are carried to the keep chunks): records at or before it may be missing */
+	uint64_t ring_bytes;
+	uint64_t ring_ns;
+	uint64_t ring_lost_tsc;
+	uint64_t reserved[8];
 	char exe_path[GT_PATH_MAX]; /* /proc/self/exe at start, NUL-terminated */
 	char cmdline[2048];         /* argv joined by spaces, truncated, NUL-terminated, at start
 				     * (GT_PROCESS_NAME facts follow later rewrites) */
@@ -118,6 +128,20 @@ struct gt_chunk_header {
 	uint64_t first_tsc;         /* timestamp when the chunk was opened */
 	uint64_t reserved[4];
 };
+
+/* Ring captures (GT_FILE_RING).  The CPU chunks form a ring: when the window is full (ring_bytes
+ * of chunks, or chunks whose replacement is older than ring_ns), the chunk replaced longest
+ * ago is reused for the CPU that needs one: its magic is cleared, what outlives the window
+ * is copied into keep chunks (magic GT_KEEP_MAGIC, cpu 0, records as in CPU chunks, never
+ * reused), ring_lost_tsc is raised, the chunk is zeroed and installed again with a new seq.
+ * What a keep chunk receives from a reused chunk: every THREAD_NEW, THREAD_START,
+ * THREAD_EXISTING, THREAD_NAME, STACK, MODULE, MODULE_UNLOAD, CLOCK, NOTICE, PROCESS and
+ * PROCESS_NAME, and per thread the last of its BLOCK_BEGIN, BLOCK_END, SYSCALL_BEGIN,
+ * SYSCALL_END and THREAD_END (a thread blocked since before the window: its BLOCK_BEGIN).
+ * A reader rebuilds the state at ring_lost_tsc from the keep chunks and the records at or
+ * before it that CPU chunks still hold, and reads CPU chunks' records after it as the window;
+ * a record may be in both places (a reuse cut short by a crash).  A reader that does not know
+ * ring captures skips keep chunks as foreign and reads the window without what came before. */
 
 /* The first 16 bytes of every record.  The first 8 bytes are one atomic word, written last. */
 struct gt_rec {
@@ -154,7 +178,7 @@ struct gt_rec {
 	/* a thread that existed before recording began (main at start, or one first met by a \
 	 * hook) */ \
 	X(5, THREAD_EXISTING, GT_PAYLOAD(thread_start), "1 if it was blocked when first seen") \
-	/* about to block */ \
+	/* about to block; a condition wait's may carry a struct gt_p_block_mutex tail */ \
 	X(6, BLOCK_BEGIN, GT_PAYLOAD(block), "enum gt_block_kind") \
 	/* returned from the blocking call */ \
 	X(7, BLOCK_END, GT_PAYLOAD(block_end), "enum gt_block_kind") \
@@ -251,9 +275,9 @@ enum gt_notice {
 	GT_NOTICE_REENTRY_LOST = 6, /* count hooked calls made while the tracer worked on the
 				     * same thread (a signal handler interrupting it): passed
 				     * straight through, unrecorded */
-	GT_NOTICE_WAITS_UNSHOWN = 7, /* count mutex waits not drawn: the holder was in a condition
-				      * wait's hook, and glibc releases the mutex inside the real
-				      * wait (a thread already blocked cannot be drawn waking one) */
+	GT_NOTICE_WAITS_UNSHOWN = 7, /* count mutex waits not recorded: the holder was in a
+				      * condition wait's hook (written by older recorders; such
+				      * waits are now recorded, flagged GT_BLOCK_COND_HELD) */
 	GT_NOTICE_KINDS
 };
 
@@ -286,7 +310,25 @@ struct gt_p_thread_name {
 struct gt_p_block {
 	uint64_t obj;              /* object address (or per-kind value, see gt_block_kind) */
 	uint32_t stack;            /* stack id where it blocks */
-	uint32_t flags;            /* reserved, 0 */
+	uint32_t flags;            /* enum gt_block_flags (0 before they existed) */
+};
+
+enum gt_block_flags {
+	/* a mutex wait (GT_BK_MUTEX) that began while the mutex's holder was inside a
+	 * condition wait's hook: glibc releases the mutex inside the real wait, after the
+	 * holder's condvar BLOCK_BEGIN (whose gt_p_block_mutex tail names this mutex) was
+	 * stamped, so that release, which has no fact of its own, may be this wait's waker;
+	 * bits GT_BLOCK_HOLDER_SHIFT.. hold that holder's thread serial */
+	GT_BLOCK_COND_HELD = 1u << 0,
+};
+#define GT_BLOCK_HOLDER_SHIFT 8
+
+/* The tail of a condition wait's BLOCK_BEGIN (aux GT_BK_COND) whose look for the mutex's
+ * waiters, just before it, found none (else a WAKE on the mutex precedes it): the mutex the
+ * real wait releases, for a GT_BLOCK_COND_HELD waiter that arrives after that look.  Readers
+ * that do not know it skip it (a record may be longer than its minimum payload). */
+struct gt_p_block_mutex {
+	uint64_t mutex;            /* the mutex's obj, as its waiters' BLOCK_BEGIN names it */
 };
 
 struct gt_p_block_end {
@@ -435,6 +477,7 @@ GT_STATIC_ASSERT(sizeof(struct gt_p_thread_new) == 16, "thread_new");
 GT_STATIC_ASSERT(sizeof(struct gt_p_thread_start) == 16, "thread_start");
 GT_STATIC_ASSERT(sizeof(struct gt_p_thread_name) == 16, "thread_name");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block) == 16, "block");
+GT_STATIC_ASSERT(sizeof(struct gt_p_block_mutex) == 8, "block_mutex");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block_end) == 16, "block_end");
 GT_STATIC_ASSERT(sizeof(struct gt_p_wake) == 16, "wake");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall) == 16, "syscall");

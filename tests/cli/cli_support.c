@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,11 +104,33 @@ size_t cli_count_lines(const char *text)
 	return n;
 }
 
+/* The test's directories go when its process ends (one test per process): ~540 were left
+ * in the build tree by a few runs of the suite. */
+static char *tempdirs[16];
+static size_t n_tempdirs;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void remove_tempdirs(void)
+{
+	for (size_t i = 0; i < n_tempdirs; i++)
+		nftw(tempdirs[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 void cli_tempdir(char *out, size_t size)
 {
 	mkdir(GT_TEST_TMPDIR, 0777);
 	snprintf(out, size, "%s/run-XXXXXX", GT_TEST_TMPDIR);
 	cr_assert_not_null(mkdtemp(out), "mkdtemp %s: %s", out, strerror(errno));
+	if (n_tempdirs == 0)
+		atexit(remove_tempdirs);
+	if (n_tempdirs < sizeof tempdirs / sizeof *tempdirs)
+		tempdirs[n_tempdirs++] = strdup(out);
 }
 
 char *cli_path(char *out, size_t size, const char *dir, const char *name)

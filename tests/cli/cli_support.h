@@ -20,7 +20,8 @@ void cli_result_free(struct cli_result *r);
 /* Number of lines in text (a last line without '\n' counts). */
 size_t cli_count_lines(const char *text);
 
-/* A fresh directory for one test, under the build tree. */
+/* A fresh directory for one test, under the build tree; removed with what it holds when
+ * the test ends. */
 void cli_tempdir(char *out, size_t size);
 
 /* Writes "<dir>/<name>" into out and returns out. */

@@ -175,6 +175,27 @@ Test(convert, exec_images_of_one_pid_get_their_own_names)
 	cli_result_free(&r);
 }
 
+/* A directory's captures include those of its uid-<n> directories, where a process that
+ * changed user keeps its captures (gotrace run reads them there too). */
+Test(convert, a_directory_includes_its_user_directories)
+{
+	char dir[512], sub[600], top[600], dropped[700], out[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	write_image(top, sizeof top, dir, "gotrace-100.gtcap", 100, 1000000, 1);
+	cli_path(sub, sizeof sub, dir, "uid-1000");
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	write_image(dropped, sizeof dropped, sub, "gotrace-200.gtcap", 200, 2000000, 3);
+	cli_path(out, sizeof out, dir, "out.trace");
+	const char *argv[] = { cli_gotrace, "convert", "--per-process", dir, "-o", out, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, ": pid 100, 1 threads,"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, ": pid 200, 3 threads,"), "the uid-1000 capture is missing:\n%s",
+			   r.err);
+	cli_result_free(&r);
+}
+
 /* An output that is not a regular file is written in place: converting to a FIFO (as to
  * /dev/null) must not replace it with a file by renaming over it. */
 Test(convert, output_that_is_not_a_file_is_written_in_place, .timeout = 120)

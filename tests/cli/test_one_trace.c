@@ -1,7 +1,9 @@
 /* One run, one trace: every traced process of a `gotrace run` in one trace, each thread a
  * goroutine labelled "prog[pid] name"; --per-process keeps a trace per process; `gotrace
  * convert` of the kept captures writes the same trace; many short processes make one trace
- * and a summary of a few lines.  Each traced run is compared with the untraced one. */
+ * and a summary of a few lines; a wait one process ends in another (a pipe read, waitpid, a
+ * process-shared semaphore) is unblocked by that process's goroutine.  Each traced run is
+ * compared with the untraced one. */
 #include "capture_builder.h"
 #include "cli_support.h"
 #include "oracle.h"
@@ -240,4 +242,105 @@ Test(one_trace, losses_are_said_per_process)
 			   "%s", r.err);
 	cr_expect_null(strstr(r.err, "pid 200 (beta): 5 facts"), "a loss said of the wrong process");
 	cli_result_free(&r);
+}
+
+/* Waits one process ends in another, in one trace (targets/gt_kobj.c): each wake's waker is
+ * the goroutine of the process that ended the wait, never an unknown one. */
+static const char kobj[] = GT_TEST_KOBJ;
+
+/* The last label of goroutine g ("prog[pid] name"), "" when it has none. */
+static const char *label_of(const struct gt_events *ev, uint64_t g, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (size_t i = 0; i < ev->n; i++)
+		if (ev->ev[i].g == (int64_t)g && strcmp(ev->ev[i].type, "GoStartLabel") == 0)
+			gt_event_string(&ev->ev[i], "label", buf, len);
+	return buf;
+}
+
+static unsigned pid_of(const struct gt_events *ev, uint64_t g)
+{
+	char label[128];
+	const char *p = strchr(label_of(ev, g, label, sizeof label), '[');
+	cr_assert_not_null(p, "goroutine %lu has no process label", (unsigned long)g);
+	return (unsigned)strtoul(p + 1, NULL, 10);
+}
+
+/* Asserts that goroutine g blocks n times in events of type block and that each of its
+ * unblocks is by goroutine waker. */
+static void woken_by(const struct gt_events *ev, const char *block, uint64_t g, size_t n,
+		     uint64_t waker)
+{
+	cr_assert_eq(gt_events_count(ev, block, (int64_t)g, GT_ANY), n, "%s of goroutine %lu",
+		     block, (unsigned long)g);
+	size_t k = 0;
+	for (ssize_t i = 0; (i = gt_events_find_arg(ev, (size_t)i, "GoUnblock", "g", g)) >= 0; i++, k++)
+		cr_expect_eq(ev->ev[i].g, (int64_t)waker, "unblock %zu of goroutine %lu by %ld, not %lu",
+			     k, (unsigned long)g, (long)ev->ev[i].g, (unsigned long)waker);
+	cr_assert_eq(k, n, "goroutine %lu unblocked %zu times", (unsigned long)g, k);
+}
+
+/* `gotrace run -o` of gt-kobj SCENARIO N, compared with the untraced run; the trace parsed. */
+static struct gt_events *kobj_trace(const char *scenario, const char *n, const char *out)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *argv[] = { kobj, scenario, n, NULL };
+	run_both(argv, NULL, trace, &r);
+	cr_assert_str_eq(r.out, out);
+	cr_assert_not_null(strstr(r.err, ": 2 processes,"), "%s", r.err);
+	cli_result_free(&r);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev);
+	return ev;
+}
+
+Test(one_trace, a_pipe_read_is_woken_by_the_writer_process_and_waitpid_by_the_child,
+     .timeout = 120)
+{
+	/* the parent writes 20 lines, each once the child sleeps in read, then closes the pipe;
+	 * it then sleeps in waitpid until the child exits */
+	struct gt_events *ev = kobj_trace("pipeline", "20", "child read 20 lines, 150 bytes, then "
+							     "end of file\nchild exited 0\n");
+	ssize_t read = gt_events_find(ev, 0, "GoBlockNet", GT_ANY, GT_ANY);
+	ssize_t wait = gt_events_find(ev, 0, "GoBlock", GT_ANY, GT_ANY);
+	cr_assert(read >= 0 && wait >= 0, "the child's reads and the parent's waitpid block");
+	uint64_t reader = (uint64_t)ev->ev[read].g, parent = (uint64_t)ev->ev[wait].g;
+	cr_assert_neq(pid_of(ev, reader), pid_of(ev, parent), "two processes");
+	/* 20 reads ended by a write, the 21st (end of file) by the close */
+	woken_by(ev, "GoBlockNet", reader, 21, parent);
+	woken_by(ev, "GoBlock", parent, 1, reader);
+	gt_events_free(ev);
+}
+
+Test(one_trace, a_process_shared_semaphore_is_posted_to_the_waiter_of_another_process,
+     .timeout = 120)
+{
+	/* the child and the parent's thread wait on the semaphore, the child first: each first
+	 * post of a round is the child's, each second one the thread's.  Choosing between them
+	 * needs the next facts of both processes. */
+	struct gt_events *ev = kobj_trace("psem-two", "10", "child waited 10 times\nthe thread "
+							     "waited 10 times\nchild exited 0\n");
+	uint64_t thread = 0, child = 0;
+	char label[128];
+	for (size_t i = 0; i < ev->n; i++)
+		if (strcmp(ev->ev[i].type, "GoBlockSync") == 0) {
+			uint64_t g = (uint64_t)ev->ev[i].g;
+			const char *l = label_of(ev, g, label, sizeof label);
+			*(strstr(l, " sem-waiter") ? &thread : &child) = g;
+		}
+	cr_assert(thread && child, "both wait");
+	ssize_t create = gt_events_find_arg(ev, 0, "GoCreate", "g", thread);
+	cr_assert_geq(create, 0);
+	uint64_t parent = (uint64_t)ev->ev[create].g;
+	cr_assert_eq(pid_of(ev, parent), pid_of(ev, thread));
+	cr_assert_neq(pid_of(ev, child), pid_of(ev, parent), "two processes");
+	woken_by(ev, "GoBlockSync", child, 10, parent);
+	woken_by(ev, "GoBlockSync", thread, 10, parent);
+	gt_events_free(ev);
 }

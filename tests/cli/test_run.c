@@ -303,6 +303,12 @@ Test(run_errors, usage_mistakes)
 
 	const char *bad_depth[] = { cli_gotrace, "run", "--stack-depth", "129", "/bin/true", NULL };
 	expect_refusal(bad_depth, 2, "--stack-depth must be a number of frames from 1 to 128");
+
+	static const char *const bad_lasts[] = { "2x", "1.5M", "0", "s", "10m" };
+	for (size_t i = 0; i < sizeof bad_lasts / sizeof *bad_lasts; i++) {
+		const char *bad_last[] = { cli_gotrace, "run", "--last", bad_lasts[i], "/bin/true", NULL };
+		expect_refusal(bad_last, 2, "--last must be a duration (30s, 500ms) or a size (64M, 1G)");
+	}
 }
 
 Test(run, help_and_version)

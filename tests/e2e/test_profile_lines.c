@@ -10,7 +10,7 @@
 
 #include "oracle.h"
 
-static char trace[600];
+static char trace[600], dir[512];
 
 /* The line holding "LINE:<marker>" in the program's source. */
 static unsigned marker_line(const char *marker)
@@ -30,7 +30,6 @@ static unsigned marker_line(const char *marker)
 
 static void trace_contended(void)
 {
-	char dir[512];
 	snprintf(dir, sizeof(dir), "%s/e2e-XXXXXX", E2E_TMPDIR);
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(trace, sizeof(trace), "%s/contended.trace", dir);
@@ -38,6 +37,16 @@ static void trace_contended(void)
 	snprintf(cmd, sizeof(cmd), "'%s' run -o '%s' -- '%s' >'%s/out.txt' 2>&1", E2E_GOTRACE, trace,
 		 E2E_CONTENDED, dir);
 	cr_assert_eq(system(cmd), 0, "gotrace run failed (see %s/out.txt)", dir);
+}
+
+/* the run's directory goes with the test: one was left in the build tree per run */
+static void remove_run(void)
+{
+	char path[600];
+	unlink(trace);
+	snprintf(path, sizeof(path), "%s/out.txt", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* The profile line of func: "   <delay>   func <path>:<line>" or, inside a record, without
@@ -94,7 +103,7 @@ static void expect_contended_lock_named(const char *go_version)
 	free(profile);
 }
 
-Test(e2e_symbols, sync_profile_names_the_contended_lock, .init = trace_contended)
+Test(e2e_symbols, sync_profile_names_the_contended_lock, .init = trace_contended, .fini = remove_run)
 {
 	char *report = NULL;
 	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");

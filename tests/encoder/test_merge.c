@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture_set.h"
 #include "oracle.h"
 #include "test_util.h"
 
@@ -154,4 +155,141 @@ Test(merge, unreadable_captures_are_left_out_and_said)
 	const char *const only_bad[] = {bad};
 	cr_expect_neq(gt_convert_files(only_bad, 1, trace, &opt, &sum, err, sizeof err), 0);
 	gt_convert_set_summary_free(&sum);
+}
+
+/* What one step of a set's merge gave: a record (capture, thread, type, tsc) or an end. */
+struct step {
+	uint32_t capture, thread;
+	uint8_t type;           /* 0: the end of capture */
+	uint64_t tsc;
+};
+
+static struct step step_of(const struct gt_capture_record *r)
+{
+	return (struct step){r->capture, r->rec->thread, r->rec->type, r->tsc};
+}
+
+static bool same_step(struct step a, struct step b)
+{
+	return a.capture == b.capture && a.thread == b.thread && a.type == b.type && a.tsc == b.tsc;
+}
+
+/* Every step of the merge of caps; with peeks: before each step, a peek as far as it goes
+ * (every 97th step) or of the next record, each checked against what is delivered next.
+ * Returns the number of steps; *first_view: how far the first peek saw. */
+static size_t merge_steps(const char *const *caps, size_t n, bool peeks, struct step *out,
+			  size_t cap, size_t *first_view)
+{
+	struct gt_capture_set *s = gt_capture_set_open(caps, n);
+	cr_assert_not_null(s);
+	static struct step view[4096];
+	size_t n_view = 0, used = 0, k = 0;
+	struct gt_capture_record r;
+	uint32_t index;
+	enum gt_set_event ev;
+	for (;; k++) {
+		if (peeks && (k % 97 == 0 || used == n_view)) {
+			size_t want = k % 97 == 0 ? 4096 : 1;
+			for (n_view = used = 0; n_view < want && gt_capture_set_peek(s, n_view, &r);)
+				view[n_view++] = step_of(&r);
+			if (!k)
+				*first_view = n_view;
+		}
+		if ((ev = gt_capture_set_next(s, &r, &index)) == GT_SET_DONE)
+			break;
+		cr_assert_lt(k, cap);
+		out[k] = ev == GT_SET_RECORD ? step_of(&r) : (struct step){index, 0, 0, 0};
+		if (ev == GT_SET_RECORD && peeks) {
+			cr_assert_lt(used, n_view, "step %zu: a record no peek showed", k);
+			cr_assert(same_step(out[k], view[used]), "step %zu differs from its peek", k);
+			used++;
+		}
+	}
+	cr_expect(!peeks || !gt_capture_set_peek(s, 0, &r), "nothing to peek at the end");
+	gt_capture_set_close(s);
+	return k;
+}
+
+Test(merge, a_peek_of_the_set_shows_what_the_merge_delivers)
+{
+	/* A: 200 stacks of 7 KiB, its reader shows 1 MiB of them at a time; B: 3000 small
+	 * records in between; D: none, from T0 + 500; C: 50 records, from T0 + 20000 (opened
+	 * when the merge reaches it).  The set's peek sees what its merge delivers next, ends
+	 * where every capture's records are merged, and changes nothing of the merge. */
+	static uint64_t pcs[900];
+	for (int i = 0; i < 900; i++)
+		pcs[i] = 0x401000 + 16 * (uint64_t)i;
+	struct gt_cb *cb[4];
+	static const uint64_t start[4] = {T0, T0 + 5, T0 + 20000, T0 + 500};
+	char path[4][PATH_MAX];
+	for (int i = 0; i < 4; i++) {
+		cb[i] = gt_cb_new(1, 1 << 22, start[i]);
+		gt_cb_header(cb[i])->pid = 100 * (uint32_t)(i + 1);
+		gt_cb_header(cb[i])->start_mono_ns = start[i];
+	}
+	for (uint32_t id = 1; id <= 200; id++)
+		gt_cb_stack(cb[0], 0, T0 + 100 * id, id, pcs, 900);
+	for (uint64_t k = 0; k < 3000; k++)
+		gt_cb_yield(cb[1], 0, T0 + 5 + 7 * k, 1, 0);
+	for (uint64_t k = 0; k < 50; k++)
+		gt_cb_yield(cb[2], 0, T0 + 20000 + 3 * k, 1, 0);
+	for (int i = 0; i < 4; i++) {
+		snprintf(path[i], sizeof path[i], "%s/peek-%d.cap", test_tmpdir(), i);
+		cr_assert_eq(gt_cb_write(cb[i], path[i]), 0);
+		gt_cb_free(cb[i]);
+	}
+	const char *const caps[] = {path[0], path[1], path[2], path[3]};
+	enum { STEPS = 200 + 3000 + 50 + 4 };
+	static struct step plain[STEPS + 1], peeked[STEPS + 1];
+	size_t view = 0, unused;
+	cr_assert_eq(merge_steps(caps, 4, false, plain, STEPS + 1, &unused), STEPS);
+	cr_assert_eq(merge_steps(caps, 4, true, peeked, STEPS + 1, &view), STEPS);
+	for (size_t k = 0; k < STEPS; k++)
+		cr_assert(same_step(plain[k], peeked[k]), "step %zu: peeking changed the merge", k);
+	cr_expect(view > 300 && view < 3000, "the first peek saw %zu records: A's reader bounds it", view);
+	/* each capture ends right after its last record; D (empty, index 2 in start order)
+	 * where the merge reached its start */
+	for (size_t k = 0; k < STEPS; k++) {
+		if (plain[k].type)
+			continue;
+		uint32_t c = plain[k].capture;
+		if (c == 2) {
+			cr_expect(plain[k - 1].tsc < T0 + 500 && plain[k + 1].tsc >= T0 + 500,
+				  "D ends where the merge reaches its start");
+			continue;
+		}
+		cr_expect(k > 0 && plain[k - 1].capture == c && plain[k - 1].type,
+			  "capture %u ends after its last record", c);
+		for (size_t j = k + 1; j < STEPS; j++)
+			cr_expect(plain[j].capture != c, "capture %u has a record after its end", c);
+	}
+}
+
+Test(merge, a_peek_opens_a_bounded_number_of_captures)
+{
+	/* 100 processes one after the other, 2 records each: a peek from the start sees the
+	 * records of the 64 captures it may open before the merge delivers from them, not of
+	 * all 100; peeking changes nothing of the merge */
+	enum { N = 100 };
+	static char path[N][PATH_MAX];
+	const char *caps[N];
+	for (int i = 0; i < N; i++) {
+		uint64_t t = T0 + 1000 * (uint64_t)i;
+		struct gt_cb *cb = gt_cb_new(1, 16384, t);
+		gt_cb_header(cb)->pid = 1000 + (uint32_t)i;
+		gt_cb_header(cb)->start_mono_ns = t;
+		gt_cb_thread_existing(cb, 0, t + 10, 1, 0, 0);
+		gt_cb_yield(cb, 0, t + 20, 1, 0);
+		snprintf(path[i], sizeof path[i], "%s/open-%d.cap", test_tmpdir(), i);
+		cr_assert_eq(gt_cb_write(cb, path[i]), 0);
+		gt_cb_free(cb);
+		caps[i] = path[i];
+	}
+	static struct step plain[3 * N + 1], peeked[3 * N + 1];
+	size_t view = 0, unused;
+	cr_assert_eq(merge_steps(caps, N, false, plain, 3 * N + 1, &unused), 3 * N);
+	cr_assert_eq(merge_steps(caps, N, true, peeked, 3 * N + 1, &view), 3 * N);
+	for (size_t k = 0; k < 3 * N; k++)
+		cr_assert(same_step(plain[k], peeked[k]), "step %zu: peeking changed the merge", k);
+	cr_expect_eq(view, 2 * 64, "the first peek saw %zu records", view);
 }

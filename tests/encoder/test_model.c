@@ -104,6 +104,17 @@ static struct gt_cb *two_threads(void)
 	return cb;
 }
 
+/* two_threads, and G3 (created by G1 too) starts on CPU 2 */
+static struct gt_cb *three_threads(void)
+{
+	struct gt_cb *cb = start_capture(3);
+	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, ROUTINE);
+	gt_cb_thread_new(cb, 0, T0 + 150, MAIN, 3, 1, ROUTINE);
+	gt_cb_thread_start(cb, 2, T0 + 250, 3, 4712, ROUTINE);
+	return cb;
+}
+
 Test(model, pthread_create_and_start)
 {
 	struct gt_cb *cb = two_threads();
@@ -605,11 +616,7 @@ Test(model, user_tasks_regions_and_logs)
 Test(model, release_wakes_the_waiter_that_resumes_first)
 {
 	/* a mutex is not FIFO: G1 blocked first, but G3 took the lock the release freed */
-	struct gt_cb *cb = start_capture(3);
-	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, 2, 1, ROUTINE);
-	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, ROUTINE);
-	gt_cb_thread_new(cb, 0, T0 + 150, MAIN, 3, 1, ROUTINE);
-	gt_cb_thread_start(cb, 2, T0 + 250, 3, 4712, ROUTINE);
+	struct gt_cb *cb = three_threads();
 	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 1);
 	gt_cb_block_begin(cb, 2, T0 + 1100, 3, GT_BK_MUTEX, MUTEX, 1);
 	gt_cb_wake(cb, 1, T0 + 1200, 2, GT_BK_MUTEX, MUTEX, 1, 1);
@@ -624,5 +631,118 @@ Test(model, release_wakes_the_waiter_that_resumes_first)
 		     "G1 by G3's release");
 	cr_expect_eq(r.sum.model.wakes_matched, 2);
 	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
+	done(&r);
+}
+
+/* ---- a mutex released inside a condition wait (capture.h GT_BLOCK_COND_HELD) ---------- */
+
+/* thread's condition wait on COND, its block naming MUTEX (no waiter at its look) */
+static void cond_wait_releasing(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread)
+{
+	struct {
+		struct gt_p_block b;
+		struct gt_p_block_mutex m;
+	} p = {{.obj = COND, .stack = 1}, {.mutex = MUTEX}};
+	cr_assert(gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, GT_BK_COND, thread, t, &p, sizeof p));
+}
+
+/* thread's wait for MUTEX, which holder held inside a condition wait */
+static void mutex_wait_cond_held(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+				 uint32_t holder)
+{
+	struct gt_p_block p = {.obj = MUTEX, .stack = 1,
+			       .flags = GT_BLOCK_COND_HELD | holder << GT_BLOCK_HOLDER_SHIFT};
+	cr_assert(gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, GT_BK_MUTEX, thread, t, &p, sizeof p));
+}
+
+/* G2 takes the mutex G1 releases inside its wait and signals G1's condvar (from T0 + 1300);
+ * the capture converted into r: G2 unblocked by G g2_by, G1 by G2's signal, the unknown
+ * wakers, and those of them that a condition wait's release should have been. */
+static void signal_and_check(struct gt_cb *cb, const char *name, struct run *r, int64_t g2_by,
+			     uint64_t unknown, uint64_t unseen)
+{
+	gt_cb_block_end(cb, 1, T0 + 1300, 2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_wake(cb, 1, T0 + 1400, 2, GT_BK_COND, COND, 1, 1);
+	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_COND, COND, GT_BR_OK);
+	convert_and_parse(cb, name, r, 0);
+	cr_expect_eq(ev19(r, nth19_arg(r->t19, "GoUnblock", "g", 2, 0))->g, g2_by, "G2's waker");
+	cr_expect_eq(ev19(r, nth19_arg(r->t19, "GoUnblock", "g", 1, 0))->g, 2, "G1 signalled by G2");
+	cr_expect_eq(r->sum.model.unknown_wakeups, unknown);
+	cr_expect_eq(r->sum.model.cond_release_unseen, unseen);
+}
+
+/* G1 is still inside glibc's wait, before its release, when G2 blocks on the mutex: G2's
+ * block, G1's unblock of it, then G1's condvar block. */
+Test(model, mutex_released_inside_a_condition_wait_wakes_a_later_waiter)
+{
+	struct gt_cb *cb = two_threads();
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, MAIN);
+	struct run r;
+	signal_and_check(cb, "condheld", &r, 1, 0, 0);
+	ssize_t sync = nth19(r.t19, "GoBlockSync", 0), cond = nth19(r.t19, "GoBlockCond", 0);
+	const struct gt_event *u2 = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0));
+	cr_expect_eq(ev19(&r, sync)->g, 2);
+	cr_expect_eq(u2->p, 1, "G2 let in on G1's P, where G1 still runs");
+	cr_expect_eq(ev19(&r, cond)->g, 1);
+	cr_expect_gt(cond, sync, "G1's condvar block after G2's mutex block");
+	cr_expect_geq(ev19(&r, cond)->ts_ns, ev19(&r, sync)->ts_ns);
+	cr_expect_eq(r.sum.model.wakes_matched, 2);
+	done(&r);
+}
+
+/* G2's block stamped before G1's condvar block (its timestamp precedes its look at the
+ * mutex): G1's release lets it in at G1's block. */
+Test(model, mutex_released_inside_a_condition_wait_wakes_an_earlier_waiter)
+{
+	struct gt_cb *cb = two_threads();
+	mutex_wait_cond_held(cb, 1, T0 + 900, 2, MAIN);
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	struct run r;
+	signal_and_check(cb, "condheldearly", &r, 1, 0, 0);
+	done(&r);
+}
+
+/* G1 preempted by G3 on its CPU before G2 blocks: G1 starts again where G2 blocked, to let
+ * it in and block. */
+Test(model, mutex_released_inside_a_preempted_condition_wait)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_thread_new(cb, 0, T0 + 300, MAIN, 3, 1, ROUTINE);
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	gt_cb_thread_start(cb, 0, T0 + 1050, 3, 4713, ROUTINE);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, MAIN);
+	gt_cb_thread_end(cb, 0, T0 + 2000, 3);
+	struct run r;
+	signal_and_check(cb, "condheldpreempt", &r, 1, 0, 0);
+	const struct gt_event *u2 = ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0));
+	cr_expect_eq(u2->p, 2, "G2 let in on the P G2 left");
+	done(&r);
+}
+
+/* A flagged wait that no condvar block answers (its wait saw a waiter, say) keeps an
+ * unknown waker, counted as such. */
+Test(model, mutex_wait_without_its_condition_wait_is_counted)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_COND, COND, 1);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, MAIN);
+	struct run r;
+	signal_and_check(cb, "condheldunseen", &r, 0, 1, 1);
+	done(&r);
+}
+
+/* The mutex changed hands after G1's release: G2's wait was flagged by G3's condition wait
+ * (its block stamped before G3's), which lets it in, not G1's. */
+Test(model, mutex_released_inside_a_condition_wait_wakes_only_its_holders_waiters)
+{
+	struct gt_cb *cb = three_threads();
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, 3);
+	cond_wait_releasing(cb, 2, T0 + 1200, 3);
+	gt_cb_wake(cb, 1, T0 + 1250, 2, GT_BK_COND, COND, 1, 1); /* wakes G1; the next G3 */
+	gt_cb_block_end(cb, 2, T0 + 1600, 3, GT_BK_COND, COND, GT_BR_OK);
+	struct run r;
+	signal_and_check(cb, "condheldholder", &r, 3, 0, 0);
 	done(&r);
 }

@@ -418,3 +418,79 @@ Test(reader, peek_stops_at_a_mebibyte_of_records)
 	cr_expect_eq(n, 300);
 	gt_capture_close(c);
 }
+
+/* A flight recorder's ring (capture.h, "Ring captures"): chunk 0 became a keep chunk (what was
+ * carried out of reused chunks), CPU 1's chunk still holds records from before the window's
+ * start (ring_lost_tsc), one of them also carried (a reuse cut short).  The reader opens with
+ * the state at the window's start, stamped there: threads alive then as THREAD_EXISTING with
+ * the start routine of their creation, their names, the wait still open (once), no ended
+ * thread and nothing else from before; then the window. */
+Test(reader, ring_capture_opens_with_the_state_at_the_window_start)
+{
+	const uint64_t lost = T0 + 1000;
+	struct gt_cb *cb = gt_cb_new(2, 8192, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);                     /* chunk 0: keep */
+	gt_cb_thread_new(cb, 0, T0 + 20, 1, 2, 7, 0x401000);
+	gt_cb_thread_name(cb, 0, T0 + 21, 2, "old");
+	gt_cb_thread_name(cb, 0, T0 + 22, 2, "waiter");
+	gt_cb_block_begin(cb, 0, T0 + 40, 2, GT_BK_MUTEX, 0x5000, 0);
+	gt_cb_thread_new(cb, 0, T0 + 50, 1, 3, 0, 0x402000);
+	gt_cb_thread_end(cb, 0, T0 + 60, 3);
+	gt_cb_notice(cb, 0, T0 + 70, GT_NOTICE_STACKS_LOST, 5);
+	gt_cb_thread_start(cb, 1, T0 + 30, 2, 99, 0x401000);                 /* chunk 1: CPU 1 */
+	gt_cb_block_begin(cb, 1, T0 + 40, 2, GT_BK_MUTEX, 0x5000, 0);      /* the same records */
+	gt_cb_notice(cb, 1, T0 + 70, GT_NOTICE_STACKS_LOST, 5);
+	gt_cb_yield(cb, 1, T0 + 900, 1, 0);                                  /* before: dropped */
+	gt_cb_wake(cb, 1, lost + 100, 1, GT_BK_MUTEX, 0x5000, 1, 0);         /* the window */
+	gt_cb_block_end(cb, 1, lost + 200, 2, GT_BK_MUTEX, 0x5000, GT_BR_OK);
+	gt_cb_capture_end(cb, 1, lost + 300);
+	struct gt_file_header *h = gt_cb_header(cb);
+	h->flags |= GT_FILE_RING;
+	h->ring_bytes = 8192;
+	h->ring_lost_tsc = lost;
+	size_t size;
+	struct gt_chunk_header *keep = (struct gt_chunk_header *)(gt_cb_image(cb, &size) + GT_FILE_HEADER_SIZE);
+	cr_assert_eq(keep->cpu, 0);
+	keep->magic = GT_KEEP_MAGIC;
+	char p[PATH_MAX], err[256];
+	path_of(p, "ring");
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+
+	struct gt_capture *c = gt_capture_open(p, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	struct gt_capture_record r;
+	static const struct { uint8_t type; uint32_t thread; } want[] = {
+		{GT_NOTICE, 0}, {GT_THREAD_EXISTING, 1}, {GT_THREAD_EXISTING, 2}, {GT_THREAD_NAME, 2},
+		{GT_BLOCK_BEGIN, 2},
+		{GT_WAKE, 1}, {GT_BLOCK_END, 2}, {GT_CAPTURE_END, 0},
+	};
+	size_t n = 0;
+	while (gt_capture_next(c, &r)) {
+		cr_assert_lt(n, sizeof want / sizeof want[0], "one more: %s", gt_fact_name(r.rec->type));
+		cr_expect_eq(r.rec->type, want[n].type, "record %zu: %s, not %s", n,
+			     gt_fact_name(r.rec->type), gt_fact_name(want[n].type));
+		cr_expect_eq(r.rec->thread, want[n].thread, "record %zu", n);
+		if (n < 5)
+			cr_expect_eq(r.tsc, lost, "record %zu at %lu", n, (unsigned long)r.tsc);
+		if (r.rec->type == GT_THREAD_EXISTING && r.rec->thread == 2) {
+			const struct gt_p_thread_start *s = r.payload;
+			cr_expect_eq(s->start_routine, 0x401000);
+			cr_expect_eq(s->tid, 99);
+			cr_expect_eq(s->stack, 7, "the creator's stack");
+		}
+		if (r.rec->type == GT_THREAD_NAME)
+			cr_expect_str_eq(((const struct gt_p_thread_name *)r.payload)->name, "waiter");
+		n++;
+	}
+	cr_expect_eq(n, sizeof want / sizeof want[0]);
+	struct gt_capture_stats st;
+	gt_capture_stats(c, &st);
+	cr_expect_eq(st.chunks_keep, 1);
+	cr_expect_eq(st.ring_summary, 5);
+	cr_expect_eq(st.before_window, 4, "START, BLOCK_BEGIN, NOTICE and YIELD of CPU 1's chunk");
+	gt_capture_close(c);
+	struct gt_convert_summary s;
+	convert_ok("ring", &s);
+	cr_expect_eq(s.model.writer_stacks_lost, 5, "the notice from before the window counts, once");
+}

@@ -141,6 +141,18 @@ Test(names, program_started_through_a_symlink, .fini = teardown, .timeout = 60)
 	cr_assert_not_null(strstr(tool.err, ": names-alias (pid "), "%s", tool.err);
 }
 
+/* A service whose seccomp filter kills it on debugging calls (ptrace, process_vm_readv)
+ * runs as untraced: the tracer's look for a new command line at each thread creation makes
+ * no such call (it once used process_vm_readv: SIGSYS at the first pthread_create). */
+Test(names, service_whose_seccomp_filter_forbids_debugging_calls, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {test_program("gt-names"), "seccomp", NULL};
+	twins(argv);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_THREAD_NEW, -1), 1u);
+	cr_assert_eq(capture_count(&cap, GT_PROCESS_NAME, -1), 2u, "at the start and the end");
+}
+
 Test(names, execv_with_its_own_argv0, .fini = teardown, .timeout = 60)
 {
 	const char *argv[] = {test_program("gt-names"), "execv", "custom-name", NULL};

@@ -14,14 +14,19 @@
  *                         each time the child sleeps on it
  *   gt-kobj psem-file N   the same with the semaphore in a file that each process maps on its
  *                         own (different addresses, same file and offset)
+ *   gt-kobj psem-two N    the child and a thread of the parent ("sem-waiter") wait on one
+ *                         process-shared semaphore, the child first: N times the parent posts
+ *                         twice, waking the child, then (once the child sleeps again) the
+ *                         thread, the waiter queued first in the kernel each time
  *   gt-kobj pmutex N      a process-shared mutex inherited across fork: N times the parent
  *                         holds it until the child sleeps trying to lock it
  *   gt-kobj pcond N       a process-shared condition variable (and mutex): N times the child
  *                         waits for its turn, the parent signals once it sleeps
- * Each prints lines that do not depend on timing. */
+ * Each prints lines that do not depend on timing.  Its polling loops yield through raw
+ * system calls: a waiting process adds no facts to its capture (however long the other one
+ * takes to be scheduled), so the facts a wake is matched with stay close together. */
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -56,7 +61,7 @@ static _Atomic long *progress;
 static void wait_progress(long n)
 {
 	while (atomic_load(progress) < n)
-		sched_yield();
+		syscall(SYS_sched_yield);
 }
 
 static void shared_progress(void)
@@ -141,7 +146,7 @@ static void eof_child(int n)
 	if (write(eof_fds[1], "line\n", 5) != 5)
 		die("write");
 	while (atomic_load(progress) < 1)
-		sched_yield();
+		syscall(SYS_sched_yield);
 	gt_proc_wait_blocked(parent, parent, SYS_read, (uintptr_t)eof_fds[0], (uintptr_t)eof_fds[0] + 1);
 }
 
@@ -216,6 +221,71 @@ static int psem(int n, int in_file)
 	return 0;
 }
 
+/* psem-two: the semaphore, the rounds the thread may wait in, its waits done, its tid. */
+static sem_t *two_sem;
+static _Atomic long two_round, two_done;
+static _Atomic pid_t two_tid;
+
+static void *two_waiter(void *arg)
+{
+	long n = (long)arg;
+	pthread_setname_np(pthread_self(), "sem-waiter");
+	atomic_store(&two_tid, gt_gettid());
+	for (long i = 0; i < n; i++) {
+		while (atomic_load(&two_round) <= i)
+			syscall(SYS_sched_yield);
+		if (sem_wait(two_sem))
+			die("sem_wait");
+		atomic_fetch_add(&two_done, 1);
+	}
+	return NULL;
+}
+
+static void two_child(int n)
+{
+	int ok = 0;
+	for (int i = 0; i < n; i++) {
+		ok += sem_wait(two_sem) == 0;
+		atomic_fetch_add(progress, 1);
+	}
+	printf("child waited %d times\n", ok);
+}
+
+static int psem_two(int n)
+{
+	two_sem = mmap(NULL, sizeof *two_sem, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (two_sem == MAP_FAILED || sem_init(two_sem, 1, 0))
+		die("semaphore");
+	uintptr_t lo = (uintptr_t)two_sem, hi = lo + sizeof *two_sem;
+	pid_t child = fork_child(two_child, n);
+	pthread_t th;
+	if (pthread_create(&th, NULL, two_waiter, (void *)(long)n))
+		die("pthread_create");
+	while (!atomic_load(&two_tid))
+		syscall(SYS_sched_yield);
+	for (long i = 0; i < n; i++) {
+		/* the child queues first, then the thread: a post wakes the one queued first */
+		wait_progress(i);
+		wait_child_in(child, SYS_futex, lo);
+		atomic_store(&two_round, i + 1);
+		gt_wait_blocked(two_tid, SYS_futex, lo, hi);
+		if (sem_post(two_sem))
+			die("sem_post");
+		wait_progress(i + 1);
+		if (i + 1 < n)   /* queued again behind the thread: the next post is the thread's */
+			wait_child_in(child, SYS_futex, lo);
+		if (sem_post(two_sem))
+			die("sem_post");
+		while (atomic_load(&two_done) <= i)
+			syscall(SYS_sched_yield);
+	}
+	if (pthread_join(th, NULL))
+		die("pthread_join");
+	printf("the thread waited %ld times\n", (long)atomic_load(&two_done));
+	printf("child exited %d\n", child_status(child));
+	return 0;
+}
+
 /* Process-shared mutex and condition variable in memory inherited across fork. */
 static struct pshared {
 	pthread_mutex_t m;
@@ -241,7 +311,7 @@ static void pmutex_child(int n)
 {
 	for (long i = 0; i < n; i++) {
 		while (atomic_load(&ps->locked) <= i)   /* the parent holds it for round i */
-			sched_yield();
+			syscall(SYS_sched_yield);
 		pthread_mutex_lock(&ps->m);
 		pthread_mutex_unlock(&ps->m);
 		atomic_fetch_add(progress, 1);
@@ -306,6 +376,8 @@ int main(int argc, char **argv)
 		return psem(n, 0);
 	if (!strcmp(argv[1], "psem-file"))
 		return psem(n, 1);
+	if (!strcmp(argv[1], "psem-two"))
+		return psem_two(n);
 	if (!strcmp(argv[1], "eof-at-exit"))
 		return eof_at_exit();
 	if (!strcmp(argv[1], "pmutex"))

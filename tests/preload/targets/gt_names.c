@@ -7,8 +7,15 @@
  *   waiting            a thread the tracer did not start (libc's own pthread_create, as
  *                      jemalloc's background threads get it), named "bg-worker", waits on a
  *                      condvar when the program exits
+ *   seccomp            as a service under systemd's SystemCallFilter=@system-service: the
+ *                      debugging calls (ptrace, process_vm_readv/writev) kill the process
+ *                      (SIGSYS); then "hello"
  * Every wait is on the event itself (pipes, waitpid, /proc/self/task/TID/syscall). */
 #include <dlfcn.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -122,6 +129,24 @@ static int waiting(void)
 	return 0;
 }
 
+/* A filter that kills the process on the calls systemd's @system-service leaves out of the
+ * @debug group, and allows every other. */
+static void forbid_debugging_calls(void)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	};
+	struct sock_fprog prog = {sizeof code / sizeof *code, code};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+		exit(4);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "hello";
@@ -140,5 +165,11 @@ int main(int argc, char **argv)
 		return retitle_child(argc, argv, !strcmp(argv[2], "kill"));
 	if (!strcmp(what, "waiting"))
 		return waiting();
+	if (!strcmp(what, "seccomp")) {
+		forbid_debugging_calls();
+		run_thread("helper");
+		print_names(argv[0]);
+		return 0;
+	}
 	return 2;
 }

@@ -1,0 +1,231 @@
+/* The flight recorder: CPU chunks reused oldest first, and keep chunks for what outlives the
+ * window (capture.h, "Ring captures").
+ *
+ * A chunk enters the ring when its CPU replaces it (gt_ring_retired, in replacement order).
+ * It is reused only when the window is full -- GOTRACE_LAST's bytes of chunks, or a
+ * replacement older than its duration -- and only after RING_QUARANTINE later replacements:
+ * a writer that reserved in it before it was replaced has that long to commit (the fast path
+ * counts no commits; a writer preempted longer than that may write into its next use).
+ * A chunk in which a record not committed yet lies before committed ones (a writer still at
+ * work) goes to the back of the queue instead, up to RING_DEFER_MAX times (a writer may have
+ * died there).  Reuse, all under the growth lock:
+ *   1. ring_lost_tsc is raised to the time it was replaced, after its every record's stamp
+ *      (a crash now leaves the chunk whole, its records the state before the window);
+ *   2. one pass appends what outlives the window to the keep chunks, each record committed as
+ *      the writers commit theirs, and after it each thread's last state record (a crash now
+ *      leaves some twice: readers drop the duplicate);
+ *   3. ring_lost_tsc is raised again to a later stamp of the chunk, if any (CPU clocks differ
+ *      by a few hundred ticks);
+ *   4. the magic is cleared (readers skip the chunk), the chunk zeroed (a reservation never
+ *      committed in its next use reads as zero words, not as an old record), and handed to
+ *      gt_chunk_open, which installs it with a new seq. */
+#include "ring.h"
+#include "clock.h"
+
+#include <string.h>
+
+#define RING_QUARANTINE 4u
+#define RING_FIFO 16384u          /* retired chunks the ring holds at most */
+#define SCRATCH 8192u             /* threads one chunk's scan tracks (more: carried whole) */
+#define RING_DEFER_MAX 3u         /* reuses of a chunk put off for an uncommitted record */
+
+struct retired {
+	char *chunk;
+	uint64_t tsc;
+	uint32_t deferred;        /* reuses put off: a record in it was not committed yet */
+};
+static struct retired ring[RING_FIFO];
+static uint32_t ring_first, ring_n;
+static char *keep;                /* the keep chunk being filled (NULL: none yet) */
+static uint64_t keep_used, keep_chunks, keep_seq;
+/* per thread of the chunk being scanned: serial + 1 and the offset of its last state record,
+ * valid in the scan of its generation (no clearing between scans); the slots taken, in order */
+static struct {
+	uint32_t key, off, gen;
+} scratch[SCRATCH];
+static uint32_t scratch_gen, scratch_used[SCRATCH], n_scratch_used;
+
+void gt_ring_setup(struct gt_file_header *h)
+{
+	if (!gt_ring_on())
+		return;
+	h->ring_bytes = gt_cfg.last_bytes;
+	h->ring_ns = gt_cfg.last_ns;
+	h->ring_lost_tsc = 0;
+	h->flags |= GT_FILE_RING;
+}
+
+void gt_ring_retired(char *chunk, uint64_t tsc)
+{
+	if (ring_n == RING_FIFO) /* never: reuse takes the oldest first (gt_ring_reuse) */
+		return;
+	ring[(ring_first + ring_n++) % RING_FIFO] = (struct retired){chunk, tsc, 0};
+}
+
+void gt_ring_forget(void)
+{
+	ring_first = ring_n = 0;
+	keep = NULL;
+	keep_used = keep_chunks = keep_seq = 0;
+}
+
+enum carry { C_DROP, C_KEEP, C_STATE };
+
+static enum carry carry_kind(uint8_t type)
+{
+	switch (type) {
+	case GT_THREAD_NEW: case GT_THREAD_START: case GT_THREAD_EXISTING: case GT_THREAD_NAME:
+	case GT_STACK: case GT_MODULE: case GT_MODULE_UNLOAD: case GT_CLOCK: case GT_NOTICE:
+	case GT_PROCESS: case GT_PROCESS_NAME:
+		return C_KEEP;
+	case GT_BLOCK_BEGIN: case GT_BLOCK_END: case GT_SYSCALL_BEGIN: case GT_SYSCALL_END:
+	case GT_THREAD_END:
+		return C_STATE;
+	default:
+		return C_DROP;
+	}
+}
+
+/* The record at off, committed and plausible: its length, else 0 (skip a word) */
+static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo, uint64_t hi)
+{
+	const struct gt_rec *r = (const struct gt_rec *)(c + off);
+	uint64_t w = atomic_load_explicit((_Atomic uint64_t *)r, memory_order_acquire);
+	if (!w)
+		return 0;
+	int minp = gt_fact_min_payload(r->type);
+	uint32_t len = (uint32_t)r->nwords * 8;
+	if (minp < 0 || r->nwords < 2 || r->nwords > GT_MAX_RECORD_WORDS || off + len > end ||
+	    len - 16 < (uint32_t)minp || r->thread >= (1u << 24) || r->tsc < lo || r->tsc > hi)
+		return 0;
+	return len;
+}
+
+/* A copy of the record into the keep chunks: 0, or -1 when no keep chunk could be had. */
+static int keep_put(const char *rec, uint32_t len)
+{
+	if (!keep || keep_used + len > gt_chunk_size) {
+		struct gt_file_error e;
+		char *k = gt_chunk_new_locked(&e);
+		if (!k)
+			return -1;
+		struct gt_chunk_header *h = (struct gt_chunk_header *)k;
+		h->cpu = 0;
+		h->seq = keep_seq++;
+		h->first_tsc = ((const struct gt_rec *)rec)->tsc;
+		gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE);
+		atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_KEEP_MAGIC, memory_order_release);
+		keep = k;
+		keep_used = GT_CHUNK_HEADER_SIZE;
+		keep_chunks++;
+	}
+	uint64_t *r = (uint64_t *)(keep + keep_used);
+	memcpy(r + 1, rec + 8, len - 8);
+	gt_commit(r, *(const uint64_t *)rec);
+	keep_used += len;
+	atomic_store_explicit((_Atomic uint64_t *)&((struct gt_chunk_header *)keep)->used, keep_used,
+			      memory_order_release);
+	return 0;
+}
+
+static void raise_lost(uint64_t tsc)
+{
+	_Atomic uint64_t *lost = (_Atomic uint64_t *)&gt_header->ring_lost_tsc;
+	uint64_t was = gt_load(lost);
+	while (tsc > was && !atomic_compare_exchange_weak(lost, &was, tsc))
+		;
+}
+
+/* Steps 1-3 of the reuse (above) for chunk c, replaced at retired_tsc: 0; 1 when may_defer
+ * and a record not committed yet lies before committed ones (a writer still at work, or one
+ * that died there: the caller puts the reuse off, the chunk stays whole, what was carried
+ * will be carried again); -1 when the keep chunks cannot grow (the chunk stays whole).  Its
+ * records were reserved before it was replaced and stamped before that: ring_lost_tsc is
+ * raised to retired_tsc first, and after the scan to any later stamp another CPU's clock
+ * gave. */
+static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
+{
+	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
+	uint64_t used = atomic_load_explicit((_Atomic uint64_t *)&h->used, memory_order_acquire);
+	uint64_t end = (used < gt_chunk_size ? used : gt_chunk_size) & ~7ull;
+	uint64_t hz = gt_clock_tsc ? gt_tsc_hz : 1000000000ull;
+	uint64_t lo = gt_header->start_tsc > hz ? gt_header->start_tsc - hz : 0, hi = now + hz;
+	uint64_t latest = 0;
+	int zero = 0;
+	raise_lost(retired_tsc);
+	scratch_gen++;
+	n_scratch_used = 0;
+	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
+		uint32_t len = record_at(c, off, end, lo, hi);
+		if (!len) {
+			zero |= !*(const uint64_t *)(c + off);
+			off += 8;
+			continue;
+		}
+		if (zero && may_defer)
+			return 1;
+		const struct gt_rec *r = (const struct gt_rec *)(c + off);
+		if (r->tsc > latest)
+			latest = r->tsc;
+		enum carry kind = carry_kind(r->type);
+		if (kind == C_STATE) {
+			uint32_t i = (r->thread * 0x9E3779B9u) % SCRATCH, k = 0;
+			while (k < SCRATCH && scratch[i].gen == scratch_gen && scratch[i].key != r->thread + 1)
+				i = (i + 1) % SCRATCH, k++;
+			if (k < SCRATCH) {
+				if (scratch[i].gen != scratch_gen)
+					scratch_used[n_scratch_used++] = i;
+				scratch[i].key = r->thread + 1, scratch[i].off = (uint32_t)off;
+				scratch[i].gen = scratch_gen;
+			} else {
+				kind = C_KEEP; /* more threads than the table: carried whole */
+			}
+		}
+		if (kind == C_KEEP && keep_put((const char *)r, len) < 0)
+			return -1;
+		off += len;
+	}
+	for (uint32_t k = 0; k < n_scratch_used; k++) {
+		const struct gt_rec *r = (const struct gt_rec *)(c + scratch[scratch_used[k]].off);
+		if (keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
+			return -1;
+	}
+	raise_lost(latest);
+	return 0;
+}
+
+char *gt_ring_reuse(void)
+{
+	if (ring_n <= RING_QUARANTINE)
+		return NULL;
+	unsigned cpu;
+	uint64_t now = gt_now(&cpu);
+	struct retired *old = &ring[ring_first];
+	if (ring_n < RING_FIFO) {
+		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_header->n_chunks) - keep_chunks;
+		if (gt_cfg.last_bytes && in_ring * gt_chunk_size < gt_cfg.last_bytes)
+			return NULL;
+		uint64_t window = gt_clock_tsc ? (uint64_t)((double)gt_cfg.last_ns * (double)gt_tsc_hz / 1e9)
+					       : gt_cfg.last_ns;
+		if (gt_cfg.last_ns && now - old->tsc < window)
+			return NULL;
+	}
+	char *c = old->chunk;
+	int carried = carry(c, old->tsc, now, old->deferred < RING_DEFER_MAX);
+	if (carried < 0)
+		return NULL;
+	struct retired was = *old;
+	ring_first = (ring_first + 1) % RING_FIFO;
+	ring_n--;
+	if (carried) {
+		/* to the back of the queue, whole (its records are before the window now): a new
+		 * chunk this time */
+		was.deferred++;
+		ring[(ring_first + ring_n++) % RING_FIFO] = was;
+		return NULL;
+	}
+	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
+	atomic_store_explicit((_Atomic uint32_t *)&h->magic, 0, memory_order_release);
+	memset(c + sizeof h->magic, 0, gt_chunk_size - sizeof h->magic);
+	return c;
+}
