@@ -165,6 +165,8 @@ static int convert_per_process(const char *out, const char *const *captures, siz
 	return status;
 }
 
+enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
+
 int gt_cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -174,7 +176,7 @@ int gt_cmd_convert(int argc, char **argv)
 		{"no-symbols", no_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"per-process", no_argument, NULL, 'p'},
-		{"format", required_argument, NULL, 'F'},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -201,7 +203,7 @@ int gt_cmd_convert(int argc, char **argv)
 		case 'n': opt.no_symbols = true; break;
 		case 'q': quiet = true; break;
 		case 'p': per_process = true; break;
-		case 'F': format = optarg; break;
+		case OPT_FORMAT: format = optarg; break;
 		case 'h': convert_usage(stdout); free(debug_dirs); return 0;
 		default: convert_usage(stderr); free(debug_dirs); return 2;
 		}
