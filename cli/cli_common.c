@@ -3,6 +3,7 @@
 
 #include "program_check.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -35,6 +36,70 @@ int gt_cli_bad_option(const char *command, int getopt_result, char **argv)
 		gt_cli_fail(command, "unknown option '%s' (see gotrace %s --help)",
 			    argv[optind - 1], command);
 	return 2;
+}
+
+/* Digits with an optional fraction at the start of s ("1", "1.5", ".5": no sign, exponent,
+ * hex, inf or nan), its end in *end. */
+static int leading_number(const char *s, double *v, const char **end)
+{
+	char num[64];
+	size_t whole = strspn(s, "0123456789"), frac = 0, len = whole;
+	if (s[whole] == '.') {
+		frac = strspn(s + whole + 1, "0123456789");
+		len += 1 + frac;
+	}
+	if ((!whole && !frac) || len >= sizeof num)
+		return -1;
+	memcpy(num, s, len);
+	num[len] = 0;
+	*v = strtod(num, NULL);
+	*end = s + len;
+	return 0;
+}
+
+int gt_cli_parse_size(const char *s, uint64_t *bytes)
+{
+	double v;
+	const char *end;
+	if (leading_number(s, &v, &end) != 0)
+		return -1;
+	static const char units[] = "KMGT";
+	const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+	if (u) {
+		for (long i = 0; i <= u - units; i++)
+			v *= 1024;
+		end++;
+		if (end[0] == 'i' && end[1] == 'B')
+			end += 2;
+	}
+	if (*end == 'B')
+		end++;
+	if (*end || v < 1 || v >= 0x1p62)
+		return -1;
+	*bytes = (uint64_t)v;
+	return 0;
+}
+
+int gt_cli_parse_duration(const char *s, double bare_ns, uint64_t *ns)
+{
+	double v, mult = bare_ns;
+	const char *end;
+	if (leading_number(s, &v, &end) != 0)
+		return -1;
+	if (!strcmp(end, "ns"))
+		mult = 1;
+	else if (!strcmp(end, "us"))
+		mult = 1e3;
+	else if (!strcmp(end, "ms"))
+		mult = 1e6;
+	else if (!strcmp(end, "s"))
+		mult = 1e9;
+	else if (*end)
+		return -1;
+	if (v * mult > 1e18)
+		return -1;
+	*ns = (uint64_t)(v * mult + 0.5);
+	return 0;
 }
 
 static double monotonic_seconds(void)

@@ -16,6 +16,11 @@ void gt_cli_fail(const char *command, const char *fmt, ...) __attribute__((forma
  * reports the option that getopt returned ':' or '?' for, and returns the usage status 2. */
 int gt_cli_bad_option(const char *command, int getopt_result, char **argv);
 
+/* "512M", "1.5G", "1GiB", "2T", "4096" (bytes): sizes with binary K/M/G/T suffixes.
+ * -1 for anything else (signs, junk, zero, overflow). */
+int gt_cli_parse_size(const char *s, uint64_t *bytes);
+/* "20us", "1.5ms", "300ns", "2s"; a bare number is in units of bare_ns.  -1 for junk. */
+int gt_cli_parse_duration(const char *s, double bare_ns, uint64_t *ns);
 /* The trace format (--format TEXT): "go1.22" or "go1.19"; TEXT NULL: GOTRACE_FORMAT when set,
  * else GT_CLI_DEFAULT_FORMAT.  Returns 0, or the usage status 2 after saying what is wrong. */
 #define GT_CLI_DEFAULT_FORMAT GT_FORMAT_GO119   /* go1.22 once the e2e suite runs in it */

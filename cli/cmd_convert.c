@@ -35,37 +35,15 @@ static void convert_usage(FILE *f)
 		"                               DUR is a number with ns, us, ms or s)\n"
 		"      --debug-dir DIR          also look for separate debug info in DIR (repeatable)\n"
 		"      --no-symbols             name frames by address, skip symbolization\n"
+		"      --from T, --to T         only the time from T to T (after the start of the\n"
+		"                               first capture: 1.5s, 200ms, 90s; a bare number is\n"
+		"                               seconds); the threads alive at --from are in the\n"
+		"                               trace from its start, the blocked ones blocked\n"
 		"      --format FORMAT          go1.22 (read by Go 1.22 and later) or go1.19\n"
 		"                               (default: Go 1.19-1.21, gotraceui 0.4); default\n"
 		"                               also GOTRACE_FORMAT\n"
 		"  -q, --quiet                  no summary on stderr\n"
 		"  -h, --help                   this text\n");
-}
-
-/* "20us", "1.5ms", "300ns", "2s"; a bare number is microseconds. */
-static int parse_duration_ns(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	double mult = 1e3;
-	if (!strcmp(end, "ns"))
-		mult = 1;
-	else if (!strcmp(end, "us") || !*end)
-		mult = 1e3;
-	else if (!strcmp(end, "ms"))
-		mult = 1e6;
-	else if (!strcmp(end, "s"))
-		mult = 1e9;
-	else
-		return -1;
-	double ns = v * mult;
-	if (ns > 1e18)
-		return -1;
-	*out = (uint64_t)(ns + 0.5);
-	return 0;
 }
 
 struct capture_list {
@@ -158,8 +136,10 @@ static int convert_per_process(const char *out, const char *const *captures, siz
 			status = 1;
 			continue;
 		}
-		if (!quiet)
+		if (!quiet) {
 			gt_convert_print_summary(stderr, name, &sum);
+			gt_cli_viewer_warning(name, sum.wire.events);
+		}
 	}
 	free(images);
 	return status;
@@ -176,6 +156,8 @@ int gt_cmd_convert(int argc, char **argv)
 		{"no-symbols", no_argument, NULL, 'n'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"per-process", no_argument, NULL, 'p'},
+		{"from", required_argument, NULL, 'F'},
+		{"to", required_argument, NULL, 'T'},
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -193,7 +175,7 @@ int gt_cmd_convert(int argc, char **argv)
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 't':
-			if (parse_duration_ns(optarg, &opt.syscall_threshold_ns) || !opt.syscall_threshold_ns) {
+			if (gt_cli_parse_duration(optarg, 1e3, &opt.syscall_threshold_ns) || !opt.syscall_threshold_ns) {
 				fprintf(stderr, "gotrace convert: bad --syscall-threshold '%s' (e.g. 20us)\n", optarg);
 				free(debug_dirs);
 				return 2;
@@ -203,6 +185,17 @@ int gt_cmd_convert(int argc, char **argv)
 		case 'n': opt.no_symbols = true; break;
 		case 'q': quiet = true; break;
 		case 'p': per_process = true; break;
+		case 'F':
+		case 'T':
+			/* --from/--to: a window of the captures (encoder/window.h) */
+			if (gt_cli_parse_duration(optarg, 1e9, c == 'F' ? &opt.from_ns : &opt.to_ns) ||
+			    (c == 'T' && !opt.to_ns)) {
+				fprintf(stderr, "gotrace convert: bad --%s '%s' (a time after the capture's "
+					"start, e.g. 1.5s or 200ms)\n", c == 'F' ? "from" : "to", optarg);
+				free(debug_dirs);
+				return 2;
+			}
+			break;
 		case OPT_FORMAT: format = optarg; break;
 		case 'h': convert_usage(stdout); free(debug_dirs); return 0;
 		default: convert_usage(stderr); free(debug_dirs); return 2;
@@ -211,6 +204,11 @@ int gt_cmd_convert(int argc, char **argv)
 	if (!out || optind >= argc) {
 		fprintf(stderr, "gotrace convert: %s (see gotrace convert --help)\n",
 			!out ? "no output file (-o FILE)" : "no capture file given");
+		free(debug_dirs);
+		return 2;
+	}
+	if (opt.to_ns && opt.to_ns <= opt.from_ns) {
+		fprintf(stderr, "gotrace convert: --to must be later than --from\n");
 		free(debug_dirs);
 		return 2;
 	}

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,6 +76,10 @@ static const char run_usage[] =
 	"                          for `gotrace report FILE`, or in --capture-dir DIR.\n"
 	"                          Without it they are removed after conversion, unless\n"
 	"                          conversion fails\n"
+	"      --max-capture SIZE  stop recording when the captures of the run hold SIZE\n"
+	"                          together (e.g. 512M, 2G; K, M, G, T are powers of 1024);\n"
+	"                          the program runs on.  Default: a quarter of the space\n"
+	"                          free where the captures are written, at the start\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"gotrace waits for every traced process of the tree, daemons too.  Signals sent to\n"
@@ -95,6 +100,7 @@ struct run_options {
 	bool no_follow;
 	bool keep_capture;
 	bool per_process;
+	uint64_t max_capture;   /* --max-capture, 0: the default (max_capture_default) */
 	char **command;
 	enum gt_trace_format format;   /* --format, GOTRACE_FORMAT */
 	const char *format_text;
@@ -106,7 +112,7 @@ struct run_options {
 
 enum {
 	OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE, OPT_STACK_DEPTH,
-	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS, OPT_LAST
+	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS, OPT_LAST, OPT_MAX_CAPTURE
 };
 
 enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
@@ -138,6 +144,7 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "last", required_argument, NULL, OPT_LAST },
+		{ "max-capture", required_argument, NULL, OPT_MAX_CAPTURE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -213,6 +220,15 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 			opt->last = optarg;
 			break;
 		}
+		case OPT_MAX_CAPTURE:
+			/* below a header and the smallest chunk, not one fact could be kept */
+			if (gt_cli_parse_size(optarg, &opt->max_capture) != 0 ||
+			    opt->max_capture < (64u << 10)) {
+				fail("--max-capture must be a size of at least 64K (e.g. 512M or "
+				     "2G), not '%s'", optarg);
+				return 2;
+			}
+			break;
 		default:
 			return gt_cli_bad_option("run", c, argv);
 		}
@@ -345,8 +361,6 @@ static bool was_preexisting(const struct capture_dir *cd, const char *name)
 	return false;
 }
 
-/* ---- running the command -------------------------------------------------------------- */
-
 static pid_t child_pid;
 
 static void set_env_var(const char *name, const char *value)
@@ -354,6 +368,50 @@ static void set_env_var(const char *name, const char *value)
 	if (setenv(name, value, 1) != 0)
 		_exit(EXIT_GOTRACE_FAILED);
 }
+
+/* ---- the --max-capture bound ------------------------------------------------------------ */
+
+/* A quarter of the space free in dir: the captures are the run's largest files, but the
+ * traced program shares the disk (it must not meet a full disk because of us) and the trace
+ * and a kept capture need room after them; the bound is said when it is reached. */
+static uint64_t max_capture_default(const char *dir)
+{
+	struct statvfs fs;
+	if (statvfs(dir, &fs) != 0)
+		return 0; /* unknown: the file system's own limits apply */
+	uint64_t quarter = (uint64_t)fs.f_bavail * fs.f_frsize / 4;
+	return quarter > (64u << 10) ? quarter : 64u << 10;
+}
+
+/* GOTRACE_MAX_CAPTURE for the command: --max-capture, else what the user exported, else the
+ * default.  The root process's count page (preload/capture_budget.c) is removed after the
+ * run by budget_path's name. */
+static void set_max_capture(const struct run_options *opt, const char *capture_dir)
+{
+	const char *exported = getenv("GOTRACE_MAX_CAPTURE");
+	uint64_t bytes = opt->max_capture;
+	if (!bytes && exported != NULL && exported[0] != '\0')
+		return;
+	if (!bytes)
+		bytes = max_capture_default(capture_dir);
+	if (!bytes) {
+		unsetenv("GOTRACE_MAX_CAPTURE");
+		return;
+	}
+	char text[24];
+	snprintf(text, sizeof text, "%" PRIu64, bytes);
+	set_env_var("GOTRACE_MAX_CAPTURE", text);
+}
+
+static void remove_budget_page(const char *capture_dir, pid_t root)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/gotrace-%d.budget", capture_dir, (int)root);
+	unlink(path);
+}
+
+/* ---- running the command -------------------------------------------------------------- */
+
 
 /* In the child, between fork and exec. */
 static void prepare_child_env(const struct run_options *opt, const char *library,
@@ -391,6 +449,7 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 		set_env_var("GOTRACE_DURATION", opt->duration);
 	if (opt->last != NULL)
 		set_env_var("GOTRACE_LAST", opt->last);
+	set_max_capture(opt, capture_dir);
 }
 
 static double now_seconds(void)
@@ -650,6 +709,7 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 		r->sum.process[0] ? r->sum.process : cap->command, cap->pid,
 		cap->last ? "" : ", then exec'd another program", r->sum.model.threads,
 		r->sum.wire.events, size, r->sum.seconds);
+	gt_cli_viewer_warning(output, r->sum.wire.events);
 	gt_cli_print_capture_problems(&r->sum, "");
 	if (cap->detached && cap->last)
 		fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends where "
@@ -750,6 +810,7 @@ int gt_cmd_run(int argc, char **argv)
 	int status;
 	struct gt_follow follow;
 	ret = run_command(&opt, path, library, &cd, &follow, &status);
+	remove_budget_page(cd.path, child_pid);
 	if (ret >= 0) {
 		remove_captures(&cd, NULL);
 		return ret;

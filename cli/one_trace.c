@@ -28,6 +28,29 @@ void gt_cli_print_capture_problems(const struct gt_convert_summary *s, const cha
 			s->truncated ? ", capture truncated" : "");
 }
 
+/* Go's viewers (1.19 and 1.23) need about 0.4 GiB and 6 s of CPU per million events to open a
+ * trace (docs/benchmarks.md, "Traces a viewer can open"): 20 s past about 3.4 million, 2 GiB
+ * past about 5 million */
+#define GT_VIEWER_EVENTS 3000000u
+
+void gt_cli_viewer_warning(const char *output, uint64_t events)
+{
+	uint64_t limit = GT_VIEWER_EVENTS;
+	const char *v = getenv("GOTRACE_VIEWER_EVENTS");
+	char *end;
+	if (v && *v) {
+		unsigned long long x = strtoull(v, &end, 10);
+		if (!*end && x)
+			limit = x;
+	}
+	if (events <= limit)
+		return;
+	fprintf(stderr, "gotrace:   %s holds %" PRIu64 " events, more than Go's viewer opens "
+		"comfortably (%" PRIu64 "); for a smaller trace: gotrace run --last, gotrace convert "
+		"--from T --to T, or read it with gotrace report (no viewer)\n", output, events,
+		limit);
+}
+
 struct program {
 	const char *name;
 	size_t count;
@@ -141,6 +164,8 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 			sum.total.model.threads, sum.total.wire.events, size, sum.total.seconds);
 	if (style != GT_SUMMARY_QUIET && readable > 1)
 		print_processes(&sum);
+	if (style != GT_SUMMARY_QUIET)
+		gt_cli_viewer_warning(output, sum.total.wire.events);
 	for (size_t i = 0; i < sum.n; i++) {
 		const struct gt_convert_capture *c = &sum.captures[i];
 		char who[128] = "";

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "convert.h"
 
@@ -19,6 +20,11 @@ enum gt_one_trace_style {
 /* What one capture's trace may lack, in at most two lines on stderr (an early stop; the
  * facts lost, repaired and skipped); who names its process ("" when it is the only one). */
 void gt_cli_print_capture_problems(const struct gt_convert_summary *s, const char *who);
+
+/* One line when the trace at output holds more events than Go's viewer opens comfortably
+ * (GT_VIEWER_EVENTS, measured in docs/benchmarks.md; GOTRACE_VIEWER_EVENTS overrides it),
+ * with the ways to a smaller trace. */
+void gt_cli_viewer_warning(const char *output, uint64_t events);
 
 /* Converts captures into output.  Returns 0 when the trace was written from every capture,
  * 1 when it was written without the unreadable ones, -1 when it was not written (each said

@@ -12,6 +12,7 @@
 
 #include "capture_set.h"
 #include "symbolizer.h"
+#include "window.h"
 
 static double cpu_seconds(void)
 {
@@ -81,7 +82,19 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		.sym = sym,
 		.set = set,
 	};
-	struct gt_model *m = w ? gt_model_new(w, &base, &mo) : NULL;
+	/* --from/--to: in the first capture's timestamps */
+	struct gt_window *win = NULL;
+	if (opt->from_ns || opt->to_ns) {
+		double tick = ticks_per_second(h0) / 1e9;
+		/* without --from, every record is in it (even one stamped before the start) */
+		uint64_t from = opt->from_ns ? h0->start_tsc + (uint64_t)((double)opt->from_ns * tick) : 1;
+		uint64_t to = opt->to_ns ? h0->start_tsc + (uint64_t)((double)opt->to_ns * tick)
+					 : UINT64_MAX;
+		win = gt_window_new(from, to);
+		mo.start_tsc = from - 1;
+	}
+	struct gt_model *m = w && (win || !(opt->from_ns || opt->to_ns)) ? gt_model_new(w, &base, &mo)
+									 : NULL;
 	if (m)
 		gt_wire_frequency_source(w, gt_model_frequency, m);
 	uint64_t (*span)[2] = calloc(n, sizeof *span);   /* first and last tsc per capture */
@@ -104,13 +117,18 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		enum gt_set_event ev;
 		for (uint64_t k = 1; (ev = gt_capture_set_next(set, &r, &index)) != GT_SET_DONE; k++) {
 			if (ev == GT_SET_ENDED) {
+				if (win)
+					gt_window_capture_end(win, index);
 				gt_model_capture_end(m, index);
 				continue;
 			}
 			if (!span[index][0])
 				span[index][0] = r.tsc;
 			span[index][1] = r.tsc;
-			gt_model_fact(m, &r);
+			if (!win)
+				gt_model_fact(m, &r);
+			else if (!gt_window_fact(win, m, &r))
+				break;
 			if (opt->progress && k % 4096 == 0) {
 				uint64_t done, total;
 				gt_capture_set_progress(set, &done, &total);
@@ -119,7 +137,11 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		}
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
-		if (werr) {
+		if (win && !gt_window_started(win)) {
+			snprintf(err, errlen, "nothing was recorded after --from %.3f s (the captures "
+				 "end before it)", (double)opt->from_ns / 1e9);
+			rc = -1;
+		} else if (werr) {
 			snprintf(err, errlen, "%s: %s", tmp, strerror(werr));
 			rc = -1;
 		}
@@ -178,6 +200,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	if (rc && !in_place)
 		unlink(tmp);
 	gt_model_free(m);
+	gt_window_free(win);
 	gt_wire_free(w);
 	if (sym)
 		gt_sym_free(sym);
@@ -265,10 +288,36 @@ void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out
 	out->err = h->stop_errno;
 	out->at_seconds = h->stop_tsc > h->start_tsc ? (double)(h->stop_tsc - h->start_tsc) / hz : 0;
 	out->facts_lost = h->facts_lost;
+	if (h->flags & GT_FILE_AT_BOUND)
+		out->bound_bytes = h->max_capture_bytes;
+}
+
+/* "1 GiB", "512 MiB", "1.5 GiB", "4096 B" */
+static void size_text(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	double v = (double)bytes;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (v == (double)(uint64_t)v)
+		snprintf(buf, size, "%" PRIu64 " %s", (uint64_t)v, units[u]);
+	else
+		snprintf(buf, size, "%.1f %s", v, units[u]);
 }
 
 void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t size)
 {
+	if (s->bound_bytes) {
+		char bound[32];
+		size_text(s->bound_bytes, bound, sizeof bound);
+		snprintf(buf, size, "recording stopped at the --max-capture bound of %s after %.3f s; "
+			 "at least %" PRIu64 " facts after that were not recorded", bound,
+			 s->at_seconds, s->facts_lost);
+		return;
+	}
 	const char *why;
 	switch (s->err) {
 	case ENOSPC: why = "no space left on the file system"; break;

@@ -15,6 +15,9 @@ struct gt_convert_options {
 	uint64_t syscall_threshold_ns;      /* 0: GT_DEFAULT_SYSCALL_THRESHOLD_NS */
 	const char *const *debug_dirs;      /* extra debug-info directories, NULL-terminated */
 	bool no_symbols;                    /* name frames by address (no symbolizer) */
+	/* A time window (window.h): from_ns and to_ns after the start of the earliest capture;
+	 * to_ns 0: to the end.  The threads alive at from_ns are in the trace from its start. */
+	uint64_t from_ns, to_ns;
 	/* Called every few thousand records with the capture bytes consumed so far and in all,
 	 * for a progress display; NULL: never. */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
@@ -32,11 +35,15 @@ struct gt_convert_stop {
 	double at_seconds;                  /* when, from the start of recording */
 	uint64_t facts_lost;                /* facts the recorder met after it (threads it had
 					     * not met before count one per hook: a lower bound) */
+	uint64_t bound_bytes;               /* stopped at the --max-capture bound of so many
+					     * bytes (GT_FILE_AT_BOUND); 0: the file system */
 };
 /* From a capture's header. */
 void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out);
 /* The one line that says it (no newline): "recording stopped early at 1.234 s: no space left
- * on the file system; at least 5000 facts after that were not recorded". */
+ * on the file system; at least 5000 facts after that were not recorded", or at the bound:
+ * "recording stopped at the --max-capture bound of 1 GiB after 12.300 s; at least 1234
+ * facts after that were not recorded". */
 void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t size);
 
 struct gt_convert_summary {

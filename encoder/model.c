@@ -512,7 +512,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 		if (x && x->defer_waiter)
 			cond_release_end(m, x, NULL, r->cpu, ns);
 	}
-	if (!m->seen_fact) {
+	if (!m->seen_fact && r->tsc >= m->opt.start_tsc) {
 		m->seen_fact = true;
 		m->t0 = ns;
 	}

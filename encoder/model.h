@@ -28,6 +28,9 @@ struct gt_model_options {
 	/* Several captures (gt_model_add_capture): the set they come from, whose merged stream
 	 * is peeked into instead of lookahead. */
 	struct gt_capture_set *set;
+	/* The trace starts at the first fact stamped at or after this (a window, window.h):
+	 * facts before it only define (stacks, modules, clock pairs, names).  0: the first. */
+	uint64_t start_tsc;
 };
 
 #define GT_MODEL_COUNTERS(X)                                                              \

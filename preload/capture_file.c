@@ -1,6 +1,7 @@
 /* The capture file: creation, the mapping, growth a chunk at a time, the per-CPU chunks and
  * the final trim. */
 #include "capture_file.h"
+#include "capture_budget.h"
 #include "clock.h"
 #include "config.h"
 #include "facts.h"
@@ -147,14 +148,16 @@ static long allocate_to(uint64_t len)
 	return r;
 }
 
-/* Grow the file so that `need` bytes are backed, and up to 7 chunks more: when the disk or
+/* Grow the file so that `need` bytes are backed, and up to 7 chunks more (no more than the
+ * GOTRACE_MAX_CAPTURE bound leaves: the disk holds no more than it): when the disk or
  * RLIMIT_FSIZE refuses that, ask for fewer, down to exactly `need`, so recording goes on
  * until not one more chunk fits. */
 static int grow_file(uint64_t need)
 {
 	if (need <= gt_file_bytes)
 		return 0;
-	for (uint64_t ahead = gt_file_bytes ? 7 : 0;; ahead /= 2) {
+	uint64_t ahead = gt_file_bytes ? 7 : 0, left = gt_budget_left() / gt_chunk_size;
+	for (ahead = ahead < left ? ahead : left;; ahead /= 2) {
 		uint64_t target = need + ahead * gt_chunk_size;
 		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
 		if (r >= 0) {
@@ -409,8 +412,15 @@ char *gt_chunk_new_locked(struct gt_file_error *e)
 		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
 		return NULL;
 	}
-	if (back_chunks(k + 1, e) < 0)
+	if (!gt_budget_take(gt_chunk_size)) {
+		atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_AT_BOUND);
+		*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound: ", EFBIG};
 		return NULL;
+	}
+	if (back_chunks(k + 1, e) < 0) {
+		gt_budget_give_back(gt_chunk_size);
+		return NULL;
+	}
 	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
 
 	char *c = chunk_addr(k);
@@ -792,6 +802,7 @@ int gt_capture_create(struct gt_file_error *e)
 	gt_header = (struct gt_file_header *)hdr;
 	gt_truncated = 0;
 	fill_header();
+	gt_budget_attach(gt_header);
 	return 0;
 }
 

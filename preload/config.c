@@ -52,6 +52,33 @@ static int parse_uint(const char *s, uint64_t *v)
 	return 1;
 }
 
+/* "512M", "1G", "1GiB", "4096": bytes, with a binary K/M/G/T suffix; 0 when malformed */
+static uint64_t parse_size(const char *s)
+{
+	uint64_t v = 0;
+	const char *p = s;
+	while (*p >= '0' && *p <= '9') {
+		if (v > (1ull << 50))
+			return 0;
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	}
+	if (p == s)
+		return 0;
+	static const char units[] = "KMGT";
+	for (int i = 0; units[i]; i++) {
+		if (*p == units[i] || *p == units[i] + 'a' - 'A') {
+			v <<= 10 * (i + 1);
+			p++;
+			if (p[0] == 'i' && p[1] == 'B')
+				p += 2;
+			break;
+		}
+	}
+	if (*p == 'B')
+		p++;
+	return *p || v >= (1ull << 62) ? 0 : v;
+}
+
 static void bad(const char *var, const char *value, const char *expected)
 {
 	char what[160];
@@ -173,6 +200,10 @@ void gt_config_load(void)
 	v = getenv("GOTRACE_LAST");
 	if (v && *v && !gt_parse_last(v, &gt_cfg.last_bytes, &gt_cfg.last_ns))
 		bad("GOTRACE_LAST", v, "expected a duration (30s, 500ms) or a size (64M, 1G); keeping everything");
+	gt_cfg.max_capture = 0;
+	v = getenv("GOTRACE_MAX_CAPTURE");
+	if (v && *v && !(gt_cfg.max_capture = parse_size(v)))
+		bad("GOTRACE_MAX_CAPTURE", v, "expected bytes with K, M, G or T (e.g. 512M); no bound");
 
 	/* The TSC rate a traced ancestor measured (child_env.c passes it on): one measurement of
 	 * 0.5 ms per run instead of one per process.  Out of range: measured again. */

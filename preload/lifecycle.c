@@ -282,7 +282,10 @@ int gt_init(void)
 		gt_write_clock(r);
 	gt_modules_emit_all();
 	gt_proc_name_emit(GT_NAME_START);
-	gt_store(&gt_state, st);
+	/* back to delayed, unless the first chunk already failed (a bound or a disk without
+	 * room for one chunk): that stop is said once and stays */
+	int recording = GT_ST_RECORDING;
+	atomic_compare_exchange_strong(&gt_state, &recording, st);
 	t->busy = was_busy;
 	return 1;
 }

@@ -847,7 +847,8 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		char line[256];
 		gt_convert_stop_text(&r->stop, line, sizeof line);
 		fprintf(out, ",\"stopped_early\":{\"errno\":%d,\"at_s\":%.6f,\"facts_lost\":%" PRIu64
-			",\"text\":", r->stop.err, r->stop.at_seconds, r->stop.facts_lost);
+			",\"max_capture_bytes\":%" PRIu64 ",\"text\":", r->stop.err, r->stop.at_seconds,
+			r->stop.facts_lost, r->stop.bound_bytes);
 		gt_report_json_string(out, line);
 		fputc('}', out);
 	}

@@ -71,6 +71,9 @@ enum gt_file_flags {
 					  * untraced; what is committed below stop_at_tsc is all */
 	GT_FILE_RING = 1u << 5,          /* flight recorder (GOTRACE_LAST): CPU chunks are reused
 					  * oldest first, see "Ring captures" below */
+	GT_FILE_AT_BOUND = 1u << 6,      /* with GT_FILE_WRITE_FAILED: recording stopped at the
+					  * bound of max_capture_bytes (GOTRACE_MAX_CAPTURE), not
+					  * because the file system refused (stop_errno EFBIG) */
 };
 
 struct gt_file_header {
@@ -112,7 +115,10 @@ struct gt_file_header {
 	uint64_t ring_bytes;
 	uint64_t ring_ns;
 	uint64_t ring_lost_tsc;
-	uint64_t reserved[8];
+	uint64_t reserved[7];
+	/* GOTRACE_MAX_CAPTURE in force: the bytes the captures of the run may hold together
+	 * (or this capture alone, when it could not join the run's count); 0 = no bound */
+	uint64_t max_capture_bytes;
 	char exe_path[GT_PATH_MAX]; /* /proc/self/exe at start, NUL-terminated */
 	char cmdline[2048];         /* argv joined by spaces, truncated, NUL-terminated, at start
 				     * (GT_PROCESS_NAME facts follow later rewrites) */

@@ -2,6 +2,7 @@
  * (the library runs `gotrace convert` at exit; Go's readers accept the result). */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -160,6 +161,46 @@ Test(config, duration, .fini = teardown, .timeout = 30)
 	}
 	cr_assert_gt(facts, 3u);
 	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+}
+
+/* GOTRACE_MAX_CAPTURE: a size with a binary suffix goes into the header; junk costs one line
+ * and no bound */
+Test(config, max_capture, .fini = teardown, .timeout = 30)
+{
+	const char *sizes[][2] = {{"1G", "1073741824"}, {"512MiB", "536870912"},
+				  {"67108864", "67108864"}, {"65536k", "67108864"}};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		char var[64];
+		snprintf(var, sizeof var, "GOTRACE_MAX_CAPTURE=%s", sizes[i][0]);
+		const char *env[] = {var, NULL};
+		trace_with("mutex", env);
+		cr_assert_eq(cap.hdr->max_capture_bytes, strtoull(sizes[i][1], NULL, 10), "%s", var);
+		cr_assert(!(cap.hdr->flags & GT_FILE_AT_BOUND));
+		teardown();
+	}
+	const char *junk[] = {"GOTRACE_MAX_CAPTURE=12Q", "GOTRACE_MAX_CAPTURE=-1M",
+			      "GOTRACE_MAX_CAPTURE=1.5G", "GOTRACE_MAX_CAPTURE=99999999T"};
+	for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+		const char *env[] = {junk[i], NULL};
+		memset(&run, 0, sizeof run);
+		cr_assert_eq(run_target(&run, 1, "mutex", env), 0);
+		cr_assert_eq(count_gotrace_lines(run.err), 1, "%s: %s", junk[i], run.err);
+		cr_assert(strstr(run.err, "no bound"), "%s", run.err);
+		cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+		cr_assert_eq(cap.hdr->max_capture_bytes, 0u, "%s", junk[i]);
+		teardown();
+	}
+	/* below the header and one chunk: stopped at the first chunk, said once */
+	const char *tiny[] = {"GOTRACE_MAX_CAPTURE=64K", NULL};
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_target(&run, 1, "mutex", tiny), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0, "%s", run.err);
+	cr_assert_eq(count_gotrace_lines(run.err), 1, "%s", run.err);
+	cr_assert(strstr(run.err, "GOTRACE_MAX_CAPTURE bound"), "%s", run.err);
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_AT_BOUND);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert_gt(cap.hdr->facts_lost, 10u);
 }
 
 static int exists(const char *path)

@@ -191,8 +191,10 @@ Test(ring, killed_ring_converts)
 }
 
 /* GOTRACE_LAST as a duration: the chunks replaced within its last 200 ms are kept, older
- * ones reused, so the window (from ring_lost_tsc to the capture's end) spans at least that
- * and little more, while the run lasts several times as long. */
+ * ones reused, so the window (from ring_lost_tsc to the capture's end) spans at least that,
+ * while the run lasts several times as long.  Not at most 0.35 s: each new chunk reuses one,
+ * so the ring keeps as many chunks as its fastest 200 ms filled, and a slower stretch (the
+ * program descheduled beside busy processes) spans more time: 0.360 s was seen under load. */
 Test(ring, duration_keeps_the_last_duration)
 {
 	const char *argv[] = {test_program("gt-ring"), "wrap", "100000", NULL};
@@ -216,7 +218,6 @@ Test(ring, duration_keeps_the_last_duration)
 	double lost_s = (double)(h->ring_lost_tsc - h->start_tsc) / hz;
 	double window_s = (double)(end->h->tsc - h->ring_lost_tsc) / hz;
 	cr_expect_geq(window_s, 0.2, "a window of %.3f s", window_s);
-	cr_expect_leq(window_s, 0.35, "a window of %.3f s", window_s);
 	cr_expect_gt(lost_s, 0.2, "%.3f s before the window: the run was too short to tell", lost_s);
 	char why[4096];
 	cr_assert_eq(run_convert_all(&traced, why, sizeof why), 1, "%s", why);
