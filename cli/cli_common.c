@@ -1,8 +1,11 @@
 /* cli_common: see cli_common.h. */
 #include "cli_common.h"
 
+#include "program_check.h"
+
 #include <ctype.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,4 +159,66 @@ uint64_t gt_cli_capture_bytes(const char *path)
 	if (stat(path, &st) != 0)
 		return 0;
 	return (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
+}
+
+int gt_cli_trace_format(const char *command, const char *text, enum gt_trace_format *out)
+{
+	const char *from = text ? "--format" : "GOTRACE_FORMAT";
+	if (!text)
+		text = getenv("GOTRACE_FORMAT");
+	if (!text || !*text) {
+		*out = GT_CLI_DEFAULT_FORMAT;
+		return 0;
+	}
+	if (!strcmp(text, "go1.22") || !strcmp(text, "1.22")) {
+		*out = GT_FORMAT_GO122;
+		return 0;
+	}
+	if (!strcmp(text, "go1.19") || !strcmp(text, "1.19")) {
+		*out = GT_FORMAT_GO119;
+		return 0;
+	}
+	gt_cli_fail(command, "%s must be go1.22 (Go 1.22 and later) or go1.19 (Go 1.19-1.21, "
+		    "gotraceui 0.4), not '%s'", from, text);
+	return 2;
+}
+
+/* How to call a Go whose `go tool trace` reads format: "go" when it is on PATH (its version
+ * is not checked: the hint says which one is needed), else an installed Debian Go (the newest
+ * that reads it: its viewer is the current one), else NULL. */
+static const char *go_command(enum gt_trace_format format)
+{
+	static const char *const go122[] = {
+		"/usr/lib/go-1.26/bin/go", "/usr/lib/go-1.25/bin/go", "/usr/lib/go-1.24/bin/go",
+		"/usr/lib/go-1.23/bin/go", "/usr/lib/go-1.22/bin/go", NULL,
+	};
+	static const char *const go119[] = {"/usr/lib/go-1.23/bin/go", "/usr/lib/go-1.19/bin/go",
+					    NULL};
+	char path[PATH_MAX];
+	if (gt_resolve_command("go", path, sizeof path) == 0)
+		return "go";
+	for (const char *const *go = format == GT_FORMAT_GO122 ? go122 : go119; *go; go++)
+		if (access(*go, X_OK) == 0)
+			return *go;
+	return NULL;
+}
+
+void gt_cli_next_steps(const char *output, enum gt_trace_format format, bool kept)
+{
+	const char *go = go_command(format);
+	if (go != NULL && format == GT_FORMAT_GO122)
+		fprintf(stderr, "gotrace: next: %s tool trace %s   (Go 1.22 or later; for Go "
+			"1.19-1.21 or gotraceui 0.4 convert with --format go1.19)\n", go, output);
+	else if (go != NULL)
+		fprintf(stderr, "gotrace: next: %s tool trace %s\n", go, output);
+	else
+		fprintf(stderr, "gotrace: next: go tool trace %s   (no Go found: apt install "
+			"golang-1.23-go from bookworm-backports%s)\n", output,
+			format == GT_FORMAT_GO122 ? "; Go 1.22 or later reads this format" : "");
+	if (kept)
+		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; from the kept "
+			"capture)\n", output);
+	else
+		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; --keep-capture "
+			"adds lock addresses, fd kinds and syscall names)\n", output);
 }

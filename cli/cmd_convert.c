@@ -18,8 +18,8 @@ static void convert_usage(FILE *f)
 	fprintf(f,
 		"usage: gotrace convert [OPTIONS] CAPTURE|DIR... -o FILE\n"
 		"\n"
-		"Converts gotrace capture files into one Go execution trace (\"go 1.19 trace\") for\n"
-		"`go tool trace`, as `gotrace run` writes it: every process of the captures in it,\n"
+		"Converts gotrace capture files into one Go execution trace (--format) for `go\n"
+		"tool trace`, as `gotrace run` writes it: every process of the captures in it,\n"
 		"each thread a goroutine labelled \"prog[pid] name\".  A directory stands for the\n"
 		"captures in it (gotrace-*.gtcap: a run's --capture-dir).  Damaged or truncated\n"
 		"captures convert as far as they can be read.\n"
@@ -39,6 +39,9 @@ static void convert_usage(FILE *f)
 		"                               first capture: 1.5s, 200ms, 90s; a bare number is\n"
 		"                               seconds); the threads alive at --from are in the\n"
 		"                               trace from its start, the blocked ones blocked\n"
+		"      --format FORMAT          go1.22 (read by Go 1.22 and later) or go1.19\n"
+		"                               (default: Go 1.19-1.21, gotraceui 0.4); default\n"
+		"                               also GOTRACE_FORMAT\n"
 		"  -q, --quiet                  no summary on stderr\n"
 		"  -h, --help                   this text\n");
 }
@@ -142,6 +145,8 @@ static int convert_per_process(const char *out, const char *const *captures, siz
 	return status;
 }
 
+enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
+
 int gt_cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -153,6 +158,7 @@ int gt_cmd_convert(int argc, char **argv)
 		{"per-process", no_argument, NULL, 'p'},
 		{"from", required_argument, NULL, 'F'},
 		{"to", required_argument, NULL, 'T'},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -161,6 +167,7 @@ int gt_cmd_convert(int argc, char **argv)
 	const char **debug_dirs = calloc((size_t)argc + 1, sizeof *debug_dirs);
 	size_t n_debug_dirs = 0;
 	bool quiet = false, per_process = false;
+	const char *format = NULL;
 	int c;
 	if (!debug_dirs)
 		return 1;
@@ -189,6 +196,7 @@ int gt_cmd_convert(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case OPT_FORMAT: format = optarg; break;
 		case 'h': convert_usage(stdout); free(debug_dirs); return 0;
 		default: convert_usage(stderr); free(debug_dirs); return 2;
 		}
@@ -201,6 +209,10 @@ int gt_cmd_convert(int argc, char **argv)
 	}
 	if (opt.to_ns && opt.to_ns <= opt.from_ns) {
 		fprintf(stderr, "gotrace convert: --to must be later than --from\n");
+		free(debug_dirs);
+		return 2;
+	}
+	if (gt_cli_trace_format("convert", format, &opt.format) != 0) {
 		free(debug_dirs);
 		return 2;
 	}

@@ -72,6 +72,8 @@ static const char run_usage[] =
 	"                          image a process left by exec\n"
 	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
 	"                          directory)\n"
+	"      --format FORMAT     go1.22 (read by Go 1.22 and later) or go1.19 (default: Go\n"
+	"                          1.19-1.21, gotraceui 0.4); default also GOTRACE_FORMAT\n"
 	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"
 	"                          for `gotrace report FILE`, or in --capture-dir DIR.\n"
 	"                          Without it they are removed after conversion, unless\n"
@@ -102,6 +104,8 @@ struct run_options {
 	bool per_process;
 	uint64_t max_capture;   /* --max-capture, 0: the default (max_capture_default) */
 	char **command;
+	enum gt_trace_format format;   /* --format, GOTRACE_FORMAT */
+	const char *format_text;
 };
 
 #define fail(...) gt_cli_fail("run", __VA_ARGS__)
@@ -112,6 +116,8 @@ enum {
 	OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE, OPT_STACK_DEPTH,
 	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS, OPT_LAST, OPT_MAX_CAPTURE
 };
+
+enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
 
 /* Seconds as libgotrace.so reads them: digits with an optional fraction ("2", "0.5"). */
 static bool is_seconds(const char *text)
@@ -138,6 +144,7 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		{ "start-delay", required_argument, NULL, OPT_START_DELAY },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
+		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "last", required_argument, NULL, OPT_LAST },
 		{ "max-capture", required_argument, NULL, OPT_MAX_CAPTURE },
 		{ "help", no_argument, NULL, 'h' },
@@ -202,6 +209,9 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 			}
 			*(c == OPT_DURATION ? &opt->duration : &opt->start_delay) = optarg;
 			break;
+		case OPT_FORMAT:
+			opt->format_text = optarg;
+			break;
 		case OPT_LAST: {
 			uint64_t bytes, ns;
 			if (!gt_parse_last(optarg, &bytes, &ns)) {
@@ -225,6 +235,8 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 			return gt_cli_bad_option("run", c, argv);
 		}
 	}
+	if (gt_cli_trace_format("run", opt->format_text, &opt->format) != 0)
+		return 2;
 	if (optind >= argc) {
 		fail("no command given (usage: gotrace run [OPTIONS] -- COMMAND [ARGS...])");
 		return 2;
@@ -588,9 +600,10 @@ struct convert_result {
 };
 
 /* Converts in this process, with the encoder library `gotrace convert` uses. */
-static int convert_capture(const char *capture, const char *output, struct convert_result *r)
+static int convert_capture(const char *capture, const char *output, enum gt_trace_format format,
+			   struct convert_result *r)
 {
-	struct gt_convert_options copt = { 0 };
+	struct gt_convert_options copt = { .format = format };
 	char err[512];
 	*r = (struct convert_result){ 0 };
 	r->capture_bytes = gt_cli_capture_bytes(capture);
@@ -745,7 +758,7 @@ static void convert_all(const struct run_options *opt, const struct run_captures
 		for (size_t i = 0; i < rc->n; i++)
 			if (!opt->no_follow || is_main(rc, i))
 				paths[n++] = rc->img[i].capture;
-		struct gt_convert_options copt = { 0 };
+		struct gt_convert_options copt = { .format = opt->format };
 		if (n && gt_one_trace("run", opt->output, paths, n, &copt, GT_SUMMARY_RUN) != 0)
 			*all_ok = false;
 		free(paths);
@@ -758,43 +771,12 @@ static void convert_all(const struct run_options *opt, const struct run_captures
 			continue; /* a child's capture: not converted */
 		gt_trace_image_name(opt->output, &rc->img[i], rc->main_pid, "", output,
 				    sizeof output);
-		if (convert_capture(rc->img[i].capture, output, &r) != 0) {
+		if (convert_capture(rc->img[i].capture, output, opt->format, &r) != 0) {
 			*all_ok = false;
 			continue;
 		}
 		print_conversion(output, &rc->img[i], &r);
 	}
-}
-
-/* How to call Go for `go tool trace`: "go" when it is on PATH, else an installed Debian Go
- * (1.23 preferred: its viewer is the current one), else NULL. */
-static const char *go_command(void)
-{
-	static const char *const installed[] = { "/usr/lib/go-1.23/bin/go",
-						 "/usr/lib/go-1.19/bin/go" };
-	char path[PATH_MAX];
-	if (gt_resolve_command("go", path, sizeof path) == 0)
-		return "go";
-	for (size_t i = 0; i < sizeof installed / sizeof *installed; i++)
-		if (access(installed[i], X_OK) == 0)
-			return installed[i];
-	return NULL;
-}
-
-static void print_next_steps(const char *output, bool kept_beside)
-{
-	const char *go = go_command();
-	if (go != NULL)
-		fprintf(stderr, "gotrace: next: %s tool trace %s\n", go, output);
-	else
-		fprintf(stderr, "gotrace: next: go tool trace %s   (no Go found: apt install "
-			"golang-1.23-go from bookworm-backports)\n", output);
-	if (kept_beside)
-		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; from the kept "
-			"capture)\n", output);
-	else
-		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; --keep-capture "
-			"adds lock addresses, fd kinds and syscall names)\n", output);
 }
 
 /* --keep-capture without --capture-dir: the captures move next to the traces, as
@@ -874,7 +856,7 @@ int gt_cmd_run(int argc, char **argv)
 		fprintf(stderr, "gotrace: %s kept in %s%s\n", rc.n == 1 ? "capture" : "captures",
 			cd.path, all_ok ? "" : " (convert again with: gotrace convert CAPTURE -o FILE)");
 	if (all_ok)
-		print_next_steps(opt.output, kept_beside);
+		gt_cli_next_steps(opt.output, opt.format, kept_beside);
 	free_captures(&rc);
 	for (size_t i = 0; i < cd.n_preexisting; i++)
 		free(cd.preexisting[i]);

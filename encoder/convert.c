@@ -73,7 +73,9 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		struct gt_sym_options so = {.debug_dirs = opt->debug_dirs};
 		sym = gt_sym_new(&so);
 	}
-	struct gt_wire *w = gt_wire_open(fd, base.n_cpus + 1);
+	struct gt_wire_v2_options wo = {.generation_ns = opt->generation_ns};
+	struct gt_wire *w = opt->format == GT_FORMAT_GO122 ? gt_wire_open_v2(fd, base.n_cpus + 1, &wo)
+							   : gt_wire_open(fd, base.n_cpus + 1);
 	struct gt_model_options mo = {
 		.syscall_threshold_ns = opt->syscall_threshold_ns ? opt->syscall_threshold_ns
 								   : GT_DEFAULT_SYSCALL_THRESHOLD_NS,
@@ -93,6 +95,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	}
 	struct gt_model *m = w && (win || !(opt->from_ns || opt->to_ns)) ? gt_model_new(w, &base, &mo)
 									 : NULL;
+	if (m)
+		gt_wire_frequency_source(w, gt_model_frequency, m);
 	uint64_t (*span)[2] = calloc(n, sizeof *span);   /* first and last tsc per capture */
 	if (!span) {
 		gt_model_free(m);
@@ -269,8 +273,8 @@ void gt_convert_losses(const struct gt_convert_summary *s, struct gt_convert_los
 	out->dropped = mc->writer_dropped + mc->writer_stacks_lost + mc->writer_threads_lost +
 		       mc->writer_waiters_lost + mc->writer_reentry_lost + s->stop.facts_lost;
 	out->repaired = mc->threads_appeared + mc->duplicate_creates + mc->causal_fallbacks +
-			mc->ends_without_begin + mc->stacks_missing + r->reordered;
-	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped;
+			mc->ends_without_begin + mc->stacks_missing + r->reordered + s->wire.repaired;
+	out->skipped = mc->facts_after_end + mc->facts_ignored + mc->user_skipped + s->wire.skipped;
 	out->damaged_bytes = r->bytes_garbage;
 	out->torn_records = r->torn_tails;
 }
@@ -368,6 +372,9 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"repaired: records out of order beyond the window (clamped)", r->reordered},
 		{"reader: reorder memory cap reached (records released early)", r->reorder_capped},
 		{"writer: stack frames cut (128 frames / 2048 bytes)", s->wire.frames_cut},
+		{"writer: generations (go1.22)", s->wire.generations},
+		{"writer: events placed otherwise than modelled (go1.22)", s->wire.repaired},
+		{"writer: events the goroutine's state could not take (go1.22)", s->wire.skipped},
 		{"flight recorder: keep chunks", r->chunks_keep},
 		{"flight recorder: state at the window's start (facts)", r->ring_summary},
 		{"flight recorder: facts before the window (not shown)", r->before_window},

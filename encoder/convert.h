@@ -22,6 +22,10 @@ struct gt_convert_options {
 	 * for a progress display; NULL: never. */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* The trace format (0: "go 1.19 trace"); for GT_FORMAT_GO122, the generation length in
+	 * ns (0: 1 s, as Go's runtime). */
+	enum gt_trace_format format;
+	uint64_t generation_ns;
 };
 
 /* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */

@@ -3,6 +3,7 @@
  * and metadata (strings, stacks) rides inside P 0's buffer, which the model uses for nothing
  * but metadata and prologue events. */
 #include "gowire.h"
+#include "gowire_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -56,12 +57,7 @@ size_t gt_uvarint_get(const uint8_t *p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
-struct bytebuf {
-	uint8_t *data;
-	size_t len, cap;
-};
-
-static bool bytebuf_reserve(struct bytebuf *b, size_t room)
+bool gtw_bytebuf_reserve(struct bytebuf *b, size_t room)
 {
 	if (b->len + room <= b->cap)
 		return true;
@@ -83,20 +79,8 @@ struct wire_p {
 	bool open;              /* buf holds an EvBatch header */
 };
 
-/* Open-addressing tables: slot = hash, index into an entry array. */
-struct intern_entry {
-	uint64_t hash;
-	uint64_t id;
-	size_t off, len;        /* key bytes in the arena */
-};
-
-struct intern_table {
-	struct intern_entry *entries;
-	size_t n, cap;          /* cap is a power of two */
-	struct bytebuf arena;
-};
-
-struct gt_wire {
+struct wire19 {
+	struct gt_wire base;    /* ops: the 1.19 writer */
 	int fd;
 	int error;
 	uint32_t n_ps;
@@ -140,7 +124,7 @@ static bool intern_grow(struct intern_table *t)
 }
 
 /* Finds key; when absent and id != 0, inserts it with that id.  Returns the entry's id or 0. */
-static uint64_t intern_lookup(struct intern_table *t, const void *key, size_t len, uint64_t id,
+uint64_t gtw_intern_lookup(struct intern_table *t, const void *key, size_t len, uint64_t id,
 			      bool *inserted)
 {
 	*inserted = false;
@@ -154,7 +138,7 @@ static uint64_t intern_lookup(struct intern_table *t, const void *key, size_t le
 			return e->id;
 		j = (j + 1) & (t->cap - 1);
 	}
-	if (!id || !bytebuf_reserve(&t->arena, len))
+	if (!id || !gtw_bytebuf_reserve(&t->arena, len))
 		return 0;
 	memcpy(t->arena.data + t->arena.len, key, len);
 	t->entries[j] = (struct intern_entry){h, id, t->arena.len, len};
@@ -164,29 +148,35 @@ static uint64_t intern_lookup(struct intern_table *t, const void *key, size_t le
 	return id;
 }
 
-static void intern_free(struct intern_table *t)
+void gtw_intern_free(struct intern_table *t)
 {
 	free(t->entries);
 	free(t->arena.data);
 }
 
-static void out_flush(struct gt_wire *w)
+int gtw_write_all(int fd, const uint8_t *p, size_t len)
 {
 	size_t done = 0;
-	while (done < w->out.len && !w->error) {
-		ssize_t n = write(w->fd, w->out.data + done, w->out.len - done);
+	while (done < len) {
+		ssize_t n = write(fd, p + done, len - done);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			w->error = errno;
-		} else {
-			done += (size_t)n;
+			return errno;
 		}
+		done += (size_t)n;
 	}
+	return 0;
+}
+
+static void out_flush(struct wire19 *w)
+{
+	if (!w->error)
+		w->error = gtw_write_all(w->fd, w->out.data, w->out.len);
 	w->out.len = 0;
 }
 
-static void out_append(struct gt_wire *w, const uint8_t *p, size_t n)
+static void out_append(struct wire19 *w, const uint8_t *p, size_t n)
 {
 	w->stats.bytes += n;
 	if (w->out.len + n > w->out.cap)
@@ -203,17 +193,17 @@ static void out_append(struct gt_wire *w, const uint8_t *p, size_t n)
 	w->out.len += n;
 }
 
-static struct wire_p *wire_p(struct gt_wire *w, uint64_t p)
+static struct wire_p *wire_p(struct wire19 *w, uint64_t p)
 {
 	return p < w->n_ps ? &w->ps[p] : &w->ps[w->n_ps];
 }
 
-static uint64_t wire_p_id(const struct gt_wire *w, const struct wire_p *wp)
+static uint64_t wire_p_id(const struct wire19 *w, const struct wire_p *wp)
 {
 	return wp == &w->ps[w->n_ps] ? GT_WIRE_P_NONE : (uint64_t)(wp - w->ps);
 }
 
-static void batch_flush(struct gt_wire *w, struct wire_p *wp)
+static void batch_flush(struct wire19 *w, struct wire_p *wp)
 {
 	if (!wp->open)
 		return;
@@ -224,11 +214,11 @@ static void batch_flush(struct gt_wire *w, struct wire_p *wp)
 
 /* Room for `room` more bytes in P's buffer, opening a batch (header with base = the P's
  * last ticks, so every later delta is non-negative) when none is open. */
-static bool batch_ensure(struct gt_wire *w, struct wire_p *wp, size_t room)
+static bool batch_ensure(struct wire19 *w, struct wire_p *wp, size_t room)
 {
 	if (wp->open && wp->buf.len + room > BATCH_FLUSH_BYTES)
 		batch_flush(w, wp);
-	if (!bytebuf_reserve(&wp->buf, room + 32)) {
+	if (!gtw_bytebuf_reserve(&wp->buf, room + 32)) {
 		w->error = ENOMEM;
 		return false;
 	}
@@ -247,11 +237,15 @@ static bool batch_ensure(struct gt_wire *w, struct wire_p *wp, size_t room)
 	return true;
 }
 
+static const struct gt_wire_ops wire19_ops;
+static void w19_free(struct gt_wire *gw);
+
 struct gt_wire *gt_wire_open(int fd, uint32_t n_ps)
 {
-	struct gt_wire *w = calloc(1, sizeof *w);
+	struct wire19 *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
+	w->base.ops = &wire19_ops;
 	w->fd = fd;
 	w->n_ps = n_ps ? n_ps : 1;
 	w->ps = calloc(w->n_ps + 1, sizeof *w->ps);
@@ -260,16 +254,19 @@ struct gt_wire *gt_wire_open(int fd, uint32_t n_ps)
 	w->next_string_id = 1;
 	w->next_stack_id = 1;
 	if (!w->ps || !w->out.data) {
-		gt_wire_free(w);
+		w19_free(&w->base);
 		return NULL;
 	}
 	out_append(w, trace_header, sizeof trace_header);
-	return w;
+	return &w->base;
 }
 
-void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
-		   const uint64_t *args)
+/* who: the 1.19 format has no threads of its own (a P is what runs). */
+static void w19_event(struct gt_wire *gw, uint64_t p, enum gt_go_event ev, uint64_t ticks,
+		      const uint64_t *args, const struct gt_wire_actor *who)
 {
+	struct wire19 *w = (struct wire19 *)gw;
+	(void)who;
 	const struct gt_go_event_desc *d = &gt_go_events[ev];
 	struct wire_p *wp = wire_p(w, p);
 	if (!batch_ensure(w, wp, MAX_EVENT_BYTES))
@@ -304,9 +301,10 @@ void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t 
 	w->stats.events++;
 }
 
-void gt_wire_user_log(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,
+static void w19_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,
 		      uint64_t stack, const char *msg, size_t len)
 {
+	struct wire19 *w = (struct wire19 *)gw;
 	struct wire_p *wp = wire_p(w, p);
 	if (!batch_ensure(w, wp, MAX_EVENT_BYTES + 10 + len))
 		return;
@@ -334,23 +332,45 @@ void gt_wire_user_log(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t ta
 	w->stats.events++;
 }
 
-uint64_t gt_wire_string(struct gt_wire *w, const char *s, size_t len)
+uint64_t gtw_intern_string(struct intern_table *t, uint64_t *next_id, const char **s,
+			   size_t *len, bool *fresh)
 {
-	if (!len)
+	*fresh = false;
+	if (!*len)
 		return 0;
-	if (len > GT_WIRE_MAX_NAME) {
-		s += len - GT_WIRE_MAX_NAME;
-		len = GT_WIRE_MAX_NAME;
+	if (*len > GT_WIRE_MAX_NAME) {
+		*s += *len - GT_WIRE_MAX_NAME;
+		*len = GT_WIRE_MAX_NAME;
 	}
+	uint64_t id = gtw_intern_lookup(t, *s, *len, *next_id, fresh);
+	*next_id += *fresh;
+	return id;
+}
+
+uint64_t gtw_intern_stack(struct intern_table *t, uint64_t *next_id,
+			  const struct gt_wire_frame *frames, size_t n, bool *fresh)
+{
+	*fresh = false;
+	if (!n)
+		return 0;
+	uint64_t pcs[GT_WIRE_MAX_FRAMES];
+	size_t k = n < GT_WIRE_MAX_FRAMES ? n : GT_WIRE_MAX_FRAMES;
+	for (size_t i = 0; i < k; i++)
+		pcs[i] = frames[i].pc;
+	uint64_t id = gtw_intern_lookup(t, pcs, k * sizeof pcs[0], *next_id, fresh);
+	*next_id += *fresh;
+	return id;
+}
+
+static uint64_t w19_string(struct gt_wire *gw, const char *s, size_t len)
+{
+	struct wire19 *w = (struct wire19 *)gw;
 	bool inserted;
-	uint64_t id = intern_lookup(&w->strings, s, len, w->next_string_id, &inserted);
-	if (!id) {
+	uint64_t id = gtw_intern_string(&w->strings, &w->next_string_id, &s, &len, &inserted);
+	if (!id && len)
 		w->error = ENOMEM;
-		return 0;
-	}
 	if (!inserted)
 		return id;
-	w->next_string_id++;
 	struct wire_p *wp = wire_p(w, META_P);
 	if (!batch_ensure(w, wp, 1 + 20 + len))
 		return id;
@@ -365,9 +385,9 @@ uint64_t gt_wire_string(struct gt_wire *w, const char *s, size_t len)
 	return id;
 }
 
-uint64_t gt_wire_cstring(struct gt_wire *w, const char *s)
+static uint64_t w19_cstring(struct wire19 *w, const char *s)
 {
-	return gt_wire_string(w, s, s ? strlen(s) : 0);
+	return w19_string(&w->base, s, s ? strlen(s) : 0);
 }
 
 struct frame_ids {
@@ -380,22 +400,23 @@ static size_t frame_bytes(const struct frame_ids *f)
 	       gt_uvarint_len(f->line);
 }
 
-void gt_wire_define_stack(struct gt_wire *w, uint64_t id, const struct gt_wire_frame *frames,
+static void w19_define_stack(struct gt_wire *gw, uint64_t id, const struct gt_wire_frame *frames,
 			  size_t n)
 {
+	struct wire19 *w = (struct wire19 *)gw;
 	if (!n || !id)
 		return;
 	struct frame_ids ids[GT_WIRE_MAX_FRAMES];
 	/* Keep the innermost frames that fit, plus the outermost (the start routine). */
 	size_t budget = GT_WIRE_MAX_PAYLOAD - gt_uvarint_len(id) - gt_uvarint_len(GT_WIRE_MAX_FRAMES);
-	struct frame_ids outer = {frames[n - 1].pc, gt_wire_cstring(w, frames[n - 1].func),
-				  gt_wire_cstring(w, frames[n - 1].file), frames[n - 1].line};
+	struct frame_ids outer = {frames[n - 1].pc, w19_cstring(w, frames[n - 1].func),
+				  w19_cstring(w, frames[n - 1].file), frames[n - 1].line};
 	size_t used = n > 1 ? frame_bytes(&outer) : 0;
 	size_t max_inner = n > 1 ? GT_WIRE_MAX_FRAMES - 1 : 1;
 	size_t k = 0;
 	for (size_t i = 0; i + (n > 1 ? 1 : 0) < n && k < max_inner; i++) {
-		struct frame_ids f = {frames[i].pc, gt_wire_cstring(w, frames[i].func),
-				      gt_wire_cstring(w, frames[i].file), frames[i].line};
+		struct frame_ids f = {frames[i].pc, w19_cstring(w, frames[i].func),
+				      w19_cstring(w, frames[i].file), frames[i].line};
 		size_t b = frame_bytes(&f);
 		if (used + b > budget)
 			break;
@@ -427,35 +448,28 @@ void gt_wire_define_stack(struct gt_wire *w, uint64_t id, const struct gt_wire_f
 	w->stats.stacks++;
 }
 
-void gt_wire_set_stack_id_base(struct gt_wire *w, uint64_t id_base)
+static void w19_set_stack_id_base(struct gt_wire *gw, uint64_t id_base)
 {
+	struct wire19 *w = (struct wire19 *)gw;
 	if (id_base > w->next_stack_id)
 		w->next_stack_id = id_base;
 }
 
-uint64_t gt_wire_stack(struct gt_wire *w, const struct gt_wire_frame *frames, size_t n)
+static uint64_t w19_stack(struct gt_wire *gw, const struct gt_wire_frame *frames, size_t n)
 {
-	if (!n)
-		return 0;
-	uint64_t pcs[GT_WIRE_MAX_FRAMES];
-	size_t k = n < GT_WIRE_MAX_FRAMES ? n : GT_WIRE_MAX_FRAMES;
-	for (size_t i = 0; i < k; i++)
-		pcs[i] = frames[i].pc;
+	struct wire19 *w = (struct wire19 *)gw;
 	bool inserted;
-	uint64_t id = intern_lookup(&w->stacks, pcs, k * sizeof pcs[0], w->next_stack_id, &inserted);
-	if (!id) {
+	uint64_t id = gtw_intern_stack(&w->stacks, &w->next_stack_id, frames, n, &inserted);
+	if (!id && n)
 		w->error = ENOMEM;
-		return 0;
-	}
-	if (inserted) {
-		w->next_stack_id++;
-		gt_wire_define_stack(w, id, frames, n);
-	}
+	if (inserted)
+		w19_define_stack(&w->base, id, frames, n);
 	return id;
 }
 
-int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second)
+static int w19_finish(struct gt_wire *gw, uint64_t ticks_per_second)
 {
+	struct wire19 *w = (struct wire19 *)gw;
 	/* The Frequency goes last, in P 0's buffer, after every P's events are out. */
 	for (uint32_t i = 0; i <= w->n_ps; i++)
 		if (i != META_P)
@@ -473,13 +487,15 @@ int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second)
 	return w->error;
 }
 
-void gt_wire_stats(const struct gt_wire *w, struct gt_wire_stats *out)
+static void w19_stats(const struct gt_wire *gw, struct gt_wire_stats *out)
 {
+	const struct wire19 *w = (const struct wire19 *)gw;
 	*out = w->stats;
 }
 
-void gt_wire_free(struct gt_wire *w)
+static void w19_free(struct gt_wire *gw)
 {
+	struct wire19 *w = (struct wire19 *)gw;
 	if (!w)
 		return;
 	if (w->ps)
@@ -487,7 +503,80 @@ void gt_wire_free(struct gt_wire *w)
 			free(w->ps[i].buf.data);
 	free(w->ps);
 	free(w->out.data);
-	intern_free(&w->strings);
-	intern_free(&w->stacks);
+	gtw_intern_free(&w->strings);
+	gtw_intern_free(&w->stacks);
 	free(w);
+}
+
+static const struct gt_wire_ops wire19_ops = {
+	.event = w19_event,
+	.user_log = w19_user_log,
+	.string = w19_string,
+	.define_stack = w19_define_stack,
+	.stack = w19_stack,
+	.set_stack_id_base = w19_set_stack_id_base,
+	.finish = w19_finish,
+	.stats = w19_stats,
+	.free = w19_free,
+};
+
+/* The one interface of both writers (gowire.h): each call goes to the writer's own. */
+void gt_wire_event_by(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
+		      const uint64_t *args, const struct gt_wire_actor *who)
+{
+	w->ops->event(w, p, ev, ticks, args, who);
+}
+
+void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
+		   const uint64_t *args)
+{
+	w->ops->event(w, p, ev, ticks, args, NULL);
+}
+
+void gt_wire_user_log(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,
+		      uint64_t stack, const char *msg, size_t len)
+{
+	w->ops->user_log(w, p, ticks, task, key, stack, msg, len);
+}
+
+uint64_t gt_wire_string(struct gt_wire *w, const char *s, size_t len)
+{
+	return w->ops->string(w, s, len);
+}
+
+uint64_t gt_wire_cstring(struct gt_wire *w, const char *s)
+{
+	return w->ops->string(w, s, s ? strlen(s) : 0);
+}
+
+void gt_wire_define_stack(struct gt_wire *w, uint64_t id, const struct gt_wire_frame *frames,
+			  size_t n)
+{
+	w->ops->define_stack(w, id, frames, n);
+}
+
+uint64_t gt_wire_stack(struct gt_wire *w, const struct gt_wire_frame *frames, size_t n)
+{
+	return w->ops->stack(w, frames, n);
+}
+
+void gt_wire_set_stack_id_base(struct gt_wire *w, uint64_t id_base)
+{
+	w->ops->set_stack_id_base(w, id_base);
+}
+
+int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second)
+{
+	return w->ops->finish(w, ticks_per_second);
+}
+
+void gt_wire_stats(const struct gt_wire *w, struct gt_wire_stats *out)
+{
+	w->ops->stats(w, out);
+}
+
+void gt_wire_free(struct gt_wire *w)
+{
+	if (w)
+		w->ops->free(w);
 }

@@ -1,4 +1,5 @@
-/* gowire: the "go 1.19 trace" wire writer (GO-TRACE-FORMAT.md §1).
+/* gowire: the wire writers' one interface, and the "go 1.19 trace" writer
+ * (GO-TRACE-FORMAT.md §1); gowire_v2.c writes "go 1.22 trace" behind the same calls.
  *
  * Shaped like Go's runtime tracebuf: one buffer per P, each flushed as a batch
  * (EvBatch(P, base ticks) followed by events whose timestamps are deltas), unsigned LEB128
@@ -63,6 +64,52 @@ struct gt_go_event_desc {
 };
 extern const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT];
 
+/* The "go 1.22 trace" events gotrace writes (GO-TRACE-V2.md §2.1): X(name, Go name, type
+ * byte, arguments after the timestamp delta, stack ids included).  Batch and the table
+ * entries (Stack, String, Frequency) have no timestamp; their layouts are §1.2-1.6's. */
+#define GT_GO2_EVENTS(X)                                                                 \
+	X(BATCH, "EventBatch", 1, 4, false)          /* gen, M, base ticks, size */      \
+	X(STACKS, "Stacks", 2, 0, false)                                                 \
+	X(STACK, "Stack", 3, 2, false)               /* id, n, then n frames */          \
+	X(STRINGS, "Strings", 4, 0, false)                                               \
+	X(STRING, "String", 5, 2, false)             /* id, len, then bytes */           \
+	X(FREQUENCY, "Frequency", 8, 1, false)       /* ticks per second */              \
+	X(PROC_START, "ProcStart", 10, 2, true)      /* P, P seq */                      \
+	X(PROC_STOP, "ProcStop", 11, 0, true)                                            \
+	X(PROC_STATUS, "ProcStatus", 13, 2, true)    /* P, status */                     \
+	X(GO_CREATE, "GoCreate", 14, 3, true)        /* G, new stack, stack */           \
+	X(GO_START, "GoStart", 16, 2, true)          /* G, G seq */                      \
+	X(GO_DESTROY, "GoDestroy", 17, 0, true)                                          \
+	X(GO_DESTROY_SYSCALL, "GoDestroySyscall", 18, 0, true)                           \
+	X(GO_STOP, "GoStop", 19, 2, true)            /* reason string, stack */          \
+	X(GO_BLOCK, "GoBlock", 20, 2, true)          /* reason string, stack */          \
+	X(GO_UNBLOCK, "GoUnblock", 21, 3, true)      /* G, G seq, stack */               \
+	X(GO_SYSCALL_BEGIN, "GoSyscallBegin", 22, 2, true)  /* P seq, stack */           \
+	X(GO_SYSCALL_END, "GoSyscallEnd", 23, 0, true)                                   \
+	X(GO_SYSCALL_END_BLOCKED, "GoSyscallEndBlocked", 24, 0, true)                    \
+	X(GO_STATUS, "GoStatus", 25, 3, true)        /* G, M, status */                  \
+	X(GO_LABEL, "GoLabel", 39, 1, true)          /* label string */                  \
+	X(USER_TASK_BEGIN, "UserTaskBegin", 40, 4, true) /* task, parent, name, stack */ \
+	X(USER_TASK_END, "UserTaskEnd", 41, 2, true)     /* task, stack */               \
+	X(USER_REGION_BEGIN, "UserRegionBegin", 42, 3, true) /* task, name, stack */     \
+	X(USER_REGION_END, "UserRegionEnd", 43, 3, true)     /* task, name, stack */     \
+	X(USER_LOG, "UserLog", 44, 4, true)          /* task, key, value string, stack */
+
+enum gt_go2_event {
+#define GT_GO2_EVENT_ENUM(name, goname, byte, nargs, timed) GT_GO2_##name,
+	GT_GO2_EVENTS(GT_GO2_EVENT_ENUM)
+#undef GT_GO2_EVENT_ENUM
+	GT_GO2_EVENT_COUNT
+};
+
+struct gt_go2_event_desc {
+	const char *name;     /* as Go's tracev2 spec spells it */
+	uint8_t type;
+	uint8_t nargs;        /* after the timestamp delta (timed events) */
+	bool timed;
+};
+extern const struct gt_go2_event_desc gt_go2_events[GT_GO2_EVENT_COUNT];
+
 #define GT_WIRE_P_NONE UINT64_MAX      /* "no P" (written as 2^64-1, read as -1) */
 #define GT_WIRE_MAX_FRAMES GT_MAX_STACK_DEPTH  /* the capture's cap (Go 1.24 profiles) */
 #define GT_WIRE_MAX_PAYLOAD 2048u      /* Go 1.23+ limit on any length-prefixed payload */
@@ -90,18 +137,64 @@ struct gt_wire_stats {
 	uint64_t frames_cut;      /* frames dropped by the 128-frame / 2048-byte caps */
 	uint64_t ticks_clamped;   /* events asked for a tick below their P's last one */
 	uint64_t bytes;           /* file size so far */
+	uint64_t generations;     /* 1.22+: generations written */
+	uint64_t repaired;        /* 1.22+: events the model's order needed placed otherwise */
+	uint64_t skipped;         /* 1.22+: events the goroutine's state could not take */
 };
 
 struct gt_wire;
+
+/* The "go 1.22 trace" writer (gowire_v2.c), behind the same calls: one M per thread, a
+ * generation closed every generation_ns ticks or generation_bytes of events (0: 1 s, 4 MiB),
+ * each with its own string and stack tables and Frequency (frequency(ctx) when the
+ * generation starts: the clock fit so far; NULL: 1e9). */
+struct gt_wire_v2_options {
+	uint64_t generation_ns;
+	uint64_t generation_bytes;
+	uint64_t (*frequency)(const void *ctx);
+	const void *frequency_ctx;
+};
+struct gt_wire *gt_wire_open_v2(int fd, uint32_t n_ps, const struct gt_wire_v2_options *opt);
+/* Sets the frequency source of a 1.22+ writer (no effect on a 1.19 one). */
+void gt_wire_frequency_source(struct gt_wire *w, uint64_t (*frequency)(const void *ctx),
+			      const void *ctx);
 
 /* Writes to fd (not closed by the writer).  n_ps: P ids 0 .. n_ps-1 may be used, plus
  * GT_WIRE_P_NONE.  The 16-byte header is written at once.  Returns NULL on ENOMEM. */
 struct gt_wire *gt_wire_open(int fd, uint32_t n_ps);
 
+/* The formats a trace is written in. */
+enum gt_trace_format {
+	GT_FORMAT_GO119 = 0,   /* "go 1.19 trace" (GO-TRACE-FORMAT.md): Go 1.19-1.21, gotraceui 0.4 */
+	GT_FORMAT_GO122 = 1,   /* "go 1.22 trace" (GO-TRACE-V2.md): Go 1.22 and later */
+};
+
+/* Who performs an event: the thread whose goroutine is g (0: none known) and its kernel
+ * thread id (0: unknown).  The 1.19 writer has no threads (a P is what runs) and ignores
+ * it; the 1.22+ writer writes the event on that thread's M. */
+struct gt_wire_actor {
+	uint64_t g;
+	uint32_t tid;
+};
+
+/* What a goroutine waits for, for the 1.22+ writer's block reason: passed after a GoBlock*
+ * event's stack (args[nargs + 1], beyond what the 1.19 writer reads).  kind: the capture's
+ * enum gt_block_kind, or GT_WIRE_WAIT_NET / GT_WIRE_WAIT_CHILD for a syscall that waited
+ * (its number and descriptor kind then say on what). */
+#define GT_WIRE_WAIT_NET 100u     /* a read, write or poll woken through a pipe or socket */
+#define GT_WIRE_WAIT_CHILD 102u   /* wait4/waitid for a child whose end is known */
+#define GT_WIRE_WAIT(kind, sys_nr, fd_kind) \
+	((uint64_t)(kind) | (uint64_t)(fd_kind) << 8 | (uint64_t)(uint32_t)(sys_nr) << 16)
+/* A GoSysCall that did not block passes its end (absolute ticks) after its stack, 0 when a
+ * GoSysBlock follows: the 1.22+ format draws a syscall from its begin to its end. */
+
 /* A timed event on P p at absolute ticks.  args: the type's arguments (nargs, then the
  * stack id when has_stack).  Ticks below the P's last tick are raised to it (counted). */
 void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
 		   const uint64_t *args);
+/* The same, performed by who (NULL: the goroutine running on p). */
+void gt_wire_event_by(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
+		      const uint64_t *args, const struct gt_wire_actor *who);
 
 /* UserLog: the event (task id, key string id, stack) followed, outside its length, by the
  * message bytes (§1.3). */

@@ -38,7 +38,7 @@ static bool futex_did_not_wait(struct gt_model *m, uint32_t capture, uint32_t th
 static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event ev, uint8_t kind,
 			 uint64_t key, uint64_t stk, uint64_t ns, uint64_t block_ns, uint64_t block_tsc)
 {
-	gtm_emit(m, t->p, ev, ns, t, NULL, stk, 0, 0);
+	gtm_emit(m, t->p, ev, ns, t, NULL, stk, GT_WIRE_WAIT(kind, 0, 0), 0);
 	m->ps[t->p].running = 0;
 	t->state = T_WAITING;
 	t->wait_kind = kind;
@@ -227,6 +227,8 @@ static void fact_thread_start(struct gt_model *m, const struct gt_capture_record
 	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
 	if (t && !t->g && s->start_routine)
 		t->start_routine = s->start_routine;
+	if (t)
+		t->tid = s->tid;
 	gtm_fact_thread(m, r, ns, S_UNKNOWN);
 }
 
@@ -271,6 +273,8 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 	const struct gt_p_thread_start *s = r->payload;
 	uint32_t serial = gtm_rec_serial(m, r);
 	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
+	if (t)
+		t->tid = s->tid;
 	if (!t || t->g) {
 		if (t && m->prologue_closed && t->state != T_DEAD)
 			gtm_fact_thread(m, r, ns, S_UNKNOWN);
@@ -646,6 +650,11 @@ void gt_model_capture_counters(const struct gt_model *m, uint32_t capture,
 			       struct gt_model_counters *out)
 {
 	*out = capture == m->cur_cap ? m->ctr : m->caps[capture].ctr;
+}
+
+uint64_t gt_model_frequency(const void *m)
+{
+	return gt_clock_frequency(&((const struct gt_model *)m)->clock);
 }
 
 uint64_t gt_model_finish(struct gt_model *m)

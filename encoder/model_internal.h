@@ -81,6 +81,7 @@ struct mthread {
 	uint64_t defer_key, defer_ns, defer_tsc, defer_stack;
 	uint32_t first_cpu;
 	uint32_t serial;        /* the model's: the capture's own when only one is converted */
+	uint32_t tid;           /* kernel thread id (the 1.22+ writer's M), 0 until known */
 	uint32_t capture;       /* the capture (process) it belongs to */
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {

@@ -110,14 +110,16 @@ void gtm_emit(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want
 	      struct mthread *a, struct mthread *b, uint64_t a0, uint64_t a1, uint64_t a2)
 {
 	uint64_t args[3] = {a0, a1, a2};
-	gt_wire_event(m->w, p, ev, gtm_take_tick(m, p, a, b, want), args);
+	struct gt_wire_actor who = {a ? a->g : 0, a ? a->tid : 0};
+	gt_wire_event_by(m->w, p, ev, gtm_take_tick(m, p, a, b, want), args, &who);
 }
 
 void gtm_emit4(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
 	       struct mthread *a, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
 {
 	uint64_t args[4] = {a0, a1, a2, a3};
-	gt_wire_event(m->w, p, ev, gtm_take_tick(m, p, a, NULL, want), args);
+	struct gt_wire_actor who = {a ? a->g : 0, a ? a->tid : 0};
+	gt_wire_event_by(m->w, p, ev, gtm_take_tick(m, p, a, NULL, want), args, &who);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -197,19 +199,22 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 	uint32_t p = t->sys_p;
 	uint64_t stk = gtm_captured_stack_of(m, t->capture, t->sys_stack);
 	if (!blocked && now - t->sys_ns <= m->opt.syscall_threshold_ns) {
-		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, 0, 0);
+		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, now, 0);
 		m->ctr.syscalls_short++;
 		return;
 	}
 	uint8_t kw = gtm_kobj_block(m, t);
 	if (kw == WAIT_KERNEL) {
 		/* a parent waiting for a child whose end is known: a wait with a waker */
-		gtm_emit(m, p, GT_GO_GO_BLOCK, t->sys_ns, t, NULL, stk, 0, 0);
+		gtm_emit(m, p, GT_GO_GO_BLOCK, t->sys_ns, t, NULL, stk,
+			 GT_WIRE_WAIT(GT_WIRE_WAIT_CHILD, t->sys_nr, t->sys_fd_kind), 0);
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_KERNEL;
 		m->ctr.syscalls_blocking++;
 	} else if ((fd_kind_is_net(t->sys_fd_kind) && !gtm_kobj_polls_pipe(t)) || kw) {
-		gtm_emit(m, p, GT_GO_GO_BLOCK_NET, t->sys_ns, t, NULL, stk, 0, 0);
+		gtm_emit(m, p, GT_GO_GO_BLOCK_NET, t->sys_ns, t, NULL, stk,
+			 GT_WIRE_WAIT(GT_WIRE_WAIT_NET, t->sys_nr,
+				      gtm_kobj_polls_pipe(t) ? GT_FD_PIPE : t->sys_fd_kind), 0);
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_NET;
 		m->ctr.net_waits++;

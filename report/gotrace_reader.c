@@ -322,6 +322,278 @@ static int merge(struct gt_go_trace *t)
 	return 0;
 }
 
+/* ---- "go 1.22 trace" (GO-TRACE-V2.md) ------------------------------------------------------
+ *
+ * Read back into the 1.19 vocabulary above, which is what the report counts: every M's
+ * events take its goroutine context (kept across batches and generations), as Go's reader
+ * does; block and stop reasons pick the kind (a reason is a string of the generation's table,
+ * which follows its events: kinds are decided once every table is read); ticks of each
+ * generation go through its own Frequency.  Ids of strings and stacks are read as gotrace
+ * writes them, one meaning in every generation (the first definition is kept). */
+
+struct m_ctx {
+	uint64_t g;
+	bool in_syscall;
+	size_t last_start;     /* index + 1 of its last GoStart event, 0 = none */
+};
+
+enum { V2_REASON_STOP = 1, V2_REASON_BLOCK = 2 };   /* gt_go_ev.type of events decided late */
+
+static int v2_table(struct parser *ps, struct gt_go_trace *t, const uint8_t *end, bool strings,
+		    struct gt_u64map *seen)
+{
+	while (ps->p < end) {
+		uint8_t entry = *ps->p++;
+		uint64_t id, n;
+		if (entry != (strings ? 5 : 3) || varint(ps, &id) != 0 || varint(ps, &n) != 0)
+			return failf(ps, "bad %s batch at offset %#zx", strings ? "Strings" : "Stacks",
+				     (size_t)(ps->p - ps->start));
+		bool found;
+		uint64_t *slot = gt_u64map_slot(seen, id, &found);
+		if (slot == NULL)
+			return failf(ps, "out of memory");
+		if (strings) {
+			if (n > (uint64_t)(end - ps->p))
+				return failf(ps, "string %llu runs past its batch", (unsigned long long)id);
+			char *text = found ? NULL : malloc(n + 1);
+			if (!found && (text == NULL || !grow((void **)&t->strings, &ps->cap_strings,
+							   t->n_strings + 1, sizeof *t->strings))) {
+				free(text);
+				return failf(ps, "out of memory");
+			}
+			if (text != NULL) {
+				memcpy(text, ps->p, n);
+				text[n] = '\0';
+				t->strings[t->n_strings++] = (struct gt_go_string){ .id = id, .text = text };
+			}
+			ps->p += n;
+			continue;
+		}
+		if (n > 1000)
+			return failf(ps, "stack %llu of %llu frames", (unsigned long long)id,
+				     (unsigned long long)n);
+		ps->n_vals = 0;
+		if (push_value(ps, id) != 0 || push_value(ps, n) != 0)
+			return -1;
+		for (uint64_t i = 0; i < 4 * n; i++) {
+			uint64_t v;
+			if (varint(ps, &v) != 0 || push_value(ps, v) != 0)
+				return -1;
+		}
+		if (!found && add_stack(ps, t) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static const struct gt_go2_event_desc *v2_desc(uint8_t type)
+{
+	for (int k = 0; k < GT_GO2_EVENT_COUNT; k++)
+		if (gt_go2_events[k].type == type && gt_go2_events[k].timed)
+			return &gt_go2_events[k];
+	return NULL;
+}
+
+static int v2_push(struct parser *ps, struct gt_go_trace *t, enum gt_go_event kind, uint64_t ticks,
+		   uint64_t g, uint64_t gen)
+{
+	if (!grow((void **)&t->ev, &ps->cap_ev, t->n_ev + 1, sizeof *t->ev))
+		return failf(ps, "out of memory");
+	/* p: the generation until its Frequency is known */
+	t->ev[t->n_ev++] = (struct gt_go_ev){ .ns = ticks, .p = gen, .g = g, .kind = kind };
+	return 0;
+}
+
+/* The events of one M's batch, in its context. */
+static int v2_events(struct parser *ps, struct gt_go_trace *t, const uint8_t *end,
+		     struct m_ctx *m, uint64_t gen, uint64_t ticks)
+{
+	while (ps->p < end) {
+		uint8_t type = *ps->p++;
+		const struct gt_go2_event_desc *d = v2_desc(type);
+		uint64_t dt, a[4] = { 0 };
+		if (d == NULL || d->nargs > 4)
+			return failf(ps, "event type %u at offset %#zx", type,
+				     (size_t)(ps->p - 1 - ps->start));
+		if (varint(ps, &dt) != 0)
+			return -1;
+		for (unsigned i = 0; i < d->nargs; i++)
+			if (varint(ps, &a[i]) != 0)
+				return -1;
+		ticks += dt;
+		enum gt_go2_event ev = (enum gt_go2_event)(d - gt_go2_events);
+		int rc = 0;
+		switch (ev) {
+		case GT_GO2_GO_CREATE:
+			rc = v2_push(ps, t, GT_GO_GO_CREATE, ticks, m->g, gen);
+			t->ev[t->n_ev - 1].args[0] = a[0];
+			t->ev[t->n_ev - 1].args[1] = a[1];
+			t->ev[t->n_ev - 1].stack = a[2];
+			break;
+		case GT_GO2_GO_STATUS:
+			if (a[2] == 4 && gen == 1)   /* waiting when the trace began */
+				rc = v2_push(ps, t, GT_GO_GO_WAITING, ticks, a[0], gen);
+			else if (a[2] == 2 || a[2] == 3)
+				m->g = a[0];
+			m->in_syscall = a[2] == 3;
+			break;
+		case GT_GO2_GO_START:
+			rc = v2_push(ps, t, GT_GO_GO_START, ticks, m->g, gen);
+			t->ev[t->n_ev - 1].args[0] = a[0];
+			m->g = a[0];
+			m->last_start = t->n_ev;
+			break;
+		case GT_GO2_GO_LABEL:
+			if (m->last_start && t->ev[m->last_start - 1].args[0] == m->g) {
+				t->ev[m->last_start - 1].kind = GT_GO_GO_START_LABEL;
+				t->ev[m->last_start - 1].args[2] = a[0];
+			}
+			break;
+		case GT_GO2_GO_DESTROY: case GT_GO2_GO_DESTROY_SYSCALL:
+			rc = v2_push(ps, t, GT_GO_GO_END, ticks, m->g, gen);
+			m->g = 0;
+			m->in_syscall = false;
+			break;
+		case GT_GO2_GO_STOP: case GT_GO2_GO_BLOCK:
+			rc = v2_push(ps, t, GT_GO_GO_BLOCK, ticks, m->g, gen);
+			t->ev[t->n_ev - 1].type = ev == GT_GO2_GO_STOP ? V2_REASON_STOP : V2_REASON_BLOCK;
+			t->ev[t->n_ev - 1].args[3] = a[0];
+			t->ev[t->n_ev - 1].stack = a[1];
+			m->g = 0;
+			break;
+		case GT_GO2_GO_UNBLOCK:
+			rc = v2_push(ps, t, GT_GO_GO_UNBLOCK, ticks, m->g, gen);
+			t->ev[t->n_ev - 1].args[0] = a[0];
+			t->ev[t->n_ev - 1].stack = a[2];
+			break;
+		case GT_GO2_GO_SYSCALL_BEGIN:
+			rc = v2_push(ps, t, GT_GO_GO_SYSCALL, ticks, m->g, gen);
+			t->ev[t->n_ev - 1].stack = a[1];
+			m->in_syscall = true;
+			break;
+		case GT_GO2_GO_SYSCALL_END:
+			m->in_syscall = false;
+			break;
+		case GT_GO2_PROC_STOP:
+			/* the CPU given away in a syscall: it blocked */
+			if (m->in_syscall && m->g)
+				rc = v2_push(ps, t, GT_GO_GO_SYSBLOCK, ticks, m->g, gen);
+			m->in_syscall = false;
+			break;
+		case GT_GO2_GO_SYSCALL_END_BLOCKED:
+			rc = v2_push(ps, t, GT_GO_GO_SYSEXIT, ticks, m->g, gen);
+			m->g = 0;
+			m->in_syscall = false;
+			break;
+		default:   /* Procs, user annotations: not in the report */
+			break;
+		}
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static enum gt_go_event v2_reason_kind(const struct gt_go_trace *t, const struct gt_go_ev *e)
+{
+	const char *r = gt_go_trace_string(t, e->args[3]);
+	if (e->type == V2_REASON_STOP)
+		return strcmp(r, "sched_yield") ? GT_GO_GO_PREEMPT : GT_GO_GO_SCHED;
+	if (!strcmp(r, "sleep"))
+		return GT_GO_GO_SLEEP;
+	/* a pipe hand-off: in the sync profile of Go's tools, a network-style wait here, as
+	 * the 1.19 format writes it */
+	if (!strcmp(r, "network") || !strncmp(r, "chan ", 5))
+		return GT_GO_GO_BLOCK_NET;
+	if (!strcmp(r, "sync: pthread_cond_wait"))
+		return GT_GO_GO_BLOCK_COND;
+	if (!strncmp(r, "sync", 4))
+		return GT_GO_GO_BLOCK_SYNC;
+	return GT_GO_GO_BLOCK;
+}
+
+static int parse_v2(struct parser *ps, struct gt_go_trace *t)
+{
+	ps->p += 16;
+	struct gt_u64map ms = { 0 }, seen_strings = { 0 }, seen_stacks = { 0 }, freq = { 0 };
+	struct m_ctx *m = NULL;
+	size_t n_m = 0, cap_m = 0;
+	int rc = 0;
+	while (rc == 0 && ps->p < ps->end) {
+		uint64_t gen, mid, base, size;
+		if (*ps->p++ != 1 || varint(ps, &gen) != 0 || varint(ps, &mid) != 0 ||
+		    varint(ps, &base) != 0 || varint(ps, &size) != 0) {
+			rc = failf(ps, "bad batch header before offset %#zx", (size_t)(ps->p - ps->start));
+			break;
+		}
+		if (size == 0 || size > (uint64_t)(ps->end - ps->p)) {
+			rc = failf(ps, "batch of %llu bytes past the end of the file (cut short?)",
+				   (unsigned long long)size);
+			break;
+		}
+		const uint8_t *end = ps->p + size;
+		bool found;
+		uint64_t *slot;
+		switch (*ps->p) {
+		case 2: case 4:
+			ps->p++;
+			rc = v2_table(ps, t, end, *(end - size) == 4,
+				      *(end - size) == 4 ? &seen_strings : &seen_stacks);
+			break;
+		case 6:
+			ps->p = end;   /* CPU samples: not in the report */
+			break;
+		case 8:
+			ps->p++;
+			slot = gt_u64map_slot(&freq, gen, &found);
+			if (slot == NULL || varint(ps, slot) != 0)
+				rc = slot ? -1 : failf(ps, "out of memory");
+			break;
+		default:
+			slot = gt_u64map_slot(&ms, mid, &found);
+			if (slot == NULL || (!found && !grow((void **)&m, &cap_m, n_m + 1, sizeof *m))) {
+				rc = failf(ps, "out of memory");
+				break;
+			}
+			if (!found) {
+				m[n_m] = (struct m_ctx){ 0 };
+				*slot = n_m++;
+			}
+			rc = v2_events(ps, t, end, &m[*slot], gen, base);
+			break;
+		}
+		if (rc == 0 && ps->p != end)
+			rc = failf(ps, "batch does not end where its size says (offset %#zx)",
+				   (size_t)(ps->p - ps->start));
+	}
+	/* ticks through their generation's Frequency, as ns at 1e9 ticks per second */
+	for (size_t i = 0; rc == 0 && i < t->n_ev; i++) {
+		struct gt_go_ev *e = &t->ev[i];
+		const uint64_t *f = gt_u64map_find(&freq, e->p);
+		if (f == NULL || *f == 0) {
+			rc = failf(ps, "generation %llu has no Frequency (cut short?)",
+				   (unsigned long long)e->p);
+			break;
+		}
+		e->ns = (uint64_t)((unsigned __int128)e->ns * 1000000000u / *f);
+		e->p = GT_WIRE_P_NONE;
+	}
+	t->frequency = 1000000000u;
+	if (rc == 0 && t->n_strings > 1)
+		qsort(t->strings, t->n_strings, sizeof *t->strings, by_string_id);
+	for (size_t i = 0; rc == 0 && i < t->n_ev; i++)
+		if (t->ev[i].type == V2_REASON_STOP || t->ev[i].type == V2_REASON_BLOCK)
+			t->ev[i].kind = v2_reason_kind(t, &t->ev[i]);
+	if (rc == 0 && t->n_ev == 0)
+		rc = failf(ps, "the trace holds no events");
+	free(m);
+	gt_u64map_free(&ms);
+	gt_u64map_free(&seen_strings);
+	gt_u64map_free(&seen_stacks);
+	gt_u64map_free(&freq);
+	return rc;
+}
+
 int gt_go_trace_read(const char *path, struct gt_go_trace *t, char *err, size_t errlen)
 {
 	memset(t, 0, sizeof *t);
@@ -354,7 +626,8 @@ int gt_go_trace_read(const char *path, struct gt_go_trace *t, char *err, size_t 
 	char why[400];
 	struct parser ps = { .p = data, .start = data, .end = data + len, .err = why,
 			     .errlen = sizeof why };
-	int ret = parse(&ps, t);
+	bool v2 = len >= 16 && memcmp(data, "go 1.22 trace\0\0\0", 16) == 0;
+	int ret = v2 ? parse_v2(&ps, t) : parse(&ps, t);
 	if (ret == 0 && merge(t) != 0) {
 		snprintf(why, sizeof why, "out of memory");
 		ret = -1;

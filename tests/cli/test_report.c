@@ -220,3 +220,75 @@ Test(report, from_the_go_trace_without_a_capture, .timeout = 60)
 	cr_assert_not_null(strstr(r.out, "{\"func\":\"record_result\""), "%s", r.out);
 	cli_result_free(&r);
 }
+
+/* The report of a "go 1.22 trace" is the report of the "go 1.19 trace" of the same capture:
+ * the same goroutines, names, waits of each kind and stacks; times agree to the rounding of
+ * each format's ticks (compared within 1 us), so the JSON is compared with them masked. */
+static char *mask_ns(const char *json, const char *trace)
+{
+	char *out = malloc(strlen(json) + 1), *o = out;
+	cr_assert_not_null(out);
+	for (const char *p = json; *p;) {
+		if (!strncmp(p, "_ns\":", 5)) {
+			memcpy(o, p, 5);
+			o += 5;
+			p += 5;
+			while (isdigit((unsigned char)*p))
+				p++;
+		} else if (!strncmp(p, trace, strlen(trace))) {
+			p += strlen(trace);   /* the trace's own name */
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+static long long json_ns(const char *json, const char *key)
+{
+	const char *p = strstr(json, key);
+	cr_assert_not_null(p, "no %s", key);
+	return strtoll(p + strlen(key), NULL, 10);
+}
+
+Test(report, go122_trace_reports_as_its_go119_twin, .timeout = 60)
+{
+	char dir[512], trace[600], capture[700], t19[700], t22[700];
+	struct cli_result r19, r22, c;
+	cli_tempdir(dir, sizeof dir);
+	cli_trace_workpool(dir, 40, trace, sizeof trace);
+	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	cli_path(t19, sizeof t19, dir, "a19.trace");
+	cli_path(t22, sizeof t22, dir, "a22.trace");
+	const char *conv19[] = { cli_gotrace, "convert", "-q", "--format", "go1.19", capture, "-o",
+				 t19, NULL };
+	const char *conv22[] = { cli_gotrace, "convert", "-q", "--format", "go1.22", capture, "-o",
+				 t22, NULL };
+	cli_run(&c, conv19, NULL);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cli_result_free(&c);
+	cli_run(&c, conv22, NULL);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	cli_result_free(&c);
+	report(&r19, t19, "--json");
+	report(&r22, t22, "--json");
+	cr_assert_eq(r19.status, 0, "%s", r19.err);
+	cr_assert_eq(r22.status, 0, "%s", r22.err);
+	cr_assert_not_null(strstr(r22.out, "\"source\":\"go trace\""), "%s", r22.out);
+	char *m19 = mask_ns(r19.out, t19), *m22 = mask_ns(r22.out, t22);
+	cr_assert_str_eq(m22, m19);
+	/* G1's times; and the span: a 1.19 trace ends where its epilogue stops every P, at the
+	 * last fact recorded (a microsecond or so after the main thread's end), a 1.22 one at
+	 * its last goroutine event */
+	static const char *const totals[] = { "\"sync_ns\":", "\"cond_ns\":", "\"running_ns\":",
+					      "\"recorded_ns\":" };
+	for (size_t i = 0; i < sizeof totals / sizeof *totals; i++) {
+		long long a = json_ns(r19.out, totals[i]), b = json_ns(r22.out, totals[i]);
+		cr_assert_leq(llabs(a - b), i == 3 ? 10000 : 1000, "%s %lld vs %lld", totals[i], a, b);
+	}
+	free(m19);
+	free(m22);
+	cli_result_free(&r19);
+	cli_result_free(&r22);
+}

@@ -524,3 +524,50 @@ Test(run, captures_default_to_a_tmpfs_with_room, .timeout = 60)
 	cli_result_free(&traced);
 	cli_result_free(&plain);
 }
+
+/* --format go1.22 (or GOTRACE_FORMAT) writes Go's own format since 1.22, named by its header;
+ * the hint then names a Go that reads it and says how to reach older readers; a format no
+ * reader knows is refused before anything runs. */
+Test(run, format_go122_and_its_hint)
+{
+	char dir[512], trace[600], hint[900];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	const char *no_go[] = { "PATH=/usr/bin:/bin", NULL };
+	const char *with_env[] = { "PATH=/usr/bin:/bin", "GOTRACE_FORMAT=go1.22", NULL };
+	const char *flag[] = { cli_gotrace, "run", "--format", "go1.22", "-o", trace, "--",
+			       "/bin/echo", "hi", NULL };
+	const char *env_only[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/echo", "hi", NULL };
+	for (int k = 0; k < 2; k++) {
+		cli_run(&r, k ? env_only : flag, k ? with_env : no_go);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_assert_str_eq(r.out, "hi\n", "the command's own output, as untraced");
+		char header[16] = { 0 };
+		FILE *f = fopen(trace, "rb");
+		cr_assert_not_null(f);
+		cr_assert_eq(fread(header, 1, sizeof header, f), sizeof header);
+		fclose(f);
+		cr_assert_eq(memcmp(header, "go 1.22 trace\0\0\0", 16), 0, "%.16s", header);
+		const char *go = NULL;
+		static const char *const newest[] = { "/usr/lib/go-1.26/bin/go", "/usr/lib/go-1.25/bin/go",
+						      "/usr/lib/go-1.24/bin/go", "/usr/lib/go-1.23/bin/go",
+						      "/usr/lib/go-1.22/bin/go" };
+		for (size_t i = 0; !go && i < sizeof newest / sizeof *newest; i++)
+			if (access(newest[i], X_OK) == 0)
+				go = newest[i];
+		if (go)
+			snprintf(hint, sizeof hint, "next: %s tool trace %s   (Go 1.22 or later; for Go "
+				 "1.19-1.21 or gotraceui 0.4 convert with --format go1.19)\n", go, trace);
+		else
+			snprintf(hint, sizeof hint, "next: go tool trace %s   (no Go found", trace);
+		cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
+		cli_result_free(&r);
+	}
+	const char *bad[] = { cli_gotrace, "run", "--format", "go1.18", "-o", trace, "--",
+			      "/bin/true", NULL };
+	cli_run(&r, bad, no_go);
+	cr_assert_eq(r.status, 2);
+	cr_assert_not_null(strstr(r.err, "--format must be go1.22"), "%s", r.err);
+	cli_result_free(&r);
+}

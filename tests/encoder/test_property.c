@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "oracle.h"
+#include "oracle_v2.h"
 #include "test_util.h"
 
 #define T0 1000000ull
@@ -226,5 +227,66 @@ Test(property, random_fact_streams_always_give_readable_traces, .timeout = 900)
 	cr_log_info("%ld random captures, %ld through the full oracle, %ld failures", iterations,
 		    full_runs, failures);
 	cr_assert_eq(failures, 0, "%ld of %ld random captures gave a trace a reader rejects "
+		     "(seeds in the log; replay with GT_PROPERTY_SEED=N)", failures, iterations);
+}
+
+/* The same random streams through the Go 1.22+ writer: Go 1.22's reader, the strictest,
+ * accepts every trace; half of them get a generation every 100 us (a capture spans a few
+ * ms: many boundaries, with threads in every state); a sample is read by Go 1.23 too. */
+Test(property, random_fact_streams_through_the_go122_writer, .timeout = 900)
+{
+	char tool[PATH_MAX];
+	if (!gt_go_trace_tool("1.22", tool, sizeof tool))
+		cr_skip_test("Go 1.22 is not installed (/usr/lib/go-1.22: apt-get install -t "
+			     "bookworm-backports golang-1.22-go)");
+	long iterations = env_long("GT_PROPERTY_ITERATIONS", 150);
+	long only = env_long("GT_PROPERTY_SEED", -1);
+	long base = env_long("GT_PROPERTY_BASE", 1);
+	long failures = 0, multi = 0;
+	for (long i = 0; i < iterations; i++) {
+		uint64_t seed = only >= 0 ? (uint64_t)only : (uint64_t)(base + i);
+		char cap[PATH_MAX], trace[PATH_MAX + 8], err[512];
+		snprintf(cap, sizeof cap, "%s/prop22-%lu.cap", test_tmpdir(), (unsigned long)seed);
+		snprintf(trace, sizeof trace, "%s.trace", cap);
+		random_capture(seed, cap);
+		struct gt_convert_options opt = {.no_symbols = true, .format = GT_FORMAT_GO122,
+						 .generation_ns = seed % 2 ? 100000 : 0};
+		struct gt_convert_summary sum;
+		if (gt_convert_file(cap, trace, &opt, &sum, err, sizeof err)) {
+			cr_log_error("seed %lu: conversion failed: %s", (unsigned long)seed, err);
+			failures++;
+			continue;
+		}
+		uint64_t offsets[1], end;
+		ssize_t gens = gt_trace_v2_generations(trace, offsets, 1, &end);
+		multi += gens > 1;
+		bool ok = gens >= 1 && sum.wire.skipped == 0;
+		const char *versions[] = {"1.22", i % 10 == 0 || only >= 0 ? "1.23" : NULL};
+		for (size_t v = 0; ok && v < 2 && versions[v]; v++) {
+			char *dump = NULL, *why = NULL;
+			int st = gt_dump_v2(trace, versions[v], &dump, &why);
+			if (st != 0) {
+				cr_log_error("seed %lu: Go %s rejects the trace (capture %s): %s",
+					     (unsigned long)seed, versions[v], cap, why ? why : "");
+				ok = false;
+			}
+			free(dump);
+			free(why);
+		}
+		if (gens < 1 || sum.wire.skipped)
+			cr_log_error("seed %lu: %zd generations, %lu events skipped by the writer",
+				     (unsigned long)seed, gens,
+				     (unsigned long)sum.wire.skipped);
+		if (!ok) {
+			failures++;
+			continue;
+		}
+		remove(trace);
+		remove(cap);
+	}
+	cr_log_info("%ld random captures, %ld of several generations, %ld failures", iterations,
+		    multi, failures);
+	cr_assert_gt(multi, 0, "no capture was cut into generations");
+	cr_assert_eq(failures, 0, "%ld of %ld random captures gave a go1.22 trace a reader rejects "
 		     "(seeds in the log; replay with GT_PROPERTY_SEED=N)", failures, iterations);
 }
