@@ -742,6 +742,99 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 			"still running): the trace ends at its last recorded fact\n", cap->pid);
 }
 
+/* A conversion of --per-process in a child process: its result through a pipe. */
+struct convert_job {
+	pid_t pid;
+	int fd;
+};
+
+static struct convert_job start_conversion(const char *capture, const char *output,
+					   enum gt_trace_format format)
+{
+	struct convert_job j = { -1, -1 };
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return j;
+	fflush(NULL);
+	j.pid = fork();
+	if (j.pid == 0) {
+		close(fds[0]);
+		struct { int ok; struct convert_result r; } out;
+		struct gt_convert_options copt = { .format = format };
+		char err[512];
+		out.r = (struct convert_result){ .capture_bytes = gt_cli_capture_bytes(capture) };
+		out.ok = gt_convert_file(capture, output, &copt, &out.r.sum, err, sizeof err) == 0;
+		if (!out.ok)
+			fail("%s", err);
+		fflush(stderr);
+		_exit(write(fds[1], &out, sizeof out) == (ssize_t)sizeof out ? 0 : 1);
+	}
+	close(fds[1]);
+	if (j.pid < 0) {
+		close(fds[0]);
+		return j;
+	}
+	j.fd = fds[0];
+	return j;
+}
+
+static bool finish_conversion(struct convert_job *j, struct convert_result *r)
+{
+	struct { int ok; struct convert_result r; } in = { 0 };
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof in && (n = read(j->fd, (char *)&in + got, sizeof in - got)) != 0) {
+		if (n < 0 && errno != EINTR)
+			break;
+		got += n > 0 ? (size_t)n : 0;
+	}
+	close(j->fd);
+	while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	*r = in.r;
+	return got == sizeof in && in.ok;
+}
+
+/* --per-process: a trace per capture, converted by as many child processes at once as
+ * there are CPUs (a tree of many processes converts on all of them), reported in order. */
+static void convert_per_process(const struct run_options *opt, const struct run_captures *rc,
+				bool *all_ok)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t width = cpus > 1 ? (size_t)cpus : 1;
+	struct convert_job *jobs = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *jobs);
+	char (*outputs)[PATH_MAX + 64] = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *outputs);
+	size_t started = 0;
+	for (size_t i = 0; i < rc->n; i++) {
+		/* a child's capture is not converted with --no-follow */
+		bool skip = opt->no_follow && !is_main(rc, i);
+		for (; started < rc->n && started < i + width; started++) {
+			jobs[started] = (struct convert_job){ -1, -1 };
+			if (opt->no_follow && !is_main(rc, started))
+				continue;
+			gt_trace_image_name(opt->output, &rc->img[started], rc->main_pid, "",
+					    outputs[started], sizeof outputs[started]);
+			jobs[started] = start_conversion(rc->img[started].capture, outputs[started],
+							 opt->format);
+		}
+		if (skip)
+			continue;
+		struct convert_result r;
+		bool ok;
+		if (jobs[i].pid < 0) /* no child to spare: here, with the progress bar */
+			ok = convert_capture(rc->img[i].capture, outputs[i], opt->format, &r) == 0;
+		else
+			ok = finish_conversion(&jobs[i], &r);
+		if (!ok) {
+			*all_ok = false;
+			continue;
+		}
+		print_conversion(outputs[i], &rc->img[i], &r);
+	}
+	free(outputs);
+	free(jobs);
+}
+
 static void convert_all(const struct run_options *opt, const struct run_captures *rc,
 			bool *all_ok)
 {
@@ -764,19 +857,7 @@ static void convert_all(const struct run_options *opt, const struct run_captures
 		free(paths);
 		return;
 	}
-	for (size_t i = 0; i < rc->n; i++) {
-		char output[PATH_MAX + 64];
-		struct convert_result r;
-		if (opt->no_follow && !is_main(rc, i))
-			continue; /* a child's capture: not converted */
-		gt_trace_image_name(opt->output, &rc->img[i], rc->main_pid, "", output,
-				    sizeof output);
-		if (convert_capture(rc->img[i].capture, output, opt->format, &r) != 0) {
-			*all_ok = false;
-			continue;
-		}
-		print_conversion(output, &rc->img[i], &r);
-	}
+	convert_per_process(opt, rc, all_ok);
 }
 
 /* --keep-capture without --capture-dir: the captures move next to the traces, as

@@ -168,6 +168,43 @@ Test(one_trace, convert_of_the_kept_captures_is_the_same_trace, .timeout = 120)
 	cr_assert_eq(system(cmp), 0, "convert of %s differs from run's trace", caps);
 }
 
+/* --per-process converts in worker processes, a CPU's worth at once: the traces are those
+ * `gotrace convert --per-process` makes of the same captures, one after another, and the
+ * summary lines come in the same order. */
+Test(one_trace, per_process_conversions_in_workers_are_the_sequential_ones, .timeout = 120)
+{
+	char dir[512], trace[600], caps[600], again[600];
+	struct cli_result r, c;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "t.trace");
+	cli_path(caps, sizeof caps, dir, "caps");
+	cli_path(again, sizeof again, dir, "again.trace");
+	const char *argv[] = { forking, NULL };
+	const char *options[] = { "--per-process", "--keep-capture", "--capture-dir", caps, NULL };
+	run_both(argv, options, trace, &r);
+	cr_assert_eq(count_files(dir, "t.trace"), 3, "%s", r.err);
+	const char *conv[] = { cli_gotrace, "convert", "--per-process", caps, "-o", again, NULL };
+	cli_run(&c, conv, NULL);
+	cr_assert_eq(c.status, 0, "%s", c.err);
+	/* the same traces under the other name, in the same order of summary lines */
+	const char *from = r.err, *from_c = c.err;
+	for (int k = 0; k < 3; k++) {
+		const char *a = strstr(from, "t.trace"), *b = strstr(from_c, "again.trace");
+		cr_assert(a && b, "trace %d missing:\n%s\n%s", k, r.err, c.err);
+		const char *pa = strstr(a, "(pid "), *pb = strstr(b, ": pid ");
+		cr_assert(pa && pb);
+		cr_assert_eq(atoi(pa + 5), atoi(pb + 6), "order differs:\n%s\n%s", r.err, c.err);
+		char suffix[32] = "", cmp[2048];
+		sscanf(a + 7, "%31[^:]", suffix);
+		snprintf(cmp, sizeof cmp, "cmp -s '%s%s' '%s%s'", trace, suffix, again, suffix);
+		cr_assert_eq(system(cmp), 0, "t.trace%s differs from convert's", suffix);
+		from = a + 7;
+		from_c = b + 11;
+	}
+	cli_result_free(&c);
+	cli_result_free(&r);
+}
+
 Test(one_trace, many_short_processes_make_one_trace_and_a_short_summary, .timeout = 240)
 {
 	char dir[512], trace[600];
