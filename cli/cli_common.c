@@ -183,9 +183,30 @@ int gt_cli_trace_format(const char *command, const char *text, enum gt_trace_for
 	return 2;
 }
 
-/* How to call a Go whose `go tool trace` reads format: "go" when it is on PATH (its version
- * is not checked: the hint says which one is needed), else an installed Debian Go (the newest
- * that reads it: its viewer is the current one), else NULL. */
+/* Whether the Go at PATH (a go command) is older than Go 1.22, as its GOROOT's VERSION file
+ * ("go1.21.5") says; an unreadable or unusual file is not taken as older. */
+static bool go_before_122(const char *path)
+{
+	char real[PATH_MAX], version[PATH_MAX + 16];
+	if (!realpath(path, real))
+		return false;
+	char *slash = strrchr(real, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(version, sizeof version, "%s/../VERSION", real);
+	FILE *f = fopen(version, "re");
+	if (!f)
+		return false;
+	unsigned major = 0, minor = 0;
+	int n = fscanf(f, "go%u.%u", &major, &minor);
+	fclose(f);
+	return n == 2 && major == 1 && minor < 22;
+}
+
+/* How to call a Go whose `go tool trace` reads format: "go" when it is on PATH (for go1.22
+ * unless its VERSION says it is older than 1.22; otherwise not checked: the hint says which
+ * one is needed), else an installed Debian Go (the newest that reads it: its viewer is the
+ * current one), else NULL. */
 static const char *go_command(enum gt_trace_format format)
 {
 	static const char *const go122[] = {
@@ -195,7 +216,8 @@ static const char *go_command(enum gt_trace_format format)
 	static const char *const go119[] = {"/usr/lib/go-1.23/bin/go", "/usr/lib/go-1.19/bin/go",
 					    NULL};
 	char path[PATH_MAX];
-	if (gt_resolve_command("go", path, sizeof path) == 0)
+	if (gt_resolve_command("go", path, sizeof path) == 0 &&
+	    (format != GT_FORMAT_GO122 || !go_before_122(path)))
 		return "go";
 	for (const char *const *go = format == GT_FORMAT_GO122 ? go122 : go119; *go; go++)
 		if (access(*go, X_OK) == 0)

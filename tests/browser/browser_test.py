@@ -270,7 +270,8 @@ def main():
         raise Failure("no `go tool trace` binary to test with (scripts/setup installs them)")
     os.makedirs(args.outdir, exist_ok=True)
     trace = os.path.join(args.outdir, "workpool.trace")
-    run = subprocess.run([args.gotrace, "run", "-o", trace, "--", args.workpool],
+    # the 1.19 format: Go 1.19 is among the tools, and the pages checked are the ones it serves
+    run = subprocess.run([args.gotrace, "run", "--format", "go1.19", "-o", trace, "--", args.workpool],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if run.returncode != 0:
         raise Failure("gotrace run failed (%d):\n%s" % (run.returncode, run.stderr))

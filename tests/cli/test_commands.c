@@ -75,8 +75,8 @@ Test(cli, convert_several_captures)
 	snprintf(out, sizeof out, "%s/cli.trace", test_tmpdir());
 	make_capture(a, 111);
 	make_capture(b, 222);
-	snprintf(args, sizeof args, "convert --per-process --no-symbols '%s' '%s' -o '%s'", a, b,
-		 out);
+	snprintf(args, sizeof args,
+		 "convert --format go1.19 --per-process --no-symbols '%s' '%s' -o '%s'", a, b, out);
 	cr_assert_eq(run(args, so, sizeof so, se, sizeof se), 0, "%s", se);
 	cr_expect(strstr(se, "1 threads") && strstr(se, "facts") && strstr(se, "events written") &&
 		  strstr(se, "repaired") && strstr(se, "skipped"), "summary: %s", se);

@@ -159,11 +159,12 @@ static void start_daemon(struct daemon_run *d, bool traced, const char *dir, con
 	snprintf(rfd, sizeof rfd, "%d", ready[1]);
 	cli_path(trace, sizeof trace, dir, "t.trace");
 	/* per process: the daemon's trace is looked at alone */
-	const char *traced_argv[] = { cli_gotrace, "run", "--per-process", "-o", trace,
-				      "--keep-capture", "--", daemon_program, "daemon", cfd, rfd,
-				      NULL };
+	/* Go 1.19's events: goroutines_created() */
+	const char *traced_argv[] = { cli_gotrace, "run", "--format=go1.19", "--per-process", "-o",
+				      trace, "--keep-capture", "--", daemon_program, "daemon", cfd,
+				      rfd, NULL };
 	if (!keep_capture)
-		traced_argv[5] = "--stacks=unwind"; /* the default: the place is taken */
+		traced_argv[6] = "--stacks=unwind"; /* the default: the place is taken */
 	const char *plain_argv[] = { daemon_program, "daemon", cfd, rfd, NULL };
 	int keep[] = { ctrl[0], ready[1] };
 	memset(d, 0, sizeof *d);
@@ -401,9 +402,9 @@ Test(follow, no_follow_traces_the_program_a_wrapper_execs_not_its_children, .tim
 	const char *plain_argv[] = { wrapper, NULL };
 	char caps[700];
 	cli_path(caps, sizeof caps, dir, "captures");
-	const char *traced_argv[] = { cli_gotrace, "run", "--no-follow", "--per-process",
-				      "--keep-capture", "--capture-dir", caps, "-o", trace, "--",
-				      wrapper, NULL };
+	const char *traced_argv[] = { cli_gotrace, "run", "--format=go1.19", "--no-follow",
+				      "--per-process", "--keep-capture", "--capture-dir", caps,
+				      "-o", trace, "--", wrapper, NULL };
 	cli_run(&plain, plain_argv, NULL);
 	cli_run(&traced, traced_argv, NULL);
 	cr_assert_eq(traced.status, plain.status, "%s", traced.err);

@@ -30,8 +30,8 @@ static size_t count_files(const char *dir, const char *prefix)
 	return n;
 }
 
-/* Runs argv untraced and under `gotrace run OPTIONS -o trace`; asserts the same status and
- * stdout, returns the traced run. */
+/* Runs argv untraced and under `gotrace run --format go1.19 OPTIONS -o trace` (the tests read
+ * Go 1.19's events); asserts the same status and stdout, returns the traced run. */
 static void run_both(const char *const *argv, const char *const *options, const char *trace,
 		     struct cli_result *traced)
 {
@@ -40,6 +40,7 @@ static void run_both(const char *const *argv, const char *const *options, const 
 	size_t n = 0;
 	targv[n++] = cli_gotrace;
 	targv[n++] = "run";
+	targv[n++] = "--format=go1.19";
 	for (size_t i = 0; options && options[i]; i++)
 		targv[n++] = options[i];
 	targv[n++] = "-o";
@@ -158,7 +159,7 @@ Test(one_trace, convert_of_the_kept_captures_is_the_same_trace, .timeout = 120)
 	cli_result_free(&r);
 	cr_assert_eq(count_files(caps, "gotrace-"), 3);
 
-	const char *conv[] = { cli_gotrace, "convert", caps, "-o", again, NULL };
+	const char *conv[] = { cli_gotrace, "convert", "--format", "go1.19", caps, "-o", again, NULL };
 	cli_run(&r, conv, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_not_null(strstr(r.err, ": 3 processes, 8 threads,"), "%s", r.err);
@@ -267,7 +268,8 @@ Test(one_trace, losses_are_said_per_process)
 	gt_cb_free(cb);
 
 	struct cli_result r;
-	const char *conv[] = { cli_gotrace, "convert", "--no-symbols", a, b, "-o", trace, NULL };
+	const char *conv[] = { cli_gotrace, "convert", "--format", "go1.19", "--no-symbols", a, b,
+			       "-o", trace, NULL };
 	cli_run(&r, conv, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect_not_null(strstr(r.err, ": 2 processes, 2 threads,"), "%s", r.err);

@@ -20,15 +20,17 @@
 #include <time.h>
 #include <unistd.h>
 
-/* gotrace run [OPTION] -o DIR/t.trace -- /bin/sh -c SCRIPT */
+/* gotrace run --format go1.19 [OPTION] -o DIR/t.trace -- /bin/sh -c SCRIPT (the tests read
+ * the trace with Go 1.19's event model) */
 static void run_sh_with(const char *option, const char *dir, const char *script,
 			struct cli_result *r, char *trace, size_t size)
 {
-	const char *argv[10];
+	const char *argv[12];
 	size_t n = 0;
 	cli_path(trace, size, dir, "t.trace");
 	argv[n++] = cli_gotrace;
 	argv[n++] = "run";
+	argv[n++] = "--format=go1.19";
 	if (option)
 		argv[n++] = option;
 	const char *rest[] = { "-o", trace, "--", "/bin/sh", "-c", script, NULL };
@@ -425,8 +427,8 @@ Test(run, duration_limits_the_recording, .timeout = 60)
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "short.trace");
-	const char *argv[] = { cli_gotrace, "run", "--duration", "0.2", "-o", trace, "--",
-			       cli_workpool, NULL };
+	const char *argv[] = { cli_gotrace, "run", "--format", "go1.19", "--duration", "0.2",
+			       "-o", trace, "--", cli_workpool, NULL };
 	cli_run(&r, argv, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_not_null(strstr(r.out, "240 jobs done"), "the program was cut short: %s", r.out);
@@ -439,15 +441,16 @@ Test(run, duration_limits_the_recording, .timeout = 60)
 	cli_result_free(&r);
 }
 
-/* The `next:` hint names a Go that works: `go` on PATH, else the full path of an installed
- * Debian Go (1.23 before 1.19), else how to get one. */
+/* The `next:` hint for --format go1.19 names a Go that works: `go` on PATH, else the full
+ * path of an installed Debian Go (1.23 before 1.19), else how to get one. */
 Test(run, next_hint_names_a_go_that_runs)
 {
 	char dir[512], trace[600], fake_go[600], path_env[700], hint[800];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "t.trace");
-	const char *argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/true", NULL };
+	const char *argv[] = { cli_gotrace, "run", "--format", "go1.19", "-o", trace, "--",
+			       "/bin/true", NULL };
 
 	const char *without_go[] = { "PATH=/usr/bin:/bin", NULL };
 	cli_run(&r, argv, without_go);
@@ -496,7 +499,8 @@ Test(run, captures_default_to_a_tmpfs_with_room, .timeout = 60)
 	const char *env[] = { "TMPDIR", NULL };
 	const char *untraced[] = { "/bin/sh", "-c", script, NULL };
 	cli_run(&plain, untraced, env);
-	const char *run[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/sh", "-c", script, NULL };
+	const char *run[] = { cli_gotrace, "run", "--format", "go1.19", "-o", trace, "--", "/bin/sh",
+			      "-c", script, NULL };
 	cli_run(&traced, run, env);
 	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
 	cr_assert_str_eq(traced.out, plain.out);
@@ -526,21 +530,31 @@ Test(run, captures_default_to_a_tmpfs_with_room, .timeout = 60)
 }
 
 /* --format go1.22 (or GOTRACE_FORMAT) writes Go's own format since 1.22, named by its header;
- * the hint then names a Go that reads it and says how to reach older readers; a format no
- * reader knows is refused before anything runs. */
+ * the hint then names a Go that reads it (not a `go` on PATH whose VERSION says 1.21) and says
+ * how to reach older readers; a format no reader knows is refused before anything runs. */
 Test(run, format_go122_and_its_hint)
 {
-	char dir[512], trace[600], hint[900];
+	char dir[512], trace[600], hint[900], old_go[600], path_env[700];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "t.trace");
+	/* a Go 1.21 on PATH: GOROOT/bin/go beside GOROOT/VERSION */
+	cli_path(old_go, sizeof old_go, dir, "bin");
+	cr_assert_eq(mkdir(old_go, 0755), 0);
+	cli_write_file(old_go, sizeof old_go, dir, "VERSION", "go1.21.13\ntime x\n");
+	cli_write_file(old_go, sizeof old_go, dir, "bin/go", "#!/bin/sh\n");
+	cr_assert_eq(chmod(old_go, 0755), 0);
+	snprintf(path_env, sizeof path_env, "PATH=%s/bin:/usr/bin:/bin", dir);
 	const char *no_go[] = { "PATH=/usr/bin:/bin", NULL };
 	const char *with_env[] = { "PATH=/usr/bin:/bin", "GOTRACE_FORMAT=go1.22", NULL };
+	const char *with_old_go[] = { path_env, "GOTRACE_FORMAT", NULL };
 	const char *flag[] = { cli_gotrace, "run", "--format", "go1.22", "-o", trace, "--",
 			       "/bin/echo", "hi", NULL };
-	const char *env_only[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/echo", "hi", NULL };
-	for (int k = 0; k < 2; k++) {
-		cli_run(&r, k ? env_only : flag, k ? with_env : no_go);
+	const char *no_flag[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/echo", "hi", NULL };
+	const char *const *runs[] = { flag, no_flag, flag };
+	const char *const *envs[] = { no_go, with_env, with_old_go };
+	for (int k = 0; k < 3; k++) {
+		cli_run(&r, runs[k], envs[k]);
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		cr_assert_str_eq(r.out, "hi\n", "the command's own output, as untraced");
 		char header[16] = { 0 };

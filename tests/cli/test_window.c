@@ -304,8 +304,8 @@ static int64_t labelled(const struct gt_events *ev, const char *name)
 static void convert_window(struct cli_result *r, const char *capture, const char *out,
 			   const char *from, const char *to)
 {
-	const char *argv[] = { cli_gotrace, "convert", "--no-symbols", capture, "-o", out,
-			       "--from", from, "--to", to, NULL };
+	const char *argv[] = { cli_gotrace, "convert", "--format", "go1.19", "--no-symbols", capture,
+			       "-o", out, "--from", from, "--to", to, NULL };
 	cli_run(r, argv, NULL);
 }
 
@@ -319,7 +319,8 @@ Test(window, threads_alive_at_its_start_are_there_blocked_ones_blocked, .timeout
 	cli_path(win, sizeof win, dir, "win.trace");
 	window_capture(capture);
 
-	const char *argv[] = { cli_gotrace, "convert", "--no-symbols", capture, "-o", whole, NULL };
+	const char *argv[] = { cli_gotrace, "convert", "--format", "go1.19", "--no-symbols", capture,
+			       "-o", whole, NULL };
 	cli_run(&r, argv, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cli_result_free(&r);
@@ -366,19 +367,26 @@ Test(window, threads_alive_at_its_start_are_there_blocked_ones_blocked, .timeout
 
 Test(window, of_a_real_run_keeps_every_thread_and_reads, .timeout = 120)
 {
-	char dir[512], trace[600], capture[700], win[600];
+	char dir[512], trace[600], capture[700], whole[600], win[600];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_trace_workpool(dir, 240, trace, sizeof trace);
 	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	cli_path(whole, sizeof whole, dir, "whole.trace");
 	cli_path(win, sizeof win, dir, "win.trace");
-	struct gt_events *all = gt_events_parse_119(trace);
+	/* Go 1.19's events of the whole run and of the window, from the kept capture */
+	const char *whole_argv[] = { cli_gotrace, "convert", "--format", "go1.19", capture, "-o",
+				     whole, NULL };
+	cli_run(&r, whole_argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_free(&r);
+	struct gt_events *all = gt_events_parse_119(whole);
 	cr_assert_not_null(all);
 	size_t threads = gt_events_count(all, "GoCreate", GT_ANY, GT_ANY);
 	gt_events_free(all);
 
-	const char *argv[] = { cli_gotrace, "convert", capture, "-o", win, "--from", "200ms",
-			       "--to", "0.5s", NULL };
+	const char *argv[] = { cli_gotrace, "convert", "--format", "go1.19", capture, "-o", win,
+			       "--from", "200ms", "--to", "0.5s", NULL };
 	cli_run(&r, argv, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cli_result_free(&r);

@@ -112,12 +112,13 @@ Test(names, program_started_through_a_symlink, .fini = teardown, .timeout = 60)
 	cr_assert_eq(capture_count(&cap, GT_PROCESS_NAME, GT_NAME_THREAD), 0u);
 	cr_assert_eq(capture_count(&cap, GT_PROCESS_NAME, -1), 2u, "at the start and the end");
 
-	char path[PATH_MAX + 64], trace[PATH_MAX + 64];
+	char path[PATH_MAX + 64], trace[PATH_MAX + 64], output[PATH_MAX + 80];
 	capture_path(&traced, traced.pid, 0, path, sizeof path);
 	expect_report_process(path, "names-alias", expect);
-	/* the threads' inherited name is the alias: not a label in the trace */
+	/* the threads' inherited name is the alias: not a label in the trace (Go 1.19's events) */
 	snprintf(trace, sizeof trace, "%s/names.trace", traced.dir);
-	gotrace_out("convert", path, "-o", trace);
+	snprintf(output, sizeof output, "--output=%s", trace);
+	gotrace_out("convert", "--format=go1.19", path, output);
 	struct gt_events *ev = gt_events_parse_119(trace);
 	cr_assert_not_null(ev);
 	size_t labels = 0;
