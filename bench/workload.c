@@ -140,7 +140,8 @@ static void run_pipe(void)
 	for (i = 0; i < rounds; i++) {
 		if (seconds > 0 && (i & 1023) == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
-			if ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 >= seconds)
+			double spent = (double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+			if (spent >= seconds)
 				break;
 		}
 		must_io(write(ping[1], &c, 1), "workload: write ping");
@@ -182,7 +183,8 @@ int main(int argc, char **argv)
 		{"churn", run_churn, 10000},
 	};
 	if (argc < 2 || argc > 4 || (argc == 4 && strcmp(argv[1], "pipe"))) {
-		fprintf(stderr, "usage: workload mutex|condvar|pipe|churn [ROUNDS], workload pipe ROUNDS SECONDS\n");
+		fprintf(stderr, "usage: workload mutex|condvar|pipe|churn [ROUNDS]\n"
+				"       workload pipe ROUNDS SECONDS\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
@@ -191,7 +193,7 @@ int main(int argc, char **argv)
 		rounds = argc >= 3 ? atol(argv[2]) : workloads[i].default_rounds;
 		seconds = argc == 4 ? atof(argv[3]) : 0;
 		if (rounds < 1 || seconds < 0) {
-			fprintf(stderr, "workload: ROUNDS must be positive, SECONDS not negative\n");
+			fprintf(stderr, "workload: ROUNDS must be positive, SECONDS >= 0\n");
 			return 2;
 		}
 		workloads[i].run();
