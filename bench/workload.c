@@ -140,7 +140,8 @@ static void run_pipe(void)
 	for (i = 0; i < rounds; i++) {
 		if (seconds > 0 && (i & 1023) == 0) {
 			clock_gettime(CLOCK_MONOTONIC, &t);
-			double spent = (double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+			double spent =
+				(double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
 			if (spent >= seconds)
 				break;
 		}
