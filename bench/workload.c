@@ -3,8 +3,8 @@
  *   workload mutex   [ROUNDS]   4 threads take one lock ROUNDS times each (default 20000)
  *   workload condvar [ROUNDS]   2 threads pass a turn through a condition variable
  *                               ROUNDS times each way (default 10000)
- *   workload pipe    [ROUNDS]   2 threads pass one byte back and forth through 2 pipes
- *                               ROUNDS times (default 10000)
+ *   workload pipe    [ROUNDS [SECONDS]]  2 threads pass one byte back and forth through 2
+ *                               pipes ROUNDS times (default 10000), or until SECONDS have passed
  *   workload churn   [THREADS]  creates and joins THREADS threads one after the other
  *                               (default 10000)
  *
@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static long rounds;
+static double seconds; /* pipe: stop after this long (0: after ROUNDS) */
 
 static void check(int rc, const char *what)
 {
@@ -112,7 +114,10 @@ static void *pipe_echo(void *arg)
 	(void)arg;
 	char c;
 	for (long i = 0; i < rounds; i++) {
-		must_io(read(ping[0], &c, 1), "workload: read ping");
+		ssize_t got = read(ping[0], &c, 1);
+		if (got == 0 && seconds > 0)
+			break; /* the main thread's time is up: it closed the pipe */
+		must_io(got, "workload: read ping");
 		c++;
 		must_io(write(pong[1], &c, 1), "workload: write pong");
 	}
@@ -129,13 +134,24 @@ static void run_pipe(void)
 	check(pthread_create(&th, NULL, pipe_echo, NULL), "pthread_create");
 	unsigned char c = 0;
 	unsigned long sum = 0;
-	for (long i = 0; i < rounds; i++) {
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long i;
+	for (i = 0; i < rounds; i++) {
+		if (seconds > 0 && (i & 1023) == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			double spent =
+				(double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9;
+			if (spent >= seconds)
+				break;
+		}
 		must_io(write(ping[1], &c, 1), "workload: write ping");
 		must_io(read(pong[0], &c, 1), "workload: read pong");
 		sum += c;
 	}
+	close(ping[1]);
 	check(pthread_join(th, NULL), "pthread_join");
-	printf("pipe: %ld round trips, sum %lu\n", rounds, sum);
+	printf("pipe: %ld round trips, sum %lu\n", i, sum);
 }
 
 /* ---- thread churn ----------------------------------------------------------------------- */
@@ -167,16 +183,18 @@ int main(int argc, char **argv)
 		{"pipe", run_pipe, 10000},
 		{"churn", run_churn, 10000},
 	};
-	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: workload mutex|condvar|pipe|churn [ROUNDS]\n");
+	if (argc < 2 || argc > 4 || (argc == 4 && strcmp(argv[1], "pipe"))) {
+		fprintf(stderr, "usage: workload mutex|condvar|pipe|churn [ROUNDS]\n"
+				"       workload pipe ROUNDS SECONDS\n");
 		return 2;
 	}
 	for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
 		if (strcmp(argv[1], workloads[i].name))
 			continue;
-		rounds = argc == 3 ? atol(argv[2]) : workloads[i].default_rounds;
-		if (rounds < 1) {
-			fprintf(stderr, "workload: ROUNDS must be positive\n");
+		rounds = argc >= 3 ? atol(argv[2]) : workloads[i].default_rounds;
+		seconds = argc == 4 ? atof(argv[3]) : 0;
+		if (rounds < 1 || seconds < 0) {
+			fprintf(stderr, "workload: ROUNDS must be positive, SECONDS >= 0\n");
 			return 2;
 		}
 		workloads[i].run();
