@@ -9,7 +9,6 @@
 #include "commands.h"
 #include "convert.h"
 #include "follow.h"
-#include "kernel_file.h"
 #include "kernel_sched.h"
 #include "one_trace.h"
 #include "program_check.h"
@@ -38,6 +37,7 @@
 #include <unistd.h>
 
 #include <gotrace/capture.h>
+#include <gotrace/kernel_sched.h>
 #include <gotrace/last.h>
 
 #ifndef GT_PRELOAD_BUILD_RELPATH
@@ -775,19 +775,6 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 			"still running): the trace ends at its last recorded fact\n", cap->pid);
 }
 
-/* The kernel's records: counted and shown, not drawn yet (issue 15). */
-static void print_kernel(void)
-{
-	struct gt_kernel_counts c;
-	char err[PATH_MAX + 128], line[256];
-	if (gt_kernel_read(kernel_file, NULL, NULL, &c, err, sizeof err) != 0) {
-		fprintf(stderr, "gotrace: %s\n", err);
-		return;
-	}
-	gt_kernel_describe(&c, line, sizeof line);
-	fprintf(stderr, "gotrace: %s\n", line);
-}
-
 static void convert_all(const struct run_options *opt, const struct run_captures *rc,
 			bool *all_ok)
 {
@@ -902,7 +889,7 @@ int gt_cmd_run(int argc, char **argv)
 	bool all_ok;
 	convert_all(&opt, &rc, &all_ok);
 	if (kernel_file[0] != '\0')
-		print_kernel();
+		gt_kernel_print_summary(kernel_file);
 	bool kept_beside = false;
 	if (all_ok && opt.keep_capture && opt.capture_dir == NULL)
 		kept_beside = keep_beside_output(&opt, &cd, &rc);

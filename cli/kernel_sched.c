@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "gotrace/kernel_sched.h"
+#include "kernel_file.h"
 
 /* 128 data pages + the header page: exactly the unprivileged per-CPU mlock allowance
  * (perf_event_mlock_kb=516), no loss at 145 k records/s (PERF-EVENTS.md §1.2). */
@@ -356,4 +357,16 @@ void gt_kernel_finish(struct gt_kernel_rec *k)
 	close(k->stop[1]);
 	close_events(k);
 	free(k);
+}
+
+void gt_kernel_print_summary(const char *path)
+{
+	struct gt_kernel_counts c;
+	char err[PATH_MAX + 128], line[256];
+	if (gt_kernel_read(path, NULL, NULL, &c, err, sizeof err) != 0) {
+		fprintf(stderr, "gotrace: %s\n", err);
+		return;
+	}
+	gt_kernel_describe(&c, line, sizeof line);
+	fprintf(stderr, "gotrace: %s\n", line);
 }

@@ -19,4 +19,8 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir);
 /* After the whole tree has exited: the last records, the file finished, the fds closed. */
 void gt_kernel_finish(struct gt_kernel_rec *k);
 
+/* "gotrace: kernel: N context switches recorded (P preempted), M lost" for the file at PATH
+ * (or what is wrong with it), on stderr.  They are counted, not drawn yet (issue 15). */
+void gt_kernel_print_summary(const char *path);
+
 #endif

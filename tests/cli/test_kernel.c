@@ -109,6 +109,16 @@ Test(kernel, every_blocking_read_of_a_ping_pong_is_a_recorded_switch, .timeout =
 	snprintf(line, sizeof line, "kernel: %lu context switches recorded", (unsigned long)c.switches);
 	cr_assert_not_null(strstr(r.err, line), "no '%s' in: %s", line, r.err);
 	cli_result_free(&r);
+
+	/* convert of the kept capture shows them too */
+	char capture[700], again[700];
+	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	cli_path(again, sizeof again, dir, "again.trace");
+	const char *argv[] = { cli_gotrace, "convert", "-o", again, capture, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, line), "no '%s' in: %s", line, r.err);
+	cli_result_free(&r);
 }
 
 Test(kernel, off_records_nothing, .timeout = 120)
