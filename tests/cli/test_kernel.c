@@ -90,7 +90,7 @@ Test(kernel, every_blocking_read_of_a_ping_pong_is_a_recorded_switch, .timeout =
 	struct cli_result r;
 	struct switches s = { 0 };
 	cli_tempdir(dir, sizeof dir);
-	run_twins(dir, NULL, NULL, &r, trace, sizeof trace, s.pids);
+	run_twins(dir, NULL, "--kernel=on", &r, trace, sizeof trace, s.pids);
 	cr_assert_eq(count_lines_with(r.err, "no kernel scheduling data"), 0,
 		     "perf refused on this machine (root, paranoid <= 2 expected): %s", r.err);
 	snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
@@ -144,7 +144,7 @@ Test(kernel, off_records_nothing, .timeout = 120)
 Test(kernel, refused_perf_is_one_line_and_a_hook_only_trace, .timeout = 120)
 {
 	struct cli_result r;
-	run_without_kernel(GT_TEST_NO_PERF, NULL, &r);
+	run_without_kernel(GT_TEST_NO_PERF, "--kernel=on", &r);
 	cr_assert_eq(count_lines_with(r.err, "gotrace: no kernel scheduling data: "
 					     "perf_event_open blocked (EPERM)"), 1, "%s", r.err);
 	cr_assert_eq(count_lines_with(r.err, "no kernel scheduling data"), 1, "%s", r.err);
