@@ -6,10 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <gotrace/kernel_sched.h>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "convert.h"
+#include "kernel_sched.h"
 #include "one_trace.h"
 #include "trace_set.h"
 
@@ -145,6 +150,37 @@ static int convert_per_process(const char *out, const char *const *captures, siz
 	return status;
 }
 
+/* The kernel records of a run, counted (not drawn yet): gotrace-<pid>.gtkern in a capture
+ * directory, FILE.gtkern beside a kept FILE.gtcap. */
+static void print_kernel_records(char **args, size_t n)
+{
+	size_t suffix = strlen(GT_KERNEL_SUFFIX);
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX + NAME_MAX + 2];
+		size_t len = strlen(args[i]);
+		DIR *d = opendir(args[i]);
+		if (d == NULL) {
+			if (len > 6 && len < PATH_MAX && strcmp(args[i] + len - 6, ".gtcap") == 0) {
+				snprintf(path, sizeof path, "%.*s%s", (int)(len - 6), args[i],
+					 GT_KERNEL_SUFFIX);
+				if (access(path, F_OK) == 0)
+					gt_kernel_print_summary(path);
+			}
+			continue;
+		}
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			size_t elen = strlen(e->d_name);
+			if (strncmp(e->d_name, "gotrace-", 8) != 0 || elen <= 8 + suffix ||
+			    strcmp(e->d_name + elen - suffix, GT_KERNEL_SUFFIX) != 0)
+				continue;
+			snprintf(path, sizeof path, "%s/%s", args[i], e->d_name);
+			gt_kernel_print_summary(path);
+		}
+		closedir(d);
+	}
+}
+
 enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
 
 int gt_cmd_convert(int argc, char **argv)
@@ -226,6 +262,8 @@ int gt_cmd_convert(int argc, char **argv)
 	} else if (status == 0) {
 		status = convert_per_process(out, (const char *const *)list.paths, list.n, &opt, quiet);
 	}
+	if (status == 0 && !quiet)
+		print_kernel_records(argv + optind, (size_t)(argc - optind));
 	for (size_t i = 0; i < list.n; i++)
 		free(list.paths[i]);
 	free(list.paths);

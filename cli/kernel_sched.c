@@ -1,0 +1,372 @@
+/* kernel_sched: the launcher's perf events on the traced tree (kernel_sched.h). */
+#include "kernel_sched.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gotrace/kernel_sched.h"
+#include "kernel_file.h"
+
+/* 128 data pages + the header page: exactly the unprivileged per-CPU mlock allowance
+ * (perf_event_mlock_kb=516), no loss at 145 k records/s (PERF-EVENTS.md §1.2). */
+#define DATA_PAGES_MAX 128u
+#define DATA_PAGES_MIN 8u
+#define DRAIN_MS 100
+
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+
+struct gt_kernel_rec {
+	int n;                      /* CPUs with an event */
+	int *fd;
+	void **ring;
+	size_t map_bytes, data_bytes;
+	int out;                    /* the .gtkern file */
+	int stop[2];                /* a byte: drain once more and end */
+	pthread_t thread;
+	uint64_t write_lost;        /* records drained and not stored */
+	char path[PATH_MAX];
+	char *tmp;                  /* a record that wraps around the ring, made whole */
+};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("gotrace: no kernel scheduling data: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static int paranoid_level(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = INT_MIN;
+	if (f != NULL) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = INT_MIN;
+		fclose(f);
+	}
+	return level;
+}
+
+/* The one line for a refused perf_event_open (PERF-EVENTS.md §11). */
+static void say_refused(int err)
+{
+	int level = paranoid_level();
+	if (err == EACCES && level >= 3)
+		say("kernel.perf_event_paranoid=%d forbids perf events for non-root; enable: sudo "
+		    "sysctl -w kernel.perf_event_paranoid=2 (or run with CAP_PERFMON)", level);
+	else if (err == EACCES)
+		say("perf_event_open refused (EACCES)%s; run with CAP_PERFMON",
+		    level > 2 ? "" : " by a security module");
+	else if (err == EPERM)
+		say("perf_event_open blocked (EPERM), likely a container seccomp profile; enable: "
+		    "docker run --cap-add PERFMON (or a profile that allows perf_event_open)");
+	else if (err == ENOSYS || err == ENOENT || err == ENODEV || err == EOPNOTSUPP)
+		say("this kernel or sandbox has no perf events (%s)", strerror(err));
+	else if (err == EINVAL || err == E2BIG)
+		say("kernel too old for context-switch records with CLOCK_MONOTONIC times (needs "
+		    "Linux 4.3+): %s", strerror(err));
+	else
+		say("perf_event_open: %s", strerror(err));
+}
+
+static int open_event(pid_t pid, int cpu)
+{
+	struct perf_event_attr a = {
+		.size = sizeof a,
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_DUMMY,
+		.sample_period = 1,
+		.sample_type = SAMPLE_TYPE,
+		.sample_id_all = 1,
+		.context_switch = 1,
+		.comm = 1,
+		.comm_exec = 1,
+		.task = 1,
+		.inherit = 1,
+		.disabled = 1,
+		.enable_on_exec = 1,
+		.exclude_kernel = 1,   /* required for non-root at paranoid 2 */
+		.exclude_hv = 1,
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
+		.watermark = 1,
+	};
+	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int online_cpus(int **cpus)
+{
+	/* "0-3,5,7-8" */
+	char buf[4096];
+	int n = 0, fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	ssize_t len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+		*cpus = malloc(sizeof **cpus * (size_t)(c > 0 ? c : 1));
+		for (n = 0; *cpus != NULL && n < (c > 0 ? c : 1); n++)
+			(*cpus)[n] = n;
+		return n;
+	}
+	buf[len] = '\0';
+	*cpus = NULL;
+	for (char *p = buf; *p >= '0' && *p <= '9';) {
+		long lo = strtol(p, &p, 10), hi = lo;
+		if (*p == '-')
+			hi = strtol(p + 1, &p, 10);
+		int *v = realloc(*cpus, sizeof *v * (size_t)(n + hi - lo + 1));
+		if (v == NULL)
+			break;
+		*cpus = v;
+		for (long c = lo; c <= hi; c++)
+			v[n++] = (int)c;
+		if (*p == ',')
+			p++;
+	}
+	return n;
+}
+
+static void store(struct gt_kernel_rec *k, const void *rec, size_t size)
+{
+	const char *p = rec;
+	while (size > 0) {
+		ssize_t w = write(k->out, p, size);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			k->write_lost++;
+			return;
+		}
+		p += w;
+		size -= (size_t)w;
+	}
+}
+
+/* Copies CPU i's new records into the file (PERF-EVENTS.md §3). */
+static void drain(struct gt_kernel_rec *k, int i)
+{
+	struct perf_event_mmap_page *pg = k->ring[i];
+	char *data = (char *)pg + pg->data_offset;
+	uint64_t size = pg->data_size;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pg->data_tail;  /* only we write it */
+	while (tail < head) {
+		uint64_t off = tail & (size - 1);  /* a header never wraps: records are 8-aligned */
+		struct perf_event_header *h = (void *)(data + off);
+		if (h->size == 0)
+			break;  /* never seen; a bad ring must not loop forever */
+		if (off + h->size > size) {
+			memcpy(k->tmp, data + off, size - off);
+			memcpy(k->tmp + (size - off), data, h->size - (size - off));
+			h = (void *)k->tmp;
+		}
+		store(k, h, h->size);
+		tail += h->size;
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void *drain_loop(void *arg)
+{
+	struct gt_kernel_rec *k = arg;
+	struct pollfd *p = calloc((size_t)k->n + 1, sizeof *p);
+	if (p == NULL)
+		return NULL;  /* the final drain in gt_kernel_finish still runs */
+	for (int i = 0; i < k->n; i++)
+		p[i] = (struct pollfd){ .fd = k->fd[i], .events = POLLIN };
+	p[k->n] = (struct pollfd){ .fd = k->stop[0], .events = POLLIN };
+	for (;;) {
+		int r = poll(p, (nfds_t)k->n + 1, DRAIN_MS);
+		if (r < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < k->n; i++) {
+			/* POLLHUP stays once the command's first thread exits, while its other
+			 * threads and children go on writing: drop it from poll, drain on timeout */
+			if (p[i].revents & (POLLHUP | POLLERR))
+				p[i].fd = -1;
+			drain(k, i);
+		}
+		if (p[k->n].revents)
+			break;
+	}
+	free(p);
+	return NULL;
+}
+
+static void close_events(struct gt_kernel_rec *k)
+{
+	for (int i = 0; i < k->n; i++) {
+		if (k->ring[i] != NULL && k->ring[i] != MAP_FAILED)
+			munmap(k->ring[i], k->map_bytes);
+		close(k->fd[i]);
+	}
+	free(k->fd);
+	free(k->ring);
+	free(k->tmp);
+	k->fd = NULL;
+	k->ring = NULL;
+	k->tmp = NULL;
+}
+
+/* Maps every event's ring, halving the size on EPERM (the user's locked-memory budget,
+ * shared with their other perf users).  0, or the errno. */
+static int map_rings(struct gt_kernel_rec *k)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	for (unsigned pages = DATA_PAGES_MAX; pages >= DATA_PAGES_MIN; pages /= 2) {
+		k->data_bytes = pages * page;
+		k->map_bytes = (1 + pages) * page;
+		int i, err = 0;
+		for (i = 0; i < k->n; i++) {
+			k->ring[i] = mmap(NULL, k->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
+					  k->fd[i], 0);
+			if (k->ring[i] == MAP_FAILED) {
+				err = errno;
+				break;
+			}
+		}
+		if (i == k->n)
+			return 0;
+		k->ring[i] = NULL;  /* the one that failed */
+		while (i-- > 0) {
+			munmap(k->ring[i], k->map_bytes);
+			k->ring[i] = NULL;
+		}
+		if (err != EPERM && err != ENOMEM)
+			return err;
+		if (pages == DATA_PAGES_MIN)
+			return err;
+	}
+	return EPERM;
+}
+
+struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir)
+{
+	int *cpus = NULL;
+	int n = online_cpus(&cpus);
+	if (n <= 0) {
+		free(cpus);
+		say("cannot read the online CPUs");
+		return NULL;
+	}
+	struct gt_kernel_rec *k = calloc(1, sizeof *k);
+	if (k == NULL || (k->fd = calloc((size_t)n, sizeof *k->fd)) == NULL ||
+	    (k->ring = calloc((size_t)n, sizeof *k->ring)) == NULL) {
+		say("out of memory");
+		goto fail_alloc;
+	}
+	k->out = k->stop[0] = k->stop[1] = -1;
+	for (; k->n < n; k->n++) {
+		if ((k->fd[k->n] = open_event(pid, cpus[k->n])) < 0) {
+			say_refused(errno);
+			goto fail;
+		}
+	}
+	int err = map_rings(k);
+	if (err == EPERM || err == ENOMEM) {
+		say("locked-memory limit reached (perf_event_mlock_kb x CPUs + ulimit -l, shared "
+		    "by the user's perf users); raise ulimit -l");
+		goto fail;
+	} else if (err != 0) {
+		say("mmap of the perf buffers: %s", strerror(err));
+		goto fail;
+	}
+	if ((k->tmp = malloc(1u << 16)) == NULL) {  /* a record's size is a u16 */
+		say("out of memory");
+		goto fail;
+	}
+	snprintf(k->path, sizeof k->path, "%s/gotrace-%d%s", dir, (int)pid, GT_KERNEL_SUFFIX);
+	k->out = open(k->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (k->out < 0) {
+		say("cannot write %s: %s", k->path, strerror(errno));
+		goto fail;
+	}
+	struct gt_kernel_header h = {
+		.magic = GT_KERNEL_MAGIC,
+		.version = GT_KERNEL_VERSION,
+		.header_size = sizeof h,
+		.sample_type = SAMPLE_TYPE,
+		.clockid = CLOCK_MONOTONIC,
+		.n_cpus = (uint32_t)n,
+		.buffer_bytes = (uint32_t)k->data_bytes,
+		.pid = (uint32_t)pid,
+		.launcher_lost = GT_KERNEL_UNFINISHED,
+	};
+	store(k, &h, sizeof h);
+	if (k->write_lost != 0 || pipe2(k->stop, O_CLOEXEC) != 0 ||
+	    (errno = pthread_create(&k->thread, NULL, drain_loop, k)) != 0) {
+		say("cannot start recording: %s", strerror(errno));
+		goto fail;
+	}
+	free(cpus);
+	return k;
+fail:
+	if (k->out >= 0) {
+		close(k->out);
+		unlink(k->path);
+	}
+	if (k->stop[0] >= 0) {
+		close(k->stop[0]);
+		close(k->stop[1]);
+	}
+	close_events(k);
+fail_alloc:
+	if (k != NULL) {
+		free(k->fd);
+		free(k->ring);
+	}
+	free(k);
+	free(cpus);
+	return NULL;
+}
+
+void gt_kernel_finish(struct gt_kernel_rec *k)
+{
+	char one = 1;
+	while (write(k->stop[1], &one, 1) < 0 && errno == EINTR)
+		;
+	pthread_join(k->thread, NULL);
+	for (int i = 0; i < k->n; i++)
+		drain(k, i);
+	uint64_t lost = k->write_lost;
+	if (pwrite(k->out, &lost, sizeof lost, offsetof(struct gt_kernel_header, launcher_lost)) !=
+	    (ssize_t)sizeof lost)
+		fprintf(stderr, "gotrace: %s: %s\n", k->path, strerror(errno));
+	close(k->out);
+	close(k->stop[0]);
+	close(k->stop[1]);
+	close_events(k);
+	free(k);
+}
+
+void gt_kernel_print_summary(const char *path)
+{
+	struct gt_kernel_counts c;
+	char err[PATH_MAX + 128], line[256];
+	if (gt_kernel_read(path, NULL, NULL, &c, err, sizeof err) != 0) {
+		fprintf(stderr, "gotrace: %s\n", err);
+		return;
+	}
+	gt_kernel_describe(&c, line, sizeof line);
+	fprintf(stderr, "gotrace: %s\n", line);
+}

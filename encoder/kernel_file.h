@@ -1,0 +1,41 @@
+/* Reading the kernel scheduling file of a run (include/gotrace/kernel_sched.h): its records
+ * one by one, and the counts the summary shows.  The model does not use them yet (issue 15,
+ * item 2). */
+#ifndef GOTRACE_ENCODER_KERNEL_FILE_H
+#define GOTRACE_ENCODER_KERNEL_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gotrace/kernel_sched.h>
+
+/* The sample_id trailer of a record (sample_type GT: TID, TIME, CPU, IDENTIFIER). */
+struct gt_kernel_id {
+	uint32_t pid, tid;
+	uint64_t time;   /* CLOCK_MONOTONIC ns */
+	uint32_t cpu;
+};
+
+struct gt_kernel_counts {
+	uint64_t records;
+	uint64_t switches;        /* PERF_RECORD_SWITCH, in and out */
+	uint64_t switches_out, preempted;   /* of which: off CPU; off CPU still runnable */
+	uint64_t lost;            /* records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t launcher_lost;   /* records the launcher could not store */
+	bool unfinished;          /* the launcher did not end the file */
+	bool truncated;           /* it ends inside a record */
+	uint32_t n_cpus, buffer_bytes;
+};
+
+/* Calls fn for every record (type, misc, its trailer) when fn is not NULL, and counts them
+ * into *c.  0, or -1 with a message in err. */
+int gt_kernel_read(const char *path,
+		   void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
+		   void *ctx, struct gt_kernel_counts *c, char *err, size_t err_size);
+
+/* "kernel: N context switches recorded, M lost" and what else went wrong, or nothing with
+ * no counts; writes into buf (size bytes). */
+void gt_kernel_describe(const struct gt_kernel_counts *c, char *buf, size_t size);
+
+#endif

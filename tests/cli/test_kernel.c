@@ -1,0 +1,153 @@
+/* gotrace run records the kernel's context switches of the traced tree (issue 15): a pipe
+ * ping-pong's switches are all there, --kernel=off records none, and where perf_event_open
+ * is refused one line says so and the trace is made from the hooks alone.  Each traced run
+ * is compared with the same program run untraced. */
+#include "cli_support.h"
+#include "kernel_file.h"
+#include "oracle.h"
+
+#include <criterion/criterion.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROUND_TRIPS 2000
+
+/* pingpong ROUND_TRIPS PIDFILE, untraced, and then traced with gotrace run OPTION (after
+ * WRAPPER when not NULL) -o DIR/p.trace --keep-capture; asserts both behave the same. */
+static void run_twins(const char *dir, const char *wrapper, const char *option,
+		      struct cli_result *traced, char *trace, size_t size, int pids[2])
+{
+	char pidfile[600], rounds[16];
+	struct cli_result plain;
+	snprintf(rounds, sizeof rounds, "%d", ROUND_TRIPS);
+	cli_path(pidfile, sizeof pidfile, dir, "plain.pids");
+	const char *plain_argv[] = { GT_TEST_PINGPONG, rounds, pidfile, NULL };
+	cli_run(&plain, plain_argv, NULL);
+
+	cli_path(trace, size, dir, "p.trace");
+	cli_path(pidfile, sizeof pidfile, dir, "traced.pids");
+	const char *argv[16];
+	size_t n = 0;
+	if (wrapper != NULL)
+		argv[n++] = wrapper;
+	argv[n++] = cli_gotrace;
+	argv[n++] = "run";
+	if (option != NULL)
+		argv[n++] = option;
+	const char *rest[] = { "--keep-capture", "-o", trace, "--", GT_TEST_PINGPONG, rounds,
+			       pidfile, NULL };
+	memcpy(argv + n, rest, sizeof rest);
+	cli_run(traced, argv, NULL);
+
+	cr_assert_eq(plain.status, 0, "untraced: %d %s", plain.status, plain.err);
+	cr_assert_eq(traced->status, plain.status, "traced status %d: %s", traced->status,
+		     traced->err);
+	cr_assert_str_eq(traced->out, plain.out);
+	cr_assert_str_empty(plain.err);
+	FILE *f = fopen(pidfile, "r");
+	cr_assert_not_null(f);
+	cr_assert_eq(fscanf(f, "%d %d", &pids[0], &pids[1]), 2);
+	fclose(f);
+	cli_result_free(&plain);
+
+	struct gt_events *events = gt_events_parse_119(trace);
+	cr_assert_not_null(events, "Go 1.19 rejects the trace: %s", traced->err);
+	cr_assert_gt(events->n, 0);
+	gt_events_free(events);
+}
+
+struct switches {
+	int pids[2];
+	unsigned long out[2], other;
+};
+
+static void count_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+{
+	struct switches *s = ctx;
+	if (type != PERF_RECORD_SWITCH || !(misc & PERF_RECORD_MISC_SWITCH_OUT))
+		return;
+	if ((int)id->tid == s->pids[0])
+		s->out[0]++;
+	else if ((int)id->tid == s->pids[1])
+		s->out[1]++;
+	else
+		s->other++;
+}
+
+static size_t count_lines_with(const char *text, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+Test(kernel, every_blocking_read_of_a_ping_pong_is_a_recorded_switch, .timeout = 120)
+{
+	char dir[512], trace[600], kern[700], err[1024];
+	struct cli_result r;
+	struct switches s = { 0 };
+	cli_tempdir(dir, sizeof dir);
+	run_twins(dir, NULL, "--kernel=on", &r, trace, sizeof trace, s.pids);
+	cr_assert_eq(count_lines_with(r.err, "no kernel scheduling data"), 0,
+		     "perf refused on this machine (root, paranoid <= 2 expected): %s", r.err);
+	snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
+	cr_assert(cli_file_exists(kern), "no kernel records kept: %s", r.err);
+
+	struct gt_kernel_counts c;
+	cr_assert_eq(gt_kernel_read(kern, count_switch, &s, &c, err, sizeof err), 0, "%s", err);
+	cr_assert(!c.unfinished && !c.truncated);
+	cr_assert_eq(c.lost + c.launcher_lost, 0, "lost %lu", (unsigned long)c.lost);
+	/* each side waits in read for each round trip (the child's first byte may be there
+	 * already) and leaves its CPU there, or was preempted before it could */
+	cr_assert_geq(s.out[0], ROUND_TRIPS, "parent %d: %lu switch-outs", s.pids[0], s.out[0]);
+	cr_assert_geq(s.out[1], ROUND_TRIPS - 1, "child %d: %lu switch-outs", s.pids[1], s.out[1]);
+	cr_assert_geq(c.switches, c.switches_out);
+	char line[128];
+	snprintf(line, sizeof line, "kernel: %lu context switches recorded", (unsigned long)c.switches);
+	cr_assert_not_null(strstr(r.err, line), "no '%s' in: %s", line, r.err);
+	cli_result_free(&r);
+
+	/* convert of the kept capture shows them too */
+	char capture[700], again[700];
+	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	cli_path(again, sizeof again, dir, "again.trace");
+	const char *argv[] = { cli_gotrace, "convert", "-o", again, capture, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, line), "no '%s' in: %s", line, r.err);
+	cli_result_free(&r);
+}
+
+/* A traced ping-pong (after WRAPPER, with OPTION) that must leave no kernel records. */
+static void run_without_kernel(const char *wrapper, const char *option, struct cli_result *r)
+{
+	char dir[512], trace[600], kern[700];
+	int pids[2];
+	cli_tempdir(dir, sizeof dir);
+	run_twins(dir, wrapper, option, r, trace, sizeof trace, pids);
+	snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
+	cr_assert(!cli_file_exists(kern), "kernel records kept: %s", r->err);
+	cr_assert_null(strstr(r->err, "gotrace: kernel"), "%s", r->err);
+}
+
+Test(kernel, off_records_nothing, .timeout = 120)
+{
+	struct cli_result r;
+	run_without_kernel(NULL, "--kernel=off", &r);
+	cr_assert_null(strstr(r.err, "no kernel scheduling data"), "%s", r.err);
+	cli_result_free(&r);
+}
+
+Test(kernel, refused_perf_is_one_line_and_a_hook_only_trace, .timeout = 120)
+{
+	struct cli_result r;
+	run_without_kernel(GT_TEST_NO_PERF, "--kernel=on", &r);
+	cr_assert_eq(count_lines_with(r.err, "gotrace: no kernel scheduling data: "
+					     "perf_event_open blocked (EPERM)"), 1, "%s", r.err);
+	cr_assert_eq(count_lines_with(r.err, "no kernel scheduling data"), 1, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "--cap-add PERFMON"), "no way to enable it: %s", r.err);
+	cli_result_free(&r);
+}
