@@ -1,5 +1,6 @@
 /* capture_reader: see capture_reader.h. */
 #include "capture_reader.h"
+#include "grow.h"
 #include "u64map.h"
 
 #include <errno.h>
@@ -487,23 +488,9 @@ static int chunk_seq_cmp(const void *a, const void *b)
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Room for one more element in *v (n used of *cap, doubled from first when full). */
-static bool grow(void **v, size_t n, size_t *cap, size_t elem, size_t first)
-{
-	if (n < *cap)
-		return true;
-	size_t nc = *cap ? 2 * *cap : first;
-	void *nv = realloc(*v, nc * elem);
-	if (!nv)
-		return false;
-	*v = nv;
-	*cap = nc;
-	return true;
-}
-
 static bool chunk_add(struct chunk_ref **v, size_t *n, size_t *cap, struct chunk_ref ref)
 {
-	if (!grow((void **)v, *n, cap, sizeof **v, 16))
+	if (!gt_grow(v, cap, *n + 1, sizeof **v))
 		return false;
 	(*v)[(*n)++] = ref;
 	return true;
@@ -523,7 +510,7 @@ struct ring_recs {
 
 static bool ring_recs_add(struct ring_recs *rs, const uint8_t *p, size_t len)
 {
-	uint8_t *b = grow((void **)&rs->v, rs->n, &rs->cap, sizeof *rs->v, 256) ? malloc(len) : NULL;
+	uint8_t *b = gt_grow(&rs->v, &rs->cap, rs->n + 1, sizeof *rs->v) ? malloc(len) : NULL;
 	if (!b)
 		return false;
 	memcpy(b, p, len);
@@ -601,7 +588,7 @@ static size_t ring_thread_of(struct ring_thread **ts, size_t *n, size_t *cap, st
 		return SIZE_MAX;
 	if (found)
 		return (size_t)*v;
-	if (!grow((void **)ts, *n, cap, sizeof **ts, 64))
+	if (!gt_grow(ts, cap, *n + 1, sizeof **ts))
 		return SIZE_MAX;
 	(*ts)[*n] = (struct ring_thread){serial, SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
 	*v = *n;

@@ -30,6 +30,7 @@
 
 #include "gowire.h"
 #include "gowire_internal.h"
+#include "grow.h"
 #include "u64map.h"
 
 const struct gt_go2_event_desc gt_go2_events[GT_GO2_EVENT_COUNT] = {
@@ -145,22 +146,6 @@ static struct wire22 *w22(struct gt_wire *w)
 	return (struct wire22 *)w;
 }
 
-static bool grow(void *pp, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	size_t c = *cap ? *cap : 64;
-	while (c < need)
-		c *= 2;
-	void *n = realloc(*(void **)pp, c * size);
-	if (!n)
-		return false;
-	memset((char *)n + *cap * size, 0, (c - *cap) * size);
-	*(void **)pp = n;
-	*cap = c;
-	return true;
-}
-
 static void out_append(struct wire22 *w, const uint8_t *p, size_t n)
 {
 	w->stats.bytes += n;
@@ -207,7 +192,7 @@ static void m_flush(struct wire22 *w, struct m2 *m)
 
 static void id_push(struct wire22 *w, struct idlist *l, uint64_t id)
 {
-	if (!grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+	if (!gt_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
 		w->error = ENOMEM;
 		return;
 	}
@@ -259,7 +244,7 @@ static uint64_t w22_string(struct gt_wire *gw, const char *s, size_t len)
 	struct wire22 *w = w22(gw);
 	bool inserted;
 	uint64_t id = gtw_intern_string(&w->strings, &w->next_string_id, &s, &len, &inserted);
-	if ((!id && len) || (inserted && !grow(&w->strs, &w->cap_strs, id + 1, sizeof *w->strs))) {
+	if ((!id && len) || (inserted && !gt_grow(&w->strs, &w->cap_strs, id + 1, sizeof *w->strs))) {
 		w->error = ENOMEM;
 		return 0;
 	}
@@ -284,8 +269,8 @@ static void w22_define_stack(struct gt_wire *gw, uint64_t id, const struct gt_wi
 		return;   /* the first definition wins, as in the 1.19 writer */
 	/* the innermost frames and the outermost (the start routine: it names the thread) */
 	size_t k = n > MAX_FRAMES ? MAX_FRAMES : n;
-	if (!grow(&w->frames, &w->cap_frames, w->n_frames + k, sizeof *w->frames) ||
-	    !grow(&w->stks, &w->cap_stks, w->n_stks + 1, sizeof *w->stks)) {
+	if (!gt_grow(&w->frames, &w->cap_frames, w->n_frames + k, sizeof *w->frames) ||
+	    !gt_grow(&w->stks, &w->cap_stks, w->n_stks + 1, sizeof *w->stks)) {
 		w->error = ENOMEM;
 		return;
 	}
@@ -419,7 +404,7 @@ static struct m2 *m_new(struct wire22 *w, uint64_t id)
 	if (slot && found)
 		return w->ms[*slot];
 	struct m2 *m = calloc(1, sizeof *m);
-	if (!slot || !m || !grow(&w->ms, &w->cap_ms, w->n_ms + 1, sizeof *w->ms)) {
+	if (!slot || !m || !gt_grow(&w->ms, &w->cap_ms, w->n_ms + 1, sizeof *w->ms)) {
 		free(m);
 		w->error = ENOMEM;
 		return NULL;
@@ -714,7 +699,7 @@ static void gen_check(struct wire22 *w, uint64_t ticks)
 
 static bool g_slot(struct wire22 *w, uint64_t g)
 {
-	if (g && g < (1ull << 32) && grow(&w->gs, &w->cap_gs, g + 1, sizeof *w->gs))
+	if (g && g < (1ull << 32) && gt_grow(&w->gs, &w->cap_gs, g + 1, sizeof *w->gs))
 		return true;
 	if (g)
 		w->error = ENOMEM;
@@ -1062,7 +1047,7 @@ struct gt_wire *gt_wire_open_v2(int fd, uint32_t n_ps, const struct gt_wire_v2_o
 	w->next_string_id = 1;
 	w->next_stack_id = 1;
 	if (!w->ps || !w->out.data || !m_new(w, NO_ID) ||
-	    !grow(&w->strs, &w->cap_strs, 1, sizeof *w->strs)) {
+	    !gt_grow(&w->strs, &w->cap_strs, 1, sizeof *w->strs)) {
 		w22_free(&w->base);
 		return NULL;
 	}

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "u64map.h"
 
 /* A BLOCK_BEGIN or SYSCALL_BEGIN (with its kernel-object tail) fits; longer ones are not
@@ -62,14 +63,8 @@ static struct wthread *thread_of(struct gt_window *w, uint32_t capture, uint32_t
 		return NULL;
 	if (found)
 		return &w->threads[*slot - 1];
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 64;
-		struct wthread *more = realloc(w->threads, cap * sizeof *more);
-		if (!more)
-			return NULL;
-		w->threads = more;
-		w->cap = cap;
-	}
+	if (!gt_grow(&w->threads, &w->cap, w->n + 1, sizeof *w->threads))
+		return NULL;
 	*slot = w->n + 1;   /* the slot stays valid: no insertion since */
 	struct wthread *t = &w->threads[w->n++];
 	*t = (struct wthread){.capture = capture, .serial = serial};
