@@ -85,7 +85,7 @@ static const char run_usage[] =
 	"                          the program runs on.  Default: a quarter of the space\n"
 	"                          free where the captures are written, at the start\n"
 	"      --kernel=on|off     record the kernel's context switches of the traced tree\n"
-	"                          (perf events, where permitted; default off) into\n"
+	"                          (perf events, where permitted; default on) into\n"
 	"                          gotrace-<pid>.gtkern beside the captures\n"
 	"  -h, --help              show this help\n"
 	"\n"
@@ -160,9 +160,7 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 	};
 	int c;
 
-	/* kernel records off by default until run::forwards_signals_to_the_command is
-	 * understood: its SIGQUIT went unseen twice in full suite runs with them on */
-	*opt = (struct run_options){ .output = DEFAULT_OUTPUT, .no_kernel = true };
+	*opt = (struct run_options){ .output = DEFAULT_OUTPUT };
 	optind = 0; /* glibc: full re-initialisation, whatever parsed argv before */
 	opterr = 0;
 	/* '+': the first non-option is the command; its own options are not ours. */
