@@ -47,8 +47,8 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
  * chunk's first_tsc, else as the full record (thread, type, aux, payload, size) gt_emit
  * writes.  words 0: the full record (its values do not fit the compact form).  A chunk found
  * full is left as gt_reserve leaves it, and the slow path's record is a full one: the new
- * chunk's base follows this timestamp. */
-GT_INLINE void gt_emit_c(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc, unsigned cpu,
+ * chunk's base follows this timestamp.  t: the thread's state, whose last_tsc it sets. */
+GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc, unsigned cpu,
 			 const void *payload, uint32_t size, unsigned words, uint64_t w0,
 			 uint64_t w1, uint64_t w2)
 {
@@ -72,17 +72,17 @@ GT_INLINE void gt_emit_c(uint32_t thread, uint8_t type, uint8_t aux, uint64_t ts
 			gt_store((_Atomic uint64_t *)&r[2], w2);
 		gt_commit(r, w0 | d << 32);
 	}
-	gt_tls.last_tsc = tsc;
+	t->last_tsc = tsc;
 }
 
 /* A WAKE, compact when it can be. */
-GT_INLINE void gt_fact_wake_emit(uint32_t serial, uint8_t kind, uint64_t obj, uint32_t stack,
+GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind, uint64_t obj, uint32_t stack,
 				 uint32_t count, uint64_t tsc, unsigned cpu)
 {
 	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
 	int compact = (count == 1 || count == GT_WAKE_ALL) && obj < GT_C_OBJ_MAX &&
 		      (stack | serial) < GT_C_STACK_MAX;
-	gt_emit_c(serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+	gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
 		  gt_compact_word(count == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, kind, serial, stack >> 16),
 		  obj | (uint64_t)stack << 48, 0);
 }

@@ -363,7 +363,7 @@ GT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	int r = GT_REAL(pthread_barrier_wait)(b);
 	if (r == PTHREAD_BARRIER_SERIAL_THREAD) {
 		gt_fact_block_end_at(t, GT_BK_BARRIER, GT_OBJ(b), 0, called, cpu);
-		gt_fact_wake_emit(t->serial, GT_BK_BARRIER, GT_OBJ(b), 0, GT_WAKE_ALL, called + 1, cpu);
+		gt_fact_wake_emit(t, t->serial, GT_BK_BARRIER, GT_OBJ(b), 0, GT_WAKE_ALL, called + 1, cpu);
 	} else {
 		gt_fact_block_end(t, GT_BK_BARRIER, GT_OBJ(b), r);
 	}
@@ -382,7 +382,7 @@ GT_EXPORT int sched_yield(void)
 		uint64_t tsc = gt_now(&cpu);
 		struct gt_p_stackonly p = {.stack = stack};
 		uint32_t serial = t->serial;
-		gt_emit_c(serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p, serial < GT_C_THREAD_MAX ? 2 : 0,
+		gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p, serial < GT_C_THREAD_MAX ? 2 : 0,
 			  gt_compact_word(GT_C_YIELD, 0, serial, 0), stack, 0);
 		t->busy = 0;
 	}
