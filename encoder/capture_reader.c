@@ -167,13 +167,16 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
 
 /* The record at p (avail readable bytes) in a chunk whose first_tsc is base: its length in
  * the chunk, 0 when it does not parse.  *full is the full record (p, or exp holding a compact
- * record's expansion: capture.h), *full_len its length. */
+ * record's expansion: capture.h), *full_len its length.  exp has EXP_WORDS, more than an
+ * expansion takes (5), as many as the largest fixed part record_valid looks at. */
+#define EXP_WORDS 8
 static size_t record_parse(const struct gt_capture *c, const uint8_t *p, size_t avail, uint64_t base,
-			   uint64_t exp[5], const uint8_t **full, size_t *full_len)
+			   uint64_t exp[EXP_WORDS], const uint8_t **full, size_t *full_len)
 {
 	if (c->header.version >= 2 && avail >= 8 && (p[0] & GT_COMPACT_BIT)) {
 		uint64_t w[3];
-		size_t len = gt_compact_words(p[0]) * 8;
+		memcpy(w, p, 8);
+		size_t len = gt_compact_words(w[0]) * 8;
 		if (len > avail)
 			return 0;
 		memcpy(w, p, len);
@@ -308,7 +311,7 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 			s->pos += 8;
 			continue;
 		}
-		uint64_t exp[5];
+		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
 		size_t full_len, len = record_parse(c, p, avail, s->chunk_base, exp, &full, &full_len);
 		if (!len) {
@@ -316,7 +319,7 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 			const struct gt_rec *r = (const void *)p;
 			bool compact = c->header.version >= 2 && (p[0] & GT_COMPACT_BIT);
 			if (!s->in_garbage && avail >= 8 &&
-			    (compact ? gt_compact_words(p[0]) * 8 > avail
+			    (compact ? gt_compact_words(word) * 8 > avail
 				     : gt_capture_min_payload(r->type) >= 0 && r->nwords >= 2 &&
 					       (size_t)r->nwords * 8 > avail &&
 					       r->nwords <= GT_MAX_RECORD_WORDS)) {
@@ -560,7 +563,7 @@ static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint
 	size_t end = ch->used < (uint64_t)got ? (size_t)ch->used : (size_t)got;
 	end &= ~(size_t)7;
 	for (size_t pos = GT_CHUNK_HEADER_SIZE; pos + sizeof(struct gt_rec) <= end;) {
-		uint64_t exp[5];
+		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
 		size_t full_len, len = record_parse(c, buf + pos, end - pos, ch->first_tsc, exp, &full, &full_len);
 		if (!len) {

@@ -98,7 +98,7 @@ static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo
 		return 0;
 	uint32_t clen = 0;
 	if (w & GT_COMPACT_BIT) {
-		clen = gt_compact_words((uint8_t)w) * 8;
+		clen = gt_compact_words(w) * 8;
 		if (off + clen > end)
 			return 0;
 		gt_compact_expand((const uint64_t *)r, ((const struct gt_chunk_header *)c)->first_tsc, exp);
@@ -199,8 +199,9 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 		off += len;
 	}
 	for (uint32_t k = 0; k < n_scratch_used; k++) {
-		record_at(c, scratch[scratch_used[k]].off, end, lo, hi, exp, &r);
-		if (keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
+		/* valid in the scan above: committed records do not change */
+		if (record_at(c, scratch[scratch_used[k]].off, end, lo, hi, exp, &r) &&
+		    keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
 			return -1;
 	}
 	raise_lost(latest);

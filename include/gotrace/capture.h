@@ -473,7 +473,7 @@ struct gt_p_process_name {
 
 /* ---- Compact records (version 2) --------------------------------------------------------
  * The facts of a thread at work take two words (a SYSCALL_BEGIN with a descriptor's kernel key
- * three), stack reference included; a reader expands each into the full record it stands for
+ * and a condition wait naming its mutex three), stack reference included; a reader expands each into the full record it stands for
  * (gt_compact_expand), so nothing past the reader knows them.  Word 0, stored last:
  *   bits 0-3    aux (as the full record's)
  *   bits 4-6    enum gt_compact
@@ -484,12 +484,15 @@ struct gt_p_process_name {
  *               page chunk hold full records only)
  * Word 1 per type (obj < 2^48, stack < 2^20, nr < 2^12; anything else, a delta that does not
  * fit 32 bits, or block flags or tails take a full record):
- *   BLOCK_BEGIN, WAKE_ONE, WAKE_ALL   obj (bits 0-47), stack (48-63, bits 16-19 in hi)
+ *   BLOCK_BEGIN(_MUTEX), WAKE_ONE, WAKE_ALL
+ *                                     obj (bits 0-47), stack (48-63, bits 16-19 in hi)
  *   BLOCK_END                         obj (0-47), err (48-63, 0..65535); hi = result
- *   SYSCALL_BEGIN(_OBJ)               arg (0-31, signed), nr (32-43), stack (44-63)
+ *   SYSCALL_BEGIN                     arg (0-31, signed), nr (32-43), stack (44-63); hi =
+ *                                     GT_C_HAS_OBJ or 0
  *   SYSCALL_END                       result (0-31, signed), nr (32-43), err (44-63, >= 0)
  *   YIELD                             stack (0-31)
- * SYSCALL_BEGIN_OBJ has word 2: the gt_p_syscall_obj tail. */
+ * Word 2: BLOCK_BEGIN_MUTEX's gt_p_block_mutex tail, or a SYSCALL_BEGIN's gt_p_syscall_obj
+ * tail when hi is GT_C_HAS_OBJ (gt_compact_words tells from word 0). */
 #define GT_COMPACT_BIT 0x80u
 enum gt_compact {
 	GT_C_BLOCK_BEGIN = 0,
@@ -499,8 +502,9 @@ enum gt_compact {
 	GT_C_SYSCALL_BEGIN = 4,
 	GT_C_SYSCALL_END = 5,
 	GT_C_YIELD = 6,
-	GT_C_SYSCALL_BEGIN_OBJ = 7,
+	GT_C_BLOCK_BEGIN_MUTEX = 7,  /* BLOCK_BEGIN with a gt_p_block_mutex tail */
 };
+#define GT_C_HAS_OBJ 1u            /* a SYSCALL_BEGIN's hi: the gt_p_syscall_obj tail follows */
 #define GT_C_OBJ_MAX (1ull << 48)
 #define GT_C_STACK_MAX (1u << 20)
 #define GT_C_THREAD_MAX (1u << 20)
@@ -513,10 +517,12 @@ static inline uint64_t gt_compact_word(unsigned ctype, unsigned aux, uint32_t th
 	       (uint64_t)(hi & 15u) << 28;
 }
 
-/* Words of the compact record whose type byte is b. */
-static inline unsigned gt_compact_words(uint8_t b)
+/* Words of the compact record whose word 0 is w0. */
+static inline unsigned gt_compact_words(uint64_t w0)
 {
-	return (b >> 4 & 7u) == GT_C_SYSCALL_BEGIN_OBJ ? 3u : 2u;
+	unsigned ctype = (unsigned)(w0 >> 4 & 7u);
+	return ctype == GT_C_BLOCK_BEGIN_MUTEX ||
+	       (ctype == GT_C_SYSCALL_BEGIN && (w0 >> 28 & 15u) == GT_C_HAS_OBJ) ? 3u : 2u;
 }
 
 /* The full record (header and payload, up to 5 words) that compact record w, found in a chunk
@@ -536,8 +542,11 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 	out[2] = out[3] = 0;
 	switch (ctype) {
 	case GT_C_BLOCK_BEGIN:
+	case GT_C_BLOCK_BEGIN_MUTEX:
 		type = GT_BLOCK_BEGIN;
 		out[2] = obj, out[3] = stack48;                    /* gt_p_block, flags 0 */
+		if (ctype == GT_C_BLOCK_BEGIN_MUTEX)
+			out[4] = w[2], len += 8;                   /* gt_p_block_mutex */
 		break;
 	case GT_C_BLOCK_END:
 		type = GT_BLOCK_END;                               /* gt_p_block_end */
@@ -550,10 +559,9 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 		out[3] = stack48 | (uint64_t)(ctype == GT_C_WAKE_ONE ? 1u : GT_WAKE_ALL) << 32;
 		break;
 	case GT_C_SYSCALL_BEGIN:
-	case GT_C_SYSCALL_BEGIN_OBJ:
 		type = GT_SYSCALL_BEGIN;                           /* gt_p_syscall */
 		out[2] = nr | (w1 >> 44) << 32, out[3] = (uint64_t)low;
-		if (ctype == GT_C_SYSCALL_BEGIN_OBJ)
+		if (hi == GT_C_HAS_OBJ)
 			out[4] = w[2], len += 8;                   /* gt_p_syscall_obj */
 		break;
 	case GT_C_SYSCALL_END:

@@ -91,7 +91,7 @@ static void check_chunk_order(const char *capture)
 				uint64_t full[5];
 				gt_compact_expand((const uint64_t *)r, c->first_tsc, full);
 				tsc[m++] = full[1];
-				off += gt_compact_words(r->type) * 8;
+				off += gt_compact_words(*(const uint64_t *)r) * 8;
 				continue;
 			}
 			if (!r->type || !r->nwords) {

@@ -64,7 +64,15 @@ static void facts(struct gt_cb *cb)
 		gt_cb_wake(cb, 1, t += 50, 2, GT_BK_MUTEX, obj, i % 4 == 3 ? 3 : 1, stack);
 		block_end(cb, 0, t += 50, 1, GT_BK_MUTEX, obj, i % 7 ? GT_BR_OK : GT_BR_ERROR,
 			  i % 7 ? 0 : i % 2 ? 70000 : 22);
-		gt_cb_block_begin(cb, 1, t += 50, 2, GT_BK_COND, cond, stack);
+		if (i % 2) { /* a condition wait naming its mutex (capture.h gt_p_block_mutex) */
+			struct {
+				struct gt_p_block b;
+				struct gt_p_block_mutex m;
+			} p = {{cond, stack, 0}, {mutex}};
+			gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_COND, 2, t += 50, &p, sizeof p);
+		} else {
+			gt_cb_block_begin(cb, 1, t += 50, 2, GT_BK_COND, cond, stack);
+		}
 		gt_cb_wake(cb, 0, t += 50, 1, GT_BK_COND, cond, GT_WAKE_ALL, stack);
 		gt_cb_block_end(cb, 1, t += 50, 2, GT_BK_COND, cond, GT_BR_OK);
 		gt_cb_block_begin(cb, 0, t += 50, 1, GT_BK_FUTEX, key, stack);

@@ -65,7 +65,7 @@ int capture_open(struct capture *c, const char *path)
 				continue;
 			}
 			if (r->type & GT_COMPACT_BIT) {
-				uint32_t len = gt_compact_words(r->type) * 8;
+				uint32_t len = gt_compact_words(*(const uint64_t *)r) * 8;
 				if (off + len > used) {
 					c->bad_bytes += 8;
 					off += 8;

@@ -140,10 +140,12 @@ static unsigned compact_form(const uint8_t *rec, size_t len, uint64_t base, uint
 	memcpy(p, rec + sizeof *r, len - sizeof *r);
 	uint32_t lo0 = (uint32_t)p[0], hi0 = (uint32_t)(p[0] >> 32);
 	uint32_t lo1 = (uint32_t)p[1], hi1 = (uint32_t)(p[1] >> 32);
-	unsigned ctype, hi = 0, words = 2;
+	unsigned ctype, hi = 0, words = len == 40 ? 3 : 2; /* a tail: word 2 */
+	w[2] = p[2];
 	switch (r->type) {
-	case GT_BLOCK_BEGIN: /* obj, stack, flags */
-		ctype = GT_C_BLOCK_BEGIN, hi = lo1 >> 16, w[1] = p[0] | (uint64_t)lo1 << 48;
+	case GT_BLOCK_BEGIN: /* obj, stack, flags; a condition wait's mutex */
+		ctype = len == 40 ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN;
+		hi = lo1 >> 16, w[1] = p[0] | (uint64_t)lo1 << 48;
 		break;
 	case GT_BLOCK_END: /* obj, result, err */
 		ctype = GT_C_BLOCK_END, hi = lo1, w[1] = p[0] | (uint64_t)hi1 << 48;
@@ -153,9 +155,8 @@ static unsigned compact_form(const uint8_t *rec, size_t len, uint64_t base, uint
 		w[1] = p[0] | (uint64_t)lo1 << 48;
 		break;
 	case GT_SYSCALL_BEGIN: /* nr, stack, arg; the kernel key tail */
-		ctype = len == 40 ? GT_C_SYSCALL_BEGIN_OBJ : GT_C_SYSCALL_BEGIN;
+		ctype = GT_C_SYSCALL_BEGIN, hi = len == 40 ? GT_C_HAS_OBJ : 0;
 		w[1] = lo1 | (uint64_t)lo0 << 32 | (uint64_t)hi0 << 44;
-		words = len == 40 ? 3 : 2, w[2] = p[2];
 		break;
 	case GT_SYSCALL_END: /* nr, err, result */
 		ctype = GT_C_SYSCALL_END, w[1] = lo1 | (uint64_t)lo0 << 32 | (uint64_t)hi0 << 44;
