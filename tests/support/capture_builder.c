@@ -186,7 +186,8 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 	unsigned words = 0;
 	if (cb->compact && len <= sizeof full) {
 		memcpy(full, &r, sizeof r);
-		memcpy(full + sizeof r, payload, payload_len);
+		if (payload_len)
+			memcpy(full + sizeof r, payload, payload_len);
 	}
 	int64_t k = cb->current[cpu];
 	/* as the recorder: compact against the chunk in use; a new chunk's first record is full */
