@@ -34,7 +34,8 @@
 #include <stdint.h>
 
 #define GT_CAPTURE_MAGIC "GTCAPTR"      /* 8 bytes with its NUL */
-#define GT_CAPTURE_VERSION 2u          /* 2: compact records; readers read 1 too */
+#define GT_CAPTURE_VERSION 2u          /* 2: compact records; readers read 1 (full records
+					* only, otherwise the same) too */
 #define GT_BYTE_ORDER_MARK 0x01020304u  /* read back as 0x04030201 on the other byte order */
 #define GT_FILE_HEADER_SIZE 8192u
 #define GT_CHUNK_MAGIC 0x4b435447u      /* "GTCK" */
