@@ -129,6 +129,8 @@ Test(robust, chunk_turnover_keeps_every_fact, .fini = teardown, .timeout = 30)
 	cr_assert_geq(cap.hdr->n_chunks, 20u);
 	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 20000u);
 	cr_assert_eq(cap.bad_bytes, 0u);
+	/* compact, but for the record that opens each new chunk (its base is that record's time) */
+	cr_assert_geq(cap.compact, 20000u - cap.hdr->n_chunks, "%zu compact records", cap.compact);
 	/* clock pairs ride along with new chunks */
 	cr_assert_geq(capture_count(&cap, GT_CLOCK, -1), 2u);
 }
