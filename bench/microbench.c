@@ -152,10 +152,10 @@ static void op_reserve(long n)
 			continue;
 		}
 		uint64_t *r = (uint64_t *)(chunk + off);
+		uint64_t d = tsc - ((struct gt_chunk_header *)chunk)->first_tsc;
 		r[1] = (uint64_t)(uintptr_t)r;
 		atomic_store_explicit((_Atomic uint64_t *)r,
-				      gt_compact_word(GT_C_WAKE_ONE, GT_BK_MUTEX, 1, 0) |
-					      (tsc - ((struct gt_chunk_header *)chunk)->first_tsc) << 32,
+				      gt_compact_word(GT_C_WAKE_ONE, GT_BK_MUTEX, 1, 0) | d << 32,
 				      memory_order_release);
 	}
 }

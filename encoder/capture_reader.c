@@ -170,8 +170,9 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
  * record's expansion: capture.h), *full_len its length.  exp has EXP_WORDS, more than an
  * expansion takes (5), as many as the largest fixed part record_valid looks at. */
 #define EXP_WORDS 8
-static size_t record_parse(const struct gt_capture *c, const uint8_t *p, size_t avail, uint64_t base,
-			   uint64_t exp[EXP_WORDS], const uint8_t **full, size_t *full_len)
+static size_t record_parse(const struct gt_capture *c, const uint8_t *p, size_t avail,
+			   uint64_t base, uint64_t exp[EXP_WORDS], const uint8_t **full,
+			   size_t *full_len)
 {
 	if (c->header.version >= 2 && avail >= 8 && (p[0] & GT_COMPACT_BIT)) {
 		uint64_t w[3];
@@ -313,7 +314,8 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 		}
 		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
-		size_t full_len, len = record_parse(c, p, avail, s->chunk_base, exp, &full, &full_len);
+		size_t full_len;
+		size_t len = record_parse(c, p, avail, s->chunk_base, exp, &full, &full_len);
 		if (!len) {
 			/* garbage, or a torn record at the end of the chunk */
 			const struct gt_rec *r = (const void *)p;
@@ -565,7 +567,8 @@ static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint
 	for (size_t pos = GT_CHUNK_HEADER_SIZE; pos + sizeof(struct gt_rec) <= end;) {
 		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
-		size_t full_len, len = record_parse(c, buf + pos, end - pos, ch->first_tsc, exp, &full, &full_len);
+		size_t full_len;
+		size_t len = record_parse(c, buf + pos, end - pos, ch->first_tsc, exp, &full, &full_len);
 		if (!len) {
 			pos += 8;
 			continue;

@@ -2,7 +2,8 @@
  * global timestamp order.
  *
  * Each CPU's chunks are walked in seq order through a small pread window; each record is
- * copied out of it once (a compact one expanded into its full record), into a slot of one pool, where it stays until it has been
+ * copied out of it once (a compact one expanded into its full record), into a slot of one
+ * pool, where it stays until it has been
  * delivered.  Memory does not grow with the file and the page cache is never mapped.
  * Damage is tolerated and counted: zero words (uncommitted records), garbage (unknown type,
  * impossible length or payload, implausible timestamp) skipped word by word until a record

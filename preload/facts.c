@@ -426,9 +426,9 @@ GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const 
 	} p = {{.obj = obj, .stack = stack, .flags = b->flags}, {.mutex = mutex}};
 	uint32_t serial = t->serial;
 	int compact = !b->flags && obj < GT_C_OBJ_MAX && (stack | serial) < GT_C_STACK_MAX;
+	unsigned ctype = mutex ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN;
 	gt_emit_c(t, serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, mutex ? sizeof p : sizeof p.b,
-		  compact ? 2 + !!mutex : 0,
-		  gt_compact_word(mutex ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN, kind, serial, stack >> 16),
+		  compact ? 2 + !!mutex : 0, gt_compact_word(ctype, kind, serial, stack >> 16),
 		  obj | (uint64_t)stack << 48, mutex);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
@@ -549,8 +549,8 @@ GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int
 		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q, compact ? 3 : 0,
 			  gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, GT_C_HAS_OBJ), w1, obj);
 	else
-		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q.s, sizeof q.s, compact ? 2 : 0,
-			  gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, 0), w1, 0);
+		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q.s, sizeof q.s,
+			  compact ? 2 : 0, gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, 0), w1, 0);
 	t->pending = GT_PENDING_SYSCALL;
 	t->pending_nr = nr;
 	t->busy = 0;

@@ -48,9 +48,9 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
  * writes.  words 0: the full record (its values do not fit the compact form).  A chunk found
  * full is left as gt_reserve leaves it, and the slow path's record is a full one: the new
  * chunk's base follows this timestamp.  t: the thread's state, whose last_tsc it sets. */
-GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc, unsigned cpu,
-			 const void *payload, uint32_t size, unsigned words, uint64_t w0,
-			 uint64_t w1, uint64_t w2)
+GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_t aux,
+			 uint64_t tsc, unsigned cpu, const void *payload, uint32_t size,
+			 unsigned words, uint64_t w0, uint64_t w1, uint64_t w2)
 {
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	uint64_t d = tsc - ((const struct gt_chunk_header *)chunk)->first_tsc;
@@ -76,8 +76,8 @@ GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_
 }
 
 /* A WAKE, compact when it can be. */
-GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind, uint64_t obj, uint32_t stack,
-				 uint32_t count, uint64_t tsc, unsigned cpu)
+GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind, uint64_t obj,
+				 uint32_t stack, uint32_t count, uint64_t tsc, unsigned cpu)
 {
 	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
 	int compact = (count == 1 || count == GT_WAKE_ALL) && obj < GT_C_OBJ_MAX &&

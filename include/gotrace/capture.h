@@ -474,7 +474,8 @@ struct gt_p_process_name {
 
 /* ---- Compact records (version 2) --------------------------------------------------------
  * The facts of a thread at work take two words (a SYSCALL_BEGIN with a descriptor's kernel key
- * and a condition wait naming its mutex three), stack reference included; a reader expands each into the full record it stands for
+ * and a condition wait naming its mutex three), stack reference included; a reader expands
+ * each into the full record it stands for
  * (gt_compact_expand), so nothing past the reader knows them.  Word 0, stored last:
  *   bits 0-3    aux (as the full record's)
  *   bits 4-6    enum gt_compact
@@ -576,7 +577,8 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 		break;
 	}
 	len += 16;
-	out[0] = (uint64_t)type | (uint64_t)aux << 8 | (uint64_t)(len / 8) << 16 | (uint64_t)thread << 32;
+	out[0] = (uint64_t)type | (uint64_t)aux << 8 | (uint64_t)(len / 8) << 16 |
+		 (uint64_t)thread << 32;
 	return len;
 }
 
