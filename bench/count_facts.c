@@ -32,11 +32,12 @@ int main(int argc, char **argv)
 	unsigned long long n[GT_FACT_COUNT] = {0}, bytes[GT_FACT_COUNT] = {0}, total = 0, total_bytes = 0;
 	struct gt_capture_record r;
 	while (gt_capture_next(c, &r)) {
+		uint32_t len = gt_capture_file_bytes(c); /* a compact record's, not its full form's */
 		unsigned t = r.rec->type < GT_FACT_COUNT ? r.rec->type : GT_NONE;
 		n[t]++;
-		bytes[t] += 8ull * r.rec->nwords;
+		bytes[t] += len;
 		total++;
-		total_bytes += 8ull * r.rec->nwords;
+		total_bytes += len;
 	}
 	gt_capture_close(c);
 	struct stat st;

@@ -9,9 +9,10 @@
  * be divided by it.
  *
  * The floor of one fact (what no tracer can go below): rdtsc, rdtscp (which also gives the
- * CPU), the rseq area's cpu_id and sched_getcpu for comparison, and "reserve": rdtscp, one
- * atomic fetch-add on the used counter of that CPU's chunk in a MAP_SHARED file mapping and
- * a 32-byte record stored with its first word last (include/gotrace/capture.h).  "unwN" is
+ * CPU), the rseq area's cpu_id and sched_getcpu for comparison, and "reserve": rdtsc and the
+ * rseq area's cpu_id (rdtscp without one), one atomic fetch-add on the used counter of that
+ * CPU's chunk in a MAP_SHARED file mapping and a 16-byte (compact) record stored as two words,
+ * its first word last (include/gotrace/capture.h).  "unwN" is
  * libunwind's unw_backtrace of N frames (N <= 40), opened as libgotrace.so opens it.
  * The operations a tracer hooks: "mutex" (an uncontended lock + unlock pair), "yield"
  * (sched_yield), "read" (one byte of /dev/zero), "pipe" (one byte written into a pipe and
@@ -123,32 +124,39 @@ static int map_chunks(void)
 		h->magic = GT_CHUNK_MAGIC;
 		h->cpu = (uint32_t)c;
 		h->used = GT_CHUNK_HEADER_SIZE;
+		h->first_tsc = __rdtsc();
 		memset(chunk + GT_CHUNK_HEADER_SIZE, 0, CHUNK_BYTES - GT_CHUNK_HEADER_SIZE);
 		atomic_store(&slots[c].chunk, chunk);
 	}
 	return 0;
 }
 
-/* One 32-byte fact: timestamp and CPU, reservation, payload, first word last. */
+/* One 16-byte fact: timestamp and CPU, reservation, payload, first word (with the
+ * timestamp's delta from the chunk's first_tsc) last. */
 static void op_reserve(long n)
 {
+	volatile struct rseq *rs = rseq_area();
 	for (long i = 0; i < n; i++) {
 		unsigned aux;
-		uint64_t tsc = __rdtscp(&aux);
+		uint64_t tsc;
+		if (rs)
+			aux = rs->cpu_id, tsc = __rdtsc();
+		else
+			tsc = __rdtscp(&aux);
 		char *chunk = atomic_load_explicit(&slots[aux & 0xfff].chunk, memory_order_relaxed);
 		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
-		uint64_t off = atomic_fetch_add_explicit(used, 32, memory_order_relaxed);
-		if (__builtin_expect(off + 32 > CHUNK_BYTES, 0)) {
+		uint64_t off = atomic_fetch_add_explicit(used, 16, memory_order_relaxed);
+		if (__builtin_expect(off + 16 > CHUNK_BYTES, 0)) {
 			/* a full chunk: start over (a tracer would take a fresh one here) */
 			atomic_store_explicit(used, GT_CHUNK_HEADER_SIZE, memory_order_relaxed);
 			continue;
 		}
 		uint64_t *r = (uint64_t *)(chunk + off);
-		r[1] = tsc;
-		r[2] = (uint64_t)i;
-		r[3] = (uint64_t)(uintptr_t)r;
+		uint64_t d = tsc - ((struct gt_chunk_header *)chunk)->first_tsc;
+		r[1] = (uint64_t)(uintptr_t)r;
 		atomic_store_explicit((_Atomic uint64_t *)r,
-				      (uint64_t)GT_WAKE | 4ull << 16 | 1ull << 32, memory_order_release);
+				      gt_compact_word(GT_C_WAKE_ONE, GT_BK_MUTEX, 1, 0) | d << 32,
+				      memory_order_release);
 	}
 }
 

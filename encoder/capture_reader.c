@@ -32,6 +32,7 @@ struct heap_item {
 struct slot {
 	uint8_t *data;
 	size_t cap;
+	uint32_t file_bytes;       /* the record's length in the file */
 };
 
 /* A record in merged order: its slot, its CPU, its tsc once clamped. */
@@ -50,6 +51,7 @@ struct cpu_stream {
 	size_t n_chunks, cap_chunks, next_chunk;
 	bool chunk_open;
 	uint64_t chunk_off;        /* file offset of the current chunk */
+	uint64_t chunk_base;       /* its first_tsc: its compact records' base */
 	size_t pos, end;           /* cursor and end of readable bytes, chunk-relative */
 	uint8_t *win;              /* read window: chunk bytes [win_start, win_start + win_len) */
 	size_t win_start, win_len;
@@ -163,6 +165,31 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
 	return len;
 }
 
+/* The record at p (avail readable bytes) in a chunk whose first_tsc is base: its length in
+ * the chunk, 0 when it does not parse.  *full is the full record (p, or exp holding a compact
+ * record's expansion: capture.h), *full_len its length.  exp has EXP_WORDS, more than an
+ * expansion takes (5), as many as the largest fixed part record_valid looks at. */
+#define EXP_WORDS 8
+static size_t record_parse(const struct gt_capture *c, const uint8_t *p, size_t avail,
+			   uint64_t base, uint64_t exp[EXP_WORDS], const uint8_t **full,
+			   size_t *full_len)
+{
+	if (c->header.version >= 2 && avail >= 8 && (p[0] & GT_COMPACT_BIT)) {
+		uint64_t w[3];
+		memcpy(w, p, 8);
+		size_t len = gt_compact_words(w[0]) * 8;
+		if (len > avail)
+			return 0;
+		memcpy(w, p, len);
+		gt_compact_expand(w, base, exp);
+		*full = (const uint8_t *)exp;
+		*full_len = record_valid(c, *full, 5 * 8);
+		return *full_len ? len : 0;
+	}
+	*full = p;
+	return *full_len = record_valid(c, p, avail);
+}
+
 static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
 {
 	s->chunk_open = false;
@@ -179,6 +206,7 @@ static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
 		if (ch.used > avail && avail < c->header.chunk_size)
 			c->stats.chunks_truncated++;
 		s->chunk_off = off;
+		s->chunk_base = ch.first_tsc;
 		s->pos = GT_CHUNK_HEADER_SIZE;
 		s->end = (size_t)end & ~(size_t)7;
 		s->win_start = s->win_len = 0;
@@ -284,13 +312,19 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 			s->pos += 8;
 			continue;
 		}
-		size_t len = record_valid(c, p, avail);
+		uint64_t exp[EXP_WORDS];
+		const uint8_t *full;
+		size_t full_len;
+		size_t len = record_parse(c, p, avail, s->chunk_base, exp, &full, &full_len);
 		if (!len) {
 			/* garbage, or a torn record at the end of the chunk */
 			const struct gt_rec *r = (const void *)p;
-			if (!s->in_garbage && avail >= 8 && gt_capture_min_payload(r->type) >= 0 &&
-			    r->nwords >= 2 && (size_t)r->nwords * 8 > avail &&
-			    r->nwords <= GT_MAX_RECORD_WORDS) {
+			bool compact = c->header.version >= 2 && (p[0] & GT_COMPACT_BIT);
+			if (!s->in_garbage && avail >= 8 &&
+			    (compact ? gt_compact_words(word) * 8 > avail
+				     : gt_capture_min_payload(r->type) >= 0 && r->nwords >= 2 &&
+					       (size_t)r->nwords * 8 > avail &&
+					       r->nwords <= GT_MAX_RECORD_WORDS)) {
 				c->stats.torn_tails++;
 				c->stats.bytes_garbage += avail;
 				s->unparsed += avail;
@@ -309,9 +343,10 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 		}
 		s->unparsed = 0;
 		uint32_t slot;
-		if (!slot_take(c, len, &slot))
+		if (!slot_take(c, full_len, &slot))
 			return false;
-		memcpy(c->slots[slot].data, p, len);
+		memcpy(c->slots[slot].data, full, full_len);
+		c->slots[slot].file_bytes = (uint32_t)len;
 		s->pos += len;
 		c->stats.bytes_read += len;
 		*slot_out = slot;
@@ -530,12 +565,15 @@ static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint
 	size_t end = ch->used < (uint64_t)got ? (size_t)ch->used : (size_t)got;
 	end &= ~(size_t)7;
 	for (size_t pos = GT_CHUNK_HEADER_SIZE; pos + sizeof(struct gt_rec) <= end;) {
-		size_t len = record_valid(c, buf + pos, end - pos);
+		uint64_t exp[EXP_WORDS];
+		const uint8_t *full;
+		size_t full_len;
+		size_t len = record_parse(c, buf + pos, end - pos, ch->first_tsc, exp, &full, &full_len);
 		if (!len) {
 			pos += 8;
 			continue;
 		}
-		if (((const struct gt_rec *)(buf + pos))->tsc <= t0 && !ring_recs_add(rs, buf + pos, len))
+		if (((const struct gt_rec *)full)->tsc <= t0 && !ring_recs_add(rs, full, full_len))
 			return false;
 		pos += len;
 	}
@@ -567,6 +605,7 @@ static bool ring_deliver(struct gt_capture *c, const uint8_t *p, size_t len)
 	if (!slot_take(c, len, &slot))
 		return false;
 	memcpy(c->slots[slot].data, p, len);
+	c->slots[slot].file_bytes = (uint32_t)len;
 	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
 	if (r->type != GT_CLOCK)
 		r->tsc = c->ring_t0;
@@ -916,6 +955,11 @@ static void record_of(const struct gt_capture *c, const struct merged *m,
 	out->cpu = m->cpu;
 	out->tsc = m->tsc;
 	out->capture = 0;
+}
+
+uint32_t gt_capture_file_bytes(const struct gt_capture *c)
+{
+	return c->out_held ? c->slots[c->out.slot].file_bytes : 0;
 }
 
 bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out)

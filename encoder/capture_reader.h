@@ -2,7 +2,8 @@
  * global timestamp order.
  *
  * Each CPU's chunks are walked in seq order through a small pread window; each record is
- * copied out of it once, into a slot of one pool, where it stays until it has been
+ * copied out of it once (a compact one expanded into its full record), into a slot of one
+ * pool, where it stays until it has been
  * delivered.  Memory does not grow with the file and the page cache is never mapped.
  * Damage is tolerated and counted: zero words (uncommitted records), garbage (unknown type,
  * impossible length or payload, implausible timestamp) skipped word by word until a record
@@ -78,6 +79,9 @@ bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *o
  * before), false when record i is only beyond the lookahead. */
 bool gt_capture_peek_ended(const struct gt_capture *c, size_t i);
 void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
+/* The bytes the record gt_capture_next delivered last takes in the file: fewer than its
+ * rec->nwords say when it was compact there (capture.h, version 2); 0 before the first. */
+uint32_t gt_capture_file_bytes(const struct gt_capture *c);
 void gt_capture_close(struct gt_capture *c);
 
 /* Minimum payload bytes of a record type (the fixed struct); -1 for unknown types. */

@@ -424,7 +424,12 @@ GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const 
 		struct gt_p_block b;
 		struct gt_p_block_mutex m;
 	} p = {{.obj = obj, .stack = stack, .flags = b->flags}, {.mutex = mutex}};
-	gt_emit(t->serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, mutex ? sizeof p : sizeof p.b);
+	uint32_t serial = t->serial;
+	int compact = !b->flags && obj < GT_C_OBJ_MAX && (stack | serial) < GT_C_STACK_MAX;
+	unsigned ctype = mutex ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN;
+	gt_emit_c(t, serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, mutex ? sizeof p : sizeof p.b,
+		  compact ? 2 + !!mutex : 0, gt_compact_word(ctype, kind, serial, stack >> 16),
+		  obj | (uint64_t)stack << 48, mutex);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
 	t->pending_obj = obj;
@@ -448,9 +453,8 @@ void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
 	unsigned cpu;
 	uint64_t released = mutex;
 	if (gt_blocked(GT_BK_MUTEX) && gt_waiters_has(mutex)) {
-		struct gt_p_wake w = {.obj = mutex, .stack = stack, .count = 1};
 		uint64_t tsc = gt_now(&cpu);
-		gt_emit(t->serial, GT_WAKE, GT_BK_MUTEX, tsc, cpu, &w, sizeof w);
+		gt_fact_wake_emit(t, t->serial, GT_BK_MUTEX, mutex, stack, 1, tsc, cpu);
 		released = 0;
 	}
 	struct gt_block b = {.flags = 0};
@@ -496,7 +500,9 @@ void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, 
 {
 	uint32_t serial = t->serial; /* loaded first, it costs GCC 12 no register moves */
 	struct gt_p_block_end p = {.obj = obj, .result = (uint32_t)gt_block_result(rc), .err = rc};
-	gt_emit(serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p);
+	int compact = obj < GT_C_OBJ_MAX && (uint32_t)rc < 65536 && serial < GT_C_THREAD_MAX;
+	gt_emit_c(t, serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+		  gt_compact_word(GT_C_BLOCK_END, kind, serial, p.result), obj | (uint64_t)rc << 48, 0);
 	unregister_waiter(t, kind, obj);
 	t->pending = GT_PENDING_NONE;
 }
@@ -513,8 +519,7 @@ void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t coun
 {
 	t->busy = 1;
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
-	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
-	gt_emit(t->serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p);
+	gt_fact_wake_emit(t, t->serial, kind, obj, stack, count, tsc, cpu);
 	t->busy = 0;
 }
 
@@ -533,16 +538,19 @@ GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	struct gt_p_syscall p = {.nr = nr, .stack = stack, .arg = arg};
-	if (GT_UNLIKELY(tail)) {
-		struct {
-			struct gt_p_syscall s;
-			struct gt_p_syscall_obj o;
-		} q = {p, {obj}};
-		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q);
-	} else {
-		gt_emit(t->serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &p, sizeof p);
-	}
+	struct {
+		struct gt_p_syscall s;
+		struct gt_p_syscall_obj o;
+	} q = {{.nr = nr, .stack = stack, .arg = arg}, {obj}};
+	uint32_t serial = t->serial;
+	int compact = arg == (int32_t)arg && nr < GT_C_NR_MAX && (stack | serial) < GT_C_STACK_MAX;
+	uint64_t w1 = (uint32_t)arg | (uint64_t)nr << 32 | (uint64_t)stack << 44;
+	if (GT_UNLIKELY(tail))
+		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q, compact ? 3 : 0,
+			  gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, GT_C_HAS_OBJ), w1, obj);
+	else
+		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q.s, sizeof q.s,
+			  compact ? 2 : 0, gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, 0), w1, 0);
 	t->pending = GT_PENDING_SYSCALL;
 	t->pending_nr = nr;
 	t->busy = 0;
@@ -571,7 +579,12 @@ void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err)
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	struct gt_p_syscall_end p = {.nr = nr, .err = err, .result = result};
-	gt_emit(t->serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p);
+	uint32_t serial = t->serial;
+	int compact = result == (int32_t)result && nr < GT_C_NR_MAX && (uint32_t)err < (1u << 20) &&
+		      serial < GT_C_THREAD_MAX;
+	gt_emit_c(t, serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+		  gt_compact_word(GT_C_SYSCALL_END, 0, serial, 0),
+		  (uint32_t)result | (uint64_t)nr << 32 | (uint64_t)err << 44, 0);
 	t->pending = GT_PENDING_NONE;
 }
 
@@ -687,8 +700,7 @@ void gt_thread_end(struct gt_tls *t, uint8_t how)
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
 		/* joiners wait on our serial: the wake comes first, stamped before the end */
-		struct gt_p_wake joiners = {.obj = t->serial, .count = GT_WAKE_ALL};
-		gt_emit(t->serial, GT_WAKE, GT_BK_JOIN, tsc, cpu, &joiners, sizeof joiners);
+		gt_fact_wake_emit(t, t->serial, GT_BK_JOIN, t->serial, 0, GT_WAKE_ALL, tsc, cpu);
 		tsc = gt_now(&cpu);
 		gt_emit(t->serial, GT_THREAD_END, how, tsc, cpu, NULL, 0);
 		t->busy = 0;

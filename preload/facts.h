@@ -15,6 +15,8 @@ GT_STATIC_ASSERT((sizeof(struct gt_p_thread_name) | sizeof(struct gt_p_stackonly
 		  sizeof(struct gt_p_stack) | sizeof(struct gt_p_module_unload) |
 		  sizeof(struct gt_p_clock) | sizeof(struct gt_p_notice) |
 		  sizeof(struct gt_p_process)) % 8 == 0, "payloads are whole words");
+/* compact forms test a stack id and a serial with one compare: (stack | serial) < max */
+GT_STATIC_ASSERT(GT_C_STACK_MAX == GT_C_THREAD_MAX, "one bound for stacks and serials");
 
 /* Fills a reserved record whose payload is one struct and commits it: timestamp and payload
  * first, the first word last.  Inlined with a constant size, the copy is plain stores; the
@@ -38,6 +40,51 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
 		return;
 	gt_fill(r, thread, type, aux, tsc, payload, size);
 	gt_tls.last_tsc = tsc;
+}
+
+/* One fact written compact (capture.h "Compact records": words 2 or 3, w0 from
+ * gt_compact_word, w1 and w2 as the type says) when the timestamp fits as a delta from the
+ * chunk's first_tsc, else as the full record (thread, type, aux, payload, size) gt_emit
+ * writes.  words 0: the full record (its values do not fit the compact form).  A chunk found
+ * full is left as gt_reserve leaves it, and the slow path's record is a full one: the new
+ * chunk's base follows this timestamp.  t: the thread's state, whose last_tsc it sets. */
+GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_t aux,
+			 uint64_t tsc, unsigned cpu, const void *payload, uint32_t size,
+			 unsigned words, uint64_t w0, uint64_t w1, uint64_t w2)
+{
+	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
+	uint64_t d = tsc - ((const struct gt_chunk_header *)chunk)->first_tsc;
+	if (GT_UNLIKELY(!words || d >> 32)) {
+		gt_emit(thread, type, aux, tsc, cpu, payload, size);
+		return;
+	}
+	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
+	uint64_t off = gt_add(used, words * 8);
+	uint64_t *r;
+	if (GT_UNLIKELY(off + words * 8 > gt_chunk_limit || tsc >= gt_stop_tsc())) {
+		if (!(r = gt_reserve_slow_offstack(cpu, 16 + size, tsc)))
+			return;
+		gt_fill(r, thread, type, aux, tsc, payload, size);
+	} else {
+		r = (uint64_t *)(chunk + off);
+		gt_store((_Atomic uint64_t *)&r[1], w1);
+		if (words == 3)
+			gt_store((_Atomic uint64_t *)&r[2], w2);
+		gt_commit(r, w0 | d << 32);
+	}
+	t->last_tsc = tsc;
+}
+
+/* A WAKE, compact when it can be. */
+GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind, uint64_t obj,
+				 uint32_t stack, uint32_t count, uint64_t tsc, unsigned cpu)
+{
+	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
+	int compact = (count == 1 || count == GT_WAKE_ALL) && obj < GT_C_OBJ_MAX &&
+		      (stack | serial) < GT_C_STACK_MAX;
+	gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+		  gt_compact_word(count == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, kind, serial, stack >> 16),
+		  obj | (uint64_t)stack << 48, 0);
 }
 
 /* Per gt_block_kind: threads now blocked inside hooks (low 32 bits) and registrations so far

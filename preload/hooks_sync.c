@@ -363,8 +363,7 @@ GT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	int r = GT_REAL(pthread_barrier_wait)(b);
 	if (r == PTHREAD_BARRIER_SERIAL_THREAD) {
 		gt_fact_block_end_at(t, GT_BK_BARRIER, GT_OBJ(b), 0, called, cpu);
-		struct gt_p_wake p = {.obj = GT_OBJ(b), .count = GT_WAKE_ALL};
-		gt_emit(t->serial, GT_WAKE, GT_BK_BARRIER, called + 1, cpu, &p, sizeof p);
+		gt_fact_wake_emit(t, t->serial, GT_BK_BARRIER, GT_OBJ(b), 0, GT_WAKE_ALL, called + 1, cpu);
 	} else {
 		gt_fact_block_end(t, GT_BK_BARRIER, GT_OBJ(b), r);
 	}
@@ -382,11 +381,9 @@ GT_EXPORT int sched_yield(void)
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
 		struct gt_p_stackonly p = {.stack = stack};
-		/* not gt_emit: the serial is read after the reservation, not held across it */
-		uint64_t *r = gt_reserve(cpu, 16 + sizeof p, tsc);
-		if (r)
-			gt_fill(r, t->serial, GT_YIELD, 0, tsc, &p, sizeof p);
-		t->last_tsc = tsc;
+		uint32_t serial = t->serial;
+		gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p, serial < GT_C_THREAD_MAX ? 2 : 0,
+			  gt_compact_word(GT_C_YIELD, 0, serial, 0), stack, 0);
 		t->busy = 0;
 	}
 	return GT_REAL(sched_yield)();

@@ -86,19 +86,31 @@ static enum carry carry_kind(uint8_t type)
 	}
 }
 
-/* The record at off, committed and plausible: its length, else 0 (skip a word) */
-static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo, uint64_t hi)
+/* The record at off, committed and plausible: its length in the chunk, else 0 (skip a word).
+ * *full is the full record it is (a compact one expanded into exp, capture.h): what the keep
+ * chunks receive, as their records have no base to be compact against. */
+static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo, uint64_t hi,
+			  uint64_t exp[5], const struct gt_rec **full)
 {
 	const struct gt_rec *r = (const struct gt_rec *)(c + off);
 	uint64_t w = atomic_load_explicit((_Atomic uint64_t *)r, memory_order_acquire);
 	if (!w)
 		return 0;
+	uint32_t clen = 0;
+	if (w & GT_COMPACT_BIT) {
+		clen = gt_compact_words(w) * 8;
+		if (off + clen > end)
+			return 0;
+		gt_compact_expand((const uint64_t *)r, ((const struct gt_chunk_header *)c)->first_tsc, exp);
+		r = (const struct gt_rec *)exp;
+	}
+	*full = r;
 	int minp = gt_fact_min_payload(r->type);
-	uint32_t len = (uint32_t)r->nwords * 8;
-	if (minp < 0 || r->nwords < 2 || r->nwords > GT_MAX_RECORD_WORDS || off + len > end ||
+	uint32_t len = (uint32_t)r->nwords * 8, in_chunk = clen ? clen : len;
+	if (minp < 0 || r->nwords < 2 || r->nwords > GT_MAX_RECORD_WORDS || off + in_chunk > end ||
 	    len - 16 < (uint32_t)minp || r->thread >= (1u << 24) || r->tsc < lo || r->tsc > hi)
 		return 0;
-	return len;
+	return in_chunk;
 }
 
 /* A copy of the record into the keep chunks: 0, or -1 when no keep chunk could be had. */
@@ -155,8 +167,10 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 	raise_lost(retired_tsc);
 	scratch_gen++;
 	n_scratch_used = 0;
+	uint64_t exp[5];
+	const struct gt_rec *r;
 	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
-		uint32_t len = record_at(c, off, end, lo, hi);
+		uint32_t len = record_at(c, off, end, lo, hi, exp, &r);
 		if (!len) {
 			zero |= !*(const uint64_t *)(c + off);
 			off += 8;
@@ -164,7 +178,6 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 		}
 		if (zero && may_defer)
 			return 1;
-		const struct gt_rec *r = (const struct gt_rec *)(c + off);
 		if (r->tsc > latest)
 			latest = r->tsc;
 		enum carry kind = carry_kind(r->type);
@@ -181,13 +194,14 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 				kind = C_KEEP; /* more threads than the table: carried whole */
 			}
 		}
-		if (kind == C_KEEP && keep_put((const char *)r, len) < 0)
+		if (kind == C_KEEP && keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
 			return -1;
 		off += len;
 	}
 	for (uint32_t k = 0; k < n_scratch_used; k++) {
-		const struct gt_rec *r = (const struct gt_rec *)(c + scratch[scratch_used[k]].off);
-		if (keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
+		/* valid in the scan above: committed records do not change */
+		if (record_at(c, scratch[scratch_used[k]].off, end, lo, hi, exp, &r) &&
+		    keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
 			return -1;
 	}
 	raise_lost(latest);

@@ -1,4 +1,4 @@
-/* gotrace capture format, version 1: the one contract between preload/ (writer) and
+/* gotrace capture format, version 2: the one contract between preload/ (writer) and
  * encoder/ (reader).  Everything about the bytes of a capture file is in this header.
  *
  * A capture is one file per traced process, written through a MAP_SHARED mapping so that
@@ -16,10 +16,11 @@
  * reservation that would not fit is abandoned and the writer moves to a new chunk, so
  * the tail of a chunk beyond the last record may be reserved but zero).
  *
- * Records are 8-byte aligned, at least 16 bytes, and start with struct gt_rec.  The writer
- * fills the payload and the timestamp first and stores the first word (type, nwords, aux,
- * thread) last with release semantics, so a record whose first word is zero was never
- * committed (a writer killed mid-record).  The reader skips zero words one at a time and
+ * Records are 8-byte aligned, at least 16 bytes, and start with struct gt_rec (a full record)
+ * or, from version 2, are compact (type byte >= GT_COMPACT_BIT: "Compact records" below).
+ * The writer fills the payload and the timestamp first and stores the first word (type,
+ * nwords, aux, thread) last with release semantics, so a record whose first word is zero was
+ * never committed (a writer killed mid-record).  The reader skips zero words one at a time and
  * resynchronises on garbage (unknown type, impossible length, implausible timestamp),
  * counting every skipped byte.
  *
@@ -33,7 +34,8 @@
 #include <stdint.h>
 
 #define GT_CAPTURE_MAGIC "GTCAPTR"      /* 8 bytes with its NUL */
-#define GT_CAPTURE_VERSION 1u
+#define GT_CAPTURE_VERSION 2u          /* 2: compact records; readers read 1 (full records
+					* only, otherwise the same) too */
 #define GT_BYTE_ORDER_MARK 0x01020304u  /* read back as 0x04030201 on the other byte order */
 #define GT_FILE_HEADER_SIZE 8192u
 #define GT_CHUNK_MAGIC 0x4b435447u      /* "GTCK" */
@@ -131,7 +133,8 @@ struct gt_chunk_header {
 	uint32_t cpu;               /* the CPU whose records it holds */
 	uint64_t seq;               /* install order: read a CPU's chunks by increasing seq */
 	uint64_t used;              /* bytes reserved from the chunk start (atomic) */
-	uint64_t first_tsc;         /* timestamp when the chunk was opened */
+	uint64_t first_tsc;         /* timestamp when the chunk was opened: its compact records'
+				     * base (set before the chunk is installed, never changed) */
 	uint64_t reserved[4];
 };
 
@@ -468,6 +471,116 @@ struct gt_p_process_name {
 	/* char cmdline[cmdline_len]: /proc/self/cmdline as read (arguments NUL-separated, cut
 	 * at GT_CMDLINE_MAX); zero padding to 8 bytes */
 };
+
+/* ---- Compact records (version 2) --------------------------------------------------------
+ * The facts of a thread at work take two words (a SYSCALL_BEGIN with a descriptor's kernel key
+ * and a condition wait naming its mutex three), stack reference included; a reader expands
+ * each into the full record it stands for
+ * (gt_compact_expand), so nothing past the reader knows them.  Word 0, stored last:
+ *   bits 0-3    aux (as the full record's)
+ *   bits 4-6    enum gt_compact
+ *   bit 7       GT_COMPACT_BIT (full records' types are below it)
+ *   bits 8-27   thread serial (< 2^20)
+ *   bits 28-31  hi: per type
+ *   bits 32-63  tsc - first_tsc of the chunk it is in (a CPU chunk's; keep chunks and a last
+ *               page chunk hold full records only)
+ * Word 1 per type (obj < 2^48, stack < 2^20, nr < 2^12; anything else, a delta that does not
+ * fit 32 bits, or block flags or tails take a full record):
+ *   BLOCK_BEGIN(_MUTEX), WAKE_ONE, WAKE_ALL
+ *                                     obj (bits 0-47), stack (48-63, bits 16-19 in hi)
+ *   BLOCK_END                         obj (0-47), err (48-63, 0..65535); hi = result
+ *   SYSCALL_BEGIN                     arg (0-31, signed), nr (32-43), stack (44-63); hi =
+ *                                     GT_C_HAS_OBJ or 0
+ *   SYSCALL_END                       result (0-31, signed), nr (32-43), err (44-63, >= 0)
+ *   YIELD                             stack (0-31)
+ * Word 2: BLOCK_BEGIN_MUTEX's gt_p_block_mutex tail, or a SYSCALL_BEGIN's gt_p_syscall_obj
+ * tail when hi is GT_C_HAS_OBJ (gt_compact_words tells from word 0). */
+#define GT_COMPACT_BIT 0x80u
+enum gt_compact {
+	GT_C_BLOCK_BEGIN = 0,
+	GT_C_BLOCK_END = 1,
+	GT_C_WAKE_ONE = 2,         /* WAKE with count 1 */
+	GT_C_WAKE_ALL = 3,         /* WAKE with count GT_WAKE_ALL */
+	GT_C_SYSCALL_BEGIN = 4,
+	GT_C_SYSCALL_END = 5,
+	GT_C_YIELD = 6,
+	GT_C_BLOCK_BEGIN_MUTEX = 7,  /* BLOCK_BEGIN with a gt_p_block_mutex tail */
+};
+#define GT_C_HAS_OBJ 1u            /* a SYSCALL_BEGIN's hi: the gt_p_syscall_obj tail follows */
+#define GT_C_OBJ_MAX (1ull << 48)
+#define GT_C_STACK_MAX (1u << 20)
+#define GT_C_THREAD_MAX (1u << 20)
+#define GT_C_NR_MAX (1u << 12)
+
+/* Word 0 but the delta, which the writer adds once it knows the chunk. */
+static inline uint64_t gt_compact_word(unsigned ctype, unsigned aux, uint32_t thread, unsigned hi)
+{
+	return (uint64_t)(GT_COMPACT_BIT | ctype << 4 | (aux & 15u)) | (uint64_t)thread << 8 |
+	       (uint64_t)(hi & 15u) << 28;
+}
+
+/* Words of the compact record whose word 0 is w0. */
+static inline unsigned gt_compact_words(uint64_t w0)
+{
+	unsigned ctype = (unsigned)(w0 >> 4 & 7u);
+	return ctype == GT_C_BLOCK_BEGIN_MUTEX ||
+	       (ctype == GT_C_SYSCALL_BEGIN && (w0 >> 28 & 15u) == GT_C_HAS_OBJ) ? 3u : 2u;
+}
+
+/* The full record (header and payload, up to 5 words) that compact record w, found in a chunk
+ * whose first_tsc is base, stands for, into out: its length in bytes. */
+static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint64_t *out)
+{
+	uint64_t w0 = w[0], w1 = w[1];
+	unsigned ctype = (unsigned)(w0 >> 4 & 7u), aux = (unsigned)(w0 & 15u);
+	uint32_t hi = (uint32_t)(w0 >> 28 & 15u), len = 16;
+	uint32_t thread = (uint32_t)(w0 >> 8 & (GT_C_THREAD_MAX - 1));
+	uint64_t obj = w1 & (GT_C_OBJ_MAX - 1);
+	uint32_t stack48 = (uint32_t)(w1 >> 48) | hi << 16;
+	uint32_t nr = (uint32_t)(w1 >> 32 & (GT_C_NR_MAX - 1));
+	int64_t low = (int32_t)(uint32_t)w1;
+	uint8_t type;
+	out[1] = base + (w0 >> 32);
+	out[2] = out[3] = 0;
+	switch (ctype) {
+	case GT_C_BLOCK_BEGIN:
+	case GT_C_BLOCK_BEGIN_MUTEX:
+		type = GT_BLOCK_BEGIN;
+		out[2] = obj, out[3] = stack48;                    /* gt_p_block, flags 0 */
+		if (ctype == GT_C_BLOCK_BEGIN_MUTEX)
+			out[4] = w[2], len += 8;                   /* gt_p_block_mutex */
+		break;
+	case GT_C_BLOCK_END:
+		type = GT_BLOCK_END;                               /* gt_p_block_end */
+		out[2] = obj, out[3] = hi | (uint64_t)(w1 >> 48) << 32;
+		break;
+	case GT_C_WAKE_ONE:
+	case GT_C_WAKE_ALL:
+		type = GT_WAKE;                                    /* gt_p_wake */
+		out[2] = obj;
+		out[3] = stack48 | (uint64_t)(ctype == GT_C_WAKE_ONE ? 1u : GT_WAKE_ALL) << 32;
+		break;
+	case GT_C_SYSCALL_BEGIN:
+		type = GT_SYSCALL_BEGIN;                           /* gt_p_syscall */
+		out[2] = nr | (w1 >> 44) << 32, out[3] = (uint64_t)low;
+		if (hi == GT_C_HAS_OBJ)
+			out[4] = w[2], len += 8;                   /* gt_p_syscall_obj */
+		break;
+	case GT_C_SYSCALL_END:
+		type = GT_SYSCALL_END;                             /* gt_p_syscall_end */
+		out[2] = nr | (w1 >> 44) << 32, out[3] = (uint64_t)low;
+		break;
+	default:
+		type = GT_YIELD;                                   /* gt_p_stackonly */
+		out[2] = (uint32_t)w1;
+		len -= 8;
+		break;
+	}
+	len += 16;
+	out[0] = (uint64_t)type | (uint64_t)aux << 8 | (uint64_t)(len / 8) << 16 |
+		 (uint64_t)thread << 32;
+	return len;
+}
 
 #define GT_REC_WORDS(payload_bytes) ((uint16_t)((sizeof(struct gt_rec) + (payload_bytes) + 7) / 8))
 

@@ -87,6 +87,13 @@ static void check_chunk_order(const char *capture)
 		size_t end = c->used < h.chunk_size ? c->used : h.chunk_size, m = 0;
 		for (size_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
 			const struct gt_rec *r = (const void *)(buf + off);
+			if (r->type & GT_COMPACT_BIT) {
+				uint64_t full[5];
+				gt_compact_expand((const uint64_t *)r, c->first_tsc, full);
+				tsc[m++] = full[1];
+				off += gt_compact_words(*(const uint64_t *)r) * 8;
+				continue;
+			}
 			if (!r->type || !r->nwords) {
 				off += 8;
 				continue;

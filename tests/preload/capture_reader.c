@@ -43,7 +43,7 @@ int capture_open(struct capture *c, const char *path)
 		fprintf(stderr, "capture_open: %s: not a capture\n", path);
 		return -1;
 	}
-	size_t cap = 1024;
+	size_t cap = 1024, cap_exp = 0;
 	c->recs = malloc(cap * sizeof *c->recs);
 	uint64_t cs = c->hdr->chunk_size;
 	for (uint64_t k = 0; k < c->hdr->n_chunks; k++) {
@@ -64,6 +64,24 @@ int capture_open(struct capture *c, const char *path)
 				off += 8;
 				continue;
 			}
+			if (r->type & GT_COMPACT_BIT) {
+				uint32_t len = gt_compact_words(*(const uint64_t *)r) * 8;
+				if (off + len > used) {
+					c->bad_bytes += 8;
+					off += 8;
+					continue;
+				}
+				if (c->compact == cap_exp)
+					c->expanded = realloc(c->expanded, (cap_exp = 2 * cap_exp + 64) * 5 * 8);
+				gt_compact_expand((const uint64_t *)r, h->first_tsc, c->expanded + 5 * c->compact);
+				c->compact_bytes += len;
+				if (c->n == cap)
+					c->recs = realloc(c->recs, (cap *= 2) * sizeof *c->recs);
+				/* its expansion's index, a pointer once the expansions stop moving */
+				c->recs[c->n++] = (struct cap_rec){NULL, (void *)(uintptr_t)c->compact++, h->cpu};
+				off += len;
+				continue;
+			}
 			/* Strict as the encoder's reader: known type, its payload at least the
 			 * table's minimum, inside the chunk. */
 			if (gt_fact_min_payload(r->type) < 0 || r->nwords < 2 ||
@@ -82,6 +100,11 @@ int capture_open(struct capture *c, const char *path)
 			off += r->nwords * 8u;
 		}
 	}
+	for (size_t i = 0; i < c->n; i++)
+		if (!c->recs[i].h) {
+			c->recs[i].h = (const struct gt_rec *)(c->expanded + 5 * (uintptr_t)c->recs[i].payload);
+			c->recs[i].payload = c->recs[i].h + 1;
+		}
 	qsort(c->recs, c->n, sizeof *c->recs, by_tsc);
 	return 0;
 }
@@ -91,6 +114,7 @@ void capture_close(struct capture *c)
 	if (c->map && c->map != MAP_FAILED)
 		munmap(c->map, c->size);
 	free(c->recs);
+	free(c->expanded);
 	memset(c, 0, sizeof *c);
 }
 

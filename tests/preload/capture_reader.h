@@ -9,7 +9,7 @@
 #include "gotrace/capture.h"
 
 struct cap_rec {
-	const struct gt_rec *h;   /* points into the mapping */
+	const struct gt_rec *h;   /* points into the mapping (a compact record: its expansion) */
 	const void *payload;      /* right after the header */
 	unsigned cpu;             /* the chunk's CPU */
 };
@@ -21,6 +21,8 @@ struct capture {
 	struct cap_rec *recs;
 	size_t n;
 	size_t bad_bytes;         /* bytes that did not parse as records */
+	size_t compact, compact_bytes; /* compact records (capture.h) and their bytes in the file */
+	uint64_t *expanded;       /* the full records they stand for, 5 words each */
 };
 
 /* 0 on success; a message on stderr and -1 otherwise. */

@@ -79,12 +79,12 @@ Test(fds, shell_exec_3_to_a_file, .fini = teardown, .timeout = 60)
 {
 	/* the file a shell opens as descriptor 3 keeps exactly what the script wrote */
 	const char *script = "exec 3>\"$GOTRACE_CAPTURE_DIR/shell.out\"; i=0; "
-			     "while [ $i -lt 3000 ]; do echo line $i >&3; i=$((i+1)); done; "
+			     "while [ $i -lt 6000 ]; do echo line $i >&3; i=$((i+1)); done; "
 			     "exec 3>&-; wc -c < \"$GOTRACE_CAPTURE_DIR/shell.out\"";
 	const char *argv[] = {"/bin/sh", "-c", script, NULL};
 	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", NULL};
 	twins(argv, env);
-	cr_assert_str_eq(traced.out, "28890\n");
+	cr_assert_str_eq(traced.out, "58890\n");
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	cr_assert_eq(cap.bad_bytes, 0u);
 	cr_assert_eq(cap.hdr->flags & GT_FILE_WRITE_FAILED, 0u);
@@ -93,7 +93,7 @@ Test(fds, shell_exec_3_to_a_file, .fini = teardown, .timeout = 60)
 		if (cap.recs[i].h->type == GT_SYSCALL_BEGIN &&
 		    (uint32_t)((const uint64_t *)cap.recs[i].payload)[0] == SYS_write)
 			writes++;
-	cr_assert_geq(writes, 3000u, "the shell's writes to descriptor 3 are recorded");
+	cr_assert_geq(writes, 6000u, "the shell's writes to descriptor 3 are recorded");
 	cr_assert_gt(cap.hdr->n_chunks, 9u, "the capture grew after `exec 3>`");
 }
 
@@ -134,13 +134,14 @@ Test(fds, growth_at_the_descriptor_limit_goes_on, .fini = teardown, .timeout = 6
 	 * its headroom (two windows of 64 chunks) through the mapping, and through a descriptor
 	 * again once the program closed its files; the program opens as many files as untraced */
 	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
-	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_FDS_YIELDS=40000", "GT_FDS_AT_LIMIT=1", NULL};
+	/* 60000 compact yields of 16 bytes: 960 KB each time, as many chunks as 40000 full ones */
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GT_FDS_YIELDS=60000", "GT_FDS_AT_LIMIT=1", NULL};
 	twins(argv, env);
 	cr_assert(strstr(traced.out, "opened 13, then -1 EMFILE\n"), "%s", traced.out);
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
-	/* 40000 before, 40000 at the limit (more than a window of 64 chunks), 40000 after:
+	/* 60000 before, 60000 at the limit (more than a window of 64 chunks), 60000 after:
 	 * more than the headroom in all */
-	assert_complete(120000);
+	assert_complete(180000);
 	cr_assert_gt(cap.hdr->n_chunks, 128u);
 }
 

@@ -39,11 +39,11 @@ TestSuite(ring, .fini = teardown, .timeout = 240);
 static const char *const ring_env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_LAST=256K",
 				       "GOTRACE_STACKS=fp", NULL};
 
-/* The twins of gt-ring SCENARIO with 40000 yields per churn thread (~2.5 MB of records, ten
- * times the ring); kill_ms > 0: both are killed once they printed a line. */
+/* The twins of gt-ring SCENARIO with 60000 yields per churn thread (~2.5 MB of compact
+ * records, ten times the ring); kill_ms > 0: both are killed once they printed a line. */
 static void twins(const char *scenario, int kill_ms)
 {
-	const char *argv[] = {test_program("gt-ring"), scenario, "40000", NULL};
+	const char *argv[] = {test_program("gt-ring"), scenario, "60000", NULL};
 	char prog[4096];
 	snprintf(prog, sizeof prog, "%s", argv[0]);
 	argv[0] = prog;
@@ -274,9 +274,9 @@ static int hang_run(const char *snap_dir, char *out, size_t out_cap, char *err, 
 	char prog[4096], trace[4200];
 	snprintf(prog, sizeof prog, "%s", test_program("gt-ring"));
 	snprintf(trace, sizeof trace, "%s/r.trace", snap_dir ? snap_dir : "");
-	const char *plain_argv[] = {prog, "hang", "40000", NULL};
+	const char *plain_argv[] = {prog, "hang", "60000", NULL};
 	const char *run_argv[] = {test_gotrace(), "run", "--last", "256K", "-o", trace, "--", prog,
-				  "hang", "40000", NULL};
+				  "hang", "60000", NULL};
 	static const char *const env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=fp", NULL};
 	struct proc p;
 	spawn(&p, snap_dir ? run_argv : plain_argv, env);

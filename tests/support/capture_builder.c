@@ -13,6 +13,8 @@ struct gt_cb {
 	uint32_t n_cpus;
 	uint32_t chunk_size;
 	int64_t *current;        /* per CPU: chunk index in use, -1 = none */
+	bool compact;            /* gt_cb_set_compact */
+	size_t n_compact;
 };
 
 static struct gt_file_header *hdr(struct gt_cb *cb)
@@ -117,6 +119,59 @@ static int64_t new_chunk(struct gt_cb *cb, uint32_t cpu, uint64_t tsc)
 	return (int64_t)k;
 }
 
+void gt_cb_set_compact(struct gt_cb *cb, bool on)
+{
+	cb->compact = on;
+}
+
+size_t gt_cb_compact_records(const struct gt_cb *cb)
+{
+	return cb->n_compact;
+}
+
+/* The compact form of the full record rec (len bytes) in a chunk whose first_tsc is base,
+ * into w: its words when it expands back into exactly rec (every value fits), else 0. */
+static unsigned compact_form(const uint8_t *rec, size_t len, uint64_t base, uint64_t w[3])
+{
+	const struct gt_rec *r = (const void *)rec;
+	uint64_t p[3] = {0};
+	if (len < 24 || len > 40 || r->tsc - base > UINT32_MAX)
+		return 0;
+	memcpy(p, rec + sizeof *r, len - sizeof *r);
+	uint32_t lo0 = (uint32_t)p[0], hi0 = (uint32_t)(p[0] >> 32);
+	uint32_t lo1 = (uint32_t)p[1], hi1 = (uint32_t)(p[1] >> 32);
+	unsigned ctype, hi = 0, words = len == 40 ? 3 : 2; /* a tail: word 2 */
+	w[2] = p[2];
+	switch (r->type) {
+	case GT_BLOCK_BEGIN: /* obj, stack, flags; a condition wait's mutex */
+		ctype = len == 40 ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN;
+		hi = lo1 >> 16, w[1] = p[0] | (uint64_t)lo1 << 48;
+		break;
+	case GT_BLOCK_END: /* obj, result, err */
+		ctype = GT_C_BLOCK_END, hi = lo1, w[1] = p[0] | (uint64_t)hi1 << 48;
+		break;
+	case GT_WAKE: /* obj, stack, count */
+		ctype = hi1 == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, hi = lo1 >> 16;
+		w[1] = p[0] | (uint64_t)lo1 << 48;
+		break;
+	case GT_SYSCALL_BEGIN: /* nr, stack, arg; the kernel key tail */
+		ctype = GT_C_SYSCALL_BEGIN, hi = len == 40 ? GT_C_HAS_OBJ : 0;
+		w[1] = lo1 | (uint64_t)lo0 << 32 | (uint64_t)hi0 << 44;
+		break;
+	case GT_SYSCALL_END: /* nr, err, result */
+		ctype = GT_C_SYSCALL_END, w[1] = lo1 | (uint64_t)lo0 << 32 | (uint64_t)hi0 << 44;
+		break;
+	case GT_YIELD:
+		ctype = GT_C_YIELD, w[1] = lo0;
+		break;
+	default:
+		return 0;
+	}
+	w[0] = gt_compact_word(ctype, r->aux, r->thread, hi) | (r->tsc - base) << 32;
+	uint64_t e[5];
+	return gt_compact_expand(w, base, e) == len && !memcmp(e, rec, len) ? words : 0;
+}
+
 uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux, uint32_t thread,
 		      uint64_t tsc, const void *payload, size_t payload_len)
 {
@@ -125,18 +180,37 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 	size_t len = (size_t)GT_REC_WORDS(payload_len) * 8;
 	if (len + GT_CHUNK_HEADER_SIZE > cb->chunk_size)
 		return 0;
+	uint8_t full[40] = {0};
+	struct gt_rec r = {type, aux, (uint16_t)(len / 8), thread, tsc};
+	uint64_t w[3];
+	unsigned words = 0;
+	if (cb->compact && len <= sizeof full) {
+		memcpy(full, &r, sizeof r);
+		if (payload_len)
+			memcpy(full + sizeof r, payload, payload_len);
+	}
 	int64_t k = cb->current[cpu];
-	if (k < 0 || chunk(cb, (uint64_t)k)->used + len > cb->chunk_size)
+	/* as the recorder: compact against the chunk in use; a new chunk's first record is full */
+	if (cb->compact && len <= sizeof full && k >= 0)
+		words = compact_form(full, len, chunk(cb, (uint64_t)k)->first_tsc, w);
+	size_t in_file = words ? words * 8 : len;
+	if (k < 0 || chunk(cb, (uint64_t)k)->used + in_file > cb->chunk_size) {
 		k = new_chunk(cb, cpu, tsc);
+		in_file = len, words = 0;
+	}
 	if (k < 0)
 		return 0;
 	struct gt_chunk_header *c = chunk(cb, (uint64_t)k);
 	uint64_t off = GT_FILE_HEADER_SIZE + (uint64_t)k * cb->chunk_size + c->used;
-	struct gt_rec r = {type, aux, (uint16_t)(len / 8), thread, tsc};
-	memcpy(cb->image + off, &r, sizeof r);
-	if (payload_len)
-		memcpy(cb->image + off + sizeof r, payload, payload_len);
-	c->used += len;
+	if (words) {
+		memcpy(cb->image + off, w, in_file);
+		cb->n_compact++;
+	} else {
+		memcpy(cb->image + off, &r, sizeof r);
+		if (payload_len)
+			memcpy(cb->image + off + sizeof r, payload, payload_len);
+	}
+	c->used += in_file;
 	return off;
 }
 

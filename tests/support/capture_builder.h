@@ -6,6 +6,7 @@
 #define GOTRACE_CAPTURE_BUILDER_H
 
 #include <gotrace/capture.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,13 @@ struct gt_cb *gt_cb_new(uint32_t n_cpus, uint32_t chunk_size, uint64_t start_tsc
 void gt_cb_free(struct gt_cb *cb);
 struct gt_file_header *gt_cb_header(struct gt_cb *cb);
 void gt_cb_set_clock(struct gt_cb *cb, enum gt_clock_source src, uint64_t tsc_hz);
+
+/* From now on, write a record compact (capture.h "Compact records") when its compact form
+ * stands for exactly it, else in full, as the recorder does; off (the default): all in full.
+ * A version 1 capture (gt_cb_header(cb)->version = 1) must keep them all full. */
+void gt_cb_set_compact(struct gt_cb *cb, bool on);
+/* Records written compact so far. */
+size_t gt_cb_compact_records(const struct gt_cb *cb);
 
 /* Appends one record; returns its offset in the file, or 0 when it cannot (bad CPU). */
 uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux, uint32_t thread,

@@ -1,0 +1,249 @@
+/* Capture format 2's compact records (include/gotrace/capture.h "Compact records"): the reader
+ * delivers each as the full record it stands for, so one fact stream written in full
+ * (version 1) and compact (version 2) reads and converts the same; and captures that main's
+ * recorder wrote in version 1 (tests/encoder/fixtures) still convert. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture_reader.h"
+#include "test_util.h"
+
+#define T0 1000000000ull
+
+static uint64_t syscall_obj(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			    uint32_t nr, int64_t fd, uint32_t stack, uint64_t key)
+{
+	struct {
+		struct gt_p_syscall s;
+		struct gt_p_syscall_obj o;
+	} p = {{nr, stack, fd}, {key}};
+	return gt_cb_record(cb, cpu, GT_SYSCALL_BEGIN, GT_FD_PIPE, thread, t, &p, sizeof p);
+}
+
+static uint64_t syscall_end(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			    uint32_t nr, int err, int64_t result)
+{
+	struct gt_p_syscall_end p = {nr, err, result};
+	return gt_cb_record(cb, cpu, GT_SYSCALL_END, 0, thread, t, &p, sizeof p);
+}
+
+static uint64_t block_end(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			  enum gt_block_kind kind, uint64_t obj, enum gt_block_result result, int err)
+{
+	struct gt_p_block_end p = {obj, result, err};
+	return gt_cb_record(cb, cpu, GT_BLOCK_END, (uint8_t)kind, thread, t, &p, sizeof p);
+}
+
+/* One fact stream: two threads at work on two CPUs, values at the edges of the compact
+ * fields (and past them: full records), and a gap longer than a compact delta reaches. */
+static void facts(struct gt_cb *cb)
+{
+	const uint64_t pcs[] = {0x401000, 0x402000};
+	const uint64_t mutex = 0x7f0000001000ull, cond = 0x7f0000002000ull;
+	const uint64_t edge = (1ull << 48) - 8, past = 1ull << 48;
+	const uint64_t key = GT_OBJ_KERNEL | 0x123456789abcull;
+	const uint32_t big_stack = GT_C_STACK_MAX; /* the first id past the compact field */
+	uint64_t t = T0;
+	gt_cb_clock(cb, 0, t, t);
+	gt_cb_thread_existing(cb, 0, t, 1, 0, 0);
+	gt_cb_thread_name(cb, 0, t, 1, "main");
+	gt_cb_stack(cb, 0, t, 1, pcs, 2);
+	gt_cb_stack(cb, 0, t, 2, pcs + 1, 1);
+	gt_cb_stack(cb, 0, t, big_stack - 1, pcs, 1);
+	gt_cb_stack(cb, 0, t, big_stack, pcs + 1, 1);
+	gt_cb_thread_new(cb, 0, t += 100, 1, 2, 1, 0x401500);
+	gt_cb_thread_start(cb, 1, t += 100, 2, 4243, 0x401500);
+	for (unsigned i = 0; i < 300; i++) {
+		uint32_t stack = i % 3 == 0 ? 0 : i % 3 == 1 ? 2 : big_stack - 1 + i % 2;
+		uint64_t obj = i % 5 == 0 ? edge : i % 5 == 1 ? past : mutex;
+		gt_cb_block_begin(cb, 0, t += 50, 1, GT_BK_MUTEX, obj, stack);
+		gt_cb_wake(cb, 1, t += 50, 2, GT_BK_MUTEX, obj, i % 4 == 3 ? 3 : 1, stack);
+		block_end(cb, 0, t += 50, 1, GT_BK_MUTEX, obj, i % 7 ? GT_BR_OK : GT_BR_ERROR,
+			  i % 7 ? 0 : i % 2 ? 70000 : 22);
+		if (i % 2) { /* a condition wait naming its mutex (capture.h gt_p_block_mutex) */
+			struct {
+				struct gt_p_block b;
+				struct gt_p_block_mutex m;
+			} p = {{cond, stack, 0}, {mutex}};
+			gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_COND, 2, t += 50, &p, sizeof p);
+		} else {
+			gt_cb_block_begin(cb, 1, t += 50, 2, GT_BK_COND, cond, stack);
+		}
+		gt_cb_wake(cb, 0, t += 50, 1, GT_BK_COND, cond, GT_WAKE_ALL, stack);
+		gt_cb_block_end(cb, 1, t += 50, 2, GT_BK_COND, cond, GT_BR_OK);
+		gt_cb_block_begin(cb, 0, t += 50, 1, GT_BK_FUTEX, key, stack);
+		gt_cb_wake(cb, 1, t += 50, 2, GT_BK_FUTEX, key, 1, stack);
+		gt_cb_block_end(cb, 0, t += 50, 1, GT_BK_FUTEX, key, GT_BR_OK);
+		int64_t arg = i % 6 == 0 ? -1 : i % 6 == 1 ? (1ll << 31) : 5;
+		if (i % 2)
+			syscall_obj(cb, 1, t += 50, 2, 0, arg, stack, key);
+		else
+			gt_cb_syscall_begin(cb, 1, t += 50, 2, GT_FD_FILE, 0, arg, stack);
+		int64_t result = i % 4 == 0 ? -1 : i % 4 == 1 ? (1ll << 40) : 4096;
+		syscall_end(cb, 1, t += 50, 2, 0, result < 0 ? 11 : 0, result);
+		gt_cb_yield(cb, i % 2, t += 50, 1 + i % 2, stack);
+		if (i == 150) /* longer than 2^32 ns: full records until the next chunk */
+			t += 5000000000ull;
+	}
+	gt_cb_thread_end(cb, 1, t += 100, 2);
+	gt_cb_capture_end(cb, 0, t += 100);
+}
+
+static struct gt_cb *build(bool compact, const char *name, char *path)
+{
+	struct gt_cb *cb = gt_cb_new(2, 16384, T0);
+	cr_assert_not_null(cb);
+	if (!compact)
+		gt_cb_header(cb)->version = 1;
+	gt_cb_set_compact(cb, compact);
+	facts(cb);
+	snprintf(path, PATH_MAX, "%s/%s.cap", test_tmpdir(), name);
+	cr_assert_eq(gt_cb_write(cb, path), 0);
+	return cb;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s", path);
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	char *b = malloc(*len + 1);
+	cr_assert_eq(fread(b, 1, *len, f), *len);
+	fclose(f);
+	return b;
+}
+
+Test(compact, records_read_as_the_full_ones)
+{
+	char full_path[PATH_MAX], compact_path[PATH_MAX], err[256];
+	struct gt_cb *full = build(false, "full", full_path), *compact = build(true, "compact", compact_path);
+	size_t n_full, n_compact;
+	gt_cb_image(full, &n_full);
+	gt_cb_image(compact, &n_compact);
+	/* most records fit, some do not (values past the fields, the long gap) */
+	size_t c = gt_cb_compact_records(compact);
+	cr_expect_gt(c, 1500u, "%zu compact records", c);
+	cr_expect_lt(c, 3000u, "%zu compact records", c);
+	cr_expect_eq(gt_cb_compact_records(full), 0u);
+	struct gt_capture *a = gt_capture_open(full_path, err, sizeof err);
+	cr_assert_not_null(a, "%s", err);
+	struct gt_capture *b = gt_capture_open(compact_path, err, sizeof err);
+	cr_assert_not_null(b, "%s", err);
+	cr_expect_eq(gt_capture_header(a)->version, 1u);
+	cr_expect_eq(gt_capture_header(b)->version, 2u);
+	struct gt_capture_record ra, rb;
+	size_t n = 0, small = 0, bytes_a = 0, bytes_b = 0;
+	for (;; n++) {
+		bool more = gt_capture_next(a, &ra);
+		cr_assert_eq(gt_capture_next(b, &rb), more, "record %zu", n);
+		if (!more)
+			break;
+		cr_assert_eq(ra.rec->nwords, rb.rec->nwords, "record %zu: %s", n, gt_fact_name(ra.rec->type));
+		cr_assert_eq(memcmp(ra.rec, rb.rec, ra.rec->nwords * 8u), 0, "record %zu (%s) differs", n,
+			     gt_fact_name(ra.rec->type));
+		cr_assert_eq(ra.tsc, rb.tsc);
+		cr_assert_eq(ra.cpu, rb.cpu);
+		cr_assert_eq(gt_capture_file_bytes(a), ra.rec->nwords * 8u);
+		small += gt_capture_file_bytes(b) < rb.rec->nwords * 8u;
+		bytes_a += gt_capture_file_bytes(a);
+		bytes_b += gt_capture_file_bytes(b);
+	}
+	cr_expect_eq(small, c, "each compact record is delivered in full");
+	cr_expect_gt(n, 3000u);
+	struct gt_capture_stats sa, sb;
+	gt_capture_stats(a, &sa);
+	gt_capture_stats(b, &sb);
+	cr_expect_eq(sb.bytes_garbage + sb.bytes_zero + sa.bytes_garbage + sa.bytes_zero, 0u);
+	cr_expect_eq(sb.bytes_read, bytes_b);
+	cr_expect_eq(sa.bytes_read, bytes_a);
+	/* mutex block 16 instead of 32, the pipe syscall's 24 instead of 40, ... */
+	cr_expect_lt(bytes_b * 10, bytes_a * 8, "%zu bytes compact, %zu in full", bytes_b, bytes_a);
+	gt_capture_close(a);
+	gt_capture_close(b);
+	gt_cb_free(full);
+	gt_cb_free(compact);
+}
+
+Test(compact, both_versions_convert_to_the_same_trace, .timeout = 120)
+{
+	char full_path[PATH_MAX], compact_path[PATH_MAX], ta[PATH_MAX], tb[PATH_MAX];
+	gt_cb_free(build(false, "same-full", full_path));
+	gt_cb_free(build(true, "same-compact", compact_path));
+	struct gt_convert_summary sa, sb;
+	cr_assert_eq(convert_path(full_path, ta, &sa), 0);
+	cr_assert_eq(convert_path(compact_path, tb, &sb), 0);
+	size_t la, lb;
+	char *a = slurp(ta, &la), *b = slurp(tb, &lb);
+	cr_expect_gt(la, 1000u);
+	cr_assert_eq(la, lb, "%zu bytes from the full records, %zu from the compact ones", la, lb);
+	cr_assert_eq(memcmp(a, b, la), 0, "the traces differ");
+	free(a);
+	free(b);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(tb, false, &report), 0, "%s", report ? report : "");
+	free(report);
+}
+
+/* A version 1 capture that main's libgotrace recorded (GOTRACE_CHUNK_SIZE=16384,
+ * GOTRACE_STACKS=fp, bench/workload condvar|pipe 100): its records by type and its zero
+ * words, as main's reader reads them, and a trace every Go reader accepts. */
+struct fixture {
+	char name[32];
+	uint64_t records, block_begin, wake, syscall_begin, bytes_zero;
+};
+
+ParameterizedTestParameters(compact, version_1_capture_converts)
+{
+	static struct fixture f[] = {{"v1-condvar.gtcap", 428, 133, 134, 0, 0},
+				     {"v1-pipe.gtcap", 830, 0, 5, 400, 8}};
+	return cr_make_param_array(struct fixture, f, 2);
+}
+
+ParameterizedTest(struct fixture *f, compact, version_1_capture_converts, .timeout = 120)
+{
+	char path[PATH_MAX], err[256], trace[PATH_MAX];
+	const char *dir = getenv("GT_ENCODER_FIXTURES");
+	cr_assert_not_null(dir, "GT_ENCODER_FIXTURES (set by meson) names tests/encoder/fixtures");
+	snprintf(path, sizeof path, "%s/%s", dir, f->name);
+	struct gt_capture *c = gt_capture_open(path, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	cr_assert_eq(gt_capture_header(c)->version, 1u);
+	struct gt_capture_record r;
+	uint64_t n[GT_FACT_COUNT] = {0}, total = 0;
+	while (gt_capture_next(c, &r)) {
+		cr_assert_lt(r.rec->type, GT_FACT_COUNT);
+		n[r.rec->type]++;
+		total++;
+		cr_assert_eq(gt_capture_file_bytes(c), r.rec->nwords * 8u);
+	}
+	struct gt_capture_stats st;
+	gt_capture_stats(c, &st);
+	gt_capture_close(c);
+	cr_expect_eq(st.bytes_garbage, 0u);
+	cr_expect_eq(st.bytes_zero, f->bytes_zero);
+	cr_expect_eq(total, f->records);
+	cr_expect_eq(n[GT_BLOCK_BEGIN], f->block_begin);
+	cr_expect_eq(n[GT_WAKE], f->wake);
+	cr_expect_eq(n[GT_SYSCALL_BEGIN], f->syscall_begin);
+	/* a copy: the conversion writes its trace next to the capture */
+	char copy[PATH_MAX];
+	snprintf(copy, sizeof copy, "%s/%s", test_tmpdir(), f->name);
+	size_t len;
+	char *bytes = slurp(path, &len);
+	FILE *o = fopen(copy, "wb");
+	cr_assert_not_null(o);
+	cr_assert_eq(fwrite(bytes, 1, len, o), len);
+	fclose(o);
+	free(bytes);
+	struct gt_convert_summary sum;
+	cr_assert_eq(convert_path(copy, trace, &sum), 0);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, false, &report), 0, "%s", report ? report : "");
+	free(report);
+}
