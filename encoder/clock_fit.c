@@ -69,3 +69,21 @@ uint64_t gt_clock_fitted_ns(const struct gt_clock *c, uint64_t nominal_ns)
 		return nominal_ns;
 	return (uint64_t)((unsigned __int128)nominal_ns * 1000000000u / hz);
 }
+
+uint64_t gt_clock_tsc_of_mono(const struct gt_clock *c, uint64_t mono_ns)
+{
+	if (!c->tsc_hz || !c->n)
+		return mono_ns;
+	/* mono - mono0 = a + b (tsc - tsc0), least squares; b from the header when not trusted */
+	double b = 1e9 / (double)c->tsc_hz, a = 0;
+	double den = c->n * c->sxx - c->sx * c->sx;
+	if (c->n >= 2 && den > 0) {
+		double fb = (c->n * c->sxy - c->sx * c->sy) / den;
+		if (fb > 0 && fb / b > 0.99 && fb / b < 1.01) {
+			b = fb;
+			a = (c->sy - b * c->sx) / c->n;
+		}
+	}
+	double x = ((double)(int64_t)(mono_ns - c->mono0) - a) / b;
+	return c->tsc0 + (uint64_t)(int64_t)x;
+}

@@ -34,5 +34,9 @@ uint64_t gt_clock_frequency(const struct gt_clock *c);
 /* A nominal-rate duration in fitted nanoseconds, as a trace reader shows it with
  * gt_clock_frequency; the same number when the frequency is 1e9. */
 uint64_t gt_clock_fitted_ns(const struct gt_clock *c, uint64_t nominal_ns);
+/* The capture timestamp of a CLOCK_MONOTONIC instant (the kernel's scheduling records), by
+ * the fit of the pairs so far (the header's rate while it has fewer than two or is not
+ * trusted); the same number for GT_CLOCK_MONOTONIC captures. */
+uint64_t gt_clock_tsc_of_mono(const struct gt_clock *c, uint64_t mono_ns);
 
 #endif

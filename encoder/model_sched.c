@@ -198,7 +198,8 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 	t->sys_awaiting_end = blocked;
 	uint32_t p = t->sys_p;
 	uint64_t stk = gtm_captured_stack_of(m, t->capture, t->sys_stack);
-	if (!blocked && now - t->sys_ns <= m->opt.syscall_threshold_ns) {
+	/* with the kernel's switches, a syscall blocked exactly when it left its CPU */
+	if (!blocked && (now - t->sys_ns <= m->opt.syscall_threshold_ns || (m->kernel && t->k_seen))) {
 		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, now, 0);
 		m->ctr.syscalls_short++;
 		return;
@@ -324,11 +325,12 @@ struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_reco
 	gtm_close_prologue(m);
 	if (!t->g && r->rec->type != GT_THREAD_EXISTING)
 		m->ctr.threads_appeared++;
+	uint32_t cpu = gtm_kernel_cpu(m, t, r->cpu);
 	if (t->in_syscall && r->rec->type != GT_SYSCALL_END)
-		gtm_syscall_resolve(m, t, ns, r->cpu + 1 != t->sys_p);
+		gtm_syscall_resolve(m, t, ns, cpu + 1 != t->sys_p);
 	if (r->rec->type != GT_SYSCALL_END)
 		t->sys_awaiting_end = false;
-	run_thread(m, t, r->cpu, ns, reason);
+	run_thread(m, t, cpu, ns, reason);
 	return t;
 }
 

@@ -1,0 +1,116 @@
+/* model_kernel: the kernel's context switches (issue 15; ../shared/PERF-EVENTS.md §7) placing
+ * the threads (see model_internal.h).  Once switches are given, a thread the kernel reports
+ * runs exactly from its switch-in to its switch-out, on the CPU the kernel ran it on (P =
+ * CPU + 1): a switch-in starts it (after a hook's wake: the exact scheduler latency), on
+ * another CPU it migrates, a switch-out still runnable is a preemption, and one with no hook
+ * wait around it is an off-CPU wait the hooks did not see.  Hook facts keep what they know
+ * best: what a thread waits for, with which stack, and who wakes it; their blocks are drawn
+ * where the hook saw them (a few microseconds before the kernel's switch-out). */
+#include "model_internal.h"
+
+void gtm_kernel_tid(struct gt_model *m, struct mthread *t)
+{
+	bool found;
+	uint64_t *slot = t->tid ? gt_u64map_slot(&m->by_tid, t->tid, &found) : NULL;
+	if (slot)
+		*slot = t->serial;
+}
+
+uint32_t gtm_kernel_cpu(const struct gt_model *m, const struct mthread *t, uint32_t cpu)
+{
+	if (!m->kernel || !t->k_seen)
+		return cpu;
+	if (t->state == T_RUNNING)
+		return t->p - 1;
+	return t->k_on ? t->k_cpu : cpu;
+}
+
+void gtm_kernel_unblocked(struct gt_model *m, struct mthread *w, uint64_t ns)
+{
+	/* the kernel ran it before its waker's fact (the wake is stamped at the release, the
+	 * switch-in may come first within the clocks' error): it runs from the wake on */
+	if (m->kernel && w->k_seen && w->k_on && w->state == T_RUNNABLE &&
+	    !m->ps[w->k_cpu + 1].running)
+		gtm_run_thread(m, w, w->k_cpu, ns);
+}
+
+/* The one frame of an untraced wait's stack; its PC below the synthetic frames of
+ * model_stacks.c, whose PCs go up from SYNTH_PC_BASE. */
+static uint64_t untraced_stack(struct gt_model *m)
+{
+	if (!m->untraced_stack) {
+		struct gt_wire_frame f = {SYNTH_PC_BASE - 1, "[off-CPU wait, not seen by the hooks]",
+					  "[gotrace]", 0};
+		m->untraced_stack = gt_wire_stack(m->w, &f, 1);
+	}
+	return m->untraced_stack;
+}
+
+static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns)
+{
+	/* A hook wait that a known thread ends (a lock, a condition, a pipe) waits for its
+	 * waker's fact, which then starts it here; a sleep, an untraced wait or a wait from
+	 * before the trace has no waker to wait for. */
+	if (t->state == T_WAITING && t->wait_kind != GT_BK_SLEEP && t->wait_kind != WAIT_UNTRACED &&
+	    t->wait_kind != WAIT_PROLOGUE)
+		return;
+	gtm_run_thread(m, t, cpu, ns);
+}
+
+static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc,
+		       bool preempted)
+{
+	if (t->state != T_RUNNING)
+		return;   /* a hook block or a blocking syscall already drawn */
+	if (t->in_syscall) {
+		/* off its CPU inside a syscall without being runnable: it blocked */
+		gtm_syscall_resolve(m, t, ns, !preempted);
+		if (t->state != T_RUNNING)
+			return;
+	}
+	if (preempted) {
+		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
+		t->state = T_RUNNABLE;
+		m->ctr.kernel_preemptions++;
+	} else {
+		gtm_emit(m, t->p, GT_GO_GO_BLOCK, ns, t, NULL, untraced_stack(m),
+			 GT_WIRE_WAIT(GT_WIRE_WAIT_UNTRACED, 0, 0), 0);
+		t->state = T_WAITING;
+		t->wait_kind = WAIT_UNTRACED;
+		t->block_ns = ns;
+		t->block_tsc = tsc;
+		m->ctr.kernel_untraced_waits++;
+	}
+	m->ps[t->p].running = 0;
+}
+
+void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
+{
+	m->kernel = true;
+	const uint64_t *serial = gt_u64map_find(&m->by_tid, s->tid);
+	struct mthread *t = serial ? gtm_thread_find(m, (uint32_t)*serial) : NULL;
+	if (!t || !t->g || t->state == T_DEAD || s->cpu + 1 >= m->n_ps) {
+		m->ctr.kernel_foreign++;
+		return;
+	}
+	gtm_count_for(m, t->capture);
+	t->k_seen = true;
+	t->k_on = s->in;
+	if (s->in)
+		t->k_cpu = s->cpu;
+	if (!m->prologue_closed)
+		return;
+	uint64_t ns = gt_clock_ticks(&m->clock, s->tsc);
+	if (ns > m->now)
+		m->now = ns;
+	m->ctr.kernel_switches++;
+	if (s->in)
+		switch_in(m, t, s->cpu, ns);
+	else
+		switch_out(m, t, ns, s->tsc, s->preempted);
+}
+
+uint64_t gt_model_tsc_of_mono(const struct gt_model *m, uint64_t mono_ns)
+{
+	return gt_clock_tsc_of_mono(&m->clock, mono_ns);
+}
