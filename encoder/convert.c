@@ -11,12 +11,9 @@
 #include <unistd.h>
 
 #include "capture_set.h"
-#include "grow.h"
 #include "kernel_file.h"
 #include "symbolizer.h"
 #include "window.h"
-
-#include <linux/perf_event.h>
 
 static double cpu_seconds(void)
 {
@@ -39,54 +36,11 @@ static double ticks_per_second(const struct gt_file_header *h)
 	return h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
 }
 
-/* The context switches of a kernel scheduling file, in time order. */
-struct kswitch {
-	uint64_t mono_ns;
-	uint32_t tid, cpu;
-	uint32_t order;     /* in the file: ties keep it (one CPU's out before its in) */
-	uint16_t misc;
-};
-
+/* The context switches of a run (kernel_file.h), given to the model in time order. */
 struct kswitches {
-	struct kswitch *v;
-	size_t n, cap, next;
-	bool failed;        /* out of memory */
+	struct gt_kernel_switch *v;
+	size_t n, next;
 };
-
-static void collect_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
-{
-	struct kswitches *k = ctx;
-	if (type != PERF_RECORD_SWITCH || k->failed)
-		return;
-	if (!gt_grow(&k->v, &k->cap, k->n + 1, sizeof *k->v)) {
-		k->failed = true;
-		return;
-	}
-	k->v[k->n] = (struct kswitch){id->time, id->tid, id->cpu, (uint32_t)k->n, misc};
-	k->n++;
-}
-
-static int by_time(const void *a, const void *b)
-{
-	const struct kswitch *x = a, *y = b;
-	if (x->mono_ns != y->mono_ns)
-		return x->mono_ns < y->mono_ns ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
-}
-
-/* Reads path's switches into k, sorted (each CPU's buffer is in order, not the file). */
-static void kswitches_load(struct kswitches *k, const char *path, char *err, size_t errlen)
-{
-	struct gt_kernel_counts c;
-	if (gt_kernel_read(path, collect_switch, k, &c, err, errlen) != 0 || k->failed) {
-		if (k->failed)
-			snprintf(err, errlen, "%s: out of memory", path);
-		free(k->v);
-		*k = (struct kswitches){0};
-		return;
-	}
-	qsort(k->v, k->n, sizeof *k->v, by_time);
-}
 
 /* Gives the model the switches up to before_tsc: a switch comes after the facts stamped up
  * to 2 us later, the clocks' alignment error (PERF-EVENTS.md §5), so that a thread's hook
@@ -95,14 +49,15 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m, uint64_t bef
 			   uint64_t skew)
 {
 	for (; k->next < k->n; k->next++) {
-		const struct kswitch *s = &k->v[k->next];
-		uint64_t tsc = gt_model_tsc_of_mono(m, s->mono_ns);
+		const struct gt_kernel_switch *s = &k->v[k->next];
+		uint64_t tsc = gt_model_tsc_of_mono(m, s->time);
 		if (tsc + skew > before_tsc)
 			return;
+		if (s->what == GT_KSW_EXIT)
+			continue;   /* its thread's end is a hook fact */
 		struct gt_model_switch ms = {
-			.tsc = tsc, .tid = s->tid, .cpu = s->cpu,
-			.in = !(s->misc & PERF_RECORD_MISC_SWITCH_OUT),
-			.preempted = (s->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0,
+			.tsc = tsc, .tid = s->tid, .cpu = s->cpu, .in = s->what == GT_KSW_IN,
+			.preempted = s->what == GT_KSW_PREEMPTED,
 		};
 		gt_model_switch(m, &ms);
 	}
@@ -181,9 +136,10 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			m = NULL;
 		}
 	struct kswitches ks = {0};
+	struct gt_kernel_counts kc;
 	if (m && opt->kernel_path)
-		kswitches_load(&ks, opt->kernel_path, sum->total.kernel_error,
-			       sizeof sum->total.kernel_error);
+		gt_kernel_switches(opt->kernel_path, &ks.v, &ks.n, &kc, sum->total.kernel_error,
+				   sizeof sum->total.kernel_error);
 	uint64_t skew = (uint64_t)(ticks_per_second(h0) * 2e-6);
 	int rc = 0;
 	if (!m) {

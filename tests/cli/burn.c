@@ -1,12 +1,13 @@
 /* burn THREADS MS CPUFILE: THREADS threads each burn MS milliseconds of their own CPU time
  * (CLOCK_THREAD_CPUTIME_ID), with no call the hooks see until they end: more of them than
- * CPUs, only the kernel knows when each ran.  Each writes "INDEX CPU_NS" into CPUFILE, the
- * CPU time it measured itself; stdout is the same traced or not. */
+ * CPUs, only the kernel knows when each ran.  Each writes "INDEX CPU_NS TID" into CPUFILE,
+ * the CPU time it measured itself; stdout is the same traced or not. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 static long burn_ms;
 static FILE *cpu_file;
@@ -29,7 +30,7 @@ static void *burn(void *arg)
 			x = x * 6364136223846793005u + 1442695040888963407u;
 	uint64_t used = thread_cpu_ns();
 	pthread_mutex_lock(&file_lock);
-	fprintf(cpu_file, "%u %llu\n", (unsigned)index, (unsigned long long)used);
+	fprintf(cpu_file, "%u %llu %d\n", (unsigned)index, (unsigned long long)used, (int)gettid());
 	pthread_mutex_unlock(&file_lock);
 	return NULL;
 }

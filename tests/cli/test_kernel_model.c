@@ -62,17 +62,23 @@ static bool as_nobody_possible(void)
 	return true;
 }
 
-/* "INDEX CPU_NS" lines; returns how many threads wrote one. */
-static size_t read_cpu_file(const char *path, uint64_t cpu_ns[MAX_THREADS])
+/* "INDEX CPU_NS [TID]" lines (tids into tid when not NULL); returns how many threads wrote
+ * one. */
+static size_t read_cpu_file(const char *path, uint64_t cpu_ns[MAX_THREADS], int tid[MAX_THREADS])
 {
 	FILE *f = fopen(path, "r");
 	cr_assert_not_null(f, "%s", path);
-	unsigned index;
-	unsigned long long ns;
+	char line[128];
 	size_t n = 0;
-	while (fscanf(f, "%u %llu", &index, &ns) == 2) {
+	while (fgets(line, sizeof line, f) != NULL) {
+		unsigned index;
+		unsigned long long ns;
+		int id = 0;
+		cr_assert_geq(sscanf(line, "%u %llu %d", &index, &ns, &id), 2, "%s: %s", path, line);
 		cr_assert_lt(index, MAX_THREADS);
 		cpu_ns[index] = ns;
+		if (tid != NULL)
+			tid[index] = id;
 		n++;
 	}
 	fclose(f);
@@ -96,18 +102,20 @@ static void with_user(const char **argv, size_t size, bool nobody, const char *c
 	argv[n] = NULL;
 }
 
-/* Runs p untraced, then traced (gotrace run --kernel=on --format FORMAT), as nobody when
- * asked; asserts both behave the same and every Go reader accepts the trace; the traced
- * run's CPU times into cpu_ns (their count into *n), Go 1.23's dump returned. */
+/* Runs p untraced, then traced (gotrace run --kernel=on --format FORMAT --keep-capture -o
+ * TRACE), as nobody when asked; asserts both behave the same and every Go reader accepts
+ * the trace; the traced run's CPU times into cpu_ns (their count into *n, tids into tid),
+ * Go 1.23's dump returned. */
 static char *run_twins(const struct program *p, const char *format, bool nobody,
-		       uint64_t cpu_ns[MAX_THREADS], size_t *n)
+		       uint64_t cpu_ns[MAX_THREADS], int tid[MAX_THREADS], size_t *n,
+		       char trace[600])
 {
-	char dir[512], plain_cpu[600], traced_cpu[600], trace[600];
+	char dir[512], plain_cpu[600], traced_cpu[600];
 	cli_tempdir(dir, sizeof dir);
 	cr_assert_eq(chmod(dir, 0777), 0);   /* nobody writes the trace and the CPU times */
 	cli_path(plain_cpu, sizeof plain_cpu, dir, "plain.cpu");
 	cli_path(traced_cpu, sizeof traced_cpu, dir, "traced.cpu");
-	cli_path(trace, sizeof trace, dir, "k.trace");
+	cli_path(trace, 600, dir, "k.trace");
 	const char *env[] = { p->env, NULL };
 	const char *argv[24];
 
@@ -115,9 +123,9 @@ static char *run_twins(const struct program *p, const char *format, bool nobody,
 	const char *plain_rest[] = { p->path, p->args[0], p->args[1], plain_cpu, NULL };
 	with_user(argv, 24, nobody, plain_rest);
 	cli_run(&plain, argv, env);
-	const char *traced_rest[] = { cli_gotrace, "run", "--kernel=on", "--format", format, "-o",
-				      trace, "--", p->path, p->args[0], p->args[1], traced_cpu,
-				      NULL };
+	const char *traced_rest[] = { cli_gotrace, "run", "--kernel=on", "--format", format,
+				      "--keep-capture", "-o", trace, "--", p->path, p->args[0],
+				      p->args[1], traced_cpu, NULL };
 	with_user(argv, 24, nobody, traced_rest);
 	cli_run(&traced, argv, env);
 
@@ -131,8 +139,8 @@ static char *run_twins(const struct program *p, const char *format, bool nobody,
 			   "%s", traced.err);
 	cr_assert_not_null(strstr(traced.err, ", 0 lost"), "kernel records lost: %s", traced.err);
 	uint64_t plain_ns[MAX_THREADS] = { 0 };
-	cr_assert_eq(read_cpu_file(plain_cpu, plain_ns), read_cpu_file(traced_cpu, cpu_ns));
-	*n = read_cpu_file(traced_cpu, cpu_ns);
+	cr_assert_eq(read_cpu_file(plain_cpu, plain_ns, NULL), read_cpu_file(traced_cpu, cpu_ns, tid));
+	*n = read_cpu_file(traced_cpu, cpu_ns, tid);
 	cli_result_free(&plain);
 	cli_result_free(&traced);
 
@@ -198,8 +206,10 @@ static void assert_running_is_cpu_time(const struct program *p, const char *form
 				       size_t threads, struct drawn *d)
 {
 	uint64_t cpu_ns[MAX_THREADS] = { 0 };
+	int tid[MAX_THREADS];
 	size_t n;
-	char *dump = run_twins(p, format, nobody, cpu_ns, &n);
+	char trace[600];
+	char *dump = run_twins(p, format, nobody, cpu_ns, tid, &n, trace);
 	cr_assert_eq(n, threads);
 	drawn_of(dump, p->first_g, d);
 	free(dump);
@@ -260,4 +270,41 @@ Test(kernel_model, openmp_barriers_unprivileged_go122, .timeout = 240)
 {
 	as_nobody_possible();
 	openmp_barriers("go1.22", true);
+}
+
+/* gotrace report on the kept capture: each thread's on-CPU time from the kernel records is
+ * the CPU time it measured itself (within 10%: the kernel's own accounting, both ways) */
+Test(kernel_model, report_shows_on_cpu_time, .timeout = 240)
+{
+	uint64_t cpu_ns[MAX_THREADS] = { 0 };
+	int tid[MAX_THREADS] = { 0 };
+	size_t n;
+	char trace[600];
+	free(run_twins(&burn, "go1.22", false, cpu_ns, tid, &n, trace));
+	cr_assert_eq(n, BURN_THREADS);
+	struct cli_result r;
+	const char *argv[] = { cli_gotrace, "report", "--json", trace, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (size_t i = 0; i < n; i++) {
+		char key[64];
+		snprintf(key, sizeof key, "\"tid\":%d,", tid[i]);
+		const char *at = strstr(r.out, key);
+		cr_assert_not_null(at, "thread %d not in the report: %s", tid[i], r.out);
+		const char *next = strstr(at + 1, "\"tid\":");
+		const char *on = strstr(at, "\"on_cpu_ns\":");
+		cr_assert(on != NULL && (next == NULL || on < next), "no on_cpu_ns for %d: %s", tid[i],
+			  r.out);
+		double ns = strtod(on + strlen("\"on_cpu_ns\":"), NULL), cpu = (double)cpu_ns[i];
+		cr_assert(ns >= 0.9 * cpu && ns <= 1.1 * cpu, "thread %d: %.1f ms on a CPU in the "
+			  "report, %.1f ms of CPU", tid[i], ns / 1e6, cpu / 1e6);
+	}
+	cli_result_free(&r);
+	/* and in text, a column */
+	const char *text[] = { cli_gotrace, "report", trace, NULL };
+	cli_run(&r, text, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "on-CPU = on a CPU, by the kernel's context switches"),
+			   "%s", r.out);
+	cli_result_free(&r);
 }
