@@ -7,10 +7,12 @@
  * waits.  Every traced run is compared with the same program run untraced, and every Go
  * reader must accept every trace. */
 #include "cli_support.h"
+#include "kernel_file.h"
 #include "oracle.h"
 
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,7 @@ struct drawn {
 	uint64_t running_ns[MAX_THREADS];
 	size_t untraced_waits[MAX_THREADS];   /* blocks named "off-CPU wait ..." (go1.22) */
 	size_t waits[MAX_THREADS];            /* Running->Waiting */
+	uint64_t ps[MAX_THREADS];             /* bit P: it ran on P */
 	int max_running;                      /* goroutines running at one instant */
 };
 
@@ -193,6 +196,10 @@ static void drawn_of(const char *dump, uint64_t first_g, struct drawn *d)
 					d->untraced_waits[g - first_g]++;
 			}
 		}
+		uint64_t p;
+		if (to_running && g >= first_g && g - first_g < MAX_THREADS &&
+		    field_u64(buf, " P=", &p) && p < 64)
+			d->ps[g - first_g] |= 1ull << p;
 		if (to_running) {
 			running[k] = true;
 			since[k] = t;
@@ -202,17 +209,56 @@ static void drawn_of(const char *dump, uint64_t first_g, struct drawn *d)
 	}
 }
 
+struct kernel_cpus {
+	const int *tid;
+	uint64_t cpus[MAX_THREADS];   /* bit c: the kernel switched it in on CPU c */
+};
+
+static void add_cpu(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+{
+	struct kernel_cpus *k = ctx;
+	if (type != PERF_RECORD_SWITCH || (misc & PERF_RECORD_MISC_SWITCH_OUT) || id->cpu >= 63)
+		return;
+	for (size_t i = 0; i < MAX_THREADS; i++)
+		if (k->tid[i] == (int)id->tid)
+			k->cpus[i] |= 1ull << id->cpu;
+}
+
+/* Each thread runs in the trace only on the Ps of the CPUs the kernel ran it on (P = CPU +
+ * 1), and moves between them as the kernel moved it. */
+static void assert_ps_are_cpus(const char *trace, const int tid[MAX_THREADS], size_t n,
+			       const struct drawn *d)
+{
+	char kern[700], err[512];
+	snprintf(kern, sizeof kern, "%s.gtkern", trace);
+	struct kernel_cpus k = { .tid = tid };
+	struct gt_kernel_counts c;
+	cr_assert_eq(gt_kernel_read(kern, add_cpu, &k, &c, err, sizeof err), 0, "%s", err);
+	bool moved = false;
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_eq(d->ps[i] & ~(k.cpus[i] << 1), 0, "thread %zu on Ps %#" PRIx64 ", the "
+			     "kernel ran it on CPUs %#" PRIx64, i, d->ps[i], k.cpus[i]);
+		moved |= (d->ps[i] & (d->ps[i] - 1)) != 0;
+	}
+	bool kernel_moved = false;
+	for (size_t i = 0; i < n; i++)
+		kernel_moved |= (k.cpus[i] & (k.cpus[i] - 1)) != 0;
+	cr_assert(moved || !kernel_moved, "no thread migrates in the trace; the kernel migrated");
+}
+
 static void assert_running_is_cpu_time(const struct program *p, const char *format, bool nobody,
 				       size_t threads, struct drawn *d)
 {
 	uint64_t cpu_ns[MAX_THREADS] = { 0 };
-	int tid[MAX_THREADS];
+	int tid[MAX_THREADS] = { 0 };
 	size_t n;
 	char trace[600];
 	char *dump = run_twins(p, format, nobody, cpu_ns, tid, &n, trace);
 	cr_assert_eq(n, threads);
 	drawn_of(dump, p->first_g, d);
 	free(dump);
+	if (tid[0] != 0)   /* the program names its threads' tids */
+		assert_ps_are_cpus(trace, tid, n, d);
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	cr_assert_leq(d->max_running, cpus, "%d goroutines running at once on %ld CPUs",
 		      d->max_running, cpus);
