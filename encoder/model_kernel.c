@@ -98,8 +98,11 @@ void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 	t->k_on = s->in;
 	if (s->in)
 		t->k_cpu = s->cpu;
-	if (!m->prologue_closed)
+	if (!m->seen_fact)
 		return;
+	/* the kernel's times are live from the first fact on (the prologue's facts, before
+	 * the first live one, may span a process's start-up) */
+	gtm_close_prologue(m);
 	uint64_t ns = gt_clock_ticks(&m->clock, s->tsc);
 	if (ns > m->now)
 		m->now = ns;

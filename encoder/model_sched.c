@@ -156,8 +156,11 @@ void gtm_close_prologue(struct gt_model *m)
 	m->floor = m->ps[0].last + 1;
 	m->prologue_closed = true;
 	FOR_EACH_THREAD(m, t) {
-		if (t->prologue_start && t->state == T_RUNNABLE && !m->ps[t->first_cpu + 1].running)
-			run_thread(m, t, t->first_cpu, m->floor, S_UNKNOWN);
+		/* where the kernel runs it, not at all when it has it off its CPU */
+		uint32_t cpu = gtm_kernel_cpu(m, t, t->first_cpu);
+		if (t->prologue_start && t->state == T_RUNNABLE && !m->ps[cpu + 1].running &&
+		    !(m->kernel && t->k_seen && !t->k_on))
+			run_thread(m, t, cpu, m->floor, S_UNKNOWN);
 		t->prologue_start = false;
 	}
 }
