@@ -53,11 +53,9 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m, uint64_t bef
 		uint64_t tsc = gt_model_tsc_of_mono(m, s->time);
 		if (tsc + skew > before_tsc)
 			return;
-		if (s->what == GT_KSW_EXIT)
-			continue;   /* its thread's end is a hook fact */
 		struct gt_model_switch ms = {
 			.tsc = tsc, .tid = s->tid, .cpu = s->cpu, .in = s->what == GT_KSW_IN,
-			.preempted = s->what == GT_KSW_PREEMPTED,
+			.preempted = s->what == GT_KSW_PREEMPTED, .exit = s->what == GT_KSW_EXIT,
 		};
 		gt_model_switch(m, &ms);
 	}

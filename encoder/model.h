@@ -110,6 +110,7 @@ struct gt_model_switch {
 	uint32_t tid, cpu;
 	bool in;          /* switched in, else out */
 	bool preempted;   /* out while still runnable */
+	bool exit;        /* out for good: the thread exited (PERF_RECORD_EXIT) */
 };
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s);
 /* The capture timestamp of a CLOCK_MONOTONIC time, by the clock pairs read so far. */

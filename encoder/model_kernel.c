@@ -84,13 +84,28 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 	m->ps[t->p].running = 0;
 }
 
+/* t exited on its CPU without a hook seeing it end (killed by its process's exit or exec,
+ * or a raw exit): it ends there; one in a wait stays as it was, as at a trace's end. */
+static void thread_exit(struct gt_model *m, struct mthread *t, uint64_t ns)
+{
+	if (t->state != T_RUNNING)
+		return;
+	if (t->in_syscall)
+		gtm_syscall_resolve(m, t, ns, false);   /* exit_group, or whatever it was in */
+	if (t->state != T_RUNNING)
+		return;
+	gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
+	m->ps[t->p].running = 0;
+	t->state = T_DEAD;
+}
+
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 {
 	m->kernel = true;
 	const uint64_t *serial = gt_u64map_find(&m->by_tid, s->tid);
 	struct mthread *t = serial ? gtm_thread_find(m, (uint32_t)*serial) : NULL;
 	if (!t || !t->g || t->state == T_DEAD || s->cpu + 1 >= m->n_ps) {
-		m->ctr.kernel_foreign++;
+		m->ctr.kernel_foreign += !s->exit;   /* the exit of an ended thread is no news */
 		return;
 	}
 	gtm_count_for(m, t->capture);
@@ -106,6 +121,10 @@ void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 	uint64_t ns = gt_clock_ticks(&m->clock, s->tsc);
 	if (ns > m->now)
 		m->now = ns;
+	if (s->exit) {
+		thread_exit(m, t, ns);   /* no switch-out follows: its last slice ends here */
+		return;
+	}
 	m->ctr.kernel_switches++;
 	if (s->in)
 		switch_in(m, t, s->cpu, ns);
