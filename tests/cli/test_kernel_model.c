@@ -354,3 +354,24 @@ Test(kernel_model, report_shows_on_cpu_time, .timeout = 240)
 			   "%s", r.out);
 	cli_result_free(&r);
 }
+
+/* gotrace convert of a kept capture finds the kernel records beside it (FILE.gtkern) and
+ * draws the trace gotrace run drew */
+Test(kernel_model, convert_of_the_kept_capture_uses_its_kernel_records, .timeout = 240)
+{
+	uint64_t cpu_ns[MAX_THREADS] = { 0 };
+	int tid[MAX_THREADS] = { 0 };
+	size_t n;
+	char trace[600], capture[700], again[700], cmp[1600];
+	free(run_twins(&burn, "go1.19", false, cpu_ns, tid, &n, trace));
+	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	snprintf(again, sizeof again, "%s.again", trace);
+	struct cli_result r;
+	const char *argv[] = { cli_gotrace, "convert", "-o", again, capture, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "kernel: context switches drawn"), "%s", r.err);
+	snprintf(cmp, sizeof cmp, "cmp -s '%s' '%s'", trace, again);
+	cr_assert_eq(system(cmp), 0, "convert of %s differs from run's trace", capture);
+	cli_result_free(&r);
+}
