@@ -70,20 +70,22 @@ uint64_t gt_clock_fitted_ns(const struct gt_clock *c, uint64_t nominal_ns)
 	return (uint64_t)((unsigned __int128)nominal_ns * 1000000000u / hz);
 }
 
-uint64_t gt_clock_tsc_of_mono(const struct gt_clock *c, uint64_t mono_ns)
+uint64_t gt_clock_pairs_tsc(const struct gt_clock_pair *p, size_t n, uint64_t tsc_hz,
+			    uint64_t mono_ns, size_t *at)
 {
-	if (!c->tsc_hz || !c->n)
+	if (!n || !tsc_hz)
 		return mono_ns;
-	/* mono - mono0 = a + b (tsc - tsc0), least squares; b from the header when not trusted */
-	double b = 1e9 / (double)c->tsc_hz, a = 0;
-	double den = c->n * c->sxx - c->sx * c->sx;
-	if (c->n >= 2 && den > 0) {
-		double fb = (c->n * c->sxy - c->sx * c->sy) / den;
-		if (fb > 0 && fb / b > 0.99 && fb / b < 1.01) {
-			b = fb;
-			a = (c->sy - b * c->sx) / c->n;
-		}
-	}
-	double x = ((double)(int64_t)(mono_ns - c->mono0) - a) / b;
-	return c->tsc0 + (uint64_t)(int64_t)x;
+	double d = (double)(int64_t)(mono_ns - p[0].mono_ns), ticks_per_ns = (double)tsc_hz / 1e9;
+	if (n == 1)
+		return p[0].tsc + (uint64_t)(int64_t)(d * ticks_per_ns);
+	size_t i = *at < n - 1 ? *at : 0;
+	if (p[i].mono_ns > mono_ns)
+		i = 0;
+	while (i + 2 < n && p[i + 1].mono_ns <= mono_ns)
+		i++;
+	*at = i;
+	const struct gt_clock_pair *a = &p[i], *b = &p[i + 1];
+	ticks_per_ns = (double)(b->tsc - a->tsc) / (double)(b->mono_ns - a->mono_ns);
+	d = (double)(int64_t)(mono_ns - a->mono_ns);
+	return a->tsc + (uint64_t)(int64_t)(d * ticks_per_ns);
 }

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "capture_set.h"
+#include "clock_fit.h"
+#include "grow.h"
 #include "kernel_file.h"
 #include "symbolizer.h"
 #include "window.h"
@@ -38,23 +40,92 @@ static double ticks_per_second(const struct gt_file_header *h)
 
 /* The context switches of a run (kernel_file.h), given to the model in time order. */
 struct kswitches {
-	struct gt_kernel_switch *v;
+	struct gt_kernel_switch *v;   /* time: on the captures' clock once loaded */
 	size_t n, next;
 };
 
-/* Gives the model the switches up to before_tsc: a switch comes after the facts stamped up
- * to 2 us later, the clocks' alignment error (PERF-EVENTS.md §5), so that a thread's hook
- * fact comes before its own switch-out. */
-static void kswitches_feed(struct kswitches *k, struct gt_model *m, uint64_t before_tsc,
-			   uint64_t skew)
+static int pair_by_mono(const void *a, const void *b)
+{
+	const struct gt_clock_pair *x = a, *y = b;
+	return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
+}
+
+/* The clock pairs of the captures of set (their headers' and GT_CLOCK records, on capture
+ * 0's clock), sorted, at least 10 ms apart; *n of them, NULL when memory runs out.  Read
+ * ahead of the conversion: a pair recorded late also places the kernel's early records. */
+static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
+					 const struct gt_file_header *h0, size_t *n)
+{
+	size_t count = gt_capture_set_count(set), cap = 0;
+	const char **paths = calloc(count, sizeof *paths);
+	struct gt_clock_pair *p = NULL;
+	*n = 0;
+	if (!paths)
+		return NULL;
+	for (size_t i = 0; i < count; i++)
+		paths[i] = gt_capture_set_path(set, i);
+	struct gt_capture_set *again = gt_capture_set_open(paths, count);
+	bool failed = !again || !gt_grow(&p, &cap, 1, sizeof *p);
+	if (!failed)
+		p[(*n)++] = (struct gt_clock_pair){h0->start_tsc, h0->start_mono_ns};
+	struct gt_capture_record r;
+	uint32_t index;
+	enum gt_set_event ev;
+	while (!failed && (ev = gt_capture_set_next(again, &r, &index)) != GT_SET_DONE) {
+		/* the pairs of captures on capture 0's counter (the model's condition) */
+		if (ev == GT_SET_ENDED || r.rec->type != GT_CLOCK || (r.tsc != r.rec->tsc && count > 1))
+			continue;
+		const struct gt_p_clock *c = r.payload;
+		failed = !gt_grow(&p, &cap, *n + 1, sizeof *p);
+		if (!failed)
+			p[(*n)++] = (struct gt_clock_pair){r.tsc, c->mono_ns};
+	}
+	gt_capture_set_close(again);
+	free(paths);
+	if (failed) {
+		free(p);
+		*n = 0;
+		return NULL;
+	}
+	qsort(p, *n, sizeof *p, pair_by_mono);
+	size_t kept = 0;
+	for (size_t i = 0; i < *n; i++)
+		if (!kept || p[i].mono_ns - p[kept - 1].mono_ns >= 10000000u || i == *n - 1)
+			p[kept++] = p[i];
+	if (kept >= 2 && p[kept - 1].mono_ns - p[kept - 2].mono_ns < 10000000u) {
+		p[kept - 2] = p[kept - 1];   /* the last pair is kept, not one just before it */
+		kept--;
+	}
+	*n = kept;
+	return p;
+}
+
+/* The switches of path in k, their times put on the captures' clock. */
+static void kswitches_load(struct kswitches *k, const char *path, const struct gt_capture_set *set,
+			   const struct gt_file_header *h0, char *err, size_t errlen)
+{
+	struct gt_kernel_counts c;
+	if (gt_kernel_switches(path, &k->v, &k->n, &c, err, errlen) != 0)
+		return;
+	size_t n_pairs = 0, at = 0;
+	struct gt_clock_pair *pairs = h0->clock_source == GT_CLOCK_MONOTONIC ? NULL
+									: clock_pairs(set, h0, &n_pairs);
+	uint64_t hz = h0->clock_source == GT_CLOCK_MONOTONIC ? 0 : h0->tsc_hz;
+	for (size_t i = 0; i < k->n; i++)
+		k->v[i].time = gt_clock_pairs_tsc(pairs, n_pairs, hz, k->v[i].time, &at);
+	free(pairs);
+}
+
+/* Gives the model the switches stamped up to the fact at before_tsc, in time order (a
+ * thread's fact that the clocks' error puts after its own switch-out: model_kernel.c). */
+static void kswitches_feed(struct kswitches *k, struct gt_model *m, uint64_t before_tsc)
 {
 	for (; k->next < k->n; k->next++) {
 		const struct gt_kernel_switch *s = &k->v[k->next];
-		uint64_t tsc = gt_model_tsc_of_mono(m, s->time);
-		if (tsc + skew > before_tsc)
+		if (s->time > before_tsc)
 			return;
 		struct gt_model_switch ms = {
-			.tsc = tsc, .tid = s->tid, .cpu = s->cpu, .in = s->what == GT_KSW_IN,
+			.tsc = s->time, .tid = s->tid, .cpu = s->cpu, .in = s->what == GT_KSW_IN,
 			.preempted = s->what == GT_KSW_PREEMPTED, .exit = s->what == GT_KSW_EXIT,
 		};
 		gt_model_switch(m, &ms);
@@ -134,11 +205,9 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			m = NULL;
 		}
 	struct kswitches ks = {0};
-	struct gt_kernel_counts kc;
 	if (m && opt->kernel_path)
-		gt_kernel_switches(opt->kernel_path, &ks.v, &ks.n, &kc, sum->total.kernel_error,
-				   sizeof sum->total.kernel_error);
-	uint64_t skew = (uint64_t)(ticks_per_second(h0) * 2e-6);
+		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,
+			       sizeof sum->total.kernel_error);
 	int rc = 0;
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
@@ -158,7 +227,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 				span[index][0] = r.tsc;
 			span[index][1] = r.tsc;
 			if (ks.next < ks.n)
-				kswitches_feed(&ks, m, r.tsc, skew);
+				kswitches_feed(&ks, m, r.tsc);
 			if (!win)
 				gt_model_fact(m, &r);
 			else if (!gt_window_fact(win, m, &r))
@@ -170,7 +239,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			}
 		}
 		if (!win)   /* the last ones (a window ends at its last fact) */
-			kswitches_feed(&ks, m, UINT64_MAX, 0);
+			kswitches_feed(&ks, m, UINT64_MAX);
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
 		if (win && !gt_window_started(win)) {

@@ -582,6 +582,8 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 		m->ctr.facts_ignored++;
 		break;
 	}
+	if (m->kernel)
+		gtm_kernel_fact_done(m, gtm_rec_serial(m, r), ns);
 	/* the record is the caller's: its capture may be closed before the next fact or the
 	 * finish (a fuzz input freed it under waker_scan) */
 	m->cur = NULL;

@@ -102,7 +102,7 @@ const struct gt_process_name *gt_model_process(const struct gt_model *m, uint32_
 void gt_model_free(struct gt_model *m);
 
 /* A context switch the kernel recorded (kernel_file.h, PERF_RECORD_SWITCH) for thread tid
- * on cpu, given between the facts in time order (tsc: gt_model_tsc_of_mono of its time).
+ * on cpu, given between the facts in time order (tsc: its time on the capture's clock).
  * Once one is given, threads the kernel reports run exactly when and where it ran them
  * (model_kernel.c); without any, the model draws from the hooks alone. */
 struct gt_model_switch {
@@ -113,7 +113,5 @@ struct gt_model_switch {
 	bool exit;        /* out for good: the thread exited (PERF_RECORD_EXIT) */
 };
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s);
-/* The capture timestamp of a CLOCK_MONOTONIC time, by the clock pairs read so far. */
-uint64_t gt_model_tsc_of_mono(const struct gt_model *m, uint64_t mono_ns);
 
 #endif

@@ -88,6 +88,8 @@ struct mthread {
 	uint32_t k_cpu;         /* the CPU the kernel last ran it on (model_kernel.c) */
 	bool k_seen;            /* the kernel reported a switch of it: it places it */
 	bool k_on;              /* on k_cpu now, by the kernel */
+	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
+	uint64_t k_out_ns;
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -289,6 +291,9 @@ void gtm_kernel_tid(struct gt_model *m, struct mthread *t);
 uint32_t gtm_kernel_cpu(const struct gt_model *m, const struct mthread *t, uint32_t cpu);
 /* w was just unblocked: started at once where the kernel already runs it. */
 void gtm_kernel_unblocked(struct gt_model *m, struct mthread *w, uint64_t ns);
+/* The fact of thread serial (at ns) is modelled: off its CPU again if it came just after
+ * its switch-out. */
+void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

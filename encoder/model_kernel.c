@@ -68,6 +68,8 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 		if (t->state != T_RUNNING)
 			return;
 	}
+	t->k_out_ns = ns;
+	t->k_out_preempted = preempted;
 	if (preempted) {
 		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
 		t->state = T_RUNNABLE;
@@ -97,6 +99,19 @@ static void thread_exit(struct gt_model *m, struct mthread *t, uint64_t ns)
 	gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
 	m->ps[t->p].running = 0;
 	t->state = T_DEAD;
+}
+
+/* Hook times and kernel times agree within about a microsecond (PERF-EVENTS.md §5): a fact
+ * of a thread the kernel has off its CPU, less than this after its switch-out, was made
+ * before it; later, a switch-in or a switch-out went missing (lost records) and the hooks
+ * place the thread until the kernel's next record of it. */
+#define CLOCK_ERROR_NS 2000u
+
+void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns)
+{
+	struct mthread *t = gtm_thread_find(m, serial);
+	if (t && t->k_seen && !t->k_on && t->state == T_RUNNING && ns - t->k_out_ns < CLOCK_ERROR_NS)
+		switch_out(m, t, ns, m->fact_tsc, t->k_out_preempted);
 }
 
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
@@ -130,9 +145,4 @@ void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		switch_in(m, t, s->cpu, ns);
 	else
 		switch_out(m, t, ns, s->tsc, s->preempted);
-}
-
-uint64_t gt_model_tsc_of_mono(const struct gt_model *m, uint64_t mono_ns)
-{
-	return gt_clock_tsc_of_mono(&m->clock, mono_ns);
 }
