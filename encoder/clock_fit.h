@@ -41,11 +41,12 @@ struct gt_clock_pair {
 	uint64_t tsc, mono_ns;
 };
 /* The capture timestamp of a CLOCK_MONOTONIC instant (the kernel's scheduling records):
- * interpolated between the pairs around it (p: n pairs sorted by mono_ns, at least 10 ms
- * apart: the rate a start-up estimate got wrong by 0.1% puts a microsecond between two
- * events a millisecond apart), extrapolated along the nearest two; at tsc_hz from one pair;
- * mono_ns itself without pairs or rate (a GT_CLOCK_MONOTONIC capture).  *at: the segment
- * the last call ended in (0 at first), for times asked in order. */
+ * interpolated between the pairs around it (p: n pairs sorted by mono_ns, best some 10 ms
+ * apart: their jitter, a few hundred ns, then bends the rate little), extrapolated along
+ * the nearest two; at tsc_hz from one pair (a start-up estimate 0.1% off puts a microsecond
+ * between two events a millisecond apart); mono_ns itself without pairs or rate (a
+ * GT_CLOCK_MONOTONIC capture).  *at: the segment the last call ended in (0 at first), for
+ * times asked in order. */
 uint64_t gt_clock_pairs_tsc(const struct gt_clock_pair *p, size_t n, uint64_t tsc_hz,
 			    uint64_t mono_ns, size_t *at);
 

@@ -51,8 +51,9 @@ static int pair_by_mono(const void *a, const void *b)
 }
 
 /* The clock pairs of the captures of set (their headers' and GT_CLOCK records, on capture
- * 0's clock), sorted, at least 10 ms apart; *n of them, NULL when memory runs out.  Read
- * ahead of the conversion: a pair recorded late also places the kernel's early records. */
+ * 0's clock), sorted, at least 10 ms apart (but the first and the last of a shorter run);
+ * *n of them, NULL when memory runs out.  Read ahead of the conversion: a pair recorded
+ * late also places the kernel's early records. */
 static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
 					 const struct gt_file_header *h0, size_t *n)
 {
@@ -92,7 +93,7 @@ static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
 	for (size_t i = 0; i < *n; i++)
 		if (!kept || p[i].mono_ns - p[kept - 1].mono_ns >= 10000000u || i == *n - 1)
 			p[kept++] = p[i];
-	if (kept >= 2 && p[kept - 1].mono_ns - p[kept - 2].mono_ns < 10000000u) {
+	if (kept >= 3 && p[kept - 1].mono_ns - p[kept - 2].mono_ns < 10000000u) {
 		p[kept - 2] = p[kept - 1];   /* the last pair is kept, not one just before it */
 		kept--;
 	}
