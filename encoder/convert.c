@@ -117,17 +117,19 @@ static void kswitches_load(struct kswitches *k, const char *path, const struct g
 	free(pairs);
 }
 
-/* Gives the model the switches stamped up to the fact at before_tsc, in time order (a
+/* Gives the model the switches stamped up to the fact next (all without), in time order (a
  * thread's fact that the clocks' error puts after its own switch-out: model_kernel.c). */
-static void kswitches_feed(struct kswitches *k, struct gt_model *m, uint64_t before_tsc)
+static void kswitches_feed(struct kswitches *k, struct gt_model *m,
+			   const struct gt_capture_record *next)
 {
 	for (; k->next < k->n; k->next++) {
 		const struct gt_kernel_switch *s = &k->v[k->next];
-		if (s->time > before_tsc)
+		if (next && s->time > next->tsc)
 			return;
 		struct gt_model_switch ms = {
 			.tsc = s->time, .tid = s->tid, .cpu = s->cpu, .in = s->what == GT_KSW_IN,
 			.preempted = s->what == GT_KSW_PREEMPTED, .exit = s->what == GT_KSW_EXIT,
+			.next = next,
 		};
 		gt_model_switch(m, &ms);
 	}
@@ -228,7 +230,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 				span[index][0] = r.tsc;
 			span[index][1] = r.tsc;
 			if (ks.next < ks.n)
-				kswitches_feed(&ks, m, r.tsc);
+				kswitches_feed(&ks, m, &r);
 			if (!win)
 				gt_model_fact(m, &r);
 			else if (!gt_window_fact(win, m, &r))
@@ -240,7 +242,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			}
 		}
 		if (!win)   /* the last ones (a window ends at its last fact) */
-			kswitches_feed(&ks, m, UINT64_MAX);
+			kswitches_feed(&ks, m, NULL);
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
 		if (win && !gt_window_started(win)) {

@@ -111,6 +111,9 @@ struct gt_model_switch {
 	bool in;          /* switched in, else out */
 	bool preempted;   /* out while still runnable */
 	bool exit;        /* out for good: the thread exited (PERF_RECORD_EXIT) */
+	/* the fact modelled next (the lookahead follows it), NULL: none; a thread's own fact
+	 * a few hundred ns after its switch-out was made before it (the clocks' error) */
+	const struct gt_capture_record *next;
 };
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s);
 

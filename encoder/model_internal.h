@@ -89,7 +89,8 @@ struct mthread {
 	bool k_seen;            /* the kernel reported a switch of it: it places it */
 	bool k_on;              /* on k_cpu now, by the kernel */
 	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
-	uint64_t k_out_ns;
+	bool k_out_pending;     /* ... and waits for its own fact just after it */
+	uint64_t k_out_ns, k_out_tsc;
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -291,9 +292,12 @@ void gtm_kernel_tid(struct gt_model *m, struct mthread *t);
 uint32_t gtm_kernel_cpu(const struct gt_model *m, const struct mthread *t, uint32_t cpu);
 /* w was just unblocked: started at once where the kernel already runs it. */
 void gtm_kernel_unblocked(struct gt_model *m, struct mthread *w, uint64_t ns);
-/* The fact of thread serial (at ns) is modelled: off its CPU again if it came just after
- * its switch-out. */
+/* The fact of thread serial (at ns) is modelled: off its CPU if the kernel switched it out
+ * just before (the clocks' error) or its switch-out waited for this fact. */
 void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns);
+/* t is to run on cpu: the thread there leaves first if the kernel switched it out already
+ * (its switch-out waiting for a fact of its own). */
+void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t cpu);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

@@ -46,20 +46,35 @@ static uint64_t untraced_stack(struct gt_model *m)
 	return m->untraced_stack;
 }
 
-static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns)
+/* Hook times and kernel times agree within about a microsecond (PERF-EVENTS.md §5); a
+ * syscall's hook and its switch-out can be a few hundred ns apart. */
+#define CLOCK_ERROR_NS 2000u
+
+/* A fact that leads a thread into the kernel: within the clocks' error after its switch-out,
+ * it was made before it.  (A fact that ends a wait or a syscall comes after a switch-in.) */
+static bool enters_kernel(uint8_t type)
 {
-	/* A hook wait that a known thread ends (a lock, a condition, a pipe) waits for its
-	 * waker's fact, which then starts it here; a sleep, an untraced wait or a wait from
-	 * before the trace has no waker to wait for. */
-	if (t->state == T_WAITING && t->wait_kind != GT_BK_SLEEP && t->wait_kind != WAIT_UNTRACED &&
-	    t->wait_kind != WAIT_PROLOGUE)
-		return;
-	gtm_run_thread(m, t, cpu, ns);
+	return type == GT_SYSCALL_BEGIN || type == GT_BLOCK_BEGIN || type == GT_YIELD;
+}
+
+/* Whether t's next fact, among the facts stamped up to the clocks' error after tsc, is one
+ * that leads it into the kernel. */
+static bool own_entry_ahead(const struct gt_model *m, const struct mthread *t,
+			    const struct gt_capture_record *next, uint64_t tsc)
+{
+	uint64_t limit = tsc + (m->clock.tsc_hz ? CLOCK_ERROR_NS * m->clock.tsc_hz / 1000000000u
+						: CLOCK_ERROR_NS);
+	struct gt_capture_record r;
+	for (size_t i = 0; next != NULL && next->tsc <= limit; next = gtm_peek(m, i++, &r) ? &r : NULL)
+		if (gtm_rec_is(m, next, t->serial))
+			return enters_kernel(next->rec->type);
+	return false;
 }
 
 static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc,
 		       bool preempted)
 {
+	t->k_out_pending = false;
 	if (t->state != T_RUNNING)
 		return;   /* a hook block or a blocking syscall already drawn */
 	if (t->in_syscall) {
@@ -68,8 +83,6 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 		if (t->state != T_RUNNING)
 			return;
 	}
-	t->k_out_ns = ns;
-	t->k_out_preempted = preempted;
 	if (preempted) {
 		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
 		t->state = T_RUNNABLE;
@@ -84,6 +97,58 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 		m->ctr.kernel_untraced_waits++;
 	}
 	m->ps[t->p].running = 0;
+}
+
+/* A switch-out of a thread whose own entry into the kernel comes just after it waits for
+ * that fact (not one inside a syscall: its next fact ends it). */
+static void switched_out(struct gt_model *m, struct mthread *t, uint64_t ns,
+			 const struct gt_model_switch *s)
+{
+	t->k_out_ns = ns;
+	t->k_out_tsc = s->tsc;
+	t->k_out_preempted = s->preempted;
+	t->k_out_pending = t->state == T_RUNNING && !t->in_syscall &&
+			   own_entry_ahead(m, t, s->next, s->tsc);
+	if (!t->k_out_pending)
+		switch_out(m, t, ns, s->tsc, s->preempted);
+}
+
+/* The fact of thread serial (at ns) is modelled: a switch-out that waited for it, or one
+ * the clocks put just before an entry into the kernel, is drawn now.  (Another fact of a
+ * thread the kernel has off its CPU comes just before its switch-in.) */
+void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns)
+{
+	struct mthread *t = gtm_thread_find(m, serial);
+	if (t && t->k_seen && !t->k_on && t->state == T_RUNNING &&
+	    (t->k_out_pending ||
+	     (ns - t->k_out_ns < CLOCK_ERROR_NS && m->cur && enters_kernel(m->cur->rec->type))))
+		switch_out(m, t, ns, m->fact_tsc, t->k_out_preempted);
+}
+
+/* The switch-out t waits for, at its own time: something else happened first. */
+static void out_now(struct gt_model *m, struct mthread *t)
+{
+	if (t && t->k_out_pending)
+		switch_out(m, t, t->k_out_ns, t->k_out_tsc, t->k_out_preempted);
+}
+
+void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t cpu)
+{
+	uint32_t x = m->ps[cpu + 1].running;
+	if (x && x != t->serial)
+		out_now(m, gtm_thread_at(m, x));
+}
+
+static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns)
+{
+	/* A hook wait that a known thread ends (a lock, a condition, a pipe) waits for its
+	 * waker's fact, which then starts it here; a sleep, an untraced wait or a wait from
+	 * before the trace has no waker to wait for. */
+	if (t->state == T_WAITING && t->wait_kind != GT_BK_SLEEP && t->wait_kind != WAIT_UNTRACED &&
+	    t->wait_kind != WAIT_PROLOGUE)
+		return;
+	gtm_kernel_take_cpu(m, t, cpu);
+	gtm_run_thread(m, t, cpu, ns);
 }
 
 /* t exited on its CPU without a hook seeing it end (killed by its process's exit or exec,
@@ -101,19 +166,6 @@ static void thread_exit(struct gt_model *m, struct mthread *t, uint64_t ns)
 	t->state = T_DEAD;
 }
 
-/* Hook times and kernel times agree within about a microsecond (PERF-EVENTS.md §5): a fact
- * of a thread the kernel has off its CPU, less than this after its switch-out, was made
- * before it; later, a switch-in or a switch-out went missing (lost records) and the hooks
- * place the thread until the kernel's next record of it. */
-#define CLOCK_ERROR_NS 2000u
-
-void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns)
-{
-	struct mthread *t = gtm_thread_find(m, serial);
-	if (t && t->k_seen && !t->k_on && t->state == T_RUNNING && ns - t->k_out_ns < CLOCK_ERROR_NS)
-		switch_out(m, t, ns, m->fact_tsc, t->k_out_preempted);
-}
-
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 {
 	m->kernel = true;
@@ -124,6 +176,7 @@ void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		return;
 	}
 	gtm_count_for(m, t->capture);
+	out_now(m, t);
 	t->k_seen = true;
 	t->k_on = s->in;
 	if (s->in)
@@ -144,5 +197,5 @@ void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 	if (s->in)
 		switch_in(m, t, s->cpu, ns);
 	else
-		switch_out(m, t, ns, s->tsc, s->preempted);
+		switched_out(m, t, ns, s);
 }

@@ -333,6 +333,8 @@ struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_reco
 		gtm_syscall_resolve(m, t, ns, cpu + 1 != t->sys_p);
 	if (r->rec->type != GT_SYSCALL_END)
 		t->sys_awaiting_end = false;
+	if (m->kernel)
+		gtm_kernel_take_cpu(m, t, cpu);
 	run_thread(m, t, cpu, ns, reason);
 	return t;
 }
