@@ -44,16 +44,9 @@ struct kswitches {
 	size_t n, next;
 };
 
-static int pair_by_mono(const void *a, const void *b)
-{
-	const struct gt_clock_pair *x = a, *y = b;
-	return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
-}
-
 /* The clock pairs of the captures of set (their headers' and GT_CLOCK records, on capture
- * 0's clock), sorted, at least 10 ms apart (but the first and the last of a shorter run);
- * *n of them, NULL when memory runs out.  Read ahead of the conversion: a pair recorded
- * late also places the kernel's early records. */
+ * 0's clock), ready for gt_clock_pairs_tsc; *n of them, NULL when memory runs out.  Read
+ * ahead of the conversion: a pair recorded late also places the kernel's early records. */
 static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
 					 const struct gt_file_header *h0, size_t *n)
 {
@@ -88,16 +81,7 @@ static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
 		*n = 0;
 		return NULL;
 	}
-	qsort(p, *n, sizeof *p, pair_by_mono);
-	size_t kept = 0;
-	for (size_t i = 0; i < *n; i++)
-		if (!kept || p[i].mono_ns - p[kept - 1].mono_ns >= 10000000u || i == *n - 1)
-			p[kept++] = p[i];
-	if (kept >= 3 && p[kept - 1].mono_ns - p[kept - 2].mono_ns < 10000000u) {
-		p[kept - 2] = p[kept - 1];   /* the last pair is kept, not one just before it */
-		kept--;
-	}
-	*n = kept;
+	*n = gt_clock_pairs_prepare(p, *n);
 	return p;
 }
 

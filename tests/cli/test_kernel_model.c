@@ -375,39 +375,3 @@ Test(kernel_model, convert_of_the_kept_capture_uses_its_kernel_records, .timeout
 	cr_assert_eq(system(cmp), 0, "convert of %s differs from run's trace", capture);
 	cli_result_free(&r);
 }
-
-/* A pipe ping-pong's processes wait only in hooked reads: the trace draws those waits from
- * the hooks (blocking syscalls), not as off-CPU waits nobody saw; a few remain where a
- * thread truly leaves its CPU between two hooked calls, and where the clocks' error meets a
- * switch-out that has no hooked call near it. */
-Test(kernel_model, hooked_waits_are_not_untraced_waits, .timeout = 240)
-{
-	char dir[512], trace[600], pids[600];
-	cli_tempdir(dir, sizeof dir);
-	cli_path(trace, sizeof trace, dir, "p.trace");
-	cli_path(pids, sizeof pids, dir, "p.pids");
-	struct cli_result plain, traced;
-	const char *plain_argv[] = { GT_TEST_PINGPONG, "5000", pids, NULL };
-	cli_run(&plain, plain_argv, NULL);
-	const char *argv[] = { cli_gotrace, "run", "--kernel=on", "-o", trace, "--",
-			       GT_TEST_PINGPONG, "5000", pids, NULL };
-	cli_run(&traced, argv, NULL);
-	cr_assert_eq(plain.status, 0, "%s", plain.err);
-	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
-	cr_assert_str_eq(traced.out, plain.out);
-	const char *line = strstr(traced.err, "threads placed by the kernel's context switches: ");
-	cr_assert_not_null(line, "%s", traced.err);
-	unsigned long drawn, preempted, untraced;
-	cr_assert_eq(sscanf(line, "threads placed by the kernel's context switches: %lu drawn, %lu "
-			    "preemptions, %lu off-CPU waits", &drawn, &preempted, &untraced), 3,
-		     "%s", line);
-	/* each round trip is a blocking read on each side: about half the switches are ins */
-	cr_assert_geq(drawn, 2 * 5000, "%s", traced.err);
-	cr_assert_lt(untraced, drawn / 20, "%lu of %lu switches drawn as untraced waits",
-		     untraced, drawn);
-	char *report = NULL;
-	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
-	free(report);
-	cli_result_free(&plain);
-	cli_result_free(&traced);
-}

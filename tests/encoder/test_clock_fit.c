@@ -51,3 +51,28 @@ Test(clock_fit, between_pairs_within_a_microsecond)
 	double err = (double)gt_clock_pairs_tsc(p, 6, HZ, mono, &at) - (double)true_tsc(hz[0], mono);
 	cr_assert(err > -3000 && err < 3000, "%.0f ticks off", err);
 }
+
+/* Pairs sorted, thinned to some 10 ms apart (first and last kept), and a pair read late
+ * (its clock taken 40 us after its counter: the reader was preempted) left out. */
+Test(clock_fit, pairs_prepared_without_one_read_late)
+{
+	struct gt_clock_pair p[8];
+	double hz = (double)HZ;
+	uint64_t ms[8] = { 0, 3, 30, 60, 61, 90, 120, 125 };
+	for (size_t k = 0; k < 8; k++) {
+		uint64_t mono = START_MONO + ms[7 - k] * 1000000ull;   /* given newest first */
+		p[k] = (struct gt_clock_pair){true_tsc(hz, mono), mono};
+	}
+	p[7 - 5].mono_ns += 40000;   /* the one at 90 ms was read late */
+	size_t n = gt_clock_pairs_prepare(p, 8);
+	uint64_t want[] = { 0, 30, 60, 125 };
+	cr_assert_eq(n, 4, "%zu pairs kept", n);
+	for (size_t k = 0; k < n; k++)
+		cr_assert_eq(p[k].mono_ns, START_MONO + want[k] * 1000000ull, "pair %zu at %llu ms", k,
+			     (unsigned long long)((p[k].mono_ns - START_MONO) / 1000000));
+	/* and times near it are on the line */
+	size_t at = 0;
+	uint64_t mono = START_MONO + 90000000ull;
+	double err = (double)gt_clock_pairs_tsc(p, n, HZ, mono, &at) - (double)true_tsc(hz, mono);
+	cr_assert(err > -3000 && err < 3000, "%.0f ticks off", err);
+}
