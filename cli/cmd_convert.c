@@ -150,9 +150,9 @@ static int convert_per_process(const char *out, const char *const *captures, siz
 	return status;
 }
 
-/* The kernel records of a run, counted (not drawn yet): gotrace-<pid>.gtkern in a capture
- * directory, FILE.gtkern beside a kept FILE.gtcap. */
-static void print_kernel_records(char **args, size_t n)
+/* Calls fn with each of the kernel records of runs among args: gotrace-<pid>.gtkern in a
+ * capture directory, FILE.gtkern beside a kept FILE.gtcap. */
+static void kernel_files(char **args, size_t n, void (*fn)(const char *path, void *ctx), void *ctx)
 {
 	size_t suffix = strlen(GT_KERNEL_SUFFIX);
 	for (size_t i = 0; i < n; i++) {
@@ -164,7 +164,7 @@ static void print_kernel_records(char **args, size_t n)
 				snprintf(path, sizeof path, "%.*s%s", (int)(len - 6), args[i],
 					 GT_KERNEL_SUFFIX);
 				if (access(path, F_OK) == 0)
-					gt_kernel_print_summary(path);
+					fn(path, ctx);
 			}
 			continue;
 		}
@@ -175,10 +175,24 @@ static void print_kernel_records(char **args, size_t n)
 			    strcmp(e->d_name + elen - suffix, GT_KERNEL_SUFFIX) != 0)
 				continue;
 			snprintf(path, sizeof path, "%s/%s", args[i], e->d_name);
-			gt_kernel_print_summary(path);
+			fn(path, ctx);
 		}
 		closedir(d);
 	}
+}
+
+static void print_kernel_records(const char *path, void *ctx)
+{
+	(void)ctx;
+	gt_kernel_print_summary(path);
+}
+
+/* The first kernel records found: the one the threads are placed by. */
+static void first_kernel_records(const char *path, void *ctx)
+{
+	char *first = ctx;
+	if (first[0] == '\0')
+		snprintf(first, PATH_MAX + NAME_MAX + 2, "%s", path);
 }
 
 enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
@@ -253,6 +267,9 @@ int gt_cmd_convert(int argc, char **argv)
 		return 2;
 	}
 	opt.debug_dirs = n_debug_dirs ? debug_dirs : NULL;
+	char kernel[PATH_MAX + NAME_MAX + 2] = "";
+	kernel_files(argv + optind, (size_t)(argc - optind), first_kernel_records, kernel);
+	opt.kernel_path = kernel[0] != '\0' ? kernel : NULL;
 	struct capture_list list = { 0 };
 	int status = list_captures(argv + optind, (size_t)(argc - optind), &list);
 	if (status == 0 && !per_process) {
@@ -263,7 +280,7 @@ int gt_cmd_convert(int argc, char **argv)
 		status = convert_per_process(out, (const char *const *)list.paths, list.n, &opt, quiet);
 	}
 	if (status == 0 && !quiet)
-		print_kernel_records(argv + optind, (size_t)(argc - optind));
+		kernel_files(argv + optind, (size_t)(argc - optind), print_kernel_records, NULL);
 	for (size_t i = 0; i < list.n; i++)
 		free(list.paths[i]);
 	free(list.paths);

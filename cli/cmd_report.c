@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <gotrace/capture.h>
+#include <gotrace/kernel_sched.h>
 
 static const char report_usage[] =
 	"usage: gotrace report [--json] [--top N] [--stacks N] CAPTURE|TRACE\n"
@@ -29,6 +30,8 @@ static const char report_usage[] =
 	"it, the report reads the Go trace itself: per goroutine (one per thread) the time\n"
 	"running, blocked by kind (sync, cond, net, sleep) and in syscalls, and the stacks that\n"
 	"blocked longest; lock addresses, fd kinds and syscall names are only in the capture.\n"
+	"With the kernel's records kept beside the capture as FILE.gtkern (`gotrace run\n"
+	"--kernel=on --keep-capture`), each thread's time on a CPU too (on-CPU).\n"
 	"\n"
 	"      --json        one JSON object instead of text\n"
 	"      --top N       rows per ranking (default 10)\n"
@@ -142,6 +145,14 @@ int gt_cmd_report(int argc, char **argv)
 		break;
 	case FILE_CAPTURE:
 		break;
+	}
+	/* FILE.gtcap's kernel records: FILE.gtkern */
+	char kernel[PATH_MAX + 16];
+	size_t len = strlen(capture);
+	if (len > 6 && strcmp(capture + len - 6, ".gtcap") == 0) {
+		snprintf(kernel, sizeof kernel, "%.*s%s", (int)(len - 6), capture, GT_KERNEL_SUFFIX);
+		if (access(kernel, F_OK) == 0)
+			opt.kernel = kernel;
 	}
 	return report_from(gt_report_capture, capture, &opt);
 }

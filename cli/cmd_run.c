@@ -402,6 +402,12 @@ static bool was_preexisting(const struct capture_dir *cd, const char *name)
 static pid_t child_pid;
 static char kernel_file[PATH_MAX + 32];   /* the run's kernel scheduling records, or "" */
 
+/* What the conversions draw the threads' CPUs from (NULL: the hooks alone). */
+static const char *kernel_path(void)
+{
+	return kernel_file[0] != '\0' ? kernel_file : NULL;
+}
+
 static void set_env_var(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) != 0)
@@ -634,7 +640,7 @@ struct convert_result {
 static int convert_capture(const char *capture, const char *output, enum gt_trace_format format,
 			   struct convert_result *r)
 {
-	struct gt_convert_options copt = { .format = format };
+	struct gt_convert_options copt = { .format = format, .kernel_path = kernel_path() };
 	char err[512];
 	*r = (struct convert_result){ 0 };
 	r->capture_bytes = gt_cli_capture_bytes(capture);
@@ -793,7 +799,7 @@ static struct convert_job start_conversion(const char *capture, const char *outp
 	if (j.pid == 0) {
 		close(fds[0]);
 		struct { int ok; struct convert_result r; } out;
-		struct gt_convert_options copt = { .format = format };
+		struct gt_convert_options copt = { .format = format, .kernel_path = kernel_path() };
 		char err[512];
 		out.r = (struct convert_result){ .capture_bytes = gt_cli_capture_bytes(capture) };
 		out.ok = gt_convert_file(capture, output, &copt, &out.r.sum, err, sizeof err) == 0;
@@ -884,7 +890,8 @@ static void convert_all(const struct run_options *opt, const struct run_captures
 		for (size_t i = 0; i < rc->n; i++)
 			if (!opt->no_follow || is_main(rc, i))
 				paths[n++] = rc->img[i].capture;
-		struct gt_convert_options copt = { .format = opt->format };
+		struct gt_convert_options copt = { .format = opt->format,
+						   .kernel_path = kernel_path() };
 		if (n && gt_one_trace("run", opt->output, paths, n, &copt, GT_SUMMARY_RUN) != 0)
 			*all_ok = false;
 		free(paths);

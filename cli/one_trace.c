@@ -166,6 +166,14 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 		print_processes(&sum);
 	if (style != GT_SUMMARY_QUIET)
 		gt_cli_viewer_warning(output, sum.total.wire.events);
+	const struct gt_model_counters *mc = &sum.total.model;
+	if (style == GT_SUMMARY_RUN && mc->kernel_switches)
+		fprintf(stderr, "gotrace:   threads placed by the kernel's context switches: %" PRIu64
+			" drawn, %" PRIu64 " preemptions, %" PRIu64 " off-CPU waits the hooks did "
+			"not see\n", mc->kernel_switches, mc->kernel_preemptions,
+			mc->kernel_untraced_waits);
+	if (style != GT_SUMMARY_QUIET && sum.total.kernel_error[0])
+		fprintf(stderr, "gotrace:   kernel records not used: %s\n", sum.total.kernel_error);
 	for (size_t i = 0; i < sum.n; i++) {
 		const struct gt_convert_capture *c = &sum.captures[i];
 		char who[128] = "";

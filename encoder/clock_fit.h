@@ -8,6 +8,7 @@
 
 #include <gotrace/capture.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define GT_CLOCK_TICKS_OFFSET 1000000000ull  /* ticks = ns since the capture start + 1 s */
@@ -34,5 +35,23 @@ uint64_t gt_clock_frequency(const struct gt_clock *c);
 /* A nominal-rate duration in fitted nanoseconds, as a trace reader shows it with
  * gt_clock_frequency; the same number when the frequency is 1e9. */
 uint64_t gt_clock_fitted_ns(const struct gt_clock *c, uint64_t nominal_ns);
+
+/* A clock pair: a capture timestamp and CLOCK_MONOTONIC at that instant. */
+struct gt_clock_pair {
+	uint64_t tsc, mono_ns;
+};
+/* The capture timestamp of a CLOCK_MONOTONIC instant (the kernel's scheduling records):
+ * interpolated between the pairs around it (p: n pairs sorted by mono_ns, best some 10 ms
+ * apart: their jitter, a few hundred ns, then bends the rate little), extrapolated along
+ * the nearest two; at tsc_hz from one pair (a start-up estimate 0.1% off puts a microsecond
+ * between two events a millisecond apart); mono_ns itself without pairs or rate (a
+ * GT_CLOCK_MONOTONIC capture).  *at: the segment the last call ended in (0 at first), for
+ * times asked in order. */
+uint64_t gt_clock_pairs_tsc(const struct gt_clock_pair *p, size_t n, uint64_t tsc_hz,
+			    uint64_t mono_ns, size_t *at);
+/* Makes n pairs ready for gt_clock_pairs_tsc and returns how many are kept: sorted, some
+ * 10 ms apart (the first and the last always), and without those read late (interrupted
+ * between counter and clock: their clock more than 1 us after their neighbours' line). */
+size_t gt_clock_pairs_prepare(struct gt_clock_pair *p, size_t n);
 
 #endif

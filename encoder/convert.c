@@ -11,6 +11,9 @@
 #include <unistd.h>
 
 #include "capture_set.h"
+#include "clock_fit.h"
+#include "grow.h"
+#include "kernel_file.h"
 #include "symbolizer.h"
 #include "window.h"
 
@@ -33,6 +36,87 @@ static double now_seconds(void)
 static double ticks_per_second(const struct gt_file_header *h)
 {
 	return h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
+}
+
+/* The context switches of a run (kernel_file.h), given to the model in time order. */
+struct kswitches {
+	struct gt_kernel_switch *v;   /* time: on the captures' clock once loaded */
+	size_t n, next;
+};
+
+/* The clock pairs of the captures of set (their headers' and GT_CLOCK records, on capture
+ * 0's clock), ready for gt_clock_pairs_tsc; *n of them, NULL when memory runs out.  Read
+ * ahead of the conversion: a pair recorded late also places the kernel's early records. */
+static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
+					 const struct gt_file_header *h0, size_t *n)
+{
+	size_t count = gt_capture_set_count(set), cap = 0;
+	const char **paths = calloc(count, sizeof *paths);
+	struct gt_clock_pair *p = NULL;
+	*n = 0;
+	if (!paths)
+		return NULL;
+	for (size_t i = 0; i < count; i++)
+		paths[i] = gt_capture_set_path(set, i);
+	struct gt_capture_set *again = gt_capture_set_open(paths, count);
+	bool failed = !again || !gt_grow(&p, &cap, 1, sizeof *p);
+	if (!failed)
+		p[(*n)++] = (struct gt_clock_pair){h0->start_tsc, h0->start_mono_ns};
+	struct gt_capture_record r;
+	uint32_t index;
+	enum gt_set_event ev;
+	while (!failed && (ev = gt_capture_set_next(again, &r, &index)) != GT_SET_DONE) {
+		/* the pairs of captures on capture 0's counter (the model's condition) */
+		if (ev == GT_SET_ENDED || r.rec->type != GT_CLOCK || (r.tsc != r.rec->tsc && count > 1))
+			continue;
+		const struct gt_p_clock *c = r.payload;
+		failed = !gt_grow(&p, &cap, *n + 1, sizeof *p);
+		if (!failed)
+			p[(*n)++] = (struct gt_clock_pair){r.tsc, c->mono_ns};
+	}
+	gt_capture_set_close(again);
+	free(paths);
+	if (failed) {
+		free(p);
+		*n = 0;
+		return NULL;
+	}
+	*n = gt_clock_pairs_prepare(p, *n);
+	return p;
+}
+
+/* The switches of path in k, their times put on the captures' clock. */
+static void kswitches_load(struct kswitches *k, const char *path, const struct gt_capture_set *set,
+			   const struct gt_file_header *h0, char *err, size_t errlen)
+{
+	struct gt_kernel_counts c;
+	if (gt_kernel_switches(path, &k->v, &k->n, &c, err, errlen) != 0)
+		return;
+	size_t n_pairs = 0, at = 0;
+	struct gt_clock_pair *pairs = h0->clock_source == GT_CLOCK_MONOTONIC ? NULL
+									: clock_pairs(set, h0, &n_pairs);
+	uint64_t hz = h0->clock_source == GT_CLOCK_MONOTONIC ? 0 : h0->tsc_hz;
+	for (size_t i = 0; i < k->n; i++)
+		k->v[i].time = gt_clock_pairs_tsc(pairs, n_pairs, hz, k->v[i].time, &at);
+	free(pairs);
+}
+
+/* Gives the model the switches stamped up to the fact next (all without), in time order (a
+ * thread's fact that the clocks' error puts after its own switch-out: model_kernel.c). */
+static void kswitches_feed(struct kswitches *k, struct gt_model *m,
+			   const struct gt_capture_record *next)
+{
+	for (; k->next < k->n; k->next++) {
+		const struct gt_kernel_switch *s = &k->v[k->next];
+		if (next && s->time > next->tsc)
+			return;
+		struct gt_model_switch ms = {
+			.tsc = s->time, .tid = s->tid, .cpu = s->cpu, .in = s->what == GT_KSW_IN,
+			.preempted = s->what == GT_KSW_PREEMPTED, .exit = s->what == GT_KSW_EXIT,
+			.next = next,
+		};
+		gt_model_switch(m, &ms);
+	}
 }
 
 /* Writes the trace of set into out (beside it first, renamed into place when complete). */
@@ -107,6 +191,10 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			gt_model_free(m);
 			m = NULL;
 		}
+	struct kswitches ks = {0};
+	if (m && opt->kernel_path)
+		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,
+			       sizeof sum->total.kernel_error);
 	int rc = 0;
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
@@ -125,6 +213,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			if (!span[index][0])
 				span[index][0] = r.tsc;
 			span[index][1] = r.tsc;
+			if (ks.next < ks.n)
+				kswitches_feed(&ks, m, &r);
 			if (!win)
 				gt_model_fact(m, &r);
 			else if (!gt_window_fact(win, m, &r))
@@ -135,6 +225,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 				opt->progress(opt->progress_ctx, done, total);
 			}
 		}
+		if (!win)   /* the last ones (a window ends at its last fact) */
+			kswitches_feed(&ks, m, NULL);
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
 		if (win && !gt_window_started(win)) {
@@ -205,6 +297,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	if (sym)
 		gt_sym_free(sym);
 	free(span);
+	free(ks.v);
 	free(tmp);
 	return rc;
 }

@@ -26,6 +26,10 @@ struct gt_convert_options {
 	 * ns (0: 1 s, as Go's runtime). */
 	enum gt_trace_format format;
 	uint64_t generation_ns;
+	/* The run's kernel scheduling records (kernel_file.h), NULL: none.  Their context
+	 * switches place the threads (model.h gt_model_switch); a file that cannot be read is
+	 * left out, its reason in the summary's kernel_error. */
+	const char *kernel_path;
 };
 
 /* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */
@@ -55,6 +59,7 @@ struct gt_convert_summary {
 	struct gt_capture_stats reader;
 	struct gt_model_counters model;
 	struct gt_wire_stats wire;
+	char kernel_error[256];             /* why the kernel records were not used, "" */
 	double seconds;                     /* wall clock */
 	double cpu_seconds;                 /* user + system */
 };

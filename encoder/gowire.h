@@ -183,6 +183,7 @@ struct gt_wire_actor {
  * (its number and descriptor kind then say on what). */
 #define GT_WIRE_WAIT_NET 100u     /* a read, write or poll woken through a pipe or socket */
 #define GT_WIRE_WAIT_CHILD 102u   /* wait4/waitid for a child whose end is known */
+#define GT_WIRE_WAIT_UNTRACED 103u  /* off its CPU, by the kernel, with no hook around it */
 #define GT_WIRE_WAIT(kind, sys_nr, fd_kind) \
 	((uint64_t)(kind) | (uint64_t)(fd_kind) << 8 | (uint64_t)(uint32_t)(sys_nr) << 16)
 /* A GoSysCall that did not block passes its end (absolute ticks) after its stack, 0 when a

@@ -601,6 +601,8 @@ static uint64_t block_reason(struct wire22 *w, enum gt_go_event ev, uint64_t wai
 	}
 	const char *call = sys_name(nr);
 	char buf[64];
+	if (kind == GT_WIRE_WAIT_UNTRACED)
+		return cstring(w, "off-CPU wait, not seen by the hooks");
 	if (kind == GT_WIRE_WAIT_CHILD) {
 		snprintf(buf, sizeof buf, "wait: %s", call ? call : "child");
 		return cstring(w, buf);

@@ -1,11 +1,14 @@
 /* Reading the kernel scheduling file (kernel_file.h). */
 #include "kernel_file.h"
 
+#include "grow.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -103,6 +106,58 @@ int gt_kernel_read(const char *path,
 		munmap(m, len);
 	}
 	close(fd);
+	return 0;
+}
+
+struct switch_list {
+	struct gt_kernel_switch *v;
+	size_t n, cap;
+	bool failed;     /* out of memory */
+};
+
+static void collect_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+{
+	struct switch_list *l = ctx;
+	uint8_t what;
+	if (type == PERF_RECORD_EXIT)
+		what = GT_KSW_EXIT;
+	else if (type != PERF_RECORD_SWITCH)
+		return;
+	else if (!(misc & PERF_RECORD_MISC_SWITCH_OUT))
+		what = GT_KSW_IN;
+	else
+		what = misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? GT_KSW_PREEMPTED : GT_KSW_OUT;
+	if (l->failed || !gt_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
+		l->failed = true;
+		return;
+	}
+	l->v[l->n] = (struct gt_kernel_switch){id->time, id->tid, id->cpu, (uint32_t)l->n, what};
+	l->n++;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct gt_kernel_switch *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int gt_kernel_switches(const char *path, struct gt_kernel_switch **out, size_t *n,
+		       struct gt_kernel_counts *c, char *err, size_t err_size)
+{
+	struct switch_list l = { 0 };
+	*out = NULL;
+	*n = 0;
+	if (gt_kernel_read(path, collect_switch, &l, c, err, err_size) != 0 || l.failed) {
+		if (l.failed)
+			snprintf(err, err_size, "%s: out of memory", path);
+		free(l.v);
+		return -1;
+	}
+	qsort(l.v, l.n, sizeof *l.v, by_time);
+	*out = l.v;
+	*n = l.n;
 	return 0;
 }
 

@@ -34,6 +34,20 @@ int gt_kernel_read(const char *path,
 		   void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
 		   void *ctx, struct gt_kernel_counts *c, char *err, size_t err_size);
 
+/* A context switch or a thread's exit (its last time off its CPU: no switch-out follows). */
+enum gt_kernel_what { GT_KSW_IN, GT_KSW_OUT, GT_KSW_PREEMPTED, GT_KSW_EXIT };
+struct gt_kernel_switch {
+	uint64_t time;   /* CLOCK_MONOTONIC ns */
+	uint32_t tid, cpu;
+	uint32_t order;  /* in the file: ties keep it */
+	uint8_t what;    /* enum gt_kernel_what; GT_KSW_PREEMPTED: out, still runnable */
+};
+
+/* The switches and exits of path in time order (the file is in order only per CPU), in
+ * *out (malloc'd, *n of them), counted into *c.  0, or -1 with a message in err. */
+int gt_kernel_switches(const char *path, struct gt_kernel_switch **out, size_t *n,
+		       struct gt_kernel_counts *c, char *err, size_t err_size);
+
 /* "kernel: N context switches recorded, M lost" and what else went wrong, or nothing with
  * no counts; writes into buf (size bytes). */
 void gt_kernel_describe(const struct gt_kernel_counts *c, char *buf, size_t size);

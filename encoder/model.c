@@ -227,8 +227,10 @@ static void fact_thread_start(struct gt_model *m, const struct gt_capture_record
 	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
 	if (t && !t->g && s->start_routine)
 		t->start_routine = s->start_routine;
-	if (t)
+	if (t) {
 		t->tid = s->tid;
+		gtm_kernel_tid(m, t);
+	}
 	gtm_fact_thread(m, r, ns, S_UNKNOWN);
 }
 
@@ -273,8 +275,10 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 	const struct gt_p_thread_start *s = r->payload;
 	uint32_t serial = gtm_rec_serial(m, r);
 	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
-	if (t)
+	if (t) {
 		t->tid = s->tid;
+		gtm_kernel_tid(m, t);
+	}
 	if (!t || t->g) {
 		if (t && m->prologue_closed && t->state != T_DEAD)
 			gtm_fact_thread(m, r, ns, S_UNKNOWN);
@@ -324,7 +328,7 @@ static void fact_syscall_end(struct gt_model *m, const struct gt_capture_record 
 	if (!t)
 		return;
 	if (t->in_syscall)
-		gtm_syscall_resolve(m, t, ns, r->cpu + 1 != t->sys_p);
+		gtm_syscall_resolve(m, t, ns, gtm_kernel_cpu(m, t, r->cpu) + 1 != t->sys_p);
 	else if (t->g && t->state != T_DEAD && !t->sys_awaiting_end)
 		m->ctr.ends_without_begin++;
 	t->sys_awaiting_end = false;
@@ -491,17 +495,21 @@ static bool fact_is_prologue(uint8_t type)
 	}
 }
 
+void gtm_count_for(struct gt_model *m, uint32_t capture)
+{
+	if (capture != m->cur_cap && capture < m->n_caps) {
+		m->caps[m->cur_cap].ctr = m->ctr;
+		m->ctr = m->caps[capture].ctr;
+		m->cur_cap = capture;
+	}
+}
+
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 {
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
 	m->fact_tsc = r->tsc;
 	m->cur = r;
-	if (r->capture != m->cur_cap && r->capture < m->n_caps) {
-		/* counters go to the capture whose fact is modelled */
-		m->caps[m->cur_cap].ctr = m->ctr;
-		m->ctr = m->caps[r->capture].ctr;
-		m->cur_cap = r->capture;
-	}
+	gtm_count_for(m, r->capture);   /* counters go to the capture whose fact is modelled */
 	m->fact_capture = r->capture < m->n_caps ? r->capture : 0;
 	m->caps[m->fact_capture].last_ns = ns;
 	if (m->n_credits)
@@ -574,6 +582,8 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 		m->ctr.facts_ignored++;
 		break;
 	}
+	if (m->kernel)
+		gtm_kernel_fact_done(m, gtm_rec_serial(m, r), ns);
 	/* the record is the caller's: its capture may be closed before the next fact or the
 	 * finish (a fuzz input freed it under waker_scan) */
 	m->cur = NULL;
@@ -691,6 +701,7 @@ void gt_model_free(struct gt_model *m)
 	gt_u64map_free(&m->serials);
 	gt_u64map_free(&m->stack_ids);
 	gt_u64map_free(&m->frame_pcs);
+	gt_u64map_free(&m->by_tid);
 	free(m->caps);
 	free(m->stack_defined);
 	free(m->stack_referenced);

@@ -8,6 +8,7 @@
 #define GOTRACE_MODEL_H
 
 #include <gotrace/capture.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "capture_reader.h"
@@ -58,7 +59,11 @@ struct gt_model_options {
 	X(writer_threads_lost, "threads the recorder's table could not hold")              \
 	X(writer_waiters_lost, "waits the recorder's table could not hold (waker unknown)") \
 	X(writer_reentry_lost, "calls from signal handlers that interrupted the recorder")     \
-	X(cond_release_unseen, "mutex waits whose waker (a condition wait) is not shown")
+	X(cond_release_unseen, "mutex waits whose waker (a condition wait) is not shown")    \
+	X(kernel_switches, "kernel: context switches drawn")                               \
+	X(kernel_preemptions, "kernel: preemptions")                                       \
+	X(kernel_untraced_waits, "kernel: off-CPU waits not seen by the hooks")            \
+	X(kernel_foreign, "kernel: switches not drawn (thread not traced, not started, ended)")
 
 struct gt_model_counters {
 #define GT_MODEL_COUNTER_FIELD(name, text) uint64_t name;
@@ -95,5 +100,21 @@ void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
  * a setproctitle-style rewrite).  The one function for labelling a process. */
 const struct gt_process_name *gt_model_process(const struct gt_model *m, uint32_t capture);
 void gt_model_free(struct gt_model *m);
+
+/* A context switch the kernel recorded (kernel_file.h, PERF_RECORD_SWITCH) for thread tid
+ * on cpu, given between the facts in time order (tsc: its time on the capture's clock).
+ * Once one is given, threads the kernel reports run exactly when and where it ran them
+ * (model_kernel.c); without any, the model draws from the hooks alone. */
+struct gt_model_switch {
+	uint64_t tsc;
+	uint32_t tid, cpu;
+	bool in;          /* switched in, else out */
+	bool preempted;   /* out while still runnable */
+	bool exit;        /* out for good: the thread exited (PERF_RECORD_EXIT) */
+	/* the fact modelled next (the lookahead follows it), NULL: none; a thread's own fact
+	 * a few hundred ns after its switch-out was made before it (the clocks' error) */
+	const struct gt_capture_record *next;
+};
+void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s);
 
 #endif

@@ -6,6 +6,7 @@
  *   model_wait.c    wait queues and the choice of which waiters a release wakes
  *   model_kernel_objects.c  wakes through pipes, sockets and child exits (kernel keys)
  *   model_stacks.c  captured, start-routine and synthetic stacks, the symbolizer calls
+ *   model_kernel.c  the kernel's context switches placing the threads (issue 15)
  *   clock_fit.c     tsc → ticks and the clock fit (shared with the report)
  *
  * Names with the gtm_ prefix are internal to these files. */
@@ -31,6 +32,7 @@ enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DE
 #define WAIT_NET 100
 #define WAIT_PROLOGUE 101
 #define WAIT_KERNEL 102      /* wait4/waitid whose child's end is known (GoBlock) */
+#define WAIT_UNTRACED 103    /* off its CPU without a hook around it (model_kernel.c) */
 
 /* Synthetic frames (GO-TRACE-FORMAT.md §5.6): unique PCs outside real code. */
 enum synth {
@@ -83,6 +85,12 @@ struct mthread {
 	uint32_t serial;        /* the model's: the capture's own when only one is converted */
 	uint32_t tid;           /* kernel thread id (the 1.22+ writer's M), 0 until known */
 	uint32_t capture;       /* the capture (process) it belongs to */
+	uint32_t k_cpu;         /* the CPU the kernel last ran it on (model_kernel.c) */
+	bool k_seen;            /* the kernel reported a switch of it: it places it */
+	bool k_on;              /* on k_cpu now, by the kernel */
+	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
+	bool k_out_pending;     /* ... and waits for its own fact just after it */
+	uint64_t k_out_ns, k_out_tsc;
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -159,6 +167,10 @@ struct gt_model {
 	uint64_t synth_stack[S_COUNT];
 	struct gt_u64map routine_stacks;
 	struct gt_u64map tasks;     /* user task id -> 1 while live */
+
+	bool kernel;                /* kernel switches given: they place the threads */
+	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
+	uint64_t untraced_stack;    /* its "[off-CPU wait, not seen by the hooks]" frame */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
 	uint32_t max_stack_referenced;              /* where a scan of them can stop */
@@ -269,6 +281,23 @@ void gtm_kobj_release(struct gt_model *m, struct mthread *t, const struct gt_cap
 uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t);
 /* t's pending syscall is a poll on one pipe: without a known waker a syscall, as a read */
 bool gtm_kobj_polls_pipe(const struct mthread *t);
+
+/* model.c: counters go to capture's (those of m->ctr) */
+void gtm_count_for(struct gt_model *m, uint32_t capture);
+
+/* model_kernel.c */
+/* t's kernel thread id is known (a THREAD_START or THREAD_EXISTING fact). */
+void gtm_kernel_tid(struct gt_model *m, struct mthread *t);
+/* The CPU a fact of t (recorded on cpu) runs it on: where the kernel runs it, when it does. */
+uint32_t gtm_kernel_cpu(const struct gt_model *m, const struct mthread *t, uint32_t cpu);
+/* w was just unblocked: started at once where the kernel already runs it. */
+void gtm_kernel_unblocked(struct gt_model *m, struct mthread *w, uint64_t ns);
+/* The fact of thread serial (at ns) is modelled: off its CPU if the kernel switched it out
+ * just before (the clocks' error) or its switch-out waited for this fact. */
+void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns);
+/* t is to run on cpu: the thread there leaves first if the kernel switched it out already
+ * (its switch-out waiting for a fact of its own). */
+void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t cpu);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

@@ -156,8 +156,11 @@ void gtm_close_prologue(struct gt_model *m)
 	m->floor = m->ps[0].last + 1;
 	m->prologue_closed = true;
 	FOR_EACH_THREAD(m, t) {
-		if (t->prologue_start && t->state == T_RUNNABLE && !m->ps[t->first_cpu + 1].running)
-			run_thread(m, t, t->first_cpu, m->floor, S_UNKNOWN);
+		/* where the kernel runs it, not at all when it has it off its CPU */
+		uint32_t cpu = gtm_kernel_cpu(m, t, t->first_cpu);
+		if (t->prologue_start && t->state == T_RUNNABLE && !m->ps[cpu + 1].running &&
+		    !(m->kernel && t->k_seen && !t->k_on))
+			run_thread(m, t, cpu, m->floor, S_UNKNOWN);
 		t->prologue_start = false;
 	}
 }
@@ -198,7 +201,8 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 	t->sys_awaiting_end = blocked;
 	uint32_t p = t->sys_p;
 	uint64_t stk = gtm_captured_stack_of(m, t->capture, t->sys_stack);
-	if (!blocked && now - t->sys_ns <= m->opt.syscall_threshold_ns) {
+	/* with the kernel's switches, a syscall blocked exactly when it left its CPU */
+	if (!blocked && (now - t->sys_ns <= m->opt.syscall_threshold_ns || (m->kernel && t->k_seen))) {
 		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, now, 0);
 		m->ctr.syscalls_short++;
 		return;
@@ -324,11 +328,14 @@ struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_reco
 	gtm_close_prologue(m);
 	if (!t->g && r->rec->type != GT_THREAD_EXISTING)
 		m->ctr.threads_appeared++;
+	uint32_t cpu = gtm_kernel_cpu(m, t, r->cpu);
 	if (t->in_syscall && r->rec->type != GT_SYSCALL_END)
-		gtm_syscall_resolve(m, t, ns, r->cpu + 1 != t->sys_p);
+		gtm_syscall_resolve(m, t, ns, cpu + 1 != t->sys_p);
 	if (r->rec->type != GT_SYSCALL_END)
 		t->sys_awaiting_end = false;
-	run_thread(m, t, r->cpu, ns, reason);
+	if (m->kernel)
+		gtm_kernel_take_cpu(m, t, cpu);
+	run_thread(m, t, cpu, ns, reason);
 	return t;
 }
 

@@ -76,6 +76,7 @@ void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w
 	gtm_emit(m, waker->p, GT_GO_GO_UNBLOCK, ns, waker, w, w->g, ++w->seq, stack);
 	w->state = T_RUNNABLE;
 	m->ctr.wakes_matched++;
+	gtm_kernel_unblocked(m, w, ns);
 }
 
 /* A waiter on key that the release being modelled may wake: it blocked strictly before, in

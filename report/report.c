@@ -11,6 +11,7 @@
 #include "capture_reader.h"
 #include "clock_fit.h"
 #include "convert.h"
+#include "kernel_file.h"
 #include "symbolizer.h"
 #include "u64map.h"
 #include "names.h"
@@ -109,6 +110,9 @@ struct report {
 	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
 	char inherited[16];             /* the first comm recorded: threads start with it */
 	bool proc_named;
+	bool kernel;                    /* on_cpu holds the kernel's times */
+	struct gt_u64map on_cpu;        /* tid -> ns on a CPU, by the kernel's switches */
+	char kernel_line[256];          /* what the kernel records are, or why not used */
 };
 
 void *gt_report_must(void *p)
@@ -572,6 +576,45 @@ static uint64_t thread_running_ns(const struct report *r, const struct thread_in
 	return alive > waited ? alive - waited : 0;
 }
 
+/* Each thread's time on a CPU: from each switch-in to its switch-out or exit (a thread
+ * cannot migrate while on a CPU; the records are in time order). */
+static void add_on_cpu(struct report *r, const char *path)
+{
+	struct gt_kernel_switch *v;
+	size_t n;
+	struct gt_kernel_counts c;
+	char err[sizeof r->kernel_line - 16];
+	if (gt_kernel_switches(path, &v, &n, &c, err, sizeof err) != 0) {
+		snprintf(r->kernel_line, sizeof r->kernel_line, "not used: %s", err);
+		return;
+	}
+	gt_kernel_describe(&c, r->kernel_line, sizeof r->kernel_line);
+	struct gt_u64map since = { 0 };   /* tid -> time of its switch-in + 1, 0: off */
+	bool found;
+	for (size_t i = 0; i < n; i++) {
+		const struct gt_kernel_switch *s = &v[i];
+		if (s->what == GT_KSW_IN) {
+			*(uint64_t *)gt_report_must(gt_u64map_slot(&since, s->tid, &found)) = s->time + 1;
+			continue;
+		}
+		uint64_t *in = gt_u64map_find(&since, s->tid);
+		if (in == NULL || *in == 0)
+			continue;
+		uint64_t *total = gt_report_must(gt_u64map_slot(&r->on_cpu, s->tid, &found));
+		*total += s->time + 1 > *in ? s->time + 1 - *in : 0;
+		*in = 0;
+	}
+	gt_u64map_free(&since);
+	free(v);
+	r->kernel = true;
+}
+
+static uint64_t thread_on_cpu_ns(const struct report *r, const struct thread_info *t)
+{
+	const uint64_t *ns = gt_u64map_find(&r->on_cpu, t->tid);
+	return ns ? *ns : 0;
+}
+
 /* ---- text ---------------------------------------------------------------------------- */
 
 static double ms(uint64_t ns)
@@ -645,7 +688,13 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		fprintf(out, "  flight recorder: the window kept starts at %.3f s (what was alive or "
 			"waiting then counts from there)\n", (double)(h->ring_lost_tsc - h->start_tsc) / hz);
 	}
-	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n\n");
+	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n");
+	if (r->kernel)
+		fprintf(out, "  on-CPU = on a CPU, by the kernel's context switches (%s)\n",
+			r->kernel_line);
+	else if (r->kernel_line[0])
+		fprintf(out, "  kernel records %s\n", r->kernel_line);
+	fputc('\n', out);
 
 	/* the start routine column is as wide as its longest name: never cut */
 	char routine[1100];
@@ -659,6 +708,8 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 	}
 	fprintf(out, "Threads\n  %-4s %-7s %-15s %-*s %10s %10s", "#", "tid", "name", width,
 		"start routine", "alive ms", "running");
+	if (r->kernel)
+		fprintf(out, " %10s", "on-CPU");
 	for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 		fprintf(out, " %10s", wait_class_name[c]);
 	fputc('\n', out);
@@ -670,6 +721,8 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		fprintf(out, "  %-4u %-7u %-15s %-*s %10.3f %10.3f", t->serial, t->tid,
 			t->name[0] ? t->name : "-", width, routine, ms(thread_alive_ns(r, t)),
 			ms(thread_running_ns(r, t)));
+		if (r->kernel)
+			fprintf(out, " %10.3f", ms(thread_on_cpu_ns(r, t)));
 		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 			fprintf(out, " %10.3f", ms(t->wait_ns[c]));
 		fputc('\n', out);
@@ -820,6 +873,8 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 				wait_class_name[c], t->wait_ns[c], wait_class_name[c], t->n_waits[c]);
 		fprintf(out, ",\"running_ns\":%" PRIu64 ",\"ended\":%s", thread_running_ns(r, t),
 			t->ended ? "true" : "false");
+		if (r->kernel)
+			fprintf(out, ",\"on_cpu_ns\":%" PRIu64, thread_on_cpu_ns(r, t));
 		if (!t->ended && t->wait.open) {
 			char name[32];
 			fputs(",\"waiting_at_end\":{\"in\":", out);
@@ -868,6 +923,7 @@ static void free_report(struct report *r)
 	}
 	free(r->threads);
 	gt_u64map_free(&r->thread_index);
+	gt_u64map_free(&r->on_cpu);
 	gt_u64map_free(&r->stack_index);
 	for (size_t i = 0; i < r->n_stacks; i++) {
 		free(r->stacks[i].pcs);
@@ -901,6 +957,8 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 		add_fact(&r, &cr);
 	apply_clock_fit(&r);
 	charge_open_waits(&r);
+	if (opt->kernel != NULL)
+		add_on_cpu(&r, opt->kernel);
 	/* The indexes are not used after this point: sorting moves the sites and threads. */
 	sort_sites(&r, r.objects.v, r.objects.n);
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);

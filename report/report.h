@@ -15,6 +15,8 @@ struct gt_report_options {
 	unsigned top;        /* rows per ranking (objects, syscalls); 0 = 10 */
 	unsigned stacks;     /* stacks shown per object; 0 = 3 */
 	const char *trace;   /* the Go trace the capture belongs to, when asked about it */
+	const char *kernel;  /* the run's kernel scheduling records (FILE.gtkern): each thread's
+			      * time on a CPU from its context switches; NULL: none */
 };
 
 /* Reads CAPTURE and prints the report to OUT.  Returns 0, or -1 after writing one line

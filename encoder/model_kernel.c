@@ -1,0 +1,201 @@
+/* model_kernel: the kernel's context switches (issue 15; ../shared/PERF-EVENTS.md §7) placing
+ * the threads (see model_internal.h).  Once switches are given, a thread the kernel reports
+ * runs exactly from its switch-in to its switch-out, on the CPU the kernel ran it on (P =
+ * CPU + 1): a switch-in starts it (after a hook's wake: the exact scheduler latency), on
+ * another CPU it migrates, a switch-out still runnable is a preemption, and one with no hook
+ * wait around it is an off-CPU wait the hooks did not see.  Hook facts keep what they know
+ * best: what a thread waits for, with which stack, and who wakes it; their blocks are drawn
+ * where the hook saw them (a few microseconds before the kernel's switch-out). */
+#include "model_internal.h"
+
+void gtm_kernel_tid(struct gt_model *m, struct mthread *t)
+{
+	bool found;
+	uint64_t *slot = t->tid ? gt_u64map_slot(&m->by_tid, t->tid, &found) : NULL;
+	if (slot)
+		*slot = t->serial;
+}
+
+uint32_t gtm_kernel_cpu(const struct gt_model *m, const struct mthread *t, uint32_t cpu)
+{
+	if (!m->kernel || !t->k_seen)
+		return cpu;
+	if (t->state == T_RUNNING)
+		return t->p - 1;
+	return t->k_on ? t->k_cpu : cpu;
+}
+
+void gtm_kernel_unblocked(struct gt_model *m, struct mthread *w, uint64_t ns)
+{
+	/* the kernel ran it before its waker's fact (the wake is stamped at the release, the
+	 * switch-in may come first within the clocks' error): it runs from the wake on */
+	if (m->kernel && w->k_seen && w->k_on && w->state == T_RUNNABLE &&
+	    !m->ps[w->k_cpu + 1].running)
+		gtm_run_thread(m, w, w->k_cpu, ns);
+}
+
+/* The one frame of an untraced wait's stack; its PC below the synthetic frames of
+ * model_stacks.c, whose PCs go up from SYNTH_PC_BASE. */
+static uint64_t untraced_stack(struct gt_model *m)
+{
+	if (!m->untraced_stack) {
+		struct gt_wire_frame f = {SYNTH_PC_BASE - 1, "[off-CPU wait, not seen by the hooks]",
+					  "[gotrace]", 0};
+		m->untraced_stack = gt_wire_stack(m->w, &f, 1);
+	}
+	return m->untraced_stack;
+}
+
+/* Hook times and kernel times agree within about a microsecond (PERF-EVENTS.md §5); a
+ * syscall's hook and its switch-out can be a few hundred ns apart. */
+#define CLOCK_ERROR_NS 2000u
+
+/* A fact that leads a thread into the kernel: within the clocks' error after its switch-out,
+ * it was made before it.  (A fact that ends a wait or a syscall comes after a switch-in.) */
+static bool enters_kernel(uint8_t type)
+{
+	return type == GT_SYSCALL_BEGIN || type == GT_BLOCK_BEGIN || type == GT_YIELD;
+}
+
+/* Whether t's next fact, among the facts stamped up to the clocks' error after tsc, is one
+ * that leads it into the kernel. */
+static bool own_entry_ahead(const struct gt_model *m, const struct mthread *t,
+			    const struct gt_capture_record *next, uint64_t tsc)
+{
+	uint64_t limit = tsc + (m->clock.tsc_hz ? CLOCK_ERROR_NS * m->clock.tsc_hz / 1000000000u
+						: CLOCK_ERROR_NS);
+	struct gt_capture_record r;
+	for (size_t i = 0; next != NULL && next->tsc <= limit; next = gtm_peek(m, i++, &r) ? &r : NULL)
+		if (gtm_rec_is(m, next, t->serial))
+			return enters_kernel(next->rec->type);
+	return false;
+}
+
+static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc,
+		       bool preempted)
+{
+	t->k_out_pending = false;
+	if (t->state != T_RUNNING)
+		return;   /* a hook block or a blocking syscall already drawn */
+	if (t->in_syscall) {
+		/* off its CPU inside a syscall without being runnable: it blocked */
+		gtm_syscall_resolve(m, t, ns, !preempted);
+		if (t->state != T_RUNNING)
+			return;
+	}
+	if (preempted) {
+		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
+		t->state = T_RUNNABLE;
+		m->ctr.kernel_preemptions++;
+	} else {
+		gtm_emit(m, t->p, GT_GO_GO_BLOCK, ns, t, NULL, untraced_stack(m),
+			 GT_WIRE_WAIT(GT_WIRE_WAIT_UNTRACED, 0, 0), 0);
+		t->state = T_WAITING;
+		t->wait_kind = WAIT_UNTRACED;
+		t->block_ns = ns;
+		t->block_tsc = tsc;
+		m->ctr.kernel_untraced_waits++;
+	}
+	m->ps[t->p].running = 0;
+}
+
+/* A switch-out of a thread whose own entry into the kernel comes just after it waits for
+ * that fact (not one inside a syscall: its next fact ends it). */
+static void switched_out(struct gt_model *m, struct mthread *t, uint64_t ns,
+			 const struct gt_model_switch *s)
+{
+	t->k_out_ns = ns;
+	t->k_out_tsc = s->tsc;
+	t->k_out_preempted = s->preempted;
+	t->k_out_pending = t->state == T_RUNNING && !t->in_syscall &&
+			   own_entry_ahead(m, t, s->next, s->tsc);
+	if (!t->k_out_pending)
+		switch_out(m, t, ns, s->tsc, s->preempted);
+}
+
+/* The fact of thread serial (at ns) is modelled: a switch-out that waited for it, or one
+ * the clocks put just before an entry into the kernel, is drawn now.  (Another fact of a
+ * thread the kernel has off its CPU comes just before its switch-in.) */
+void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns)
+{
+	struct mthread *t = gtm_thread_find(m, serial);
+	if (t && t->k_seen && !t->k_on && t->state == T_RUNNING &&
+	    (t->k_out_pending ||
+	     (ns - t->k_out_ns < CLOCK_ERROR_NS && m->cur && enters_kernel(m->cur->rec->type))))
+		switch_out(m, t, ns, m->fact_tsc, t->k_out_preempted);
+}
+
+/* The switch-out t waits for, at its own time: something else happened first. */
+static void out_now(struct gt_model *m, struct mthread *t)
+{
+	if (t && t->k_out_pending)
+		switch_out(m, t, t->k_out_ns, t->k_out_tsc, t->k_out_preempted);
+}
+
+void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t cpu)
+{
+	uint32_t x = m->ps[cpu + 1].running;
+	if (x && x != t->serial)
+		out_now(m, gtm_thread_at(m, x));
+}
+
+static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns)
+{
+	/* A hook wait that a known thread ends (a lock, a condition, a pipe) waits for its
+	 * waker's fact, which then starts it here; a sleep, an untraced wait or a wait from
+	 * before the trace has no waker to wait for. */
+	if (t->state == T_WAITING && t->wait_kind != GT_BK_SLEEP && t->wait_kind != WAIT_UNTRACED &&
+	    t->wait_kind != WAIT_PROLOGUE)
+		return;
+	gtm_kernel_take_cpu(m, t, cpu);
+	gtm_run_thread(m, t, cpu, ns);
+}
+
+/* t exited on its CPU without a hook seeing it end (killed by its process's exit or exec,
+ * or a raw exit): it ends there; one in a wait stays as it was, as at a trace's end. */
+static void thread_exit(struct gt_model *m, struct mthread *t, uint64_t ns)
+{
+	if (t->state != T_RUNNING)
+		return;
+	if (t->in_syscall)
+		gtm_syscall_resolve(m, t, ns, false);   /* exit_group, or whatever it was in */
+	if (t->state != T_RUNNING)
+		return;
+	gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
+	m->ps[t->p].running = 0;
+	t->state = T_DEAD;
+}
+
+void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
+{
+	m->kernel = true;
+	const uint64_t *serial = gt_u64map_find(&m->by_tid, s->tid);
+	struct mthread *t = serial ? gtm_thread_find(m, (uint32_t)*serial) : NULL;
+	if (!t || !t->g || t->state == T_DEAD || s->cpu + 1 >= m->n_ps) {
+		m->ctr.kernel_foreign += !s->exit;   /* the exit of an ended thread is no news */
+		return;
+	}
+	gtm_count_for(m, t->capture);
+	out_now(m, t);
+	t->k_seen = true;
+	t->k_on = s->in;
+	if (s->in)
+		t->k_cpu = s->cpu;
+	if (!m->seen_fact)
+		return;
+	/* the kernel's times are live from the first fact on (the prologue's facts, before
+	 * the first live one, may span a process's start-up) */
+	gtm_close_prologue(m);
+	uint64_t ns = gt_clock_ticks(&m->clock, s->tsc);
+	if (ns > m->now)
+		m->now = ns;
+	if (s->exit) {
+		thread_exit(m, t, ns);   /* no switch-out follows: its last slice ends here */
+		return;
+	}
+	m->ctr.kernel_switches++;
+	if (s->in)
+		switch_in(m, t, s->cpu, ns);
+	else
+		switched_out(m, t, ns, s);
+}

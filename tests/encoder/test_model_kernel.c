@@ -1,0 +1,122 @@
+/* model_kernel.c: the kernel's context switches placing a thread, on a built capture and a
+ * built kernel scheduling file whose times are known to the nanosecond (a CLOCK_MONOTONIC
+ * capture: its timestamps are the kernel's clock). */
+#include "test_util.h"
+
+#include <criterion/criterion.h>
+#include <gotrace/kernel_sched.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#define T0 3000000000ull
+#define MAIN 1
+#define MAIN_TID 1001    /* capture_builder's tid of an existing thread */
+
+struct ksw {
+	uint64_t t;      /* after T0 */
+	uint32_t cpu;
+	uint16_t misc;
+};
+#define IN 0
+#define OUT PERF_RECORD_MISC_SWITCH_OUT
+#define PREEMPT (PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
+
+/* A kernel scheduling file of MAIN_TID's switches, as gotrace run writes it. */
+static void write_kernel_file(const char *path, const struct ksw *sw, size_t n)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	struct gt_kernel_header h = {
+		.magic = GT_KERNEL_MAGIC, .version = GT_KERNEL_VERSION, .header_size = sizeof h,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CPU,
+		.clockid = 1, .n_cpus = 2, .buffer_bytes = 1 << 19, .pid = MAIN_TID,
+	};
+	cr_assert_eq(fwrite(&h, sizeof h, 1, f), 1);
+	for (size_t i = 0; i < n; i++) {
+		struct {
+			struct perf_event_header h;
+			uint32_t pid, tid;
+			uint64_t time;
+			uint32_t cpu, res;
+			uint64_t id;
+		} r = { { PERF_RECORD_SWITCH, sw[i].misc, sizeof r }, MAIN_TID, MAIN_TID,
+			T0 + sw[i].t, sw[i].cpu, 0, 7 };
+		cr_assert_eq(fwrite(&r, sizeof r, 1, f), 1);
+	}
+	cr_assert_eq(fclose(f), 0);
+}
+
+static struct gt_events *convert_with_kernel(struct gt_cb *cb, const char *name,
+					     const struct ksw *sw, size_t n,
+					     struct gt_convert_summary *sum)
+{
+	char cap[PATH_MAX], kern[PATH_MAX], trace[PATH_MAX], err[512];
+	snprintf(cap, sizeof cap, "%s/%s.cap", test_tmpdir(), name);
+	snprintf(kern, sizeof kern, "%s/%s.gtkern", test_tmpdir(), name);
+	snprintf(trace, sizeof trace, "%s/%s.trace", test_tmpdir(), name);
+	cr_assert_eq(gt_cb_write(cb, cap), 0);
+	write_kernel_file(kern, sw, n);
+	struct gt_convert_options opt = { .no_symbols = true, .kernel_path = kern };
+	cr_assert_eq(gt_convert_file(cap, trace, &opt, sum, err, sizeof err), 0, "%s", err);
+	cr_assert_str_empty(sum->kernel_error);
+	struct gt_events *t = gt_events_parse_119(trace);
+	cr_assert_not_null(t, "Go 1.19 rejects %s", trace);
+	return t;
+}
+
+/* The main thread reads (blocking), is switched in on the other CPU, computes, is
+ * preempted, runs again, and leaves its CPU once where no hook saw it.  Its read's switch-out
+ * is stamped 100 ns before the read's begin fact (within the clocks' error): the read is the
+ * wait, not an untraced one. */
+Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
+{
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, MAIN, 0, 0);
+	gt_cb_syscall_begin(cb, 0, T0 + 500, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 600, MAIN, SYS_getpid, 1);
+	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_FILE, SYS_read, 3, 0);
+	gt_cb_syscall_end(cb, 1, T0 + 50300, MAIN, SYS_read, 1);
+	gt_cb_syscall_begin(cb, 0, T0 + 500000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 500100, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 600000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN },
+		{ 900, 0, OUT },           /* inside the read: 100 ns before its hook, by the clocks */
+		{ 50000, 1, IN },          /* woken on CPU 1 */
+		{ 150000, 1, PREEMPT },
+		{ 200000, 0, IN },         /* back on CPU 0 */
+		{ 300000, 0, OUT },        /* off its CPU, no hook near: an untraced wait */
+		{ 400000, 0, IN },
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_places", sw, 7, &sum);
+	gt_cb_free(cb);
+	/* the read blocked (a syscall), it is not an untraced wait */
+	cr_assert_eq(count19(t, "GoSysBlock"), 1);
+	ssize_t exit = nth19(t, "GoSysExit", 0);
+	cr_assert_geq(exit, 0);
+	/* started on P 2 (CPU 1) at the switch-in: 50 us after the first event */
+	ssize_t start = gt_events_find(t, (size_t)exit, "GoStart", GT_ANY, 2);
+	cr_assert_geq(start, 0, "no GoStart on P 2");
+	int64_t base = t->ev[0].ts_ns;
+	int64_t want = (int64_t)(50000 - 10);   /* the trace starts at the first fact */
+	cr_assert(t->ev[start].ts_ns - base >= want - 2 && t->ev[start].ts_ns - base <= want + 2,
+		  "GoStart at %lld ns, the switch-in at %lld", (long long)(t->ev[start].ts_ns - base),
+		  (long long)want);
+	/* preempted there, then on P 1 again */
+	ssize_t pre = gt_events_find(t, (size_t)start, "GoPreempt", GT_ANY, 2);
+	cr_assert_geq(pre, 0);
+	cr_assert_geq(gt_events_find(t, (size_t)pre, "GoStart", GT_ANY, 1), 0);
+	/* one untraced wait, of the switch-out with no hook near it */
+	cr_assert_eq(count19(t, "GoBlock"), 1);
+	cr_assert_eq(sum.model.kernel_untraced_waits, 1);
+	cr_assert_eq(sum.model.kernel_preemptions, 1);
+	cr_assert_eq(sum.model.syscalls_blocking, 1);
+	cr_assert_eq(sum.model.syscalls_short, 2);
+	gt_events_free(t);
+}
