@@ -20,6 +20,7 @@
 #define AHEAD_BYTES (1u << 20) /* ... and at most this many bytes, the delivered one included */
 #define MAX_THREAD_SERIAL (1u << 24)
 #define MAX_STACK_ID (1u << 24)
+#define MAX_TSC_HZ 100000000000ull /* 100 GHz: a larger tick rate is a corrupt header */
 
 struct heap_item {
 	uint64_t tsc;
@@ -555,10 +556,10 @@ static bool ring_recs_add(struct ring_recs *rs, const uint8_t *p, size_t len)
 
 /* The committed records of chunk ref at or before t0 into rs (buf: a chunk's bytes). */
 static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint64_t t0,
-			 uint8_t *buf, struct ring_recs *rs)
+			 uint8_t *buf, size_t buf_len, struct ring_recs *rs)
 {
 	uint64_t off = c->header.header_size + ref->index * (uint64_t)c->header.chunk_size;
-	ssize_t got = pread(c->fd, buf, c->header.chunk_size, (off_t)off);
+	ssize_t got = pread(c->fd, buf, buf_len, (off_t)off);
 	if (got < (ssize_t)GT_CHUNK_HEADER_SIZE)
 		return true;
 	const struct gt_chunk_header *ch = (const void *)buf;
@@ -650,18 +651,20 @@ static bool ring_summary(struct gt_capture *c)
 	size_t n_ts = 0, cap_ts = 0;
 	struct gt_u64map idx = {0};
 	bool ok = true;
-	uint8_t *buf = malloc(c->header.chunk_size);
+	/* no chunk holds more than the file: a corrupt chunk size must not size the buffer */
+	size_t buf_len = c->header.chunk_size < c->size ? c->header.chunk_size : c->size;
+	uint8_t *buf = malloc(buf_len);
 	if (!buf)
 		return false;
 	if (c->n_keep > 1)
 		qsort(c->keep, c->n_keep, sizeof *c->keep, chunk_seq_cmp);
 	for (size_t k = 0; ok && k < c->n_keep; k++)
-		ok = ring_collect(c, &c->keep[k], t0, buf, &rs);
+		ok = ring_collect(c, &c->keep[k], t0, buf, buf_len, &rs);
 	for (size_t i = 0; ok && i < c->header.n_cpus; i++) {
 		const struct cpu_stream *s = &c->streams[i];
 		for (size_t k = 0; ok && k < s->n_chunks; k++)
 			if (s->chunks[k].first_tsc <= t0 + c->reorder_ticks)
-				ok = ring_collect(c, &s->chunks[k], t0, buf, &rs);
+				ok = ring_collect(c, &s->chunks[k], t0, buf, buf_len, &rs);
 	}
 	free(buf);
 	c->ring_t0 = t0;
@@ -790,7 +793,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	}
 	if (h.version == 0 || h.header_size < sizeof h || h.chunk_size < 4096 ||
 	    h.chunk_size % 4096 || h.chunk_size > (1u << 30) || h.n_cpus == 0 ||
-	    h.n_cpus > GT_MAX_CPUS) {
+	    h.n_cpus > GT_MAX_CPUS || h.tsc_hz > MAX_TSC_HZ) {
 		set_err(err, errlen, "%s: corrupt capture header", path, 0, 0);
 		close(fd);
 		return NULL;
