@@ -167,8 +167,10 @@ static void fact_block_end(struct gt_model *m, const struct gt_capture_record *r
 		return;
 	}
 	if (t && t->state != T_WAITING && t->state != T_RUNNABLE && t->state != T_DEAD && t->g &&
-	    r->rec->aux != GT_BK_JOIN)
+	    r->rec->aux != GT_BK_JOIN && !t->k_ended_wait)
 		m->ctr.ends_without_begin++;
+	if (t)
+		t->k_ended_wait = false;
 	gtm_fact_thread(m, r, ns, end_reason(e->result));
 }
 
@@ -597,6 +599,9 @@ static void capture_names(struct gt_model *m, struct mcapture *cap,
 	memcpy(cap->default_name, cap->proc.comm, sizeof cap->default_name);
 	cap->pid = h->pid;
 	cap->ppid = h->ppid;
+	cap->stop_tsc = h->stop_at_tsc ? h->stop_at_tsc : UINT64_MAX;
+	if ((h->flags & GT_FILE_WRITE_FAILED) && h->stop_tsc && h->stop_tsc < cap->stop_tsc)
+		cap->stop_tsc = h->stop_tsc;
 	capture_label(m, cap, h->pid);
 }
 

@@ -63,7 +63,7 @@ struct gt_model_options {
 	X(kernel_switches, "kernel: context switches drawn")                               \
 	X(kernel_preemptions, "kernel: preemptions")                                       \
 	X(kernel_untraced_waits, "kernel: off-CPU waits not seen by the hooks")            \
-	X(kernel_foreign, "kernel: switches not drawn (thread not traced, not started, ended)")
+	X(kernel_foreign, "kernel: switches not drawn (thread untraced, unstarted, ended, stopped)")
 
 struct gt_model_counters {
 #define GT_MODEL_COUNTER_FIELD(name, text) uint64_t name;

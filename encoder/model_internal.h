@@ -90,6 +90,7 @@ struct mthread {
 	bool k_on;              /* on k_cpu now, by the kernel */
 	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
 	bool k_out_pending;     /* ... and waits for its own fact just after it */
+	bool k_ended_wait;      /* the kernel ran it out of a hook wait before the wait's end */
 	uint64_t k_out_ns, k_out_tsc;
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
@@ -114,6 +115,9 @@ struct mcapture {
 	char process[48];           /* "name[pid]": the label prefix of its threads (merged) */
 	uint64_t label;             /* string id of process, merged traces only */
 	uint64_t last_ns;           /* time of its latest fact */
+	uint64_t stop_tsc;          /* recording stopped here (--duration, a bound, a detach;
+				     * UINT64_MAX: at exit): the kernel's later switches of its
+				     * threads are not drawn */
 	uint32_t main_serial;       /* the model's serial of its main thread, 0 until met */
 	uint32_t pid, ppid;
 	struct gt_model_counters ctr;  /* its counters, while another capture's are in m->ctr */
@@ -149,6 +153,9 @@ struct gt_model {
 	uint64_t fact_tsc;          /* timestamp of the fact being modelled */
 	const struct gt_capture_record *cur;  /* the fact being modelled */
 	uint64_t n_facts;           /* facts modelled, of every capture (the merged order) */
+	/* during a kernel switch: the fact read after it, not modelled yet (fact n_facts + 1;
+	 * the lookahead then starts at n_facts + 2) */
+	const struct gt_capture_record *pending;
 	uint64_t t0;                /* time of the first fact: where the prologue sits */
 	bool seen_fact;
 

@@ -148,6 +148,8 @@ static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint6
 	    t->wait_kind != WAIT_PROLOGUE)
 		return;
 	gtm_kernel_take_cpu(m, t, cpu);
+	/* a hook wait's end fact comes after the switch-in that ran it (not a repair) */
+	t->k_ended_wait = t->state == T_WAITING || t->state == T_RUNNABLE;
 	gtm_run_thread(m, t, cpu, ns);
 }
 
@@ -166,12 +168,12 @@ static void thread_exit(struct gt_model *m, struct mthread *t, uint64_t ns)
 	t->state = T_DEAD;
 }
 
-void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
+static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 {
-	m->kernel = true;
 	const uint64_t *serial = gt_u64map_find(&m->by_tid, s->tid);
 	struct mthread *t = serial ? gtm_thread_find(m, (uint32_t)*serial) : NULL;
-	if (!t || !t->g || t->state == T_DEAD || s->cpu + 1 >= m->n_ps) {
+	if (!t || !t->g || t->state == T_DEAD || s->cpu + 1 >= m->n_ps ||
+	    s->tsc >= m->caps[t->capture < m->n_caps ? t->capture : 0].stop_tsc) {
 		m->ctr.kernel_foreign += !s->exit;   /* the exit of an ended thread is no news */
 		return;
 	}
@@ -198,4 +200,14 @@ void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		switch_in(m, t, s->cpu, ns);
 	else
 		switched_out(m, t, ns, s);
+}
+
+void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
+{
+	m->kernel = true;
+	/* the fact after the switch is read but not modelled yet: lookahead scans see it
+	 * (a pipe's reader switched out in its read is woken by that very fact, its writer's) */
+	m->pending = s->next;
+	model_switch(m, s);
+	m->pending = NULL;
 }

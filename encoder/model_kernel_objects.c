@@ -123,12 +123,14 @@ static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t 
 	}
 }
 
-/* Record i of [the record being modelled, then the lookahead of every process], or NULL past
- * the lookahead. */
+/* Record i of [the record being modelled (during a kernel switch: none, then the one read
+ * after the switch), then the lookahead of every process], or NULL past the lookahead. */
 static const struct gt_capture_record *at(struct gt_model *m, size_t i, struct gt_capture_record *buf)
 {
 	if (!i)
 		return m->cur;
+	if (m->pending && i-- == 1)
+		return m->pending;
 	return gtm_peek(m, i - 1, buf) ? buf : NULL;
 }
 
@@ -139,15 +141,18 @@ static const struct gt_capture_record *at(struct gt_model *m, size_t i, struct g
 static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_end)
 {
 	*found_end = false;
-	/* at its own fact (its return, or a cancellation) nothing is pending any more */
-	if (!m->cur || gtm_rec_is(m, m->cur, t->serial))
+	/* at its own fact (its return, or a cancellation) nothing is pending any more; at its
+	 * own syscall begin (its switch-out drawn there) it is.  During a kernel switch there
+	 * is no record being modelled: the scan starts at the one read after it. */
+	if (!m->pending && (!m->cur || (gtm_rec_is(m, m->cur, t->serial) &&
+					m->cur->rec->type != GT_SYSCALL_BEGIN)))
 		return -1;
 	struct gt_capture_record buf;
 	const struct gt_capture_record *c;
 	long last[KEV_POLL + 1];
 	for (size_t k = 0; k <= KEV_POLL; k++)
 		last[k] = -1;
-	size_t end = 0;
+	size_t end = m->pending != NULL;
 	for (;; end++) {
 		if (!(c = at(m, end, &buf)))
 			return -1;

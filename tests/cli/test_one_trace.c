@@ -324,14 +324,15 @@ static void woken_by(const struct gt_events *ev, const char *block, uint64_t g, 
 }
 
 /* `gotrace run -o` of gt-kobj SCENARIO N, compared with the untraced run; the trace parsed. */
-static struct gt_events *kobj_trace(const char *scenario, const char *n, const char *out)
+static struct gt_events *kobj_trace(const char *scenario, const char *n, const char *out,
+				     const char *const *options)
 {
 	char dir[512], trace[600];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "t.trace");
 	const char *argv[] = { kobj, scenario, n, NULL };
-	run_both(argv, NULL, trace, &r);
+	run_both(argv, options, trace, &r);
 	cr_assert_str_eq(r.out, out);
 	cr_assert_not_null(strstr(r.err, ": 2 processes,"), "%s", r.err);
 	cli_result_free(&r);
@@ -343,13 +344,12 @@ static struct gt_events *kobj_trace(const char *scenario, const char *n, const c
 	return ev;
 }
 
-Test(one_trace, a_pipe_read_is_woken_by_the_writer_process_and_waitpid_by_the_child,
-     .timeout = 120)
+/* the parent writes 20 lines, each once the child sleeps in read, then closes the pipe; it
+ * then sleeps in waitpid until the child exits (with options, gotrace run's) */
+static void pipeline_wakers(const char *const *options)
 {
-	/* the parent writes 20 lines, each once the child sleeps in read, then closes the pipe;
-	 * it then sleeps in waitpid until the child exits */
 	struct gt_events *ev = kobj_trace("pipeline", "20", "child read 20 lines, 150 bytes, then "
-							     "end of file\nchild exited 0\n");
+							     "end of file\nchild exited 0\n", options);
 	ssize_t read = gt_events_find(ev, 0, "GoBlockNet", GT_ANY, GT_ANY);
 	ssize_t wait = gt_events_find(ev, 0, "GoBlock", GT_ANY, GT_ANY);
 	cr_assert(read >= 0 && wait >= 0, "the child's reads and the parent's waitpid block");
@@ -361,6 +361,21 @@ Test(one_trace, a_pipe_read_is_woken_by_the_writer_process_and_waitpid_by_the_ch
 	gt_events_free(ev);
 }
 
+Test(one_trace, a_pipe_read_is_woken_by_the_writer_process_and_waitpid_by_the_child,
+     .timeout = 120)
+{
+	pipeline_wakers(NULL);
+}
+
+/* The kernel's switch-out of the reader inside its read comes before the writer's fact that
+ * wakes it: the reads are still pipe waits with their waker, not blocking syscalls. */
+Test(one_trace, with_kernel_records_a_pipe_read_is_still_woken_by_the_writer_process,
+     .timeout = 120)
+{
+	static const char *const kernel_on[] = { "--kernel=on", NULL };
+	pipeline_wakers(kernel_on);
+}
+
 Test(one_trace, a_process_shared_semaphore_is_posted_to_the_waiter_of_another_process,
      .timeout = 120)
 {
@@ -368,7 +383,7 @@ Test(one_trace, a_process_shared_semaphore_is_posted_to_the_waiter_of_another_pr
 	 * post of a round is the child's, each second one the thread's.  Choosing between them
 	 * needs the next facts of both processes. */
 	struct gt_events *ev = kobj_trace("psem-two", "10", "child waited 10 times\nthe thread "
-							     "waited 10 times\nchild exited 0\n");
+							     "waited 10 times\nchild exited 0\n", NULL);
 	uint64_t thread = 0, child = 0;
 	char label[128];
 	for (size_t i = 0; i < ev->n; i++)
