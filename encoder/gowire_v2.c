@@ -74,12 +74,14 @@ struct g2 {
 	uint64_t new_stk;        /* G_PENDING: its creation's new stack */
 	uint64_t create_ticks;
 	uint64_t label_shown;    /* string id of the last GoLabel written */
+	uint64_t changed;        /* ticks written of its last change of state */
 };
 
 struct p2 {
 	uint8_t st;
 	uint64_t seq;
 	struct m2 *m;            /* holder, NULL when idle */
+	uint64_t changed;        /* ticks written of its last change of state */
 };
 
 struct str2 {
@@ -443,6 +445,27 @@ static struct m2 *no_thread(struct wire22 *w)
 	return w->ms[0];
 }
 
+/* Where ev, by m, records the time it changes a P's or a goroutine's state (NULL: it changes
+ * none that an event of another M waits for). */
+static uint64_t *changed_by(struct wire22 *w, struct m2 *m, enum gt_go2_event ev,
+			    const uint64_t *args)
+{
+	uint64_t g = m->g ? m->g : m->owner;
+	switch (ev) {
+	case GT_GO2_PROC_START: case GT_GO2_PROC_STATUS:
+		return args[0] < w->n_ps ? &w->ps[args[0]].changed : NULL;
+	case GT_GO2_PROC_STOP: case GT_GO2_GO_SYSCALL_BEGIN:
+		return m->p ? &w->ps[m->p - 1].changed : NULL;
+	case GT_GO2_GO_START: case GT_GO2_GO_UNBLOCK: case GT_GO2_GO_STATUS: case GT_GO2_GO_CREATE:
+		return args[0] < w->cap_gs ? &w->gs[args[0]].changed : NULL;
+	case GT_GO2_GO_STOP: case GT_GO2_GO_BLOCK: case GT_GO2_GO_DESTROY:
+	case GT_GO2_GO_SYSCALL_END_BLOCKED: case GT_GO2_GO_DESTROY_SYSCALL:
+		return g && g < w->cap_gs ? &w->gs[g].changed : NULL;
+	default:
+		return NULL;
+	}
+}
+
 /* Appends one event (type byte, tick delta, args) to m's batch. */
 static void emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t ticks,
 		 const uint64_t *args)
@@ -459,6 +482,19 @@ static void emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t 
 		at = m->last;
 		w->stats.ticks_clamped++;
 	}
+	/* The events that wait for another M's (§2.2) come strictly after it, even once the
+	 * reader has scaled ticks to ns: Go 1.22-1.25 try the earliest M first and, when it
+	 * must wait, all but the first of the rest sorted by time, so an M tied with the
+	 * waiting one may never be tried ("failed to advance: frontier").  The model's ticks
+	 * are ns at a nominal rate: the Frequency written is near 1e9, perhaps not this one. */
+	uint64_t *changed = changed_by(w, m, ev, args);
+	if (changed && (ev == GT_GO2_PROC_START || ev == GT_GO2_GO_START || ev == GT_GO2_GO_UNBLOCK)) {
+		uint64_t gap = 1 + (w->freq + GT_WIRE_FREQUENCY_NS - 1) / GT_WIRE_FREQUENCY_NS;
+		if (at < *changed + gap)
+			at = *changed + gap;
+	}
+	if (changed)
+		*changed = at;
 	if (m->buf.len + MAX_EVENT_BYTES > BATCH_FLUSH_BYTES)
 		m_flush(w, m);
 	if (!gtw_bytebuf_reserve(&m->buf, MAX_EVENT_BYTES)) {
@@ -488,7 +524,8 @@ static void proc_stop(struct wire22 *w, struct m2 *m, uint64_t ticks)
 	if (!m || !m->p)
 		return;
 	EMIT(w, m, PROC_STOP, ticks, 0);
-	w->ps[m->p - 1] = (struct p2){P_IDLE, w->ps[m->p - 1].seq, NULL};
+	w->ps[m->p - 1].st = P_IDLE;
+	w->ps[m->p - 1].m = NULL;
 	m->p = 0;
 }
 
