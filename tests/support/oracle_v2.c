@@ -594,9 +594,10 @@ int gt_trace_v2_order_check(const char *trace, char **why)
 			k = 0;
 		bool whole = k && size <= (uint64_t)(end - p - k);
 		if (!whole || bgen != gen) {
-			/* a generation ends (the readers take only complete ones: so does this) */
-			if (gen && freq)
-				oc_generation(&c, gen, b, nb, freq);
+			/* a generation ends; without a Frequency (which the readers refuse) its
+			 * ticks are taken as ns */
+			if (gen)
+				oc_generation(&c, gen, b, nb, freq ? freq : 1000000000);
 			nb = 0;
 			freq = 0;
 			gen = bgen;
