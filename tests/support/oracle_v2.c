@@ -429,7 +429,8 @@ static bool oc_decode(struct order_check *c, const struct oc_batch *b, size_t n,
 {
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *p = b[i].data, *end = p + b[i].len;
-		uint64_t ticks = b[i].base;
+		/* as the readers do: the base and each delta scaled and truncated apart */
+		int64_t t = (int64_t)((double)b[i].base * mul);
 		while (p < end) {
 			uint8_t type = *p++;
 			if (type >= sizeof v2_nargs || v2_nargs[type] < 0) {
@@ -449,8 +450,8 @@ static bool oc_decode(struct order_check *c, const struct oc_batch *b, size_t n,
 				oc_fail(c, "M %llu: a truncated event", (unsigned long long)b[i].m);
 				return false;
 			}
-			ticks += dt;
-			e.t = (int64_t)((double)ticks * mul);
+			t += (int64_t)((double)dt * mul);
+			e.t = t;
 			if (c->n_evs == c->cap_evs) {
 				size_t cap = c->cap_evs ? c->cap_evs * 2 : 4096;
 				struct oc_ev *v = realloc(c->evs, cap * sizeof *v);
@@ -517,7 +518,7 @@ static void oc_ties(struct order_check *c, const struct oc_cursor *h, size_t nh,
 static void oc_generation(struct order_check *c, uint64_t gen, struct oc_batch *b, size_t n,
 			  uint64_t freq)
 {
-	double mul = 1.0 / ((double)freq / 1e9);
+	double mul = 1.0 / ((double)freq / 1e9);   /* Go's frequency.mul factor */
 	qsort(b, n, sizeof *b, by_m_then_order);
 	struct oc_cursor *h = calloc(n ? n : 1, sizeof *h);
 	size_t nh = 0;
