@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "oracle_v2.h"
 #include "test_util.h"
@@ -139,4 +140,52 @@ Test(gowire_v2, clock_fit_and_a_busy_thread)
 	free(b);
 	free(e);
 	free(dump);
+}
+
+/* User annotations in the capture are the 1.22 events UserTaskBegin/End, UserRegionBegin/End
+ * and UserLog on the thread that made them, with their names; a thread's name is a GoLabel;
+ * the viewers of Go 1.22, 1.23 and 1.26 serve every page (tasks and regions included). */
+Test(gowire_v2, user_annotations_and_labels, .timeout = 300)
+{
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	static const uint64_t pcs[] = {0x401234, 0x401300, 0x401400};
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_stack(cb, 0, T0 + 11, 1, pcs, 3);
+	gt_cb_thread_new(cb, 0, T0 + 100, 1, 2, 1, 0x401000);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, 0x401000);
+	gt_cb_thread_name(cb, 1, T0 + 210, 2, "worker-1");
+	gt_cb_user(cb, 0, T0 + 1000, 1, GT_USER_TASK_BEGIN, 7, 0, 1, "request", NULL);
+	gt_cb_user(cb, 0, T0 + 1100, 1, GT_USER_REGION_BEGIN, 7, 0, 1, "parse", NULL);
+	gt_cb_user(cb, 0, T0 + 1300, 1, GT_USER_LOG, 7, 0, 1, "status", "all good");
+	gt_cb_user(cb, 0, T0 + 1350, 1, GT_USER_REGION_END, 7, 0, 1, "parse", NULL);
+	gt_cb_user(cb, 1, T0 + 1500, 2, GT_USER_REGION_BEGIN, 7, 0, 1, "left-open", NULL);
+	gt_cb_user(cb, 0, T0 + 2000, 1, GT_USER_TASK_END, 7, 0, 1, NULL, NULL);
+	gt_cb_block_begin(cb, 1, T0 + 2100, 2, GT_BK_MUTEX, 0x7f0000001000ull, 1);
+	gt_cb_wake(cb, 0, T0 + 2200, 1, GT_BK_MUTEX, 0x7f0000001000ull, 1, 1);
+	gt_cb_block_end(cb, 1, T0 + 2300, 2, GT_BK_MUTEX, 0x7f0000001000ull, GT_BR_OK);
+	gt_cb_thread_end(cb, 1, T0 + 2500, 2);
+	gt_cb_capture_end(cb, 0, T0 + 3000);
+	char trace[PATH_MAX];
+	convert22(cb, "user", trace);
+	assert_read_in_one_order(trace);
+	char tool[PATH_MAX], *dump = NULL;
+	if (!gt_go_trace_tool("1.22", tool, sizeof tool))
+		cr_skip_test("Go 1.22 is not installed: the events not checked");
+	cr_assert_eq(gt_dump_v2(trace, "1.22", &dump, NULL), 0);
+	static const char *const want[] = {
+		"G=1 TaskBegin Time=1000001000 ID=7 ", "Type=\"request\"",
+		"G=1 RegionBegin Time=1000001100 Task=7 Type=\"parse\"",
+		"G=1 Log Time=1000001300 Task=7 Category=\"status\" Message=\"all good\"",
+		"G=1 RegionEnd Time=1000001350 Task=7 Type=\"parse\"", "G=1 TaskEnd Time=1000002000 ID=7",
+		"G=2 RegionBegin Time=1000001500 Task=7 Type=\"left-open\"",
+		"G=2 Label", "Label=\"worker-1\"",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+		cr_assert_not_null(strstr(dump, want[i]), "no %s in:\n%s", want[i], dump);
+	free(dump);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, false, &report), 0, "%s", report);
+	cr_assert(gt_oracle_passed(report, "ui-1.22") && gt_oracle_passed(report, "ui-1.23") &&
+		  gt_oracle_passed(report, "ui-1.26"), "%s", report);
+	free(report);
 }
