@@ -1,6 +1,8 @@
 /* oracle_v2: see oracle_v2.h. */
 #include "oracle_v2.h"
 
+#include "gowire.h"
+
 #include <fcntl.h>
 #include <glob.h>
 #include <libgen.h>
@@ -224,19 +226,6 @@ struct order_check {
 	char *why;
 };
 
-static size_t read_uv(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (size_t i = 0; i < 10 && p + i < end; i++) {
-		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = x;
-			return i + 1;
-		}
-	}
-	return 0;
-}
-
 static struct oc_res *oc_res(struct oc_res **v, size_t *n, uint64_t id)
 {
 	if (id >= (1ull << 32))
@@ -321,27 +310,31 @@ static bool oc_ready(struct order_check *c, const struct oc_m *m, const struct o
 	}
 }
 
+static void oc_set(struct oc_res **v, size_t *n, uint64_t id, uint8_t st, uint64_t seq,
+		   uint64_t gen)
+{
+	struct oc_res *r = oc_res(v, n, id);
+	if (r)
+		*r = (struct oc_res){st, seq, gen};
+}
+
 /* Takes ev: the state changes order.go makes (the checks the readers make are theirs). */
 static void oc_take(struct order_check *c, struct oc_m *m, const struct oc_ev *e, uint64_t gen)
 {
 	struct oc_res *g = m->g ? oc_res(&c->gs, &c->n_gs, m->g) : NULL;
 	struct oc_res *p = m->p != NONE ? oc_res(&c->ps, &c->n_ps, m->p) : NULL;
-	struct oc_res *r;
 	switch (e->type) {
 	case EV_PROC_STATUS:
-		if ((r = oc_res(&c->ps, &c->n_ps, e->a[0])))
-			*r = (struct oc_res){(uint8_t)e->a[1], 0, gen};
+		oc_set(&c->ps, &c->n_ps, e->a[0], (uint8_t)e->a[1], 0, gen);
 		if (e->a[1] == OP_RUNNING || e->a[1] == OP_SYSCALL)
 			m->p = e->a[0];
 		break;
 	case EV_PROC_START:
-		if ((r = oc_res(&c->ps, &c->n_ps, e->a[0])))
-			*r = (struct oc_res){OP_RUNNING, e->a[1], gen};
+		oc_set(&c->ps, &c->n_ps, e->a[0], OP_RUNNING, e->a[1], gen);
 		m->p = e->a[0];
 		break;
 	case EV_PROC_STEAL:
-		if ((r = oc_res(&c->ps, &c->n_ps, e->a[0])))
-			*r = (struct oc_res){OP_IDLE, e->a[1], gen};
+		oc_set(&c->ps, &c->n_ps, e->a[0], OP_IDLE, e->a[1], gen);
 		{
 			struct oc_m *victim = oc_m(c, e->a[2]);
 			if (victim && victim->p == e->a[0])
@@ -354,8 +347,7 @@ static void oc_take(struct order_check *c, struct oc_m *m, const struct oc_ev *e
 		m->p = NONE;
 		break;
 	case EV_GO_STATUS:
-		if ((r = oc_res(&c->gs, &c->n_gs, e->a[0])))
-			*r = (struct oc_res){(uint8_t)e->a[2], 0, gen};
+		oc_set(&c->gs, &c->n_gs, e->a[0], (uint8_t)e->a[2], 0, gen);
 		if (e->a[2] == OG_RUNNING)
 			m->g = e->a[0];
 		else if (e->a[2] == OG_SYSCALL) {
@@ -366,19 +358,17 @@ static void oc_take(struct order_check *c, struct oc_m *m, const struct oc_ev *e
 		break;
 	case EV_GO_CREATE:
 	case EV_GO_CREATE_SYSCALL:
-		if ((r = oc_res(&c->gs, &c->n_gs, e->a[0])))
-			*r = (struct oc_res){e->type == EV_GO_CREATE ? OG_RUNNABLE : OG_SYSCALL, 0, gen};
+		oc_set(&c->gs, &c->n_gs, e->a[0],
+		       e->type == EV_GO_CREATE ? OG_RUNNABLE : OG_SYSCALL, 0, gen);
 		if (e->type == EV_GO_CREATE_SYSCALL)
 			m->g = e->a[0];
 		break;
 	case EV_GO_START:
-		if ((r = oc_res(&c->gs, &c->n_gs, e->a[0])))
-			*r = (struct oc_res){OG_RUNNING, e->a[1], gen};
+		oc_set(&c->gs, &c->n_gs, e->a[0], OG_RUNNING, e->a[1], gen);
 		m->g = e->a[0];
 		break;
 	case EV_GO_UNBLOCK:
-		if ((r = oc_res(&c->gs, &c->n_gs, e->a[0])))
-			*r = (struct oc_res){OG_RUNNABLE, e->a[1], gen};
+		oc_set(&c->gs, &c->n_gs, e->a[0], OG_RUNNABLE, e->a[1], gen);
 		break;
 	case EV_GO_DESTROY:
 	case EV_GO_DESTROY_SYSCALL:
@@ -440,10 +430,10 @@ static bool oc_decode(struct order_check *c, const struct oc_batch *b, size_t n,
 			}
 			struct oc_ev e = {.type = type};
 			uint64_t dt;
-			size_t k = read_uv(p, end, &dt);
+			size_t k = gt_uvarint_get(p, end, &dt);
 			p += k;
 			for (int a = 0; k && a < v2_nargs[type]; a++) {
-				k = read_uv(p, end, a < 4 ? &e.a[a] : &dt);
+				k = gt_uvarint_get(p, end, a < 4 ? &e.a[a] : &dt);
 				p += k;
 			}
 			if (!k) {
@@ -577,19 +567,19 @@ int gt_trace_v2_order_check(const char *trace, char **why)
 	for (;;) {
 		uint64_t bgen = 0, m = 0, base = 0, size = 0;
 		size_t k = p < end && *p == 1 ? 1 : 0, u;
-		if (k && (u = read_uv(p + k, end, &bgen)))
+		if (k && (u = gt_uvarint_get(p + k, end, &bgen)))
 			k += u;
 		else
 			k = 0;
-		if (k && (u = read_uv(p + k, end, &m)))
+		if (k && (u = gt_uvarint_get(p + k, end, &m)))
 			k += u;
 		else
 			k = 0;
-		if (k && (u = read_uv(p + k, end, &base)))
+		if (k && (u = gt_uvarint_get(p + k, end, &base)))
 			k += u;
 		else
 			k = 0;
-		if (k && (u = read_uv(p + k, end, &size)))
+		if (k && (u = gt_uvarint_get(p + k, end, &size)))
 			k += u;
 		else
 			k = 0;
@@ -607,7 +597,7 @@ int gt_trace_v2_order_check(const char *trace, char **why)
 		}
 		const uint8_t *d = p + k;
 		if (size && d[0] == 8)
-			read_uv(d + 1, d + size, &freq);
+			gt_uvarint_get(d + 1, d + size, &freq);
 		else if (size && d[0] != 2 && d[0] != 4 && d[0] != 6) {
 			if (nb == cap) {
 				cap = cap ? cap * 2 : 1024;
