@@ -146,9 +146,8 @@ struct gt_wire;
 
 /* The "go 1.22 trace" writer (gowire_v2.c), behind the same calls: one M per thread, a
  * generation closed every generation_ns ticks or generation_bytes of events (0: 1 s, 4 MiB),
- * each with its own string and stack tables; times in ns (Frequency 1e9), the ticks scaled
- * by frequency(ctx) when a generation after the first starts (the clock fit so far; NULL:
- * ticks are ns). */
+ * each with its own string and stack tables and Frequency (frequency(ctx) when the
+ * generation starts: the clock fit so far; NULL: 1e9). */
 struct gt_wire_v2_options {
 	uint64_t generation_ns;
 	uint64_t generation_bytes;

@@ -17,12 +17,11 @@
  *     next one opens with the status of every P and live goroutine, so a reader keeps one
  *     generation in memory and a cut file is read up to its last complete generation.
  *
- * Times are written in ns with a Frequency of 1e9 (§1.4): the readers scale a batch's base
- * and each delta apart, truncating each, so any other factor would lag each thread by up to
- * 1 ns an event and reorder events of different threads.  The model's ticks (ns at the
- * capture's nominal rate) are scaled here: by the clock fit when a generation opens, from
- * the second one on (the first opens before the fit has data: nominal), continuous across
- * the boundaries.  Events the model emits slightly out of time order across threads
+ * Ticks are the model's (ns at the capture's nominal rate); each generation's Frequency is
+ * the clock fit when it opens, and an offset keeps time continuous across generations whose
+ * frequencies differ.  The readers scale a batch's base and each delta apart, truncating
+ * each: an event that waits for another thread's is placed (and its batch cut) so that it
+ * still follows, whatever the fit within 1 % of 1e9 (gt_clock_frequency's bound).  Events the model emits slightly out of time order across threads
  * are raised to their M's last tick (per-M order is what the readers need; counted). */
 #include <errno.h>
 #include <gotrace/capture.h>
@@ -62,6 +61,7 @@ struct m2 {
 	uint64_t id;
 	struct bytebuf buf;      /* the open batch's events */
 	uint64_t base;           /* its base ticks */
+	uint64_t n_ev;           /* its events */
 	uint64_t last;           /* last ticks written by this M (any generation) */
 	uint32_t p;              /* P held + 1, 0 = none */
 	uint64_t g;              /* its goroutine while running or in a syscall, 0 = none */
@@ -127,8 +127,8 @@ struct wire22 {
 	uint64_t gen;            /* the open generation, 0 = none yet */
 	uint64_t gen_start;      /* its first tick (model ticks) */
 	uint64_t gen_bytes;      /* event bytes written in it */
-	uint64_t freq;           /* its model ticks per second (the clock fit) */
-	uint64_t gen_ns;         /* the ns written for gen_start */
+	uint64_t freq;           /* its Frequency */
+	int64_t offset;          /* written ticks = model ticks + offset */
 	uint64_t max_ticks;
 	bool prologue_done;
 
@@ -190,6 +190,7 @@ static void m_flush(struct wire22 *w, struct m2 *m)
 		return;
 	batch_write(w, m->id, m->base, m->buf.data, m->buf.len);
 	m->buf.len = 0;
+	m->n_ev = 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -325,7 +326,7 @@ struct table_batch {
 static void table_room(struct wire22 *w, struct table_batch *t, size_t room)
 {
 	if (t->buf.len && t->buf.len + room > MAX_BATCH_BYTES) {
-		batch_write(w, NO_ID, w->gen_ns, t->buf.data, t->buf.len);
+		batch_write(w, NO_ID, w->gen_start + w->offset, t->buf.data, t->buf.len);
 		t->buf.len = 0;
 	}
 	if (!gtw_bytebuf_reserve(&t->buf, room)) {
@@ -339,7 +340,7 @@ static void table_room(struct wire22 *w, struct table_batch *t, size_t room)
 static void table_end(struct wire22 *w, struct table_batch *t)
 {
 	if (t->buf.len > 1)
-		batch_write(w, NO_ID, w->gen_ns, t->buf.data, t->buf.len);
+		batch_write(w, NO_ID, w->gen_start + w->offset, t->buf.data, t->buf.len);
 	free(t->buf.data);
 }
 
@@ -469,17 +470,6 @@ static uint64_t *changed_by(struct wire22 *w, struct m2 *m, enum gt_go2_event ev
 	}
 }
 
-/* The ns written for model ticks (not before the open generation's start). */
-static uint64_t written_ns(const struct wire22 *w, uint64_t ticks)
-{
-	if (ticks <= w->gen_start)
-		return w->gen_ns;
-	uint64_t d = ticks - w->gen_start;
-	if (w->freq != GT_WIRE_FREQUENCY_NS)
-		d = (uint64_t)((unsigned __int128)d * GT_WIRE_FREQUENCY_NS / w->freq);
-	return w->gen_ns + d;
-}
-
 /* Appends one event (type byte, tick delta, args) to m's batch. */
 static void emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t ticks,
 		 const uint64_t *args)
@@ -487,19 +477,30 @@ static void emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t 
 	if (!m || w->error)
 		return;
 	const struct gt_go2_event_desc *d = &gt_go2_events[ev];
-	uint64_t at = written_ns(w, ticks);
+	int64_t t = (int64_t)ticks + w->offset;
+	uint64_t at = t < 0 ? 0 : (uint64_t)t;
+	uint64_t floor = w->gen_start + w->offset;
+	if (at < floor)
+		at = floor;
 	if (at < m->last) {
 		at = m->last;
 		w->stats.ticks_clamped++;
 	}
-	/* The events that wait for another M's (§2.2) come strictly after it: Go 1.22-1.25
-	 * try the earliest M first and, when it must wait, all but the first of the rest
-	 * sorted by time, so an M tied with the waiting one may never be tried ("failed to
-	 * advance: frontier"). */
+	/* The events that wait for another M's (§2.2) come strictly after it as the readers
+	 * see the time: Go 1.22-1.25 try the earliest M first and, when it must wait, all but
+	 * the first of the rest sorted by time, so an M tied with the waiting one may never be
+	 * tried ("failed to advance: frontier").  They scale the base and each delta apart
+	 * (x mul, mul = 1e9 / Frequency >= 0.99 here) and truncate each: the event they wait
+	 * for is read at most mul x its ticks, this one more than mul x its ticks - (the
+	 * batch's events + 2); with a margin for floats' rounding: at >= changed + 4, and a
+	 * new batch unless mul x (at - changed) >= events + 3. */
 	uint64_t *changed = changed_by(w, m, ev, args);
-	if (changed && (ev == GT_GO2_PROC_START || ev == GT_GO2_GO_START || ev == GT_GO2_GO_UNBLOCK) &&
-	    at <= *changed)
-		at = *changed + 1;
+	if (changed && (ev == GT_GO2_PROC_START || ev == GT_GO2_GO_START || ev == GT_GO2_GO_UNBLOCK)) {
+		if (at < *changed + 4)
+			at = *changed + 4;
+		if ((at - *changed) * 99 < (m->n_ev + 3) * 100)
+			m_flush(w, m);
+	}
 	if (changed)
 		*changed = at;
 	if (m->buf.len + MAX_EVENT_BYTES > BATCH_FLUSH_BYTES)
@@ -519,6 +520,7 @@ static void emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t 
 	for (unsigned i = 0; i < d->nargs; i++)
 		k += gt_uvarint_put(o + k, args[i]);
 	m->buf.len += k;
+	m->n_ev++;
 	m->last = at;
 	w->gen_bytes += k;
 	w->stats.events++;
@@ -669,12 +671,22 @@ static uint64_t block_reason(struct wire22 *w, enum gt_go_event ev, uint64_t wai
 
 static void prologue_end(struct wire22 *w);
 
+/* freq, if within 1 % of 1e9 (as gt_clock_frequency's fit always is: emit() relies on it),
+ * else 1e9. */
+static uint64_t near_1e9(uint64_t freq)
+{
+	return freq >= 990000000u && freq <= 1010000000u ? freq : GT_WIRE_FREQUENCY_NS;
+}
+
 static void gen_open(struct wire22 *w, uint64_t ticks)
 {
-	uint64_t freq = w->gen && w->opt.frequency ? w->opt.frequency(w->opt.frequency_ctx) : 0;
-	/* the same instant before and after: no jump at the boundary */
-	w->gen_ns = w->gen ? written_ns(w, ticks) : ticks;
-	w->freq = freq ? freq : GT_WIRE_FREQUENCY_NS;
+	uint64_t freq = near_1e9(w->opt.frequency ? w->opt.frequency(w->opt.frequency_ctx) : 0);
+	if (w->gen) {
+		/* the same instant in the old and the new frequency: no jump at the boundary */
+		long double at = ((long double)ticks + w->offset) * freq / w->freq;
+		w->offset = (int64_t)(at - ticks);
+	}
+	w->freq = freq;
 	w->gen++;
 	w->gen_start = ticks;
 	w->gen_bytes = 0;
@@ -699,7 +711,7 @@ static void gen_open(struct wire22 *w, uint64_t ticks)
 	}
 }
 
-static void gen_close(struct wire22 *w)
+static void gen_close(struct wire22 *w, uint64_t freq)
 {
 	for (size_t i = 0; i < w->n_ms; i++) {
 		struct m2 *m = w->ms[i];
@@ -711,8 +723,8 @@ static void gen_close(struct wire22 *w)
 	}
 	uint8_t f[1 + 10];
 	f[0] = gt_go2_events[GT_GO2_FREQUENCY].type;
-	size_t k = 1 + gt_uvarint_put(f + 1, GT_WIRE_FREQUENCY_NS);
-	batch_write(w, NO_ID, w->gen_ns, f, k);
+	size_t k = 1 + gt_uvarint_put(f + 1, freq);
+	batch_write(w, NO_ID, w->gen_start + w->offset, f, k);
 	write_tables(w);
 }
 
@@ -729,7 +741,7 @@ static void gen_check(struct wire22 *w, uint64_t ticks)
 	if (!w->prologue_done ||
 	    (ticks < w->gen_start + w->opt.generation_ns && w->gen_bytes < w->opt.generation_bytes))
 		return;
-	gen_close(w);
+	gen_close(w, w->freq);
 	gen_open(w, w->max_ticks);
 }
 
@@ -1012,10 +1024,11 @@ static void w22_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_
 static int w22_finish(struct gt_wire *gw, uint64_t ticks_per_second)
 {
 	struct wire22 *w = w22(gw);
-	(void)ticks_per_second;   /* the times are written in ns */
 	if (!w->gen)
 		gen_open(w, w->max_ticks);
-	gen_close(w);
+	/* one generation: the clock fit of the whole capture, as in the 1.19 format; later ones
+	 * keep the frequency they opened with (their ticks are written for it) */
+	gen_close(w, w->gen == 1 && ticks_per_second ? near_1e9(ticks_per_second) : w->freq);
 	if (!w->error)
 		w->error = gtw_write_all(w->fd, w->out.data, w->out.len);
 	w->out.len = 0;
