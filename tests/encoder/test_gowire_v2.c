@@ -4,8 +4,8 @@
  * (the idle status of P 0 and the threads existing at the start that take it, a wakeup and
  * the start it allows, a CPU taken over) made those readers fail with "failed to advance:
  * frontier" at random, depending on their map order: 3 runs in 5 of a 2000-thread program.
- * And the times are ns (Frequency 1e9): the readers scale each delta apart and truncate it,
- * so with the clock fit as Frequency a thread with many events lagged behind the others. */
+ * And they scale each delta apart by 1e9 / Frequency and truncate it: with the clock fit as
+ * Frequency a thread with many events in its batch read behind the others. */
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <stdio.h>
@@ -98,10 +98,10 @@ Test(gowire_v2, handovers_at_one_tick)
 	assert_read_in_one_order(trace);
 }
 
-/* A TSC clock 0.2 % faster than its nominal rate: from the second generation on the writer
- * scales by the fit (a sleep of 1 ms real lasts 1 ms), and a thread with 60 events 1 tick
- * apart hands its CPU over 3 ticks later.  With the fit as Frequency, the readers' truncation
- * of each delta put that thread's last events after the next thread's start. */
+/* A TSC clock 0.2 % faster than its nominal rate: from the second generation on the
+ * Frequency is the fit (a sleep of 1 ms real lasts 1 ms), and a thread with 60 events 1 tick
+ * apart hands its CPU over 3 ticks later.  The readers' truncation of each delta put that
+ * thread's last events after the next thread's start (before its batch was cut there). */
 Test(gowire_v2, clock_fit_and_a_busy_thread)
 {
 	const uint64_t hz = 1000000000ull, round = 1002000ull;   /* ticks in 1 ms real */
