@@ -21,8 +21,9 @@
  * the clock fit when it opens, and an offset keeps time continuous across generations whose
  * frequencies differ.  The readers scale a batch's base and each delta apart, truncating
  * each: an event that waits for another thread's is placed (and its batch cut) so that it
- * still follows, whatever the fit within 1 % of 1e9 (gt_clock_frequency's bound).  Events the model emits slightly out of time order across threads
- * are raised to their M's last tick (per-M order is what the readers need; counted). */
+ * still follows, whatever the fit within 1 % of 1e9 (gt_clock_frequency's bound).  Events
+ * the model emits slightly out of time order across threads are raised to their M's last
+ * tick (per-M order is what the readers need; counted). */
 #include <errno.h>
 #include <gotrace/capture.h>
 #include <stdio.h>
