@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <getopt.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -203,23 +204,49 @@ static bool go_before_122(const char *path)
 	return n == 2 && major == 1 && minor < 22;
 }
 
+/* The newest Go from 1.22 on installed where scripts/lib/go-toolchains looks: Debian's
+ * /usr/lib/go-1.NN, and the releases Debian bookworm lacks that scripts/setup unpacks into
+ * $GT_GO_ROOT/1.NN (default /opt/gotrace-go); its go command in path, false when none. */
+static bool newest_go(char *path, size_t size)
+{
+	const char *root = getenv("GT_GO_ROOT");
+	char pattern[2][PATH_MAX];
+	snprintf(pattern[0], sizeof pattern[0], "/usr/lib/go-1.*/bin/go");
+	snprintf(pattern[1], sizeof pattern[1], "%s/1.*/usr/lib/go-1.*/bin/go",
+		 root && *root ? root : "/opt/gotrace-go");
+	unsigned best = 0;
+	for (int k = 0; k < 2; k++) {
+		glob_t g;
+		if (glob(pattern[k], 0, NULL, &g) != 0)
+			continue;
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			const char *v = strstr(g.gl_pathv[i], "/go-1.");
+			unsigned minor = v ? (unsigned)strtoul(v + 6, NULL, 10) : 0;
+			if (minor >= 22 && minor > best && access(g.gl_pathv[i], X_OK) == 0) {
+				best = minor;
+				snprintf(path, size, "%s", g.gl_pathv[i]);
+			}
+		}
+		globfree(&g);
+	}
+	return best != 0;
+}
+
 /* How to call a Go whose `go tool trace` reads format: "go" when it is on PATH (for go1.22
  * unless its VERSION says it is older than 1.22; otherwise not checked: the hint says which
- * one is needed), else an installed Debian Go (the newest that reads it: its viewer is the
- * current one), else NULL. */
+ * one is needed), else an installed Go (for go1.22 the newest: its viewer is the current
+ * one), else NULL. */
 static const char *go_command(enum gt_trace_format format)
 {
-	static const char *const go122[] = {
-		"/usr/lib/go-1.26/bin/go", "/usr/lib/go-1.25/bin/go", "/usr/lib/go-1.24/bin/go",
-		"/usr/lib/go-1.23/bin/go", "/usr/lib/go-1.22/bin/go", NULL,
-	};
 	static const char *const go119[] = {"/usr/lib/go-1.23/bin/go", "/usr/lib/go-1.19/bin/go",
 					    NULL};
-	char path[PATH_MAX];
+	static char path[PATH_MAX];
 	if (gt_resolve_command("go", path, sizeof path) == 0 &&
 	    (format != GT_FORMAT_GO122 || !go_before_122(path)))
 		return "go";
-	for (const char *const *go = format == GT_FORMAT_GO122 ? go122 : go119; *go; go++)
+	if (format == GT_FORMAT_GO122)
+		return newest_go(path, sizeof path) ? path : NULL;
+	for (const char *const *go = go119; *go; go++)
 		if (access(*go, X_OK) == 0)
 			return *go;
 	return NULL;
@@ -229,14 +256,15 @@ void gt_cli_next_steps(const char *output, enum gt_trace_format format, bool kep
 {
 	const char *go = go_command(format);
 	if (go != NULL && format == GT_FORMAT_GO122)
-		fprintf(stderr, "gotrace: next: %s tool trace %s   (Go 1.22 or later; for Go "
-			"1.19-1.21 or gotraceui 0.4 convert with --format go1.19)\n", go, output);
+		fprintf(stderr, "gotrace: next: %s tool trace %s   (Go 1.22 or later; for older "
+			"readers, Go 1.19-1.21 or gotraceui v0.4, use --format go1.19)\n", go, output);
 	else if (go != NULL)
 		fprintf(stderr, "gotrace: next: %s tool trace %s\n", go, output);
 	else
 		fprintf(stderr, "gotrace: next: go tool trace %s   (no Go found: apt install "
 			"golang-1.23-go from bookworm-backports%s)\n", output,
-			format == GT_FORMAT_GO122 ? "; Go 1.22 or later reads this format" : "");
+			format == GT_FORMAT_GO122 ? "; Go 1.22 or later reads this format, for older "
+			"readers use --format go1.19" : "");
 	if (kept)
 		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; from the kept "
 			"capture)\n", output);

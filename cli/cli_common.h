@@ -23,7 +23,7 @@ int gt_cli_parse_size(const char *s, uint64_t *bytes);
 int gt_cli_parse_duration(const char *s, double bare_ns, uint64_t *ns);
 /* The trace format (--format TEXT): "go1.22" or "go1.19"; TEXT NULL: GOTRACE_FORMAT when set,
  * else GT_CLI_DEFAULT_FORMAT.  Returns 0, or the usage status 2 after saying what is wrong. */
-#define GT_CLI_DEFAULT_FORMAT GT_FORMAT_GO119   /* go1.22 once the e2e suite runs in it */
+#define GT_CLI_DEFAULT_FORMAT GT_FORMAT_GO122
 int gt_cli_trace_format(const char *command, const char *text, enum gt_trace_format *out);
 /* The `next:` lines after a trace was written: how to open it with an installed Go that reads
  * its format, and how to report on it without Go (kept: its capture was kept beside it). */

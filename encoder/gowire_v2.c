@@ -19,8 +19,11 @@
  *
  * Ticks are the model's (ns at the capture's nominal rate); each generation's Frequency is
  * the clock fit when it opens, and an offset keeps time continuous across generations whose
- * frequencies differ.  Events the model emits slightly out of time order across threads
- * are raised to their M's last tick (per-M order is what the readers need; counted). */
+ * frequencies differ.  The readers scale a batch's base and each delta apart, truncating
+ * each: an event that waits for another thread's is placed (and its batch cut) so that it
+ * still follows, whatever the fit within 1 % of 1e9 (gt_clock_frequency's bound).  Events
+ * the model emits slightly out of time order across threads are raised to their M's last
+ * tick (per-M order is what the readers need; counted). */
 #include <errno.h>
 #include <gotrace/capture.h>
 #include <stdio.h>
@@ -59,6 +62,7 @@ struct m2 {
 	uint64_t id;
 	struct bytebuf buf;      /* the open batch's events */
 	uint64_t base;           /* its base ticks */
+	uint64_t n_ev;           /* its events */
 	uint64_t last;           /* last ticks written by this M (any generation) */
 	uint32_t p;              /* P held + 1, 0 = none */
 	uint64_t g;              /* its goroutine while running or in a syscall, 0 = none */
@@ -74,12 +78,14 @@ struct g2 {
 	uint64_t new_stk;        /* G_PENDING: its creation's new stack */
 	uint64_t create_ticks;
 	uint64_t label_shown;    /* string id of the last GoLabel written */
+	uint64_t changed;        /* ticks written of its last change of state */
 };
 
 struct p2 {
 	uint8_t st;
 	uint64_t seq;
 	struct m2 *m;            /* holder, NULL when idle */
+	uint64_t changed;        /* ticks written of its last change of state */
 };
 
 struct str2 {
@@ -185,6 +191,7 @@ static void m_flush(struct wire22 *w, struct m2 *m)
 		return;
 	batch_write(w, m->id, m->base, m->buf.data, m->buf.len);
 	m->buf.len = 0;
+	m->n_ev = 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -443,6 +450,27 @@ static struct m2 *no_thread(struct wire22 *w)
 	return w->ms[0];
 }
 
+/* Where ev, by m, records the time it changes a P's or a goroutine's state (NULL: it changes
+ * none that an event of another M waits for). */
+static uint64_t *changed_by(struct wire22 *w, struct m2 *m, enum gt_go2_event ev,
+			    const uint64_t *args)
+{
+	uint64_t g = m->g ? m->g : m->owner;
+	switch (ev) {
+	case GT_GO2_PROC_START: case GT_GO2_PROC_STATUS:
+		return args[0] < w->n_ps ? &w->ps[args[0]].changed : NULL;
+	case GT_GO2_PROC_STOP: case GT_GO2_GO_SYSCALL_BEGIN:
+		return m->p ? &w->ps[m->p - 1].changed : NULL;
+	case GT_GO2_GO_START: case GT_GO2_GO_UNBLOCK: case GT_GO2_GO_STATUS: case GT_GO2_GO_CREATE:
+		return args[0] < w->cap_gs ? &w->gs[args[0]].changed : NULL;
+	case GT_GO2_GO_STOP: case GT_GO2_GO_BLOCK: case GT_GO2_GO_DESTROY:
+	case GT_GO2_GO_SYSCALL_END_BLOCKED: case GT_GO2_GO_DESTROY_SYSCALL:
+		return g && g < w->cap_gs ? &w->gs[g].changed : NULL;
+	default:
+		return NULL;
+	}
+}
+
 /* Appends one event (type byte, tick delta, args) to m's batch. */
 static void emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t ticks,
 		 const uint64_t *args)
@@ -459,6 +487,23 @@ static void emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t 
 		at = m->last;
 		w->stats.ticks_clamped++;
 	}
+	/* The events that wait for another M's (§2.2) come strictly after it as the readers
+	 * see the time: Go 1.22-1.25 try the earliest M first and, when it must wait, all but
+	 * the first of the rest sorted by time, so an M tied with the waiting one may never be
+	 * tried ("failed to advance: frontier").  They scale the base and each delta apart
+	 * (x mul, mul = 1e9 / Frequency >= 0.99 here) and truncate each: the event they wait
+	 * for is read at most mul x its ticks, this one more than mul x its ticks - (the
+	 * batch's events + 2); with a margin for floats' rounding: at >= changed + 4, and a
+	 * new batch unless mul x (at - changed) >= events + 3. */
+	uint64_t *changed = changed_by(w, m, ev, args);
+	if (changed && (ev == GT_GO2_PROC_START || ev == GT_GO2_GO_START || ev == GT_GO2_GO_UNBLOCK)) {
+		if (at < *changed + 4)
+			at = *changed + 4;
+		if ((at - *changed) * 99 < (m->n_ev + 3) * 100)
+			m_flush(w, m);
+	}
+	if (changed)
+		*changed = at;
 	if (m->buf.len + MAX_EVENT_BYTES > BATCH_FLUSH_BYTES)
 		m_flush(w, m);
 	if (!gtw_bytebuf_reserve(&m->buf, MAX_EVENT_BYTES)) {
@@ -476,6 +521,7 @@ static void emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t 
 	for (unsigned i = 0; i < d->nargs; i++)
 		k += gt_uvarint_put(o + k, args[i]);
 	m->buf.len += k;
+	m->n_ev++;
 	m->last = at;
 	w->gen_bytes += k;
 	w->stats.events++;
@@ -488,7 +534,8 @@ static void proc_stop(struct wire22 *w, struct m2 *m, uint64_t ticks)
 	if (!m || !m->p)
 		return;
 	EMIT(w, m, PROC_STOP, ticks, 0);
-	w->ps[m->p - 1] = (struct p2){P_IDLE, w->ps[m->p - 1].seq, NULL};
+	w->ps[m->p - 1].st = P_IDLE;
+	w->ps[m->p - 1].m = NULL;
 	m->p = 0;
 }
 
@@ -627,11 +674,16 @@ static uint64_t block_reason(struct wire22 *w, enum gt_go_event ev, uint64_t wai
 
 static void prologue_end(struct wire22 *w);
 
+/* freq, if within 1 % of 1e9 (as gt_clock_frequency's fit always is: emit() relies on it),
+ * else 1e9. */
+static uint64_t near_1e9(uint64_t freq)
+{
+	return freq >= 990000000u && freq <= 1010000000u ? freq : GT_WIRE_FREQUENCY_NS;
+}
+
 static void gen_open(struct wire22 *w, uint64_t ticks)
 {
-	uint64_t freq = w->opt.frequency ? w->opt.frequency(w->opt.frequency_ctx) : 0;
-	if (!freq)
-		freq = GT_WIRE_FREQUENCY_NS;
+	uint64_t freq = near_1e9(w->opt.frequency ? w->opt.frequency(w->opt.frequency_ctx) : 0);
 	if (w->gen) {
 		/* the same instant in the old and the new frequency: no jump at the boundary */
 		long double at = ((long double)ticks + w->offset) * freq / w->freq;
@@ -979,7 +1031,7 @@ static int w22_finish(struct gt_wire *gw, uint64_t ticks_per_second)
 		gen_open(w, w->max_ticks);
 	/* one generation: the clock fit of the whole capture, as in the 1.19 format; later ones
 	 * keep the frequency they opened with (their ticks are written for it) */
-	gen_close(w, w->gen == 1 && ticks_per_second ? ticks_per_second : w->freq);
+	gen_close(w, w->gen == 1 && ticks_per_second ? near_1e9(ticks_per_second) : w->freq);
 	if (!w->error)
 		w->error = gtw_write_all(w->fd, w->out.data, w->out.len);
 	w->out.len = 0;

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """The example's trace in a real browser: `go tool trace` (each Go given by --tool) serves it,
-headless Chromium renders it, and the rendered DOM must show
+headless Chromium renders it, and the rendered DOM must show, in both trace formats (go1.19
+for the tools before 1.22 and from 1.23, which convert it; go1.22 for those from 1.22)
 
   * the goroutines page: the example's threads grouped by start routine (worker_main x4,
     producer_main, logger_main, main);
   * the timeline: slices of the worker threads, and a slice ending in a sync block whose
     stack, as the selection panel renders it, points at the contended lock in workpool.c
-    (record_result:<line of pthread_mutex_lock(&totals_lock)>, called from worker_main).
+    (record_result:<line of pthread_mutex_lock(&totals_lock)>, called from worker_main);
+  * in the go1.22 format, the thread view: one lane per OS thread of the example, named
+    "Thread <TID>" (the main thread's TID is the process id), and the sync block there too.
 
 Chromium is driven through chromedriver (WebDriver over HTTP; Python's standard library
 only).  A screenshot of each timeline is saved in --outdir as a test artifact.  Exits 77
@@ -160,11 +163,11 @@ def check_goroutines_page(browser, server, version):
 
 FIND_BLOCK_SLICE = """
 var viewer = document.getElementById('trace-viewer');
-var wanted = arguments[0], found = null, titles = {};
+var wanted = arguments[0], which = arguments[1], found = null, titles = {};
 viewer.model.getAllThreads().forEach(function (t) {
   t.sliceGroup.slices.forEach(function (s) {
     titles[s.title] = true;
-    var f = s.endStackFrame;
+    var f = s[which];
     // The longest such slice: it is the one that shows in a screenshot.
     if (f && f.title === wanted && f.parentFrame && /^worker_main:/.test(f.parentFrame.title) &&
         (!found || s.duration > found.duration))
@@ -209,21 +212,46 @@ return n;
 """
 
 
-def check_timeline(browser, server, version, lock_frame, screenshot):
-    browser.open(server.url + "/trace")
+THREAD_LANES = """
+var names = [];
+document.getElementById('trace-viewer').model.getAllThreads().forEach(function (t) {
+  names.push(t.name || '');
+});
+return names;
+"""
+
+
+def check_thread_lanes(browser, version, pid, threads):
+    """The thread view (the timeline check opened it) has a lane per OS thread."""
+    names = browser.js(THREAD_LANES)
+    lanes = [n for n in names if re.match(r"^Thread \d+$", n)]
+    if "Thread %d" % pid not in lanes or len(lanes) < threads:
+        raise Failure("Go %s thread view: want %d lanes \"Thread <TID>\", \"Thread %d\" among "
+                      "them; lanes: %s" % (version, threads, pid, names))
+    print("ok Go %s thread view: %d thread lanes, the main thread's is \"Thread %d\"" % (
+        version, len(lanes), pid))
+
+
+def check_timeline(browser, server, version, lock_frame, screenshot, view="", resumed=False):
+    """resumed: Go 1.22's viewer of its own format gives a slice the stack of the previous
+    stop as its start stack (cmd/trace/v2 gstate.go lastStopStack), 1.23 the end stack of
+    the slice that stopped: look for the slice that resumed from the sync block."""
+    which, label = ("startStackFrame", "Start Stack Trace") if resumed else ("endStackFrame", "End Stack Trace")
+    browser.open(server.url + "/trace" + view)
     loaded = ("var v = document.getElementById('trace-viewer');"
               "return v && v.model ? v.model.getAllThreads().length : 0;")
     wait_until("the Go %s timeline to load" % version, lambda: browser.js(loaded), 120)
-    result = browser.js(FIND_BLOCK_SLICE, lock_frame)
+    result = browser.js(FIND_BLOCK_SLICE, lock_frame, which)
     worker_slices = [t for t in result["titles"] if "worker_main" in t or re.match(r"worker-\d", t)]
     if not worker_slices:
         raise Failure("Go %s timeline has no worker slices; titles: %s" % (version, result["titles"][:40]))
     if not result["found"]:
-        raise Failure("Go %s timeline has no slice ending at %s called from worker_main" % (version, lock_frame))
+        raise Failure("Go %s timeline has no slice %s at %s called from worker_main" % (
+            version, "resuming" if resumed else "ending", lock_frame))
     time.sleep(0.5)
     panel = browser.js("return document.body.innerText")
     tail = panel[panel.find("item selected"):] if "item selected" in panel else panel
-    if "End Stack Trace" not in tail or lock_frame not in tail or "worker_main:" not in tail:
+    if label not in tail or lock_frame not in tail or "worker_main:" not in tail:
         raise Failure("Go %s selection panel does not render the blocking stack %s:\n%s" % (version, lock_frame, tail))
     if result["found"] not in tail:
         raise Failure("Go %s selection panel does not render the slice title %r:\n%s" % (version, result["found"], tail))
@@ -234,7 +262,7 @@ def check_timeline(browser, server, version, lock_frame, screenshot):
     browser.js(SELECT_WINDOW, start - 12.0, start + 18.0)
     browser.keys("f")
     time.sleep(0.5)
-    browser.js(FIND_BLOCK_SLICE, lock_frame)  # the blocked slice again, for the panel
+    browser.js(FIND_BLOCK_SLICE, lock_frame, which)  # the blocked slice again, for the panel
     time.sleep(1.0)
     browser.screenshot(screenshot)
     print("ok Go %s screenshot: %s" % (version, screenshot))
@@ -269,25 +297,45 @@ def main():
     if not args.tool:
         raise Failure("no `go tool trace` binary to test with (scripts/setup installs them)")
     os.makedirs(args.outdir, exist_ok=True)
-    trace = os.path.join(args.outdir, "workpool.trace")
-    # the 1.19 format: Go 1.19 is among the tools, and the pages checked are the ones it serves
-    run = subprocess.run([args.gotrace, "run", "--format", "go1.19", "-o", trace, "--", args.workpool],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if run.returncode != 0:
-        raise Failure("gotrace run failed (%d):\n%s" % (run.returncode, run.stderr))
     lock_frame = "record_result:%d" % source_line(args.source, "pthread_mutex_lock(&totals_lock)")
+    traces = {}
+    for fmt in ("go1.19", "go1.22"):
+        trace = os.path.join(args.outdir, "workpool-%s.trace" % fmt)
+        run = subprocess.run([args.gotrace, "run", "--format", fmt, "-o", trace, "--", args.workpool],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if run.returncode != 0:
+            raise Failure("gotrace run failed (%d):\n%s" % (run.returncode, run.stderr))
+        pid = re.search(r"\(pid (\d+)\)", run.stderr)
+        if not pid:
+            raise Failure("gotrace run names no pid:\n%s" % run.stderr)
+        traces[fmt] = (trace, int(pid.group(1)))
+    threads = 7  # main, producer, logger, 4 workers
 
     browser = Browser(chromium, chromedriver)
     try:
         for spec in args.tool:
             version, tool = spec.split("=", 1)
-            server = TraceServer(tool, trace, os.path.join(args.outdir, "trace-go%s.log" % version))
-            try:
-                check_goroutines_page(browser, server, version)
-                check_timeline(browser, server, version, lock_frame,
-                               os.path.join(args.outdir, "workpool-go%s.png" % version))
-            finally:
-                server.close()
+            minor = int(version.split(".")[1])
+            # Go 1.22 shows a go1.19 trace with 1.19's viewer: checked with 1.19 itself
+            for fmt in [f for f in ("go1.19", "go1.22") if (minor >= 22) == (f == "go1.22") or
+                        (f == "go1.19" and minor >= 23)]:
+                trace, pid = traces[fmt]
+                name = "%s-%s" % (version, fmt)
+                server = TraceServer(tool, trace, os.path.join(args.outdir, "trace-go%s.log" % name))
+                try:
+                    check_goroutines_page(browser, server, "%s (%s)" % (version, fmt))
+                    resumed = fmt == "go1.22" and minor == 22
+                    check_timeline(browser, server, "%s (%s)" % (version, fmt), lock_frame,
+                                   os.path.join(args.outdir, "workpool-go%s.png" % name),
+                                   resumed=resumed)
+                    if fmt == "go1.22":
+                        check_timeline(browser, server, "%s (%s thread view)" % (version, fmt),
+                                       lock_frame,
+                                       os.path.join(args.outdir, "workpool-go%s-threads.png" % name),
+                                       view="?view=thread", resumed=resumed)
+                        check_thread_lanes(browser, version, pid, threads)
+                finally:
+                    server.close()
     finally:
         browser.close()
     return 0

@@ -36,8 +36,8 @@ static void run_twins(const char *dir, const char *wrapper, const char *option,
 	argv[n++] = "run";
 	if (option != NULL)
 		argv[n++] = option;
-	const char *rest[] = { "--keep-capture", "-o", trace, "--", GT_TEST_PINGPONG, rounds,
-			       pidfile, NULL };
+	const char *rest[] = { "--format", "go1.19", "--keep-capture", "-o", trace, "--",
+			       GT_TEST_PINGPONG, rounds, pidfile, NULL };
 	memcpy(argv + n, rest, sizeof rest);
 	cli_run(traced, argv, NULL);
 

@@ -186,7 +186,8 @@ Test(one_trace, per_process_conversions_in_workers_are_the_sequential_ones, .tim
 	const char *options[] = { "--per-process", "--keep-capture", "--capture-dir", caps, NULL };
 	run_both(argv, options, trace, &r);
 	cr_assert_eq(count_files(dir, "t.trace"), 3, "%s", r.err);
-	const char *conv[] = { cli_gotrace, "convert", "--per-process", caps, "-o", again, NULL };
+	const char *conv[] = { cli_gotrace, "convert", "--format", "go1.19", "--per-process", caps,
+			       "-o", again, NULL };
 	cli_run(&c, conv, NULL);
 	cr_assert_eq(c.status, 0, "%s", c.err);
 	/* the same traces under the other name, in the same order of summary lines */

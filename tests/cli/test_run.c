@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -593,12 +594,33 @@ Test(run, captures_default_to_a_tmpfs_with_room, .timeout = 60)
 	cli_result_free(&plain);
 }
 
-/* --format go1.22 (or GOTRACE_FORMAT) writes Go's own format since 1.22, named by its header;
- * the hint then names a Go that reads it (not a `go` on PATH whose VERSION says 1.21) and says
- * how to reach older readers; a format no reader knows is refused before anything runs. */
+/* The go command of the newest Go from 1.22 on under /usr/lib/go-1.NN or ROOT/1.NN (as
+ * scripts/lib/go-toolchains installs them), in path; false when none. */
+static bool newest_installed_go(const char *root, char *path, size_t size)
+{
+	bool found = false;
+	for (unsigned minor = 22; minor < 100; minor++) {
+		char go[PATH_MAX];
+		snprintf(go, sizeof go, "/usr/lib/go-1.%u/bin/go", minor);
+		if (access(go, X_OK) != 0)
+			snprintf(go, sizeof go, "%s/1.%u/usr/lib/go-1.%u/bin/go", root, minor, minor);
+		if (access(go, X_OK) == 0 && strlen(go) < size) {
+			memcpy(path, go, strlen(go) + 1);
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* go1.22, Go's own format since 1.22 named by its header, is the default (also with
+ * --format go1.22 or GOTRACE_FORMAT); the hint names the newest installed Go that reads it,
+ * in /usr/lib or where scripts/setup unpacks the releases Debian lacks ($GT_GO_ROOT,
+ * /opt/gotrace-go) — not a `go` on PATH whose VERSION says 1.21 — and says how to reach
+ * older readers; a format no reader knows is refused before anything runs. */
 Test(run, format_go122_and_its_hint)
 {
-	char dir[512], trace[600], hint[900], old_go[600], path_env[700];
+	char dir[512], trace[600], hint[2 * PATH_MAX], old_go[600], path_env[700], root[600];
+	char root_env[700], go[PATH_MAX];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "t.trace");
@@ -609,15 +631,26 @@ Test(run, format_go122_and_its_hint)
 	cli_write_file(old_go, sizeof old_go, dir, "bin/go", "#!/bin/sh\n");
 	cr_assert_eq(chmod(old_go, 0755), 0);
 	snprintf(path_env, sizeof path_env, "PATH=%s/bin:/usr/bin:/bin", dir);
-	const char *no_go[] = { "PATH=/usr/bin:/bin", NULL };
-	const char *with_env[] = { "PATH=/usr/bin:/bin", "GOTRACE_FORMAT=go1.22", NULL };
-	const char *with_old_go[] = { path_env, "GOTRACE_FORMAT", NULL };
+	/* a Go 1.99 unpacked under a GT_GO_ROOT: newer than any installed */
+	cli_path(root, sizeof root, dir, "goroot");
+	static const char *const levels[] = { "", "/1.99", "/1.99/usr", "/1.99/usr/lib",
+					      "/1.99/usr/lib/go-1.99", "/1.99/usr/lib/go-1.99/bin" };
+	for (size_t i = 0; i < sizeof levels / sizeof *levels; i++) {
+		snprintf(go, sizeof go, "%s%s", root, levels[i]);
+		cr_assert_eq(mkdir(go, 0755), 0, "%s", go);
+	}
+	cli_write_file(go, sizeof go, dir, "goroot/1.99/usr/lib/go-1.99/bin/go", "#!/bin/sh\n");
+	cr_assert_eq(chmod(go, 0755), 0);
+	snprintf(root_env, sizeof root_env, "GT_GO_ROOT=%s", root);
+	const char *no_go[] = { "PATH=/usr/bin:/bin", "GOTRACE_FORMAT", "GT_GO_ROOT", NULL };
+	const char *with_env[] = { "PATH=/usr/bin:/bin", "GOTRACE_FORMAT=go1.22", "GT_GO_ROOT", NULL };
+	const char *with_old_go[] = { path_env, "GOTRACE_FORMAT", root_env, NULL };
 	const char *flag[] = { cli_gotrace, "run", "--format", "go1.22", "-o", trace, "--",
 			       "/bin/echo", "hi", NULL };
 	const char *no_flag[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/echo", "hi", NULL };
-	const char *const *runs[] = { flag, no_flag, flag };
-	const char *const *envs[] = { no_go, with_env, with_old_go };
-	for (int k = 0; k < 3; k++) {
+	const char *const *runs[] = { flag, no_flag, no_flag, flag };
+	const char *const *envs[] = { no_go, no_go, with_env, with_old_go };
+	for (int k = 0; k < 4; k++) {
 		cli_run(&r, runs[k], envs[k]);
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		cr_assert_str_eq(r.out, "hi\n", "the command's own output, as untraced");
@@ -627,19 +660,17 @@ Test(run, format_go122_and_its_hint)
 		cr_assert_eq(fread(header, 1, sizeof header, f), sizeof header);
 		fclose(f);
 		cr_assert_eq(memcmp(header, "go 1.22 trace\0\0\0", 16), 0, "%.16s", header);
-		const char *go = NULL;
-		static const char *const newest[] = { "/usr/lib/go-1.26/bin/go", "/usr/lib/go-1.25/bin/go",
-						      "/usr/lib/go-1.24/bin/go", "/usr/lib/go-1.23/bin/go",
-						      "/usr/lib/go-1.22/bin/go" };
-		for (size_t i = 0; !go && i < sizeof newest / sizeof *newest; i++)
-			if (access(newest[i], X_OK) == 0)
-				go = newest[i];
-		if (go)
-			snprintf(hint, sizeof hint, "next: %s tool trace %s   (Go 1.22 or later; for Go "
-				 "1.19-1.21 or gotraceui 0.4 convert with --format go1.19)\n", go, trace);
+		if (k == 3)
+			snprintf(go, sizeof go, "%s/1.99/usr/lib/go-1.99/bin/go", root);
+		if (k == 3 || newest_installed_go("/opt/gotrace-go", go, sizeof go))
+			snprintf(hint, sizeof hint, "next: %s tool trace %s   (Go 1.22 or later; for "
+				 "older readers, Go 1.19-1.21 or gotraceui v0.4, use --format go1.19)\n",
+				 go, trace);
 		else
-			snprintf(hint, sizeof hint, "next: go tool trace %s   (no Go found", trace);
-		cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
+			snprintf(hint, sizeof hint, "next: go tool trace %s   (no Go found: apt install "
+				 "golang-1.23-go from bookworm-backports; Go 1.22 or later reads this "
+				 "format, for older readers use --format go1.19)\n", trace);
+		cr_assert_not_null(strstr(r.err, hint), "run %d: no '%s' in:\n%s", k, hint, r.err);
 		cli_result_free(&r);
 	}
 	const char *bad[] = { cli_gotrace, "run", "--format", "go1.18", "-o", trace, "--",

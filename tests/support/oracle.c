@@ -1,5 +1,6 @@
 /* Go's own trace readers as test oracles: a thin C layer over tests/support/trace-oracle. */
 #include "oracle.h"
+#include "oracle_v2.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -96,6 +97,20 @@ int gt_oracle_check(const char *trace, bool quick, char **report)
 			trace, rc);
 		rc = -1;
 	}
+	/* a go1.22 trace: also what Go 1.22-1.25 accept only with some map orders */
+	char *why = NULL;
+	int order = rc >= 0 && out ? gt_trace_v2_order_check(trace, &why) : -1;
+	if (order >= 0) {
+		char *more = NULL;
+		if ((order ? asprintf(&more, "%sFAIL order: %s\n", out, why)
+			   : asprintf(&more, "%sok order\n", out)) >= 0) {
+			free(out);
+			out = more;
+		}
+		if (order)
+			rc = 1;
+	}
+	free(why);
 	if (report)
 		*report = out;
 	else

@@ -19,7 +19,8 @@
  * each failure followed by the tool's own error lines indented by four spaces.  Check names:
  * parse-V, ui-V and pprof-V for V = 1.19, 1.22, 1.23, 1.26, and thread-V for 1.23 and 1.26
  * (1.19 and 1.22 read the 1.19 format with the old viewer, which has no thread view).  A
- * "go 1.22 trace" is checked by 1.22 and later only, thread-1.22 included; no 1.19 check. */
+ * "go 1.22 trace" is checked by 1.22 and later only, thread-1.22 included; no 1.19 check; and
+ * "order": read in one order whatever the readers' map order (gt_trace_v2_order_check). */
 int gt_oracle_check(const char *trace, bool quick, char **report);
 
 /* Whether REPORT (from gt_oracle_check) says CHECK passed ("ok CHECK") / failed ("FAIL CHECK:"). */

@@ -34,4 +34,15 @@ ssize_t gt_trace_v2_generations(const char *trace, uint64_t *offsets, size_t cap
 /* The offset right after the batch that starts at offset in TRACE (0: no whole batch there). */
 uint64_t gt_trace_v2_batch_end(const char *trace, uint64_t offset);
 
+/* Whether every Go reader from 1.22 on reads TRACE's events in one order whatever order its
+ * map iteration gives the threads: replays the readers' ordering model (GO-TRACE-V2.md §2.2;
+ * order.go) taking at each step the earliest next event of any M, and requires that each M
+ * whose next event is that earliest one can take it.  Go 1.22-1.25 try the earliest M
+ * first and, if it must wait, sort the rest by time and try all but the first of them: an
+ * event tied with the waiting one can be skipped, and the reader fails with "failed to
+ * advance: frontier" on a trace it reads at other times.  0: holds; 1: an event must wait
+ * for one with the same or a later time on another M (*why says which, malloc'd); -1:
+ * unreadable. */
+int gt_trace_v2_order_check(const char *trace, char **why);
+
 #endif
