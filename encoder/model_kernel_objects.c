@@ -141,11 +141,12 @@ static const struct gt_capture_record *at(struct gt_model *m, size_t i, struct g
 static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_end)
 {
 	*found_end = false;
-	/* at its own fact (its return, or a cancellation) nothing is pending any more; at its
-	 * own syscall begin (its switch-out drawn there) it is.  During a kernel switch there
-	 * is no record being modelled: the scan starts at the one read after it. */
+	/* at its own fact (its return, or a cancellation) nothing is pending any more; at the
+	 * syscall begin the kernel's switch-out waited for, it is.  During a kernel switch
+	 * there is no record being modelled: the scan starts at the one read after it. */
 	if (!m->pending && (!m->cur || (gtm_rec_is(m, m->cur, t->serial) &&
-					m->cur->rec->type != GT_SYSCALL_BEGIN)))
+					!(m->kernel && t->k_seen && !t->k_on &&
+					  m->cur->rec->type == GT_SYSCALL_BEGIN))))
 		return -1;
 	struct gt_capture_record buf;
 	const struct gt_capture_record *c;

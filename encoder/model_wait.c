@@ -39,6 +39,9 @@ uint64_t gtm_object_key(const struct gt_model *m, const struct gt_capture_record
 
 void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key)
 {
+	/* a thread is in one list at most (a damaged capture can begin a wait inside another,
+	 * a block inside a pending syscall's): linked twice, a list would loop */
+	gtm_wait_remove(m, t);
 	if (m->n_waiting * 2 >= m->n_buckets)
 		wait_list_rehash(m, m->n_buckets ? m->n_buckets * 4 : 256);
 	if (!m->n_buckets)

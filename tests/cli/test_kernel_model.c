@@ -367,7 +367,8 @@ Test(kernel_model, convert_of_the_kept_capture_uses_its_kernel_records, .timeout
 	snprintf(capture, sizeof capture, "%s.gtcap", trace);
 	snprintf(again, sizeof again, "%s.again", trace);
 	struct cli_result r;
-	const char *argv[] = { cli_gotrace, "convert", "-o", again, capture, NULL };
+	const char *argv[] = { cli_gotrace, "convert", "--format", "go1.19", "-o", again, capture,
+			       NULL };
 	cli_run(&r, argv, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_not_null(strstr(r.err, "kernel: context switches drawn"), "%s", r.err);
