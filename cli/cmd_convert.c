@@ -150,9 +150,10 @@ static int convert_per_process(const char *out, const char *const *captures, siz
 	return status;
 }
 
-/* The kernel records of a run, counted (not drawn yet): gotrace-<pid>.gtkern in a capture
- * directory, FILE.gtkern beside a kept FILE.gtcap. */
-static void print_kernel_records(char **args, size_t n)
+/* The kernel records of a run, counted: gotrace-<pid>.gtkern in a capture directory,
+ * FILE.gtkern beside a kept FILE.gtcap; each to found (path), or printed when found is NULL. */
+static void kernel_records(char **args, size_t n, void (*found)(const char *path, void *ctx),
+			   void *ctx)
 {
 	size_t suffix = strlen(GT_KERNEL_SUFFIX);
 	for (size_t i = 0; i < n; i++) {
@@ -164,7 +165,7 @@ static void print_kernel_records(char **args, size_t n)
 				snprintf(path, sizeof path, "%.*s%s", (int)(len - 6), args[i],
 					 GT_KERNEL_SUFFIX);
 				if (access(path, F_OK) == 0)
-					gt_kernel_print_summary(path);
+					found(path, ctx);
 			}
 			continue;
 		}
@@ -175,10 +176,24 @@ static void print_kernel_records(char **args, size_t n)
 			    strcmp(e->d_name + elen - suffix, GT_KERNEL_SUFFIX) != 0)
 				continue;
 			snprintf(path, sizeof path, "%s/%s", args[i], e->d_name);
-			gt_kernel_print_summary(path);
+			found(path, ctx);
 		}
 		closedir(d);
 	}
+}
+
+static void print_kernel_file(const char *path, void *ctx)
+{
+	(void)ctx;
+	gt_kernel_print_summary(path);
+}
+
+/* The first one: its CPU samples go into the trace (a run has one). */
+static void keep_kernel_file(const char *path, void *ctx)
+{
+	char *keep = ctx;
+	if (keep[0] == '\0')
+		snprintf(keep, PATH_MAX + NAME_MAX + 2, "%s", path);
 }
 
 enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
@@ -253,6 +268,9 @@ int gt_cmd_convert(int argc, char **argv)
 		return 2;
 	}
 	opt.debug_dirs = n_debug_dirs ? debug_dirs : NULL;
+	char kernel[PATH_MAX + NAME_MAX + 2] = "";
+	kernel_records(argv + optind, (size_t)(argc - optind), keep_kernel_file, kernel);
+	opt.kernel_file = kernel[0] ? kernel : NULL;
 	struct capture_list list = { 0 };
 	int status = list_captures(argv + optind, (size_t)(argc - optind), &list);
 	if (status == 0 && !per_process) {
@@ -263,7 +281,7 @@ int gt_cmd_convert(int argc, char **argv)
 		status = convert_per_process(out, (const char *const *)list.paths, list.n, &opt, quiet);
 	}
 	if (status == 0 && !quiet)
-		print_kernel_records(argv + optind, (size_t)(argc - optind));
+		kernel_records(argv + optind, (size_t)(argc - optind), print_kernel_file, NULL);
 	for (size_t i = 0; i < list.n; i++)
 		free(list.paths[i]);
 	free(list.paths);

@@ -927,6 +927,8 @@ static void convert_all(const struct run_options *opt, const struct run_captures
 			if (!opt->no_follow || is_main(rc, i))
 				paths[n++] = rc->img[i].capture;
 		struct gt_convert_options copt = { .format = opt->format };
+		if (kernel_file[0] != '\0')
+			copt.kernel_file = kernel_file;   /* its CPU samples */
 		if (n && gt_one_trace("run", opt->output, paths, n, &copt, GT_SUMMARY_RUN) != 0)
 			*all_ok = false;
 		free(paths);

@@ -108,6 +108,13 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			m = NULL;
 		}
 	int rc = 0;
+	struct gt_cpu_samples *cs = NULL;
+	if (m && opt->kernel_file) {
+		char kerr[512];
+		cs = gt_cpu_samples_open(opt->kernel_file, kerr, sizeof kerr);
+		if (!cs)
+			fprintf(stderr, "gotrace: no CPU samples in the trace: %s\n", kerr);
+	}
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
 		rc = -1;
@@ -125,6 +132,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			if (!span[index][0])
 				span[index][0] = r.tsc;
 			span[index][1] = r.tsc;
+			if (cs)
+				gt_cpu_samples_until(cs, m, gt_cpu_samples_ticks(m, r.tsc));
 			if (!win)
 				gt_model_fact(m, &r);
 			else if (!gt_window_fact(win, m, &r))
@@ -134,6 +143,12 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 				gt_capture_set_progress(set, &done, &total);
 				opt->progress(opt->progress_ctx, done, total);
 			}
+		}
+		if (cs) {
+			gt_cpu_samples_finish(cs, m);
+			gt_cpu_samples_counts(cs, &sum->total.samples);
+			sum->total.has_samples = true;
+			gt_cpu_samples_close(cs);
 		}
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "capture_reader.h"
+#include "cpu_samples.h"
 #include "gowire.h"
 #include "model.h"
 
@@ -26,6 +27,9 @@ struct gt_convert_options {
 	 * ns (0: 1 s, as Go's runtime). */
 	enum gt_trace_format format;
 	uint64_t generation_ns;
+	/* The run's kernel records (gotrace-<pid>.gtkern): their CPU samples go into the trace.
+	 * NULL: none. */
+	const char *kernel_file;
 };
 
 /* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */
@@ -55,6 +59,8 @@ struct gt_convert_summary {
 	struct gt_capture_stats reader;
 	struct gt_model_counters model;
 	struct gt_wire_stats wire;
+	bool has_samples;                   /* kernel_file was read */
+	struct gt_cpu_sample_counts samples;
 	double seconds;                     /* wall clock */
 	double cpu_seconds;                 /* user + system */
 };
