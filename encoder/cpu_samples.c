@@ -1,6 +1,7 @@
 /* cpu_samples: see cpu_samples.h. */
 #include "cpu_samples.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,4 +196,22 @@ void gt_cpu_samples_close(struct gt_cpu_samples *s)
 	gt_u64map_free(&s->threads);
 	free(s->refs);
 	free(s);
+}
+
+void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f)
+{
+	fprintf(f, "gotrace: CPU samples: %" PRIu64 " in the trace", c->written);
+	if (c->partial)
+		fprintf(f, ", %" PRIu64 " of them with a partial stack", c->partial);
+	if (c->no_thread)
+		fprintf(f, ", %" PRIu64 " of threads the captures do not have", c->no_thread);
+	if (c->outside)
+		fprintf(f, "; %" PRIu64 " outside the traced time", c->outside);
+	if (c->no_user)
+		fprintf(f, "; %" PRIu64 " without user registers", c->no_user);
+	if (c->offcpu)
+		fprintf(f, "; %" PRIu64 " off-CPU stacks", c->offcpu);
+	if (c->kernel_lost)
+		fprintf(f, "; %" PRIu64 " kernel records lost (samples among them)", c->kernel_lost);
+	fputc('\n', f);
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model.h"
 
@@ -36,5 +37,7 @@ uint64_t gt_cpu_samples_ticks(const struct gt_model *m, uint64_t tsc);
 void gt_cpu_samples_finish(struct gt_cpu_samples *s, struct gt_model *m);
 void gt_cpu_samples_counts(const struct gt_cpu_samples *s, struct gt_cpu_sample_counts *out);
 void gt_cpu_samples_close(struct gt_cpu_samples *s);
+/* "gotrace: CPU samples: N in the trace (...)" and every loss, one line on f. */
+void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f);
 
 #endif
