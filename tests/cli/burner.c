@@ -1,8 +1,7 @@
-/* burner MS: a thread named "burner" spends MS milliseconds of its own CPU time
+/* burner MS: a thread named "cpu-hog" spends MS milliseconds of its own CPU time
  * (CLOCK_THREAD_CPUTIME_ID) in burn_known_function, built -O2 without frame pointers, so
  * that a CPU sample of it can only be named by unwinding its copied stack with DWARF CFI;
  * the main thread waits for it in pthread_join.  stdout is the same traced or not. */
-#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +27,7 @@ __attribute__((noipa)) unsigned long burn_known_function(long ms)
 
 static void *burner(void *arg)
 {
-	pthread_setname_np(pthread_self(), "burner");
+	pthread_setname_np(pthread_self(), "cpu-hog");
 	unsigned long v = burn_known_function(*(long *)arg);
 	return (void *)(v | 1);
 }
