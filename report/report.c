@@ -14,6 +14,7 @@
 #include "symbolizer.h"
 #include "u64map.h"
 #include "names.h"
+#include "hot_functions.h"
 #include "process_name.h"
 
 #include <inttypes.h>
@@ -109,6 +110,7 @@ struct report {
 	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
 	char inherited[16];             /* the first comm recorded: threads start with it */
 	bool proc_named;
+	struct gt_hot hot;              /* from the trace's CPU samples, when a trace is given */
 };
 
 void *gt_report_must(void *p)
@@ -719,6 +721,7 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 	if (r->waits_unshown)
 		fprintf(out, "Not recorded (by an older recorder): %" PRIu64 " mutex waits whose holder "
 			"released the mutex inside a condition wait\n", r->waits_unshown);
+	gt_hot_print_text(out, &r->hot, opt->top);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -852,6 +855,7 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		gt_report_json_string(out, line);
 		fputc('}', out);
 	}
+	gt_hot_print_json(out, &r->hot, opt->top);
 	fputs("}\n", out);
 }
 
@@ -906,10 +910,17 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);
 	if (r.n_threads > 1)
 		qsort(r.threads + 1, r.n_threads - 1, sizeof *r.threads, thread_by_serial);
+	/* the CPU samples are in the trace only: unwound and symbolized at conversion */
+	struct gt_go_trace t = { 0 };
+	char terr[256];
+	if (opt->trace != NULL && gt_go_trace_read(opt->trace, &t, terr, sizeof terr) == 0)
+		gt_hot_collect(&t, &r.hot);
 	if (opt->json)
 		print_json(out, &r, h, capture, opt);
 	else
 		print_text(out, &r, h, capture, opt);
+	gt_hot_free(&r.hot);
+	gt_go_trace_free(&t);
 	free_report(&r);
 	gt_capture_close(c);
 	return 0;

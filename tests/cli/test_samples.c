@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define BURN_MS "400"
 #define BURN_FUNCTION "burn_known_function "
@@ -173,4 +174,55 @@ Test(samples, refused_perf_is_one_line_and_a_hook_only_trace, .timeout = 180)
 	cr_assert_gt(gt_events_count(ev, "GoCreate", 1, GT_ANY), 0, "no hook events");
 	gt_events_free(ev);
 	cli_result_free(&r);
+}
+
+/* gotrace report's "hottest functions" table (issue 15, item 5): the burning function first,
+ * with (nearly) every sample, from the trace alone and from the capture kept beside it. */
+static void check_hot_table(const char *trace)
+{
+	struct cli_result r;
+	const char *argv[] = { cli_gotrace, "report", trace, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	const char *table = strstr(r.out, "Hottest functions, from ");
+	cr_assert_not_null(table, "%s", r.out);
+	unsigned long samples = strtoul(table + strlen("Hottest functions, from "), NULL, 10);
+	cr_assert_geq(samples, 100, "%s", table);
+	const char *row = strstr(table, "function\n");
+	cr_assert_not_null(row, "%s", table);
+	double self, total;
+	char func[64];
+	cr_assert_eq(sscanf(row + strlen("function\n"), " %lf%% %lf%% %63s", &self, &total, func), 3,
+		     "%s", table);
+	cr_assert_str_eq(func, "burn_known_function", "%s", table);
+	cr_assert_geq(self, 90.0, "%s", table);
+	cr_assert_not_null(strstr(table, "burner (burner.c"), "its caller: %s", table);
+	cli_result_free(&r);
+
+	const char *json[] = { cli_gotrace, "report", "--json", trace, NULL };
+	cli_run(&r, json, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "\"hot_functions\":{\"samples\":"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "[{\"function\":\"burn_known_function\""), "%s", r.out);
+	cli_result_free(&r);
+}
+
+Test(samples, report_shows_the_hottest_functions, .timeout = 180)
+{
+	char dir[512], trace[600], kept[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	const char *options[] = { "--cpu-samples", "499", NULL };
+	run_twins(dir, NULL, options, &r, trace, sizeof trace);
+	cli_result_free(&r);
+	check_hot_table(trace);   /* the Go trace alone */
+
+	const char *keep[] = { "--cpu-samples", "499", "--format", "go1.22", "--keep-capture", NULL };
+	char sub[560];
+	snprintf(sub, sizeof sub, "%s/kept", dir);
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	run_twins(sub, NULL, keep, &r, kept, sizeof kept);
+	cr_assert(cli_file_exists(strcat(strcpy(dir, kept), ".gtcap")), "%s", r.err);
+	cli_result_free(&r);
+	check_hot_table(kept);    /* the capture beside it, and the trace's samples */
 }
