@@ -124,14 +124,25 @@ static bool dwarf_regs(const struct gt_kernel_sample *k, uint64_t out[GT_SYM_UNW
 	return true;
 }
 
+size_t gt_kernel_sample_unwind(struct gt_symbolizer *sym, const struct gt_kernel_sample *k,
+			       uint64_t *pcs, size_t max, bool *complete)
+{
+	uint64_t regs[GT_SYM_UNWIND_REGS];
+	*complete = false;
+	if (!max || !dwarf_regs(k, regs))
+		return 0;
+	size_t n = sym ? gt_sym_unwind(sym, k->tid, regs, k->stack, k->stack_size, pcs, max,
+				       complete) : 0;
+	if (!n) {
+		pcs[n++] = regs[16] + 1;   /* the interrupted instruction alone */
+		*complete = false;
+	}
+	return n;
+}
+
 static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 			 const struct gt_kernel_sample *k, uint64_t ticks)
 {
-	uint64_t regs[GT_SYM_UNWIND_REGS];
-	if (!dwarf_regs(k, regs)) {
-		s->c.no_user++;
-		return;
-	}
 	struct mthread *t = thread_of(s, m, k->pid, k->tid);
 	uint32_t capture = 0;
 	if (t)
@@ -139,16 +150,14 @@ static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 	else if (!capture_of(m, k->pid, &capture))
 		capture = UINT32_MAX;
 	uint64_t pcs[GT_WIRE_MAX_FRAMES];
-	size_t n = 0;
-	bool complete = false;
-	if (m->opt.sym && capture != UINT32_MAX) {
+	bool complete;
+	if (capture != UINT32_MAX)
 		gtm_use_space(m, capture);
-		n = gt_sym_unwind(m->opt.sym, k->tid, regs, k->stack, k->stack_size, pcs,
-				  GT_WIRE_MAX_FRAMES, &complete);
-	}
+	size_t n = gt_kernel_sample_unwind(capture != UINT32_MAX ? m->opt.sym : NULL, k, pcs,
+					   GT_WIRE_MAX_FRAMES, &complete);
 	if (!n) {
-		pcs[n++] = regs[16] + 1;   /* the interrupted instruction alone */
-		complete = false;
+		s->c.no_user++;
+		return;
 	}
 	s->c.partial += !complete;
 	s->c.no_thread += !t || !t->g;

@@ -27,6 +27,14 @@ struct gt_cpu_sample_counts {
 	uint64_t kernel_lost;    /* records the kernel or the launcher dropped (any kind) */
 };
 
+struct gt_kernel_sample;
+struct gt_symbolizer;
+/* The return addresses of a sample (gt_sym_stack's convention), unwound with sym's current
+ * space (NULL: the interrupted instruction alone).  0 when the sample has no user
+ * registers; *complete as gt_sym_unwind says. */
+size_t gt_kernel_sample_unwind(struct gt_symbolizer *sym, const struct gt_kernel_sample *k,
+			       uint64_t *pcs, size_t max, bool *complete);
+
 /* Opens the kernel file at path.  NULL with a message in err. */
 struct gt_cpu_samples *gt_cpu_samples_open(const char *path, char *err, size_t err_size);
 /* Writes the samples stamped at or before ticks (the next fact's) into m's trace. */

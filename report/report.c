@@ -15,6 +15,8 @@
 #include "u64map.h"
 #include "names.h"
 #include "hot_functions.h"
+#include "offcpu.h"
+#include <gotrace/kernel_sched.h>
 #include "process_name.h"
 
 #include <inttypes.h>
@@ -111,6 +113,7 @@ struct report {
 	char inherited[16];             /* the first comm recorded: threads start with it */
 	bool proc_named;
 	struct gt_hot hot;              /* from the trace's CPU samples, when a trace is given */
+	struct gt_offcpu offcpu;        /* from the kernel records kept beside */
 };
 
 void *gt_report_must(void *p)
@@ -722,6 +725,7 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 		fprintf(out, "Not recorded (by an older recorder): %" PRIu64 " mutex waits whose holder "
 			"released the mutex inside a condition wait\n", r->waits_unshown);
 	gt_hot_print_text(out, &r->hot, opt->top);
+	gt_offcpu_print_text(out, &r->offcpu, opt->top);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -856,6 +860,7 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		fputc('}', out);
 	}
 	gt_hot_print_json(out, &r->hot, opt->top);
+	gt_offcpu_print_json(out, &r->offcpu, opt->top);
 	fputs("}\n", out);
 }
 
@@ -915,11 +920,19 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	char terr[256];
 	if (opt->trace != NULL && gt_go_trace_read(opt->trace, &t, terr, sizeof terr) == 0)
 		gt_hot_collect(&t, &r.hot);
+	/* FILE.gtkern beside FILE.gtcap (and beside the trace FILE) */
+	char kernel[4096];
+	size_t len = strlen(capture);
+	if (len > 6 && strcmp(capture + len - 6, ".gtcap") == 0 && len < sizeof kernel - 16) {
+		snprintf(kernel, sizeof kernel, "%.*s" GT_KERNEL_SUFFIX, (int)(len - 6), capture);
+		gt_offcpu_collect(kernel, h->pid, r.sym, &r.offcpu);
+	}
 	if (opt->json)
 		print_json(out, &r, h, capture, opt);
 	else
 		print_text(out, &r, h, capture, opt);
 	gt_hot_free(&r.hot);
+	gt_offcpu_free(&r.offcpu);
 	gt_go_trace_free(&t);
 	free_report(&r);
 	gt_capture_close(c);
