@@ -15,32 +15,47 @@
 #define BURN_MS "400"
 #define BURN_FUNCTION "burn_known_function "
 
-/* burner BURN_MS untraced, then traced: [WRAPPER] gotrace run OPTIONS... -o DIR/b.trace --;
- * asserts both behave the same and Go 1.19 reads the trace. */
-static void run_twins(const char *dir, const char *wrapper, const char *const *options,
-		      struct cli_result *traced, char *trace, size_t size)
+/* PROGRAM (argv, NULL-terminated) untraced, then traced: [WRAPPER...] gotrace run
+ * OPTIONS... -o DIR/b.trace -- PROGRAM, both with ENV (may be NULL); asserts both behave the
+ * same. */
+static void run_program_twins(const char *dir, const char *const *wrapper,
+			      const char *const *options, const char *const *program,
+			      const char *const *env, struct cli_result *traced, char *trace,
+			      size_t size)
 {
 	struct cli_result plain;
-	const char *plain_argv[] = { GT_TEST_BURNER, BURN_MS, NULL };
-	cli_run(&plain, plain_argv, NULL);
+	cli_run(&plain, program, env);
 	cli_path(trace, size, dir, "b.trace");
-	const char *argv[24];
+	const char *argv[32];
 	size_t n = 0;
-	if (wrapper != NULL)
-		argv[n++] = wrapper;
+	for (; wrapper != NULL && *wrapper != NULL; wrapper++)
+		argv[n++] = *wrapper;
 	argv[n++] = cli_gotrace;
 	argv[n++] = "run";
 	for (; *options != NULL; options++)
 		argv[n++] = *options;
-	const char *rest[] = { "-o", trace, "--", GT_TEST_BURNER, BURN_MS, NULL };
-	memcpy(argv + n, rest, sizeof rest);
-	cli_run(traced, argv, NULL);
+	argv[n++] = "-o";
+	argv[n++] = trace;
+	argv[n++] = "--";
+	for (; *program != NULL; program++)
+		argv[n++] = *program;
+	argv[n] = NULL;
+	cli_run(traced, argv, env);
 	cr_assert_eq(plain.status, 0, "untraced: %d %s", plain.status, plain.err);
 	cr_assert_eq(traced->status, plain.status, "traced status %d: %s", traced->status,
 		     traced->err);
 	cr_assert_str_eq(traced->out, plain.out);
 	cr_assert_str_empty(plain.err);
 	cli_result_free(&plain);
+}
+
+/* burner BURN_MS, untraced and traced (after WRAPPER when not NULL). */
+static void run_twins(const char *dir, const char *wrapper, const char *const *options,
+		      struct cli_result *traced, char *trace, size_t size)
+{
+	const char *program[] = { GT_TEST_BURNER, BURN_MS, NULL };
+	const char *wrap[] = { wrapper, NULL };
+	run_program_twins(dir, wrap, options, program, NULL, traced, trace, size);
 }
 
 /* The goroutine of the cpu-hog thread (Go 1.19's view): the one main's goroutine creates
@@ -225,4 +240,90 @@ Test(samples, report_shows_the_hottest_functions, .timeout = 180)
 	cr_assert(cli_file_exists(strcat(strcpy(dir, kept), ".gtcap")), "%s", r.err);
 	cli_result_free(&r);
 	check_hot_table(kept);    /* the capture beside it, and the trace's samples */
+}
+
+/* ---- off-CPU stacks (issue 15, item 4) -------------------------------------------------- */
+
+#define OMP_ROUNDS 40
+#define OMP_BARRIER_FRAME "main._omp_fn.0 (omp_barrier.c:26)"   /* its #pragma omp barrier */
+
+/* Switch-outs of the report's off-CPU table inside libgomp right under the barrier line:
+ * the waits libgomp makes with its own futex syscalls, which no hook sees. */
+static unsigned long barrier_waits(const char *report)
+{
+	const char *table = strstr(report, "Off-CPU stacks, from ");
+	cr_assert_not_null(table, "no off-CPU table: %s", report);
+	unsigned long waits = 0;
+	for (const char *g = table; (g = strstr(g, " switch-outs (")) != NULL; g++) {
+		const char *start = g;
+		while (start > table && start[-1] != '\n')
+			start--;
+		unsigned long count = strtoul(start, NULL, 10);
+		const char *first = strchr(g, '\n') + 1, *second = strchr(first, '\n') + 1;
+		const char *end = strchr(second, '\n');
+		if (strstr(first, "libgomp") != NULL && strstr(first, "\n") == second - 1 &&
+		    end != NULL && (size_t)(end - second) >= strlen(OMP_BARRIER_FRAME) &&
+		    memmem(second, (size_t)(end - second), OMP_BARRIER_FRAME,
+			   strlen(OMP_BARRIER_FRAME)) != NULL)
+			waits += count;
+	}
+	return waits;
+}
+
+Test(samples, offcpu_stacks_name_libgomp_barrier_waits, .timeout = 180)
+{
+	char dir[512], trace[600], rounds[16];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	snprintf(rounds, sizeof rounds, "%d", OMP_ROUNDS);
+	const char *options[] = { "--offcpu-stacks", "--keep-capture", NULL };
+	const char *program[] = { GT_TEST_OMP_BARRIER, rounds, NULL };
+	const char *env[] = { "OMP_WAIT_POLICY=passive", NULL };
+	run_program_twins(dir, NULL, options, program, env, &r, trace, sizeof trace);
+	cr_assert_null(strstr(r.err, "off-CPU stacks unavailable"), "root expected: %s", r.err);
+	cr_assert_not_null(strstr(r.err, " off-CPU stacks"), "none counted: %s", r.err);
+	cli_result_free(&r);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+
+	const char *argv[] = { cli_gotrace, "report", trace, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	/* thread 1 waits at every barrier (thread 0 meets it there now and then too) */
+	unsigned long waits = barrier_waits(r.out);
+	cr_assert_geq(waits, OMP_ROUNDS / 2, "%lu barrier waits:\n%s", waits, r.out);
+	cli_result_free(&r);
+}
+
+/* Unprivileged at perf_event_paranoid 2 (this machine's): the switch-out samples are refused
+ * with one line; switches and CPU samples are recorded all the same. */
+Test(samples, offcpu_stacks_refused_unprivileged_is_one_line, .timeout = 180)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int level = 0;
+	cr_assert(f != NULL && fscanf(f, "%d", &level) == 1);
+	fclose(f);
+	if (level <= 1 || level >= 3)
+		cr_skip_test("perf_event_paranoid is %d: nobody gets off-CPU stacks only at 2 (or "
+			     "gets nothing at 3 and more)", level);
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cr_assert_eq(chmod(dir, 0777), 0);   /* for nobody's trace */
+	const char *wrapper[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+				  "--clear-groups", NULL };
+	const char *options[] = { "--offcpu-stacks", "--cpu-samples", "499", NULL };
+	const char *program[] = { GT_TEST_BURNER, BURN_MS, NULL };
+	run_program_twins(dir, wrapper, options, program, NULL, &r, trace, sizeof trace);
+	size_t lines = 0;
+	for (const char *p = r.err; (p = strstr(p, "gotrace: off-CPU stacks unavailable at "
+					       "kernel.perf_event_paranoid=2")) != NULL; p++)
+		lines++;
+	cr_assert_eq(lines, 1, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "sysctl -w kernel.perf_event_paranoid=1"), "%s", r.err);
+	cr_assert_null(strstr(r.err, "no kernel scheduling data"), "%s", r.err);
+	cr_assert_null(strstr(r.err, "no CPU samples"), "%s", r.err);
+	check_samples(trace, false);
+	cli_result_free(&r);
 }
