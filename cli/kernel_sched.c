@@ -49,6 +49,7 @@ struct gt_kernel_rec {
 	int stop[2];                /* a byte: drain once more and end */
 	pthread_t thread;
 	uint64_t write_lost;        /* records drained and not stored */
+	uint64_t drain_cpu_ns;      /* the drain thread's CPU time, when it ends */
 	char path[PATH_MAX];
 	char *tmp;                  /* a record that wraps around the ring, made whole */
 };
@@ -268,6 +269,9 @@ static void *drain_loop(void *arg)
 			break;
 	}
 	free(p);
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		k->drain_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	return NULL;
 }
 
@@ -490,8 +494,10 @@ void gt_kernel_finish(struct gt_kernel_rec *k)
 	pthread_join(k->thread, NULL);
 	for (int i = 0; i < k->n; i++)
 		drain(k, i);
-	uint64_t lost = k->write_lost;
-	if (pwrite(k->out, &lost, sizeof lost, offsetof(struct gt_kernel_header, launcher_lost)) !=
+	uint64_t lost = k->write_lost, cpu = k->drain_cpu_ns;
+	if (pwrite(k->out, &cpu, sizeof cpu, offsetof(struct gt_kernel_header, launcher_cpu_ns)) !=
+	    (ssize_t)sizeof cpu ||
+	    pwrite(k->out, &lost, sizeof lost, offsetof(struct gt_kernel_header, launcher_lost)) !=
 	    (ssize_t)sizeof lost)
 		fprintf(stderr, "gotrace: %s: %s\n", k->path, strerror(errno));
 	close(k->out);
@@ -504,7 +510,7 @@ void gt_kernel_finish(struct gt_kernel_rec *k)
 void gt_kernel_print_summary(const char *path)
 {
 	struct gt_kernel_counts c;
-	char err[PATH_MAX + 128], line[256];
+	char err[PATH_MAX + 128], line[512];
 	if (gt_kernel_read(path, NULL, NULL, &c, err, sizeof err) != 0) {
 		fprintf(stderr, "gotrace: %s\n", err);
 		return;

@@ -102,6 +102,8 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 	c->sample_hz = f->h.sample_hz;
 	c->unfinished = f->h.launcher_lost == GT_KERNEL_UNFINISHED;
 	c->launcher_lost = c->unfinished ? 0 : f->h.launcher_lost;
+	c->launcher_cpu_ns = f->h.launcher_cpu_ns;
+	c->bytes = f->map_len;
 	while (off < len) {
 		struct perf_event_header h;
 		if (len - off < sizeof h) {
@@ -229,6 +231,10 @@ void gt_kernel_describe(const struct gt_kernel_counts *c, char *buf, size_t size
 	if (n > 0 && (size_t)n < size && c->throttled)
 		n += snprintf(buf + n, size - (size_t)n, "; sampling throttled %" PRIu64 " times",
 			      c->throttled);
+	if (n > 0 && (size_t)n < size && c->launcher_cpu_ns)
+		n += snprintf(buf + n, size - (size_t)n, "; %" PRIu64 " records, %" PRIu64 " KiB, "
+			      "drained in %.1f ms of CPU", c->records, c->bytes >> 10,
+			      (double)c->launcher_cpu_ns / 1e6);
 	if (n > 0 && (size_t)n < size && (c->unfinished || c->truncated))
 		snprintf(buf + n, size - (size_t)n, "; the file was not finished: it ends early");
 }

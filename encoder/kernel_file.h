@@ -27,6 +27,8 @@ struct gt_kernel_counts {
 	uint64_t samples_offcpu;  /* samples at a switch-out */
 	uint64_t throttled;       /* PERF_RECORD_THROTTLE: the kernel paused sampling */
 	uint32_t sample_hz;       /* the rate asked for, 0: no CPU samples */
+	uint64_t bytes;           /* of the file */
+	uint64_t launcher_cpu_ns; /* the launcher's drain (0: not finished) */
 	bool unfinished;          /* the launcher did not end the file */
 	bool truncated;           /* it ends inside a record */
 	uint32_t n_cpus, buffer_bytes;

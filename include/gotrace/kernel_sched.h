@@ -47,6 +47,7 @@ struct gt_kernel_header {
 	uint32_t sample_hz;           /* cpu-clock samples per second of a thread's CPU time */
 	uint32_t n_events;            /* struct gt_kernel_event entries after this header */
 	uint32_t pad;
+	uint64_t launcher_cpu_ns;     /* CPU time of the launcher's drain, written at its end */
 };
 
 /* Which event an id (PERF_EVENT_IOC_ID) is. */
