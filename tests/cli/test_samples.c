@@ -240,6 +240,16 @@ Test(samples, report_shows_the_hottest_functions, .timeout = 180)
 	cr_assert(cli_file_exists(strcat(strcpy(dir, kept), ".gtcap")), "%s", r.err);
 	cli_result_free(&r);
 	check_hot_table(kept);    /* the capture beside it, and the trace's samples */
+
+	/* convert of the kept capture finds the kernel records beside it: samples again */
+	char again[600];
+	cli_path(again, sizeof again, sub, "again.trace");
+	const char *conv[] = { cli_gotrace, "convert", "-o", again, dir, NULL };
+	cli_run(&r, conv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "gotrace: CPU samples: "), "%s", r.err);
+	cli_result_free(&r);
+	check_hot_table(again);
 }
 
 /* ---- off-CPU stacks (issue 15, item 4) -------------------------------------------------- */
