@@ -209,18 +209,17 @@ void gt_cpu_samples_close(struct gt_cpu_samples *s)
 
 void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f)
 {
+	const struct { uint64_t n; const char *what; } parts[] = {
+		{ c->partial, ", %" PRIu64 " of them with a partial stack" },
+		{ c->no_thread, ", %" PRIu64 " of threads the captures do not have" },
+		{ c->outside, "; %" PRIu64 " outside the traced time" },
+		{ c->no_user, "; %" PRIu64 " without user registers" },
+		{ c->offcpu, "; %" PRIu64 " off-CPU stacks" },
+		{ c->kernel_lost, "; %" PRIu64 " kernel records lost (samples among them)" },
+	};
 	fprintf(f, "gotrace: CPU samples: %" PRIu64 " in the trace", c->written);
-	if (c->partial)
-		fprintf(f, ", %" PRIu64 " of them with a partial stack", c->partial);
-	if (c->no_thread)
-		fprintf(f, ", %" PRIu64 " of threads the captures do not have", c->no_thread);
-	if (c->outside)
-		fprintf(f, "; %" PRIu64 " outside the traced time", c->outside);
-	if (c->no_user)
-		fprintf(f, "; %" PRIu64 " without user registers", c->no_user);
-	if (c->offcpu)
-		fprintf(f, "; %" PRIu64 " off-CPU stacks", c->offcpu);
-	if (c->kernel_lost)
-		fprintf(f, "; %" PRIu64 " kernel records lost (samples among them)", c->kernel_lost);
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (parts[i].n)
+			fprintf(f, parts[i].what, parts[i].n);
 	fputc('\n', f);
 }

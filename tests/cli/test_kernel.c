@@ -76,14 +76,6 @@ static void count_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id
 		s->other++;
 }
 
-static size_t count_lines_with(const char *text, const char *needle)
-{
-	size_t n = 0;
-	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
-	return n;
-}
-
 Test(kernel, every_blocking_read_of_a_ping_pong_is_a_recorded_switch, .timeout = 120)
 {
 	char dir[512], trace[600], kern[700], err[1024];
@@ -91,7 +83,7 @@ Test(kernel, every_blocking_read_of_a_ping_pong_is_a_recorded_switch, .timeout =
 	struct switches s = { 0 };
 	cli_tempdir(dir, sizeof dir);
 	run_twins(dir, NULL, "--kernel=on", &r, trace, sizeof trace, s.pids);
-	cr_assert_eq(count_lines_with(r.err, "no kernel scheduling data"), 0,
+	cr_assert_eq(cli_count_of(r.err, "no kernel scheduling data"), 0,
 		     "perf refused on this machine (root, paranoid <= 2 expected): %s", r.err);
 	snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
 	cr_assert(cli_file_exists(kern), "no kernel records kept: %s", r.err);
@@ -145,9 +137,9 @@ Test(kernel, refused_perf_is_one_line_and_a_hook_only_trace, .timeout = 120)
 {
 	struct cli_result r;
 	run_without_kernel(GT_TEST_NO_PERF, "--kernel=on", &r);
-	cr_assert_eq(count_lines_with(r.err, "gotrace: no kernel scheduling data: "
+	cr_assert_eq(cli_count_of(r.err, "gotrace: no kernel scheduling data: "
 					     "perf_event_open blocked (EPERM)"), 1, "%s", r.err);
-	cr_assert_eq(count_lines_with(r.err, "no kernel scheduling data"), 1, "%s", r.err);
+	cr_assert_eq(cli_count_of(r.err, "no kernel scheduling data"), 1, "%s", r.err);
 	cr_assert_not_null(strstr(r.err, "--cap-add PERFMON"), "no way to enable it: %s", r.err);
 	cli_result_free(&r);
 }
