@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -212,6 +213,103 @@ int gt_kernel_read(const char *path,
 	gt_kernel_walk(&f, fn, NULL, ctx, c);
 	gt_kernel_close(&f);
 	return 0;
+}
+
+struct index_build {
+	const struct gt_kernel_file *f;
+	uint32_t kind;
+	struct gt_kernel_index *ix;
+	size_t cap;
+	bool failed;
+};
+
+static void index_add(struct index_build *b, struct gt_kernel_at at)
+{
+	if (b->ix->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+		struct gt_kernel_at *v = realloc(b->ix->v, cap * sizeof *v);
+		if (v == NULL) {
+			b->failed = true;
+			return;
+		}
+		b->ix->v = v;
+		b->cap = cap;
+	}
+	b->ix->v[b->ix->n++] = at;
+}
+
+static void index_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+{
+	struct index_build *b = ctx;
+	if (b->kind == GT_KERNEL_EV_SWITCH && type == PERF_RECORD_SWITCH &&
+	    (misc & PERF_RECORD_MISC_SWITCH_OUT))
+		index_add(b, (struct gt_kernel_at){ id->pid, id->tid, id->time, 0, misc });
+}
+
+static void index_sample(uint64_t offset, uint64_t time, uint32_t kind, void *ctx)
+{
+	struct index_build *b = ctx;
+	struct gt_kernel_sample s;
+	if (kind == b->kind && gt_kernel_sample_at(b->f, offset, &s))
+		index_add(b, (struct gt_kernel_at){ s.pid, s.tid, time, offset, 0 });
+}
+
+static int by_thread_time(const void *a, const void *b)
+{
+	const struct gt_kernel_at *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->time > y->time) - (x->time < y->time);
+}
+
+bool gt_kernel_index_build(const struct gt_kernel_file *f, uint32_t kind,
+			   struct gt_kernel_index *ix)
+{
+	*ix = (struct gt_kernel_index){ 0 };
+	struct index_build b = { .f = f, .kind = kind, .ix = ix };
+	struct gt_kernel_counts c = { 0 };
+	gt_kernel_walk(f, index_switch, index_sample, &b, &c);
+	if (b.failed) {
+		gt_kernel_index_free(ix);
+		return false;
+	}
+	if (ix->n > 1)
+		qsort(ix->v, ix->n, sizeof *ix->v, by_thread_time);
+	return true;
+}
+
+const struct gt_kernel_at *gt_kernel_index_find(const struct gt_kernel_index *ix, uint32_t pid,
+						uint32_t tid, uint64_t time, uint64_t slack_ns)
+{
+	/* the first entry at or after (pid, tid, time), then its neighbour before it */
+	struct gt_kernel_at key = { pid, tid, time, 0, 0 };
+	size_t lo = 0, hi = ix->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_thread_time(&ix->v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct gt_kernel_at *best = NULL;
+	uint64_t best_d = slack_ns + 1;
+	for (size_t i = lo > 0 ? lo - 1 : 0; i < ix->n && i <= lo; i++) {
+		const struct gt_kernel_at *a = &ix->v[i];
+		uint64_t d = a->time > time ? a->time - time : time - a->time;
+		if (a->pid == pid && a->tid == tid && d < best_d) {
+			best = a;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+void gt_kernel_index_free(struct gt_kernel_index *ix)
+{
+	free(ix->v);
+	*ix = (struct gt_kernel_index){ 0 };
 }
 
 void gt_kernel_describe(const struct gt_kernel_counts *c, char *buf, size_t size)

@@ -77,6 +77,31 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 bool gt_kernel_sample_at(const struct gt_kernel_file *f, uint64_t offset,
 			 struct gt_kernel_sample *out);
 
+/* Switch-outs or off-CPU samples by thread and time: the off-CPU sample of a switch-out
+ * (--offcpu-stacks) is taken just before the kernel writes its SWITCH record, on the same
+ * CPU, so the two meet by (pid, tid) and time.  The model's off-CPU blocks and the report
+ * use it to give a switch-out its stack, or a sample its switch's preempt flag. */
+struct gt_kernel_at {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t offset;          /* a sample's (gt_kernel_sample_at) */
+	uint16_t misc;            /* a switch's (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
+};
+
+struct gt_kernel_index {
+	struct gt_kernel_at *v;   /* by pid, tid, time */
+	size_t n;
+};
+
+/* kind GT_KERNEL_EV_OFFCPU: the off-CPU samples; GT_KERNEL_EV_SWITCH: the switch-outs.
+ * false when memory runs out (the index is then empty). */
+bool gt_kernel_index_build(const struct gt_kernel_file *f, uint32_t kind,
+			   struct gt_kernel_index *ix);
+/* The entry of (pid, tid) nearest to time, at most slack_ns away; NULL when none. */
+const struct gt_kernel_at *gt_kernel_index_find(const struct gt_kernel_index *ix, uint32_t pid,
+						uint32_t tid, uint64_t time, uint64_t slack_ns);
+void gt_kernel_index_free(struct gt_kernel_index *ix);
+
 /* "kernel: N context switches recorded, M lost" and what else went wrong, or nothing with
  * no counts; writes into buf (size bytes). */
 void gt_kernel_describe(const struct gt_kernel_counts *c, char *buf, size_t size);

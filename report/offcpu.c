@@ -2,6 +2,7 @@
 #include "offcpu.h"
 
 #include <inttypes.h>
+#include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,12 +13,15 @@
 #include "u64map.h"
 
 #define OFFCPU_FRAMES 16u   /* shown per stack: the wait is at the inner end */
+/* a switch-out's sample is taken a few microseconds before its SWITCH record */
+#define SWITCH_SLACK_NS 100000u
 
 struct collect {
 	const struct gt_kernel_file *f;
 	uint32_t pid;
 	struct gt_symbolizer *sym;
 	struct gt_offcpu *o;
+	struct gt_kernel_index outs;   /* the switch-outs: which ones were preemptions */
 	struct gt_u64map index;   /* hash of the frames text -> index + 1 (chained by probing) */
 	size_t cap;
 };
@@ -52,6 +56,12 @@ static void add_sample(uint64_t offset, uint64_t time, uint32_t kind, void *ctx)
 	struct gt_kernel_sample k;
 	if (kind != GT_KERNEL_EV_OFFCPU || !gt_kernel_sample_at(c->f, offset, &k) || k.pid != c->pid)
 		return;
+	const struct gt_kernel_at *out = gt_kernel_index_find(&c->outs, k.pid, k.tid, k.time,
+							      SWITCH_SLACK_NS);
+	if (out != NULL && (out->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)) {
+		c->o->preempted++;   /* not a wait: the thread was still runnable */
+		return;
+	}
 	uint64_t pcs[GT_MAX_STACK_DEPTH];
 	bool complete;
 	size_t n = gt_kernel_sample_unwind(c->sym, &k, pcs, GT_MAX_STACK_DEPTH, &complete);
@@ -94,7 +104,9 @@ void gt_offcpu_collect(const char *path, uint32_t pid, struct gt_symbolizer *sym
 	if (sym == NULL || gt_kernel_open(path, &f, err, sizeof err) != 0)
 		return;
 	struct collect c = { .f = &f, .pid = pid, .sym = sym, .o = o };
+	gt_kernel_index_build(&f, GT_KERNEL_EV_SWITCH, &c.outs);
 	gt_kernel_walk(&f, NULL, add_sample, &c, &counts);
+	gt_kernel_index_free(&c.outs);
 	gt_u64map_free(&c.index);
 	gt_kernel_close(&f);
 	if (o->n > 1)
@@ -105,8 +117,9 @@ void gt_offcpu_print_text(FILE *out, const struct gt_offcpu *o, unsigned top)
 {
 	if (!o->samples)
 		return;
-	fprintf(out, "\nOff-CPU stacks, from %" PRIu64 " samples of the kernel at each switch-out "
-		"(waits the hooks do not see show here with their real frames)\n", o->samples);
+	fprintf(out, "\nOff-CPU stacks, from %" PRIu64 " samples of the kernel where a thread left "
+		"its CPU to wait (waits the hooks do not see show here with their real frames; %"
+		PRIu64 " more were preemptions)\n", o->samples, o->preempted);
 	for (size_t i = 0; i < o->n && i < (top ? top : 10); i++) {
 		fprintf(out, "  %" PRIu64 " switch-outs (%.1f%%) at:\n", o->v[i].count,
 			100.0 * (double)o->v[i].count / (double)o->samples);
@@ -125,7 +138,7 @@ void gt_offcpu_print_json(FILE *out, const struct gt_offcpu *o, unsigned top)
 	if (!o->samples)
 		return;
 	fprintf(out, ",\"offcpu_stacks\":{\"samples\":%" PRIu64 ",\"partial\":%" PRIu64
-		",\"stacks\":[", o->samples, o->partial);
+		",\"preempted\":%" PRIu64 ",\"stacks\":[", o->samples, o->partial, o->preempted);
 	for (size_t i = 0; i < o->n && i < (top ? top : 10); i++) {
 		fprintf(out, "%s{\"count\":%" PRIu64 ",\"frames\":[", i ? "," : "", o->v[i].count);
 		bool first = true;

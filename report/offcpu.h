@@ -18,7 +18,8 @@ struct gt_offcpu_group {
 };
 
 struct gt_offcpu {
-	uint64_t samples;     /* of the process */
+	uint64_t samples;     /* of the process, where a thread left its CPU to wait */
+	uint64_t preempted;   /* samples of switch-outs that were preemptions: not grouped */
 	uint64_t partial;     /* unwinding stopped early */
 	struct gt_offcpu_group *v;   /* by count, descending */
 	size_t n;

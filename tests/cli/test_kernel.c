@@ -143,3 +143,49 @@ Test(kernel, refused_perf_is_one_line_and_a_hook_only_trace, .timeout = 120)
 	cr_assert_not_null(strstr(r.err, "--cap-add PERFMON"), "no way to enable it: %s", r.err);
 	cli_result_free(&r);
 }
+
+/* --offcpu-stacks (root here): every switch-out of the ping-pong has its sample, found by
+ * (pid, tid, time) as the model and the report look them up; the sample is of that thread
+ * and holds its user registers and stack. */
+Test(kernel, offcpu_samples_meet_their_switch_outs, .timeout = 120)
+{
+	char dir[512], trace[600], kern[700], err[1024];
+	struct cli_result r;
+	struct switches s = { 0 };
+	cli_tempdir(dir, sizeof dir);
+	run_twins(dir, NULL, "--offcpu-stacks", &r, trace, sizeof trace, s.pids);
+	cr_assert_null(strstr(r.err, "off-CPU stacks unavailable"), "root expected: %s", r.err);
+	snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
+	struct gt_kernel_file f;
+	cr_assert_eq(gt_kernel_open(kern, &f, err, sizeof err), 0, "%s", err);
+	struct gt_kernel_index outs, samples;
+	cr_assert(gt_kernel_index_build(&f, GT_KERNEL_EV_SWITCH, &outs));
+	cr_assert(gt_kernel_index_build(&f, GT_KERNEL_EV_OFFCPU, &samples));
+	size_t ours = 0, met = 0;
+	uint64_t worst = 0;
+	for (size_t i = 0; i < outs.n; i++) {
+		const struct gt_kernel_at *o = &outs.v[i];
+		if ((int)o->tid != s.pids[0] && (int)o->tid != s.pids[1])
+			continue;
+		ours++;
+		const struct gt_kernel_at *a = gt_kernel_index_find(&samples, o->pid, o->tid, o->time,
+								    100000);
+		struct gt_kernel_sample k;
+		if (a == NULL || !gt_kernel_sample_at(&f, a->offset, &k))
+			continue;
+		cr_assert_eq(k.tid, o->tid);
+		cr_assert_eq(k.kind, GT_KERNEL_EV_OFFCPU);
+		cr_assert(k.regs != NULL && k.stack_size > 0, "no user stack");
+		met++;
+		uint64_t d = a->time > o->time ? a->time - o->time : o->time - a->time;
+		worst = d > worst ? d : worst;
+	}
+	cr_assert_geq(ours, 2 * ROUND_TRIPS - 1, "%zu switch-outs", ours);
+	/* the kernel may drop records when its buffers fill: 99 % must meet */
+	cr_assert_geq(met * 100, ours * 99, "%zu of %zu switch-outs have their sample (the "
+		      "farthest %llu ns away)", met, ours, (unsigned long long)worst);
+	gt_kernel_index_free(&outs);
+	gt_kernel_index_free(&samples);
+	gt_kernel_close(&f);
+	cli_result_free(&r);
+}
