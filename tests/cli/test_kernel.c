@@ -76,16 +76,23 @@ static void count_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id
 		s->other++;
 }
 
+/* A traced ping-pong in a fresh DIR with OPTION; its kernel records' path into kern. */
+static void traced_ping_pong(const char *option, struct cli_result *r, char *dir, char *trace,
+			     char *kern, int pids[2])
+{
+	cli_tempdir(dir, 512);
+	run_twins(dir, NULL, option, r, trace, 600, pids);
+	snprintf(kern, 700, "%s%s", trace, GT_KERNEL_SUFFIX);
+}
+
 Test(kernel, every_blocking_read_of_a_ping_pong_is_a_recorded_switch, .timeout = 120)
 {
 	char dir[512], trace[600], kern[700], err[1024];
 	struct cli_result r;
 	struct switches s = { 0 };
-	cli_tempdir(dir, sizeof dir);
-	run_twins(dir, NULL, "--kernel=on", &r, trace, sizeof trace, s.pids);
+	traced_ping_pong("--kernel=on", &r, dir, trace, kern, s.pids);
 	cr_assert_eq(cli_count_of(r.err, "no kernel scheduling data"), 0,
 		     "perf refused on this machine (root, paranoid <= 2 expected): %s", r.err);
-	snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
 	cr_assert(cli_file_exists(kern), "no kernel records kept: %s", r.err);
 
 	struct gt_kernel_counts c;
@@ -152,10 +159,8 @@ Test(kernel, offcpu_samples_meet_their_switch_outs, .timeout = 120)
 	char dir[512], trace[600], kern[700], err[1024];
 	struct cli_result r;
 	struct switches s = { 0 };
-	cli_tempdir(dir, sizeof dir);
-	run_twins(dir, NULL, "--offcpu-stacks", &r, trace, sizeof trace, s.pids);
+	traced_ping_pong("--offcpu-stacks", &r, dir, trace, kern, s.pids);
 	cr_assert_null(strstr(r.err, "off-CPU stacks unavailable"), "root expected: %s", r.err);
-	snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
 	struct gt_kernel_file f;
 	cr_assert_eq(gt_kernel_open(kern, &f, err, sizeof err), 0, "%s", err);
 	struct gt_kernel_index outs, samples;
