@@ -87,12 +87,11 @@ static const char run_usage[] =
 	"                          the program runs on.  Default: a quarter of the space\n"
 	"                          free where the captures are written, at the start\n"
 	"      --kernel=on|off     record the kernel's context switches of the traced tree\n"
-	"                          (perf events, where permitted; default off) into\n"
+	"                          (perf events, where permitted; default on) into\n"
 	"                          gotrace-<pid>.gtkern beside the captures\n"
 	"      --cpu-samples HZ|off  with kernel records, sample each thread's stack HZ\n"
-	"                          times per second of its CPU time (default 99; asking\n"
-	"                          for them records kernel records too), written into\n"
-	"                          the trace as CPU samples\n"
+	"                          times per second of its CPU time (default 99), written\n"
+	"                          into the trace as CPU samples\n"
 	"      --offcpu-stacks     with kernel records, the stack of every switch-out\n"
 	"                          (needs perf_event_paranoid <= 1, CAP_PERFMON or root;\n"
 	"                          costly on programs that switch often)\n"
@@ -175,9 +174,7 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 	};
 	int c;
 
-	/* kernel records off by default until run::forwards_signals_to_the_command is
-	 * understood: its SIGQUIT went unseen twice in full suite runs with them on */
-	*opt = (struct run_options){ .output = DEFAULT_OUTPUT, .no_kernel = true,
+	*opt = (struct run_options){ .output = DEFAULT_OUTPUT,
 				     .cpu_samples = DEFAULT_CPU_SAMPLES_HZ };
 	bool kernel_said = false;
 	optind = 0; /* glibc: full re-initialisation, whatever parsed argv before */
