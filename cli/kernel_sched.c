@@ -22,13 +22,13 @@
 #include "gotrace/kernel_sched.h"
 #include "kernel_file.h"
 
-/* 128 data pages + the header page: exactly the unprivileged per-CPU mlock allowance
- * (perf_event_mlock_kb=516), no loss at 145 k records/s (PERF-EVENTS.md §1.2). */
-#define DATA_PAGES_MAX 128u
 #define DATA_PAGES_MIN 8u
-/* With samples (8.4 KB each, 0.85 MB/s per busy CPU at 100 Hz): 2 MiB per CPU first, halved
- * down to the unprivileged allowance on EPERM. */
-#define DATA_PAGES_SAMPLES 512u
+/* 2 MiB per CPU first where the user may lock that much (root, CAP_IPC_LOCK, a large
+ * ulimit -l), halved on EPERM down to 128 data pages + the header page, exactly the
+ * unprivileged per-CPU allowance (perf_event_mlock_kb=516, PERF-EVENTS.md §1.2): samples are 8.4 KB each (0.85 MB/s per busy CPU at
+ * 100 Hz), and on a loaded machine the drain falls behind a ping-pong's 150 k switches/s
+ * (scripts/bench: 512 KiB lost 42 % of them where 2 MiB lost none). */
+#define DATA_PAGES_FIRST 512u
 #define STACK_USER_BYTES 8192u     /* perf's default: complete stacks through libgomp (§6.1) */
 #define STACK_OFFCPU_BYTES 2048u   /* 100 % complete off-CPU stacks with 2 KiB (§6.2) */
 #define REGS_USER_X86_64 0xff0fffull  /* AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15 */
@@ -408,8 +408,7 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir,
 			goto fail;
 		}
 	}
-	int err = map_rings(k, opt->sample_hz || opt->offcpu_stacks ? DATA_PAGES_SAMPLES
-								  : DATA_PAGES_MAX);
+	int err = map_rings(k, DATA_PAGES_FIRST);
 	if (err == EPERM || err == ENOMEM) {
 		say("locked-memory limit reached (perf_event_mlock_kb x CPUs + ulimit -l, shared "
 		    "by the user's perf users); raise ulimit -l");
