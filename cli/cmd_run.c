@@ -675,6 +675,8 @@ static int convert_capture(const char *capture, const char *output, enum gt_trac
 {
 	struct gt_convert_options copt = { .format = format };
 	char err[512];
+	if (kernel_file[0] != '\0')
+		copt.kernel_file = kernel_file;   /* the samples of this capture's process */
 	*r = (struct convert_result){ 0 };
 	r->capture_bytes = gt_cli_capture_bytes(capture);
 	struct gt_cli_progress progress;
@@ -834,6 +836,8 @@ static struct convert_job start_conversion(const char *capture, const char *outp
 		struct { int ok; struct convert_result r; } out;
 		struct gt_convert_options copt = { .format = format };
 		char err[512];
+		if (kernel_file[0] != '\0')
+			copt.kernel_file = kernel_file;
 		out.r = (struct convert_result){ .capture_bytes = gt_cli_capture_bytes(capture) };
 		out.ok = gt_convert_file(capture, output, &copt, &out.r.sum, err, sizeof err) == 0;
 		if (!out.ok)

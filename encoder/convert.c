@@ -148,7 +148,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			gt_cpu_samples_finish(cs, m);
 			gt_cpu_samples_counts(cs, &sum->total.samples);
 			const struct gt_cpu_sample_counts *sc = &sum->total.samples;
-			sum->total.has_samples = sc->written || sc->outside || sc->no_user || sc->offcpu;
+			sum->total.has_samples = sc->written || sc->outside || sc->no_user || sc->offcpu ||
+						 sc->elsewhere;
 			gt_cpu_samples_close(cs);
 		}
 		uint64_t freq = gt_model_finish(m);

@@ -144,24 +144,24 @@ static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 			 const struct gt_kernel_sample *k, uint64_t ticks)
 {
 	struct mthread *t = thread_of(s, m, k->pid, k->tid);
-	uint32_t capture = 0;
-	if (t)
+	uint32_t capture;
+	if (t) {
 		capture = t->capture;
-	else if (!capture_of(m, k->pid, &capture))
-		capture = UINT32_MAX;
+	} else if (!capture_of(m, k->pid, &capture)) {
+		s->c.elsewhere++;   /* another process's trace holds it */
+		return;
+	}
 	uint64_t pcs[GT_WIRE_MAX_FRAMES];
 	bool complete;
-	if (capture != UINT32_MAX)
-		gtm_use_space(m, capture);
-	size_t n = gt_kernel_sample_unwind(capture != UINT32_MAX ? m->opt.sym : NULL, k, pcs,
-					   GT_WIRE_MAX_FRAMES, &complete);
+	gtm_use_space(m, capture);
+	size_t n = gt_kernel_sample_unwind(m->opt.sym, k, pcs, GT_WIRE_MAX_FRAMES, &complete);
 	if (!n) {
 		s->c.no_user++;
 		return;
 	}
 	s->c.partial += !complete;
 	s->c.no_thread += !t || !t->g;
-	uint64_t stack = gtm_pcs_stack(m, capture == UINT32_MAX ? 0 : capture, pcs, n);
+	uint64_t stack = gtm_pcs_stack(m, capture, pcs, n);
 	struct gt_wire_actor who = { t ? t->g : 0, k->tid };
 	uint64_t p = k->cpu + 1 < m->n_ps ? k->cpu + 1 : GT_WIRE_P_NONE;
 	gt_wire_cpu_sample(m->w, ticks, p, &who, stack);
@@ -215,6 +215,7 @@ void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f)
 		{ c->outside, "; %" PRIu64 " outside the traced time" },
 		{ c->no_user, "; %" PRIu64 " without user registers" },
 		{ c->offcpu, "; %" PRIu64 " off-CPU stacks" },
+		{ c->elsewhere, "; %" PRIu64 " of processes traced apart" },
 		{ c->kernel_lost, "; %" PRIu64 " kernel records lost (samples among them)" },
 	};
 	fprintf(f, "gotrace: CPU samples: %" PRIu64 " in the trace", c->written);

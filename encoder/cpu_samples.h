@@ -16,12 +16,13 @@
 
 struct gt_cpu_samples;
 
-/* What became of the samples of the file; every sample is in exactly one of the first four. */
+/* What became of the samples of the file; every sample is in exactly one of the first five. */
 struct gt_cpu_sample_counts {
 	uint64_t written;        /* CPU samples in the trace */
 	uint64_t outside;        /* before the trace's first fact or after its last */
 	uint64_t no_user;        /* no user registers (it hit kernel or no user code) */
 	uint64_t offcpu;         /* off-CPU samples: not CPU samples */
+	uint64_t elsewhere;      /* of processes with no capture in this trace (--per-process) */
 	uint64_t partial;        /* of the written: unwinding stopped early (short copy, no CFI) */
 	uint64_t no_thread;      /* of the written: a thread the captures do not have (G 0) */
 	uint64_t kernel_lost;    /* records the kernel or the launcher dropped (any kind) */

@@ -7,6 +7,7 @@
 #include "oracle.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,4 +334,33 @@ Test(samples, offcpu_stacks_refused_unprivileged_is_one_line, .timeout = 180)
 	cr_assert_null(strstr(r.err, "no CPU samples"), "%s", r.err);
 	check_samples(trace, false);
 	cli_result_free(&r);
+}
+
+/* --per-process: each process's trace holds its own samples, none of the other's. */
+Test(samples, per_process_traces_hold_their_own_samples, .timeout = 180)
+{
+	char dir[512], trace[600], burner[700] = "";
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	const char *options[] = { "--per-process", "--cpu-samples", "499", NULL };
+	const char *program[] = { "/bin/sh", "-c", GT_TEST_BURNER " " BURN_MS "; true", NULL };
+	run_program_twins(dir, NULL, options, program, NULL, &r, trace, sizeof trace);
+	cli_result_free(&r);
+	DIR *d = opendir(dir);
+	cr_assert_not_null(d);
+	for (struct dirent *e; (e = readdir(d)) != NULL;)
+		if (strncmp(e->d_name, "b.trace.", 8) == 0 && strchr(e->d_name + 8, '.') == NULL)
+			cli_path(burner, sizeof burner, dir, e->d_name);
+	closedir(d);
+	cr_assert_str_not_empty(burner, "no trace of the burner's process");
+	char *dump = gt_dump_123(burner);
+	cr_assert_not_null(dump);
+	size_t named, all = samples_naming(dump, "StackSample", &named);
+	free(dump);
+	cr_assert_geq(named, 100, "%zu of %zu samples in " BURN_FUNCTION, named, all);
+	dump = gt_dump_123(trace);   /* the shell's */
+	cr_assert_not_null(dump);
+	samples_naming(dump, "StackSample", &named);
+	free(dump);
+	cr_assert_eq(named, 0, "the burner's samples in the shell's trace");
 }
