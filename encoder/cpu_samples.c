@@ -22,7 +22,7 @@ struct gt_cpu_samples {
 	struct sample_ref *refs;   /* the CPU samples, by time */
 	size_t n, cap, next;
 	struct gt_u64map threads;  /* pid << 32 | tid -> struct mthread * */
-	size_t threads_known;      /* m->n_threads when the map was made */
+	size_t threads_known;      /* m->n_threads at the last look at every thread */
 	struct gt_cpu_sample_counts c;
 };
 
@@ -77,27 +77,29 @@ static uint64_t mono_ticks(const struct gt_model *m, uint64_t mono)
 	return t > 0 ? (uint64_t)t : 0;
 }
 
+/* The thread of (pid, tid): a thread's tid is known from its first fact on, which may come
+ * after the map was made, so a miss looks again at every thread. */
 static struct mthread *thread_of(struct gt_cpu_samples *s, struct gt_model *m, uint32_t pid,
 				 uint32_t tid)
 {
-	if (s->threads_known != m->n_threads) {
-		/* threads are never freed; a tid used again is the later thread's */
-		gt_u64map_free(&s->threads);
-		s->threads = (struct gt_u64map){ 0 };
-		for (size_t i = 0; i < m->n_threads; i++) {
-			struct mthread *t = m->threads[i];
-			if (!t->tid || t->capture >= m->n_caps)
-				continue;
-			bool found;
-			uint64_t key = (uint64_t)m->caps[t->capture].pid << 32 | t->tid;
-			uint64_t *slot = gt_u64map_slot(&s->threads, key, &found);
-			if (slot && (!found || ((struct mthread *)(uintptr_t)*slot)->serial < t->serial))
-				*slot = (uintptr_t)t;
-		}
-		s->threads_known = m->n_threads;
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	const uint64_t *v = gt_u64map_find(&s->threads, key);
+	if (v != NULL && s->threads_known == m->n_threads)
+		return (struct mthread *)(uintptr_t)*v;
+	/* threads are never freed; a tid used again is the later thread's */
+	struct mthread *found = NULL;
+	for (size_t i = 0; i < m->n_threads; i++) {
+		struct mthread *t = m->threads[i];
+		if (t->tid == tid && t->capture < m->n_caps && m->caps[t->capture].pid == pid &&
+		    (found == NULL || found->serial < t->serial))
+			found = t;
 	}
-	const uint64_t *v = gt_u64map_find(&s->threads, (uint64_t)pid << 32 | tid);
-	return v ? (struct mthread *)(uintptr_t)*v : NULL;
+	bool fresh;
+	uint64_t *slot = found ? gt_u64map_slot(&s->threads, key, &fresh) : NULL;
+	if (slot)
+		*slot = (uintptr_t)found;
+	s->threads_known = m->n_threads;
+	return found;
 }
 
 /* The capture of process pid, when no thread says it. */
