@@ -48,6 +48,8 @@
 #endif
 
 #define DEFAULT_OUTPUT "gotrace.trace"
+#define DEFAULT_CPU_SAMPLES_HZ 99u   /* not 100: no lockstep with 100 Hz timers */
+#define MAX_CPU_SAMPLES_HZ 10000u
 
 static const char run_usage[] =
 	"usage: gotrace run [OPTIONS] [--] COMMAND [ARGS...]\n"
@@ -88,6 +90,12 @@ static const char run_usage[] =
 	"      --kernel=on|off     record the kernel's context switches of the traced tree\n"
 	"                          (perf events, where permitted; default off) into\n"
 	"                          gotrace-<pid>.gtkern beside the captures\n"
+	"      --cpu-samples HZ|off  with kernel records, sample each thread's stack HZ\n"
+	"                          times per second of its CPU time (default 99), written\n"
+	"                          into the trace as CPU samples\n"
+	"      --offcpu-stacks     with kernel records, the stack of every switch-out\n"
+	"                          (needs perf_event_paranoid <= 1, CAP_PERFMON or root;\n"
+	"                          costly on programs that switch often)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"gotrace waits for every traced process of the tree, daemons too.  Signals sent to\n"
@@ -109,6 +117,8 @@ struct run_options {
 	bool keep_capture;
 	bool per_process;
 	bool no_kernel;         /* --kernel=off */
+	unsigned cpu_samples;   /* --cpu-samples HZ, 0: off */
+	bool offcpu_stacks;     /* --offcpu-stacks */
 	uint64_t max_capture;   /* --max-capture, 0: the default (max_capture_default) */
 	char **command;
 	enum gt_trace_format format;   /* --format, GOTRACE_FORMAT */
@@ -122,7 +132,9 @@ struct run_options {
 enum {
 	OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE, OPT_STACK_DEPTH,
 	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS, OPT_LAST, OPT_MAX_CAPTURE,
-	OPT_KERNEL
+	OPT_KERNEL,
+	OPT_CPU_SAMPLES,
+	OPT_OFFCPU_STACKS
 };
 
 enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
@@ -156,6 +168,8 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 		{ "last", required_argument, NULL, OPT_LAST },
 		{ "max-capture", required_argument, NULL, OPT_MAX_CAPTURE },
 		{ "kernel", required_argument, NULL, OPT_KERNEL },
+		{ "cpu-samples", required_argument, NULL, OPT_CPU_SAMPLES },
+		{ "offcpu-stacks", no_argument, NULL, OPT_OFFCPU_STACKS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -163,7 +177,9 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 
 	/* kernel records off by default until the model draws them as faithfully as the hooks
 	 * alone: on examples/workpool they still add unknown wakers and repairs (README) */
-	*opt = (struct run_options){ .output = DEFAULT_OUTPUT, .no_kernel = true };
+	*opt = (struct run_options){ .output = DEFAULT_OUTPUT, .no_kernel = true,
+				     .cpu_samples = DEFAULT_CPU_SAMPLES_HZ };
+	bool kernel_said = false;
 	optind = 0; /* glibc: full re-initialisation, whatever parsed argv before */
 	opterr = 0;
 	/* '+': the first non-option is the command; its own options are not ours. */
@@ -248,6 +264,27 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 				return 2;
 			}
 			opt->no_kernel = strcmp(optarg, "off") == 0;
+			kernel_said = true;
+			break;
+		case OPT_CPU_SAMPLES: {
+			/* the limit of cpu-clock in period mode is ours: keep the cost small (§9) */
+			char *end;
+			unsigned long hz = strcmp(optarg, "off") == 0 ? 0 : strtoul(optarg, &end, 10);
+			if (strcmp(optarg, "off") != 0 &&
+			    (end == optarg || *end != '\0' || hz > MAX_CPU_SAMPLES_HZ)) {
+				fail("--cpu-samples must be a rate from 0 to %u (per second) or off, "
+				     "not '%s'", MAX_CPU_SAMPLES_HZ, optarg);
+				return 2;
+			}
+			opt->cpu_samples = (unsigned)hz;
+			if (hz && !kernel_said)
+				opt->no_kernel = false;
+			break;
+		}
+		case OPT_OFFCPU_STACKS:
+			opt->offcpu_stacks = true;
+			if (!kernel_said)
+				opt->no_kernel = false;
 			break;
 		default:
 			return gt_cli_bad_option("run", c, argv);
@@ -581,7 +618,9 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 	child_pid = pid;
 	close(exec_err_pipe[1]);
 	close(go_pipe[0]);
-	struct gt_kernel_rec *kernel = opt->no_kernel ? NULL : gt_kernel_start(pid, cd->path);
+	struct gt_kernel_options ko = { .sample_hz = opt->cpu_samples,
+					.offcpu_stacks = opt->offcpu_stacks };
+	struct gt_kernel_rec *kernel = opt->no_kernel ? NULL : gt_kernel_start(pid, cd->path, &ko);
 	close(go_pipe[1]);
 
 	int exec_err = 0;

@@ -22,35 +22,61 @@
 #include "gotrace/kernel_sched.h"
 #include "kernel_file.h"
 
-/* 128 data pages + the header page: exactly the unprivileged per-CPU mlock allowance
- * (perf_event_mlock_kb=516), no loss at 145 k records/s (PERF-EVENTS.md §1.2). */
-#define DATA_PAGES_MAX 128u
 #define DATA_PAGES_MIN 8u
+/* 2 MiB per CPU first where the user may lock that much (root, CAP_IPC_LOCK, a large
+ * ulimit -l), halved on EPERM down to 128 data pages + the header page, exactly the
+ * unprivileged per-CPU allowance (perf_event_mlock_kb=516, PERF-EVENTS.md §1.2): samples are 8.4 KB each (0.85 MB/s per busy CPU at
+ * 100 Hz), and on a loaded machine the drain falls behind a ping-pong's 150 k switches/s
+ * (scripts/bench: 512 KiB lost 42 % of them where 2 MiB lost none). */
+#define DATA_PAGES_FIRST 512u
+#define STACK_USER_BYTES 8192u     /* perf's default: complete stacks through libgomp (§6.1) */
+#define STACK_OFFCPU_BYTES 2048u   /* 100 % complete off-CPU stacks with 2 KiB (§6.2) */
+#define REGS_USER_X86_64 0xff0fffull  /* AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15 */
 #define DRAIN_MS 100
 
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+#define SAMPLES_TYPE (SAMPLE_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 struct gt_kernel_rec {
 	int n;                      /* CPUs with an event */
 	int *fd;
+	int *fd_cpu, *fd_off;       /* the sampling events of each CPU, -1: none */
+	struct gt_kernel_event *events;  /* every event's id */
+	uint32_t n_events;
 	void **ring;
 	size_t map_bytes, data_bytes;
 	int out;                    /* the .gtkern file */
 	int stop[2];                /* a byte: drain once more and end */
 	pthread_t thread;
 	uint64_t write_lost;        /* records drained and not stored */
+	uint64_t drain_cpu_ns;      /* the drain thread's CPU time, when it ends */
 	char path[PATH_MAX];
 	char *tmp;                  /* a record that wraps around the ring, made whole */
 };
+
+static void say_what(const char *what, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "gotrace: %s", what);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("gotrace: no kernel scheduling data: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say_what("no kernel scheduling data: ", fmt, ap);
+	va_end(ap);
+}
+
+/* A sampling event refused: the switches are recorded all the same. */
+static void say_samples(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say_samples(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say_what("", fmt, ap);
 	va_end(ap);
 }
 
@@ -111,6 +137,39 @@ static int open_event(pid_t pid, int cpu)
 		.watermark = 1,
 	};
 	return (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* A sampling event on pid's tree on cpu, written into the switch event's ring (ring_fd):
+ * cpu-clock every 1/hz s of a thread's CPU time, or (hz 0) a sample at every switch-out,
+ * which only fires with kernel events allowed (paranoid <= 1, CAP_PERFMON). */
+static int open_sampler(pid_t pid, int cpu, unsigned hz, int ring_fd)
+{
+	struct perf_event_attr a = {
+		.size = sizeof a,
+		.type = PERF_TYPE_SOFTWARE,
+		.config = hz ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_CONTEXT_SWITCHES,
+		.sample_period = hz ? 1000000000u / hz : 1,  /* cpu-clock counts ns */
+		.sample_type = SAMPLES_TYPE,
+		.sample_regs_user = REGS_USER_X86_64,
+		.sample_stack_user = hz ? STACK_USER_BYTES : STACK_OFFCPU_BYTES,
+		.sample_id_all = 1,
+		.exclude_callchain_kernel = 1,
+		.inherit = 1,
+		.disabled = 1,
+		.enable_on_exec = 1,
+		.exclude_kernel = hz ? 1 : 0,  /* a switch event fires in the kernel (§6.2) */
+		.exclude_hv = 1,
+		.use_clockid = 1,  /* SET_OUTPUT wants the ring owner's clock */
+		.clockid = CLOCK_MONOTONIC,
+	};
+	int fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
 }
 
 static int online_cpus(int **cpus)
@@ -210,6 +269,9 @@ static void *drain_loop(void *arg)
 			break;
 	}
 	free(p);
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		k->drain_cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	return NULL;
 }
 
@@ -219,8 +281,17 @@ static void close_events(struct gt_kernel_rec *k)
 		if (k->ring[i] != NULL && k->ring[i] != MAP_FAILED)
 			munmap(k->ring[i], k->map_bytes);
 		close(k->fd[i]);
+		if (k->fd_cpu != NULL && k->fd_cpu[i] >= 0)
+			close(k->fd_cpu[i]);
+		if (k->fd_off != NULL && k->fd_off[i] >= 0)
+			close(k->fd_off[i]);
 	}
 	free(k->fd);
+	free(k->fd_cpu);
+	free(k->fd_off);
+	free(k->events);
+	k->fd_cpu = k->fd_off = NULL;
+	k->events = NULL;
 	free(k->ring);
 	free(k->tmp);
 	k->fd = NULL;
@@ -230,10 +301,10 @@ static void close_events(struct gt_kernel_rec *k)
 
 /* Maps every event's ring, halving the size on EPERM (the user's locked-memory budget,
  * shared with their other perf users).  0, or the errno. */
-static int map_rings(struct gt_kernel_rec *k)
+static int map_rings(struct gt_kernel_rec *k, unsigned max_pages)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	for (unsigned pages = DATA_PAGES_MAX; pages >= DATA_PAGES_MIN; pages /= 2) {
+	for (unsigned pages = max_pages; pages >= DATA_PAGES_MIN; pages /= 2) {
 		k->data_bytes = pages * page;
 		k->map_bytes = (1 + pages) * page;
 		int i, err = 0;
@@ -260,7 +331,62 @@ static int map_rings(struct gt_kernel_rec *k)
 	return EPERM;
 }
 
-struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir)
+/* Opens one sampling event per CPU (hz 0: the off-CPU one) into *fds.  false after one
+ * line saying why not: the run goes on without them. */
+static bool open_samplers(struct gt_kernel_rec *k, pid_t pid, const int *cpus, unsigned hz,
+			  int **fds)
+{
+	*fds = malloc(sizeof **fds * (size_t)k->n);
+	if (*fds == NULL) {
+		say_samples("no %s: out of memory", hz ? "CPU samples" : "off-CPU stacks");
+		return false;
+	}
+	for (int i = 0; i < k->n; i++)
+		(*fds)[i] = -1;
+	for (int i = 0; i < k->n; i++) {
+		if (((*fds)[i] = open_sampler(pid, cpus[i], hz, k->fd[i])) >= 0)
+			continue;
+		int err = errno, level = paranoid_level();
+		if (!hz && (err == EACCES || err == EPERM))
+			say_samples("off-CPU stacks unavailable at kernel.perf_event_paranoid=%d (need "
+				    "<= 1, or CAP_PERFMON); enable: sudo sysctl -w "
+				    "kernel.perf_event_paranoid=1", level);
+		else
+			say_samples("no %s: perf_event_open refused them: %s",
+				    hz ? "CPU samples" : "off-CPU stacks", strerror(err));
+		for (int j = 0; j < i; j++)
+			close((*fds)[j]);
+		free(*fds);
+		*fds = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* The ids of every open event, for the file's header. */
+static bool list_events(struct gt_kernel_rec *k, const int *cpus)
+{
+	k->events = calloc((size_t)k->n * 3, sizeof *k->events);
+	if (k->events == NULL)
+		return false;
+	for (int i = 0; i < k->n; i++) {
+		int fds[3] = { k->fd[i], k->fd_cpu ? k->fd_cpu[i] : -1, k->fd_off ? k->fd_off[i] : -1 };
+		uint32_t kinds[3] = { GT_KERNEL_EV_SWITCH, GT_KERNEL_EV_CPU, GT_KERNEL_EV_OFFCPU };
+		for (int e = 0; e < 3; e++) {
+			uint64_t id;
+			if (fds[e] < 0)
+				continue;
+			if (ioctl(fds[e], PERF_EVENT_IOC_ID, &id) != 0)
+				return false;
+			k->events[k->n_events++] = (struct gt_kernel_event){ id, kinds[e],
+									    (uint32_t)cpus[i] };
+		}
+	}
+	return true;
+}
+
+struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir,
+				      const struct gt_kernel_options *opt)
 {
 	int *cpus = NULL;
 	int n = online_cpus(&cpus);
@@ -282,7 +408,7 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir)
 			goto fail;
 		}
 	}
-	int err = map_rings(k);
+	int err = map_rings(k, DATA_PAGES_FIRST);
 	if (err == EPERM || err == ENOMEM) {
 		say("locked-memory limit reached (perf_event_mlock_kb x CPUs + ulimit -l, shared "
 		    "by the user's perf users); raise ulimit -l");
@@ -295,6 +421,19 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir)
 		say("out of memory");
 		goto fail;
 	}
+#ifndef __x86_64__
+	if (opt->sample_hz || opt->offcpu_stacks)
+		say_samples("no CPU samples or off-CPU stacks: their registers are read for x86-64 "
+			    "only");
+	struct gt_kernel_options none = { 0 };
+	opt = &none;
+#endif
+	bool cpu = opt->sample_hz && open_samplers(k, pid, cpus, opt->sample_hz, &k->fd_cpu);
+	bool off = opt->offcpu_stacks && open_samplers(k, pid, cpus, 0, &k->fd_off);
+	if (!list_events(k, cpus)) {
+		say("cannot read the events' ids: %s", strerror(errno));
+		goto fail;
+	}
 	snprintf(k->path, sizeof k->path, "%s/gotrace-%d%s", dir, (int)pid, GT_KERNEL_SUFFIX);
 	k->out = open(k->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (k->out < 0) {
@@ -304,15 +443,21 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir)
 	struct gt_kernel_header h = {
 		.magic = GT_KERNEL_MAGIC,
 		.version = GT_KERNEL_VERSION,
-		.header_size = sizeof h,
+		.header_size = (uint32_t)(sizeof h + k->n_events * sizeof *k->events),
 		.sample_type = SAMPLE_TYPE,
 		.clockid = CLOCK_MONOTONIC,
 		.n_cpus = (uint32_t)n,
 		.buffer_bytes = (uint32_t)k->data_bytes,
 		.pid = (uint32_t)pid,
 		.launcher_lost = GT_KERNEL_UNFINISHED,
+		.sample_sample_type = cpu || off ? SAMPLES_TYPE : 0,
+		.sample_regs_user = cpu || off ? REGS_USER_X86_64 : 0,
+		.sample_stack_user = cpu ? STACK_USER_BYTES : off ? STACK_OFFCPU_BYTES : 0,
+		.sample_hz = cpu ? opt->sample_hz : 0,
+		.n_events = k->n_events,
 	};
 	store(k, &h, sizeof h);
+	store(k, k->events, k->n_events * sizeof *k->events);
 	if (k->write_lost != 0 || pipe2(k->stop, O_CLOEXEC) != 0 ||
 	    (errno = pthread_create(&k->thread, NULL, drain_loop, k)) != 0) {
 		say("cannot start recording: %s", strerror(errno));
@@ -348,8 +493,10 @@ void gt_kernel_finish(struct gt_kernel_rec *k)
 	pthread_join(k->thread, NULL);
 	for (int i = 0; i < k->n; i++)
 		drain(k, i);
-	uint64_t lost = k->write_lost;
-	if (pwrite(k->out, &lost, sizeof lost, offsetof(struct gt_kernel_header, launcher_lost)) !=
+	uint64_t lost = k->write_lost, cpu = k->drain_cpu_ns;
+	if (pwrite(k->out, &cpu, sizeof cpu, offsetof(struct gt_kernel_header, launcher_cpu_ns)) !=
+	    (ssize_t)sizeof cpu ||
+	    pwrite(k->out, &lost, sizeof lost, offsetof(struct gt_kernel_header, launcher_lost)) !=
 	    (ssize_t)sizeof lost)
 		fprintf(stderr, "gotrace: %s: %s\n", k->path, strerror(errno));
 	close(k->out);
@@ -362,7 +509,7 @@ void gt_kernel_finish(struct gt_kernel_rec *k)
 void gt_kernel_print_summary(const char *path)
 {
 	struct gt_kernel_counts c;
-	char err[PATH_MAX + 128], line[256];
+	char err[PATH_MAX + 128], line[512];
 	if (gt_kernel_read(path, NULL, NULL, &c, err, sizeof err) != 0) {
 		fprintf(stderr, "gotrace: %s\n", err);
 		return;

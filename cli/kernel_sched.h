@@ -12,9 +12,16 @@
 
 struct gt_kernel_rec;
 
+struct gt_kernel_options {
+	unsigned sample_hz;     /* cpu-clock samples per second of CPU time; 0: none */
+	bool offcpu_stacks;     /* a sample at every switch-out */
+};
+
 /* Opens the events on PID (stopped before its exec) and starts draining them into
- * DIR/gotrace-<pid>.gtkern.  NULL, after one line on stderr, when perf is refused. */
-struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir);
+ * DIR/gotrace-<pid>.gtkern.  NULL, after one line on stderr, when perf is refused; a
+ * sampling event refused says so in one line of its own and the switches are recorded. */
+struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir,
+				      const struct gt_kernel_options *opt);
 
 /* After the whole tree has exited: the last records, the file finished, the fds closed. */
 void gt_kernel_finish(struct gt_kernel_rec *k);

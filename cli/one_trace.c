@@ -164,6 +164,8 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 			sum.total.model.threads, sum.total.wire.events, size, sum.total.seconds);
 	if (style != GT_SUMMARY_QUIET && readable > 1)
 		print_processes(&sum);
+	if (style != GT_SUMMARY_QUIET && sum.total.has_samples)
+		gt_cpu_samples_describe(&sum.total.samples, stderr);
 	if (style != GT_SUMMARY_QUIET)
 		gt_cli_viewer_warning(output, sum.total.wire.events);
 	const struct gt_model_counters *mc = &sum.total.model;

@@ -196,6 +196,13 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,
 			       sizeof sum->total.kernel_error);
 	int rc = 0;
+	struct gt_cpu_samples *cs = NULL;
+	if (m && opt->kernel_path) {
+		char kerr[512];
+		cs = gt_cpu_samples_open(opt->kernel_path, kerr, sizeof kerr);
+		if (!cs)
+			fprintf(stderr, "gotrace: no CPU samples in the trace: %s\n", kerr);
+	}
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
 		rc = -1;
@@ -215,6 +222,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			span[index][1] = r.tsc;
 			if (ks.next < ks.n)
 				kswitches_feed(&ks, m, &r);
+			if (cs)
+				gt_cpu_samples_until(cs, m, gt_cpu_samples_ticks(m, r.tsc));
 			if (!win)
 				gt_model_fact(m, &r);
 			else if (!gt_window_fact(win, m, &r))
@@ -227,6 +236,14 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		}
 		if (!win)   /* the last ones (a window ends at its last fact) */
 			kswitches_feed(&ks, m, NULL);
+		if (cs) {
+			gt_cpu_samples_finish(cs, m);
+			gt_cpu_samples_counts(cs, &sum->total.samples);
+			const struct gt_cpu_sample_counts *sc = &sum->total.samples;
+			sum->total.has_samples = sc->written || sc->outside || sc->no_user || sc->offcpu ||
+						 sc->elsewhere;
+			gt_cpu_samples_close(cs);
+		}
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
 		if (win && !gt_window_started(win)) {

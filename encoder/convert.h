@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "capture_reader.h"
+#include "cpu_samples.h"
 #include "gowire.h"
 #include "model.h"
 
@@ -60,6 +61,8 @@ struct gt_convert_summary {
 	struct gt_model_counters model;
 	struct gt_wire_stats wire;
 	char kernel_error[256];             /* why the kernel records were not used, "" */
+	bool has_samples;                   /* kernel_path held CPU samples */
+	struct gt_cpu_sample_counts samples;
 	double seconds;                     /* wall clock */
 	double cpu_seconds;                 /* user + system */
 };

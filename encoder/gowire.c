@@ -86,6 +86,7 @@ struct wire19 {
 	uint32_t n_ps;
 	struct wire_p *ps;      /* n_ps + 1: the last one is P none */
 	struct bytebuf out;
+	struct bytebuf samples;  /* an open batch of CPU samples, none when empty */
 	struct intern_table strings, stacks;
 	uint64_t next_string_id;
 	uint64_t next_stack_id;
@@ -467,9 +468,47 @@ static uint64_t w19_stack(struct gt_wire *gw, const struct gt_wire_frame *frames
 	return id;
 }
 
+/* CPU samples in batches of their own, as the runtime writes them: the parser takes their
+ * time, P and G from the arguments and sorts them apart (ProfileP), so the batch's P and
+ * clock say nothing (P 0, base 0, every delta 0). */
+static void w19_cpu_sample(struct gt_wire *gw, uint64_t ticks, uint64_t p,
+			   const struct gt_wire_actor *who, uint64_t stack)
+{
+	struct wire19 *w = (struct wire19 *)gw;
+	struct bytebuf *b = &w->samples;
+	if (b->len > BATCH_FLUSH_BYTES) {
+		out_append(w, b->data, b->len);
+		b->len = 0;
+	}
+	if (!gtw_bytebuf_reserve(b, 2 * MAX_EVENT_BYTES)) {
+		w->error = ENOMEM;
+		return;
+	}
+	if (!b->len) {
+		b->data[b->len++] = (uint8_t)(gt_go_events[GT_GO_BATCH].type | (1u << 6));
+		b->len += gt_uvarint_put(b->data + b->len, 0);
+		b->len += gt_uvarint_put(b->data + b->len, 0);
+		w->stats.batches++;
+	}
+	uint8_t payload[5 * 10];
+	size_t len = gt_uvarint_put(payload, 0);
+	len += gt_uvarint_put(payload + len, ticks);
+	len += gt_uvarint_put(payload + len, p < w->n_ps ? p : GT_WIRE_P_NONE);
+	len += gt_uvarint_put(payload + len, who ? who->g : 0);
+	len += gt_uvarint_put(payload + len, stack);
+	b->data[b->len++] = (uint8_t)(gt_go_events[GT_GO_CPU_SAMPLE].type | (3u << 6));
+	b->len += gt_uvarint_put(b->data + b->len, len);
+	memcpy(b->data + b->len, payload, len);
+	b->len += len;
+	w->stats.events++;
+}
+
 static int w19_finish(struct gt_wire *gw, uint64_t ticks_per_second)
 {
 	struct wire19 *w = (struct wire19 *)gw;
+	if (w->samples.len)
+		out_append(w, w->samples.data, w->samples.len);
+	w->samples.len = 0;
 	/* The Frequency goes last, in P 0's buffer, after every P's events are out. */
 	for (uint32_t i = 0; i <= w->n_ps; i++)
 		if (i != META_P)
@@ -503,6 +542,7 @@ static void w19_free(struct gt_wire *gw)
 			free(w->ps[i].buf.data);
 	free(w->ps);
 	free(w->out.data);
+	free(w->samples.data);
 	gtw_intern_free(&w->strings);
 	gtw_intern_free(&w->stacks);
 	free(w);
@@ -515,6 +555,7 @@ static const struct gt_wire_ops wire19_ops = {
 	.define_stack = w19_define_stack,
 	.stack = w19_stack,
 	.set_stack_id_base = w19_set_stack_id_base,
+	.cpu_sample = w19_cpu_sample,
 	.finish = w19_finish,
 	.stats = w19_stats,
 	.free = w19_free,
@@ -563,6 +604,12 @@ uint64_t gt_wire_stack(struct gt_wire *w, const struct gt_wire_frame *frames, si
 void gt_wire_set_stack_id_base(struct gt_wire *w, uint64_t id_base)
 {
 	w->ops->set_stack_id_base(w, id_base);
+}
+
+void gt_wire_cpu_sample(struct gt_wire *w, uint64_t ticks, uint64_t p,
+			const struct gt_wire_actor *who, uint64_t stack)
+{
+	w->ops->cpu_sample(w, ticks, p, who, stack);
 }
 
 int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second)

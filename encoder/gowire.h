@@ -47,7 +47,8 @@
 	X(USER_TASK_CREATE, "UserTaskCreate", 45, 3, true) /* task, parent, name, stack */ \
 	X(USER_TASK_END, "UserTaskEnd", 46, 1, true)   /* task, stack */            \
 	X(USER_REGION, "UserRegion", 47, 3, true)      /* task, mode, name, stack */ \
-	X(USER_LOG, "UserLog", 48, 2, true)            /* task, key, stack; message */
+	X(USER_LOG, "UserLog", 48, 2, true)            /* task, key, stack; message */ \
+	X(CPU_SAMPLE, "CPUSample", 49, 3, true)        /* real ticks, P, G, stack */
 
 enum gt_go_event {
 #define GT_GO_EVENT_ENUM(name, goname, byte, nargs, stack) GT_GO_##name,
@@ -215,6 +216,13 @@ void gt_wire_define_stack(struct gt_wire *w, uint64_t id, const struct gt_wire_f
  * id, defining it on first use. */
 uint64_t gt_wire_stack(struct gt_wire *w, const struct gt_wire_frame *frames, size_t n);
 void gt_wire_set_stack_id_base(struct gt_wire *w, uint64_t id_base);
+
+/* A CPU sample (where a thread was running, from the kernel's samples) at absolute ticks:
+ * on P p (GT_WIRE_P_NONE: none), of who (its G, 0: none; its thread), with a stack id of
+ * gt_wire_stack.  Samples are instants apart from the scheduling events: 1.19 writes them
+ * in batches of their own (EvCPUSample), 1.22+ in each generation's CPU samples batch. */
+void gt_wire_cpu_sample(struct gt_wire *w, uint64_t ticks, uint64_t p,
+			const struct gt_wire_actor *who, uint64_t stack);
 
 /* Writes the Frequency in a final batch, flushes every buffer.  Returns 0 or an errno
  * value (the first write error met). */

@@ -16,6 +16,8 @@ struct gt_wire_ops {
 			     size_t n);
 	uint64_t (*stack)(struct gt_wire *w, const struct gt_wire_frame *frames, size_t n);
 	void (*set_stack_id_base)(struct gt_wire *w, uint64_t id_base);
+	void (*cpu_sample)(struct gt_wire *w, uint64_t ticks, uint64_t p,
+			   const struct gt_wire_actor *who, uint64_t stack);
 	int (*finish)(struct gt_wire *w, uint64_t ticks_per_second);
 	void (*stats)(const struct gt_wire *w, struct gt_wire_stats *out);
 	void (*free)(struct gt_wire *w);

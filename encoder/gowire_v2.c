@@ -144,6 +144,7 @@ struct wire22 {
 	struct frame2 *frames;
 	size_t n_frames, cap_frames;
 	struct idlist used_strings, used_stacks;  /* ids the open generation references */
+	struct bytebuf samples;  /* the open generation's CPU samples batch (§1.7) */
 	uint64_t reason_ids[GT_BK_COUNT];
 };
 
@@ -728,6 +729,9 @@ static void gen_close(struct wire22 *w, uint64_t freq)
 	f[0] = gt_go2_events[GT_GO2_FREQUENCY].type;
 	size_t k = 1 + gt_uvarint_put(f + 1, freq);
 	batch_write(w, NO_ID, w->gen_start + w->offset, f, k);
+	if (w->samples.len > 1)
+		batch_write(w, NO_ID, w->gen_start + w->offset, w->samples.data, w->samples.len);
+	w->samples.len = 0;
 	write_tables(w);
 }
 
@@ -1024,6 +1028,43 @@ static void w22_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_
 	     key, stack);
 }
 
+/* A CPU sample: absolute ticks, M, P, G, stack in the generation's CPU samples batch; not
+ * checked against the scheduling state by the readers (§1.7).  Before the first generation
+ * there is nowhere to put it (skipped, counted). */
+static void w22_cpu_sample(struct gt_wire *gw, uint64_t ticks, uint64_t p,
+			   const struct gt_wire_actor *who, uint64_t stack)
+{
+	struct wire22 *w = w22(gw);
+	if (w->error)
+		return;
+	if (!w->gen) {
+		w->stats.skipped++;
+		return;
+	}
+	struct bytebuf *b = &w->samples;
+	if (b->len && b->len + 1 + 5 * 10 > MAX_BATCH_BYTES) {
+		batch_write(w, NO_ID, w->gen_start + w->offset, b->data, b->len);
+		b->len = 0;
+	}
+	if (!gtw_bytebuf_reserve(b, 1 + 1 + 5 * 10)) {
+		w->error = ENOMEM;
+		return;
+	}
+	if (!b->len)
+		b->data[b->len++] = 0x06;   /* EvCPUSamples: the batch's kind */
+	uint64_t g = who ? who->g : 0;
+	uint64_t m = g && g < w->cap_gs && w->gs[g].m ? w->gs[g].m->id : NO_ID;
+	use_stack(w, stack);
+	b->data[b->len++] = 0x07;       /* EvCPUSample */
+	int64_t at = (int64_t)ticks + w->offset;
+	b->len += gt_uvarint_put(b->data + b->len, at > 0 ? (uint64_t)at : 0);
+	b->len += gt_uvarint_put(b->data + b->len, m);
+	b->len += gt_uvarint_put(b->data + b->len, p < w->n_ps ? p : NO_ID);
+	b->len += gt_uvarint_put(b->data + b->len, g);   /* 0: none */
+	b->len += gt_uvarint_put(b->data + b->len, stack);
+	w->stats.events++;
+}
+
 static int w22_finish(struct gt_wire *gw, uint64_t ticks_per_second)
 {
 	struct wire22 *w = w22(gw);
@@ -1066,6 +1107,7 @@ static void w22_free(struct gt_wire *gw)
 	free(w->frames);
 	free(w->used_strings.v);
 	free(w->used_stacks.v);
+	free(w->samples.data);
 	free(w);
 }
 
@@ -1076,6 +1118,7 @@ static const struct gt_wire_ops wire22_ops = {
 	.define_stack = w22_define_stack,
 	.stack = w22_stack,
 	.set_stack_id_base = w22_set_stack_id_base,
+	.cpu_sample = w22_cpu_sample,
 	.finish = w22_finish,
 	.stats = w22_stats,
 	.free = w22_free,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #define TRAILER_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+#define SAMPLES_TYPE (TRAILER_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 /* { u32 pid, tid; u64 time; u32 cpu, res; u64 id } at the record's end */
 struct trailer {
@@ -24,11 +25,88 @@ struct trailer {
 	uint64_t id;
 };
 
-static void walk(const unsigned char *p, size_t len,
-		 void (*fn)(uint32_t, uint16_t, const struct gt_kernel_id *, void *), void *ctx,
-		 struct gt_kernel_counts *c)
+/* The kind of the event with id (GT_KERNEL_EV_*), 0 when the table does not have it. */
+static uint32_t event_kind(const struct gt_kernel_file *f, uint64_t id)
 {
-	size_t off = 0;
+	for (uint32_t i = 0; i < f->h.n_events; i++)
+		if (f->events[i].id == id)
+			return f->events[i].kind;
+	return 0;
+}
+
+/* A SAMPLE record of the header's sample_sample_type: IDENTIFIER, IP, TID, TIME, CPU,
+ * REGS_USER, STACK_USER in perf's field order. */
+static bool parse_sample(const struct gt_kernel_file *f, const unsigned char *p, size_t size,
+			 struct gt_kernel_sample *out)
+{
+	const unsigned char *q = p + sizeof(struct perf_event_header), *end = p + size;
+	uint64_t v[5];
+	if ((size_t)(end - q) < sizeof v)
+		return false;
+	memcpy(v, q, sizeof v);
+	q += sizeof v;
+	*out = (struct gt_kernel_sample){
+		.kind = event_kind(f, v[0]),
+		.ip = v[1],
+		.pid = (uint32_t)v[2],
+		.tid = (uint32_t)(v[2] >> 32),
+		.time = v[3],
+		.cpu = (uint32_t)v[4],
+		.regs_mask = f->h.sample_regs_user,
+	};
+	uint64_t abi, n;
+	if ((size_t)(end - q) < 8)
+		return false;
+	memcpy(&abi, q, 8);
+	q += 8;
+	if (abi != 0) {
+		n = (uint64_t)__builtin_popcountll(f->h.sample_regs_user);
+		if ((size_t)(end - q) < n * 8)
+			return false;
+		out->regs = (const uint64_t *)q;  /* records are 8-aligned in an 8-aligned file */
+		out->n_regs = (uint32_t)n;
+		q += n * 8;
+	}
+	if ((size_t)(end - q) < 8)
+		return false;
+	memcpy(&n, q, 8);
+	q += 8;
+	if (n != 0) {
+		uint64_t dyn;
+		if ((size_t)(end - q) < n + 8)
+			return false;
+		memcpy(&dyn, q + n, 8);
+		out->stack = q;
+		out->stack_size = dyn < n ? dyn : n;
+	}
+	return true;
+}
+
+bool gt_kernel_sample_at(const struct gt_kernel_file *f, uint64_t offset,
+			 struct gt_kernel_sample *out)
+{
+	struct perf_event_header h;
+	if (offset + sizeof h > f->records_len)
+		return false;
+	memcpy(&h, f->records + offset, sizeof h);
+	return h.type == PERF_RECORD_SAMPLE && h.size <= f->records_len - offset &&
+	       parse_sample(f, f->records + offset, h.size, out);
+}
+
+void gt_kernel_walk(const struct gt_kernel_file *f,
+		    void (*fn)(uint32_t, uint16_t, const struct gt_kernel_id *, void *),
+		    void (*sample)(uint64_t, uint64_t, uint32_t, void *), void *ctx,
+		    struct gt_kernel_counts *c)
+{
+	const unsigned char *p = f->records;
+	size_t len = f->records_len, off = 0;
+	c->n_cpus = f->h.n_cpus;
+	c->buffer_bytes = f->h.buffer_bytes;
+	c->sample_hz = f->h.sample_hz;
+	c->unfinished = f->h.launcher_lost == GT_KERNEL_UNFINISHED;
+	c->launcher_lost = c->unfinished ? 0 : f->h.launcher_lost;
+	c->launcher_cpu_ns = f->h.launcher_cpu_ns;
+	c->bytes = f->map_len;
 	while (off < len) {
 		struct perf_event_header h;
 		if (len - off < sizeof h) {
@@ -41,10 +119,24 @@ static void walk(const unsigned char *p, size_t len,
 			return;
 		}
 		c->records++;
+		if (h.type == PERF_RECORD_SAMPLE) {
+			/* no sample_id trailer: a sample is its own layout */
+			struct gt_kernel_sample smp;
+			if (parse_sample(f, p + off, h.size, &smp)) {
+				c->samples_cpu += smp.kind == GT_KERNEL_EV_CPU;
+				c->samples_offcpu += smp.kind == GT_KERNEL_EV_OFFCPU;
+				if (sample != NULL)
+					sample(off, smp.time, smp.kind, ctx);
+			}
+			off += h.size;
+			continue;
+		}
 		if (h.type == PERF_RECORD_LOST && h.size >= sizeof h + 16) {
 			uint64_t lost;
 			memcpy(&lost, p + off + sizeof h + 8, sizeof lost);
 			c->lost += lost;
+		} else if (h.type == PERF_RECORD_THROTTLE) {
+			c->throttled++;
 		} else if (h.type == PERF_RECORD_SWITCH) {
 			c->switches++;
 			if (h.misc & PERF_RECORD_MISC_SWITCH_OUT)
@@ -62,11 +154,9 @@ static void walk(const unsigned char *p, size_t len,
 	}
 }
 
-int gt_kernel_read(const char *path,
-		   void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
-		   void *ctx, struct gt_kernel_counts *c, char *err, size_t err_size)
+int gt_kernel_open(const char *path, struct gt_kernel_file *f, char *err, size_t err_size)
 {
-	*c = (struct gt_kernel_counts){ 0 };
+	*f = (struct gt_kernel_file){ 0 };
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0) {
@@ -83,29 +173,27 @@ int gt_kernel_read(const char *path,
 		return -1;
 	}
 	if (h.version != GT_KERNEL_VERSION || h.header_size < sizeof h ||
-	    h.header_size > (uint64_t)st.st_size || h.sample_type != TRAILER_TYPE) {
+	    h.header_size > (uint64_t)st.st_size || h.sample_type != TRAILER_TYPE ||
+	    (uint64_t)h.n_events * sizeof *f->events > h.header_size - sizeof h ||
+	    (h.sample_sample_type != 0 && h.sample_sample_type != SAMPLES_TYPE)) {
 		snprintf(err, err_size, "%s: kernel scheduling file version %u (sample type %#" PRIx64
 			 "), this gotrace reads version %u", path, h.version, h.sample_type,
 			 GT_KERNEL_VERSION);
 		close(fd);
 		return -1;
 	}
-	c->n_cpus = h.n_cpus;
-	c->buffer_bytes = h.buffer_bytes;
-	c->unfinished = h.launcher_lost == GT_KERNEL_UNFINISHED;
-	c->launcher_lost = c->unfinished ? 0 : h.launcher_lost;
-	size_t len = (size_t)st.st_size;
-	if (len > h.header_size) {
-		void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m == MAP_FAILED) {
-			snprintf(err, err_size, "%s: %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-		walk((const unsigned char *)m + h.header_size, len - h.header_size, fn, ctx, c);
-		munmap(m, len);
-	}
+	f->h = h;
+	f->map_len = (size_t)st.st_size;
+	f->map = mmap(NULL, f->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
+	if (f->map == MAP_FAILED) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		f->map = NULL;
+		return -1;
+	}
+	f->events = (const struct gt_kernel_event *)((const unsigned char *)f->map + sizeof h);
+	f->records = (const unsigned char *)f->map + h.header_size;
+	f->records_len = f->map_len - h.header_size;
 	return 0;
 }
 
@@ -161,6 +249,123 @@ int gt_kernel_switches(const char *path, struct gt_kernel_switch **out, size_t *
 	return 0;
 }
 
+void gt_kernel_close(struct gt_kernel_file *f)
+{
+	if (f->map != NULL)
+		munmap(f->map, f->map_len);
+	f->map = NULL;
+}
+
+int gt_kernel_read(const char *path,
+		   void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
+		   void *ctx, struct gt_kernel_counts *c, char *err, size_t err_size)
+{
+	*c = (struct gt_kernel_counts){ 0 };
+	struct gt_kernel_file f;
+	if (gt_kernel_open(path, &f, err, err_size) != 0)
+		return -1;
+	gt_kernel_walk(&f, fn, NULL, ctx, c);
+	gt_kernel_close(&f);
+	return 0;
+}
+
+struct index_build {
+	const struct gt_kernel_file *f;
+	uint32_t kind;
+	struct gt_kernel_index *ix;
+	size_t cap;
+	bool failed;
+};
+
+static void index_add(struct index_build *b, struct gt_kernel_at at)
+{
+	if (b->ix->n == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+		struct gt_kernel_at *v = realloc(b->ix->v, cap * sizeof *v);
+		if (v == NULL) {
+			b->failed = true;
+			return;
+		}
+		b->ix->v = v;
+		b->cap = cap;
+	}
+	b->ix->v[b->ix->n++] = at;
+}
+
+static void index_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+{
+	struct index_build *b = ctx;
+	if (b->kind == GT_KERNEL_EV_SWITCH && type == PERF_RECORD_SWITCH &&
+	    (misc & PERF_RECORD_MISC_SWITCH_OUT))
+		index_add(b, (struct gt_kernel_at){ id->pid, id->tid, id->time, 0, misc });
+}
+
+static void index_sample(uint64_t offset, uint64_t time, uint32_t kind, void *ctx)
+{
+	struct index_build *b = ctx;
+	struct gt_kernel_sample s;
+	if (kind == b->kind && gt_kernel_sample_at(b->f, offset, &s))
+		index_add(b, (struct gt_kernel_at){ s.pid, s.tid, time, offset, 0 });
+}
+
+static int by_thread_time(const void *a, const void *b)
+{
+	const struct gt_kernel_at *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->time > y->time) - (x->time < y->time);
+}
+
+bool gt_kernel_index_build(const struct gt_kernel_file *f, uint32_t kind,
+			   struct gt_kernel_index *ix)
+{
+	*ix = (struct gt_kernel_index){ 0 };
+	struct index_build b = { .f = f, .kind = kind, .ix = ix };
+	struct gt_kernel_counts c = { 0 };
+	gt_kernel_walk(f, index_switch, index_sample, &b, &c);
+	if (b.failed) {
+		gt_kernel_index_free(ix);
+		return false;
+	}
+	if (ix->n > 1)
+		qsort(ix->v, ix->n, sizeof *ix->v, by_thread_time);
+	return true;
+}
+
+const struct gt_kernel_at *gt_kernel_index_find(const struct gt_kernel_index *ix, uint32_t pid,
+						uint32_t tid, uint64_t time, uint64_t slack_ns)
+{
+	/* the first entry at or after (pid, tid, time), then its neighbour before it */
+	struct gt_kernel_at key = { pid, tid, time, 0, 0 };
+	size_t lo = 0, hi = ix->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (by_thread_time(&ix->v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct gt_kernel_at *best = NULL;
+	uint64_t best_d = slack_ns + 1;
+	for (size_t i = lo > 0 ? lo - 1 : 0; i < ix->n && i <= lo; i++) {
+		const struct gt_kernel_at *a = &ix->v[i];
+		uint64_t d = a->time > time ? a->time - time : time - a->time;
+		if (a->pid == pid && a->tid == tid && d < best_d) {
+			best = a;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+void gt_kernel_index_free(struct gt_kernel_index *ix)
+{
+	free(ix->v);
+	*ix = (struct gt_kernel_index){ 0 };
+}
+
 void gt_kernel_describe(const struct gt_kernel_counts *c, char *buf, size_t size)
 {
 	int n = snprintf(buf, size, "kernel: %" PRIu64 " context switches recorded (%" PRIu64
@@ -169,6 +374,19 @@ void gt_kernel_describe(const struct gt_kernel_counts *c, char *buf, size_t size
 	if (n > 0 && (size_t)n < size && c->lost > 0)
 		n += snprintf(buf + n, size - (size_t)n, " (buffers %u KiB per CPU were full)",
 			      c->buffer_bytes >> 10);
+	if (n > 0 && (size_t)n < size && (c->sample_hz || c->samples_cpu))
+		n += snprintf(buf + n, size - (size_t)n, "; %" PRIu64 " CPU samples at %u Hz",
+			      c->samples_cpu, c->sample_hz);
+	if (n > 0 && (size_t)n < size && c->samples_offcpu)
+		n += snprintf(buf + n, size - (size_t)n, "; %" PRIu64 " off-CPU stacks",
+			      c->samples_offcpu);
+	if (n > 0 && (size_t)n < size && c->throttled)
+		n += snprintf(buf + n, size - (size_t)n, "; sampling throttled %" PRIu64 " times",
+			      c->throttled);
+	if (n > 0 && (size_t)n < size && c->launcher_cpu_ns)
+		n += snprintf(buf + n, size - (size_t)n, "; %" PRIu64 " records, %" PRIu64 " KiB, "
+			      "drained in %.1f ms of CPU", c->records, c->bytes >> 10,
+			      (double)c->launcher_cpu_ns / 1e6);
 	if (n > 0 && (size_t)n < size && (c->unfinished || c->truncated))
 		snprintf(buf + n, size - (size_t)n, "; the file was not finished: it ends early");
 }

@@ -23,13 +23,19 @@ struct gt_kernel_counts {
 	uint64_t switches_out, preempted;   /* of which: off CPU; off CPU still runnable */
 	uint64_t lost;            /* records the kernel dropped (PERF_RECORD_LOST) */
 	uint64_t launcher_lost;   /* records the launcher could not store */
+	uint64_t samples_cpu;     /* cpu-clock samples (PERF_RECORD_SAMPLE) */
+	uint64_t samples_offcpu;  /* samples at a switch-out */
+	uint64_t throttled;       /* PERF_RECORD_THROTTLE: the kernel paused sampling */
+	uint32_t sample_hz;       /* the rate asked for, 0: no CPU samples */
+	uint64_t bytes;           /* of the file */
+	uint64_t launcher_cpu_ns; /* the launcher's drain (0: not finished) */
 	bool unfinished;          /* the launcher did not end the file */
 	bool truncated;           /* it ends inside a record */
 	uint32_t n_cpus, buffer_bytes;
 };
 
-/* Calls fn for every record (type, misc, its trailer) when fn is not NULL, and counts them
- * into *c.  0, or -1 with a message in err. */
+/* Calls fn for every record but samples (type, misc, its trailer) when fn is not NULL, and
+ * counts them into *c.  0, or -1 with a message in err. */
 int gt_kernel_read(const char *path,
 		   void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
 		   void *ctx, struct gt_kernel_counts *c, char *err, size_t err_size);
@@ -47,6 +53,67 @@ struct gt_kernel_switch {
  * *out (malloc'd, *n of them), counted into *c.  0, or -1 with a message in err. */
 int gt_kernel_switches(const char *path, struct gt_kernel_switch **out, size_t *n,
 		       struct gt_kernel_counts *c, char *err, size_t err_size);
+/* A sample (PERF_RECORD_SAMPLE of a sampling event), pointing into the file's mapping. */
+struct gt_kernel_sample {
+	uint32_t kind;            /* GT_KERNEL_EV_CPU or GT_KERNEL_EV_OFFCPU */
+	uint32_t pid, tid, cpu;
+	uint64_t time;            /* CLOCK_MONOTONIC ns */
+	uint64_t ip;
+	const uint64_t *regs;     /* n_regs, in the bit order of the header's sample_regs_user;
+				   * NULL: no user registers (the sample hit no user code) */
+	uint32_t n_regs;
+	uint64_t regs_mask;
+	const uint8_t *stack;     /* the copy of the user stack from its SP on */
+	uint64_t stack_size;      /* bytes of it that are valid */
+};
+
+/* A kernel file mapped for reading its samples in any order (the encoder reads them by
+ * time): gt_kernel_open, gt_kernel_walk, gt_kernel_sample_at, gt_kernel_close. */
+struct gt_kernel_file {
+	struct gt_kernel_header h;
+	const struct gt_kernel_event *events;
+	const unsigned char *records;
+	size_t records_len;
+	void *map;
+	size_t map_len;
+};
+
+int gt_kernel_open(const char *path, struct gt_kernel_file *f, char *err, size_t err_size);
+void gt_kernel_close(struct gt_kernel_file *f);
+/* gt_kernel_read's walk, and sample(offset of the record, its time, kind, ctx) for every
+ * sample when sample is not NULL. */
+void gt_kernel_walk(const struct gt_kernel_file *f,
+		    void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
+		    void (*sample)(uint64_t offset, uint64_t time, uint32_t kind, void *ctx), void *ctx,
+		    struct gt_kernel_counts *c);
+/* The sample at offset (from gt_kernel_walk); false when it is not a whole sample. */
+bool gt_kernel_sample_at(const struct gt_kernel_file *f, uint64_t offset,
+			 struct gt_kernel_sample *out);
+
+/* Switch-outs or off-CPU samples by thread and time: the off-CPU sample of a switch-out
+ * (--offcpu-stacks) is taken just before the kernel writes its SWITCH record, on the same
+ * CPU, so the two meet by (pid, tid) and time.  The model's off-CPU blocks and the report
+ * use it to give a switch-out its stack, or a sample its switch's preempt flag. */
+struct gt_kernel_at {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t offset;          /* a sample's (gt_kernel_sample_at) */
+	uint16_t misc;            /* a switch's (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) */
+};
+
+struct gt_kernel_index {
+	struct gt_kernel_at *v;   /* by pid, tid, time */
+	size_t n;
+};
+
+/* kind GT_KERNEL_EV_OFFCPU: the off-CPU samples; GT_KERNEL_EV_SWITCH: the switch-outs.
+ * false when memory runs out (the index is then empty). */
+bool gt_kernel_index_build(const struct gt_kernel_file *f, uint32_t kind,
+			   struct gt_kernel_index *ix);
+/* The entry of (pid, tid) nearest to time, at most slack_ns away; NULL when none. */
+const struct gt_kernel_at *gt_kernel_index_find(const struct gt_kernel_index *ix, uint32_t pid,
+						uint32_t tid, uint64_t time, uint64_t slack_ns);
+void gt_kernel_index_free(struct gt_kernel_index *ix);
 
 /* "kernel: N context switches recorded, M lost" and what else went wrong, or nothing with
  * no counts; writes into buf (size bytes). */

@@ -318,6 +318,9 @@ uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t
 uint64_t gtm_thread_routine_stack(struct gt_model *m, const struct mthread *t,
 				  enum synth fallback);
 void gtm_use_space(struct gt_model *m, uint32_t capture);   /* the symbolizer's process */
+/* A stack of capture's process (return addresses, innermost first; a CPU sample's) written
+ * like every other (symbolized, interned by content): its wire id. */
+uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n);
 void gtm_stacks_finish(struct gt_model *m);
 
 #endif

@@ -110,20 +110,14 @@ static void own_pcs(struct gt_model *m, uint32_t capture, struct gt_wire_frame *
 	}
 }
 
-/* A GT_STACK record: the stack id defined once, its frames symbolized (or named by address). */
-void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs)
+/* The frames of pcs (return addresses of capture's process, innermost first) into wf:
+ * symbolized, or named by address; never empty.  Strings live in frames and names. */
+static size_t stack_frames(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n,
+			   struct gt_frame *frames, char (*names)[24], struct gt_wire_frame *wf)
 {
-	uint32_t id = stack_id(m, m->fact_capture, st->id);
-	if (!id || bit_test(m->stack_defined, id))
-		return;
-	bit_set(m->stack_defined, id);
-	size_t n = st->nframes;
-	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
-	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
-	char names[GT_WIRE_MAX_FRAMES][24];
 	size_t k = 0;
 	if (m->opt.sym) {
-		gtm_use_space(m, m->fact_capture);
+		gtm_use_space(m, capture);
 		k = gt_sym_stack(m->opt.sym, pcs, n, frames, GT_WIRE_MAX_FRAMES);
 		for (size_t i = 0; i < k; i++)
 			wf[i] = (struct gt_wire_frame){frames[i].pc, frames[i].func, frames[i].file,
@@ -144,8 +138,31 @@ void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uin
 		wf[0] = synth_frame(S_NO_FRAMES);
 		k = 1;
 	}
-	own_pcs(m, m->fact_capture, wf, k);
+	own_pcs(m, capture, wf, k);
+	return k;
+}
+
+/* A GT_STACK record: the stack id defined once, its frames symbolized (or named by address). */
+void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs)
+{
+	uint32_t id = stack_id(m, m->fact_capture, st->id);
+	if (!id || bit_test(m->stack_defined, id))
+		return;
+	bit_set(m->stack_defined, id);
+	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
+	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
+	char names[GT_WIRE_MAX_FRAMES][24];
+	size_t k = stack_frames(m, m->fact_capture, pcs, st->nframes, frames, names, wf);
 	gt_wire_define_stack(m->w, id, wf, k);
+}
+
+uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n)
+{
+	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
+	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
+	char names[GT_WIRE_MAX_FRAMES][24];
+	size_t k = stack_frames(m, capture, pcs, n, frames, names, wf);
+	return gt_wire_stack(m->w, wf, k);
 }
 
 /* One-frame new-stack of a start routine (its entry address: the same for every thread

@@ -202,8 +202,12 @@ static int add_event(struct parser *ps, struct gt_go_trace *t, uint8_t type, uin
 		ev.args[i] = ps->vals[1 + i];
 	if (ev.kind == GT_GO_GO_SYSEXIT && ev.args[2] != 0)
 		ev.ns = ev.args[2]; /* the real return time, when the writer gave one */
+	if (ev.kind == GT_GO_CPU_SAMPLE)
+		ev.ns = ev.args[0];  /* its batch's clock says nothing (gowire.c) */
 	if (ev.kind == GT_GO_GO_SYSEXIT || ev.kind == GT_GO_GO_WAITING)
 		ev.g = ev.args[0];
+	else if (ev.kind == GT_GO_CPU_SAMPLE)
+		ev.g = ev.args[2];
 	else
 		ev.g = *ctx;
 	if (ev.kind == GT_GO_GO_START || ev.kind == GT_GO_GO_START_LABEL ||
@@ -404,6 +408,25 @@ static int v2_push(struct parser *ps, struct gt_go_trace *t, enum gt_go_event ki
 	return 0;
 }
 
+/* A CPU samples batch (GO-TRACE-V2.md §1.7): { 0x07 ticks M P G stack }*, as CPUSample
+ * events (G 0: none). */
+static int v2_samples(struct parser *ps, struct gt_go_trace *t, const uint8_t *end, uint64_t gen)
+{
+	while (ps->p < end) {
+		uint64_t v[5];
+		if (*ps->p++ != 7)
+			return failf(ps, "not a CPU sample at offset %#zx", (size_t)(ps->p - ps->start));
+		for (int i = 0; i < 5; i++)
+			if (varint(ps, &v[i]) != 0)
+				return -1;
+		if (v2_push(ps, t, GT_GO_CPU_SAMPLE, v[0], v[3], gen) != 0)
+			return -1;
+		t->ev[t->n_ev - 1].stack = v[4];
+		t->ev[t->n_ev - 1].args[1] = v[2];
+	}
+	return 0;
+}
+
 /* The events of one M's batch, in its context. */
 static int v2_events(struct parser *ps, struct gt_go_trace *t, const uint8_t *end,
 		     struct m_ctx *m, uint64_t gen, uint64_t ticks)
@@ -541,7 +564,8 @@ static int parse_v2(struct parser *ps, struct gt_go_trace *t)
 				      *(end - size) == 4 ? &seen_strings : &seen_stacks);
 			break;
 		case 6:
-			ps->p = end;   /* CPU samples: not in the report */
+			ps->p++;
+			rc = v2_samples(ps, t, end, gen);
 			break;
 		case 8:
 			ps->p++;

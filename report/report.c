@@ -15,6 +15,9 @@
 #include "symbolizer.h"
 #include "u64map.h"
 #include "names.h"
+#include "hot_functions.h"
+#include "offcpu.h"
+#include <gotrace/kernel_sched.h>
 #include "process_name.h"
 
 #include <inttypes.h>
@@ -113,6 +116,8 @@ struct report {
 	bool kernel;                    /* on_cpu holds the kernel's times */
 	struct gt_u64map on_cpu;        /* tid -> ns on a CPU, by the kernel's switches */
 	char kernel_line[256];          /* what the kernel records are, or why not used */
+	struct gt_hot hot;              /* from the trace's CPU samples, when a trace is given */
+	struct gt_offcpu offcpu;        /* from the kernel records kept beside */
 };
 
 void *gt_report_must(void *p)
@@ -772,6 +777,8 @@ static void print_text(FILE *out, struct report *r, const struct gt_file_header 
 	if (r->waits_unshown)
 		fprintf(out, "Not recorded (by an older recorder): %" PRIu64 " mutex waits whose holder "
 			"released the mutex inside a condition wait\n", r->waits_unshown);
+	gt_hot_print_text(out, &r->hot, opt->top);
+	gt_offcpu_print_text(out, &r->offcpu, opt->top);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
@@ -907,6 +914,8 @@ static void print_json(FILE *out, struct report *r, const struct gt_file_header 
 		gt_report_json_string(out, line);
 		fputc('}', out);
 	}
+	gt_hot_print_json(out, &r->hot, opt->top);
+	gt_offcpu_print_json(out, &r->offcpu, opt->top);
 	fputs("}\n", out);
 }
 
@@ -964,10 +973,25 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);
 	if (r.n_threads > 1)
 		qsort(r.threads + 1, r.n_threads - 1, sizeof *r.threads, thread_by_serial);
+	/* the CPU samples are in the trace only: unwound and symbolized at conversion */
+	struct gt_go_trace t = { 0 };
+	char terr[256];
+	if (opt->trace != NULL && gt_go_trace_read(opt->trace, &t, terr, sizeof terr) == 0)
+		gt_hot_collect(&t, &r.hot);
+	/* FILE.gtkern beside FILE.gtcap (and beside the trace FILE) */
+	char kernel[4096];
+	size_t len = strlen(capture);
+	if (len > 6 && strcmp(capture + len - 6, ".gtcap") == 0 && len < sizeof kernel - 16) {
+		snprintf(kernel, sizeof kernel, "%.*s" GT_KERNEL_SUFFIX, (int)(len - 6), capture);
+		gt_offcpu_collect(kernel, h->pid, r.sym, &r.offcpu);
+	}
 	if (opt->json)
 		print_json(out, &r, h, capture, opt);
 	else
 		print_text(out, &r, h, capture, opt);
+	gt_hot_free(&r.hot);
+	gt_offcpu_free(&r.offcpu);
+	gt_go_trace_free(&t);
 	free_report(&r);
 	gt_capture_close(c);
 	return 0;

@@ -7,6 +7,7 @@
  * to the blocking stack, grouped by its frames (function, file, line), as the capture report
  * groups them.  Lock addresses are not in a Go trace, hence "by stack". */
 #include "gotrace_reader.h"
+#include "hot_functions.h"
 #include "report.h"
 #include "u64map.h"
 
@@ -68,6 +69,7 @@ struct trace_report {
 	size_t n_groups, cap_groups;
 	struct gt_u64map group_index; /* hash of (kind, frames) -> index + 1 of its first group */
 	uint64_t end_ns;
+	struct gt_hot hot;          /* from the CPU samples */
 };
 
 /* The goroutine of id, made when first met; valid until the next call. */
@@ -405,6 +407,7 @@ static void print_text(FILE *out, const struct trace_report *r, const char *trac
 			name[0] ? name : "-", ms(g->since_ns), block_class_name[g->block]);
 		text_stack(out, r, g->block_stack);
 	}
+	gt_hot_print_text(out, &r->hot, opt->top);
 	fprintf(out, "\nLock, condvar and semaphore addresses, fd kinds and syscall names are only "
 		"in the capture: `gotrace run --keep-capture` keeps it as %s.gtcap.\n", trace);
 }
@@ -473,6 +476,7 @@ static void print_json(FILE *out, const struct trace_report *r, const char *trac
 	}
 	fputs("],\"note\":", out);
 	gt_report_json_string(out, by_stack_heading);
+	gt_hot_print_json(out, &r->hot, opt->top);
 	fputs("}\n", out);
 }
 
@@ -487,7 +491,9 @@ int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, F
 	struct trace_report r = { .t = &t };
 	r.keys = gt_report_must(calloc(t.n_stacks + 1, sizeof *r.keys));
 	for (size_t i = 0; i < t.n_ev; i++)
-		add_event(&r, &t.ev[i]);
+		if (t.ev[i].kind != GT_GO_CPU_SAMPLE)   /* instants: no goroutine changes */
+			add_event(&r, &t.ev[i]);
+	gt_hot_collect(&t, &r.hot);
 	charge_open_blocks(&r);
 	if (r.n_groups > 1) /* groups is NULL when nothing blocked: qsort must not see it */
 		qsort(r.groups, r.n_groups, sizeof *r.groups, group_by_total_desc);
@@ -501,6 +507,7 @@ int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, F
 		free(r.keys[i]);
 	free(r.keys);
 	free(r.groups);
+	gt_hot_free(&r.hot);
 	free(r.g);
 	gt_u64map_free(&r.g_index);
 	gt_u64map_free(&r.group_index);

@@ -76,6 +76,7 @@ void gt_sym_free(struct gt_symbolizer *sym)
 		free(img);
 		img = next;
 	}
+	gt_sym_unwind_free(sym);
 	free(sym->maps);
 	for (size_t i = 0; i < sym->n_spaces; i++)
 		if (i != sym->space)
@@ -160,6 +161,7 @@ int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t
 		sym->maps[kept++] = *m;
 	}
 	sym->n_maps = kept;
+	sym->maps_version++;
 	if (replaced) {
 		gt_sym_map_clear(&sym->stack_cache);
 		gt_sym_map_clear(&sym->function_cache);

@@ -18,6 +18,7 @@
 #ifndef GOTRACE_SYMBOLIZER_H
 #define GOTRACE_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,6 +82,18 @@ size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
 /* Symbolize one function entry address (a thread's start routine): one frame, the PC
  * itself (not - 1), no inline expansion. */
 struct gt_frame gt_sym_function(struct gt_symbolizer *sym, uint64_t entry);
+
+/* Unwinds a copied user stack (a perf sample of thread tid in the current space) with DWARF
+ * CFI, from the space's modules: regs in x86-64 DWARF order (AX DX CX BX SI DI BP SP
+ * R8..R15, then the IP), stack the stack_size bytes copied from SP on.  Writes at most max
+ * addresses into pcs, innermost first, in gt_sym_stack's convention (return addresses; the
+ * interrupted instruction as the address after it), ready for it.  *complete: the unwinding
+ * reached the outermost frame (or max); false when it stopped early (the copy was too
+ * short, a module without CFI).  Returns the number written. */
+#define GT_SYM_UNWIND_REGS 17
+size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid,
+		     const uint64_t regs[GT_SYM_UNWIND_REGS], const uint8_t *stack,
+		     size_t stack_size, uint64_t *pcs, size_t max, bool *complete);
 
 /* Counters for reports and benchmarks. */
 struct gt_sym_stats {

@@ -223,6 +223,10 @@ struct gt_symbolizer {
 	bool demangle_looked_up;
 
 	struct gt_sym_stats stats;
+
+	uint64_t maps_version;        /* bumped by every gt_sym_add_module */
+	struct gt_sym_unwind **unwind; /* sym_unwind.c: a Dwfl per space, NULL until used */
+	size_t n_unwind;
 };
 
 /* sym_module.c */
@@ -237,6 +241,9 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 void gt_sym_warn(struct gt_symbolizer *sym, const char *path, enum gt_sym_problem problem,
 		 const char *detail, const char *base_name);
 int gt_sym_push_frame(struct gt_symbolizer *sym, const struct gt_sym_frame *fr);
+
+/* sym_unwind.c */
+void gt_sym_unwind_free(struct gt_symbolizer *sym);
 
 /* sym_names.c */
 /* The name to show for a linkage or plain name: demangled when mangled, the last

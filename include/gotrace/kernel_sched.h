@@ -3,7 +3,15 @@
  * (context_switch, comm, task; use_clockid CLOCK_MONOTONIC), next to the captures as
  * gotrace-<pid>.gtkern.  See ../shared/PERF-EVENTS.md for why these attributes.
  *
- * Layout: one struct gt_kernel_header, then the records as the kernel wrote them (each a
+ * Samples (issue 15 items 3, 4): with --cpu-samples, a cpu-clock event per CPU, and with
+ * --offcpu-stacks a context-switches event per CPU, both redirected into the switch event's
+ * ring (PERF_EVENT_IOC_SET_OUTPUT): PERF_RECORD_SAMPLE records laid out by
+ * header.sample_sample_type, their registers by header.sample_regs_user, each naming its
+ * event by id (PERF_SAMPLE_IDENTIFIER, the record's first u64); the table of struct
+ * gt_kernel_event after the header says which id is which.
+ *
+ * Layout: one struct gt_kernel_header, n_events struct gt_kernel_event (header_size covers
+ * both), then the records as the kernel wrote them (each a
  * struct perf_event_header with its size), whole, in drain order: in time order within one
  * CPU's buffer, not across CPUs (the trailer's cpu says which).  The records' sample_id
  * trailer follows header.sample_type (PERF_SAMPLE_* bits, perf's field order).  A record
@@ -19,7 +27,7 @@
 #include <stdint.h>
 
 #define GT_KERNEL_MAGIC "GTKERN\0\0"
-#define GT_KERNEL_VERSION 1u
+#define GT_KERNEL_VERSION 2u
 #define GT_KERNEL_SUFFIX ".gtkern"
 #define GT_KERNEL_UNFINISHED UINT64_MAX
 
@@ -33,6 +41,26 @@ struct gt_kernel_header {
 	uint32_t buffer_bytes;  /* data bytes of each CPU's ring buffer */
 	uint32_t pid;           /* the command the events were opened on */
 	uint64_t launcher_lost; /* records drained and not stored; GT_KERNEL_UNFINISHED */
+	uint64_t sample_sample_type;  /* of the sampling events (0: none) */
+	uint64_t sample_regs_user;    /* their PERF_SAMPLE_REGS_USER mask (x86-64 numbering) */
+	uint32_t sample_stack_user;   /* bytes of user stack each sample copies */
+	uint32_t sample_hz;           /* cpu-clock samples per second of a thread's CPU time */
+	uint32_t n_events;            /* struct gt_kernel_event entries after this header */
+	uint32_t pad;
+	uint64_t launcher_cpu_ns;     /* CPU time of the launcher's drain, written at its end */
+};
+
+/* Which event an id (PERF_EVENT_IOC_ID) is. */
+enum gt_kernel_event_kind {
+	GT_KERNEL_EV_SWITCH = 1,   /* the dummy event: switches, comm, fork, exit */
+	GT_KERNEL_EV_CPU = 2,      /* cpu-clock samples: where a thread was running */
+	GT_KERNEL_EV_OFFCPU = 3,   /* a sample at each switch-out: where a thread left the CPU */
+};
+
+struct gt_kernel_event {
+	uint64_t id;
+	uint32_t kind;           /* enum gt_kernel_event_kind */
+	uint32_t cpu;
 };
 
 #endif

@@ -211,3 +211,11 @@ unsigned cli_workpool_line(const char *needle)
 	cr_assert_neq(found, 0, "'%s' not in %s", needle, cli_workpool_source);
 	return found;
 }
+
+size_t cli_count_of(const char *text, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}

@@ -17,6 +17,9 @@ struct cli_result {
 void cli_run(struct cli_result *r, const char *const *argv, const char *const *env);
 void cli_result_free(struct cli_result *r);
 
+/* Number of times needle occurs in text. */
+size_t cli_count_of(const char *text, const char *needle);
+
 /* Number of lines in text (a last line without '\n' counts). */
 size_t cli_count_lines(const char *text);
 

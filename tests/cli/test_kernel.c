@@ -76,12 +76,13 @@ static void count_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id
 		s->other++;
 }
 
-static size_t count_lines_with(const char *text, const char *needle)
+/* A traced ping-pong in a fresh DIR with OPTION; its kernel records' path into kern. */
+static void traced_ping_pong(const char *option, struct cli_result *r, char *dir, char *trace,
+			     char *kern, int pids[2])
 {
-	size_t n = 0;
-	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
-		n++;
-	return n;
+	cli_tempdir(dir, 512);
+	run_twins(dir, NULL, option, r, trace, 600, pids);
+	snprintf(kern, 700, "%s%s", trace, GT_KERNEL_SUFFIX);
 }
 
 Test(kernel, every_blocking_read_of_a_ping_pong_is_a_recorded_switch, .timeout = 120)
@@ -89,11 +90,9 @@ Test(kernel, every_blocking_read_of_a_ping_pong_is_a_recorded_switch, .timeout =
 	char dir[512], trace[600], kern[700], err[1024];
 	struct cli_result r;
 	struct switches s = { 0 };
-	cli_tempdir(dir, sizeof dir);
-	run_twins(dir, NULL, "--kernel=on", &r, trace, sizeof trace, s.pids);
-	cr_assert_eq(count_lines_with(r.err, "no kernel scheduling data"), 0,
+	traced_ping_pong("--kernel=on", &r, dir, trace, kern, s.pids);
+	cr_assert_eq(cli_count_of(r.err, "no kernel scheduling data"), 0,
 		     "perf refused on this machine (root, paranoid <= 2 expected): %s", r.err);
-	snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
 	cr_assert(cli_file_exists(kern), "no kernel records kept: %s", r.err);
 
 	struct gt_kernel_counts c;
@@ -145,9 +144,66 @@ Test(kernel, refused_perf_is_one_line_and_a_hook_only_trace, .timeout = 120)
 {
 	struct cli_result r;
 	run_without_kernel(GT_TEST_NO_PERF, "--kernel=on", &r);
-	cr_assert_eq(count_lines_with(r.err, "gotrace: no kernel scheduling data: "
+	cr_assert_eq(cli_count_of(r.err, "gotrace: no kernel scheduling data: "
 					     "perf_event_open blocked (EPERM)"), 1, "%s", r.err);
-	cr_assert_eq(count_lines_with(r.err, "no kernel scheduling data"), 1, "%s", r.err);
+	cr_assert_eq(cli_count_of(r.err, "no kernel scheduling data"), 1, "%s", r.err);
 	cr_assert_not_null(strstr(r.err, "--cap-add PERFMON"), "no way to enable it: %s", r.err);
+	cli_result_free(&r);
+}
+
+/* --offcpu-stacks (root here): every switch-out of the ping-pong has its sample, found by
+ * (pid, tid, time) as the model and the report look them up; the sample is of that thread
+ * and holds its user registers and stack. */
+Test(kernel, offcpu_samples_meet_their_switch_outs, .timeout = 120)
+{
+	char dir[512], trace[600], kern[700], err[1024];
+	struct cli_result r;
+	struct switches s = { 0 };
+	traced_ping_pong("--offcpu-stacks", &r, dir, trace, kern, s.pids);
+	cr_assert_null(strstr(r.err, "off-CPU stacks unavailable"), "root expected: %s", r.err);
+	struct gt_kernel_file f;
+	cr_assert_eq(gt_kernel_open(kern, &f, err, sizeof err), 0, "%s", err);
+	struct gt_kernel_index outs, samples;
+	cr_assert(gt_kernel_index_build(&f, GT_KERNEL_EV_SWITCH, &outs));
+	cr_assert(gt_kernel_index_build(&f, GT_KERNEL_EV_OFFCPU, &samples));
+	size_t ours = 0, met = 0, no_stack = 0;
+	uint64_t worst = 0;
+	for (size_t i = 0; i < outs.n; i++) {
+		const struct gt_kernel_at *o = &outs.v[i];
+		if ((int)o->tid != s.pids[0] && (int)o->tid != s.pids[1])
+			continue;
+		ours++;
+		const struct gt_kernel_at *a = gt_kernel_index_find(&samples, o->pid, o->tid, o->time,
+								    100000);
+		struct gt_kernel_sample k;
+		if (a == NULL || !gt_kernel_sample_at(&f, a->offset, &k))
+			continue;
+		cr_assert_eq(k.tid, o->tid);
+		cr_assert_eq(k.kind, GT_KERNEL_EV_OFFCPU);
+		if (k.regs == NULL || k.stack_size == 0) {
+			no_stack++;   /* the kernel could not copy it then (a page not present) */
+			continue;
+		}
+		met++;
+		uint64_t d = a->time > o->time ? a->time - o->time : o->time - a->time;
+		worst = d > worst ? d : worst;
+	}
+	/* a loaded machine may leave the drain behind: the kernel then drops records (2 KiB
+	 * samples fill the buffers fast), each one counted, and each may leave one switch-out
+	 * without its sample; the rest must meet */
+	struct gt_kernel_counts c;
+	cr_assert_eq(gt_kernel_read(kern, NULL, NULL, &c, err, sizeof err), 0, "%s", err);
+	uint64_t lost = c.lost + c.launcher_lost;
+	cr_assert_geq(met + lost + no_stack, ours, "%zu of %zu switch-outs have their sample (the "
+		      "farthest %llu ns away), %llu records lost, %zu without a stack", met, ours,
+		      (unsigned long long)worst, (unsigned long long)lost, no_stack);
+	cr_assert_leq(no_stack * 100, ours, "%zu of %zu without a stack", no_stack, ours);
+	/* a read finds its byte there when the other side wrote it first (both run on a CPU
+	 * of their own): not every round trip switches, but most do */
+	cr_assert_geq(met, ROUND_TRIPS / 8, "%zu of %zu met, %llu lost", met, ours,
+		      (unsigned long long)lost);
+	gt_kernel_index_free(&outs);
+	gt_kernel_index_free(&samples);
+	gt_kernel_close(&f);
 	cli_result_free(&r);
 }

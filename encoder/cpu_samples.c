@@ -1,0 +1,228 @@
+/* cpu_samples: see cpu_samples.h. */
+#include "cpu_samples.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "kernel_file.h"
+#include "model_internal.h"
+#include "symbolizer.h"
+
+struct sample_ref {
+	uint64_t time;      /* CLOCK_MONOTONIC ns */
+	uint64_t offset;    /* of the record in the file */
+};
+
+struct gt_cpu_samples {
+	struct gt_kernel_file f;
+	struct gt_kernel_counts kc;
+	struct sample_ref *refs;   /* the CPU samples, by time */
+	size_t n, cap, next;
+	struct gt_u64map threads;  /* pid << 32 | tid -> struct mthread * */
+	size_t threads_known;      /* m->n_threads at the last look at every thread */
+	struct gt_cpu_sample_counts c;
+};
+
+static void add_ref(uint64_t offset, uint64_t time, uint32_t kind, void *ctx)
+{
+	struct gt_cpu_samples *s = ctx;
+	if (kind != GT_KERNEL_EV_CPU) {
+		s->c.offcpu += kind == GT_KERNEL_EV_OFFCPU;
+		return;
+	}
+	if (!gt_grow(&s->refs, &s->cap, s->n + 1, sizeof *s->refs))
+		return;
+	s->refs[s->n++] = (struct sample_ref){ time, offset };
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct sample_ref *x = a, *y = b;
+	return x->time < y->time ? -1 : x->time > y->time ? 1 : (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+struct gt_cpu_samples *gt_cpu_samples_open(const char *path, char *err, size_t err_size)
+{
+	struct gt_cpu_samples *s = calloc(1, sizeof *s);
+	if (!s) {
+		snprintf(err, err_size, "out of memory");
+		return NULL;
+	}
+	if (gt_kernel_open(path, &s->f, err, err_size) != 0) {
+		free(s);
+		return NULL;
+	}
+	/* each CPU's records are in time order, not the file (PERF-EVENTS.md §10) */
+	gt_kernel_walk(&s->f, NULL, add_ref, s, &s->kc);
+	qsort(s->refs, s->n, sizeof *s->refs, by_time);
+	s->c.kernel_lost = s->kc.lost + s->kc.launcher_lost;
+	return s;
+}
+
+uint64_t gt_cpu_samples_ticks(const struct gt_model *m, uint64_t tsc)
+{
+	return gt_clock_ticks(&m->clock, tsc);
+}
+
+/* A sample's CLOCK_MONOTONIC time as model ticks: nominal-rate ns since the capture's start
+ * (its header's clock pair) + the offset; the trace's Frequency makes them fitted ns. */
+static uint64_t mono_ticks(const struct gt_model *m, uint64_t mono)
+{
+	double f = (double)gt_clock_frequency(&m->clock) / 1e9;
+	double d = ((double)mono - (double)m->h.start_mono_ns) * f;
+	double t = (double)GT_CLOCK_TICKS_OFFSET + d;
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+/* The thread of (pid, tid): a thread's tid is known from its first fact on, which may come
+ * after the map was made, so a miss looks again at every thread. */
+static struct mthread *thread_of(struct gt_cpu_samples *s, struct gt_model *m, uint32_t pid,
+				 uint32_t tid)
+{
+	uint64_t key = (uint64_t)pid << 32 | tid;
+	const uint64_t *v = gt_u64map_find(&s->threads, key);
+	if (v != NULL && s->threads_known == m->n_threads)
+		return (struct mthread *)(uintptr_t)*v;
+	/* threads are never freed; a tid used again is the later thread's */
+	struct mthread *found = NULL;
+	for (size_t i = 0; i < m->n_threads; i++) {
+		struct mthread *t = m->threads[i];
+		if (t->tid == tid && t->capture < m->n_caps && m->caps[t->capture].pid == pid &&
+		    (found == NULL || found->serial < t->serial))
+			found = t;
+	}
+	bool fresh;
+	uint64_t *slot = found ? gt_u64map_slot(&s->threads, key, &fresh) : NULL;
+	if (slot)
+		*slot = (uintptr_t)found;
+	s->threads_known = m->n_threads;
+	return found;
+}
+
+/* The capture of process pid, when no thread says it. */
+static bool capture_of(const struct gt_model *m, uint32_t pid, uint32_t *capture)
+{
+	for (uint32_t i = 0; i < m->n_caps; i++)
+		if (m->caps[i].pid == pid) {
+			*capture = i;
+			return true;
+		}
+	return false;
+}
+
+/* x86-64 DWARF register order from perf's REGS_USER order (mask 0xff0fff: AX BX CX DX SI
+ * DI BP SP IP FLAGS CS SS R8..R15). */
+static bool dwarf_regs(const struct gt_kernel_sample *k, uint64_t out[GT_SYM_UNWIND_REGS])
+{
+	if (!k->regs || k->regs_mask != 0xff0fffull || k->n_regs != 20)
+		return false;
+	static const uint8_t from[GT_SYM_UNWIND_REGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 12, 13, 14,
+							   15, 16, 17, 18, 19, 8 };
+	for (int i = 0; i < GT_SYM_UNWIND_REGS; i++)
+		out[i] = k->regs[from[i]];
+	return true;
+}
+
+size_t gt_kernel_sample_unwind(struct gt_symbolizer *sym, const struct gt_kernel_sample *k,
+			       uint64_t *pcs, size_t max, bool *complete)
+{
+	uint64_t regs[GT_SYM_UNWIND_REGS];
+	*complete = false;
+	if (!max || !dwarf_regs(k, regs))
+		return 0;
+	size_t n = sym ? gt_sym_unwind(sym, k->tid, regs, k->stack, k->stack_size, pcs, max,
+				       complete) : 0;
+	if (!n) {
+		pcs[n++] = regs[16] + 1;   /* the interrupted instruction alone */
+		*complete = false;
+	}
+	return n;
+}
+
+static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
+			 const struct gt_kernel_sample *k, uint64_t ticks)
+{
+	struct mthread *t = thread_of(s, m, k->pid, k->tid);
+	uint32_t capture;
+	if (t) {
+		capture = t->capture;
+	} else if (!capture_of(m, k->pid, &capture)) {
+		s->c.elsewhere++;   /* another process's trace holds it */
+		return;
+	}
+	uint64_t pcs[GT_WIRE_MAX_FRAMES];
+	bool complete;
+	gtm_use_space(m, capture);
+	size_t n = gt_kernel_sample_unwind(m->opt.sym, k, pcs, GT_WIRE_MAX_FRAMES, &complete);
+	if (!n) {
+		s->c.no_user++;
+		return;
+	}
+	s->c.partial += !complete;
+	s->c.no_thread += !t || !t->g;
+	uint64_t stack = gtm_pcs_stack(m, capture, pcs, n);
+	struct gt_wire_actor who = { t ? t->g : 0, k->tid };
+	uint64_t p = k->cpu + 1 < m->n_ps ? k->cpu + 1 : GT_WIRE_P_NONE;
+	gt_wire_cpu_sample(m->w, ticks, p, &who, stack);
+	s->c.written++;
+}
+
+void gt_cpu_samples_until(struct gt_cpu_samples *s, struct gt_model *m, uint64_t ticks)
+{
+	for (; s->next < s->n; s->next++) {
+		struct gt_kernel_sample k;
+		uint64_t at = mono_ticks(m, s->refs[s->next].time);
+		if (at > ticks)
+			return;
+		if (!gt_kernel_sample_at(&s->f, s->refs[s->next].offset, &k))
+			continue;
+		/* before the trace starts (its prologue) there is no goroutine to name */
+		if (!m->prologue_closed || !m->seen_fact || at < m->t0)
+			s->c.outside++;
+		else
+			write_sample(s, m, &k, at);
+	}
+}
+
+void gt_cpu_samples_finish(struct gt_cpu_samples *s, struct gt_model *m)
+{
+	gt_cpu_samples_until(s, m, m->now);
+	s->c.outside += s->n - s->next;
+	s->next = s->n;
+}
+
+void gt_cpu_samples_counts(const struct gt_cpu_samples *s, struct gt_cpu_sample_counts *out)
+{
+	*out = s->c;
+}
+
+void gt_cpu_samples_close(struct gt_cpu_samples *s)
+{
+	if (!s)
+		return;
+	gt_kernel_close(&s->f);
+	gt_u64map_free(&s->threads);
+	free(s->refs);
+	free(s);
+}
+
+void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f)
+{
+	const struct { uint64_t n; const char *what; } parts[] = {
+		{ c->partial, ", %" PRIu64 " of them with a partial stack" },
+		{ c->no_thread, ", %" PRIu64 " of threads the captures do not have" },
+		{ c->outside, "; %" PRIu64 " outside the traced time" },
+		{ c->no_user, "; %" PRIu64 " without user registers" },
+		{ c->offcpu, "; %" PRIu64 " off-CPU stacks" },
+		{ c->elsewhere, "; %" PRIu64 " of processes traced apart" },
+		{ c->kernel_lost, "; %" PRIu64 " kernel records lost (samples among them)" },
+	};
+	fprintf(f, "gotrace: CPU samples: %" PRIu64 " in the trace", c->written);
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		if (parts[i].n)
+			fprintf(f, parts[i].what, parts[i].n);
+	fputc('\n', f);
+}

@@ -1,0 +1,159 @@
+/* sym_unwind: a copied user stack (a perf sample: registers and the bytes from SP on) ->
+ * return addresses, with libdwfl's DWARF CFI unwinder, as linux tools/perf/util/
+ * unwind-libdw.c does it: the process's modules reported into a Dwfl (here one per space,
+ * kept and reused for every sample: a Dwfl per sample costs 40x), dwfl_attach_state with
+ * callbacks that answer the registers and the stack copy, dwfl_getthread_frames.  The
+ * modules are the capture's, as the symbolizer has them (gt_sym_add_module). */
+#include "symbolizer_private.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The sample being unwound. */
+struct unwind_sample {
+	uint32_t tid;
+	const uint64_t *regs;
+	const uint8_t *stack;
+	uint64_t sp, size;
+	uint64_t *pcs;
+	size_t n, max;
+};
+
+/* One space's Dwfl; allocated once (the threads callbacks' argument, fixed at attach). */
+struct gt_sym_unwind {
+	Dwfl *dwfl;
+	uint64_t maps_version;     /* of the modules reported */
+	bool attached;
+	struct unwind_sample *cur;
+};
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_arg)
+{
+	(void)dwfl;
+	struct unwind_sample *s = ((struct gt_sym_unwind *)arg)->cur;
+	if (*thread_arg != NULL)
+		return 0;
+	*thread_arg = s;
+	return (pid_t)s->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_arg)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_arg = ((struct gt_sym_unwind *)arg)->cur;
+	return true;
+}
+
+/* Only the copy: what the stack held when the sample was taken (CFI needs nothing else). */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	struct unwind_sample *s = ((struct gt_sym_unwind *)arg)->cur;
+	if (addr < s->sp || addr - s->sp > s->size || s->size - (addr - s->sp) < sizeof *result)
+		return false;
+	memcpy(result, s->stack + (addr - s->sp), sizeof *result);
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct unwind_sample *s = arg;
+	return dwfl_thread_state_registers(thread, 0, GT_SYM_UNWIND_REGS, s->regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+static int frame(Dwfl_Frame *state, void *arg)
+{
+	struct unwind_sample *s = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	if (!dwfl_frame_pc(state, &pc, &activation) || pc == 0)
+		return DWARF_CB_ABORT;
+	/* the callers' convention is return addresses (gt_sym_stack looks up pc - 1): an
+	 * interrupted instruction is said as the address after it */
+	s->pcs[s->n++] = activation ? pc + 1 : pc;
+	return s->n < s->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* The current space's modules into u->dwfl (again when they changed): libdwfl keeps a
+ * module reported again at the same place. */
+static bool report_modules(struct gt_symbolizer *sym, struct gt_sym_unwind *u)
+{
+	if (u->dwfl != NULL && u->maps_version == sym->maps_version)
+		return true;
+	if (u->dwfl == NULL && (u->dwfl = dwfl_begin(&sym->callbacks)) == NULL)
+		return false;
+	dwfl_report_begin(u->dwfl);
+	for (size_t i = 0; i < sym->n_maps; i++) {
+		const struct gt_sym_mapping *m = &sym->maps[i];
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = sym->maps[j].img == m->img && sym->maps[j].delta == m->delta;
+		if (seen || (m->img->flags & GT_SYM_VDSO) || m->img->state == GT_IMG_FAILED)
+			continue;
+		/* a file that cannot be reported is simply a module the unwinding stops in */
+		dwfl_report_elf(u->dwfl, m->img->base_name, m->img->path, -1, m->img->bias - m->delta,
+				false);
+	}
+	dwfl_report_end(u->dwfl, NULL, NULL);
+	u->maps_version = sym->maps_version;
+	return true;
+}
+
+size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid,
+		     const uint64_t regs[GT_SYM_UNWIND_REGS], const uint8_t *stack,
+		     size_t stack_size, uint64_t *pcs, size_t max, bool *complete)
+{
+	*complete = false;
+	if (!sym || max == 0)
+		return 0;
+	if (sym->space >= sym->n_unwind) {
+		size_t n = sym->space + 1;
+		struct gt_sym_unwind **more = realloc(sym->unwind, n * sizeof(*more));
+		if (!more)
+			return 0;
+		memset(more + sym->n_unwind, 0, (n - sym->n_unwind) * sizeof(*more));
+		sym->unwind = more;
+		sym->n_unwind = n;
+	}
+	if (!sym->unwind[sym->space] && !(sym->unwind[sym->space] = calloc(1, sizeof(**sym->unwind))))
+		return 0;
+	struct gt_sym_unwind *u = sym->unwind[sym->space];
+	struct unwind_sample s = {
+		.tid = tid ? tid : 1, .regs = regs, .stack = stack, .sp = regs[7],
+		.size = stack_size, .pcs = pcs, .max = max,
+	};
+	if (!report_modules(sym, u))
+		return 0;
+	if (!u->attached) {
+		/* the pid is only a name here; the threads callbacks answer for every tid */
+		if (!dwfl_attach_state(u->dwfl, NULL, (pid_t)(sym->space + 1), &thread_callbacks, u))
+			return 0;
+		u->attached = true;
+	}
+	u->cur = &s;
+	int rc = dwfl_getthread_frames(u->dwfl, (pid_t)s.tid, frame, &s);
+	u->cur = NULL;
+	*complete = rc == 0 || s.n == max;
+	return s.n;
+}
+
+void gt_sym_unwind_free(struct gt_symbolizer *sym)
+{
+	for (size_t i = 0; i < sym->n_unwind; i++) {
+		if (sym->unwind[i] != NULL && sym->unwind[i]->dwfl != NULL)
+			dwfl_end(sym->unwind[i]->dwfl);
+		free(sym->unwind[i]);
+	}
+	free(sym->unwind);
+	sym->unwind = NULL;
+	sym->n_unwind = 0;
+}
