@@ -57,7 +57,8 @@ struct gt_cpu_samples *gt_cpu_samples_open(const char *path, char *err, size_t e
 	}
 	/* each CPU's records are in time order, not the file (PERF-EVENTS.md §10) */
 	gt_kernel_walk(&s->f, NULL, add_ref, s, &s->kc);
-	qsort(s->refs, s->n, sizeof *s->refs, by_time);
+	if (s->n > 1)   /* none: refs is NULL, which qsort must not get */
+		qsort(s->refs, s->n, sizeof *s->refs, by_time);
 	s->c.kernel_lost = s->kc.lost + s->kc.launcher_lost;
 	return s;
 }

@@ -136,7 +136,7 @@ Test(samples, name_the_burning_function_on_its_thread, .timeout = 180)
 {
 	char dir[512] = "", trace[600];
 	struct cli_result r;
-	const char *options[] = { "--cpu-samples", "499", NULL };
+	const char *options[] = { "--cpu-samples", "499", "--format", "go1.19", NULL };
 	run_twins(dir, sizeof dir, NULL, options, &r, trace, sizeof trace);
 	cr_assert_null(strstr(r.err, "no kernel scheduling data"), "%s", r.err);
 	cr_assert_not_null(strstr(r.err, "gotrace: CPU samples: "), "%s", r.err);
@@ -180,7 +180,7 @@ Test(samples, refused_perf_is_one_line_and_a_hook_only_trace, .timeout = 180)
 {
 	char dir[512] = "", trace[600];
 	struct cli_result r;
-	const char *options[] = { "--cpu-samples", "499", NULL };
+	const char *options[] = { "--cpu-samples", "499", "--format", "go1.19", NULL };
 	run_twins(dir, sizeof dir, GT_TEST_NO_PERF, options, &r, trace, sizeof trace);
 	cr_assert_eq(cli_count_of(r.err, "gotrace: no kernel scheduling data: perf_event_open "
 				      "blocked (EPERM)"), 1, "%s", r.err);
@@ -228,7 +228,7 @@ Test(samples, report_shows_the_hottest_functions, .timeout = 180)
 {
 	char dir[512] = "", trace[600], kept[600];
 	struct cli_result r;
-	const char *options[] = { "--cpu-samples", "499", NULL };
+	const char *options[] = { "--cpu-samples", "499", "--format", "go1.19", NULL };
 	run_twins(dir, sizeof dir, NULL, options, &r, trace, sizeof trace);
 	cli_result_free(&r);
 	check_hot_table(trace);   /* the Go trace alone */
@@ -324,7 +324,8 @@ Test(samples, offcpu_stacks_refused_unprivileged_is_one_line, .timeout = 180)
 	cr_assert_eq(chmod(dir, 0777), 0);   /* for nobody's trace */
 	const char *wrapper[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
 				  "--clear-groups", NULL };
-	const char *options[] = { "--offcpu-stacks", "--cpu-samples", "499", NULL };
+	const char *options[] = { "--offcpu-stacks", "--cpu-samples", "499", "--format",
+				  "go1.19", NULL };
 	const char *program[] = { GT_TEST_BURNER, BURN_MS, NULL };
 	run_program_twins(dir, wrapper, options, program, NULL, &r, trace, sizeof trace);
 	cr_assert_eq(cli_count_of(r.err, "gotrace: off-CPU stacks unavailable at "
