@@ -468,6 +468,14 @@ static uint64_t w19_stack(struct gt_wire *gw, const struct gt_wire_frame *frames
 	return id;
 }
 
+/* 1.19 has no label but GoStartLabel's: the G's next start shows it. */
+static bool w19_running_label(struct gt_wire *gw, uint64_t ticks, const struct gt_wire_actor *who,
+			      uint64_t label)
+{
+	(void)gw, (void)ticks, (void)who, (void)label;
+	return false;
+}
+
 /* CPU samples in batches of their own, as the runtime writes them: the parser takes their
  * time, P and G from the arguments and sorts them apart (ProfileP), so the batch's P and
  * clock say nothing (P 0, base 0, every delta 0). */
@@ -556,6 +564,7 @@ static const struct gt_wire_ops wire19_ops = {
 	.stack = w19_stack,
 	.set_stack_id_base = w19_set_stack_id_base,
 	.cpu_sample = w19_cpu_sample,
+	.running_label = w19_running_label,
 	.finish = w19_finish,
 	.stats = w19_stats,
 	.free = w19_free,
@@ -610,6 +619,12 @@ void gt_wire_cpu_sample(struct gt_wire *w, uint64_t ticks, uint64_t p,
 			const struct gt_wire_actor *who, uint64_t stack)
 {
 	w->ops->cpu_sample(w, ticks, p, who, stack);
+}
+
+bool gt_wire_running_label(struct gt_wire *w, uint64_t ticks, const struct gt_wire_actor *who,
+			   uint64_t label)
+{
+	return w->ops->running_label(w, ticks, who, label);
 }
 
 int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second)

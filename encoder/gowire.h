@@ -224,6 +224,12 @@ void gt_wire_set_stack_id_base(struct gt_wire *w, uint64_t id_base);
 void gt_wire_cpu_sample(struct gt_wire *w, uint64_t ticks, uint64_t p,
 			const struct gt_wire_actor *who, uint64_t stack);
 
+/* The label (a string id) of who's G changed while it runs: 1.22+ writes a GoLabel on its M
+ * now; 1.19 can only show it with the G's next GoStartLabel.  Whether an event was written
+ * (its tick used). */
+bool gt_wire_running_label(struct gt_wire *w, uint64_t ticks, const struct gt_wire_actor *who,
+			   uint64_t label);
+
 /* Writes the Frequency in a final batch, flushes every buffer.  Returns 0 or an errno
  * value (the first write error met). */
 int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second);

@@ -18,6 +18,8 @@ struct gt_wire_ops {
 	void (*set_stack_id_base)(struct gt_wire *w, uint64_t id_base);
 	void (*cpu_sample)(struct gt_wire *w, uint64_t ticks, uint64_t p,
 			   const struct gt_wire_actor *who, uint64_t stack);
+	bool (*running_label)(struct gt_wire *w, uint64_t ticks, const struct gt_wire_actor *who,
+			      uint64_t label);
 	int (*finish)(struct gt_wire *w, uint64_t ticks_per_second);
 	void (*stats)(const struct gt_wire *w, struct gt_wire_stats *out);
 	void (*free)(struct gt_wire *w);

@@ -1028,6 +1028,23 @@ static void w22_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_
 	     key, stack);
 }
 
+/* A running G renamed: its GoLabel on its M now (§2.1), not at its next start only. */
+static bool w22_running_label(struct gt_wire *gw, uint64_t ticks, const struct gt_wire_actor *who,
+			      uint64_t label)
+{
+	struct wire22 *w = w22(gw);
+	if (w->error || !who || !who->g || who->g >= w->cap_gs || !label)
+		return false;
+	struct g2 *gg = &w->gs[who->g];
+	if (gg->st != G_RUNNING || !gg->m || gg->label_shown == label)
+		return false;
+	gen_check(w, ticks);
+	use_string(w, label);
+	EMIT(w, gg->m, GO_LABEL, ticks, label);
+	gg->label_shown = label;
+	return true;
+}
+
 /* A CPU sample: absolute ticks, M, P, G, stack in the generation's CPU samples batch; not
  * checked against the scheduling state by the readers (§1.7).  Before the first generation
  * there is nowhere to put it (skipped, counted). */
@@ -1119,6 +1136,7 @@ static const struct gt_wire_ops wire22_ops = {
 	.stack = w22_stack,
 	.set_stack_id_base = w22_set_stack_id_base,
 	.cpu_sample = w22_cpu_sample,
+	.running_label = w22_running_label,
 	.finish = w22_finish,
 	.stats = w22_stats,
 	.free = w22_free,

@@ -368,7 +368,7 @@ static void thread_label(struct gt_model *m, struct mthread *t)
 	t->label = gt_wire_string(m->w, t->name, len);
 }
 
-static void fact_name(struct gt_model *m, const struct gt_capture_record *r)
+static void fact_name(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_thread_name *n = r->payload;
 	uint32_t serial = gtm_rec_serial(m, r);
@@ -380,6 +380,16 @@ static void fact_name(struct gt_model *m, const struct gt_capture_record *r)
 	memcpy(t->name, n->name, kept);
 	t->name[kept] = 0;
 	thread_label(m, t);
+	/* renamed while it runs: shown now where the format can (a start shows it anyway) */
+	if (t->state == T_RUNNING && t->g && t->label) {
+		struct gt_wire_actor who = {t->g, t->tid};
+		uint64_t last = m->ps[t->p].last, dep = t->dep;
+		if (!gt_wire_running_label(m->w, gtm_take_tick(m, t->p, t, NULL, ns), &who,
+					   t->label)) {
+			m->ps[t->p].last = last;   /* nothing written: its tick unused */
+			t->dep = dep;
+		}
+	}
 }
 
 static void fact_module(struct gt_model *m, const struct gt_capture_record *r)
@@ -537,7 +547,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	case GT_THREAD_NEW: fact_thread_new(m, r, ns); break;
 	case GT_THREAD_START: fact_thread_start(m, r, ns); break;
 	case GT_THREAD_END: fact_thread_end(m, r, ns); break;
-	case GT_THREAD_NAME: fact_name(m, r); break;
+	case GT_THREAD_NAME: fact_name(m, r, ns); break;
 	case GT_THREAD_EXISTING: fact_existing(m, r, ns); break;
 	case GT_BLOCK_BEGIN: fact_block_begin(m, r, ns); break;
 	case GT_BLOCK_END: fact_block_end(m, r, ns); break;

@@ -147,8 +147,11 @@ Test(e2e_go122, threads_create_end_join, .fini = teardown, .timeout = 300)
 		snprintf(end, sizeof end, "GoID=%lld Running->NotExist", waker);
 		cr_assert_eq(gt_dump_123_count(dump, end), 1u, "the joined G %lld wakes main", waker);
 	}
-	/* names set by pthread_setname_np / prctl become labels */
+	/* names set by pthread_setname_np / prctl become labels: the thread that names itself
+	 * runs, and its label is written then (not only at a later start, which it may never
+	 * have) */
 	cr_assert_geq(gt_dump_123_count(dump, "Label"), 1u);
+	cr_assert_geq(gt_dump_123_count(dump, "Label=\"prctl-name\""), 1u, "%s", dump);
 	cr_assert_eq(assert_one_m_per_thread(traced.pid), 5u);
 }
 

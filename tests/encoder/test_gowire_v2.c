@@ -189,3 +189,28 @@ Test(gowire_v2, user_annotations_and_labels, .timeout = 300)
 		  gt_oracle_passed(report, "ui-1.26"), "%s", report);
 	free(report);
 }
+
+/* A thread renamed while it runs, by itself and then by another thread, that ends with no
+ * later start: each name is a GoLabel on its G at the rename (1.19 can only label a start). */
+Test(gowire_v2, a_thread_renamed_while_it_runs_is_labelled_then, .timeout = 120)
+{
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_thread_new(cb, 0, T0 + 100, 1, 2, 0, 0x401000);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, 0x401000);
+	gt_cb_thread_name(cb, 1, T0 + 300, 2, "self-named");
+	gt_cb_thread_name(cb, 0, T0 + 400, 2, "named-by-main");
+	gt_cb_yield(cb, 0, T0 + 500, 1, 0);
+	gt_cb_thread_end(cb, 1, T0 + 600, 2);
+	gt_cb_capture_end(cb, 0, T0 + 1000);
+	char trace[PATH_MAX];
+	convert22(cb, "rename", trace);
+	assert_read_in_one_order(trace);
+	char tool[PATH_MAX], *dump = NULL;
+	if (!gt_go_trace_tool("1.22", tool, sizeof tool))
+		cr_skip_test("Go 1.22 is not installed: the labels not checked");
+	cr_assert_eq(gt_dump_v2(trace, "1.22", &dump, NULL), 0);
+	cr_assert_eq(gt_dump_123_count(dump, "G=2 Label Label=\"self-named\""), 1u, "%s", dump);
+	cr_assert_eq(gt_dump_123_count(dump, "G=2 Label Label=\"named-by-main\""), 1u, "%s", dump);
+	free(dump);
+}
