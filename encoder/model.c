@@ -44,6 +44,7 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 	t->wait_kind = kind;
 	t->block_ns = block_ns;
 	t->block_tsc = block_tsc;
+	t->hook_wait_open = true;
 	if (kind != GT_BK_SLEEP) {
 		gtm_wait_add(m, t, key);
 		if (m->n_credits)
@@ -166,11 +167,13 @@ static void fact_block_end(struct gt_model *m, const struct gt_capture_record *r
 		gtm_fact_thread(m, r, ns, S_UNKNOWN);
 		return;
 	}
+	/* with the kernel's switches, the switch-in that ends a hook wait runs the thread before
+	 * the wait's end fact: not a repair */
 	if (t && t->state != T_WAITING && t->state != T_RUNNABLE && t->state != T_DEAD && t->g &&
-	    r->rec->aux != GT_BK_JOIN && !t->k_ended_wait)
+	    r->rec->aux != GT_BK_JOIN && !(m->kernel && t->hook_wait_open))
 		m->ctr.ends_without_begin++;
 	if (t)
-		t->k_ended_wait = false;
+		t->hook_wait_open = false;
 	gtm_fact_thread(m, r, ns, end_reason(e->result));
 }
 
@@ -383,12 +386,8 @@ static void fact_name(struct gt_model *m, const struct gt_capture_record *r, uin
 	/* renamed while it runs: shown now where the format can (a start shows it anyway) */
 	if (t->state == T_RUNNING && t->g && t->label) {
 		struct gt_wire_actor who = {t->g, t->tid};
-		uint64_t last = m->ps[t->p].last, dep = t->dep;
-		if (!gt_wire_running_label(m->w, gtm_take_tick(m, t->p, t, NULL, ns), &who,
-					   t->label)) {
-			m->ps[t->p].last = last;   /* nothing written: its tick unused */
-			t->dep = dep;
-		}
+		if (gt_wire_running_label(m->w, gtm_next_tick(m, t->p, t, NULL, ns), &who, t->label))
+			gtm_take_tick(m, t->p, t, NULL, ns);   /* written: its tick is used */
 	}
 }
 

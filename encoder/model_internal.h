@@ -90,7 +90,7 @@ struct mthread {
 	bool k_on;              /* on k_cpu now, by the kernel */
 	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
 	bool k_out_pending;     /* ... and waits for its own fact just after it */
-	bool k_ended_wait;      /* the kernel ran it out of a hook wait before the wait's end */
+	bool hook_wait_open;    /* a hook's block began and its end has not come yet */
 	uint64_t k_out_ns, k_out_tsc;
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
@@ -240,6 +240,10 @@ static inline struct mthread *gtm_thread_at(const struct gt_model *m, uint32_t s
 /* model_sched.c */
 struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial);
 size_t gtm_threads_by_serial(struct gt_model *m);   /* sorts m->threads; returns 0 */
+/* The tick an event of a (and b) on P p wanted at want gets (after P's and their last);
+ * gtm_take_tick also uses it up. */
+uint64_t gtm_next_tick(const struct gt_model *m, uint32_t p, const struct mthread *a,
+		       const struct mthread *b, uint64_t want);
 uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct mthread *b,
 		       uint64_t want);
 void gtm_emit(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,

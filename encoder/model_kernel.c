@@ -148,8 +148,6 @@ static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint6
 	    t->wait_kind != WAIT_PROLOGUE)
 		return;
 	gtm_kernel_take_cpu(m, t, cpu);
-	/* a hook wait's end fact comes after the switch-in that ran it (not a repair) */
-	t->k_ended_wait = t->state == T_WAITING || t->state == T_RUNNABLE;
 	gtm_run_thread(m, t, cpu, ns);
 }
 

@@ -88,8 +88,8 @@ size_t gtm_threads_by_serial(struct gt_model *m)
 	return 0;
 }
 
-uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct mthread *b,
-		       uint64_t want)
+uint64_t gtm_next_tick(const struct gt_model *m, uint32_t p, const struct mthread *a,
+		       const struct mthread *b, uint64_t want)
 {
 	uint64_t t = want < m->floor ? m->floor : want;
 	if (t <= m->ps[p].last)
@@ -98,6 +98,13 @@ uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct
 		t = a->dep + 1;
 	if (b && t <= b->dep)
 		t = b->dep + 1;
+	return t;
+}
+
+uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct mthread *b,
+		       uint64_t want)
+{
+	uint64_t t = gtm_next_tick(m, p, a, b, want);
 	m->ps[p].last = t;
 	if (a)
 		a->dep = t;

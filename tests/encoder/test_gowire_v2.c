@@ -37,6 +37,16 @@ static void convert22(struct gt_cb *cb, const char *name, char *trace)
 	convert22_every(cb, name, trace, 0);
 }
 
+/* Go 1.22's dump of trace; the test is skipped, saying what is left unchecked, without it. */
+static char *dump22(const char *trace, const char *unchecked)
+{
+	char tool[PATH_MAX], *dump = NULL;
+	if (!gt_go_trace_tool("1.22", tool, sizeof tool))
+		cr_skip_test("Go 1.22 is not installed: %s not checked", unchecked);
+	cr_assert_eq(gt_dump_v2(trace, "1.22", &dump, NULL), 0);
+	return dump;
+}
+
 /* The tie rule holds, and Go 1.22 and 1.23 (when installed) read the trace. */
 static void assert_read_in_one_order(const char *trace)
 {
@@ -127,10 +137,7 @@ Test(gowire_v2, clock_fit_and_a_busy_thread)
 	char trace[PATH_MAX];
 	convert22_every(cb, "clockfit", trace, 2 * round);
 	assert_read_in_one_order(trace);
-	char tool[PATH_MAX], *dump = NULL;
-	if (!gt_go_trace_tool("1.22", tool, sizeof tool))
-		cr_skip_test("Go 1.22 is not installed: the sleep's length not checked");
-	cr_assert_eq(gt_dump_v2(trace, "1.22", &dump, NULL), 0);
+	char *dump = dump22(trace, "the sleep's length");
 	char *b = gt_dump_123_header(dump, "Reason=\"sleep\" Running->Waiting", 0);
 	char *e = gt_dump_123_header(dump, "GoID=2 Waiting->Runnable", 0);
 	cr_assert(b && e, "%s", dump);
@@ -168,10 +175,7 @@ Test(gowire_v2, user_annotations_and_labels, .timeout = 300)
 	char trace[PATH_MAX];
 	convert22(cb, "user", trace);
 	assert_read_in_one_order(trace);
-	char tool[PATH_MAX], *dump = NULL;
-	if (!gt_go_trace_tool("1.22", tool, sizeof tool))
-		cr_skip_test("Go 1.22 is not installed: the events not checked");
-	cr_assert_eq(gt_dump_v2(trace, "1.22", &dump, NULL), 0);
+	char *dump = dump22(trace, "the events");
 	static const char *const want[] = {
 		"G=1 TaskBegin Time=1000001000 ID=7 ", "Type=\"request\"",
 		"G=1 RegionBegin Time=1000001100 Task=7 Type=\"parse\"",
@@ -206,10 +210,7 @@ Test(gowire_v2, a_thread_renamed_while_it_runs_is_labelled_then, .timeout = 120)
 	char trace[PATH_MAX];
 	convert22(cb, "rename", trace);
 	assert_read_in_one_order(trace);
-	char tool[PATH_MAX], *dump = NULL;
-	if (!gt_go_trace_tool("1.22", tool, sizeof tool))
-		cr_skip_test("Go 1.22 is not installed: the labels not checked");
-	cr_assert_eq(gt_dump_v2(trace, "1.22", &dump, NULL), 0);
+	char *dump = dump22(trace, "the labels");
 	cr_assert_eq(gt_dump_123_count(dump, "G=2 Label Label=\"self-named\""), 1u, "%s", dump);
 	cr_assert_eq(gt_dump_123_count(dump, "G=2 Label Label=\"named-by-main\""), 1u, "%s", dump);
 	free(dump);
