@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/uio.h>
 
 struct gt_file_header *gt_header;
 union gt_header_page gt_header_page __attribute__((aligned(4096)));
@@ -145,6 +146,30 @@ static void reserve_to(uint64_t len)
 /* two windows: the next one and the one after can be mapped without a descriptor */
 static uint64_t headroom(void) { return 2 * gt_window_chunks * gt_chunk_size; }
 
+/* Zeros written over [from, to) of the file, 1 MiB a call: the pages of the new chunks are
+ * then in the page cache, and the chunk's MADV_POPULATE_WRITE (or its first stores) maps
+ * them, where it would otherwise bring each one in through the file system (on ext4 here
+ * 1 ms for a 1 MiB chunk against 0.2 ms: 10 of the 17 ns a 16-byte fact added).  A failure
+ * costs only that: the pages fault in as they did. */
+static void zero_fill(uint64_t from, uint64_t to)
+{
+	static char zeros[64 << 10] __attribute__((aligned(4096))); /* never written */
+	struct iovec iov[16];
+	for (unsigned i = 0; i < 16; i++)
+		iov[i] = (struct iovec){zeros, sizeof zeros};
+	while (from < to) {
+		uint64_t n = (to - from + sizeof zeros - 1) / sizeof zeros;
+		n = n < 16 ? n : 16;
+		uint64_t last = to - from - (n - 1) * sizeof zeros;
+		iov[n - 1].iov_len = last < sizeof zeros ? last : sizeof zeros;
+		long r = file_call(SYS_pwritev, (long)iov, (long)n, (long)from);
+		iov[n - 1].iov_len = sizeof zeros;
+		if (r <= 0)
+			return;
+		from += (uint64_t)r;
+	}
+}
+
 /* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
  * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
  * mapping. */
@@ -155,8 +180,10 @@ static long allocate_to(uint64_t len)
 	long r = file_call(SYS_fallocate, 0, (long)gt_file_bytes, (long)(len - gt_file_bytes));
 	if (r == -EOPNOTSUPP || r == -ENOSYS) /* blocks at the first store, as sparse files do */
 		r = len <= gt_reserved ? 0 : file_call(SYS_ftruncate, (long)len, 0, 0);
-	if (r >= 0)
+	if (r >= 0) {
+		zero_fill(gt_file_bytes, len);
 		gt_file_bytes = len;
+	}
 	return r;
 }
 
