@@ -215,9 +215,9 @@ GT_INLINE struct gt_tls *gt_enter(void)
 GT_INLINE struct gt_tls *gt_enter_fast(int *clock)
 {
 	struct gt_tls *t = &gt_tls;
-	*clock = gt_fast_facts;
-	if (GT_UNLIKELY(t->epoch != gt_load(&gt_epoch)) || GT_UNLIKELY(t->busy | t->ended) ||
-	    GT_UNLIKELY(!*clock))
+	*clock = gt_fast_facts; /* first: with stacks, the general path comes at once */
+	if (GT_UNLIKELY(!*clock) || GT_UNLIKELY(t->epoch != gt_load(&gt_epoch)) ||
+	    GT_UNLIKELY(t->busy | t->ended))
 		return NULL;
 	return t;
 }
