@@ -147,6 +147,13 @@ static void reserve_to(uint64_t len)
 /* two windows: the next one and the one after can be mapped without a descriptor */
 static uint64_t headroom(void) { return 2 * gt_window_chunks * gt_chunk_size; }
 
+/* fd is the capture (its identity taken at creation) */
+static int is_capture_file(long fd)
+{
+	return gt_sys2(SYS_fstat, fd, &gt_stat) == 0 && gt_stat.st_dev == gt_file_dev &&
+	       gt_stat.st_ino == gt_file_ino;
+}
+
 /* Zeros written over [from, to) of the file, 1 MiB a call: the pages of the new chunks are
  * then in the page cache, and the chunk's MADV_POPULATE_WRITE (or its first stores) maps
  * them, where it would otherwise bring each one in through the file system (on ext4 here
@@ -159,7 +166,9 @@ static void zero_fill(uint64_t from, uint64_t to)
 	struct iovec iov[16];
 	for (unsigned i = 0; i < 16; i++)
 		iov[i] = (struct iovec){zeros, sizeof zeros};
-	while (from < to) {
+	/* each call's descriptor proven ours again: one the program closed and reused
+	 * meanwhile (a thread's closefrom, then an open) is not written */
+	while (from < to && is_capture_file(gt_fd)) {
 		uint64_t n = (to - from + sizeof zeros - 1) / sizeof zeros;
 		n = n < 16 ? n : 16;
 		uint64_t last = to - from - (n - 1) * sizeof zeros;
@@ -221,8 +230,7 @@ static int capture_fd_open(struct gt_file_error *e)
 		*e = (struct gt_file_error){"the capture file cannot be opened again: ", (int)-fd};
 		return -1;
 	}
-	if (gt_sys2(SYS_fstat, fd, &gt_stat) < 0 || gt_stat.st_dev != gt_file_dev ||
-	    gt_stat.st_ino != gt_file_ino) {
+	if (!is_capture_file(fd)) {
 		gt_sys1(SYS_close, fd);
 		*e = (struct gt_file_error){"the capture file cannot grow: ", ESTALE};
 		return -1;
