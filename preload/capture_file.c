@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/uio.h>
 
 struct gt_file_header *gt_header;
 union gt_header_page gt_header_page __attribute__((aligned(4096)));
@@ -67,6 +68,7 @@ static uint64_t gt_map_bytes;        /* the most the file may grow to */
 static uint64_t gt_file_bytes;       /* allocated length of the file */
 static uint64_t gt_reserved;         /* its length: sparse beyond gt_file_bytes */
 static int gt_sparse;                /* its file system extends it without writing zeros */
+static int gt_zero_filled;           /* new chunks are written with zeros first (zero_fill) */
 static uint64_t gt_max_chunks;
 static int gt_truncated;             /* the file was trimmed: no chunk may be opened */
 static _Atomic uint64_t gt_last_clock_tsc;
@@ -145,6 +147,40 @@ static void reserve_to(uint64_t len)
 /* two windows: the next one and the one after can be mapped without a descriptor */
 static uint64_t headroom(void) { return 2 * gt_window_chunks * gt_chunk_size; }
 
+/* fd is the capture (its identity taken at creation) */
+static int is_capture_file(long fd)
+{
+	return gt_sys2(SYS_fstat, fd, &gt_stat) == 0 && gt_stat.st_dev == gt_file_dev &&
+	       gt_stat.st_ino == gt_file_ino;
+}
+
+/* Zeros written over [from, to) of the file, 1 MiB a call: the pages of the new chunks are
+ * then in the page cache, and the chunk's MADV_POPULATE_WRITE (or its first stores) maps
+ * them, where it would otherwise bring each one in through the file system (on ext4 here
+ * 1 ms for a 1 MiB chunk against 0.2 ms: 10 of the 17 ns a 16-byte fact added).  A failure
+ * costs only that: the pages fault in as they did.  Not on a tmpfs, whose pages cost the same
+ * either way (the copy made a fact 1.7 ns dearer there). */
+static void zero_fill(uint64_t from, uint64_t to)
+{
+	static char zeros[64 << 10] __attribute__((aligned(4096))); /* never written */
+	struct iovec iov[16];
+	for (unsigned i = 0; i < 16; i++)
+		iov[i] = (struct iovec){zeros, sizeof zeros};
+	/* each call's descriptor proven ours again: one the program closed and reused
+	 * meanwhile (a thread's closefrom, then an open) is not written */
+	while (from < to && is_capture_file(gt_fd)) {
+		uint64_t n = (to - from + sizeof zeros - 1) / sizeof zeros;
+		n = n < 16 ? n : 16;
+		uint64_t last = to - from - (n - 1) * sizeof zeros;
+		iov[n - 1].iov_len = last < sizeof zeros ? last : sizeof zeros;
+		long r = file_call(SYS_pwritev, (long)iov, (long)n, (long)from);
+		iov[n - 1].iov_len = sizeof zeros;
+		if (r <= 0)
+			return;
+		from += (uint64_t)r;
+	}
+}
+
 /* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
  * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
  * mapping. */
@@ -155,8 +191,11 @@ static long allocate_to(uint64_t len)
 	long r = file_call(SYS_fallocate, 0, (long)gt_file_bytes, (long)(len - gt_file_bytes));
 	if (r == -EOPNOTSUPP || r == -ENOSYS) /* blocks at the first store, as sparse files do */
 		r = len <= gt_reserved ? 0 : file_call(SYS_ftruncate, (long)len, 0, 0);
-	if (r >= 0)
+	if (r >= 0) {
+		if (gt_zero_filled)
+			zero_fill(gt_file_bytes, len);
 		gt_file_bytes = len;
+	}
 	return r;
 }
 
@@ -191,8 +230,7 @@ static int capture_fd_open(struct gt_file_error *e)
 		*e = (struct gt_file_error){"the capture file cannot be opened again: ", (int)-fd};
 		return -1;
 	}
-	if (gt_sys2(SYS_fstat, fd, &gt_stat) < 0 || gt_stat.st_dev != gt_file_dev ||
-	    gt_stat.st_ino != gt_file_ino) {
+	if (!is_capture_file(fd)) {
 		gt_sys1(SYS_close, fd);
 		*e = (struct gt_file_error){"the capture file cannot grow: ", ESTALE};
 		return -1;
@@ -824,12 +862,9 @@ static void unmap_header(void *hdr)
 
 /* File systems known to extend a file without writing zeros (vfat, exfat and some FUSE file
  * systems would write the whole reserved length): the others get no reserved length. */
-static int sparse_files(int fd)
+static int sparse_files(unsigned long fs_type)
 {
-	struct statfs fs;
-	if (gt_sys2(SYS_fstatfs, fd, &fs) < 0)
-		return 0;
-	switch ((unsigned long)fs.f_type) {
+	switch (fs_type) {
 	case EXT4_SUPER_MAGIC: case XFS_SUPER_MAGIC: case BTRFS_SUPER_MAGIC: case TMPFS_MAGIC:
 	case F2FS_SUPER_MAGIC: case OVERLAYFS_SUPER_MAGIC: case NFS_SUPER_MAGIC:
 	case 0x2FC12FC1 /* zfs */: case 0xCA451A4E /* bcachefs */:
@@ -873,7 +908,10 @@ int gt_capture_create(struct gt_file_error *e)
 	 * the end of the file, and every page read ahead past the used chunks is zero-filled now
 	 * and dropped again by the final truncation */
 	gt_reserved = 0;
-	gt_sparse = sparse_files(fd);
+	struct statfs fs;
+	unsigned long fs_type = gt_sys2(SYS_fstatfs, fd, &fs) < 0 ? 0 : (unsigned long)fs.f_type;
+	gt_sparse = sparse_files(fs_type);
+	gt_zero_filled = fs_type != TMPFS_MAGIC;
 	gt_chunk_limit = GT_FIRST_CHUNK < gt_chunk_size ? GT_FIRST_CHUNK : gt_chunk_size;
 	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_limit);
 	if (err)

@@ -375,6 +375,22 @@ void gt_losses_reset(void)
 
 /* ---- facts ------------------------------------------------------------------------------ */
 
+void gt_emit_c_slow(struct gt_tls *t, int tried, uint32_t thread, uint8_t type, uint8_t aux,
+		    uint64_t tsc, unsigned cpu, const void *payload, uint32_t size)
+{
+	uint64_t *r = tried ? gt_reserve_slow_offstack(cpu, 16 + size, tsc) : gt_reserve(cpu, 16 + size, tsc);
+	if (!r)
+		return;
+	gt_store((_Atomic uint64_t *)&r[1], tsc);
+	for (uint32_t i = 0; i < size / 8; i++) { /* whole words (facts.h), no memcpy call */
+		uint64_t w;
+		__builtin_memcpy(&w, (const char *)payload + 8 * i, 8);
+		gt_store((_Atomic uint64_t *)&r[2 + i], w);
+	}
+	gt_commit(r, gt_rec_word(type, aux, 16 + size, thread));
+	t->last_tsc = tsc;
+}
+
 /* The registration after the timestamp, and the stack only once the block is certain: a
  * retry right after registering meets the lock as the first try did, not a stack capture
  * later; a releaser that sees the registration stamps its wake after the block began.
@@ -669,7 +685,7 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 		if (!t->raw) /* a raw clone's pthread_self() is its creator's */
 			gt_threads_put(pthread_self(), t->serial, 1);
 	}
-	t->epoch = gt_load(&gt_epoch);
+	t->epoch = gt_epoch_now();
 	fact_thread_existing(t);
 	t->busy = was_busy;
 	return t;

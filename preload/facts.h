@@ -42,6 +42,34 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
 	gt_tls.last_tsc = tsc;
 }
 
+/* gt_emit_c's inline part: 1 when it wrote the compact record (and set t->last_tsc); 0 when
+ * it reserved nothing (words 0, or the delta does not fit); -1 when it found the chunk full
+ * or the stop passed, leaving the chunk as gt_reserve leaves it.  gt_emit_c_slow does the
+ * rest out of line, so a hook whose fact takes this path keeps its registers to itself. */
+GT_INLINE int gt_emit_c_try(struct gt_tls *t, uint64_t tsc, unsigned cpu, unsigned words, uint64_t w0,
+			    uint64_t w1, uint64_t w2)
+{
+	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
+	uint64_t d = tsc - ((const struct gt_chunk_header *)chunk)->first_tsc;
+	if (GT_UNLIKELY(!words || d >> 32))
+		return 0;
+	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
+	uint64_t off = gt_add(used, words * 8);
+	if (GT_UNLIKELY(off + words * 8 > gt_chunk_limit || tsc >= gt_stop_tsc()))
+		return -1;
+	uint64_t *r = (uint64_t *)(chunk + off);
+	gt_store((_Atomic uint64_t *)&r[1], w1);
+	if (words == 3)
+		gt_store((_Atomic uint64_t *)&r[2], w2);
+	gt_commit(r, w0 | d << 32);
+	t->last_tsc = tsc;
+	return 1;
+}
+
+/* The full record of gt_emit_c_try's outcome `tried` (0 or -1); t->last_tsc set when written. */
+void gt_emit_c_slow(struct gt_tls *t, int tried, uint32_t thread, uint8_t type, uint8_t aux,
+		    uint64_t tsc, unsigned cpu, const void *payload, uint32_t size) GT_HIDDEN GT_NOINLINE;
+
 /* One fact written compact (capture.h "Compact records": words 2 or 3, w0 from
  * gt_compact_word, w1 and w2 as the type says) when the timestamp fits as a delta from the
  * chunk's first_tsc, else as the full record (thread, type, aux, payload, size) gt_emit
@@ -52,27 +80,9 @@ GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_
 			 uint64_t tsc, unsigned cpu, const void *payload, uint32_t size,
 			 unsigned words, uint64_t w0, uint64_t w1, uint64_t w2)
 {
-	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
-	uint64_t d = tsc - ((const struct gt_chunk_header *)chunk)->first_tsc;
-	if (GT_UNLIKELY(!words || d >> 32)) {
-		gt_emit(thread, type, aux, tsc, cpu, payload, size);
-		return;
-	}
-	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
-	uint64_t off = gt_add(used, words * 8);
-	uint64_t *r;
-	if (GT_UNLIKELY(off + words * 8 > gt_chunk_limit || tsc >= gt_stop_tsc())) {
-		if (!(r = gt_reserve_slow_offstack(cpu, 16 + size, tsc)))
-			return;
-		gt_fill(r, thread, type, aux, tsc, payload, size);
-	} else {
-		r = (uint64_t *)(chunk + off);
-		gt_store((_Atomic uint64_t *)&r[1], w1);
-		if (words == 3)
-			gt_store((_Atomic uint64_t *)&r[2], w2);
-		gt_commit(r, w0 | d << 32);
-	}
-	t->last_tsc = tsc;
+	int tried = gt_emit_c_try(t, tsc, cpu, words, w0, w1, w2);
+	if (GT_UNLIKELY(tried <= 0))
+		gt_emit_c_slow(t, tried, thread, type, aux, tsc, cpu, payload, size);
 }
 
 /* A WAKE, compact when it can be. */

@@ -54,7 +54,8 @@ extern __thread struct gt_tls gt_tls GT_HIDDEN __attribute__((tls_model("initial
  * then marked GT_TLS_SHARED: every hook on it takes gt_enter's unlikely branch, where the
  * thread is told by its tid (raw_threads.c).  Elsewhere the TLS is the thread's own. */
 struct gt_tls *gt_raw_self(struct gt_tls *t) GT_HIDDEN;
-/* gt_enter's unlikely branch: the TLS is shared, or the thread busy (ra: the hook's caller) */
+/* gt_enter's unlikely branch: tracing off, the TLS shared, the thread busy, ended or not yet
+ * announced in this recording (ra: the hook's caller) */
 struct gt_tls *gt_enter_odd(struct gt_tls *t, void *ra) GT_HIDDEN GT_NOINLINE;
 void gt_raw_reset(void) GT_HIDDEN; /* a fork child: the other threads are gone */
 
@@ -66,7 +67,17 @@ GT_INLINE struct gt_tls *gt_self(void)
 }
 
 extern _Atomic int gt_enabled GT_HIDDEN;     /* 0: every hook passes straight through */
-extern _Atomic uint32_t gt_epoch GT_HIDDEN;  /* bumped when recording (re)starts */
+/* bumped when recording (re)starts; GT_EPOCH_OFF is set with gt_enabled = 0 (gt_disable), so
+ * that gt_enter's one compare of the thread's epoch with this word also says "enabled": no
+ * thread's epoch has that bit (gt_epoch_now), so every hook then takes the slow branch. */
+extern _Atomic uint32_t gt_epoch GT_HIDDEN;
+#define GT_EPOCH_OFF (1u << 31)
+GT_INLINE uint32_t gt_epoch_now(void) { return gt_load(&gt_epoch) & ~GT_EPOCH_OFF; }
+void gt_disable(void) GT_HIDDEN;             /* gt_enabled = 0, for good in this image */
+/* Stacks none and a TSC clock, so a hook may write its fact on the inline fast path
+ * (gt_enter_fast, gt_now_fast): which clock, else 0 and the hook takes its general path */
+enum { GT_FAST_RSEQ = 1, GT_FAST_RDTSCP = 2 };
+extern int gt_fast_facts GT_HIDDEN;
 
 /* ---- the clock (clock.c sets these up) ------------------------------------------------ */
 
@@ -79,12 +90,17 @@ uint64_t gt_now_slow(unsigned *cpu) GT_HIDDEN;
  * load) beats rdtscp (~22 ns); a migration between the two reads only files the fact under
  * the CPU the thread just left, which the per-CPU reservation tolerates. */
 #if defined(__x86_64__)
+/* the rseq area's cpu_id, read %fs-relative (no load of the thread pointer first) */
+GT_INLINE unsigned gt_rseq_cpu(void)
+{
+	return (unsigned)*(const volatile __seg_fs int32_t *)(gt_rseq_offset + 4) & (GT_MAX_CPUS - 1);
+}
+
 GT_INLINE uint64_t gt_now(unsigned *cpu)
 {
 	if (GT_LIKELY(gt_use_rseq_tsc)) {
-		const char *tp = __builtin_thread_pointer();
 		uint32_t lo, hi;
-		*cpu = (unsigned)*(const volatile int32_t *)(tp + gt_rseq_offset + 4) & (GT_MAX_CPUS - 1);
+		*cpu = gt_rseq_cpu();
 		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 		return ((uint64_t)hi << 32) | lo;
 	}
@@ -96,8 +112,23 @@ GT_INLINE uint64_t gt_now(unsigned *cpu)
 	}
 	return gt_now_slow(cpu);
 }
+/* gt_now for a hook that gt_enter_fast let in, with the clock it said (GT_FAST_*) */
+GT_INLINE uint64_t gt_now_fast(int clock, unsigned *cpu)
+{
+	uint32_t lo, hi;
+	if (GT_LIKELY(clock == GT_FAST_RSEQ)) {
+		*cpu = gt_rseq_cpu();
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	} else {
+		uint32_t aux;
+		__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+		*cpu = aux & 0xfff;
+	}
+	return ((uint64_t)hi << 32) | lo;
+}
 #else
 GT_INLINE uint64_t gt_now(unsigned *cpu) { return gt_now_slow(cpu); }
+GT_INLINE uint64_t gt_now_fast(int clock, unsigned *cpu) { return (void)clock, gt_now_slow(cpu); }
 #endif
 
 /* ---- reserve and commit (the chunks are capture_file.c's) ----------------------------- */
@@ -166,16 +197,28 @@ GT_INLINE void gt_commit(uint64_t *rec, uint64_t first_word)
 struct gt_tls *gt_thread_adopt(struct gt_tls *t) GT_HIDDEN GT_NOINLINE;
 struct gt_tls *gt_thread_adopt_offstack(struct gt_tls *t) GT_HIDDEN GT_NOINLINE;
 
-/* NULL: pass straight through (tracing off, failed, or the tracer itself is calling). */
+/* NULL: pass straight through (tracing off, failed, or the tracer itself is calling).
+ * One compare says enabled and announced (GT_EPOCH_OFF), one more not busy, not ended and
+ * not shared; busy is read alone, as the byte its stores write (a wider load would wait for
+ * the previous hook's store of it). */
 GT_INLINE struct gt_tls *gt_enter(void)
 {
-	if (GT_UNLIKELY(!gt_load(&gt_enabled)))
-		return NULL;
 	struct gt_tls *t = &gt_tls;
-	if (GT_UNLIKELY(t->busy | t->ended))
-		return gt_enter_odd(t, __builtin_return_address(0)); /* NULL unless shared */
-	if (GT_UNLIKELY(t->epoch != gt_load(&gt_epoch)))
-		return gt_thread_adopt_offstack(t);
+	if (GT_UNLIKELY(t->epoch != gt_load(&gt_epoch)) || GT_UNLIKELY(t->busy | t->ended))
+		return gt_enter_odd(t, __builtin_return_address(0));
+	return t;
+}
+
+/* gt_enter for a hook whose fact may take the fast path: NULL when it cannot, for whatever
+ * reason, and the hook takes its general path (which calls gt_enter).  Not shared, so the
+ * state is this thread's own gt_tls; *clock: gt_fast_facts, for gt_now_fast. */
+GT_INLINE struct gt_tls *gt_enter_fast(int *clock)
+{
+	struct gt_tls *t = &gt_tls;
+	*clock = gt_fast_facts; /* first: with stacks, the general path comes at once */
+	if (GT_UNLIKELY(!*clock) || GT_UNLIKELY(t->epoch != gt_load(&gt_epoch)) ||
+	    GT_UNLIKELY(t->busy | t->ended))
+		return NULL;
 	return t;
 }
 

@@ -372,20 +372,46 @@ GT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 
 /* ---- yield and sleep ---------------------------------------------------------------------- */
 
-GT_EXPORT int sched_yield(void)
+/* The general path: a stack, another clock, a thread to announce, a fact that is not
+ * compact.  Reached by a tail call, it returns to the program (frame-pointer stacks stay
+ * whole).  tried: 1 when the hook wrote nothing, else what its gt_emit_c_try said of the
+ * fact stamped tsc on cpu. */
+static GT_NOINLINE int yield_traced(int tried, uint64_t tsc, unsigned cpu)
 {
-	struct gt_tls *t = gt_enter();
+	struct gt_tls *t = tried == 1 ? gt_enter() : &gt_tls;
 	if (t) {
 		t->busy = 1;
-		uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_HOOK);
-		unsigned cpu;
-		uint64_t tsc = gt_now(&cpu);
+		uint32_t stack = tried == 1 ? gt_stack_id(t, GT_OWN_FRAMES_HOOK) : 0;
 		struct gt_p_stackonly p = {.stack = stack};
 		uint32_t serial = t->serial;
-		gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p, serial < GT_C_THREAD_MAX ? 2 : 0,
-			  gt_compact_word(GT_C_YIELD, 0, serial, 0), stack, 0);
+		if (tried == 1) {
+			tsc = gt_now(&cpu);
+			gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p, serial < GT_C_THREAD_MAX ? 2 : 0,
+				  gt_compact_word(GT_C_YIELD, 0, serial, 0), stack, 0);
+		} else {
+			gt_emit_c_slow(t, tried, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p);
+		}
 		t->busy = 0;
 	}
+	return GT_REAL(sched_yield)();
+}
+
+/* The fast path builds no frame: no stack, the fact compact, everything else a tail call. */
+GT_EXPORT GT_FRAMELESS int sched_yield(void)
+{
+	int clock;
+	struct gt_tls *t = gt_enter_fast(&clock);
+	if (GT_UNLIKELY(!t))
+		return yield_traced(1, 0, 0);
+	t->busy = 1;
+	unsigned cpu;
+	uint64_t tsc = gt_now_fast(clock, &cpu);
+	uint32_t serial = t->serial;
+	int tried = gt_emit_c_try(t, tsc, cpu, serial < GT_C_THREAD_MAX ? 2 : 0,
+				  gt_compact_word(GT_C_YIELD, 0, serial, 0), 0, 0);
+	if (GT_UNLIKELY(tried <= 0))
+		return yield_traced(tried, tsc, cpu); /* still busy: the fact is stamped, not written */
+	t->busy = 0;
 	return GT_REAL(sched_yield)();
 }
 

@@ -16,6 +16,7 @@
 _Atomic int gt_enabled = 1;
 _Atomic int gt_state = GT_ST_UNINIT;
 _Atomic uint32_t gt_epoch = 1;
+int gt_fast_facts;
 __thread struct gt_tls gt_tls __attribute__((tls_model("initial-exec")));
 
 static uint64_t gt_start_deadline;   /* DELAYED -> RECORDING at this timestamp */
@@ -35,10 +36,16 @@ static int detach_requested(void)
 	return gt_header && (gt_load((_Atomic uint32_t *)&gt_header->flags) & GT_FILE_DETACHED);
 }
 
+void gt_disable(void)
+{
+	gt_store(&gt_enabled, 0);
+	atomic_fetch_or(&gt_epoch, GT_EPOCH_OFF);
+}
+
 static void detach(void)
 {
 	gt_store(&gt_state, GT_ST_DETACHED);
-	gt_store(&gt_enabled, 0);
+	gt_disable();
 	gt_slots_full();
 }
 
@@ -71,7 +78,7 @@ static void gt_fail(const char *what, int err)
 		gt_stack_mode = GT_STACKS_NONE;
 		gt_capture_stopped(err, gt_now(&cpu));
 	} else {
-		gt_store(&gt_enabled, 0);
+		gt_disable();
 	}
 	gt_slots_full();
 	gt_warn(what, gt_errno_text(err, eb), "; recording stopped, the program continues");
@@ -102,7 +109,7 @@ static int owns_capture(int exact)
 {
 	pid_t owner = gt_load(&gt_owner.pid);
 	if (!owner) {
-		gt_store(&gt_enabled, 0);
+		gt_disable();
 		gt_store(&gt_state, GT_ST_FAILED);
 		return 0;
 	}
@@ -180,7 +187,7 @@ static void write_end_records(int process_end)
 	unsigned cpu;
 	uint64_t *r;
 	struct gt_tls *t = gt_self();
-	if (process_end && t->serial && !(t->ended & GT_TLS_ENDED) && t->epoch == gt_load(&gt_epoch)) {
+	if (process_end && t->serial && !(t->ended & GT_TLS_ENDED) && t->epoch == gt_epoch_now()) {
 		gt_fd_exit_wakes(t->serial, reserve_final);
 		uint64_t tsc = gt_now(&cpu);
 		if ((r = reserve_final(cpu, 16)))
@@ -206,7 +213,7 @@ static void stop_recording(int process_end)
 	int expected = GT_ST_RECORDING;
 	if (!atomic_compare_exchange_strong(&gt_state, &expected, GT_ST_STOPPED))
 		return;
-	gt_store(&gt_enabled, 0);
+	gt_disable();
 	write_end_records(process_end);
 	gt_slots_full();
 }
@@ -235,6 +242,8 @@ int gt_init(void)
 		gt_self_range();
 		gt_stack_mode = gt_cfg.stack_mode;
 		gt_stacks_setup();
+		gt_fast_facts = gt_stack_mode != GT_STACKS_NONE ? 0 : gt_use_rseq_tsc ? GT_FAST_RSEQ
+				: gt_use_rdtscp ? GT_FAST_RDTSCP : 0;
 		pthread_atfork(NULL, NULL, after_fork_child);
 		wipe_on_fork();
 		gt_image_ready = 1;
@@ -244,7 +253,7 @@ int gt_init(void)
 	 * it is one from GOTRACE_ROOT_PID (gotrace run --no-follow sets it) and stays untraced */
 	if (!gt_cfg.follow && !gt_cfg.is_root) {
 		gt_store(&gt_state, GT_ST_FAILED);
-		gt_store(&gt_enabled, 0);
+		gt_disable();
 		t->busy = was_busy;
 		return 0;
 	}
@@ -253,7 +262,7 @@ int gt_init(void)
 	if (gt_capture_create(&e) < 0) {
 		if (!e.what) {
 			gt_store(&gt_state, GT_ST_FAILED);
-			gt_store(&gt_enabled, 0);
+			gt_disable();
 		} else {
 			gt_store(&gt_state, GT_ST_UNINIT);
 			gt_fail(e.what, e.err);
@@ -321,14 +330,14 @@ static void after_fork_child(void)
 	/* --no-follow: children are not traced (the program keeps its exec'd images). */
 	if (!gt_cfg.follow && st != GT_ST_UNINIT) {
 		gt_store(&gt_state, GT_ST_FAILED);
-		gt_store(&gt_enabled, 0);
+		gt_disable();
 		return;
 	}
 	/* A child of a process whose recording ended or failed stays untraced. */
 	if (st == GT_ST_STOPPED || st == GT_ST_FAILED || st == GT_ST_UNINIT) {
 		gt_store(&gt_state, st == GT_ST_UNINIT ? GT_ST_UNINIT : GT_ST_FAILED);
 		if (st != GT_ST_UNINIT)
-			gt_store(&gt_enabled, 0); /* a full parent kept its hooks entering */
+			gt_disable(); /* a full parent kept its hooks entering */
 		return;
 	}
 	gt_store(&gt_state, GT_ST_UNINIT);
@@ -348,7 +357,7 @@ int gt_finalize(void)
 		return 0; /* never end, trim or convert another process's capture */
 	t->busy = 1;
 	if (stopped_early)
-		gt_store(&gt_enabled, 0);
+		gt_disable();
 	if (st == GT_ST_DELAYED)
 		gt_store(&gt_state, GT_ST_RECORDING); /* the end records still describe the process */
 	if (gt_load(&gt_state) == GT_ST_RECORDING) /* its command line as the process leaves it */

@@ -107,6 +107,10 @@ struct gt_tls *gt_raw_self(struct gt_tls *t)
 
 struct gt_tls *gt_enter_odd(struct gt_tls *t, void *ra)
 {
+	if (!gt_load(&gt_enabled))
+		return NULL;
+	if (!(t->busy | t->ended))
+		return t->epoch != gt_load(&gt_epoch) ? gt_thread_adopt_offstack(t) : t;
 	if (t->ended & GT_TLS_SHARED) {
 		t = gt_raw_self(t);
 		if (!(t->busy | (t->ended & GT_TLS_ENDED)))

@@ -3,10 +3,16 @@
  * program, one clear line for a bad setting. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -246,5 +252,57 @@ Test(robust, first_chunk_widens_past_64_kib, .fini = teardown, .timeout = 30)
 	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 20000u);
 	const struct gt_chunk_header *ch = (const void *)((const char *)cap.map + GT_FILE_HEADER_SIZE);
 	cr_assert_gt(ch->used, 20000u * 16);
+	run_cleanup(&plain);
+}
+
+/* The chunks allocated ahead are written with zeros through the page cache (capture_file.c
+ * zero_fill), so that opening one maps pages already there instead of bringing each in
+ * through the file system on a hook's thread: a killed run's file holds them beyond its
+ * last chunk (looked at before anything reads the file). */
+Test(robust, chunks_ahead_are_in_the_page_cache, .fini = teardown, .timeout = 60)
+{
+	if (access("/usr/bin/taskset", X_OK) != 0)
+		cr_skip_test("no /usr/bin/taskset to keep the program on one CPU");
+	const char *argv[] = {"/usr/bin/taskset", "-c", "0", test_target(), "fill", NULL};
+	const char *env[] = {"GOTRACE_STACKS=none", NULL};
+	struct run plain;
+	memset(&run, 0, sizeof run);
+	memset(&plain, 0, sizeof plain);
+	plain.kill_after_ms = run.kill_after_ms = 50;
+	const char *diff = run_twins(&plain, &run, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert(WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGKILL);
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/gotrace-%d-1.gtcap", run.dir, (int)run.pid);
+	int fd = open(path, O_RDONLY);
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	struct statfs fs;
+	cr_assert_eq(fstatfs(fd, &fs), 0);
+	if (fs.f_type == TMPFS_MAGIC)
+		cr_skip_test("the capture directory is on a tmpfs, where chunks are not written ahead");
+	struct stat st;
+	cr_assert_eq(fstat(fd, &st), 0);
+	const struct gt_file_header *h = mmap(NULL, GT_FILE_HEADER_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	cr_assert_neq(h, MAP_FAILED);
+	uint64_t chunk = h->chunk_size, used = GT_FILE_HEADER_SIZE + h->n_chunks * chunk;
+	cr_assert_geq(h->n_chunks, 4u, "3.2 MB of facts on one CPU fill 4 chunks");
+	cr_assert_gt((uint64_t)st.st_size, used + chunk);
+	size_t len = (size_t)st.st_size - used, pages = (len + 4095) / 4096, resident = 0;
+	char *rest = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)used);
+	unsigned char *vec = malloc(pages);
+	cr_assert(rest != MAP_FAILED && vec);
+	cr_assert_eq(mincore(rest, len, vec), 0, "mincore: %s", strerror(errno));
+	for (size_t i = 0; i < pages; i++)
+		resident += vec[i] & 1;
+	/* the growth that made chunk 3 allocated 3 more ahead */
+	cr_assert_geq(resident, 3 * chunk / 4096, "%zu of the %zu pages past the last chunk are in the page cache",
+		      resident, pages);
+	free(vec);
+	munmap(rest, len);
+	munmap((void *)h, GT_FILE_HEADER_SIZE);
+	close(fd);
+	cr_assert_eq(run_capture(&run, run.pid, 1, &cap), 0);
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 200000u);
+	cr_assert_eq(cap.bad_bytes, 0u);
 	run_cleanup(&plain);
 }

@@ -410,6 +410,18 @@ static __attribute__((noreturn)) int s_spin(void)
 	}
 }
 
+/* 200000 facts, 3.2 MB of compact yields: chunks filled and more allocated ahead; then it
+ * waits for the test's SIGKILL */
+static __attribute__((noreturn)) int s_fill(void)
+{
+	for (int i = 0; i < 200000; i++)
+		sched_yield();
+	printf("filled\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
 static int s_exit_code(int code, int how)
 {
 	pthread_mutex_lock(&mtx);
@@ -448,12 +460,14 @@ int main(int argc, char **argv)
 		return s_many();
 	if (!strcmp(s, "spin"))
 		return s_spin();
+	if (!strcmp(s, "fill"))
+		return s_fill();
 	if (!strcmp(s, "exit42"))
 		return s_exit_code(42, 0);
 	if (!strcmp(s, "_exit9"))
 		return s_exit_code(9, 1);
 	if (!strcmp(s, "abort"))
 		return s_exit_code(0, 2);
-	fprintf(stderr, "usage: gt-target threads|mutex|sync|syscalls|fork|exec|system|signal|spin|exit42|_exit9|abort\n");
+	fprintf(stderr, "usage: gt-target threads|mutex|sync|syscalls|fork|exec|system|signal|spin|fill|exit42|_exit9|abort\n");
 	return 2;
 }
