@@ -111,7 +111,8 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 		if (next && s->time > next->tsc)
 			return;
 		struct gt_model_switch ms = {
-			.tsc = s->time, .tid = s->tid, .cpu = s->cpu, .in = s->what == GT_KSW_IN,
+			.tsc = s->time, .mono_ns = s->mono, .tid = s->tid, .cpu = s->cpu,
+			.in = s->what == GT_KSW_IN,
 			.preempted = s->what == GT_KSW_PREEMPTED, .exit = s->what == GT_KSW_EXIT,
 			.next = next,
 		};
@@ -202,6 +203,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		cs = gt_cpu_samples_open(opt->kernel_path, kerr, sizeof kerr);
 		if (!cs)
 			fprintf(stderr, "gotrace: no CPU samples in the trace: %s\n", kerr);
+		gt_model_offcpu_samples(m, cs);
 	}
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
@@ -238,6 +240,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			kswitches_feed(&ks, m, NULL);
 		if (cs) {
 			gt_cpu_samples_finish(cs, m);
+			gt_model_offcpu_samples(m, NULL);   /* closed next */
 			gt_cpu_samples_counts(cs, &sum->total.samples);
 			const struct gt_cpu_sample_counts *sc = &sum->total.samples;
 			sum->total.has_samples = sc->written || sc->outside || sc->no_user || sc->offcpu ||

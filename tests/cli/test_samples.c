@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define BURN_MS "400"
 #define BURN_FUNCTION "burn_known_function "
@@ -307,14 +308,79 @@ Test(samples, offcpu_stacks_name_libgomp_barrier_waits, .timeout = 180)
 	cli_result_free(&r);
 }
 
-/* Unprivileged at perf_event_paranoid 2 (this machine's): the switch-out samples are refused
- * with one line; switches and CPU samples are recorded all the same. */
-Test(samples, offcpu_stacks_refused_unprivileged_is_one_line, .timeout = 180)
+static int paranoid_level(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
 	int level = 0;
 	cr_assert(f != NULL && fscanf(f, "%d", &level) == 1);
 	fclose(f);
+	return level;
+}
+
+/* The untraced waits of the trace of omp_barrier (FORMAT) carry the user stack the kernel
+ * copied at their switch-out, as Go 1.23 reads them: libgomp's futex wait innermost, under
+ * it the barrier's line; thread 1 waits there every round.  Without the off-CPU stacks they
+ * carry the one synthetic frame "[off-CPU wait, not seen by the hooks]". */
+static void untraced_waits_carry_their_stacks(const char *format)
+{
+	if (geteuid() != 0 && paranoid_level() > 1)
+		cr_skip_test("kernel.perf_event_paranoid=%d and not root: no off-CPU stacks",
+			     paranoid_level());
+	char dir[512], trace[600], rounds[16];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	snprintf(rounds, sizeof rounds, "%d", OMP_ROUNDS);
+	const char *options[] = { "--offcpu-stacks", "--format", format, NULL };
+	const char *program[] = { GT_TEST_OMP_BARRIER, rounds, NULL };
+	const char *env[] = { "OMP_WAIT_POLICY=passive", NULL };
+	run_program_twins(dir, NULL, options, program, env, &r, trace, sizeof trace);
+	cr_assert_not_null(strstr(r.err, " naming untraced waits)"), "none named: %s", r.err);
+	cli_result_free(&r);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+	char *dump = gt_dump_123(trace);
+	cr_assert_not_null(dump);
+	/* Go 1.19's GoBlock (only untraced waits here) has no reason */
+	const char *wait = strcmp(format, "go1.19") == 0
+				   ? "Reason=\"\" Running->Waiting"
+				   : "Reason=\"off-CPU wait, not seen by the hooks\" Running->Waiting";
+	size_t waits = gt_dump_123_count(dump, wait), synthetic = 0, at_barrier = 0;
+	cr_assert_geq(waits, OMP_ROUNDS / 2, "%zu untraced waits", waits);
+	for (size_t i = 0; i < waits; i++) {
+		char *stack = gt_dump_123_stack(dump, wait, i, "TransitionStack");
+		cr_assert_not_null(stack);
+		synthetic += strstr(stack, "[off-CPU wait, not seen by the hooks]") != NULL;
+		const char *fn = strstr(stack, "\nmain._omp_fn.0 ");
+		const char *eol = fn ? strchr(fn + 1, '\n') : NULL;
+		at_barrier += strncmp(stack, "libgomp.so.1", 12) == 0 && eol != NULL &&
+			      eol - fn > 17 && strncmp(eol - 17, "/omp_barrier.c:26", 17) == 0;
+		free(stack);
+	}
+	free(dump);
+	/* a sample the kernel could not copy (a stack page not present) or lost on a loaded
+	 * machine leaves its wait with the synthetic frame: a few at most */
+	cr_assert_leq(synthetic * 10, waits, "%zu of %zu untraced waits without their stack",
+		      synthetic, waits);
+	cr_assert_geq(at_barrier, OMP_ROUNDS / 2, "%zu of %zu untraced waits at the barrier "
+		      "(%s)", at_barrier, waits, OMP_BARRIER_FRAME);
+}
+
+Test(samples, offcpu_stacks_name_untraced_waits_in_the_trace, .timeout = 180)
+{
+	untraced_waits_carry_their_stacks("go1.22");
+}
+
+Test(samples, offcpu_stacks_name_untraced_waits_go119, .timeout = 180)
+{
+	untraced_waits_carry_their_stacks("go1.19");
+}
+
+/* Unprivileged at perf_event_paranoid 2 (this machine's): the switch-out samples are refused
+ * with one line; switches and CPU samples are recorded all the same. */
+Test(samples, offcpu_stacks_refused_unprivileged_is_one_line, .timeout = 180)
+{
+	int level = paranoid_level();
 	if (level <= 1 || level >= 3)
 		cr_skip_test("perf_event_paranoid is %d: nobody gets off-CPU stacks only at 2 (or "
 			     "gets nothing at 3 and more)", level);
