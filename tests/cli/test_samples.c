@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,47 @@ Test(samples, in_the_go122_format_too, .timeout = 180)
 	run_twins(dir, sizeof dir, NULL, options, &r, trace, sizeof trace);
 	check_samples(trace, true);
 	cli_result_free(&r);
+}
+
+/* A thread burning its CPU in clock_gettime: (nearly) all its samples land in the vDSO,
+ * whose CFI the unwinder has from the vDSO image (the converter's own, the recorded one by
+ * its build-id): every one names the function that called clock_gettime under the vDSO
+ * frame. */
+Test(samples, samples_in_the_vdso_name_their_callers, .timeout = 180)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	const char *options[] = { "--cpu-samples", "999", "--format", "go1.22", NULL };
+	const char *program[] = { GT_TEST_BURNER, BURN_MS, "vdso", NULL };
+	run_program_twins(dir, NULL, options, program, NULL, &r, trace, sizeof trace);
+	cr_assert_not_null(strstr(r.err, "gotrace: CPU samples: "), "%s", r.err);
+	cli_result_free(&r);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+	char *dump = gt_dump_123(trace);
+	cr_assert_not_null(dump);
+	size_t in_vdso = 0, named = 0, all = 0;
+	char *stack, *lost = NULL;
+	for (; (stack = gt_dump_123_stack(dump, "StackSample", all, "Stack")) != NULL; all++) {
+		if (strncmp(stack, "__vdso_", 7) == 0) {
+			in_vdso++;
+			bool caller = strstr(stack, "\nburn_in_vdso ") != NULL;
+			named += caller;
+			if (!caller && lost == NULL)
+				lost = strdup(stack);
+		}
+		free(stack);
+	}
+	free(dump);
+	/* 400 ms at 999 Hz: about 400 samples, most in the vDSO; a loaded machine loses some */
+	cr_assert_geq(in_vdso, 100, "%zu of %zu samples in the vDSO", in_vdso, all);
+	/* without the vDSO's CFI, libdwfl's frame-pointer fallback loses the caller of the
+	 * samples taken where the vDSO function has no frame (6-8 of about 385 a run) */
+	cr_assert_eq(named, in_vdso, "%zu of %zu vDSO samples name burn_in_vdso; one without:\n%s",
+		     named, in_vdso, lost ? lost : "");
+	free(lost);
 }
 
 /* The trace's StackSample events, by Go 1.23. */
