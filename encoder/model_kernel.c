@@ -210,6 +210,11 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		switched_out(m, t, ns, s);
 }
 
+void gt_model_kernel_ahead(struct gt_model *m)
+{
+	m->kernel = true;
+}
+
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)
 {
 	m->kernel = true;
