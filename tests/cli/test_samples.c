@@ -156,25 +156,34 @@ Test(samples, in_the_go122_format_too, .timeout = 180)
 	cli_result_free(&r);
 }
 
-/* A thread burning its CPU in clock_gettime: (nearly) all its samples land in the vDSO,
- * whose CFI the unwinder has from the vDSO image (the converter's own, the recorded one by
- * its build-id): every one names the function that called clock_gettime under the vDSO
- * frame. */
-Test(samples, samples_in_the_vdso_name_their_callers, .timeout = 180)
+/* PROGRAM traced with OPTIONS in a fresh directory (run_program_twins), its stderr holding
+ * EXPECT; every Go reader accepts the trace: Go 1.23's dump of it. */
+static char *traced_dump(const char *const *options, const char *const *program,
+			 const char *const *env, const char *expect)
 {
 	char dir[512], trace[600];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
-	const char *options[] = { "--cpu-samples", "999", "--format", "go1.22", NULL };
-	const char *program[] = { GT_TEST_BURNER, BURN_MS, "vdso", NULL };
-	run_program_twins(dir, NULL, options, program, NULL, &r, trace, sizeof trace);
-	cr_assert_not_null(strstr(r.err, "gotrace: CPU samples: "), "%s", r.err);
+	run_program_twins(dir, NULL, options, program, env, &r, trace, sizeof trace);
+	cr_assert_not_null(strstr(r.err, expect), "%s", r.err);
 	cli_result_free(&r);
 	char *report = NULL;
 	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
 	free(report);
 	char *dump = gt_dump_123(trace);
 	cr_assert_not_null(dump);
+	return dump;
+}
+
+/* A thread burning its CPU in clock_gettime: (nearly) all its samples land in the vDSO,
+ * whose CFI the unwinder has from the vDSO image (the converter's own, the recorded one by
+ * its build-id): every one names the function that called clock_gettime under the vDSO
+ * frame. */
+Test(samples, samples_in_the_vdso_name_their_callers, .timeout = 180)
+{
+	const char *options[] = { "--cpu-samples", "999", "--format", "go1.22", NULL };
+	const char *program[] = { GT_TEST_BURNER, BURN_MS, "vdso", NULL };
+	char *dump = traced_dump(options, program, NULL, "gotrace: CPU samples: ");
 	size_t in_vdso = 0, named = 0, all = 0;
 	char *stack, *lost = NULL;
 	for (; (stack = gt_dump_123_stack(dump, "StackSample", all, "Stack")) != NULL; all++) {
@@ -368,21 +377,12 @@ static void untraced_waits_carry_their_stacks(const char *format)
 	if (geteuid() != 0 && paranoid_level() > 1)
 		cr_skip_test("kernel.perf_event_paranoid=%d and not root: no off-CPU stacks",
 			     paranoid_level());
-	char dir[512], trace[600], rounds[16];
-	struct cli_result r;
-	cli_tempdir(dir, sizeof dir);
+	char rounds[16];
 	snprintf(rounds, sizeof rounds, "%d", OMP_ROUNDS);
 	const char *options[] = { "--offcpu-stacks", "--format", format, NULL };
 	const char *program[] = { GT_TEST_OMP_BARRIER, rounds, NULL };
 	const char *env[] = { "OMP_WAIT_POLICY=passive", NULL };
-	run_program_twins(dir, NULL, options, program, env, &r, trace, sizeof trace);
-	cr_assert_not_null(strstr(r.err, " naming untraced waits)"), "none named: %s", r.err);
-	cli_result_free(&r);
-	char *report = NULL;
-	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
-	free(report);
-	char *dump = gt_dump_123(trace);
-	cr_assert_not_null(dump);
+	char *dump = traced_dump(options, program, env, " naming untraced waits)");
 	/* Go 1.19's GoBlock (only untraced waits here) has no reason */
 	const char *wait = strcmp(format, "go1.19") == 0
 				   ? "Reason=\"\" Running->Waiting"
