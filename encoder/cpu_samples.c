@@ -209,7 +209,8 @@ uint64_t gt_cpu_samples_offcpu_stack(struct gt_cpu_samples *s, struct gt_model *
 							    GT_KERNEL_SWITCH_SLACK_NS);
 	struct gt_kernel_sample k;
 	bool complete;
-	if (!a || !gt_kernel_sample_at(&s->f, a->offset, &k))
+	/* taken before its SWITCH record: a later one is the next switch-out's */
+	if (!a || a->time > mono_ns || !gt_kernel_sample_at(&s->f, a->offset, &k))
 		return 0;
 	uint64_t stack = sample_stack(m, t->capture, &k, &complete);
 	s->c.offcpu_waits += stack != 0;
