@@ -1,12 +1,13 @@
 /* sched_latency ROUNDS HOLD_MS FILE: a scheduler latency known by construction.  A waiter
- * thread, pinned to the first CPU the process may use and of policy SCHED_IDLE (it never
- * preempts a normal thread), reads a pipe ROUNDS times.  For each byte the main thread waits
- * on another CPU until the waiter sleeps in that read (seen in /proc/self/task/TID/syscall),
- * moves to the waiter's CPU, stamps CLOCK_MONOTONIC, writes the byte and keeps that CPU busy
- * for HOLD_MS more before it moves away: the woken waiter runs only then (or when another
- * task takes the writer's place), and stamps CLOCK_MONOTONIC as soon as its read returns.
- * FILE gets "ROUND LATENCY_NS WAITER_TID" lines (the waiter's stamp minus the writer's);
- * stdout is the same traced or not.  Exit status 3: fewer than two CPUs. */
+ * thread, pinned to the first CPU the process may use, reads a pipe ROUNDS times.  For each
+ * byte the main thread waits on another CPU until the waiter sleeps in that read (seen in
+ * /proc/self/task/TID/syscall), moves to the waiter's CPU as a SCHED_FIFO thread (which no
+ * normal thread preempts), stamps CLOCK_MONOTONIC, writes the byte and keeps that CPU for
+ * HOLD_MS more before it becomes a normal thread again and moves away: the woken waiter runs
+ * only then, and stamps CLOCK_MONOTONIC as soon as its read returns.  FILE gets "ROUND
+ * LATENCY_NS WAITER_TID" lines (the waiter's stamp minus the writer's, HOLD_MS at least);
+ * stdout is the same traced or not.  Exit status 3: fewer than two CPUs; 4: SCHED_FIFO
+ * refused (it needs root, CAP_SYS_NICE or RLIMIT_RTPRIO). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -40,10 +41,16 @@ static bool pin(int cpu)
 	return sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
+/* The calling thread SCHED_FIFO (fifo) or back to SCHED_OTHER. */
+static bool fifo(bool on)
+{
+	struct sched_param p = { .sched_priority = on ? 1 : 0 };
+	return sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &p) == 0;
+}
+
 static void *waiter(void *arg)
 {
-	struct sched_param idle = { 0 };
-	bool ready = pin((int)(intptr_t)arg) && sched_setscheduler(0, SCHED_IDLE, &idle) == 0;
+	bool ready = pin((int)(intptr_t)arg);
 	waiter_tid = ready ? gettid() : 0;
 	pthread_barrier_wait(&started);
 	if (!ready)
@@ -88,6 +95,8 @@ int main(int argc, char **argv)
 			cpus[n++] = c;
 	if (n < 2)
 		return 3;
+	if (!fifo(true) || !fifo(false))
+		return 4;
 	pthread_t t;
 	pthread_barrier_init(&started, NULL, 2);
 	if (!pin(cpus[1]) || pthread_create(&t, NULL, waiter, (void *)(intptr_t)cpus[0]) != 0)
@@ -100,14 +109,14 @@ int main(int argc, char **argv)
 	for (int r = 0; r < rounds; r++) {
 		while (!in_read(tid))
 			;   /* (no sched_yield: its hook's facts would flood the trace) */
-		if (!pin(cpus[0]))
+		if (!fifo(true) || !pin(cpus[0]))
 			return 1;
 		wake_ns[r] = now_ns();
 		if (write(pipe_fd[1], "x", 1) != 1)
 			return 1;
 		while (now_ns() - wake_ns[r] < hold_ns)
 			;
-		if (!pin(cpus[1]))
+		if (!fifo(false) || !pin(cpus[1]))
 			return 1;
 	}
 	void *ok;
