@@ -111,7 +111,8 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 		if (next && s->time > next->tsc)
 			return;
 		struct gt_model_switch ms = {
-			.tsc = s->time, .tid = s->tid, .cpu = s->cpu, .in = s->what == GT_KSW_IN,
+			.tsc = s->time, .mono_ns = s->mono, .tid = s->tid, .cpu = s->cpu,
+			.in = s->what == GT_KSW_IN,
 			.preempted = s->what == GT_KSW_PREEMPTED, .exit = s->what == GT_KSW_EXIT,
 			.next = next,
 		};
@@ -195,6 +196,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	if (m && opt->kernel_path)
 		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,
 			       sizeof sum->total.kernel_error);
+	if (ks.n)
+		gt_model_kernel_ahead(m);
 	int rc = 0;
 	struct gt_cpu_samples *cs = NULL;
 	if (m && opt->kernel_path) {
@@ -202,6 +205,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		cs = gt_cpu_samples_open(opt->kernel_path, kerr, sizeof kerr);
 		if (!cs)
 			fprintf(stderr, "gotrace: no CPU samples in the trace: %s\n", kerr);
+		gt_model_offcpu_samples(m, cs);
 	}
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
@@ -238,6 +242,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			kswitches_feed(&ks, m, NULL);
 		if (cs) {
 			gt_cpu_samples_finish(cs, m);
+			gt_model_offcpu_samples(m, NULL);   /* closed next */
 			gt_cpu_samples_counts(cs, &sum->total.samples);
 			const struct gt_cpu_sample_counts *sc = &sum->total.samples;
 			sum->total.has_samples = sc->written || sc->outside || sc->no_user || sc->offcpu ||

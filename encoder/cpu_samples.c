@@ -23,6 +23,7 @@ struct gt_cpu_samples {
 	size_t n, cap, next;
 	struct gt_u64map threads;  /* pid << 32 | tid -> struct mthread * */
 	size_t threads_known;      /* m->n_threads at the last look at every thread */
+	struct gt_kernel_index offcpu;   /* the off-CPU samples, by thread and time */
 	struct gt_cpu_sample_counts c;
 };
 
@@ -60,6 +61,9 @@ struct gt_cpu_samples *gt_cpu_samples_open(const char *path, char *err, size_t e
 	if (s->n > 1)   /* none: refs is NULL, which qsort must not get */
 		qsort(s->refs, s->n, sizeof *s->refs, by_time);
 	s->c.kernel_lost = s->kc.lost + s->kc.launcher_lost;
+	if (s->c.offcpu && !gt_kernel_index_build(&s->f, GT_KERNEL_EV_OFFCPU, &s->offcpu))
+		fprintf(stderr, "gotrace: out of memory: untraced waits without their off-CPU "
+				"stacks\n");
 	return s;
 }
 
@@ -143,6 +147,16 @@ size_t gt_kernel_sample_unwind(struct gt_symbolizer *sym, const struct gt_kernel
 	return n;
 }
 
+/* The written stack of sample k of a process of capture, 0 when it has no user registers. */
+static uint64_t sample_stack(struct gt_model *m, uint32_t capture,
+			     const struct gt_kernel_sample *k, bool *complete)
+{
+	uint64_t pcs[GT_WIRE_MAX_FRAMES];
+	gtm_use_space(m, capture);
+	size_t n = gt_kernel_sample_unwind(m->opt.sym, k, pcs, GT_WIRE_MAX_FRAMES, complete);
+	return n ? gtm_pcs_stack(m, capture, pcs, n) : 0;
+}
+
 static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 			 const struct gt_kernel_sample *k, uint64_t ticks)
 {
@@ -154,17 +168,14 @@ static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 		s->c.elsewhere++;   /* another process's trace holds it */
 		return;
 	}
-	uint64_t pcs[GT_WIRE_MAX_FRAMES];
 	bool complete;
-	gtm_use_space(m, capture);
-	size_t n = gt_kernel_sample_unwind(m->opt.sym, k, pcs, GT_WIRE_MAX_FRAMES, &complete);
-	if (!n) {
+	uint64_t stack = sample_stack(m, capture, k, &complete);
+	if (!stack) {
 		s->c.no_user++;
 		return;
 	}
 	s->c.partial += !complete;
 	s->c.no_thread += !t || !t->g;
-	uint64_t stack = gtm_pcs_stack(m, capture, pcs, n);
 	struct gt_wire_actor who = { t ? t->g : 0, k->tid };
 	uint64_t p = k->cpu + 1 < m->n_ps ? k->cpu + 1 : GT_WIRE_P_NONE;
 	gt_wire_cpu_sample(m->w, ticks, p, &who, stack);
@@ -188,6 +199,24 @@ void gt_cpu_samples_until(struct gt_cpu_samples *s, struct gt_model *m, uint64_t
 	}
 }
 
+uint64_t gt_cpu_samples_offcpu_stack(struct gt_cpu_samples *s, struct gt_model *m,
+				     const struct mthread *t, uint64_t mono_ns)
+{
+	if (!s || !s->offcpu.n || t->capture >= m->n_caps)
+		return 0;
+	const struct gt_kernel_at *a = gt_kernel_index_find(&s->offcpu, m->caps[t->capture].pid,
+							    t->tid, mono_ns,
+							    GT_KERNEL_SWITCH_SLACK_NS);
+	struct gt_kernel_sample k;
+	bool complete;
+	/* taken before its SWITCH record: a later one is the next switch-out's */
+	if (!a || a->time > mono_ns || !gt_kernel_sample_at(&s->f, a->offset, &k))
+		return 0;
+	uint64_t stack = sample_stack(m, t->capture, &k, &complete);
+	s->c.offcpu_waits += stack != 0;
+	return stack;
+}
+
 void gt_cpu_samples_finish(struct gt_cpu_samples *s, struct gt_model *m)
 {
 	gt_cpu_samples_until(s, m, m->now);
@@ -206,6 +235,7 @@ void gt_cpu_samples_close(struct gt_cpu_samples *s)
 		return;
 	gt_kernel_close(&s->f);
 	gt_u64map_free(&s->threads);
+	gt_kernel_index_free(&s->offcpu);
 	free(s->refs);
 	free(s);
 }
@@ -218,6 +248,7 @@ void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f)
 		{ c->outside, "; %" PRIu64 " outside the traced time" },
 		{ c->no_user, "; %" PRIu64 " without user registers" },
 		{ c->offcpu, "; %" PRIu64 " off-CPU stacks" },
+		{ c->offcpu_waits, " (%" PRIu64 " naming untraced waits)" },
 		{ c->elsewhere, "; %" PRIu64 " of processes traced apart" },
 		{ c->kernel_lost, "; %" PRIu64 " kernel records lost (samples among them)" },
 	};

@@ -3,7 +3,8 @@
  * time order among the model's events: each unwound with DWARF CFI (gt_sym_unwind) from the
  * process's modules as the capture recorded them, symbolized like every other stack, on the
  * goroutine of the thread the kernel names and the P of the CPU it ran on (issue 15, item 3).
- * Off-CPU samples (--offcpu-stacks) are counted here; gt_offcpu_* reads them. */
+ * Off-CPU samples (--offcpu-stacks) are counted here, and give the model's untraced waits
+ * their stacks (gt_cpu_samples_offcpu_stack); gt_offcpu_* reads them for the report. */
 #ifndef GOTRACE_CPU_SAMPLES_H
 #define GOTRACE_CPU_SAMPLES_H
 
@@ -23,6 +24,7 @@ struct gt_cpu_sample_counts {
 	uint64_t no_user;        /* no user registers (it hit kernel or no user code) */
 	uint64_t offcpu;         /* off-CPU samples: not CPU samples */
 	uint64_t elsewhere;      /* of processes with no capture in this trace (--per-process) */
+	uint64_t offcpu_waits;   /* of the off-CPU: stacks of untraced waits in the trace */
 	uint64_t partial;        /* of the written: unwinding stopped early (short copy, no CFI) */
 	uint64_t no_thread;      /* of the written: a thread the captures do not have (G 0) */
 	uint64_t kernel_lost;    /* records the kernel or the launcher dropped (any kind) */
@@ -42,6 +44,11 @@ struct gt_cpu_samples *gt_cpu_samples_open(const char *path, char *err, size_t e
 void gt_cpu_samples_until(struct gt_cpu_samples *s, struct gt_model *m, uint64_t ticks);
 /* The ticks of a capture timestamp on m's clock (what gt_cpu_samples_until takes). */
 uint64_t gt_cpu_samples_ticks(const struct gt_model *m, uint64_t tsc);
+struct mthread;
+/* The stack of the off-CPU sample of t's switch-out at mono_ns (CLOCK_MONOTONIC), written
+ * into m's trace; 0 when s is NULL or it has none. */
+uint64_t gt_cpu_samples_offcpu_stack(struct gt_cpu_samples *s, struct gt_model *m,
+				     const struct mthread *t, uint64_t mono_ns);
 /* After the last fact: the samples up to it; the rest are outside. */
 void gt_cpu_samples_finish(struct gt_cpu_samples *s, struct gt_model *m);
 void gt_cpu_samples_counts(const struct gt_cpu_samples *s, struct gt_cpu_sample_counts *out);

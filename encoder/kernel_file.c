@@ -219,7 +219,8 @@ static void collect_switch(uint32_t type, uint16_t misc, const struct gt_kernel_
 		l->failed = true;
 		return;
 	}
-	l->v[l->n] = (struct gt_kernel_switch){id->time, id->tid, id->cpu, (uint32_t)l->n, what};
+	l->v[l->n] = (struct gt_kernel_switch){id->time, id->time, id->tid, id->cpu,
+					      (uint32_t)l->n, what};
 	l->n++;
 }
 

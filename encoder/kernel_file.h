@@ -44,6 +44,7 @@ int gt_kernel_read(const char *path,
 enum gt_kernel_what { GT_KSW_IN, GT_KSW_OUT, GT_KSW_PREEMPTED, GT_KSW_EXIT };
 struct gt_kernel_switch {
 	uint64_t time;   /* CLOCK_MONOTONIC ns */
+	uint64_t mono;   /* the same, kept when time is put on another clock */
 	uint32_t tid, cpu;
 	uint32_t order;  /* in the file: ties keep it */
 	uint8_t what;    /* enum gt_kernel_what; GT_KSW_PREEMPTED: out, still runnable */
@@ -114,6 +115,9 @@ bool gt_kernel_index_build(const struct gt_kernel_file *f, uint32_t kind,
 const struct gt_kernel_at *gt_kernel_index_find(const struct gt_kernel_index *ix, uint32_t pid,
 						uint32_t tid, uint64_t time, uint64_t slack_ns);
 void gt_kernel_index_free(struct gt_kernel_index *ix);
+/* How far a switch-out's off-CPU sample may be from its SWITCH record: it is taken a few
+ * microseconds before it. */
+#define GT_KERNEL_SWITCH_SLACK_NS 100000u
 
 /* "kernel: N context switches recorded, M lost" and what else went wrong, or nothing with
  * no counts; writes into buf (size bytes). */

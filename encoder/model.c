@@ -198,6 +198,24 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 	gtm_wake_waiters(m, t, key, wk->count ? wk->count : 1, ns, stk);
 }
 
+/* With the kernel's switches: c's tid from its THREAD_START in the lookahead, so that it runs
+ * from its first switch-in, before its first hook (glibc's start_thread, or a wait for a
+ * CPU, come before it). */
+static void tid_ahead(struct gt_model *m, struct mthread *c, const struct gt_capture_record *r,
+		      uint32_t child)
+{
+	struct gt_capture_record next;
+	for (size_t i = 0; m->kernel && !c->tid && gtm_peek(m, i, &next); i++) {
+		if (next.capture != r->capture || next.rec->thread != child)
+			continue;
+		if (next.rec->type == GT_THREAD_START) {
+			c->tid = ((const struct gt_p_thread_start *)next.payload)->tid;
+			gtm_kernel_tid(m, c);
+		}
+		return;
+	}
+}
+
 static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_thread_new *n = r->payload;
@@ -223,6 +241,7 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 		 gtm_routine_stack(m, c, n->start_routine, S_PREEXISTING),
 		 stk ? stk : gtm_synth_stack(m, S_NO_FRAMES));
 	m->ctr.threads++;
+	tid_ahead(m, c, r, n->child);
 }
 
 static void fact_thread_start(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)

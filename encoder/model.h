@@ -107,6 +107,7 @@ void gt_model_free(struct gt_model *m);
  * (model_kernel.c); without any, the model draws from the hooks alone. */
 struct gt_model_switch {
 	uint64_t tsc;
+	uint64_t mono_ns;   /* the kernel's time (CLOCK_MONOTONIC): its off-CPU sample's */
 	uint32_t tid, cpu;
 	bool in;          /* switched in, else out */
 	bool preempted;   /* out while still runnable */
@@ -116,5 +117,12 @@ struct gt_model_switch {
 	const struct gt_capture_record *next;
 };
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s);
+/* Switches will be given: from now on a new thread's tid is read ahead (from its
+ * THREAD_START), so that its switches before its first hook place it too. */
+void gt_model_kernel_ahead(struct gt_model *m);
+struct gt_cpu_samples;
+/* The kernel file's samples (cpu_samples.h): an off-CPU wait the hooks did not see gets the
+ * stack of its switch-out's off-CPU sample (--offcpu-stacks).  NULL: none (the default). */
+void gt_model_offcpu_samples(struct gt_model *m, struct gt_cpu_samples *s);
 
 #endif

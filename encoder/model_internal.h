@@ -92,6 +92,7 @@ struct mthread {
 	bool k_out_pending;     /* ... and waits for its own fact just after it */
 	bool hook_wait_open;    /* a hook's block began and its end has not come yet */
 	uint64_t k_out_ns, k_out_tsc;
+	uint64_t k_out_mono;    /* the kernel's time of it (its off-CPU sample's) */
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -178,6 +179,7 @@ struct gt_model {
 	bool kernel;                /* kernel switches given: they place the threads */
 	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
 	uint64_t untraced_stack;    /* its "[off-CPU wait, not seen by the hooks]" frame */
+	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
 	uint32_t max_stack_referenced;              /* where a scan of them can stop */

@@ -8,6 +8,8 @@
  * where the hook saw them (a few microseconds before the kernel's switch-out). */
 #include "model_internal.h"
 
+#include "cpu_samples.h"
+
 void gtm_kernel_tid(struct gt_model *m, struct mthread *t)
 {
 	bool found;
@@ -44,6 +46,11 @@ static uint64_t untraced_stack(struct gt_model *m)
 		m->untraced_stack = gt_wire_stack(m->w, &f, 1);
 	}
 	return m->untraced_stack;
+}
+
+void gt_model_offcpu_samples(struct gt_model *m, struct gt_cpu_samples *s)
+{
+	m->offcpu = s;
 }
 
 /* Hook times and kernel times agree within about a microsecond (PERF-EVENTS.md §5); a
@@ -88,7 +95,9 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 		t->state = T_RUNNABLE;
 		m->ctr.kernel_preemptions++;
 	} else {
-		gtm_emit(m, t->p, GT_GO_GO_BLOCK, ns, t, NULL, untraced_stack(m),
+		/* named by the user stack the kernel copied at the switch-out, when it did */
+		uint64_t stack = gt_cpu_samples_offcpu_stack(m->offcpu, m, t, t->k_out_mono);
+		gtm_emit(m, t->p, GT_GO_GO_BLOCK, ns, t, NULL, stack ? stack : untraced_stack(m),
 			 GT_WIRE_WAIT(GT_WIRE_WAIT_UNTRACED, 0, 0), 0);
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_UNTRACED;
@@ -106,6 +115,7 @@ static void switched_out(struct gt_model *m, struct mthread *t, uint64_t ns,
 {
 	t->k_out_ns = ns;
 	t->k_out_tsc = s->tsc;
+	t->k_out_mono = s->mono_ns;
 	t->k_out_preempted = s->preempted;
 	t->k_out_pending = t->state == T_RUNNING && !t->in_syscall &&
 			   own_entry_ahead(m, t, s->next, s->tsc);
@@ -198,6 +208,11 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		switch_in(m, t, s->cpu, ns);
 	else
 		switched_out(m, t, ns, s);
+}
+
+void gt_model_kernel_ahead(struct gt_model *m)
+{
+	m->kernel = true;
 }
 
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)

@@ -13,8 +13,6 @@
 #include "u64map.h"
 
 #define OFFCPU_FRAMES 16u   /* shown per stack: the wait is at the inner end */
-/* a switch-out's sample is taken a few microseconds before its SWITCH record */
-#define SWITCH_SLACK_NS 100000u
 
 struct collect {
 	const struct gt_kernel_file *f;
@@ -57,7 +55,7 @@ static void add_sample(uint64_t offset, uint64_t time, uint32_t kind, void *ctx)
 	if (kind != GT_KERNEL_EV_OFFCPU || !gt_kernel_sample_at(c->f, offset, &k) || k.pid != c->pid)
 		return;
 	const struct gt_kernel_at *out = gt_kernel_index_find(&c->outs, k.pid, k.tid, k.time,
-							      SWITCH_SLACK_NS);
+							      GT_KERNEL_SWITCH_SLACK_NS);
 	if (out != NULL && (out->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)) {
 		c->o->preempted++;   /* not a wait: the thread was still runnable */
 		return;

@@ -96,7 +96,7 @@ static void format_build_id(const uint8_t *id, size_t len, char *out, size_t out
 
 /* The running system's vDSO, copied into a memfd so that libdwfl reads it like a file.
  * Only used when its build-id equals the recorded one (same kernel build). */
-static int vdso_memfd(void)
+int gt_sym_vdso_memfd(void)
 {
 	FILE *maps = fopen("/proc/self/maps", "re");
 	if (!maps)
@@ -234,7 +234,7 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	if (vdso) {
 		/* Without a recorded build-id the running kernel's vDSO may be another one:
 		 * frames then read [vdso]+0xoff, which is not a problem worth a warning. */
-		if (img->build_id_len == 0 || (fd = vdso_memfd()) < 0) {
+		if (img->build_id_len == 0 || (fd = gt_sym_vdso_memfd()) < 0) {
 			img->state = GT_IMG_FAILED;
 			return false;
 		}

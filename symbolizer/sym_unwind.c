@@ -3,12 +3,14 @@
  * unwind-libdw.c does it: the process's modules reported into a Dwfl (here one per space,
  * kept and reused for every sample: a Dwfl per sample costs 40x), dwfl_attach_state with
  * callbacks that answer the registers and the stack copy, dwfl_getthread_frames.  The
- * modules are the capture's, as the symbolizer has them (gt_sym_add_module). */
+ * modules are the capture's, as the symbolizer has them (gt_sym_add_module), the vDSO's
+ * image this process's own when it is the recorded one. */
 #include "symbolizer_private.h"
 
 #include <dwarf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The sample being unwound. */
 struct unwind_sample {
@@ -83,25 +85,40 @@ static int frame(Dwfl_Frame *state, void *arg)
 	return s->n < s->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-/* The current space's modules into u->dwfl (again when they changed): libdwfl keeps a
- * module reported again at the same place. */
+/* The current space's modules into u->dwfl, those it does not have yet when they changed:
+ * libdwfl refuses a file reported again at the same place ("address range overlaps") and
+ * then drops the module it had, so a space's later reports only add. */
 static bool report_modules(struct gt_symbolizer *sym, struct gt_sym_unwind *u)
 {
 	if (u->dwfl != NULL && u->maps_version == sym->maps_version)
 		return true;
-	if (u->dwfl == NULL && (u->dwfl = dwfl_begin(&sym->callbacks)) == NULL)
+	bool first = u->dwfl == NULL;
+	if (first && (u->dwfl = dwfl_begin(&sym->callbacks)) == NULL)
 		return false;
-	dwfl_report_begin(u->dwfl);
+	if (first)
+		dwfl_report_begin(u->dwfl);
+	else
+		dwfl_report_begin_add(u->dwfl);
 	for (size_t i = 0; i < sym->n_maps; i++) {
 		const struct gt_sym_mapping *m = &sym->maps[i];
-		bool seen = false;
+		bool seen = !first && dwfl_addrmodule(u->dwfl, m->lo) != NULL;
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = sym->maps[j].img == m->img && sym->maps[j].delta == m->delta;
-		if (seen || (m->img->flags & GT_SYM_VDSO) || m->img->state == GT_IMG_FAILED)
+		if (seen || m->img->state == GT_IMG_FAILED)
 			continue;
+		int fd = -1;
+		if (m->img->flags & GT_SYM_VDSO) {
+			/* a sample in clock_gettime is in the vDSO: its CFI leads to the caller.  The
+			 * image is this process's, when its build-id is the recorded one (opening
+			 * it checks that) */
+			if ((m->img->state == GT_IMG_UNOPENED && !gt_sym_image_open(sym, m->img)) ||
+			    (fd = gt_sym_vdso_memfd()) < 0)
+				continue;
+		}
 		/* a file that cannot be reported is simply a module the unwinding stops in */
-		dwfl_report_elf(u->dwfl, m->img->base_name, m->img->path, -1, m->img->bias - m->delta,
-				false);
+		if (!dwfl_report_elf(u->dwfl, m->img->base_name, m->img->path, fd,
+				     m->img->bias - m->delta, false) && fd >= 0)
+			close(fd);   /* libdwfl owns it only when it reported the module */
 	}
 	dwfl_report_end(u->dwfl, NULL, NULL);
 	u->maps_version = sym->maps_version;

@@ -232,6 +232,9 @@ struct gt_symbolizer {
 /* sym_module.c */
 bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img);
 void gt_sym_image_close(struct gt_symbolizer *sym, struct gt_sym_image *img);
+/* A memfd holding this process's vDSO image (the recorded one when the build-ids agree), or
+ * -1. */
+int gt_sym_vdso_memfd(void);
 /* Frames for one address inside img (already adjusted), innermost first, appended to
  * sym->frames; inline expansion when inlines is true.  Returns the number appended. */
 size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,

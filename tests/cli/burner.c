@@ -1,10 +1,14 @@
-/* burner MS: a thread named "cpu-hog" spends MS milliseconds of its own CPU time
+/* burner MS [vdso]: a thread named "cpu-hog" spends MS milliseconds of its own CPU time
  * (CLOCK_THREAD_CPUTIME_ID) in burn_known_function, built -O2 without frame pointers, so
  * that a CPU sample of it can only be named by unwinding its copied stack with DWARF CFI;
- * the main thread waits for it in pthread_join.  stdout is the same traced or not. */
+ * the main thread waits for it in pthread_join.  With "vdso" it spends them calling
+ * clock_gettime(CLOCK_MONOTONIC) in burn_in_vdso instead: its samples land in the vDSO,
+ * whose CFI alone leads to that function.  stdout is the same traced or not. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static long cpu_ms(void)
@@ -25,22 +29,38 @@ __attribute__((noipa)) unsigned long burn_known_function(long ms)
 	return x;
 }
 
+/* its own CPU time checked every 1000 calls: ~1% of its samples outside the vDSO */
+__attribute__((noipa)) unsigned long burn_in_vdso(long ms)
+{
+	struct timespec now;
+	unsigned long calls = 0;
+	for (long end = cpu_ms() + ms; cpu_ms() < end;)
+		for (int i = 0; i < 1000; i++, calls++)
+			clock_gettime(CLOCK_MONOTONIC, &now);
+	return calls;
+}
+
+static long burn_ms;
+static bool in_vdso;
+
 static void *burner(void *arg)
 {
+	(void)arg;
 	pthread_setname_np(pthread_self(), "cpu-hog");
-	unsigned long v = burn_known_function(*(long *)arg);
+	unsigned long v = in_vdso ? burn_in_vdso(burn_ms) : burn_known_function(burn_ms);
 	return (void *)(v | 1);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 2)
+	if (argc != 2 && (argc != 3 || strcmp(argv[2], "vdso") != 0))
 		return 2;
-	long ms = strtol(argv[1], NULL, 10);
+	burn_ms = strtol(argv[1], NULL, 10);
+	in_vdso = argc == 3;
 	pthread_t t;
 	void *r;
-	if (pthread_create(&t, NULL, burner, &ms) != 0 || pthread_join(t, &r) != 0 || r == NULL)
+	if (pthread_create(&t, NULL, burner, NULL) != 0 || pthread_join(t, &r) != 0 || r == NULL)
 		return 1;
-	printf("burnt %ld ms\n", ms);
+	printf("burnt %ld ms\n", burn_ms);
 	return 0;
 }

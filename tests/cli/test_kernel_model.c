@@ -13,10 +13,12 @@
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SETPRIV "/usr/bin/setpriv"
@@ -376,3 +378,93 @@ Test(kernel_model, convert_of_the_kept_capture_uses_its_kernel_records, .timeout
 	cr_assert_eq(system(cmp), 0, "convert of %s differs from run's trace", capture);
 	cli_result_free(&r);
 }
+
+/* ---- the scheduler latency after a hook's wake (issue 15, item 2) ----------------------- */
+
+#define LATENCY_ROUNDS 8   /* at most MAX_THREADS: read_cpu_file's lines */
+#define LATENCY_HOLD_MS 2
+
+/* sched_latency: a reader of a pipe (G2, the one thread main creates), woken on the CPU its
+ * SCHED_FIFO writer then keeps for LATENCY_HOLD_MS; "ROUND LATENCY_NS TID" lines (the
+ * latency the program measured) */
+static const struct program latency = {
+	GT_TEST_SCHED_LATENCY, { "8", "2", NULL }, NULL, 2,
+};
+
+/* The latencies the trace shows for goroutine g, from each unblock of its pipe read: to its
+ * first start (first) and to its last start before its next wait (last; later when it was
+ * preempted meanwhile).  How many into first and last (at most max). */
+static size_t latencies_of(const char *dump, uint64_t g, uint64_t *first, uint64_t *last,
+			   size_t max)
+{
+	char match[64];
+	snprintf(match, sizeof match, "StateTransition GoID=%" PRIu64, g);
+	size_t n = 0;
+	bool read_wait = false;
+	uint64_t unblocked = 0;
+	char *h;
+	for (size_t i = 0; (h = gt_dump_123_header(dump, match, i)) != NULL; i++) {
+		uint64_t t;
+		cr_assert(field_u64(h, " Time=", &t), "%s", h);
+		if (strstr(h, "Running->Waiting")) {   /* go1.22: the pipe's; go1.19: GoBlockNet */
+			read_wait = strstr(h, "Reason=\"chan receive: read pipe\"") ||
+				    strstr(h, "Reason=\"network\"");
+			n += unblocked && n < max;   /* the round ends at its next wait */
+			unblocked = 0;
+		} else if (strstr(h, "Waiting->Runnable")) {
+			unblocked = read_wait ? t : 0;
+			if (unblocked && n < max)
+				first[n] = 0;
+		} else if (strstr(h, "Runnable->Running") && unblocked && n < max) {
+			if (!first[n])
+				first[n] = t - unblocked;
+			last[n] = t - unblocked;
+		}
+		free(h);
+	}
+	return n + (unblocked && n < max);   /* the last round ends with the thread */
+}
+
+/* Each round's latency from the writer's wake (GoUnblock) to the reader's start (GoStart) is
+ * the one the program measured from its writer's stamp to its reader's, as the kernel's
+ * switch-in gives it, within 100 us + 10% (the hooks' and the syscall return's few
+ * microseconds): the reader's first start no later than its stamp, its last start before
+ * its next read (after a preemption between its switch-in and its stamp) no earlier.
+ * Starting the reader at the wake would show none. */
+static void latency_after_wake(const char *format)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("one CPU: the writer cannot keep the reader's CPU busy from another");
+	struct sched_param fifo = { .sched_priority = 1 };
+	pid_t probe = fork();
+	if (probe == 0)   /* the writer's SCHED_FIFO, tried where it cannot harm the test */
+		_exit(sched_setscheduler(0, SCHED_FIFO, &fifo) == 0 ? 0 : 1);
+	int status;
+	cr_assert_eq(waitpid(probe, &status, 0), probe);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		cr_skip_test("SCHED_FIFO refused (root, CAP_SYS_NICE or RLIMIT_RTPRIO needed): no "
+			     "writer keeps the reader's CPU");
+	uint64_t measured[MAX_THREADS] = { 0 }, first[MAX_THREADS] = { 0 }, last[MAX_THREADS];
+	int tid[MAX_THREADS] = { 0 };
+	size_t n, long_ones = 0;
+	char trace[600];
+	char *dump = run_twins(&latency, format, false, measured, tid, &n, trace);
+	cr_assert_eq(n, LATENCY_ROUNDS);
+	size_t k = latencies_of(dump, latency.first_g, first, last, MAX_THREADS);
+	free(dump);
+	cr_assert_eq(k, n, "%zu wakes of the reader drawn, %zu rounds", k, n);
+	for (size_t i = 0; i < n; i++) {
+		double from = (double)first[i] / 1e3, to = (double)last[i] / 1e3;
+		double want = (double)measured[i] / 1e3, tolerance = 100 + want / 10;
+		cr_assert(from <= want + tolerance && to >= want - tolerance,
+			  "%s round %zu: started %.1f us (last %.1f us) after its wake in the trace, "
+			  "%.1f us measured", format, i, from, to, want);
+		long_ones += measured[i] >= LATENCY_HOLD_MS * 1000000u;
+	}
+	/* the construction: the reader waits for its writer to leave its CPU */
+	cr_assert_eq(long_ones, n, "%zu of %zu rounds waited %d ms", long_ones, n,
+		     LATENCY_HOLD_MS);
+}
+
+Test(kernel_model, latency_after_a_wake_go122, .timeout = 240) { latency_after_wake("go1.22"); }
+Test(kernel_model, latency_after_a_wake_go119, .timeout = 240) { latency_after_wake("go1.19"); }

@@ -8,10 +8,12 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define BURN_MS "400"
 #define BURN_FUNCTION "burn_known_function "
@@ -152,6 +154,58 @@ Test(samples, in_the_go122_format_too, .timeout = 180)
 	run_twins(dir, sizeof dir, NULL, options, &r, trace, sizeof trace);
 	check_samples(trace, true);
 	cli_result_free(&r);
+}
+
+/* PROGRAM traced with OPTIONS in a fresh directory (run_program_twins), its stderr holding
+ * EXPECT; every Go reader accepts the trace: Go 1.23's dump of it. */
+static char *traced_dump(const char *const *options, const char *const *program,
+			 const char *const *env, const char *expect)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	run_program_twins(dir, NULL, options, program, env, &r, trace, sizeof trace);
+	cr_assert_not_null(strstr(r.err, expect), "%s", r.err);
+	cli_result_free(&r);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+	char *dump = gt_dump_123(trace);
+	cr_assert_not_null(dump);
+	return dump;
+}
+
+/* A thread burning its CPU in clock_gettime: (nearly) all its samples land in the vDSO,
+ * whose CFI the unwinder has from the vDSO image (the converter's own, the recorded one by
+ * its build-id): every one names the function that called clock_gettime under the vDSO
+ * frame. */
+Test(samples, samples_in_the_vdso_name_their_callers, .timeout = 180)
+{
+	const char *options[] = { "--cpu-samples", "999", "--format", "go1.22", NULL };
+	/* 800 ms: the frame-pointer fallback loses about 1 in 100 */
+	const char *program[] = { GT_TEST_BURNER, "800", "vdso", NULL };
+	char *dump = traced_dump(options, program, NULL, "gotrace: CPU samples: ");
+	size_t in_vdso = 0, named = 0, all = 0;
+	char *stack, *lost = NULL;
+	for (; (stack = gt_dump_123_stack(dump, "StackSample", all, "Stack")) != NULL; all++) {
+		if (strncmp(stack, "__vdso_", 7) == 0) {
+			in_vdso++;
+			bool caller = strstr(stack, "\nburn_in_vdso ") != NULL;
+			named += caller;
+			if (!caller && lost == NULL)
+				lost = strdup(stack);
+		}
+		free(stack);
+	}
+	free(dump);
+	/* 800 ms of its CPU at 999 Hz: about 800 samples, nearly all in the vDSO; a loaded
+	 * machine loses some */
+	cr_assert_geq(in_vdso, 400, "%zu of %zu samples in the vDSO", in_vdso, all);
+	/* without the vDSO's CFI, libdwfl's frame-pointer fallback loses the caller of the
+	 * samples taken where the vDSO function has no frame (2-4 of about 370 in 400 ms) */
+	cr_assert_eq(named, in_vdso, "%zu of %zu vDSO samples name burn_in_vdso; one without:\n%s",
+		     named, in_vdso, lost ? lost : "");
+	free(lost);
 }
 
 /* The trace's StackSample events, by Go 1.23. */
@@ -307,14 +361,70 @@ Test(samples, offcpu_stacks_name_libgomp_barrier_waits, .timeout = 180)
 	cli_result_free(&r);
 }
 
-/* Unprivileged at perf_event_paranoid 2 (this machine's): the switch-out samples are refused
- * with one line; switches and CPU samples are recorded all the same. */
-Test(samples, offcpu_stacks_refused_unprivileged_is_one_line, .timeout = 180)
+static int paranoid_level(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
 	int level = 0;
 	cr_assert(f != NULL && fscanf(f, "%d", &level) == 1);
 	fclose(f);
+	return level;
+}
+
+/* The untraced waits of the trace of omp_barrier (FORMAT) carry the user stack the kernel
+ * copied at their switch-out, as Go 1.23 reads them: libgomp's futex wait innermost, under
+ * it the barrier's line; thread 1 waits there every round.  Without the off-CPU stacks they
+ * carry the one synthetic frame "[off-CPU wait, not seen by the hooks]". */
+static void untraced_waits_carry_their_stacks(const char *format)
+{
+	if (geteuid() != 0 && paranoid_level() > 1)
+		cr_skip_test("kernel.perf_event_paranoid=%d and not root: no off-CPU stacks",
+			     paranoid_level());
+	char rounds[16];
+	snprintf(rounds, sizeof rounds, "%d", OMP_ROUNDS);
+	const char *options[] = { "--offcpu-stacks", "--format", format, NULL };
+	const char *program[] = { GT_TEST_OMP_BARRIER, rounds, NULL };
+	const char *env[] = { "OMP_WAIT_POLICY=passive", NULL };
+	char *dump = traced_dump(options, program, env, " naming untraced waits)");
+	/* Go 1.19's GoBlock (only untraced waits here) has no reason */
+	const char *wait = strcmp(format, "go1.19") == 0
+				   ? "Reason=\"\" Running->Waiting"
+				   : "Reason=\"off-CPU wait, not seen by the hooks\" Running->Waiting";
+	size_t waits = gt_dump_123_count(dump, wait), synthetic = 0, at_barrier = 0;
+	cr_assert_geq(waits, OMP_ROUNDS / 2, "%zu untraced waits", waits);
+	for (size_t i = 0; i < waits; i++) {
+		char *stack = gt_dump_123_stack(dump, wait, i, "TransitionStack");
+		cr_assert_not_null(stack);
+		synthetic += strstr(stack, "[off-CPU wait, not seen by the hooks]") != NULL;
+		const char *fn = strstr(stack, "\nmain._omp_fn.0 ");
+		const char *eol = fn ? strchr(fn + 1, '\n') : NULL;
+		at_barrier += strncmp(stack, "libgomp.so.1", 12) == 0 && eol != NULL &&
+			      eol - fn > 17 && strncmp(eol - 17, "/omp_barrier.c:26", 17) == 0;
+		free(stack);
+	}
+	free(dump);
+	/* a sample the kernel could not copy (a stack page not present) or lost on a loaded
+	 * machine leaves its wait with the synthetic frame: a few at most */
+	cr_assert_leq(synthetic * 10, waits, "%zu of %zu untraced waits without their stack",
+		      synthetic, waits);
+	cr_assert_geq(at_barrier, OMP_ROUNDS / 2, "%zu of %zu untraced waits at the barrier "
+		      "(%s)", at_barrier, waits, OMP_BARRIER_FRAME);
+}
+
+Test(samples, offcpu_stacks_name_untraced_waits_in_the_trace, .timeout = 180)
+{
+	untraced_waits_carry_their_stacks("go1.22");
+}
+
+Test(samples, offcpu_stacks_name_untraced_waits_go119, .timeout = 180)
+{
+	untraced_waits_carry_their_stacks("go1.19");
+}
+
+/* Unprivileged at perf_event_paranoid 2 (this machine's): the switch-out samples are refused
+ * with one line; switches and CPU samples are recorded all the same. */
+Test(samples, offcpu_stacks_refused_unprivileged_is_one_line, .timeout = 180)
+{
+	int level = paranoid_level();
 	if (level <= 1 || level >= 3)
 		cr_skip_test("perf_event_paranoid is %d: nobody gets off-CPU stacks only at 2 (or "
 			     "gets nothing at 3 and more)", level);

@@ -25,8 +25,10 @@ struct ksw {
 #define OUT PERF_RECORD_MISC_SWITCH_OUT
 #define PREEMPT (PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
 
-/* A kernel scheduling file of MAIN_TID's switches, as gotrace run writes it. */
-static void write_kernel_file(const char *path, const struct ksw *sw, size_t n)
+/* A kernel scheduling file of these switches, of tids (MAIN_TID's when tids is NULL), as
+ * gotrace run writes it. */
+static void write_kernel_file(const char *path, const struct ksw *sw, const uint32_t *tids,
+			      size_t n)
 {
 	FILE *f = fopen(path, "w");
 	cr_assert_not_null(f);
@@ -44,15 +46,15 @@ static void write_kernel_file(const char *path, const struct ksw *sw, size_t n)
 			uint64_t time;
 			uint32_t cpu, res;
 			uint64_t id;
-		} r = { { PERF_RECORD_SWITCH, sw[i].misc, sizeof r }, MAIN_TID, MAIN_TID,
-			T0 + sw[i].t, sw[i].cpu, 0, 7 };
+		} r = { { PERF_RECORD_SWITCH, sw[i].misc, sizeof r }, MAIN_TID,
+			tids ? tids[i] : MAIN_TID, T0 + sw[i].t, sw[i].cpu, 0, 7 };
 		cr_assert_eq(fwrite(&r, sizeof r, 1, f), 1);
 	}
 	cr_assert_eq(fclose(f), 0);
 }
 
 static struct gt_events *convert_with_kernel(struct gt_cb *cb, const char *name,
-					     const struct ksw *sw, size_t n,
+					     const struct ksw *sw, const uint32_t *tids, size_t n,
 					     struct gt_convert_summary *sum)
 {
 	char cap[PATH_MAX], kern[PATH_MAX], trace[PATH_MAX], err[512];
@@ -60,7 +62,7 @@ static struct gt_events *convert_with_kernel(struct gt_cb *cb, const char *name,
 	snprintf(kern, sizeof kern, "%s/%s.gtkern", test_tmpdir(), name);
 	snprintf(trace, sizeof trace, "%s/%s.trace", test_tmpdir(), name);
 	cr_assert_eq(gt_cb_write(cb, cap), 0);
-	write_kernel_file(kern, sw, n);
+	write_kernel_file(kern, sw, tids, n);
 	struct gt_convert_options opt = { .no_symbols = true, .kernel_path = kern };
 	cr_assert_eq(gt_convert_file(cap, trace, &opt, sum, err, sizeof err), 0, "%s", err);
 	cr_assert_str_empty(sum->kernel_error);
@@ -94,7 +96,7 @@ Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
 		{ 400000, 0, IN },
 	};
 	struct gt_convert_summary sum;
-	struct gt_events *t = convert_with_kernel(cb, "kernel_places", sw, 7, &sum);
+	struct gt_events *t = convert_with_kernel(cb, "kernel_places", sw, NULL, 7, &sum);
 	gt_cb_free(cb);
 	/* the read blocked (a syscall), it is not an untraced wait */
 	cr_assert_eq(count19(t, "GoSysBlock"), 1);
@@ -118,5 +120,33 @@ Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
 	cr_assert_eq(sum.model.kernel_preemptions, 1);
 	cr_assert_eq(sum.model.syscalls_blocking, 1);
 	cr_assert_eq(sum.model.syscalls_short, 2);
+	gt_events_free(t);
+}
+
+/* A new thread runs from its first switch-in, before its first hook (THREAD_START, 28 us
+ * later: glibc's start_thread ran first), its tid read ahead from that fact. */
+Test(model_kernel, a_new_thread_runs_from_its_first_switch_in)
+{
+	enum { CHILD = 2, CHILD_TID = 2002 };
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, MAIN, 0, 0);
+	gt_cb_thread_new(cb, 0, T0 + 1000, MAIN, CHILD, 0, 0x401000);
+	gt_cb_thread_start(cb, 1, T0 + 30000, CHILD, CHILD_TID, 0x401000);
+	gt_cb_thread_end(cb, 1, T0 + 40000, CHILD);
+	gt_cb_syscall_begin(cb, 0, T0 + 50000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 50100, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 60000);
+	static const struct ksw sw[] = { { 2000, 1, IN } };
+	static const uint32_t tids[] = { CHILD_TID };
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_new_thread", sw, tids, 1, &sum);
+	gt_cb_free(cb);
+	ssize_t start = gt_events_find(t, 0, "GoStart", CHILD, 2);
+	cr_assert_geq(start, 0, "no GoStart of G%d on P 2", CHILD);
+	int64_t at = t->ev[start].ts_ns - t->ev[0].ts_ns;
+	int64_t want = 2000 - 10;   /* the trace starts at the first fact */
+	cr_assert(at >= want - 2 && at <= want + 2, "GoStart at %lld ns, the switch-in at %lld",
+		  (long long)at, (long long)want);
+	cr_assert_eq(sum.model.kernel_foreign, 0, "its switch-in not drawn");
 	gt_events_free(t);
 }

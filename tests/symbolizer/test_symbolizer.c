@@ -636,3 +636,94 @@ Test(rust, cxx_and_c_names_unchanged)
 	cr_expect_str_eq(gt_sym_function_name(sym, "_Rnot_mangled"), "_Rnot_mangled");
 	gt_sym_free(sym);
 }
+
+/* ---- gt_sym_unwind -------------------------------------------------------------------- */
+
+#define SELF_COPY 4096   /* of this thread's stack: the test's callers are far above that */
+
+/* This process's file mappings (each file once: its lowest address as the load bias, as a
+ * PIE or a shared object maps its first segment at its bias) into sym; how many. */
+static size_t add_own_modules(struct gt_symbolizer *sym)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	cr_assert_not_null(f);
+	char line[4096], last[4096] = "";
+	uint64_t first_lo = 0, last_hi = 0;
+	size_t n = 0;
+	for (bool more = true; more;) {
+		unsigned long long lo = 0, hi = 0;
+		char path[4096] = "";
+		more = fgets(line, sizeof line, f) != NULL;
+		if (more && sscanf(line, "%llx-%llx %*s %*s %*s %*s %4095s", &lo, &hi, path) < 2)
+			continue;
+		if (more && strcmp(path, last) == 0) {
+			last_hi = hi;
+			continue;
+		}
+		if (last[0] == '/' && gt_sym_add_module(sym, last, NULL, 0, first_lo, first_lo,
+							last_hi, 0) == 0)
+			n++;
+		snprintf(last, sizeof last, "%s", path);
+		first_lo = lo;
+		last_hi = hi;
+	}
+	fclose(f);
+	return n;
+}
+
+/* A perf-like sample of the caller's own thread here: the registers (DWARF order) the CFI
+ * needs, and a copy of the stack from SP on. */
+__attribute__((noinline)) static void sample_here(uint64_t regs[GT_SYM_UNWIND_REGS],
+						  uint8_t *stack)
+{
+	uint64_t sp, bp, ip;
+	__asm__ volatile("mov %%rsp, %0\n\tmov %%rbp, %1\n\tlea 0(%%rip), %2"
+			 : "=r"(sp), "=r"(bp), "=r"(ip));
+	memset(regs, 0, GT_SYM_UNWIND_REGS * sizeof *regs);
+	regs[6] = bp;
+	regs[7] = sp;
+	regs[16] = ip;
+	memcpy(stack, (const void *)(uintptr_t)sp, SELF_COPY);
+}
+
+/* Whether the frames of pcs name the function the sample was taken from and its caller. */
+static bool names_sampler(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n)
+{
+	struct gt_frame f[MAX_FRAMES];
+	size_t k = gt_sym_stack(sym, pcs, n, f, MAX_FRAMES);
+	bool here = false, caller = false;
+	for (size_t i = 0; i < k; i++) {
+		here |= f[i].func && strcmp(f[i].func, "sample_here") == 0;
+		caller |= f[i].func && strcmp(f[i].func, "unwind_twice") == 0;
+	}
+	return here && caller;
+}
+
+__attribute__((noinline)) static void unwind_twice(size_t n_frames[2])
+{
+	struct gt_symbolizer *sym = gt_sym_new(NULL);
+	cr_assert_not_null(sym);
+	cr_assert_geq(add_own_modules(sym), 2, "the test program and libc");
+	static uint8_t stack[SELF_COPY];
+	uint64_t regs[GT_SYM_UNWIND_REGS], pcs[64];
+	bool complete;
+	sample_here(regs, stack);
+	n_frames[0] = gt_sym_unwind(sym, 1, regs, stack, SELF_COPY, pcs, 64, &complete);
+	cr_assert(names_sampler(sym, pcs, n_frames[0]), "%zu frames", n_frames[0]);
+	/* the module map changes (a dlopen): the unwinder reports the modules again */
+	cr_assert_eq(gt_sym_add_module(sym, FX_NOSYM, NULL, 0, FAKE_LO, FAKE_LO, FAKE_LO + 0xffff,
+				       0), 0);
+	n_frames[1] = gt_sym_unwind(sym, 1, regs, stack, SELF_COPY, pcs, 64, &complete);
+	cr_assert(names_sampler(sym, pcs, n_frames[1]), "after a new module: %zu frames",
+		  n_frames[1]);
+	gt_sym_free(sym);
+}
+
+/* A sample is unwound with the modules' CFI from its copied stack, again after the module
+ * map changed (libdwfl refuses a module reported again at its place, and drops it). */
+Test(unwind, a_copied_stack_unwinds_before_and_after_the_modules_change)
+{
+	size_t n[2];
+	unwind_twice(n);
+	cr_assert_eq(n[1], n[0], "%zu frames, then %zu", n[0], n[1]);
+}
