@@ -45,11 +45,18 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 	t->block_ns = block_ns;
 	t->block_tsc = block_tsc;
 	t->hook_wait_open = true;
+	t->block_ev = (uint8_t)ev;
+	t->block_stack = stk;
 	if (kind != GT_BK_SLEEP) {
 		gtm_wait_add(m, t, key);
 		if (m->n_credits)
 			gtm_wait_credit(m, t, ns);
 	}
+}
+
+void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc)
+{
+	block_thread(m, t, t->block_ev, t->wait_kind, t->wait_obj, t->block_stack, ns, ns, tsc);
 }
 
 /* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the

@@ -68,7 +68,8 @@ struct mthread {
 	uint8_t wait_kind;      /* gt_block_kind, WAIT_NET, WAIT_PROLOGUE */
 	uint8_t sys_fd_kind;
 	bool in_syscall;        /* a syscall began and is not yet resolved */
-	bool sys_awaiting_end;  /* resolved as blocked before its end fact arrived */
+	bool sys_awaiting_end;  /* resolved as blocked (or preempted inside it) before its end
+				 * fact arrived */
 	bool in_wait_list;
 	bool futex_no_wait;     /* its FUTEX_WAIT returned EAGAIN at once: no block shown */
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
@@ -91,6 +92,8 @@ struct mthread {
 	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
 	bool k_out_pending;     /* ... and waits for its own fact just after it */
 	bool hook_wait_open;    /* a hook's block began and its end has not come yet */
+	uint8_t block_ev;       /* its event (enum gt_go_event) and stack: a lost hand-off */
+	uint64_t block_stack;   /* inside it blocks again as the same wait (model_kernel.c) */
 	uint64_t k_out_ns, k_out_tsc;
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
@@ -295,6 +298,9 @@ bool gtm_kobj_polls_pipe(const struct mthread *t);
 
 /* model.c: counters go to capture's (those of m->ctr) */
 void gtm_count_for(struct gt_model *m, uint32_t capture);
+/* The running t, woken from its hook wait, leaves its CPU again before the wait's end (at
+ * ns, tsc): it waits again as it did, on the same object. */
+void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc);
 
 /* model_kernel.c */
 /* t's kernel thread id is known (a THREAD_START or THREAD_EXISTING fact). */

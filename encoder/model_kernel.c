@@ -78,8 +78,10 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 	if (t->state != T_RUNNING)
 		return;   /* a hook block or a blocking syscall already drawn */
 	if (t->in_syscall) {
-		/* off its CPU inside a syscall without being runnable: it blocked */
+		/* off its CPU inside a syscall without being runnable: it blocked; preempted
+		 * inside it: a syscall that did not block, its end fact still to come */
 		gtm_syscall_resolve(m, t, ns, !preempted);
+		t->sys_awaiting_end = true;
 		if (t->state != T_RUNNING)
 			return;
 	}
@@ -87,6 +89,12 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
 		t->state = T_RUNNABLE;
 		m->ctr.kernel_preemptions++;
+	} else if (t->hook_wait_open) {
+		/* woken from its hook wait and off its CPU again before the wait's end: a lost
+		 * hand-off (it lost the race for the lock and sleeps again inside the same call),
+		 * the same wait again, so that the next release names its waker */
+		gtm_block_again(m, t, ns, tsc);
+		m->ctr.kernel_waits_again++;
 	} else {
 		gtm_emit(m, t->p, GT_GO_GO_BLOCK, ns, t, NULL, untraced_stack(m),
 			 GT_WIRE_WAIT(GT_WIRE_WAIT_UNTRACED, 0, 0), 0);

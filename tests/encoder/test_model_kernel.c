@@ -20,12 +20,14 @@ struct ksw {
 	uint64_t t;      /* after T0 */
 	uint32_t cpu;
 	uint16_t misc;
+	uint32_t tid;    /* 0: MAIN_TID */
 };
 #define IN 0
 #define OUT PERF_RECORD_MISC_SWITCH_OUT
 #define PREEMPT (PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
 
-/* A kernel scheduling file of MAIN_TID's switches, as gotrace run writes it. */
+/* A kernel scheduling file of these switches (of MAIN_TID's unless they say), as gotrace run
+ * writes it. */
 static void write_kernel_file(const char *path, const struct ksw *sw, size_t n)
 {
 	FILE *f = fopen(path, "w");
@@ -38,13 +40,14 @@ static void write_kernel_file(const char *path, const struct ksw *sw, size_t n)
 	};
 	cr_assert_eq(fwrite(&h, sizeof h, 1, f), 1);
 	for (size_t i = 0; i < n; i++) {
+		uint32_t tid = sw[i].tid ? sw[i].tid : MAIN_TID;
 		struct {
 			struct perf_event_header h;
 			uint32_t pid, tid;
 			uint64_t time;
 			uint32_t cpu, res;
 			uint64_t id;
-		} r = { { PERF_RECORD_SWITCH, sw[i].misc, sizeof r }, MAIN_TID, MAIN_TID,
+		} r = { { PERF_RECORD_SWITCH, sw[i].misc, sizeof r }, MAIN_TID, tid,
 			T0 + sw[i].t, sw[i].cpu, 0, 7 };
 		cr_assert_eq(fwrite(&r, sizeof r, 1, f), 1);
 	}
@@ -85,13 +88,13 @@ Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
 	gt_cb_syscall_end(cb, 0, T0 + 500100, MAIN, SYS_getpid, 1);
 	gt_cb_capture_end(cb, 0, T0 + 600000);
 	static const struct ksw sw[] = {
-		{ 5, 0, IN },
-		{ 900, 0, OUT },           /* inside the read: 100 ns before its hook, by the clocks */
-		{ 50000, 1, IN },          /* woken on CPU 1 */
-		{ 150000, 1, PREEMPT },
-		{ 200000, 0, IN },         /* back on CPU 0 */
-		{ 300000, 0, OUT },        /* off its CPU, no hook near: an untraced wait */
-		{ 400000, 0, IN },
+		{ 5, 0, IN, 0 },
+		{ 900, 0, OUT, 0 },           /* inside the read: 100 ns before its hook, by the clocks */
+		{ 50000, 1, IN, 0 },          /* woken on CPU 1 */
+		{ 150000, 1, PREEMPT, 0 },
+		{ 200000, 0, IN, 0 },         /* back on CPU 0 */
+		{ 300000, 0, OUT, 0 },        /* off its CPU, no hook near: an untraced wait */
+		{ 400000, 0, IN, 0 },
 	};
 	struct gt_convert_summary sum;
 	struct gt_events *t = convert_with_kernel(cb, "kernel_places", sw, 7, &sum);
@@ -118,5 +121,81 @@ Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
 	cr_assert_eq(sum.model.kernel_preemptions, 1);
 	cr_assert_eq(sum.model.syscalls_blocking, 1);
 	cr_assert_eq(sum.model.syscalls_short, 2);
+	gt_events_free(t);
+}
+
+/* A thread woken from a mutex wait loses the race for the mutex and sleeps again inside the
+ * same pthread_mutex_lock (the kernel switches it out before its wait's end): that is the
+ * same wait, and the next release names its waker, not an off-CPU wait with none. */
+Test(model_kernel, a_lost_hand_off_waits_again_for_the_next_release)
+{
+	enum { T2 = 2, T2_TID = 1002, MUTEX = 0x5000 };
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, MAIN, 0, 0);
+	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, T2, 0, 0x401000);
+	gt_cb_thread_start(cb, 1, T0 + 200, T2, T2_TID, 0x401000);
+	gt_cb_block_begin(cb, 1, T0 + 10000, T2, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_wake(cb, 0, T0 + 40000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 1, T0 + 41500, T2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 0, T0 + 50000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 50100, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 60000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 1, OUT, T2_TID },   /* its wait */
+		{ 21000, 1, IN, T2_TID },    /* let in by the first release ... */
+		{ 22000, 1, OUT, T2_TID },   /* ... it lost the mutex: asleep again, no hook near */
+		{ 41000, 1, IN, T2_TID },    /* let in by the second release */
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_lost_hand_off", sw, 6, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	cr_assert_eq(sum.model.kernel_untraced_waits, 0);
+	cr_assert_eq(sum.model.wakes_matched, 2);
+	cr_assert_eq(sum.model.kernel_waits_again, 1);
+	/* blocked twice on the mutex, each time unblocked by main (G1), the second time at the
+	 * second release */
+	cr_assert_eq(count19(t, "GoBlockSync"), 2);
+	ssize_t first = gt_events_find_arg(t, 0, "GoUnblock", "g", 2);
+	cr_assert_geq(first, 0);
+	ssize_t again = gt_events_find(t, (size_t)first, "GoBlockSync", GT_ANY, GT_ANY);
+	cr_assert_geq(again, 0);
+	ssize_t second = gt_events_find_arg(t, (size_t)again, "GoUnblock", "g", 2);
+	cr_assert_geq(second, 0);
+	cr_assert_eq(t->ev[first].g, 1);
+	cr_assert_eq(t->ev[second].g, 1);
+	int64_t base = t->ev[0].ts_ns;
+	cr_assert_geq(t->ev[second].ts_ns - base, 40000 - 10 - 2, "unblocked at %lld ns",
+		      (long long)(t->ev[second].ts_ns - base));
+	gt_events_free(t);
+}
+
+/* A thread preempted inside a syscall (a write that woke its reader, which took its CPU)
+ * ends that syscall after it runs again: the end of a syscall drawn where it was preempted,
+ * not an end without a begin to repair. */
+Test(model_kernel, a_syscall_preempted_inside_ends_without_a_repair)
+{
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, MAIN, 0, 0);
+	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_PIPE, SYS_write, 4, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 3200, MAIN, SYS_write, 16);
+	gt_cb_syscall_begin(cb, 0, T0 + 5000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 5100, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 6000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 1500, 0, PREEMPT, 0 },   /* inside the write */
+		{ 3000, 0, IN, 0 },
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_preempted_syscall", sw, 3, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.kernel_preemptions, 1);
+	cr_assert_eq(sum.model.ends_without_begin, 0);
+	cr_assert_eq(sum.model.syscalls_short, 2);
+	cr_assert_eq(count19(t, "GoSysCall"), 2);
 	gt_events_free(t);
 }
