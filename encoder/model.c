@@ -47,7 +47,7 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 	t->hook_wait_open = true;
 	t->block_ev = (uint8_t)ev;
 	t->block_stack = stk;
-	if (kind != GT_BK_SLEEP) {
+	if (kind != GT_BK_SLEEP && key) {
 		gtm_wait_add(m, t, key);
 		if (m->n_credits)
 			gtm_wait_credit(m, t, ns);
@@ -56,7 +56,17 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 
 void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc)
 {
-	block_thread(m, t, t->block_ev, t->wait_kind, t->wait_obj, t->block_stack, ns, ns, tsc);
+	if (t->wait_kind != GT_BK_COND) {
+		block_thread(m, t, t->block_ev, t->wait_kind, t->wait_obj, t->block_stack, ns, ns,
+			     tsc);
+		return;
+	}
+	/* Signalled, a condition waiter sleeps again to take its mutex back (glibc's
+	 * __pthread_mutex_cond_lock: examples/workpool's off-CPU stacks show no other): a wait
+	 * for the mutex, which only a release's wake may end (key 0, mutex not named: none),
+	 * never a later signal of the condition. */
+	block_thread(m, t, GT_GO_GO_BLOCK_SYNC, GT_BK_MUTEX, t->cond_mutex, t->block_stack, ns, ns,
+		     tsc);
 }
 
 /* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the
@@ -106,9 +116,11 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 			 uint64_t key, uint64_t stk, uint64_t ns)
 {
 	const struct gt_p_block *b = r->payload;
+	t->cond_mutex = 0;
 	if (r->payload_len < sizeof *b + sizeof(struct gt_p_block_mutex))
 		return false;
 	uint64_t mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
+	t->cond_mutex = gtm_object_key(m, r, mutex);
 	struct mthread *w = gtm_cond_held_waiter(m, gtm_object_key(m, r, mutex), t->serial);
 	if (w) {
 		gtm_unblock_by(m, t, w, ns, stk);

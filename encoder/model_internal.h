@@ -94,7 +94,9 @@ struct mthread {
 	bool hook_wait_open;    /* a hook's block began and its end has not come yet */
 	uint8_t block_ev;       /* its event (enum gt_go_event) and stack: a lost hand-off */
 	uint64_t block_stack;   /* inside it blocks again as the same wait (model_kernel.c) */
+	uint64_t cond_mutex;    /* a condition wait's mutex (key) when its block names it, else 0 */
 	uint64_t k_out_ns, k_out_tsc;
+	uint64_t k_in_tsc;      /* its last switch-in */
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -299,7 +301,7 @@ bool gtm_kobj_polls_pipe(const struct mthread *t);
 /* model.c: counters go to capture's (those of m->ctr) */
 void gtm_count_for(struct gt_model *m, uint32_t capture);
 /* The running t, woken from its hook wait, leaves its CPU again before the wait's end (at
- * ns, tsc): it waits again as it did, on the same object. */
+ * ns, tsc): it waits again on the same object (a condition wait: on its mutex). */
 void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc);
 
 /* model_kernel.c */

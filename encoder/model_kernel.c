@@ -28,9 +28,11 @@ uint32_t gtm_kernel_cpu(const struct gt_model *m, const struct mthread *t, uint3
 void gtm_kernel_unblocked(struct gt_model *m, struct mthread *w, uint64_t ns)
 {
 	/* the kernel ran it before its waker's fact (the wake is stamped at the release, the
-	 * switch-in may come first within the clocks' error): it runs from the wake on */
-	if (m->kernel && w->k_seen && w->k_on && w->state == T_RUNNABLE &&
-	    !m->ps[w->k_cpu + 1].running)
+	 * switch-in may come first within the clocks' error): it runs from the wake on.  Not
+	 * when it has not left its CPU since its block: the wake was stamped before the real
+	 * release, which comes after the sleep that the kernel's switch-out will show. */
+	if (m->kernel && w->k_seen && w->k_on && w->k_in_tsc > w->block_tsc &&
+	    w->state == T_RUNNABLE && !m->ps[w->k_cpu + 1].running)
 		gtm_run_thread(m, w, w->k_cpu, ns);
 }
 
@@ -187,8 +189,10 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 	out_now(m, t);
 	t->k_seen = true;
 	t->k_on = s->in;
-	if (s->in)
+	if (s->in) {
 		t->k_cpu = s->cpu;
+		t->k_in_tsc = s->tsc;
+	}
 	if (!m->seen_fact)
 		return;
 	/* the kernel's times are live from the first fact on (the prologue's facts, before

@@ -124,16 +124,36 @@ Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
 	gt_events_free(t);
 }
 
+enum { T2 = 2, T2_TID = 1002, MUTEX = 0x5000, COND = 0x6000 };
+
+/* A capture of MAIN, which creates T2 (G2), started on CPU 1 at T0 + 200. */
+static struct gt_cb *main_and_t2(void)
+{
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, MAIN, 0, 0);
+	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, T2, 0, 0x401000);
+	gt_cb_thread_start(cb, 1, T0 + 200, T2, T2_TID, 0x401000);
+	return cb;
+}
+
+/* The unblocks of G2 (at most 4): their times after the first event and their wakers. */
+static size_t unblocks_of_t2(const struct gt_events *t, int64_t at[4], int64_t by[4])
+{
+	size_t n = 0;
+	for (ssize_t i = 0; n < 4 && (i = gt_events_find_arg(t, (size_t)i, "GoUnblock", "g", 2)) >= 0;
+	     i++, n++) {
+		at[n] = t->ev[i].ts_ns - t->ev[0].ts_ns;
+		by[n] = t->ev[i].g;
+	}
+	return n;
+}
+
 /* A thread woken from a mutex wait loses the race for the mutex and sleeps again inside the
  * same pthread_mutex_lock (the kernel switches it out before its wait's end): that is the
  * same wait, and the next release names its waker, not an off-CPU wait with none. */
 Test(model_kernel, a_lost_hand_off_waits_again_for_the_next_release)
 {
-	enum { T2 = 2, T2_TID = 1002, MUTEX = 0x5000 };
-	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
-	gt_cb_thread_existing(cb, 0, T0 + 10, MAIN, 0, 0);
-	gt_cb_thread_new(cb, 0, T0 + 100, MAIN, T2, 0, 0x401000);
-	gt_cb_thread_start(cb, 1, T0 + 200, T2, T2_TID, 0x401000);
+	struct gt_cb *cb = main_and_t2();
 	gt_cb_block_begin(cb, 1, T0 + 10000, T2, GT_BK_MUTEX, MUTEX, 0);
 	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
 	gt_cb_wake(cb, 0, T0 + 40000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
@@ -159,17 +179,11 @@ Test(model_kernel, a_lost_hand_off_waits_again_for_the_next_release)
 	/* blocked twice on the mutex, each time unblocked by main (G1), the second time at the
 	 * second release */
 	cr_assert_eq(count19(t, "GoBlockSync"), 2);
-	ssize_t first = gt_events_find_arg(t, 0, "GoUnblock", "g", 2);
-	cr_assert_geq(first, 0);
-	ssize_t again = gt_events_find(t, (size_t)first, "GoBlockSync", GT_ANY, GT_ANY);
-	cr_assert_geq(again, 0);
-	ssize_t second = gt_events_find_arg(t, (size_t)again, "GoUnblock", "g", 2);
-	cr_assert_geq(second, 0);
-	cr_assert_eq(t->ev[first].g, 1);
-	cr_assert_eq(t->ev[second].g, 1);
-	int64_t base = t->ev[0].ts_ns;
-	cr_assert_geq(t->ev[second].ts_ns - base, 40000 - 10 - 2, "unblocked at %lld ns",
-		      (long long)(t->ev[second].ts_ns - base));
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
+	cr_assert(by[0] == 1 && by[1] == 1, "unblocked by G%lld and G%lld", (long long)by[0],
+		  (long long)by[1]);
+	cr_assert_geq(at[1], 40000 - 10 - 2, "unblocked at %lld ns", (long long)at[1]);
 	gt_events_free(t);
 }
 
@@ -197,5 +211,86 @@ Test(model_kernel, a_syscall_preempted_inside_ends_without_a_repair)
 	cr_assert_eq(sum.model.ends_without_begin, 0);
 	cr_assert_eq(sum.model.syscalls_short, 2);
 	cr_assert_eq(count19(t, "GoSysCall"), 2);
+	gt_events_free(t);
+}
+
+/* The release's wake is stamped before the real release: a waiter that has not left its CPU
+ * since its block, when that wake comes, is not running yet: its switch-out just after is
+ * the sleep of that very wait (ended by the release the wake names), not a second wait. */
+Test(model_kernel, a_wake_stamped_before_the_waiter_slept_is_its_waker)
+{
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_block_begin(cb, 1, T0 + 10000, T2, GT_BK_SEM, MUTEX, 0);
+	gt_cb_wake(cb, 0, T0 + 10500, MAIN, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 1, T0 + 15500, T2, GT_BK_SEM, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 0, T0 + 20000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 20100, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 30000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 5000, 1, PREEMPT, T2_TID },
+		{ 6000, 1, IN, T2_TID },     /* on its CPU from before its block ... */
+		{ 11000, 1, OUT, T2_TID },   /* ... to its sleep, after the wake's stamp */
+		{ 15000, 1, IN, T2_TID },    /* woken by the real release */
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_wake_before_sleep", sw, 6, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	cr_assert_eq(sum.model.kernel_waits_again, 0);
+	cr_assert_eq(sum.model.kernel_untraced_waits, 0);
+	cr_assert_eq(count19(t, "GoBlockSync"), 1);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 1);
+	cr_assert_eq(by[0], 1);
+	/* it starts again at its switch-in */
+	ssize_t u = gt_events_find_arg(t, 0, "GoUnblock", "g", 2);
+	ssize_t start = gt_events_find(t, (size_t)u, "GoStart", GT_ANY, 2);
+	cr_assert_geq(start, 0);
+	int64_t ns = t->ev[start].ts_ns - t->ev[0].ts_ns;
+	cr_assert(ns >= 15000 - 10 - 2 && ns <= 15000 - 10 + 2, "started at %lld ns", (long long)ns);
+	gt_events_free(t);
+}
+
+/* Signalled, a condition waiter sleeps again to take its mutex back while its signaller
+ * holds it: that second wait is for the mutex the condition wait's block names, ended by
+ * a wake of the mutex, never by a later signal of the condition (meant for other waiters). */
+Test(model_kernel, a_condition_waiter_waits_again_for_its_mutex)
+{
+	struct gt_cb *cb = main_and_t2();
+	struct {
+		struct gt_p_block b;
+		struct gt_p_block_mutex m;
+	} cond_wait = {{.obj = COND}, {.mutex = MUTEX}};
+	cr_assert(gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_COND, T2, T0 + 10000, &cond_wait,
+			       sizeof cond_wait));
+	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_COND, COND, 1, 0);
+	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_COND, COND, 1, 0);
+	gt_cb_wake(cb, 0, T0 + 40000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 1, T0 + 41500, T2, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 0, T0 + 50000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 50100, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 60000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 1, OUT, T2_TID },   /* its condition wait */
+		{ 21000, 1, IN, T2_TID },    /* signalled */
+		{ 22000, 1, OUT, T2_TID },   /* the mutex is held: asleep again */
+		{ 41000, 1, IN, T2_TID },    /* let in by the mutex's release */
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_cond_mutex_again", sw, 6, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	cr_assert_eq(sum.model.kernel_waits_again, 1);
+	cr_assert_eq(count19(t, "GoBlockCond"), 1);
+	cr_assert_eq(count19(t, "GoBlockSync"), 1);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
+	cr_assert(by[0] == 1 && by[1] == 1);
+	cr_assert_geq(at[1], 40000 - 10 - 2, "unblocked at %lld ns, by the second signal?",
+		      (long long)at[1]);
 	gt_events_free(t);
 }
