@@ -45,6 +45,7 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 	t->block_ns = block_ns;
 	t->block_tsc = block_tsc;
 	t->hook_wait_open = true;
+	t->waits_again = false;
 	t->block_ev = (uint8_t)ev;
 	t->block_stack = stk;
 	if (kind != GT_BK_SLEEP && key) {
@@ -59,6 +60,7 @@ void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_
 	if (t->wait_kind != GT_BK_COND) {
 		block_thread(m, t, t->block_ev, t->wait_kind, t->wait_obj, t->block_stack, ns, ns,
 			     tsc);
+		t->waits_again = true;
 		return;
 	}
 	/* Signalled, a condition waiter sleeps again to take its mutex back (glibc's
@@ -67,6 +69,7 @@ void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_
 	 * never a later signal of the condition. */
 	block_thread(m, t, GT_GO_GO_BLOCK_SYNC, GT_BK_MUTEX, t->cond_mutex, t->block_stack, ns, ns,
 		     tsc);
+	t->waits_again = true;
 }
 
 /* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the
@@ -210,6 +213,10 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 		return;
 	}
 	uint64_t key = gtm_object_key(m, r, wk->obj);
+	if (wk->count == GT_WAKE_UNSEEN && r->rec->aux == GT_BK_MUTEX) {
+		gtm_wake_again(m, t, key, ns, stk);
+		return;
+	}
 	if (r->rec->aux == GT_BK_JOIN) {
 		uint32_t serial = wk->obj < (1u << 24) ? gtm_serial(m, r->capture, (uint32_t)wk->obj) : 0;
 		key = (serial ? serial : wk->obj) | JOIN_KEY_BIT;
