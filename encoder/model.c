@@ -119,7 +119,10 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 			 uint64_t key, uint64_t stk, uint64_t ns)
 {
 	const struct gt_p_block *b = r->payload;
-	t->cond_mutex = 0;
+	/* a block without the mutex follows the wake of it that the wait's look wrote (capture.h
+	 * gt_p_block_mutex), at the same stack */
+	t->cond_mutex = t->woke_stack == b->stack ? t->woke_mutex : 0;
+	t->woke_mutex = 0;
 	if (r->payload_len < sizeof *b + sizeof(struct gt_p_block_mutex))
 		return false;
 	uint64_t mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
@@ -129,6 +132,10 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 		gtm_unblock_by(m, t, w, ns, stk);
 		return false;
 	}
+	/* a thread the kernel has asleep on the mutex again (it set the lock word contended
+	 * before it slept): glibc's release wakes it */
+	if (gtm_wake_again(m, t, t->cond_mutex, ns, stk))
+		return false;
 	uint32_t serial = cond_held_waiter_ahead(m, r, b->obj, mutex);
 	if (!serial || !(w = gtm_thread_get(m, serial)) || w == t)
 		return false;
@@ -213,6 +220,10 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 		return;
 	}
 	uint64_t key = gtm_object_key(m, r, wk->obj);
+	if (r->rec->aux == GT_BK_MUTEX) {
+		t->woke_mutex = key;
+		t->woke_stack = wk->stack;
+	}
 	if (wk->count == GT_WAKE_UNSEEN && r->rec->aux == GT_BK_MUTEX) {
 		gtm_wake_again(m, t, key, ns, stk);
 		return;

@@ -96,6 +96,8 @@ struct mthread {
 	uint64_t block_stack;   /* inside it blocks again as the same wait (model_kernel.c) */
 	bool waits_again;       /* its wait is such a second one */
 	uint64_t cond_mutex;    /* a condition wait's mutex (key) when its block names it, else 0 */
+	uint64_t woke_mutex;    /* its last wake of a mutex (key) and that wake's stack id: a */
+	uint32_t woke_stack;    /* condition wait's, when its block does not name the mutex */
 	uint64_t k_out_ns, k_out_tsc;
 	uint64_t k_in_tsc;      /* its last switch-in */
 	uint8_t n_regions;      /* open user regions, innermost last */
@@ -278,9 +280,10 @@ void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack);
-/* A GT_WAKE_UNSEEN release of key: the earliest of its waiters waiting again (a sleep the
- * kernel showed inside a hook wait, gtm_block_again), if any, is unblocked. */
-void gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
+/* A release of key that wakes a sleeper no hook saw block (GT_WAKE_UNSEEN): the earliest of
+ * its waiters waiting again (a sleep the kernel showed inside a hook wait, gtm_block_again),
+ * if any, is unblocked (true). */
+bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
 		    uint64_t stack);
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
 void gtm_credit_end(struct gt_model *m, uint32_t serial);

@@ -167,7 +167,7 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 	}
 }
 
-void gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
+bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
 		    uint64_t stack)
 {
 	for (uint32_t s = m->n_buckets ? m->buckets[gtm_bucket_of(m, key)] : 0; s;) {
@@ -175,9 +175,10 @@ void gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uin
 		s = w->hnext;
 		if (w->waits_again && may_wake(m, w, key)) {
 			gtm_unblock_by(m, waker, w, ns, stack);
-			return;
+			return true;
 		}
 	}
+	return false;
 }
 
 /* A wake's credit ends with its thread's next fact. */

@@ -136,6 +136,17 @@ static struct gt_cb *main_and_t2(void)
 	return cb;
 }
 
+/* thread's condition wait on cond, its block naming mutex (capture.h gt_p_block_mutex) */
+static void cond_wait_naming(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
+			     uint64_t cond, uint64_t mutex)
+{
+	struct {
+		struct gt_p_block b;
+		struct gt_p_block_mutex m;
+	} p = {{.obj = cond}, {.mutex = mutex}};
+	cr_assert(gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, GT_BK_COND, thread, t, &p, sizeof p));
+}
+
 /* The unblocks of G2 (at most 4): their times after the first event and their wakers. */
 static size_t unblocks_of_t2(const struct gt_events *t, int64_t at[4], int64_t by[4])
 {
@@ -259,12 +270,7 @@ Test(model_kernel, a_wake_stamped_before_the_waiter_slept_is_its_waker)
 Test(model_kernel, a_condition_waiter_waits_again_for_its_mutex)
 {
 	struct gt_cb *cb = main_and_t2();
-	struct {
-		struct gt_p_block b;
-		struct gt_p_block_mutex m;
-	} cond_wait = {{.obj = COND}, {.mutex = MUTEX}};
-	cr_assert(gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_COND, T2, T0 + 10000, &cond_wait,
-			       sizeof cond_wait));
+	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
 	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_COND, COND, 1, 0);
 	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_COND, COND, 1, 0);
 	gt_cb_wake(cb, 0, T0 + 40000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
@@ -300,12 +306,7 @@ Test(model_kernel, a_condition_waiter_waits_again_for_its_mutex)
 Test(model_kernel, an_unseen_release_names_the_waker_of_a_wait_again)
 {
 	struct gt_cb *cb = main_and_t2();
-	struct {
-		struct gt_p_block b;
-		struct gt_p_block_mutex m;
-	} cond_wait = {{.obj = COND}, {.mutex = MUTEX}};
-	cr_assert(gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_COND, T2, T0 + 10000, &cond_wait,
-			       sizeof cond_wait));
+	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
 	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_COND, COND, 1, 0);
 	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
 	gt_cb_block_end(cb, 1, T0 + 31500, T2, GT_BK_COND, COND, GT_BR_OK);
@@ -354,4 +355,75 @@ Test(model_kernel, an_unseen_release_ends_no_hook_wait)
 	cr_assert_eq(by[0], 1);
 	cr_assert_geq(at[0], 30000 - 10 - 2, "unblocked at %lld ns", (long long)at[0]);
 	gt_events_free(t);
+}
+
+/* T2, signalled by main at 20000, sleeps on its mutex again at 22000; main's action at 30000
+ * (setup) lets it in; T2 runs at 31000.  Returns the trace; sum filled. */
+static struct gt_events *wait_again_let_in(const char *name, void (*setup)(struct gt_cb *cb),
+					   struct gt_convert_summary *sum)
+{
+	struct gt_cb *cb = main_and_t2();
+	setup(cb);
+	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_COND, COND, 1, 0);
+	gt_cb_block_end(cb, 1, T0 + 31500, T2, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_capture_end(cb, 1, T0 + 60000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 1, OUT, T2_TID },   /* its condition wait */
+		{ 21000, 1, IN, T2_TID },    /* signalled */
+		{ 22000, 1, OUT, T2_TID },   /* asleep on the mutex inside glibc */
+		{ 31000, 1, IN, T2_TID },
+	};
+	struct gt_events *t = convert_with_kernel(cb, name, sw, 6, sum);
+	gt_cb_free(cb);
+	return t;
+}
+
+static void assert_let_in_by_main(struct gt_events *t, const struct gt_convert_summary *sum)
+{
+	cr_assert_eq(sum->model.kernel_waits_again, 1);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
+	cr_assert(by[0] == 1 && by[1] == 1, "unblocked by G%lld and G%lld", (long long)by[0],
+		  (long long)by[1]);
+	cr_assert_geq(at[1], 30000 - 10 - 2, "unblocked at %lld ns", (long long)at[1]);
+	gt_events_free(t);
+}
+
+static void main_waits_releasing_the_mutex(struct gt_cb *cb)
+{
+	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
+	cond_wait_naming(cb, 0, T0 + 30000, MAIN, COND + 0x100, MUTEX);
+}
+
+/* Main enters a condition wait of its own, which releases the mutex inside glibc, where no
+ * hook sees the release: with a thread asleep on that mutex (the kernel says so), that
+ * release is what lets it in. */
+Test(model_kernel, a_condition_wait_releasing_the_mutex_lets_its_sleeper_in)
+{
+	struct gt_convert_summary sum;
+	struct gt_events *t = wait_again_let_in("kernel_cond_releases", main_waits_releasing_the_mutex,
+						&sum);
+	assert_let_in_by_main(t, &sum);
+}
+
+static void t2_block_without_its_mutex(struct gt_cb *cb)
+{
+	/* T2's look found a waiter of the mutex: its wake of it, then a block not naming it */
+	static const uint64_t pc = 0x401234;
+	gt_cb_stack(cb, 1, T0 + 9800, 3, &pc, 1);
+	gt_cb_wake(cb, 1, T0 + 9900, T2, GT_BK_MUTEX, MUTEX, 1, 3);
+	gt_cb_block_begin(cb, 1, T0 + 10000, T2, GT_BK_COND, COND, 3);
+	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
+}
+
+/* A condition wait whose look for the mutex's waiters found one writes a wake of the mutex
+ * and a block without it (capture.h): that wake names the mutex it sleeps on again. */
+Test(model_kernel, a_condition_wait_not_naming_its_mutex_has_it_from_its_wake)
+{
+	struct gt_convert_summary sum;
+	struct gt_events *t = wait_again_let_in("kernel_cond_wake_names", t2_block_without_its_mutex,
+						&sum);
+	assert_let_in_by_main(t, &sum);
 }
