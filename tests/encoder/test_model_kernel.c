@@ -264,99 +264,6 @@ Test(model_kernel, a_wake_stamped_before_the_waiter_slept_is_its_waker)
 	gt_events_free(t);
 }
 
-/* Signalled, a condition waiter sleeps again to take its mutex back while its signaller
- * holds it: that second wait is for the mutex the condition wait's block names, ended by
- * a wake of the mutex, never by a later signal of the condition (meant for other waiters). */
-Test(model_kernel, a_condition_waiter_waits_again_for_its_mutex)
-{
-	struct gt_cb *cb = main_and_t2();
-	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
-	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_COND, COND, 1, 0);
-	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_COND, COND, 1, 0);
-	gt_cb_wake(cb, 0, T0 + 40000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
-	gt_cb_block_end(cb, 1, T0 + 41500, T2, GT_BK_COND, COND, GT_BR_OK);
-	gt_cb_syscall_begin(cb, 0, T0 + 50000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
-	gt_cb_syscall_end(cb, 0, T0 + 50100, MAIN, SYS_getpid, 1);
-	gt_cb_capture_end(cb, 0, T0 + 60000);
-	static const struct ksw sw[] = {
-		{ 5, 0, IN, 0 },
-		{ 150, 1, IN, T2_TID },
-		{ 10500, 1, OUT, T2_TID },   /* its condition wait */
-		{ 21000, 1, IN, T2_TID },    /* signalled */
-		{ 22000, 1, OUT, T2_TID },   /* the mutex is held: asleep again */
-		{ 41000, 1, IN, T2_TID },    /* let in by the mutex's release */
-	};
-	struct gt_convert_summary sum;
-	struct gt_events *t = convert_with_kernel(cb, "kernel_cond_mutex_again", sw, 6, &sum);
-	gt_cb_free(cb);
-	cr_assert_eq(sum.model.unknown_wakeups, 0);
-	cr_assert_eq(sum.model.kernel_waits_again, 1);
-	cr_assert_eq(count19(t, "GoBlockCond"), 1);
-	cr_assert_eq(count19(t, "GoBlockSync"), 1);
-	int64_t at[4], by[4];
-	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
-	cr_assert(by[0] == 1 && by[1] == 1);
-	cr_assert_geq(at[1], 40000 - 10 - 2, "unblocked at %lld ns, by the second signal?",
-		      (long long)at[1]);
-	gt_events_free(t);
-}
-
-/* The mutex's release that let that condition waiter in: its lock word said a thread slept
- * on it which no hook saw block (GT_WAKE_UNSEEN), which names the waker of the second wait. */
-Test(model_kernel, an_unseen_release_names_the_waker_of_a_wait_again)
-{
-	struct gt_cb *cb = main_and_t2();
-	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
-	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_COND, COND, 1, 0);
-	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
-	gt_cb_block_end(cb, 1, T0 + 31500, T2, GT_BK_COND, COND, GT_BR_OK);
-	gt_cb_syscall_begin(cb, 0, T0 + 50000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
-	gt_cb_syscall_end(cb, 0, T0 + 50100, MAIN, SYS_getpid, 1);
-	gt_cb_capture_end(cb, 0, T0 + 60000);
-	static const struct ksw sw[] = {
-		{ 5, 0, IN, 0 },
-		{ 150, 1, IN, T2_TID },
-		{ 10500, 1, OUT, T2_TID },   /* its condition wait */
-		{ 21000, 1, IN, T2_TID },    /* signalled */
-		{ 22000, 1, OUT, T2_TID },   /* asleep on the mutex inside glibc */
-		{ 31000, 1, IN, T2_TID },    /* let in by main's release */
-	};
-	struct gt_convert_summary sum;
-	struct gt_events *t = convert_with_kernel(cb, "kernel_unseen_release", sw, 6, &sum);
-	gt_cb_free(cb);
-	cr_assert_eq(sum.model.unknown_wakeups, 0);
-	int64_t at[4], by[4];
-	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
-	cr_assert(by[0] == 1 && by[1] == 1);
-	cr_assert_geq(at[1], 30000 - 10 - 2, "unblocked at %lld ns", (long long)at[1]);
-	gt_events_free(t);
-}
-
-/* Without such a second wait (no kernel records: the hooks alone), a GT_WAKE_UNSEEN release
- * ends no wait: not a hooked waiter of the mutex (a wake of its own names its waker), not
- * one that blocks just after it (no credit, as a wake stamped before its waiter's block
- * would leave). */
-Test(model_kernel, an_unseen_release_ends_no_hook_wait)
-{
-	struct gt_cb *cb = main_and_t2();
-	gt_cb_wake(cb, 0, T0 + 5000, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
-	gt_cb_block_begin(cb, 1, T0 + 6000, T2, GT_BK_MUTEX, MUTEX, 0);
-	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
-	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
-	gt_cb_block_end(cb, 1, T0 + 31000, T2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
-	gt_cb_capture_end(cb, 0, T0 + 40000);
-	struct gt_convert_summary sum;
-	struct gt_events *t = convert_with_kernel(cb, "kernel_unseen_no_rewait", NULL, 0, &sum);
-	gt_cb_free(cb);
-	cr_assert_eq(sum.model.kernel_switches, 0);
-	cr_assert_eq(sum.model.unknown_wakeups, 0);
-	int64_t at[4], by[4];
-	cr_assert_eq(unblocks_of_t2(t, at, by), 1);
-	cr_assert_eq(by[0], 1);
-	cr_assert_geq(at[0], 30000 - 10 - 2, "unblocked at %lld ns", (long long)at[0]);
-	gt_events_free(t);
-}
-
 /* T2, signalled by main at 20000, sleeps on its mutex again at 22000; main's action at 30000
  * (setup) lets it in; T2 runs at 31000.  Returns the trace; sum filled. */
 static struct gt_events *wait_again_let_in(const char *name, void (*setup)(struct gt_cb *cb),
@@ -388,6 +295,66 @@ static void assert_let_in_by_main(struct gt_events *t, const struct gt_convert_s
 	cr_assert(by[0] == 1 && by[1] == 1, "unblocked by G%lld and G%lld", (long long)by[0],
 		  (long long)by[1]);
 	cr_assert_geq(at[1], 30000 - 10 - 2, "unblocked at %lld ns", (long long)at[1]);
+	gt_events_free(t);
+}
+
+static void second_signal_then_mutex_wake(struct gt_cb *cb)
+{
+	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
+	gt_cb_wake(cb, 0, T0 + 25000, MAIN, GT_BK_COND, COND, 1, 0);
+	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+}
+
+/* Signalled, a condition waiter sleeps again to take its mutex back while its signaller
+ * holds it: that second wait is for the mutex the condition wait's block names, ended by
+ * a wake of the mutex, never by a later signal of the condition (meant for other waiters). */
+Test(model_kernel, a_condition_waiter_waits_again_for_its_mutex)
+{
+	struct gt_convert_summary sum;
+	struct gt_events *t = wait_again_let_in("kernel_cond_mutex_again",
+						second_signal_then_mutex_wake, &sum);
+	cr_assert_eq(count19(t, "GoBlockCond"), 1);
+	cr_assert_eq(count19(t, "GoBlockSync"), 1);
+	assert_let_in_by_main(t, &sum);
+}
+
+static void unseen_release(struct gt_cb *cb)
+{
+	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
+	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
+}
+
+/* The mutex's release that let that condition waiter in: its lock word said a thread slept
+ * on it which no hook saw block (GT_WAKE_UNSEEN), which names the waker of the second wait. */
+Test(model_kernel, an_unseen_release_names_the_waker_of_a_wait_again)
+{
+	struct gt_convert_summary sum;
+	struct gt_events *t = wait_again_let_in("kernel_unseen_release", unseen_release, &sum);
+	assert_let_in_by_main(t, &sum);
+}
+
+/* Without such a second wait (no kernel records: the hooks alone), a GT_WAKE_UNSEEN release
+ * ends no wait: not a hooked waiter of the mutex (a wake of its own names its waker), not
+ * one that blocks just after it (no credit, as a wake stamped before its waiter's block
+ * would leave). */
+Test(model_kernel, an_unseen_release_ends_no_hook_wait)
+{
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_wake(cb, 0, T0 + 5000, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
+	gt_cb_block_begin(cb, 1, T0 + 6000, T2, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
+	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 1, T0 + 31000, T2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_capture_end(cb, 0, T0 + 40000);
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_unseen_no_rewait", NULL, 0, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.kernel_switches, 0);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 1);
+	cr_assert_eq(by[0], 1);
+	cr_assert_geq(at[0], 30000 - 10 - 2, "unblocked at %lld ns", (long long)at[0]);
 	gt_events_free(t);
 }
 
