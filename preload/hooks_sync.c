@@ -219,10 +219,10 @@ static GT_NOINLINE int mutex_unlock_contended(pthread_mutex_t *m)
 	uint64_t tsc = gt_now(&cpu);
 	int r = GT_REAL_PRESET(pthread_mutex_unlock)(m);
 	int e = errno;
-	uint32_t count = 1;
-	if (!seen && !gt_waiters_has(GT_OBJ(m)) && !registered_since(GT_BK_MUTEX, GT_OBJ(m), before, tsc))
-		count = GT_WAKE_UNSEEN;
-	gt_fact_wake_at(t, GT_BK_MUTEX, GT_OBJ(m), count, tsc, cpu);
+	if (seen || gt_waiters_has(GT_OBJ(m)) || registered_since(GT_BK_MUTEX, GT_OBJ(m), before, tsc))
+		gt_fact_wake_at(t, GT_BK_MUTEX, GT_OBJ(m), 1, tsc, cpu);
+	else if (r == 0)   /* not an error-checking mutex's refusal: it woke its sleeper */
+		gt_fact_wake_at(t, GT_BK_MUTEX, GT_OBJ(m), GT_WAKE_UNSEEN, tsc, cpu);
 	errno = e;
 	return r;
 }
