@@ -88,7 +88,7 @@ static const char run_usage[] =
 	"                          the program runs on.  Default: a quarter of the space\n"
 	"                          free where the captures are written, at the start\n"
 	"      --kernel=on|off     record the kernel's context switches of the traced tree\n"
-	"                          (perf events, where permitted; default off) into\n"
+	"                          (perf events, where permitted; default on) into\n"
 	"                          gotrace-<pid>.gtkern beside the captures\n"
 	"      --cpu-samples HZ|off  with kernel records, sample each thread's stack HZ\n"
 	"                          times per second of its CPU time (default 99), written\n"
@@ -175,9 +175,7 @@ static int parse_options(int argc, char **argv, struct run_options *opt)
 	};
 	int c;
 
-	/* kernel records off by default until the model draws them as faithfully as the hooks
-	 * alone: on examples/workpool they still add unknown wakers and repairs (README) */
-	*opt = (struct run_options){ .output = DEFAULT_OUTPUT, .no_kernel = true,
+	*opt = (struct run_options){ .output = DEFAULT_OUTPUT,
 				     .cpu_samples = DEFAULT_CPU_SAMPLES_HZ };
 	bool kernel_said = false;
 	optind = 0; /* glibc: full re-initialisation, whatever parsed argv before */

@@ -244,7 +244,8 @@ int gt_kernel_switches(const char *path, struct gt_kernel_switch **out, size_t *
 		free(l.v);
 		return -1;
 	}
-	qsort(l.v, l.n, sizeof *l.v, by_time);
+	if (l.n)   /* none: l.v is NULL, which qsort may not be given */
+		qsort(l.v, l.n, sizeof *l.v, by_time);
 	*out = l.v;
 	*n = l.n;
 	return 0;

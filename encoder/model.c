@@ -45,11 +45,31 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 	t->block_ns = block_ns;
 	t->block_tsc = block_tsc;
 	t->hook_wait_open = true;
-	if (kind != GT_BK_SLEEP) {
+	t->waits_again = false;
+	t->block_ev = (uint8_t)ev;
+	t->block_stack = stk;
+	if (kind != GT_BK_SLEEP && key) {
 		gtm_wait_add(m, t, key);
 		if (m->n_credits)
 			gtm_wait_credit(m, t, ns);
 	}
+}
+
+void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc)
+{
+	if (t->wait_kind != GT_BK_COND) {
+		block_thread(m, t, t->block_ev, t->wait_kind, t->wait_obj, t->block_stack, ns, ns,
+			     tsc);
+		t->waits_again = true;
+		return;
+	}
+	/* Signalled, a condition waiter sleeps again to take its mutex back (glibc's
+	 * __pthread_mutex_cond_lock: examples/workpool's off-CPU stacks show no other): a wait
+	 * for the mutex, which only a release's wake may end (key 0, mutex not named: none),
+	 * never a later signal of the condition. */
+	block_thread(m, t, GT_GO_GO_BLOCK_SYNC, GT_BK_MUTEX, t->cond_mutex, t->block_stack, ns, ns,
+		     tsc);
+	t->waits_again = true;
 }
 
 /* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the
@@ -99,14 +119,23 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 			 uint64_t key, uint64_t stk, uint64_t ns)
 {
 	const struct gt_p_block *b = r->payload;
+	/* a block without the mutex follows the wake of it that the wait's look wrote (capture.h
+	 * gt_p_block_mutex), at the same stack */
+	t->cond_mutex = t->woke_stack == b->stack ? t->woke_mutex : 0;
+	t->woke_mutex = 0;
 	if (r->payload_len < sizeof *b + sizeof(struct gt_p_block_mutex))
 		return false;
 	uint64_t mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
+	t->cond_mutex = gtm_object_key(m, r, mutex);
 	struct mthread *w = gtm_cond_held_waiter(m, gtm_object_key(m, r, mutex), t->serial);
 	if (w) {
 		gtm_unblock_by(m, t, w, ns, stk);
 		return false;
 	}
+	/* a thread the kernel has asleep on the mutex again (it set the lock word contended
+	 * before it slept): glibc's release wakes it */
+	if (gtm_wake_again(m, t, t->cond_mutex, ns, stk))
+		return false;
 	uint32_t serial = cond_held_waiter_ahead(m, r, b->obj, mutex);
 	if (!serial || !(w = gtm_thread_get(m, serial)) || w == t)
 		return false;
@@ -191,6 +220,14 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 		return;
 	}
 	uint64_t key = gtm_object_key(m, r, wk->obj);
+	if (r->rec->aux == GT_BK_MUTEX) {
+		t->woke_mutex = key;
+		t->woke_stack = wk->stack;
+	}
+	if (wk->count == GT_WAKE_UNSEEN && r->rec->aux == GT_BK_MUTEX) {
+		gtm_wake_again(m, t, key, ns, stk);
+		return;
+	}
 	if (r->rec->aux == GT_BK_JOIN) {
 		uint32_t serial = wk->obj < (1u << 24) ? gtm_serial(m, r->capture, (uint32_t)wk->obj) : 0;
 		key = (serial ? serial : wk->obj) | JOIN_KEY_BIT;

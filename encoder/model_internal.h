@@ -68,7 +68,8 @@ struct mthread {
 	uint8_t wait_kind;      /* gt_block_kind, WAIT_NET, WAIT_PROLOGUE */
 	uint8_t sys_fd_kind;
 	bool in_syscall;        /* a syscall began and is not yet resolved */
-	bool sys_awaiting_end;  /* resolved as blocked before its end fact arrived */
+	bool sys_awaiting_end;  /* resolved as blocked (or preempted inside it) before its end
+				 * fact arrived */
 	bool in_wait_list;
 	bool futex_no_wait;     /* its FUTEX_WAIT returned EAGAIN at once: no block shown */
 	bool prologue_start;    /* existed at start, running: start after the Gomaxprocs */
@@ -91,8 +92,15 @@ struct mthread {
 	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
 	bool k_out_pending;     /* ... and waits for its own fact just after it */
 	bool hook_wait_open;    /* a hook's block began and its end has not come yet */
+	uint8_t block_ev;       /* its event (enum gt_go_event) and stack: a lost hand-off */
+	uint64_t block_stack;   /* inside it blocks again as the same wait (model_kernel.c) */
+	bool waits_again;       /* its wait is such a second one */
+	uint64_t cond_mutex;    /* a condition wait's mutex (key) when its block names it, else 0 */
+	uint64_t woke_mutex;    /* its last wake of a mutex (key) and that wake's stack id: a */
+	uint32_t woke_stack;    /* condition wait's, when its block does not name the mutex */
 	uint64_t k_out_ns, k_out_tsc;
 	uint64_t k_out_mono;    /* the kernel's time of it (its off-CPU sample's) */
+	uint64_t k_in_tsc;      /* its last switch-in */
 	uint8_t n_regions;      /* open user regions, innermost last */
 	struct {
 		uint64_t task, name;
@@ -274,6 +282,11 @@ void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack);
+/* A release of key that wakes a sleeper no hook saw block (GT_WAKE_UNSEEN): the earliest of
+ * its waiters waiting again (a sleep the kernel showed inside a hook wait, gtm_block_again),
+ * if any, is unblocked (true). */
+bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
+		    uint64_t stack);
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
 void gtm_credit_end(struct gt_model *m, uint32_t serial);
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);
@@ -297,6 +310,9 @@ bool gtm_kobj_polls_pipe(const struct mthread *t);
 
 /* model.c: counters go to capture's (those of m->ctr) */
 void gtm_count_for(struct gt_model *m, uint32_t capture);
+/* The running t, woken from its hook wait, leaves its CPU again before the wait's end (at
+ * ns, tsc): it waits again on the same object (a condition wait: on its mutex). */
+void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc);
 
 /* model_kernel.c */
 /* t's kernel thread id is known (a THREAD_START or THREAD_EXISTING fact). */

@@ -30,9 +30,11 @@ uint32_t gtm_kernel_cpu(const struct gt_model *m, const struct mthread *t, uint3
 void gtm_kernel_unblocked(struct gt_model *m, struct mthread *w, uint64_t ns)
 {
 	/* the kernel ran it before its waker's fact (the wake is stamped at the release, the
-	 * switch-in may come first within the clocks' error): it runs from the wake on */
-	if (m->kernel && w->k_seen && w->k_on && w->state == T_RUNNABLE &&
-	    !m->ps[w->k_cpu + 1].running)
+	 * switch-in may come first within the clocks' error): it runs from the wake on.  Not
+	 * when it has not left its CPU since its block: the wake was stamped before the real
+	 * release, which comes after the sleep that the kernel's switch-out will show. */
+	if (m->kernel && w->k_seen && w->k_on && w->k_in_tsc > w->block_tsc &&
+	    w->state == T_RUNNABLE && !m->ps[w->k_cpu + 1].running)
 		gtm_run_thread(m, w, w->k_cpu, ns);
 }
 
@@ -85,8 +87,10 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 	if (t->state != T_RUNNING)
 		return;   /* a hook block or a blocking syscall already drawn */
 	if (t->in_syscall) {
-		/* off its CPU inside a syscall without being runnable: it blocked */
+		/* off its CPU inside a syscall without being runnable: it blocked; preempted
+		 * inside it: a syscall that did not block, its end fact still to come */
 		gtm_syscall_resolve(m, t, ns, !preempted);
+		t->sys_awaiting_end = true;
 		if (t->state != T_RUNNING)
 			return;
 	}
@@ -94,6 +98,12 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
 		t->state = T_RUNNABLE;
 		m->ctr.kernel_preemptions++;
+	} else if (t->hook_wait_open) {
+		/* woken from its hook wait and off its CPU again before the wait's end: a lost
+		 * hand-off (it lost the race for the lock and sleeps again inside the same call),
+		 * the same wait again, so that the next release names its waker */
+		gtm_block_again(m, t, ns, tsc);
+		m->ctr.kernel_waits_again++;
 	} else {
 		/* named by the user stack the kernel copied at the switch-out, when it did */
 		uint64_t stack = gt_cpu_samples_offcpu_stack(m->offcpu, m, t, t->k_out_mono);
@@ -189,8 +199,10 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 	out_now(m, t);
 	t->k_seen = true;
 	t->k_on = s->in;
-	if (s->in)
+	if (s->in) {
 		t->k_cpu = s->cpu;
+		t->k_in_tsc = s->tsc;
+	}
 	if (!m->seen_fact)
 		return;
 	/* the kernel's times are live from the first fact on (the prologue's facts, before

@@ -167,6 +167,20 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 	}
 }
 
+bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
+		    uint64_t stack)
+{
+	for (uint32_t s = m->n_buckets ? m->buckets[gtm_bucket_of(m, key)] : 0; s;) {
+		struct mthread *w = gtm_thread_at(m, s);
+		s = w->hnext;
+		if (w->waits_again && may_wake(m, w, key)) {
+			gtm_unblock_by(m, waker, w, ns, stack);
+			return true;
+		}
+	}
+	return false;
+}
+
 /* A wake's credit ends with its thread's next fact. */
 void gtm_credit_end(struct gt_model *m, uint32_t serial)
 {

@@ -199,15 +199,36 @@ GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pth
 GT_RELEASE_SHARED(mutex_unlock_shared, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
 		  gt_mutex_has_waiters)
 
-/* a process-shared mutex: only a look at its lock word (the one after the unlock would find
- * it free) */
-static inline int mutex_shared_release(pthread_mutex_t *m)
+/* A mutex whose lock word says a thread sleeps on it: its release wakes one.  A process-shared
+ * one is looked at as above; a private one's sleeper may be a hooked waiter, named by a wake
+ * as the waited path names it, or a thread no hook saw block (a condition waiter taking its
+ * mutex back inside glibc, after its signal), named by a GT_WAKE_UNSEEN wake: the kernel's
+ * records show that sleep.  Stamped before the release too (after it, a sleeper woken on
+ * this CPU would run before the stamp).  glibc leaves the word contended after a sleeper
+ * took the mutex: its next release writes one too, which wakes nobody. */
+static GT_NOINLINE int mutex_unlock_contended(pthread_mutex_t *m)
 {
-	return GT_UNLIKELY(gt_mutex_pshared(m)) && gt_mutex_has_waiters(m);
+	if (gt_mutex_pshared(m))
+		return mutex_unlock_shared(m);
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return GT_REAL_PRESET(pthread_mutex_unlock)(m);
+	uint64_t before = gt_load(&gt_n_blocked[GT_BK_MUTEX]);
+	int seen = (uint32_t)before && gt_waiters_has(GT_OBJ(m));
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	int r = GT_REAL_PRESET(pthread_mutex_unlock)(m);
+	int e = errno;
+	if (seen || gt_waiters_has(GT_OBJ(m)) || registered_since(GT_BK_MUTEX, GT_OBJ(m), before, tsc))
+		gt_fact_wake_at(t, GT_BK_MUTEX, GT_OBJ(m), 1, tsc, cpu);
+	else if (r == 0)   /* not an error-checking mutex's refusal: it woke its sleeper */
+		gt_fact_wake_at(t, GT_BK_MUTEX, GT_OBJ(m), GT_WAKE_UNSEEN, tsc, cpu);
+	errno = e;
+	return r;
 }
 
 GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
-		mutex_unlock_waited, mutex_shared_release, mutex_unlock_shared)
+		mutex_unlock_waited, gt_mutex_has_waiters, mutex_unlock_contended)
 
 /* ---- rwlocks ---------------------------------------------------------------------------- */
 

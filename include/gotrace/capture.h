@@ -347,11 +347,16 @@ struct gt_p_block_end {
 };
 
 #define GT_WAKE_ALL 0xffffffffu
+/* The count of a mutex release whose lock word said that a thread sleeps on it which no hook
+ * saw block (a condition waiter taking its mutex back inside glibc): it may end such a sleep
+ * that the kernel's records show (encoder/model_kernel.c), nothing else.  Before it existed,
+ * no count was 0. */
+#define GT_WAKE_UNSEEN 0u
 
 struct gt_p_wake {
 	uint64_t obj;
 	uint32_t stack;            /* releaser's stack id */
-	uint32_t count;            /* waiters it may release: 1, n, or GT_WAKE_ALL */
+	uint32_t count;            /* waiters it may release: 1, n, GT_WAKE_ALL, GT_WAKE_UNSEEN */
 };
 
 struct gt_p_syscall {

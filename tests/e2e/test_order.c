@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,8 +188,10 @@ static int index_of(const int64_t *gs, size_t n, int64_t g)
 }
 
 /* Every block of ring thread i is unblocked by thread i-1; main's blocks (joins) by the
- * threads in join order.  Returns the number of unblocks checked. */
-static size_t check_wakers(size_t n_threads)
+ * threads in join order.  With kernel records, a plain GoBlock is an off-CPU wait no hook saw
+ * (a page fault, a lock inside glibc): no waker by construction, not checked.  Returns the
+ * number of unblocks checked. */
+static size_t check_wakers(size_t n_threads, bool kernel)
 {
 	int64_t gs[16], main_g = 0;
 	size_t n = created(gs, 16, &main_g);
@@ -198,7 +201,7 @@ static size_t check_wakers(size_t n_threads)
 	int last_joined = -1;
 	for (size_t i = 0; i < ev->n; i++) {
 		const struct gt_event *b = &ev->ev[i];
-		if (strncmp(b->type, "GoBlock", 7) || !b->g)
+		if (strncmp(b->type, "GoBlock", 7) || !b->g || (kernel && !strcmp(b->type, "GoBlock")))
 			continue;
 		ssize_t u = gt_events_find_arg(ev, i + 1, "GoUnblock", "g", (uint64_t)b->g);
 		cr_assert_geq(u, 0, "%s of G%ld at %ld ns never unblocked", b->type, (long)b->g,
@@ -307,7 +310,50 @@ static void ring(const char *what, const char *threads, const char *rounds, int 
 	run_and_convert(argv, "16384", trace, sizeof trace);
 	ev = gt_events_parse_119(trace);
 	cr_assert_not_null(ev);
-	size_t checked = check_wakers(threads ? (size_t)atoi(threads) : 2);
+	size_t checked = check_wakers(threads ? (size_t)atoi(threads) : 2, false);
+	cr_expect_gt(checked, 100, "%zu unblocks checked", checked);
+}
+
+/* The same ring traced by gotrace run with the kernel's context switches, which draw a waiter
+ * asleep again inside its call (a lost hand-off, a condition waiter taking its mutex back):
+ * the same truths, nothing repaired, compared with the untraced run. */
+static void ring_kernel(const char *what, const char *threads, const char *rounds, int loaded)
+{
+	if (loaded)
+		load_start();
+	const char *order = getenv("GT_TEST_ORDER");
+	const char *prog[] = {order, what, threads ? threads : rounds, threads ? rounds : NULL, NULL};
+	snprintf(traced.dir, sizeof traced.dir, "/tmp/gt-test-XXXXXX");
+	cr_assert_not_null(mkdtemp(traced.dir));
+	char trace[PATH_MAX + 64], capture[PATH_MAX + 80], kern[PATH_MAX + 80], again[PATH_MAX + 80];
+	snprintf(trace, sizeof trace, "%s/kernel.trace", traced.dir);
+	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	snprintf(kern, sizeof kern, "%s.gtkern", trace);
+	snprintf(again, sizeof again, "%s.again", trace);
+	const char *argv[] = {test_gotrace(), "run", "--kernel=on", "--format", "go1.19",
+			      "--keep-capture", "-o", trace, "--", order, what, prog[2], prog[3], NULL};
+	cr_assert_eq(run_program(&plain, 0, prog, NULL), 0);
+	cr_assert_eq(run_program(&traced, 0, argv, NULL), 0);
+	cr_assert(WIFEXITED(plain.status) && WEXITSTATUS(plain.status) == 0, "%s", plain.err);
+	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
+	cr_assert_str_eq(traced.out, plain.out);
+	if (strstr(traced.err, "no kernel scheduling data"))
+		cr_skip_test("perf events refused here, no kernel records: %s", traced.err);
+	struct gt_convert_options opt = {.no_symbols = true, .kernel_path = kern};
+	struct gt_convert_summary sum;
+	char err[512];
+	cr_assert_eq(gt_convert_file(capture, again, &opt, &sum, err, sizeof err), 0, "%s", err);
+	struct gt_convert_losses l;
+	gt_convert_losses(&sum, &l);
+	cr_assert_gt(sum.model.kernel_switches, 100, "%s", traced.err);
+	cr_assert_eq(l.repaired, 0, "%s", traced.err);
+	cr_assert_eq(l.skipped, 0, "%s", traced.err);
+	cr_assert_eq(l.dropped, 0, "%s", traced.err);
+	/* every wait of the hooks has its waker: an unknown one ends only a wait no hook saw */
+	cr_assert_leq(sum.model.unknown_wakeups, sum.model.kernel_untraced_waits, "%s", traced.err);
+	ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev);
+	size_t checked = check_wakers(threads ? (size_t)atoi(threads) : 2, true);
 	cr_expect_gt(checked, 100, "%zu unblocks checked", checked);
 }
 
@@ -364,3 +410,11 @@ Test(order, pipe_ping_pong_true_wakers) { ring("ring-pipe", "2", "3000", 0); }
 Test(order, pipe_ring_true_wakers_under_load) { ring("ring-pipe", "4", "3000", 1); }
 /* a poll for input on one pipe is a wait on it too */
 Test(order, poll_ring_true_wakers) { ring("ring-poll", "4", "3000", 0); }
+
+/* with the kernel's records */
+Test(order, condvar_ring_true_wakers_kernel) { ring_kernel("ring-cond", NULL, "1000", 0); }
+Test(order, condvar_ring_true_wakers_kernel_under_load) { ring_kernel("ring-cond", NULL, "1000", 1); }
+Test(order, rwlock_ring_true_wakers_kernel) { ring_kernel("ring-rwlock", NULL, "1000", 0); }
+Test(order, semaphore_ring_true_wakers_kernel) { ring_kernel("ring-sem", "4", "3000", 0); }
+Test(order, futex_ring_true_wakers_kernel_under_load) { ring_kernel("ring-futex", "4", "3000", 1); }
+Test(order, pipe_ring_true_wakers_kernel) { ring_kernel("ring-pipe", "4", "3000", 0); }

@@ -163,6 +163,22 @@ Test(hooks, sync_objects, .fini = teardown, .timeout = 30)
 	trace("sync");
 	cr_assert_eq(check_blocks_closed(GT_BK_COND), 1u);
 	cr_assert_eq(count_woken_by_other(GT_BK_COND, GT_BK_COND), 1u, "signaller wakes the waiter");
+	/* signalled, the waiter slept on its mutex inside glibc: the signaller's unlock says it
+	 * woke a sleeper no hook saw block, on the mutex the condition wait's block names */
+	size_t unseen = 0;
+	for (size_t k = 0; k < cap.n; k++) {
+		const struct cap_rec *b = &cap.recs[k];
+		if (b->h->type != GT_BLOCK_BEGIN || b->h->aux != GT_BK_COND)
+			continue;
+		cr_assert_geq(b->h->nwords * 8u, sizeof(struct gt_rec) + 24u, "no mutex in the block");
+		for (size_t j = k + 1; j < cap.n; j++) {
+			const struct cap_rec *w = &cap.recs[j];
+			if (w->h->type == GT_WAKE && w->h->aux == GT_BK_MUTEX && P(w)[0] == P(b)[2] &&
+			    w->h->thread != b->h->thread)
+				unseen += (uint32_t)(P(w)[1] >> 32) == GT_WAKE_UNSEEN;
+		}
+	}
+	cr_assert_eq(unseen, 1u);
 	cr_assert_eq(check_blocks_closed(GT_BK_RWLOCK_RD), 1u);
 	cr_assert_eq(count_woken_by_other(GT_BK_RWLOCK_RD, GT_BK_RWLOCK_WR), 1u);
 	cr_assert_eq(check_blocks_closed(GT_BK_SEM), 1u);

@@ -188,6 +188,8 @@ static void *signaller(void *arg)
 	pthread_mutex_lock(&mtx);
 	atomic_store(&flag, 1);
 	pthread_cond_signal(&cond);
+	/* signalled, main sleeps on the mutex inside glibc, where no hook sees it */
+	wait_main_blocked_on(&mtx, sizeof mtx);
 	pthread_mutex_unlock(&mtx);
 	return NULL;
 }
