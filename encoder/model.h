@@ -63,6 +63,7 @@ struct gt_model_options {
 	X(kernel_switches, "kernel: context switches drawn")                               \
 	X(kernel_preemptions, "kernel: preemptions")                                       \
 	X(kernel_untraced_waits, "kernel: off-CPU waits not seen by the hooks")            \
+	X(kernel_untraced_ends, "kernel: their ends (no hook names a waker)")              \
 	X(kernel_waits_again, "kernel: hook waits resumed and waiting again (lost hand-offs)") \
 	X(kernel_foreign, "kernel: switches not drawn (thread untraced, unstarted, ended, stopped)")
 

@@ -300,7 +300,12 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		gtm_wait_remove(m, t);
 		gtm_emit(m, p, GT_GO_GO_UNBLOCK, ns, t, NULL, t->g, ++t->seq,
 			 gtm_synth_stack(m, r));
-		m->ctr.unknown_wakeups++;
+		/* the end of a wait no hook saw has no waker to name: counted apart, so that
+		 * unknown wakers are those of the hooks' own waits */
+		if (t->wait_kind == WAIT_UNTRACED)
+			m->ctr.kernel_untraced_ends++;
+		else
+			m->ctr.unknown_wakeups++;
 		if (t->cond_held && t->wait_kind == GT_BK_MUTEX && r == S_UNKNOWN)
 			m->ctr.cond_release_unseen++;
 	} else if (t->state == T_SYSBLOCKED) {
