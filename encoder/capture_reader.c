@@ -34,6 +34,7 @@ struct slot {
 	uint8_t *data;
 	size_t cap;
 	uint32_t file_bytes;       /* the record's length in the file */
+	uint8_t open;              /* gt_compact_open: its obj or nr is the open wait's (0: none) */
 };
 
 /* A record in merged order: its slot, its CPU, its tsc once clamped. */
@@ -101,6 +102,10 @@ struct gt_capture {
 	uint64_t ring_t0;
 	struct chunk_ref *keep;
 	size_t n_keep, cap_keep;
+	/* each thread's open wait, in merged order, for one-word ends (capture.h, version 3):
+	 * serial -> OPEN | obj of its BLOCK_BEGIN, OPEN_CALL | serial -> OPEN | nr of its
+	 * SYSCALL_BEGIN; 0 once ended */
+	struct gt_u64map open;
 };
 
 int gt_capture_min_payload(uint8_t type)
@@ -173,18 +178,20 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
 #define EXP_WORDS 8
 static size_t record_parse(const struct gt_capture *c, const uint8_t *p, size_t avail,
 			   uint64_t base, uint64_t exp[EXP_WORDS], const uint8_t **full,
-			   size_t *full_len)
+			   size_t *full_len, uint8_t *open)
 {
+	*open = 0;
 	if (c->header.version >= 2 && avail >= 8 && (p[0] & GT_COMPACT_BIT)) {
 		uint64_t w[3];
 		memcpy(w, p, 8);
 		size_t len = gt_compact_words(w[0]) * 8;
-		if (len > avail)
+		if (len > avail || (len == 8 && c->header.version < 3))
 			return 0;
 		memcpy(w, p, len);
 		gt_compact_expand(w, base, exp);
 		*full = (const uint8_t *)exp;
 		*full_len = record_valid(c, *full, 5 * 8);
+		*open = (uint8_t)gt_compact_open(w[0]);
 		return *full_len ? len : 0;
 	}
 	*full = p;
@@ -316,7 +323,8 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
 		size_t full_len;
-		size_t len = record_parse(c, p, avail, s->chunk_base, exp, &full, &full_len);
+		uint8_t open;
+		size_t len = record_parse(c, p, avail, s->chunk_base, exp, &full, &full_len, &open);
 		if (!len) {
 			/* garbage, or a torn record at the end of the chunk */
 			const struct gt_rec *r = (const void *)p;
@@ -348,6 +356,7 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 			return false;
 		memcpy(c->slots[slot].data, full, full_len);
 		c->slots[slot].file_bytes = (uint32_t)len;
+		c->slots[slot].open = open;
 		s->pos += len;
 		c->stats.bytes_read += len;
 		*slot_out = slot;
@@ -565,11 +574,13 @@ static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint
 	const struct gt_chunk_header *ch = (const void *)buf;
 	size_t end = ch->used < (uint64_t)got ? (size_t)ch->used : (size_t)got;
 	end &= ~(size_t)7;
-	for (size_t pos = GT_CHUNK_HEADER_SIZE; pos + sizeof(struct gt_rec) <= end;) {
+	for (size_t pos = GT_CHUNK_HEADER_SIZE; pos + 8 <= end;) {
 		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
 		size_t full_len;
-		size_t len = record_parse(c, buf + pos, end - pos, ch->first_tsc, exp, &full, &full_len);
+		uint8_t open; /* the summary delivers no end: its obj or nr does not matter */
+		size_t len = record_parse(c, buf + pos, end - pos, ch->first_tsc, exp, &full, &full_len,
+					  &open);
 		if (!len) {
 			pos += 8;
 			continue;
@@ -607,6 +618,7 @@ static bool ring_deliver(struct gt_capture *c, const uint8_t *p, size_t len)
 		return false;
 	memcpy(c->slots[slot].data, p, len);
 	c->slots[slot].file_bytes = (uint32_t)len;
+	c->slots[slot].open = 0;
 	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
 	if (r->type != GT_CLOCK)
 		r->tsc = c->ring_t0;
@@ -919,6 +931,38 @@ bool gt_capture_truncated(const struct gt_capture *c)
 	return c->truncated || c->stats.chunks_truncated;
 }
 
+#define OPEN (1ull << 63)          /* objs leave bit 63 clear (capture.h) */
+#define OPEN_CALL (1ull << 32)     /* serials are below it */
+
+/* A record leaving the merge: the thread's open wait follows its begins and ends (version 3),
+ * and a one-word end takes the obj or nr of the wait it closes (capture.h). */
+static void open_waits(struct gt_capture *c, uint32_t slot)
+{
+	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
+	bool block = r->type == GT_BLOCK_BEGIN || r->type == GT_BLOCK_END;
+	if (c->header.version < 3 || !(block || r->type == GT_SYSCALL_BEGIN || r->type == GT_SYSCALL_END))
+		return;
+	bool found;
+	uint64_t *v = gt_u64map_slot(&c->open, r->thread | (block ? 0 : OPEN_CALL), &found);
+	if (!v) {
+		c->stats.open_unknown += c->slots[slot].open != 0;
+		return;
+	}
+	if (r->type == GT_BLOCK_BEGIN) {
+		*v = OPEN | ((const struct gt_p_block *)(r + 1))->obj;
+	} else if (r->type == GT_SYSCALL_BEGIN) {
+		*v = OPEN | ((const struct gt_p_syscall *)(r + 1))->nr;
+	} else {
+		if (c->slots[slot].open && !(*v & OPEN))
+			c->stats.open_unknown++;
+		else if (c->slots[slot].open == GT_BLOCK_END)
+			((struct gt_p_block_end *)(r + 1))->obj = *v & ~OPEN;
+		else if (c->slots[slot].open)
+			((struct gt_p_syscall_end *)(r + 1))->nr = (uint32_t)*v;
+		*v = 0;
+	}
+}
+
 /* Takes the next record of the merged order out of the reorder heaps; false at the end. */
 static bool merge_pop(struct gt_capture *c, struct merged *out)
 {
@@ -944,6 +988,7 @@ static bool merge_pop(struct gt_capture *c, struct merged *out)
 	else
 		s->head_key = stream_head_tsc(s);
 	merge_sift_down(c, 0);
+	open_waits(c, it.slot);
 	*out = (struct merged){tsc, it.slot, s->cpu};
 	return true;
 }
@@ -1033,6 +1078,7 @@ void gt_capture_close(struct gt_capture *c)
 	free(c->streams);
 	free(c->merge);
 	free(c->keep);
+	gt_u64map_free(&c->open);
 	close(c->fd);
 	free(c);
 }

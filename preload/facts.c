@@ -501,8 +501,15 @@ void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, 
 	uint32_t serial = t->serial; /* loaded first, it costs GCC 12 no register moves */
 	struct gt_p_block_end p = {.obj = obj, .result = (uint32_t)gt_block_result(rc), .err = rc};
 	int compact = obj < GT_C_OBJ_MAX && (uint32_t)rc < 65536 && serial < GT_C_THREAD_MAX;
-	gt_emit_c(t, serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
-		  gt_compact_word(GT_C_BLOCK_END, kind, serial, p.result), obj | (uint64_t)rc << 48, 0);
+	/* the end of the wait the thread's last BLOCK_BEGIN began: one word */
+	int one = !rc && t->pending == GT_PENDING_BLOCK && t->pending_kind == kind &&
+		  t->pending_obj == obj && serial < GT_C_THREAD_MAX;
+	if (one)
+		gt_emit_c(t, serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p, 1,
+			  gt_compact_word(GT_C_YIELD, kind, serial, GT_C1_BLOCK_END), 0, 0);
+	else
+		gt_emit_c(t, serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+			  gt_compact_word(GT_C_BLOCK_END, kind, serial, p.result), obj | (uint64_t)rc << 48, 0);
 	unregister_waiter(t, kind, obj);
 	t->pending = GT_PENDING_NONE;
 }
@@ -582,9 +589,15 @@ void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err)
 	uint32_t serial = t->serial;
 	int compact = result == (int32_t)result && nr < GT_C_NR_MAX && (uint32_t)err < (1u << 20) &&
 		      serial < GT_C_THREAD_MAX;
-	gt_emit_c(t, serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
-		  gt_compact_word(GT_C_SYSCALL_END, 0, serial, 0),
-		  (uint32_t)result | (uint64_t)nr << 32 | (uint64_t)err << 44, 0);
+	/* a small result of the call the thread's last SYSCALL_BEGIN began: one word */
+	if (!err && (unsigned long)result < GT_C1_RESULT_MAX && t->pending == GT_PENDING_SYSCALL &&
+	    t->pending_nr == nr && serial < GT_C_THREAD_MAX)
+		gt_emit_c(t, serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p, 1,
+			  gt_compact_word(GT_C_YIELD, (unsigned)result, serial, GT_C1_SYSCALL_END), 0, 0);
+	else
+		gt_emit_c(t, serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+			  gt_compact_word(GT_C_SYSCALL_END, 0, serial, 0),
+			  (uint32_t)result | (uint64_t)nr << 32 | (uint64_t)err << 44, 0);
 	t->pending = GT_PENDING_NONE;
 }
 
@@ -702,7 +715,9 @@ void gt_thread_end(struct gt_tls *t, uint8_t how)
 		/* joiners wait on our serial: the wake comes first, stamped before the end */
 		gt_fact_wake_emit(t, t->serial, GT_BK_JOIN, t->serial, 0, GT_WAKE_ALL, tsc, cpu);
 		tsc = gt_now(&cpu);
-		gt_emit(t->serial, GT_THREAD_END, how, tsc, cpu, NULL, 0);
+		gt_emit_c(t, t->serial, GT_THREAD_END, how, tsc, cpu, NULL, 0,
+			  t->serial < GT_C_THREAD_MAX && how < 16,
+			  gt_compact_word(GT_C_YIELD, how, t->serial, GT_C1_THREAD_END), 0, 0);
 		t->busy = 0;
 	}
 	if (!t->raw)

@@ -42,7 +42,7 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
 	gt_tls.last_tsc = tsc;
 }
 
-/* One fact written compact (capture.h "Compact records": words 2 or 3, w0 from
+/* One fact written compact (capture.h "Compact records": words 1 to 3, w0 from
  * gt_compact_word, w1 and w2 as the type says) when the timestamp fits as a delta from the
  * chunk's first_tsc, else as the full record (thread, type, aux, payload, size) gt_emit
  * writes.  words 0: the full record (its values do not fit the compact form).  A chunk found
@@ -67,7 +67,8 @@ GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_
 		gt_fill(r, thread, type, aux, tsc, payload, size);
 	} else {
 		r = (uint64_t *)(chunk + off);
-		gt_store((_Atomic uint64_t *)&r[1], w1);
+		if (words > 1)
+			gt_store((_Atomic uint64_t *)&r[1], w1);
 		if (words == 3)
 			gt_store((_Atomic uint64_t *)&r[2], w2);
 		gt_commit(r, w0 | d << 32);

@@ -88,7 +88,8 @@ static enum carry carry_kind(uint8_t type)
 
 /* The record at off, committed and plausible: its length in the chunk, else 0 (skip a word).
  * *full is the full record it is (a compact one expanded into exp, capture.h): what the keep
- * chunks receive, as their records have no base to be compact against. */
+ * chunks receive, as their records have no base to be compact against (a one-word end's
+ * obj or nr stays 0 there: the summary takes no end but as a thread's last state). */
 static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo, uint64_t hi,
 			  uint64_t exp[5], const struct gt_rec **full)
 {
@@ -169,7 +170,7 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 	n_scratch_used = 0;
 	uint64_t exp[5];
 	const struct gt_rec *r;
-	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
+	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 8 <= end;) {
 		uint32_t len = record_at(c, off, end, lo, hi, exp, &r);
 		if (!len) {
 			zero |= !*(const uint64_t *)(c + off);

@@ -1,4 +1,4 @@
-/* gotrace capture format, version 2: the one contract between preload/ (writer) and
+/* gotrace capture format, version 3: the one contract between preload/ (writer) and
  * encoder/ (reader).  Everything about the bytes of a capture file is in this header.
  *
  * A capture is one file per traced process, written through a MAP_SHARED mapping so that
@@ -17,7 +17,8 @@
  * the tail of a chunk beyond the last record may be reserved but zero).
  *
  * Records are 8-byte aligned, at least 16 bytes, and start with struct gt_rec (a full record)
- * or, from version 2, are compact (type byte >= GT_COMPACT_BIT: "Compact records" below).
+ * or, from version 2, are compact (type byte >= GT_COMPACT_BIT: "Compact records" below; from
+ * version 3 some of these are one word).
  * The writer fills the payload and the timestamp first and stores the first word (type,
  * nwords, aux, thread) last with release semantics, so a record whose first word is zero was
  * never committed (a writer killed mid-record).  The reader skips zero words one at a time and
@@ -34,8 +35,8 @@
 #include <stdint.h>
 
 #define GT_CAPTURE_MAGIC "GTCAPTR"      /* 8 bytes with its NUL */
-#define GT_CAPTURE_VERSION 2u          /* 2: compact records; readers read 1 (full records
-					* only, otherwise the same) too */
+#define GT_CAPTURE_VERSION 3u          /* 2: compact records; 3: one-word ones too; readers
+					* read 1 (full records only, otherwise the same) and 2 */
 #define GT_BYTE_ORDER_MARK 0x01020304u  /* read back as 0x04030201 on the other byte order */
 #define GT_FILE_HEADER_SIZE 8192u
 #define GT_CHUNK_MAGIC 0x4b435447u      /* "GTCK" */
@@ -472,10 +473,10 @@ struct gt_p_process_name {
 	 * at GT_CMDLINE_MAX); zero padding to 8 bytes */
 };
 
-/* ---- Compact records (version 2) --------------------------------------------------------
+/* ---- Compact records (versions 2 and 3) -------------------------------------------------
  * The facts of a thread at work take two words (a SYSCALL_BEGIN with a descriptor's kernel key
- * and a condition wait naming its mutex three), stack reference included; a reader expands
- * each into the full record it stands for
+ * and a condition wait naming its mutex three), stack reference included, and from version 3
+ * the commonest ends one word; a reader expands each into the full record it stands for
  * (gt_compact_expand), so nothing past the reader knows them.  Word 0, stored last:
  *   bits 0-3    aux (as the full record's)
  *   bits 4-6    enum gt_compact
@@ -492,9 +493,17 @@ struct gt_p_process_name {
  *   SYSCALL_BEGIN                     arg (0-31, signed), nr (32-43), stack (44-63); hi =
  *                                     GT_C_HAS_OBJ or 0
  *   SYSCALL_END                       result (0-31, signed), nr (32-43), err (44-63, >= 0)
- *   YIELD                             stack (0-31)
+ *   YIELD                             stack (0-31), when hi is 0
  * Word 2: BLOCK_BEGIN_MUTEX's gt_p_block_mutex tail, or a SYSCALL_BEGIN's gt_p_syscall_obj
- * tail when hi is GT_C_HAS_OBJ (gt_compact_words tells from word 0). */
+ * tail when hi is GT_C_HAS_OBJ (gt_compact_words tells from word 0).
+ *
+ * One-word records (version 3): ctype GT_C_YIELD with hi > 0, hi an enum gt_compact_one.
+ * What they leave out is the usual case: no stack, no error, and for the ends the object or
+ * call of the thread's open wait -- the one its last BLOCK_BEGIN (SYSCALL_BEGIN) before it in
+ * timestamp order began, which its end closes.  A reader keeps that per thread in the merged
+ * order (a thread's begin precedes its end in time; a ring capture's summary holds the begin
+ * of a wait open across the window's start) and fills it in; an end with no open wait of its
+ * kind keeps obj (nr) 0.  gt_compact_open tells which records need it. */
 #define GT_COMPACT_BIT 0x80u
 enum gt_compact {
 	GT_C_BLOCK_BEGIN = 0,
@@ -503,14 +512,23 @@ enum gt_compact {
 	GT_C_WAKE_ALL = 3,         /* WAKE with count GT_WAKE_ALL */
 	GT_C_SYSCALL_BEGIN = 4,
 	GT_C_SYSCALL_END = 5,
-	GT_C_YIELD = 6,
+	GT_C_YIELD = 6,            /* hi 0: a YIELD of two words; else one word, hi below */
 	GT_C_BLOCK_BEGIN_MUTEX = 7,  /* BLOCK_BEGIN with a gt_p_block_mutex tail */
+};
+/* One-word records (hi of a GT_C_YIELD word 0, version 3). */
+enum gt_compact_one {
+	GT_C1_YIELD = 1,           /* YIELD with stack 0 */
+	GT_C1_THREAD_END = 2,      /* THREAD_END; aux = enum gt_end_how */
+	GT_C1_BLOCK_END = 3,       /* BLOCK_END of the open wait (aux its kind): result GT_BR_OK,
+				    * err 0 */
+	GT_C1_SYSCALL_END = 4,     /* SYSCALL_END of the open call: err 0, result = aux (0..15) */
 };
 #define GT_C_HAS_OBJ 1u            /* a SYSCALL_BEGIN's hi: the gt_p_syscall_obj tail follows */
 #define GT_C_OBJ_MAX (1ull << 48)
 #define GT_C_STACK_MAX (1u << 20)
 #define GT_C_THREAD_MAX (1u << 20)
 #define GT_C_NR_MAX (1u << 12)
+#define GT_C1_RESULT_MAX 16        /* a one-word SYSCALL_END's results: 0 .. 15 */
 
 /* Word 0 but the delta, which the writer adds once it knows the chunk. */
 static inline uint64_t gt_compact_word(unsigned ctype, unsigned aux, uint32_t thread, unsigned hi)
@@ -522,16 +540,29 @@ static inline uint64_t gt_compact_word(unsigned ctype, unsigned aux, uint32_t th
 /* Words of the compact record whose word 0 is w0. */
 static inline unsigned gt_compact_words(uint64_t w0)
 {
-	unsigned ctype = (unsigned)(w0 >> 4 & 7u);
+	unsigned ctype = (unsigned)(w0 >> 4 & 7u), hi = (unsigned)(w0 >> 28 & 15u);
+	if (ctype == GT_C_YIELD && hi)
+		return 1;
 	return ctype == GT_C_BLOCK_BEGIN_MUTEX ||
-	       (ctype == GT_C_SYSCALL_BEGIN && (w0 >> 28 & 15u) == GT_C_HAS_OBJ) ? 3u : 2u;
+	       (ctype == GT_C_SYSCALL_BEGIN && hi == GT_C_HAS_OBJ) ? 3u : 2u;
 }
 
-/* The full record (header and payload, up to 5 words) that compact record w, found in a chunk
- * whose first_tsc is base, stands for, into out: its length in bytes. */
+/* GT_BLOCK_END or GT_SYSCALL_END when compact record w0's expansion leaves the open wait's obj
+ * or call nr to the reader (0 in it), else 0. */
+static inline unsigned gt_compact_open(uint64_t w0)
+{
+	if ((w0 >> 4 & 7u) != GT_C_YIELD)
+		return 0;
+	unsigned hi = (unsigned)(w0 >> 28 & 15u);
+	return hi == GT_C1_BLOCK_END ? GT_BLOCK_END : hi == GT_C1_SYSCALL_END ? GT_SYSCALL_END : 0;
+}
+
+/* The full record (header and payload, up to 5 words) that compact record w (its
+ * gt_compact_words words), found in a chunk whose first_tsc is base, stands for, into out: its
+ * length in bytes. */
 static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint64_t *out)
 {
-	uint64_t w0 = w[0], w1 = w[1];
+	uint64_t w0 = w[0], w1 = gt_compact_words(w0) > 1 ? w[1] : 0;
 	unsigned ctype = (unsigned)(w0 >> 4 & 7u), aux = (unsigned)(w0 & 15u);
 	uint32_t hi = (uint32_t)(w0 >> 28 & 15u), len = 16;
 	uint32_t thread = (uint32_t)(w0 >> 8 & (GT_C_THREAD_MAX - 1));
@@ -571,9 +602,28 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 		out[2] = nr | (w1 >> 44) << 32, out[3] = (uint64_t)low;
 		break;
 	default:
-		type = GT_YIELD;                                   /* gt_p_stackonly */
-		out[2] = (uint32_t)w1;
-		len -= 8;
+		switch (hi) {
+		case 0:
+		case GT_C1_YIELD:
+			type = GT_YIELD;                           /* gt_p_stackonly */
+			out[2] = (uint32_t)w1;
+			len -= 8;
+			break;
+		case GT_C1_THREAD_END:
+			type = GT_THREAD_END;                      /* no payload */
+			len -= 16;
+			break;
+		case GT_C1_BLOCK_END:
+			type = GT_BLOCK_END;                       /* obj: the open wait's */
+			break;
+		case GT_C1_SYSCALL_END:
+			type = GT_SYSCALL_END;                     /* nr: the open call's */
+			out[3] = aux, aux = 0;
+			break;
+		default:
+			type = GT_NONE;                            /* not a record: garbage */
+			break;
+		}
 		break;
 	}
 	len += 16;

@@ -1,7 +1,8 @@
-/* Capture format 2's compact records (include/gotrace/capture.h "Compact records"): the reader
- * delivers each as the full record it stands for, so one fact stream written in full
- * (version 1) and compact (version 2) reads and converts the same; and captures that main's
- * recorder wrote in version 1 (tests/encoder/fixtures) still convert. */
+/* Capture formats 2 and 3's compact records (include/gotrace/capture.h "Compact records"): the
+ * reader delivers each as the full record it stands for, so one fact stream written in full
+ * (version 1), compact (version 2) and with one-word records too (version 3) reads and
+ * converts the same; and captures that earlier recorders wrote in versions 1 and 2
+ * (tests/encoder/fixtures) still convert. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <limits.h>
@@ -83,9 +84,15 @@ static void facts(struct gt_cb *cb)
 			syscall_obj(cb, 1, t += 50, 2, 0, arg, stack, key);
 		else
 			gt_cb_syscall_begin(cb, 1, t += 50, 2, GT_FD_FILE, 0, arg, stack);
-		int64_t result = i % 4 == 0 ? -1 : i % 4 == 1 ? (1ll << 40) : 4096;
+		/* one word up to 15 (capture.h GT_C1_RESULT_MAX) */
+		int64_t result = i % 4 == 0 ? -1 : i % 4 == 1 ? (1ll << 40) : i % 8 == 2 ? 4096 :
+				 i % 8 == 6 ? 16 : i % 3;
 		syscall_end(cb, 1, t += 50, 2, 0, result < 0 ? 11 : 0, result);
 		gt_cb_yield(cb, i % 2, t += 50, 1 + i % 2, stack);
+		if (i % 10 == 9) /* ends of waits the capture does not hold: full records */
+			gt_cb_block_end(cb, 0, t += 50, 1, GT_BK_SEM, mutex, GT_BR_OK);
+		if (i % 10 == 4)
+			syscall_end(cb, 1, t += 50, 2, 7, 0, 1);
 		if (i == 150) /* longer than 2^32 ns: full records until the next chunk */
 			t += 5000000000ull;
 	}
@@ -93,13 +100,12 @@ static void facts(struct gt_cb *cb)
 	gt_cb_capture_end(cb, 0, t += 100);
 }
 
-static struct gt_cb *build(bool compact, const char *name, char *path)
+static struct gt_cb *build(uint32_t version, const char *name, char *path)
 {
 	struct gt_cb *cb = gt_cb_new(2, 16384, T0);
 	cr_assert_not_null(cb);
-	if (!compact)
-		gt_cb_header(cb)->version = 1;
-	gt_cb_set_compact(cb, compact);
+	gt_cb_header(cb)->version = version;
+	gt_cb_set_compact(cb, version >= 2);
 	facts(cb);
 	snprintf(path, PATH_MAX, "%s/%s.cap", test_tmpdir(), name);
 	cr_assert_eq(gt_cb_write(cb, path), 0);
@@ -119,26 +125,24 @@ static char *slurp(const char *path, size_t *len)
 	return b;
 }
 
-Test(compact, records_read_as_the_full_ones)
+/* The records of the version's capture, against those of the full one: the same once
+ * delivered; returns the bytes in the file and counts the records of 8 bytes. */
+static size_t read_same(uint32_t version, size_t *compact, size_t *one_word)
 {
-	char full_path[PATH_MAX], compact_path[PATH_MAX], err[256];
-	struct gt_cb *full = build(false, "full", full_path), *compact = build(true, "compact", compact_path);
-	size_t n_full, n_compact;
-	gt_cb_image(full, &n_full);
-	gt_cb_image(compact, &n_compact);
-	/* most records fit, some do not (values past the fields, the long gap) */
-	size_t c = gt_cb_compact_records(compact);
-	cr_expect_gt(c, 1500u, "%zu compact records", c);
-	cr_expect_lt(c, 3000u, "%zu compact records", c);
+	char full_path[PATH_MAX], path[PATH_MAX], err[256], name[32];
+	snprintf(name, sizeof name, "read-v%u", version);
+	struct gt_cb *full = build(1, "read-full", full_path), *cb = build(version, name, path);
+	*compact = gt_cb_compact_records(cb);
 	cr_expect_eq(gt_cb_compact_records(full), 0u);
 	struct gt_capture *a = gt_capture_open(full_path, err, sizeof err);
 	cr_assert_not_null(a, "%s", err);
-	struct gt_capture *b = gt_capture_open(compact_path, err, sizeof err);
+	struct gt_capture *b = gt_capture_open(path, err, sizeof err);
 	cr_assert_not_null(b, "%s", err);
 	cr_expect_eq(gt_capture_header(a)->version, 1u);
-	cr_expect_eq(gt_capture_header(b)->version, 2u);
+	cr_expect_eq(gt_capture_header(b)->version, version);
 	struct gt_capture_record ra, rb;
 	size_t n = 0, small = 0, bytes_a = 0, bytes_b = 0;
+	*one_word = 0;
 	for (;; n++) {
 		bool more = gt_capture_next(a, &ra);
 		cr_assert_eq(gt_capture_next(b, &rb), more, "record %zu", n);
@@ -151,30 +155,69 @@ Test(compact, records_read_as_the_full_ones)
 		cr_assert_eq(ra.cpu, rb.cpu);
 		cr_assert_eq(gt_capture_file_bytes(a), ra.rec->nwords * 8u);
 		small += gt_capture_file_bytes(b) < rb.rec->nwords * 8u;
+		*one_word += gt_capture_file_bytes(b) == 8;
 		bytes_a += gt_capture_file_bytes(a);
 		bytes_b += gt_capture_file_bytes(b);
 	}
-	cr_expect_eq(small, c, "each compact record is delivered in full");
+	cr_expect_eq(small, *compact, "each compact record is delivered in full");
 	cr_expect_gt(n, 3000u);
 	struct gt_capture_stats sa, sb;
 	gt_capture_stats(a, &sa);
 	gt_capture_stats(b, &sb);
 	cr_expect_eq(sb.bytes_garbage + sb.bytes_zero + sa.bytes_garbage + sa.bytes_zero, 0u);
+	cr_expect_eq(sb.open_unknown, 0u);
 	cr_expect_eq(sb.bytes_read, bytes_b);
 	cr_expect_eq(sa.bytes_read, bytes_a);
-	/* mutex block 16 instead of 32, the pipe syscall's 24 instead of 40, ... */
-	cr_expect_lt(bytes_b * 10, bytes_a * 8, "%zu bytes compact, %zu in full", bytes_b, bytes_a);
 	gt_capture_close(a);
 	gt_capture_close(b);
 	gt_cb_free(full);
-	gt_cb_free(compact);
+	gt_cb_free(cb);
+	return bytes_b;
 }
 
-Test(compact, both_versions_convert_to_the_same_trace, .timeout = 120)
+Test(compact, records_read_as_the_full_ones)
 {
-	char full_path[PATH_MAX], compact_path[PATH_MAX], ta[PATH_MAX], tb[PATH_MAX];
-	gt_cb_free(build(false, "same-full", full_path));
-	gt_cb_free(build(true, "same-compact", compact_path));
+	size_t c2, c3, one2, one3, n_full;
+	char full_path[PATH_MAX];
+	struct gt_cb *full = build(1, "full", full_path);
+	gt_cb_image(full, &n_full);
+	size_t bytes_full = 0;
+	{
+		char err[256];
+		struct gt_capture *a = gt_capture_open(full_path, err, sizeof err);
+		cr_assert_not_null(a, "%s", err);
+		struct gt_capture_record r;
+		while (gt_capture_next(a, &r))
+			bytes_full += gt_capture_file_bytes(a);
+		gt_capture_close(a);
+	}
+	gt_cb_free(full);
+	size_t bytes2 = read_same(2, &c2, &one2), bytes3 = read_same(3, &c3, &one3);
+	/* most records fit, some do not (values past the fields, the long gap) */
+	cr_expect_gt(c2, 1500u, "%zu compact records", c2);
+	cr_expect_lt(c2, 3000u, "%zu compact records", c2);
+	cr_expect_eq(one2, 0u, "version 2 has no one-word records");
+	/* version 3: ends of open waits, small results, yields without a stack, thread ends */
+	cr_expect_gt(one3, 700u, "%zu one-word records", one3);
+	cr_expect_geq(c3, c2);
+	/* mutex block 16 instead of 32, the pipe syscall's 24 instead of 40, ... */
+	cr_expect_lt(bytes2 * 10, bytes_full * 8, "%zu bytes compact, %zu in full", bytes2, bytes_full);
+	/* each saves a word or more against version 2 (76024 against 91184 bytes when written) */
+	cr_expect_lt(bytes3 * 100, bytes2 * 87, "%zu bytes v3, %zu v2", bytes3, bytes2);
+}
+
+ParameterizedTestParameters(compact, versions_convert_to_the_same_trace)
+{
+	static uint32_t v[] = {2, 3};
+	return cr_make_param_array(uint32_t, v, 2);
+}
+
+ParameterizedTest(uint32_t *version, compact, versions_convert_to_the_same_trace, .timeout = 120)
+{
+	char full_path[PATH_MAX], compact_path[PATH_MAX], ta[PATH_MAX], tb[PATH_MAX], name[32];
+	snprintf(name, sizeof name, "same-v%u", *version);
+	gt_cb_free(build(1, "same-full", full_path));
+	gt_cb_free(build(*version, name, compact_path));
 	struct gt_convert_summary sa, sb;
 	cr_assert_eq(convert_path(full_path, ta, &sa), 0);
 	cr_assert_eq(convert_path(compact_path, tb, &sb), 0);

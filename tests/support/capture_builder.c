@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CB_THREADS 64
+
 struct gt_cb {
 	uint8_t *image;
 	size_t size, cap;
@@ -15,6 +17,15 @@ struct gt_cb {
 	int64_t *current;        /* per CPU: chunk index in use, -1 = none */
 	bool compact;            /* gt_cb_set_compact */
 	size_t n_compact;
+	/* per thread serial below CB_THREADS, as the recorder keeps it: its open wait (kind and
+	 * obj of its last BLOCK_BEGIN, nr of its last SYSCALL_BEGIN, until their ends), which a
+	 * one-word end leaves out (capture.h, version 3) */
+	struct {
+		bool block, call;
+		uint8_t kind;
+		uint64_t obj;
+		uint32_t nr;
+	} open[CB_THREADS];
 };
 
 static struct gt_file_header *hdr(struct gt_cb *cb)
@@ -129,13 +140,63 @@ size_t gt_cb_compact_records(const struct gt_cb *cb)
 	return cb->n_compact;
 }
 
+/* The one-word form of the full record rec (len bytes) in a chunk whose first_tsc is base,
+ * into w: 1 when it fits and expands back into exactly rec once the reader fills in the
+ * thread's open wait, else 0. */
+static unsigned one_word_form(struct gt_cb *cb, const uint8_t *rec, size_t len, uint64_t base,
+			      uint64_t w[3])
+{
+	const struct gt_rec *r = (const void *)rec;
+	if (hdr(cb)->version < 3 || r->thread >= CB_THREADS)
+		return 0;
+	const struct gt_p_block_end *be = (const void *)(r + 1);
+	const struct gt_p_syscall_end *se = (const void *)(r + 1);
+	unsigned aux = r->aux, hi;
+	switch (r->type) {
+	case GT_YIELD:
+		hi = GT_C1_YIELD;
+		break;
+	case GT_THREAD_END:
+		hi = GT_C1_THREAD_END;
+		break;
+	case GT_BLOCK_END:
+		if (!cb->open[r->thread].block || cb->open[r->thread].kind != r->aux ||
+		    cb->open[r->thread].obj != be->obj)
+			return 0;
+		hi = GT_C1_BLOCK_END;
+		break;
+	case GT_SYSCALL_END:
+		if (!cb->open[r->thread].call || cb->open[r->thread].nr != se->nr || r->aux ||
+		    (uint64_t)se->result >= GT_C1_RESULT_MAX)
+			return 0;
+		hi = GT_C1_SYSCALL_END, aux = (unsigned)se->result;
+		break;
+	default:
+		return 0;
+	}
+	w[0] = gt_compact_word(GT_C_YIELD, aux, r->thread, hi) | (r->tsc - base) << 32;
+	uint64_t e[5];
+	if (gt_compact_expand(w, base, e) != len)
+		return 0;
+	if (gt_compact_open(w[0]) == GT_BLOCK_END)
+		((struct gt_p_block_end *)((struct gt_rec *)e + 1))->obj = be->obj;
+	else if (gt_compact_open(w[0]) == GT_SYSCALL_END)
+		((struct gt_p_syscall_end *)((struct gt_rec *)e + 1))->nr = se->nr;
+	return memcmp(e, rec, len) ? 0 : 1;
+}
+
 /* The compact form of the full record rec (len bytes) in a chunk whose first_tsc is base,
  * into w: its words when it expands back into exactly rec (every value fits), else 0. */
-static unsigned compact_form(const uint8_t *rec, size_t len, uint64_t base, uint64_t w[3])
+static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, uint64_t base,
+			     uint64_t w[3])
 {
 	const struct gt_rec *r = (const void *)rec;
 	uint64_t p[3] = {0};
-	if (len < 24 || len > 40 || r->tsc - base > UINT32_MAX)
+	if (len > 40 || r->tsc - base > UINT32_MAX)
+		return 0;
+	if (one_word_form(cb, rec, len, base, w))
+		return 1;
+	if (len < 24)
 		return 0;
 	memcpy(p, rec + sizeof *r, len - sizeof *r);
 	uint32_t lo0 = (uint32_t)p[0], hi0 = (uint32_t)(p[0] >> 32);
@@ -192,7 +253,7 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 	int64_t k = cb->current[cpu];
 	/* as the recorder: compact against the chunk in use; a new chunk's first record is full */
 	if (cb->compact && len <= sizeof full && k >= 0)
-		words = compact_form(full, len, chunk(cb, (uint64_t)k)->first_tsc, w);
+		words = compact_form(cb, full, len, chunk(cb, (uint64_t)k)->first_tsc, w);
 	size_t in_file = words ? words * 8 : len;
 	if (k < 0 || chunk(cb, (uint64_t)k)->used + in_file > cb->chunk_size) {
 		k = new_chunk(cb, cpu, tsc);
@@ -211,6 +272,18 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 			memcpy(cb->image + off + sizeof r, payload, payload_len);
 	}
 	c->used += in_file;
+	if (thread < CB_THREADS && payload_len >= 8) {
+		if (type == GT_BLOCK_BEGIN)
+			cb->open[thread].block = true, cb->open[thread].kind = aux,
+			cb->open[thread].obj = ((const struct gt_p_block *)payload)->obj;
+		else if (type == GT_SYSCALL_BEGIN)
+			cb->open[thread].call = true,
+			cb->open[thread].nr = ((const struct gt_p_syscall *)payload)->nr;
+		else if (type == GT_BLOCK_END)
+			cb->open[thread].block = false;
+		else if (type == GT_SYSCALL_END)
+			cb->open[thread].call = false;
+	}
 	return off;
 }
 
