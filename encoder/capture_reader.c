@@ -54,6 +54,7 @@ struct cpu_stream {
 	bool chunk_open;
 	uint64_t chunk_off;        /* file offset of the current chunk */
 	uint64_t chunk_base;       /* its first_tsc: its compact records' base */
+	struct gt_u64map near;     /* its threads' latest tsc so far (capture.h, version 3) */
 	size_t pos, end;           /* cursor and end of readable bytes, chunk-relative */
 	uint8_t *win;              /* read window: chunk bytes [win_start, win_start + win_len) */
 	size_t win_start, win_len;
@@ -177,25 +178,40 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
  * expansion takes (5), as many as the largest fixed part record_valid looks at. */
 #define EXP_WORDS 8
 static size_t record_parse(const struct gt_capture *c, const uint8_t *p, size_t avail,
-			   uint64_t base, uint64_t exp[EXP_WORDS], const uint8_t **full,
-			   size_t *full_len, uint8_t *open)
+			   uint64_t base, struct gt_u64map *near, uint64_t exp[EXP_WORDS],
+			   const uint8_t **full, size_t *full_len, uint8_t *open)
 {
+	size_t len;
 	*open = 0;
 	if (c->header.version >= 2 && avail >= 8 && (p[0] & GT_COMPACT_BIT)) {
 		uint64_t w[3];
 		memcpy(w, p, 8);
-		size_t len = gt_compact_words(w[0]) * 8;
+		len = gt_compact_words(w[0]) * 8;
 		if (len > avail || (len == 8 && c->header.version < 3))
 			return 0;
 		memcpy(w, p, len);
 		gt_compact_expand(w, base, exp);
+		if (c->header.version >= 3) {
+			const uint64_t *t = gt_u64map_find(near, ((const struct gt_rec *)exp)->thread);
+			exp[1] = gt_compact_tsc(w[0], base, t ? *t : base);
+		}
 		*full = (const uint8_t *)exp;
 		*full_len = record_valid(c, *full, 5 * 8);
 		*open = (uint8_t)gt_compact_open(w[0]);
-		return *full_len ? len : 0;
+	} else {
+		*full = p;
+		len = *full_len = record_valid(c, p, avail);
 	}
-	*full = p;
-	return *full_len = record_valid(c, p, avail);
+	if (!*full_len)
+		return 0;
+	if (c->header.version >= 3) { /* the thread's latest time in the chunk: the next's near */
+		const struct gt_rec *r = (const void *)*full;
+		bool found;
+		uint64_t *t = gt_u64map_slot(near, r->thread, &found);
+		if (t && (!found || r->tsc > *t))
+			*t = r->tsc;
+	}
+	return len;
 }
 
 static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
@@ -215,6 +231,7 @@ static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
 			c->stats.chunks_truncated++;
 		s->chunk_off = off;
 		s->chunk_base = ch.first_tsc;
+		gt_u64map_free(&s->near);
 		s->pos = GT_CHUNK_HEADER_SIZE;
 		s->end = (size_t)end & ~(size_t)7;
 		s->win_start = s->win_len = 0;
@@ -324,7 +341,8 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 		const uint8_t *full;
 		size_t full_len;
 		uint8_t open;
-		size_t len = record_parse(c, p, avail, s->chunk_base, exp, &full, &full_len, &open);
+		size_t len = record_parse(c, p, avail, s->chunk_base, &s->near, exp, &full, &full_len,
+					  &open);
 		if (!len) {
 			/* garbage, or a torn record at the end of the chunk */
 			const struct gt_rec *r = (const void *)p;
@@ -574,22 +592,25 @@ static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint
 	const struct gt_chunk_header *ch = (const void *)buf;
 	size_t end = ch->used < (uint64_t)got ? (size_t)ch->used : (size_t)got;
 	end &= ~(size_t)7;
-	for (size_t pos = GT_CHUNK_HEADER_SIZE; pos + 8 <= end;) {
+	struct gt_u64map near = {0};
+	bool ok = true;
+	for (size_t pos = GT_CHUNK_HEADER_SIZE; ok && pos + 8 <= end;) {
 		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
 		size_t full_len;
 		uint8_t open; /* the summary delivers no end: its obj or nr does not matter */
-		size_t len = record_parse(c, buf + pos, end - pos, ch->first_tsc, exp, &full, &full_len,
-					  &open);
+		size_t len = record_parse(c, buf + pos, end - pos, ch->first_tsc, &near, exp, &full,
+					  &full_len, &open);
 		if (!len) {
 			pos += 8;
 			continue;
 		}
-		if (((const struct gt_rec *)full)->tsc <= t0 && !ring_recs_add(rs, full, full_len))
-			return false;
+		if (((const struct gt_rec *)full)->tsc <= t0)
+			ok = ring_recs_add(rs, full, full_len);
 		pos += len;
 	}
-	return true;
+	gt_u64map_free(&near);
+	return ok;
 }
 
 static int ring_rec_cmp(const void *a, const void *b)
@@ -1070,6 +1091,7 @@ void gt_capture_close(struct gt_capture *c)
 			free(c->streams[i].win);
 			free(c->streams[i].heap);
 			free(c->streams[i].fifo);
+			gt_u64map_free(&c->streams[i].near);
 		}
 	for (uint32_t k = 0; k < c->n_slots; k++)
 		free(c->slots[k].data);

@@ -42,10 +42,21 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
 	gt_tls.last_tsc = tsc;
 }
 
+/* A fact at tsc in chunk (first_tsc first) 2^31 ticks or more after first: 1 when it may be
+ * compact, its timestamp told by the thread's last record there (capture.h: version 3's
+ * near), which this fact is then (written full when it may not). */
+GT_INLINE int gt_late(struct gt_tls *t, const char *chunk, uint64_t first, uint64_t tsc)
+{
+	int ok = t->late_chunk == chunk && t->late_tsc >= first && tsc - t->late_tsc < (1ull << 31);
+	t->late_chunk = chunk;
+	t->late_tsc = tsc;
+	return ok;
+}
+
 /* One fact written compact (capture.h "Compact records": words 1 to 3, w0 from
  * gt_compact_word, w1 and w2 as the type says) when the timestamp fits as a delta from the
- * chunk's first_tsc, else as the full record (thread, type, aux, payload, size) gt_emit
- * writes.  words 0: the full record (its values do not fit the compact form).  A chunk found
+ * chunk's first_tsc or the thread's last record there (gt_late), else as the full record
+ * (thread, type, aux, payload, size) gt_emit writes.  words 0: the full record (its values do not fit the compact form).  A chunk found
  * full is left as gt_reserve leaves it, and the slow path's record is a full one: the new
  * chunk's base follows this timestamp.  t: the thread's state, whose last_tsc it sets. */
 GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_t aux,
@@ -53,8 +64,8 @@ GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_
 			 unsigned words, uint64_t w0, uint64_t w1, uint64_t w2)
 {
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
-	uint64_t d = tsc - ((const struct gt_chunk_header *)chunk)->first_tsc;
-	if (GT_UNLIKELY(!words || d >> 32)) {
+	uint64_t first = ((const struct gt_chunk_header *)chunk)->first_tsc, d = tsc - first;
+	if (GT_UNLIKELY(!words || d >> 31) && (!words || !gt_late(t, chunk, first, tsc))) {
 		gt_emit(thread, type, aux, tsc, cpu, payload, size);
 		return;
 	}

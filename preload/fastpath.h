@@ -40,6 +40,10 @@ struct gt_tls {
 	uintptr_t stack_hi;       /* frame-pointer walks stay below this (0 = unknown) */
 	uint64_t last_tsc;        /* of the last fact this thread wrote (gt_emit): a wake stamped
 				   * with another CPU's time never precedes it (release_raced) */
+	/* the chunk and timestamp of the last fact gt_emit_c met in a chunk older than a compact
+	 * delta reaches from its first_tsc: later ones count from it (capture.h, version 3) */
+	const char *late_chunk;
+	uint64_t late_tsc;
 };
 extern __thread struct gt_tls gt_tls GT_HIDDEN __attribute__((tls_model("initial-exec")));
 #define GT_TLS_ENDED 1

@@ -483,10 +483,16 @@ struct gt_p_process_name {
  *   bit 7       GT_COMPACT_BIT (full records' types are below it)
  *   bits 8-27   thread serial (< 2^20)
  *   bits 28-31  hi: per type
- *   bits 32-63  tsc - first_tsc of the chunk it is in (a CPU chunk's; keep chunks and a last
- *               page chunk hold full records only)
- * Word 1 per type (obj < 2^48, stack < 2^20, nr < 2^12; anything else, a delta that does not
- * fit 32 bits, or block flags or tails take a full record):
+ *   bits 32-63  delta: tsc - first_tsc of the chunk it is in, modulo 2^32 (a CPU chunk's; keep
+ *               chunks and a last page chunk hold full records only).  Version 2: tsc is
+ *               first_tsc + delta.  Version 3: tsc is the one value congruent to first_tsc +
+ *               delta modulo 2^32 in [near - 2^30, near + 3 * 2^30), where near is the latest
+ *               tsc of the chunk's records before it of the same thread, or first_tsc when
+ *               that is later or there is none (gt_compact_tsc): a writer keeps a chunk's
+ *               records compact past 2^32 ticks by writing one of a thread's records there
+ *               in full, then the next ones within 2^31 ticks of its last.
+ * Word 1 per type (obj < 2^48, stack < 2^20, nr < 2^12; anything else, a timestamp the delta
+ * cannot tell, or block flags or tails take a full record):
  *   BLOCK_BEGIN(_MUTEX), WAKE_ONE, WAKE_ALL
  *                                     obj (bits 0-47), stack (48-63, bits 16-19 in hi)
  *   BLOCK_END                         obj (0-47), err (48-63, 0..65535); hi = result
@@ -557,9 +563,17 @@ static inline unsigned gt_compact_open(uint64_t w0)
 	return hi == GT_C1_BLOCK_END ? GT_BLOCK_END : hi == GT_C1_SYSCALL_END ? GT_SYSCALL_END : 0;
 }
 
+/* Version 3: the timestamp of the compact record whose word 0 is w0 in a chunk whose first_tsc
+ * is base, near as above (base, or the latest tsc of the thread's records before it there). */
+static inline uint64_t gt_compact_tsc(uint64_t w0, uint64_t base, uint64_t near)
+{
+	uint64_t lo = (near > base ? near : base) - (1ull << 30);
+	return lo + (uint32_t)(base + (w0 >> 32) - lo);
+}
+
 /* The full record (header and payload, up to 5 words) that compact record w (its
  * gt_compact_words words), found in a chunk whose first_tsc is base, stands for, into out: its
- * length in bytes. */
+ * length in bytes.  Its tsc is version 2's (version 3: gt_compact_tsc). */
 static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint64_t *out)
 {
 	uint64_t w0 = w[0], w1 = gt_compact_words(w0) > 1 ? w[1] : 0;

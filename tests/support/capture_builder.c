@@ -25,6 +25,8 @@ struct gt_cb {
 		uint8_t kind;
 		uint64_t obj;
 		uint32_t nr;
+		int64_t late_k;  /* as the recorder's gt_late: chunk and time of the thread's last */
+		uint64_t late_tsc; /* record 2^31 ticks or more after its chunk's first_tsc */
 	} open[CB_THREADS];
 };
 
@@ -68,6 +70,8 @@ struct gt_cb *gt_cb_new(uint32_t n_cpus, uint32_t chunk_size, uint64_t start_tsc
 	}
 	for (uint32_t i = 0; i < n_cpus; i++)
 		cb->current[i] = -1;
+	for (uint32_t i = 0; i < CB_THREADS; i++)
+		cb->open[i].late_k = -1;
 	cb->size = GT_FILE_HEADER_SIZE;
 	struct gt_file_header *h = hdr(cb);
 	memcpy(h->magic, GT_CAPTURE_MAGIC, sizeof h->magic);
@@ -178,6 +182,7 @@ static unsigned one_word_form(struct gt_cb *cb, const uint8_t *rec, size_t len, 
 	uint64_t e[5];
 	if (gt_compact_expand(w, base, e) != len)
 		return 0;
+	e[1] = r->tsc;
 	if (gt_compact_open(w[0]) == GT_BLOCK_END)
 		((struct gt_p_block_end *)((struct gt_rec *)e + 1))->obj = be->obj;
 	else if (gt_compact_open(w[0]) == GT_SYSCALL_END)
@@ -192,7 +197,7 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 {
 	const struct gt_rec *r = (const void *)rec;
 	uint64_t p[3] = {0};
-	if (len > 40 || r->tsc - base > UINT32_MAX)
+	if (len > 40)
 		return 0;
 	if (one_word_form(cb, rec, len, base, w))
 		return 1;
@@ -230,7 +235,10 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 	}
 	w[0] = gt_compact_word(ctype, r->aux, r->thread, hi) | (r->tsc - base) << 32;
 	uint64_t e[5];
-	return gt_compact_expand(w, base, e) == len && !memcmp(e, rec, len) ? words : 0;
+	if (gt_compact_expand(w, base, e) != len)
+		return 0;
+	e[1] = r->tsc; /* the caller tells whether the delta tells it */
+	return memcmp(e, rec, len) ? 0 : words;
 }
 
 uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux, uint32_t thread,
@@ -254,6 +262,19 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 	/* as the recorder: compact against the chunk in use; a new chunk's first record is full */
 	if (cb->compact && len <= sizeof full && k >= 0)
 		words = compact_form(cb, full, len, chunk(cb, (uint64_t)k)->first_tsc, w);
+	if (words) { /* the timestamp as the recorder tells it (capture.h) */
+		uint64_t d = tsc - chunk(cb, (uint64_t)k)->first_tsc;
+		if (hdr(cb)->version < 3)
+			words = d >> 32 ? 0 : words;
+		else if (d >> 31 && thread < CB_THREADS) {
+			bool ok = cb->open[thread].late_k == k && cb->open[thread].late_tsc >= tsc - d &&
+				  tsc - cb->open[thread].late_tsc < (1ull << 31);
+			cb->open[thread].late_k = k, cb->open[thread].late_tsc = tsc;
+			words = ok ? words : 0;
+		} else if (d >> 31) {
+			words = 0;
+		}
+	}
 	size_t in_file = words ? words * 8 : len;
 	if (k < 0 || chunk(cb, (uint64_t)k)->used + in_file > cb->chunk_size) {
 		k = new_chunk(cb, cpu, tsc);
