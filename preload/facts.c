@@ -426,9 +426,14 @@ GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const 
 	} p = {{.obj = obj, .stack = stack, .flags = b->flags}, {.mutex = mutex}};
 	uint32_t serial = t->serial;
 	int compact = !b->flags && obj < GT_C_OBJ_MAX && (stack | serial) < GT_C_STACK_MAX;
-	unsigned ctype = mutex ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN;
+	unsigned ctype = mutex ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN, aux = kind;
+	unsigned hi = stack >> 16;
+	/* a mutex near the condvar: two words (capture.h gt_compact_near_mutex) */
+	int near = mutex ? gt_compact_near_mutex((int64_t)(mutex - obj), stack) : -1;
+	if (near >= 0)
+		aux = (unsigned)near & 15, hi = (unsigned)near >> 4;
 	gt_emit_c(t, serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, mutex ? sizeof p : sizeof p.b,
-		  compact ? 2 + !!mutex : 0, gt_compact_word(ctype, kind, serial, stack >> 16),
+		  compact ? 2 + (mutex && near < 0) : 0, gt_compact_word(ctype, aux, serial, hi),
 		  obj | (uint64_t)stack << 48, mutex);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;

@@ -501,7 +501,11 @@ struct gt_p_process_name {
  *   SYSCALL_END                       result (0-31, signed), nr (32-43), err (44-63, >= 0)
  *   YIELD                             stack (0-31), when hi is 0
  * Word 2: BLOCK_BEGIN_MUTEX's gt_p_block_mutex tail, or a SYSCALL_BEGIN's gt_p_syscall_obj
- * tail when hi is GT_C_HAS_OBJ (gt_compact_words tells from word 0).
+ * tail when hi is GT_C_HAS_OBJ (gt_compact_words tells from word 0).  From version 3 a
+ * BLOCK_BEGIN_MUTEX whose mutex lies near its condvar (the two in one struct, or neighbouring
+ * globals) takes two words: its aux is not GT_BK_COND (the kind it stands for); the mutex is
+ * at the condvar plus 8 * (int8_t)(hi << 4 | aux) bytes, and the stack is below 2^16
+ * (gt_compact_near_mutex).
  *
  * One-word records (version 3): ctype GT_C_YIELD with hi > 0, hi an enum gt_compact_one.
  * What they leave out is the usual case: no stack, no error, and for the ends the object or
@@ -535,6 +539,14 @@ enum gt_compact_one {
 #define GT_C_THREAD_MAX (1u << 20)
 #define GT_C_NR_MAX (1u << 12)
 #define GT_C1_RESULT_MAX 16        /* a one-word SYSCALL_END's results: 0 .. 15 */
+/* Version 3: hi << 4 | aux of a two-word BLOCK_BEGIN_MUTEX whose mutex is dist bytes from its
+ * condvar and stack below 2^16, or -1 when it takes three words. */
+static inline int gt_compact_near_mutex(int64_t dist, uint32_t stack)
+{
+	if (dist % 8 || dist < -128 * 8 || dist > 127 * 8 || stack >> 16 || ((dist / 8) & 15) == GT_BK_COND)
+		return -1;
+	return (int)((dist / 8) & 255);
+}
 
 /* Word 0 but the delta, which the writer adds once it knows the chunk. */
 static inline uint64_t gt_compact_word(unsigned ctype, unsigned aux, uint32_t thread, unsigned hi)
@@ -549,7 +561,7 @@ static inline unsigned gt_compact_words(uint64_t w0)
 	unsigned ctype = (unsigned)(w0 >> 4 & 7u), hi = (unsigned)(w0 >> 28 & 15u);
 	if (ctype == GT_C_YIELD && hi)
 		return 1;
-	return ctype == GT_C_BLOCK_BEGIN_MUTEX ||
+	return (ctype == GT_C_BLOCK_BEGIN_MUTEX && (w0 & 15u) == GT_BK_COND) ||
 	       (ctype == GT_C_SYSCALL_BEGIN && hi == GT_C_HAS_OBJ) ? 3u : 2u;
 }
 
@@ -592,8 +604,12 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 	case GT_C_BLOCK_BEGIN_MUTEX:
 		type = GT_BLOCK_BEGIN;
 		out[2] = obj, out[3] = stack48;                    /* gt_p_block, flags 0 */
-		if (ctype == GT_C_BLOCK_BEGIN_MUTEX)
+		if (ctype == GT_C_BLOCK_BEGIN_MUTEX && aux == GT_BK_COND) {
 			out[4] = w[2], len += 8;                   /* gt_p_block_mutex */
+		} else if (ctype == GT_C_BLOCK_BEGIN_MUTEX) {      /* ... near the condvar */
+			out[3] = w1 >> 48, aux = GT_BK_COND, len += 8;
+			out[4] = obj + 8 * (int64_t)(int8_t)(uint8_t)(hi << 4 | (w0 & 15u));
+		}
 		break;
 	case GT_C_BLOCK_END:
 		type = GT_BLOCK_END;                               /* gt_p_block_end */

@@ -65,11 +65,15 @@ static void facts(struct gt_cb *cb)
 		gt_cb_wake(cb, 1, t += 50, 2, GT_BK_MUTEX, obj, i % 4 == 3 ? 3 : 1, stack);
 		block_end(cb, 0, t += 50, 1, GT_BK_MUTEX, obj, i % 7 ? GT_BR_OK : GT_BR_ERROR,
 			  i % 7 ? 0 : i % 2 ? 70000 : 22);
-		if (i % 2) { /* a condition wait naming its mutex (capture.h gt_p_block_mutex) */
+		if (i % 2) { /* a condition wait naming its mutex (capture.h gt_p_block_mutex):
+			      * in its struct or next to it, before and after
+			      * (gt_compact_near_mutex), too far, not a word apart, or 4 words
+			      * after (low bits GT_BK_COND: three words) */
+			static const int64_t near[] = {-1024, -40, 48, 1016, 1024, 32, 4};
 			struct {
 				struct gt_p_block b;
 				struct gt_p_block_mutex m;
-			} p = {{cond, stack, 0}, {mutex}};
+			} p = {{cond, stack, 0}, {i % 3 ? mutex : cond + near[i / 3 % 7]}};
 			gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_COND, 2, t += 50, &p, sizeof p);
 		} else {
 			gt_cb_block_begin(cb, 1, t += 50, 2, GT_BK_COND, cond, stack);
@@ -152,6 +156,9 @@ static char *slurp(const char *path, size_t *len)
 
 /* The records of the version's capture, against those of the full one: the same once
  * delivered; returns the bytes in the file and counts the records of 8 bytes. */
+/* condition waits read_same_of met in two words (GT_C_NEAR_MUTEX) */
+static size_t near_mutex;
+
 static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_t *compact,
 			   size_t *one_word)
 {
@@ -183,6 +190,7 @@ static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_
 		cr_assert_eq(gt_capture_file_bytes(a), ra.rec->nwords * 8u);
 		small += gt_capture_file_bytes(b) < rb.rec->nwords * 8u;
 		*one_word += gt_capture_file_bytes(b) == 8;
+		near_mutex += gt_capture_file_bytes(b) == 16 && rb.rec->nwords == 5;
 		bytes_a += gt_capture_file_bytes(a);
 		bytes_b += gt_capture_file_bytes(b);
 	}
@@ -223,7 +231,13 @@ Test(compact, records_read_as_the_full_ones)
 		gt_capture_close(a);
 	}
 	gt_cb_free(full);
-	size_t bytes2 = read_same(2, &c2, &one2), bytes3 = read_same(3, &c3, &one3);
+	near_mutex = 0;
+	size_t bytes2 = read_same(2, &c2, &one2);
+	cr_expect_eq(near_mutex, 0u, "version 2 has no two-word condition waits");
+	size_t bytes3 = read_same(3, &c3, &one3);
+	/* i % 2 && !(i % 3): 50, of which 32 and 4 bytes (2 of 7, 14) and 1024 (7) keep the
+	 * tail */
+	cr_expect_eq(near_mutex, 50 - 14 - 7u, "%zu condition waits in two words", near_mutex);
 	/* most records fit, some do not (values past the fields, the long gap) */
 	cr_expect_gt(c2, 1500u, "%zu compact records", c2);
 	cr_expect_lt(c2, 3000u, "%zu compact records", c2);

@@ -206,12 +206,17 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 	memcpy(p, rec + sizeof *r, len - sizeof *r);
 	uint32_t lo0 = (uint32_t)p[0], hi0 = (uint32_t)(p[0] >> 32);
 	uint32_t lo1 = (uint32_t)p[1], hi1 = (uint32_t)(p[1] >> 32);
-	unsigned ctype, hi = 0, words = len == 40 ? 3 : 2; /* a tail: word 2 */
+	unsigned ctype, hi = 0, words = len == 40 ? 3 : 2, aux = r->aux; /* a tail: word 2 */
 	w[2] = p[2];
 	switch (r->type) {
-	case GT_BLOCK_BEGIN: /* obj, stack, flags; a condition wait's mutex */
+	case GT_BLOCK_BEGIN: /* obj, stack, flags; a condition wait's mutex (near it: 2 words) */
 		ctype = len == 40 ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN;
 		hi = lo1 >> 16, w[1] = p[0] | (uint64_t)lo1 << 48;
+		if (len == 40 && hdr(cb)->version >= 3 &&
+		    gt_compact_near_mutex((int64_t)(p[2] - p[0]), lo1) >= 0) {
+			int near = gt_compact_near_mutex((int64_t)(p[2] - p[0]), lo1);
+			aux = (unsigned)near & 15, hi = (unsigned)near >> 4, words = 2;
+		}
 		break;
 	case GT_BLOCK_END: /* obj, result, err */
 		ctype = GT_C_BLOCK_END, hi = lo1, w[1] = p[0] | (uint64_t)hi1 << 48;
@@ -233,7 +238,7 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 	default:
 		return 0;
 	}
-	w[0] = gt_compact_word(ctype, r->aux, r->thread, hi) | (r->tsc - base) << 32;
+	w[0] = gt_compact_word(ctype, aux, r->thread, hi) | (r->tsc - base) << 32;
 	uint64_t e[5];
 	if (gt_compact_expand(w, base, e) != len)
 		return 0;
