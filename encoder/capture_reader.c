@@ -105,7 +105,8 @@ struct gt_capture {
 	size_t n_keep, cap_keep;
 	/* each thread's open wait, in merged order, for one-word ends (capture.h, version 3):
 	 * serial -> OPEN | obj of its BLOCK_BEGIN, OPEN_CALL | serial -> OPEN | nr of its
-	 * SYSCALL_BEGIN; 0 once ended */
+	 * SYSCALL_BEGIN; 0 once ended; and OPEN_FD | descriptor -> OPEN | key of its last FD
+	 * record */
 	struct gt_u64map open;
 };
 
@@ -954,22 +955,37 @@ bool gt_capture_truncated(const struct gt_capture *c)
 
 #define OPEN (1ull << 63)          /* objs leave bit 63 clear (capture.h) */
 #define OPEN_CALL (1ull << 32)     /* serials are below it */
+#define OPEN_FD (1ull << 33)
 
-/* A record leaving the merge: the thread's open wait follows its begins and ends (version 3),
- * and a one-word end takes the obj or nr of the wait it closes (capture.h). */
+/* A record leaving the merge: the thread's open wait follows its begins and ends, and the
+ * descriptors' keys their FD records (version 3); a one-word end takes the obj or nr of the
+ * wait it closes, a SYSCALL_BEGIN by GT_C_FD_OBJ its descriptor's key (capture.h). */
 static void open_waits(struct gt_capture *c, uint32_t slot)
 {
 	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
-	bool block = r->type == GT_BLOCK_BEGIN || r->type == GT_BLOCK_END;
-	if (c->header.version < 3 || !(block || r->type == GT_SYSCALL_BEGIN || r->type == GT_SYSCALL_END))
+	bool block = r->type == GT_BLOCK_BEGIN || r->type == GT_BLOCK_END, fd = r->type == GT_FD;
+	if (c->header.version < 3 ||
+	    !(block || fd || r->type == GT_SYSCALL_BEGIN || r->type == GT_SYSCALL_END))
 		return;
+	if (r->type == GT_SYSCALL_BEGIN && c->slots[slot].open) { /* its descriptor's key */
+		const struct gt_p_syscall *s = (const void *)(r + 1);
+		const uint64_t *k = gt_u64map_find(&c->open, OPEN_FD | (uint32_t)s->arg);
+		if (k)
+			((struct gt_p_syscall_obj *)(s + 1))->obj = *k & ~OPEN;
+		else
+			c->stats.open_unknown++;
+	}
 	bool found;
-	uint64_t *v = gt_u64map_slot(&c->open, r->thread | (block ? 0 : OPEN_CALL), &found);
+	uint64_t key = fd ? OPEN_FD | (uint32_t)((const struct gt_p_fd *)(r + 1))->fd
+			  : r->thread | (block ? 0 : OPEN_CALL);
+	uint64_t *v = gt_u64map_slot(&c->open, key, &found);
 	if (!v) {
 		c->stats.open_unknown += c->slots[slot].open != 0;
 		return;
 	}
-	if (r->type == GT_BLOCK_BEGIN) {
+	if (fd) {
+		*v = OPEN | ((const struct gt_p_fd *)(r + 1))->obj;
+	} else if (r->type == GT_BLOCK_BEGIN) {
 		*v = OPEN | ((const struct gt_p_block *)(r + 1))->obj;
 	} else if (r->type == GT_SYSCALL_BEGIN) {
 		*v = OPEN | ((const struct gt_p_syscall *)(r + 1))->nr;

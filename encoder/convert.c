@@ -481,7 +481,7 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"reader: torn records at chunk ends", r->torn_tails},
 		{"repaired: records out of order beyond the window (clamped)", r->reordered},
 		{"reader: reorder memory cap reached (records released early)", r->reorder_capped},
-		{"reader: ends of waits not seen begin (object unknown)", r->open_unknown},
+		{"reader: objects one-word records left unknown", r->open_unknown},
 		{"writer: stack frames cut (128 frames / 2048 bytes)", s->wire.frames_cut},
 		{"writer: generations (go1.22)", s->wire.generations},
 		{"writer: events placed otherwise than modelled (go1.22)", s->wire.repaired},

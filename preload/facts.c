@@ -4,6 +4,7 @@
 #include "facts.h"
 #include "capture_file.h"
 #include "lifecycle.h"
+#include "ring.h"
 #include "stacks.h"
 
 #include <poll.h>
@@ -215,6 +216,10 @@ void gt_threads_reset(void)
 #define GT_FD_CACHE 65536
 static uint8_t gt_fd_cache[GT_FD_CACHE];
 static uint64_t gt_fd_objs[GT_FD_CACHE];
+/* the capture where an FD record gave the descriptor's key (its start_tsc's low bits and 1;
+ * 0: none since the descriptor was cached), so that its SYSCALL_BEGINs name it by number
+ * (capture.h GT_C_FD_OBJ) */
+static uint32_t gt_fd_defined[GT_FD_CACHE];
 /* above every descriptor ever given a kernel key: the end of a process looks no further
  * (the whole cache was 16 pages read and 65536 tests at every exit) */
 static _Atomic int gt_fd_objs_end;
@@ -264,7 +269,7 @@ uint8_t gt_fd_kind(int fd)
 void gt_fd_forget(int fd)
 {
 	if (fd >= 0 && fd < GT_FD_CACHE)
-		gt_fd_cache[fd] = 0;
+		gt_fd_cache[fd] = 0, gt_fd_defined[fd] = 0;
 }
 
 void gt_fd_forget_range(unsigned lo, unsigned hi)
@@ -273,8 +278,10 @@ void gt_fd_forget_range(unsigned lo, unsigned hi)
 		return;
 	if (hi >= GT_FD_CACHE)
 		hi = GT_FD_CACHE - 1;
-	if (lo <= hi)
+	if (lo <= hi) {
 		memset(gt_fd_cache + lo, 0, hi - lo + 1);
+		memset(gt_fd_defined + lo, 0, (hi - lo + 1) * sizeof *gt_fd_defined);
+	}
 }
 
 /* The two ends of a socketpair are one object: both keyed by the lower inode. */
@@ -542,7 +549,30 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
 	gt_fact_wake_at(t, kind, obj, count, tsc, cpu);
 }
 
-/* tail: a gt_p_syscall_obj follows with obj (a kernel key) */
+/* Whether descriptor fd's key obj (cached) is in an FD record of this capture, written now
+ * if need be: its SYSCALL_BEGINs then name it by number.  Not in a ring capture, whose
+ * summary carries a thread's last SYSCALL_BEGIN without the FD records before it. */
+static int fd_defined(int fd, uint8_t kind, uint64_t obj)
+{
+	const struct gt_file_header *h = gt_header;
+	uint32_t capture = h ? (uint32_t)h->start_tsc | 1 : 0;
+	if (gt_fd_defined[fd] == capture)
+		return capture != 0;
+	if (!capture || gt_ring_on())
+		return 0;
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	struct gt_p_fd p = {.fd = fd, .obj = obj};
+	uint64_t *r = gt_reserve(cpu, 16 + sizeof p, tsc);
+	if (!r)
+		return 0;
+	gt_fill(r, 0, GT_FD, kind, tsc, &p, sizeof p);
+	gt_fd_defined[fd] = capture;
+	return 1;
+}
+
+/* tail: a gt_p_syscall_obj follows with obj (a kernel key); 2: it is arg's, defined (compact
+ * records name it by number) */
 GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg, int tail,
 			     uint64_t obj)
 {
@@ -558,8 +588,10 @@ GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int
 	int compact = arg == (int32_t)arg && nr < GT_C_NR_MAX && (stack | serial) < GT_C_STACK_MAX;
 	uint64_t w1 = (uint32_t)arg | (uint64_t)nr << 32 | (uint64_t)stack << 44;
 	if (GT_UNLIKELY(tail))
-		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q, compact ? 3 : 0,
-			  gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, GT_C_HAS_OBJ), w1, obj);
+		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q,
+			  compact ? 4 - tail : 0,
+			  gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial,
+					  tail == 2 ? GT_C_FD_OBJ : GT_C_HAS_OBJ), w1, obj);
 	else
 		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q.s, sizeof q.s,
 			  compact ? 2 : 0, gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, 0), w1, 0);
@@ -573,7 +605,8 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 	/* arg is the descriptor whenever the kind is one of these (hooks.def), and its kind was
 	 * just looked up: the key is cached */
 	if (GT_UNLIKELY(fd_has_obj(fd_kind)) && (uint64_t)arg < GT_FD_CACHE)
-		syscall_begin(t, nr, fd_kind, arg, 1, gt_fd_objs[arg]);
+		syscall_begin(t, nr, fd_kind, arg, 1 + fd_defined((int)arg, fd_kind, gt_fd_objs[arg]),
+			      gt_fd_objs[arg]);
 	else
 		syscall_begin(t, nr, fd_kind, arg, 0, 0);
 }

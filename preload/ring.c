@@ -78,7 +78,7 @@ static enum carry carry_kind(uint8_t type)
 	switch (type) {
 	case GT_THREAD_NEW: case GT_THREAD_START: case GT_THREAD_EXISTING: case GT_THREAD_NAME:
 	case GT_STACK: case GT_MODULE: case GT_MODULE_UNLOAD: case GT_CLOCK: case GT_NOTICE:
-	case GT_PROCESS: case GT_PROCESS_NAME:
+	case GT_PROCESS: case GT_PROCESS_NAME: case GT_FD:
 		return C_KEEP;
 	case GT_BLOCK_BEGIN: case GT_BLOCK_END: case GT_SYSCALL_BEGIN: case GT_SYSCALL_END:
 	case GT_THREAD_END:

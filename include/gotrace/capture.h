@@ -145,8 +145,8 @@ struct gt_chunk_header {
  * is copied into keep chunks (magic GT_KEEP_MAGIC, cpu 0, records as in CPU chunks, never
  * reused), ring_lost_tsc is raised, the chunk is zeroed and installed again with a new seq.
  * What a keep chunk receives from a reused chunk: every THREAD_NEW, THREAD_START,
- * THREAD_EXISTING, THREAD_NAME, STACK, MODULE, MODULE_UNLOAD, CLOCK, NOTICE, PROCESS and
- * PROCESS_NAME, and per thread the last of its BLOCK_BEGIN, BLOCK_END, SYSCALL_BEGIN,
+ * THREAD_EXISTING, THREAD_NAME, STACK, MODULE, MODULE_UNLOAD, CLOCK, NOTICE, PROCESS,
+ * PROCESS_NAME and FD, and per thread the last of its BLOCK_BEGIN, BLOCK_END, SYSCALL_BEGIN,
  * SYSCALL_END and THREAD_END (a thread blocked since before the window: its BLOCK_BEGIN).
  * A reader rebuilds the state at ring_lost_tsc from the keep chunks and the records at or
  * before it that CPU chunks still hold, and reads CPU chunks' records after it as the window;
@@ -220,7 +220,10 @@ struct gt_rec {
 	/* the process's name as its user knows it (comm, command line after setproctitle-style \
 	 * rewrites): at the capture's start, at a thread's creation when it changed, at the \
 	 * end; thread = 0; the last one names the process.  The command line follows the struct */ \
-	X(20, PROCESS_NAME, GT_PAYLOAD(process_name), "enum gt_name_when")
+	X(20, PROCESS_NAME, GT_PAYLOAD(process_name), "enum gt_name_when") \
+	/* version 3: the kernel key of a pipe, FIFO or socket descriptor, before the first \
+	 * compact SYSCALL_BEGIN that names it by its number (GT_C_FD_OBJ); thread = 0 */ \
+	X(21, FD, GT_PAYLOAD(fd), "enum gt_fd_kind")
 
 /* The payload column's values: minimum payload bytes. */
 #define GT_PAYLOAD(tag) sizeof(struct gt_p_##tag)
@@ -368,6 +371,12 @@ struct gt_p_syscall_obj {
 	uint64_t obj;              /* the descriptor's kernel key (GT_OBJ_KERNEL set), 0 = unknown */
 };
 
+struct gt_p_fd {
+	int32_t fd;
+	uint32_t pad;
+	uint64_t obj;              /* its kernel key (GT_OBJ_KERNEL set) */
+};
+
 struct gt_p_syscall_end {
 	uint32_t nr;
 	int32_t err;               /* errno when it failed, else 0 */
@@ -497,7 +506,7 @@ struct gt_p_process_name {
  *                                     obj (bits 0-47), stack (48-63, bits 16-19 in hi)
  *   BLOCK_END                         obj (0-47), err (48-63, 0..65535); hi = result
  *   SYSCALL_BEGIN                     arg (0-31, signed), nr (32-43), stack (44-63); hi =
- *                                     GT_C_HAS_OBJ or 0
+ *                                     GT_C_HAS_OBJ, GT_C_FD_OBJ (version 3) or 0
  *   SYSCALL_END                       result (0-31, signed), nr (32-43), err (44-63, >= 0)
  *   YIELD                             stack (0-31), when hi is 0
  * Word 2: BLOCK_BEGIN_MUTEX's gt_p_block_mutex tail, or a SYSCALL_BEGIN's gt_p_syscall_obj
@@ -505,7 +514,10 @@ struct gt_p_process_name {
  * BLOCK_BEGIN_MUTEX whose mutex lies near its condvar (the two in one struct, or neighbouring
  * globals) takes two words: its aux is not GT_BK_COND (the kind it stands for); the mutex is
  * at the condvar plus 8 * (int8_t)(hi << 4 | aux) bytes, and the stack is below 2^16
- * (gt_compact_near_mutex).
+ * (gt_compact_near_mutex).  And a SYSCALL_BEGIN on a pipe or socket whose hi is GT_C_FD_OBJ
+ * takes two words: its gt_p_syscall_obj tail is the key that the latest FD record (in
+ * timestamp order) of the capture gave its descriptor, arg (a ring capture, whose summary
+ * carries a thread's last SYSCALL_BEGIN without them, has none).
  *
  * One-word records (version 3): ctype GT_C_YIELD with hi > 0, hi an enum gt_compact_one.
  * What they leave out is the usual case: no stack, no error, and for the ends the object or
@@ -534,6 +546,7 @@ enum gt_compact_one {
 	GT_C1_SYSCALL_END = 4,     /* SYSCALL_END of the open call: err 0, result = aux (0..15) */
 };
 #define GT_C_HAS_OBJ 1u            /* a SYSCALL_BEGIN's hi: the gt_p_syscall_obj tail follows */
+#define GT_C_FD_OBJ 2u             /* ... the tail is the descriptor's, from an FD record */
 #define GT_C_OBJ_MAX (1ull << 48)
 #define GT_C_STACK_MAX (1u << 20)
 #define GT_C_THREAD_MAX (1u << 20)
@@ -566,12 +579,15 @@ static inline unsigned gt_compact_words(uint64_t w0)
 }
 
 /* GT_BLOCK_END or GT_SYSCALL_END when compact record w0's expansion leaves the open wait's obj
- * or call nr to the reader (0 in it), else 0. */
+ * or call nr to the reader (0 in it), GT_SYSCALL_BEGIN when it leaves its descriptor's key
+ * (GT_C_FD_OBJ), else 0. */
 static inline unsigned gt_compact_open(uint64_t w0)
 {
+	unsigned hi = (unsigned)(w0 >> 28 & 15u);
+	if ((w0 >> 4 & 7u) == GT_C_SYSCALL_BEGIN && hi == GT_C_FD_OBJ)
+		return GT_SYSCALL_BEGIN;
 	if ((w0 >> 4 & 7u) != GT_C_YIELD)
 		return 0;
-	unsigned hi = (unsigned)(w0 >> 28 & 15u);
 	return hi == GT_C1_BLOCK_END ? GT_BLOCK_END : hi == GT_C1_SYSCALL_END ? GT_SYSCALL_END : 0;
 }
 
@@ -626,6 +642,8 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 		out[2] = nr | (w1 >> 44) << 32, out[3] = (uint64_t)low;
 		if (hi == GT_C_HAS_OBJ)
 			out[4] = w[2], len += 8;                   /* gt_p_syscall_obj */
+		else if (hi == GT_C_FD_OBJ)
+			out[4] = 0, len += 8;                      /* ... the descriptor's */
 		break;
 	case GT_C_SYSCALL_END:
 		type = GT_SYSCALL_END;                             /* gt_p_syscall_end */
@@ -682,6 +700,7 @@ GT_STATIC_ASSERT(sizeof(struct gt_p_wake) == 16, "wake");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall) == 16, "syscall");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall_obj) == 8, "syscall_obj");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall_end) == 16, "syscall_end");
+GT_STATIC_ASSERT(sizeof(struct gt_p_fd) == 16, "fd");
 GT_STATIC_ASSERT(sizeof(struct gt_p_stackonly) == 8, "stackonly");
 GT_STATIC_ASSERT(sizeof(struct gt_p_stack) == 8, "stack");
 GT_STATIC_ASSERT(sizeof(struct gt_p_module) == 32, "module");

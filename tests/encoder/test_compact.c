@@ -46,7 +46,7 @@ static void facts(struct gt_cb *cb)
 	const uint64_t pcs[] = {0x401000, 0x402000};
 	const uint64_t mutex = 0x7f0000001000ull, cond = 0x7f0000002000ull;
 	const uint64_t edge = (1ull << 48) - 8, past = 1ull << 48;
-	const uint64_t key = GT_OBJ_KERNEL | 0x123456789abcull;
+	const uint64_t key = GT_OBJ_KERNEL | 0x123456789abcull, key2 = key + 1;
 	const uint32_t big_stack = GT_C_STACK_MAX; /* the first id past the compact field */
 	uint64_t t = T0;
 	gt_cb_clock(cb, 0, t, t);
@@ -84,8 +84,12 @@ static void facts(struct gt_cb *cb)
 		gt_cb_wake(cb, 1, t += 50, 2, GT_BK_FUTEX, key, 1, stack);
 		gt_cb_block_end(cb, 0, t += 50, 1, GT_BK_FUTEX, key, GT_BR_OK);
 		int64_t arg = i % 6 == 0 ? -1 : i % 6 == 1 ? (1ll << 31) : 5;
+		if (i == 100 || i == 200) { /* descriptor 5's key, by number after it (GT_C_FD_OBJ) */
+			struct gt_p_fd d = {.fd = 5, .obj = i == 100 ? key : key2};
+			gt_cb_record(cb, 0, GT_FD, GT_FD_PIPE, 0, t += 50, &d, sizeof d);
+		}
 		if (i % 2)
-			syscall_obj(cb, 1, t += 50, 2, 0, arg, stack, key);
+			syscall_obj(cb, 1, t += 50, 2, 0, arg, stack, i < 200 ? key : key2);
 		else
 			gt_cb_syscall_begin(cb, 1, t += 50, 2, GT_FD_FILE, 0, arg, stack);
 		/* one word up to 15 (capture.h GT_C1_RESULT_MAX) */
@@ -156,8 +160,9 @@ static char *slurp(const char *path, size_t *len)
 
 /* The records of the version's capture, against those of the full one: the same once
  * delivered; returns the bytes in the file and counts the records of 8 bytes. */
-/* condition waits read_same_of met in two words (GT_C_NEAR_MUTEX) */
-static size_t near_mutex;
+/* condition waits and system calls on a descriptor read_same_of met in two words
+ * (gt_compact_near_mutex, GT_C_FD_OBJ) */
+static size_t near_mutex, fd_ref;
 
 static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_t *compact,
 			   size_t *one_word)
@@ -190,7 +195,10 @@ static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_
 		cr_assert_eq(gt_capture_file_bytes(a), ra.rec->nwords * 8u);
 		small += gt_capture_file_bytes(b) < rb.rec->nwords * 8u;
 		*one_word += gt_capture_file_bytes(b) == 8;
-		near_mutex += gt_capture_file_bytes(b) == 16 && rb.rec->nwords == 5;
+		near_mutex += gt_capture_file_bytes(b) == 16 && rb.rec->nwords == 5 &&
+			      rb.rec->type == GT_BLOCK_BEGIN;
+		fd_ref += gt_capture_file_bytes(b) == 16 && rb.rec->nwords == 5 &&
+			  rb.rec->type == GT_SYSCALL_BEGIN;
 		bytes_a += gt_capture_file_bytes(a);
 		bytes_b += gt_capture_file_bytes(b);
 	}
@@ -231,13 +239,16 @@ Test(compact, records_read_as_the_full_ones)
 		gt_capture_close(a);
 	}
 	gt_cb_free(full);
-	near_mutex = 0;
+	near_mutex = fd_ref = 0;
 	size_t bytes2 = read_same(2, &c2, &one2);
-	cr_expect_eq(near_mutex, 0u, "version 2 has no two-word condition waits");
+	cr_expect_eq(near_mutex + fd_ref, 0u, "version 2 has no two-word condition waits or calls");
 	size_t bytes3 = read_same(3, &c3, &one3);
 	/* i % 2 && !(i % 3): 50, of which 32 and 4 bytes (2 of 7, 14) and 1024 (7) keep the
 	 * tail */
 	cr_expect_eq(near_mutex, 50 - 14 - 7u, "%zu condition waits in two words", near_mutex);
+	/* i odd, arg 5 (i % 6 == 3 or 5), i >= 100: after the FD record; but i % 6 == 5 has a
+	 * stack past the compact field (full records): i % 6 == 3 from 105 to 297 */
+	cr_expect_eq(fd_ref, 33u, "%zu system calls naming their descriptor", fd_ref);
 	/* most records fit, some do not (values past the fields, the long gap) */
 	cr_expect_gt(c2, 1500u, "%zu compact records", c2);
 	cr_expect_lt(c2, 3000u, "%zu compact records", c2);

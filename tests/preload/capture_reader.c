@@ -140,7 +140,10 @@ int capture_open(struct capture *c, const char *path)
 			c->recs[i].payload = c->recs[i].h + 1;
 		}
 	qsort(c->recs, c->n, sizeof *c->recs, by_tsc);
-	/* one-word ends: the obj or nr of the wait their thread's last begin opened */
+	/* one-word ends: the obj or nr of the wait their thread's last begin opened; begins by
+	 * descriptor: the key of its last FD record */
+	struct { int32_t fd; uint64_t obj; } *fds = NULL;
+	size_t n_fds = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		const struct gt_rec *r = c->recs[i].h;
 		struct thread_state *t = thread_state(&ts, &n_ts, r->thread);
@@ -148,6 +151,18 @@ int capture_open(struct capture *c, const char *path)
 		bool expanded = (const uint64_t *)r >= c->expanded &&
 				(const uint64_t *)r < c->expanded + 5 * c->compact;
 		unsigned open = expanded ? opens[((const uint64_t *)r - c->expanded) / 5] : 0;
+		if (r->type == GT_FD) {
+			size_t j = 0;
+			while (j < n_fds && fds[j].fd != (int32_t)p[0])
+				j++;
+			if (j == n_fds)
+				fds = realloc(fds, ++n_fds * sizeof *fds);
+			fds[j].fd = (int32_t)p[0], fds[j].obj = p[1];
+		}
+		if (open == GT_SYSCALL_BEGIN)
+			for (size_t j = 0; j < n_fds; j++)
+				if (fds[j].fd == (int32_t)p[1])
+					p[2] = fds[j].obj;
 		if (r->type == GT_BLOCK_BEGIN)
 			t->block = true, t->block_obj = p[0];
 		else if (r->type == GT_SYSCALL_BEGIN)
@@ -163,6 +178,7 @@ int capture_open(struct capture *c, const char *path)
 	}
 	free(ts);
 	free(opens);
+	free(fds);
 	return 0;
 }
 

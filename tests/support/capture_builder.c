@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #define CB_THREADS 64
+#define CB_FDS 64
 
 struct gt_cb {
 	uint8_t *image;
@@ -28,6 +29,7 @@ struct gt_cb {
 		int64_t late_k;  /* as the recorder's gt_late: chunk and time of the thread's last */
 		uint64_t late_tsc; /* record 2^31 ticks or more after its chunk's first_tsc */
 	} open[CB_THREADS];
+	uint64_t fd_obj[CB_FDS]; /* the key the last FD record gave a descriptor (0: none) */
 };
 
 static struct gt_file_header *hdr(struct gt_cb *cb)
@@ -225,9 +227,12 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 		ctype = hi1 == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, hi = lo1 >> 16;
 		w[1] = p[0] | (uint64_t)lo1 << 48;
 		break;
-	case GT_SYSCALL_BEGIN: /* nr, stack, arg; the kernel key tail */
+	case GT_SYSCALL_BEGIN: /* nr, stack, arg; the kernel key tail (an FD record's: 2 words) */
 		ctype = GT_C_SYSCALL_BEGIN, hi = len == 40 ? GT_C_HAS_OBJ : 0;
 		w[1] = lo1 | (uint64_t)lo0 << 32 | (uint64_t)hi0 << 44;
+		if (len == 40 && hdr(cb)->version >= 3 && p[1] < CB_FDS && cb->fd_obj[p[1]] &&
+		    cb->fd_obj[p[1]] == p[2])
+			hi = GT_C_FD_OBJ, words = 2;
 		break;
 	case GT_SYSCALL_END: /* nr, err, result */
 		ctype = GT_C_SYSCALL_END, w[1] = lo1 | (uint64_t)lo0 << 32 | (uint64_t)hi0 << 44;
@@ -243,6 +248,8 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 	if (gt_compact_expand(w, base, e) != len)
 		return 0;
 	e[1] = r->tsc; /* the caller tells whether the delta tells it */
+	if (hi == GT_C_FD_OBJ && ctype == GT_C_SYSCALL_BEGIN)
+		e[4] = p[2]; /* as the reader fills it in */
 	return memcmp(e, rec, len) ? 0 : words;
 }
 
@@ -310,6 +317,9 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 		else if (type == GT_SYSCALL_END)
 			cb->open[thread].call = false;
 	}
+	if (type == GT_FD && ((const struct gt_p_fd *)payload)->fd >= 0 &&
+	    ((const struct gt_p_fd *)payload)->fd < CB_FDS)
+		cb->fd_obj[((const struct gt_p_fd *)payload)->fd] = ((const struct gt_p_fd *)payload)->obj;
 	return off;
 }
 
