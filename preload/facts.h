@@ -65,9 +65,11 @@ GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_
 {
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	uint64_t first = ((const struct gt_chunk_header *)chunk)->first_tsc, d = tsc - first;
-	if (GT_UNLIKELY(!words || d >> 31) && (!words || !gt_late(t, chunk, first, tsc))) {
-		gt_emit(thread, type, aux, tsc, cpu, payload, size);
-		return;
+	if (GT_UNLIKELY(!words || d >> 31)) {
+		if (!words || !gt_late(t, chunk, first, tsc)) {
+			gt_emit(thread, type, aux, tsc, cpu, payload, size);
+			return;
+		}
 	}
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, words * 8);

@@ -382,9 +382,13 @@ GT_EXPORT int sched_yield(void)
 		uint64_t tsc = gt_now(&cpu);
 		struct gt_p_stackonly p = {.stack = stack};
 		uint32_t serial = t->serial;
-		gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p,
-			  serial < GT_C_THREAD_MAX ? 2 - !stack : 0,
-			  gt_compact_word(GT_C_YIELD, 0, serial, !stack), stack, 0);
+		if (!stack) /* one word (capture.h GT_C1_YIELD) */
+			gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p, serial < GT_C_THREAD_MAX,
+				  gt_compact_word(GT_C_YIELD, 0, serial, GT_C1_YIELD), 0, 0);
+		else
+			gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p,
+				  serial < GT_C_THREAD_MAX ? 2 : 0, gt_compact_word(GT_C_YIELD, 0, serial, 0),
+				  stack, 0);
 		t->busy = 0;
 	}
 	return GT_REAL(sched_yield)();
