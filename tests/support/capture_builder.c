@@ -146,6 +146,25 @@ size_t gt_cb_compact_records(const struct gt_cb *cb)
 	return cb->n_compact;
 }
 
+/* Whether compact record w, in a chunk whose first_tsc is base, expands into the full record
+ * rec (len bytes) once its timestamp (which the caller checks the delta tells) and what the
+ * reader fills in (gt_compact_open: checked by the caller too) are rec's. */
+static bool expands_to(const uint64_t *w, uint64_t base, const uint8_t *rec, size_t len)
+{
+	uint64_t e[5], f[5] = {0};
+	if (gt_compact_expand(w, base, e) != len)
+		return false;
+	memcpy(f, rec, len);
+	e[1] = f[1];
+	switch (gt_compact_open(w[0])) {
+	case GT_BLOCK_END: e[2] = f[2]; break;                    /* obj */
+	case GT_SYSCALL_END: e[2] |= (uint32_t)f[2]; break;       /* nr */
+	case GT_SYSCALL_BEGIN: e[4] = f[4]; break;                /* the descriptor's key */
+	default: break;
+	}
+	return !memcmp(e, f, len);
+}
+
 /* The one-word form of the full record rec (len bytes) in a chunk whose first_tsc is base,
  * into w: 1 when it fits and expands back into exactly rec once the reader fills in the
  * thread's open wait, else 0. */
@@ -181,15 +200,7 @@ static unsigned one_word_form(struct gt_cb *cb, const uint8_t *rec, size_t len, 
 		return 0;
 	}
 	w[0] = gt_compact_word(GT_C_YIELD, aux, r->thread, hi) | (r->tsc - base) << 32;
-	uint64_t e[5];
-	if (gt_compact_expand(w, base, e) != len)
-		return 0;
-	e[1] = r->tsc;
-	if (gt_compact_open(w[0]) == GT_BLOCK_END)
-		((struct gt_p_block_end *)((struct gt_rec *)e + 1))->obj = be->obj;
-	else if (gt_compact_open(w[0]) == GT_SYSCALL_END)
-		((struct gt_p_syscall_end *)((struct gt_rec *)e + 1))->nr = se->nr;
-	return memcmp(e, rec, len) ? 0 : 1;
+	return expands_to(w, base, rec, len);
 }
 
 /* The compact form of the full record rec (len bytes) in a chunk whose first_tsc is base,
@@ -244,13 +255,7 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 		return 0;
 	}
 	w[0] = gt_compact_word(ctype, aux, r->thread, hi) | (r->tsc - base) << 32;
-	uint64_t e[5];
-	if (gt_compact_expand(w, base, e) != len)
-		return 0;
-	e[1] = r->tsc; /* the caller tells whether the delta tells it */
-	if (hi == GT_C_FD_OBJ && ctype == GT_C_SYSCALL_BEGIN)
-		e[4] = p[2]; /* as the reader fills it in */
-	return memcmp(e, rec, len) ? 0 : words;
+	return expands_to(w, base, rec, len) ? words : 0;
 }
 
 uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux, uint32_t thread,
