@@ -16,9 +16,9 @@
  * reservation that would not fit is abandoned and the writer moves to a new chunk, so
  * the tail of a chunk beyond the last record may be reserved but zero).
  *
- * Records are 8-byte aligned, at least 16 bytes, and start with struct gt_rec (a full record)
- * or, from version 2, are compact (type byte >= GT_COMPACT_BIT: "Compact records" below; from
- * version 3 some of these are one word).
+ * Records are 8-byte aligned and start with struct gt_rec (a full record, 16 bytes or more)
+ * or, from version 2, are compact (type byte >= GT_COMPACT_BIT: "Compact records" below, two
+ * or three words; from version 3 some one word, committed by its one store).
  * The writer fills the payload and the timestamp first and stores the first word (type,
  * nwords, aux, thread) last with release semantics, so a record whose first word is zero was
  * never committed (a writer killed mid-record).  The reader skips zero words one at a time and
@@ -525,7 +525,8 @@ struct gt_p_process_name {
  * timestamp order began, which its end closes.  A reader keeps that per thread in the merged
  * order (a thread's begin precedes its end in time; a ring capture's summary holds the begin
  * of a wait open across the window's start) and fills it in; an end with no open wait of its
- * kind keeps obj (nr) 0.  gt_compact_open tells which records need it. */
+ * kind keeps obj (nr) 0, a descriptor without an FD record key 0 (unknown), and a reader
+ * counts both.  gt_compact_open tells which records need it. */
 #define GT_COMPACT_BIT 0x80u
 enum gt_compact {
 	GT_C_BLOCK_BEGIN = 0,
