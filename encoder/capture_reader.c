@@ -105,8 +105,8 @@ struct gt_capture {
 	size_t n_keep, cap_keep;
 	/* each thread's open wait, in merged order, for one-word ends (capture.h, version 3):
 	 * serial -> OPEN | obj of its BLOCK_BEGIN, OPEN_CALL | serial -> OPEN | nr of its
-	 * SYSCALL_BEGIN; 0 once ended; and OPEN_FD | descriptor -> OPEN | key of its last FD
-	 * record */
+	 * SYSCALL_BEGIN; 0 once ended; OPEN_LAST | serial -> OPEN | obj of its last BLOCK_BEGIN,
+	 * ended or not; and OPEN_FD | descriptor -> OPEN | key of its last FD record */
 	struct gt_u64map open;
 };
 
@@ -956,17 +956,33 @@ bool gt_capture_truncated(const struct gt_capture *c)
 #define OPEN (1ull << 63)          /* objs leave bit 63 clear (capture.h) */
 #define OPEN_CALL (1ull << 32)     /* serials are below it */
 #define OPEN_FD (1ull << 33)
+#define OPEN_LAST (1ull << 34)
 
 /* A record leaving the merge: the thread's open wait follows its begins and ends, and the
  * descriptors' keys their FD records (version 3); a one-word end takes the obj or nr of the
- * wait it closes, a SYSCALL_BEGIN by GT_C_FD_OBJ its descriptor's key (capture.h). */
+ * wait it closes, a one-word wake the obj of its thread's last block, a SYSCALL_BEGIN by
+ * GT_C_FD_OBJ its descriptor's key (capture.h). */
 static void open_waits(struct gt_capture *c, uint32_t slot)
 {
 	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
 	bool block = r->type == GT_BLOCK_BEGIN || r->type == GT_BLOCK_END, fd = r->type == GT_FD;
 	if (c->header.version < 3 ||
-	    !(block || fd || r->type == GT_SYSCALL_BEGIN || r->type == GT_SYSCALL_END))
+	    !(block || fd || r->type == GT_SYSCALL_BEGIN || r->type == GT_SYSCALL_END ||
+	      r->type == GT_WAKE))
 		return;
+	if (r->type == GT_BLOCK_BEGIN || r->type == GT_WAKE) { /* the thread's last block's obj */
+		bool found;
+		uint64_t *last = gt_u64map_slot(&c->open, r->thread | OPEN_LAST, &found);
+		uint64_t *obj = (uint64_t *)(r + 1); /* gt_p_block's and gt_p_wake's first field */
+		if (r->type == GT_BLOCK_BEGIN && last)
+			*last = OPEN | *obj;
+		else if (c->slots[slot].open && last && (*last & OPEN))
+			*obj = *last & ~OPEN;
+		else if (c->slots[slot].open)
+			c->stats.open_unknown++;
+		if (r->type == GT_WAKE)
+			return;
+	}
 	if (r->type == GT_SYSCALL_BEGIN && c->slots[slot].open) { /* its descriptor's key */
 		const struct gt_p_syscall *s = (const void *)(r + 1);
 		const uint64_t *k = gt_u64map_find(&c->open, OPEN_FD | (uint32_t)s->arg);

@@ -679,6 +679,7 @@ void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine)
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	struct gt_p_thread_start p = {.tid = (uint32_t)gt_sys0(SYS_gettid), .start_routine = start_routine};
+	t->pending_obj = GT_NO_OBJ; /* no block yet (GT_C1_WAKE) */
 	gt_emit(t->serial, GT_THREAD_START, 0, tsc, cpu, &p, sizeof p);
 	emit_own_name(t->serial);
 }
@@ -721,6 +722,8 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 			gt_threads_put(pthread_self(), t->serial, 1);
 	}
 	t->epoch = gt_load(&gt_epoch);
+	/* a new capture holds no block of the thread: no wake names its obj by it (GT_C1_WAKE) */
+	t->pending_obj = GT_NO_OBJ;
 	fact_thread_existing(t);
 	t->busy = was_busy;
 	return t;

@@ -5,6 +5,7 @@
 #define GT_FACTS_H
 
 #include "fastpath.h"
+#include "ring.h"
 
 #include <pthread.h>
 #include <sys/types.h>
@@ -89,16 +90,22 @@ GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_
 	t->last_tsc = tsc;
 }
 
-/* A WAKE, compact when it can be. */
+/* A WAKE, compact when it can be: one word on the obj of the thread's last block (capture.h
+ * GT_C1_WAKE; pending_obj, which gt_thread_adopt clears for a new capture). */
 GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind, uint64_t obj,
 				 uint32_t stack, uint32_t count, uint64_t tsc, unsigned cpu)
 {
 	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
 	int compact = (count == 1 || count == GT_WAKE_ALL) && obj < GT_C_OBJ_MAX &&
 		      (stack | serial) < GT_C_STACK_MAX;
-	gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
-		  gt_compact_word(count == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, kind, serial, stack >> 16),
-		  obj | (uint64_t)stack << 48, 0);
+	if (count == 1 && !stack && obj == t->pending_obj && serial < GT_C_THREAD_MAX &&
+	    !gt_ring_on())
+		gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, 1,
+			  gt_compact_word(GT_C_YIELD, kind, serial, GT_C1_WAKE), 0, 0);
+	else
+		gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+			  gt_compact_word(count == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, kind, serial,
+					  stack >> 16), obj | (uint64_t)stack << 48, 0);
 }
 
 /* Per gt_block_kind: threads now blocked inside hooks (low 32 bits) and registrations so far

@@ -526,7 +526,8 @@ struct gt_p_process_name {
  * order (a thread's begin precedes its end in time; a ring capture's summary holds the begin
  * of a wait open across the window's start) and fills it in; an end with no open wait of its
  * kind keeps obj (nr) 0, a descriptor without an FD record key 0 (unknown), and a reader
- * counts both.  gt_compact_open tells which records need it. */
+ * counts both.  gt_compact_open tells which records need it.  A one-word WAKE takes the obj
+ * of its thread's last BLOCK_BEGIN the same way (a lock released after waiting for it). */
 #define GT_COMPACT_BIT 0x80u
 enum gt_compact {
 	GT_C_BLOCK_BEGIN = 0,
@@ -545,6 +546,9 @@ enum gt_compact_one {
 	GT_C1_BLOCK_END = 3,       /* BLOCK_END of the open wait (aux its kind): result GT_BR_OK,
 				    * err 0 */
 	GT_C1_SYSCALL_END = 4,     /* SYSCALL_END of the open call: err 0, result = aux (0..15) */
+	GT_C1_WAKE = 5,            /* WAKE (aux its kind) with count 1 and stack 0 on the obj of
+				    * the thread's last BLOCK_BEGIN, ended or not (not in ring
+				    * captures, whose window may not hold it) */
 };
 #define GT_C_HAS_OBJ 1u            /* a SYSCALL_BEGIN's hi: the gt_p_syscall_obj tail follows */
 #define GT_C_FD_OBJ 2u             /* ... the tail is the descriptor's, from an FD record */
@@ -580,8 +584,8 @@ static inline unsigned gt_compact_words(uint64_t w0)
 }
 
 /* GT_BLOCK_END or GT_SYSCALL_END when compact record w0's expansion leaves the open wait's obj
- * or call nr to the reader (0 in it), GT_SYSCALL_BEGIN when it leaves its descriptor's key
- * (GT_C_FD_OBJ), else 0. */
+ * or call nr to the reader (0 in it), GT_WAKE the obj of the thread's last BLOCK_BEGIN,
+ * GT_SYSCALL_BEGIN its descriptor's key (GT_C_FD_OBJ), else 0. */
 static inline unsigned gt_compact_open(uint64_t w0)
 {
 	unsigned hi = (unsigned)(w0 >> 28 & 15u);
@@ -589,7 +593,8 @@ static inline unsigned gt_compact_open(uint64_t w0)
 		return GT_SYSCALL_BEGIN;
 	if ((w0 >> 4 & 7u) != GT_C_YIELD)
 		return 0;
-	return hi == GT_C1_BLOCK_END ? GT_BLOCK_END : hi == GT_C1_SYSCALL_END ? GT_SYSCALL_END : 0;
+	return hi == GT_C1_BLOCK_END ? GT_BLOCK_END : hi == GT_C1_SYSCALL_END ? GT_SYSCALL_END :
+	       hi == GT_C1_WAKE ? GT_WAKE : 0;
 }
 
 /* Version 3: the timestamp of the compact record whose word 0 is w0 in a chunk whose first_tsc
@@ -668,6 +673,10 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 		case GT_C1_SYSCALL_END:
 			type = GT_SYSCALL_END;                     /* nr: the open call's */
 			out[3] = aux, aux = 0;
+			break;
+		case GT_C1_WAKE:
+			type = GT_WAKE;                            /* obj: the last block's */
+			out[3] = 1ull << 32;                       /* stack 0, count 1 */
 			break;
 		default:
 			type = GT_NONE;                            /* not a record: garbage */

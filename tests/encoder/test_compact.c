@@ -66,6 +66,8 @@ static void facts(struct gt_cb *cb)
 		gt_cb_wake(cb, 1, t += 50, 2, GT_BK_MUTEX, obj, i % 4 == 3 ? 3 : 1, stack);
 		block_end(cb, 0, t += 50, 1, GT_BK_MUTEX, obj, i % 7 ? GT_BR_OK : GT_BR_ERROR,
 			  i % 7 ? 0 : i % 2 ? 70000 : 22);
+		if (i % 4 == 0) /* the lock it waited for, released (GT_C1_WAKE without a stack) */
+			gt_cb_wake(cb, 0, t += 50, 1, GT_BK_MUTEX, obj, 1, stack);
 		if (i % 2) { /* a condition wait naming its mutex (capture.h gt_p_block_mutex):
 			      * in its struct or next to it, before and after
 			      * (gt_compact_near_mutex), too far, not a word apart, or 4 words
@@ -163,7 +165,7 @@ static char *slurp(const char *path, size_t *len)
  * delivered; returns the bytes in the file and counts the records of 8 bytes. */
 /* condition waits and system calls on a descriptor read_same_of met in two words
  * (gt_compact_near_mutex, GT_C_FD_OBJ) */
-static size_t near_mutex, fd_ref;
+static size_t near_mutex, fd_ref, wake_one;
 
 static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_t *compact,
 			   size_t *one_word)
@@ -200,6 +202,7 @@ static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_
 			      rb.rec->type == GT_BLOCK_BEGIN;
 		fd_ref += gt_capture_file_bytes(b) == 16 && rb.rec->nwords == 5 &&
 			  rb.rec->type == GT_SYSCALL_BEGIN;
+		wake_one += gt_capture_file_bytes(b) == 8 && rb.rec->type == GT_WAKE;
 		bytes_a += gt_capture_file_bytes(a);
 		bytes_b += gt_capture_file_bytes(b);
 	}
@@ -240,7 +243,7 @@ Test(compact, records_read_as_the_full_ones)
 		gt_capture_close(a);
 	}
 	gt_cb_free(full);
-	near_mutex = fd_ref = 0;
+	near_mutex = fd_ref = wake_one = 0;
 	size_t bytes2 = read_same(2, &c2, &one2);
 	cr_expect_eq(near_mutex + fd_ref, 0u, "version 2 has no two-word condition waits or calls");
 	size_t bytes3 = read_same(3, &c3, &one3);
@@ -250,6 +253,8 @@ Test(compact, records_read_as_the_full_ones)
 	/* i odd, arg 5 (i % 6 == 3 or 5), i >= 100: after the FD record; but i % 6 == 5 has a
 	 * stack past the compact field (full records): i % 6 == 3 from 105 to 297 */
 	cr_expect_eq(fd_ref, 33u, "%zu system calls naming their descriptor", fd_ref);
+	/* i % 4 == 0 without a stack (i % 3 == 0): i % 12 == 0 */
+	cr_expect_eq(wake_one, 25u, "%zu one-word wakes", wake_one);
 	/* most records fit, some do not (values past the fields, the long gap) */
 	cr_expect_gt(c2, 1500u, "%zu compact records", c2);
 	cr_expect_lt(c2, 3000u, "%zu compact records", c2);
@@ -278,9 +283,9 @@ Test(compact, late_records_stay_compact)
 	cr_expect_eq(c3, 119 + 58 + 1u, "%zu compact records in version 3", c3);
 }
 
-/* One-word records a reader cannot take as they are: an end whose begin is gone (obj 0,
- * counted), a form it does not know (garbage, skipped), one in a version 2 capture (the same);
- * what follows reads on and converts. */
+/* One-word records a reader cannot take as they are: an end and a wake whose block is gone
+ * (obj 0, counted), a form it does not know (garbage, skipped), one in a version 2 capture
+ * (the same); what follows reads on and converts. */
 Test(compact, one_word_records_it_cannot_resolve, .timeout = 120)
 {
 	const uint64_t obj = 0x7f0000001000ull;
@@ -295,10 +300,11 @@ Test(compact, one_word_records_it_cannot_resolve, .timeout = 120)
 		uint64_t begin = gt_cb_block_begin(cb, 0, t += 100, 1, GT_BK_MUTEX, obj, 0);
 		gt_cb_block_end(cb, 0, t += 100, 1, GT_BK_MUTEX, obj, GT_BR_OK);
 		uint64_t yield = gt_cb_yield(cb, 0, t += 100, 1, 0);
+		gt_cb_wake(cb, 0, t += 100, 1, GT_BK_MUTEX, obj, 1, 0); /* its last block's obj */
 		gt_cb_syscall_begin(cb, 0, t += 100, 1, GT_FD_FILE, 7, 3, 0);
 		gt_cb_syscall_end(cb, 0, t += 100, 1, 7, 1);
 		gt_cb_capture_end(cb, 0, t += 100);
-		cr_assert_eq(gt_cb_compact_records(cb), 5u); /* 2 + 1 + 1 + 2 + 1 words */
+		cr_assert_eq(gt_cb_compact_records(cb), 6u); /* 2 + 1 + 1 + 1 + 2 + 1 words */
 		snprintf(path, sizeof path, "%s/one-word-v%u.cap", test_tmpdir(), version);
 		cr_assert_eq(gt_cb_write(cb, path), 0);
 		gt_cb_free(cb);
@@ -319,7 +325,7 @@ Test(compact, one_word_records_it_cannot_resolve, .timeout = 120)
 		struct gt_capture *c = gt_capture_open(path, err, sizeof err);
 		cr_assert_not_null(c, "%s", err);
 		struct gt_capture_record r;
-		uint64_t n[GT_FACT_COUNT] = {0}, end_obj = 1;
+		uint64_t n[GT_FACT_COUNT] = {0}, end_obj = 1, wake_obj = 1;
 		uint32_t end_nr = 99;
 		while (gt_capture_next(c, &r)) {
 			n[r.rec->type]++;
@@ -327,6 +333,8 @@ Test(compact, one_word_records_it_cannot_resolve, .timeout = 120)
 				end_obj = ((const struct gt_p_block_end *)r.payload)->obj;
 			if (r.rec->type == GT_SYSCALL_END)
 				end_nr = ((const struct gt_p_syscall_end *)r.payload)->nr;
+			if (r.rec->type == GT_WAKE)
+				wake_obj = ((const struct gt_p_wake *)r.payload)->obj;
 		}
 		struct gt_capture_stats st;
 		gt_capture_stats(c, &st);
@@ -341,12 +349,14 @@ Test(compact, one_word_records_it_cannot_resolve, .timeout = 120)
 			cr_expect_eq(end_obj, 0u, "the end of a wait the capture lost");
 			cr_expect_eq(n[GT_SYSCALL_END], 1u);
 			cr_expect_eq(end_nr, 7u, "the call the thread's begin opened");
-			cr_expect_eq(st.open_unknown, 1u);
+			cr_expect_eq(n[GT_WAKE], 1u);
+			cr_expect_eq(wake_obj, 0u, "a wake on the obj of a block the capture lost");
+			cr_expect_eq(st.open_unknown, 2u);
 			cr_expect_eq(st.bytes_garbage, 8u, "the unknown form");
 		} else {
-			cr_expect_eq(n[GT_BLOCK_END] + n[GT_SYSCALL_END], 0u);
+			cr_expect_eq(n[GT_BLOCK_END] + n[GT_SYSCALL_END] + n[GT_WAKE], 0u);
 			cr_expect_eq(st.open_unknown, 0u);
-			cr_expect_eq(st.bytes_garbage, 24u, "three one-word records");
+			cr_expect_eq(st.bytes_garbage, 32u, "four one-word records");
 		}
 		struct gt_convert_summary sum;
 		cr_assert_eq(convert_path(path, trace, &sum), 0);

@@ -27,7 +27,7 @@ static int by_tsc(const void *a, const void *b)
  * there (a compact record's near, capture.h version 3), and its open waits' obj and nr. */
 struct thread_state {
 	uint64_t near_chunk, near, block_obj, call_nr;
-	bool block, call;
+	bool block, call, blocked; /* blocked: block_obj is its last block's, ended or not */
 };
 
 static struct thread_state *thread_state(struct thread_state **v, size_t *n, uint32_t serial)
@@ -163,8 +163,10 @@ int capture_open(struct capture *c, const char *path)
 			for (size_t j = 0; j < n_fds; j++)
 				if (fds[j].fd == (int32_t)p[1])
 					p[2] = fds[j].obj;
+		if (open == GT_WAKE && t->blocked)
+			p[0] = t->block_obj;
 		if (r->type == GT_BLOCK_BEGIN)
-			t->block = true, t->block_obj = p[0];
+			t->block = t->blocked = true, t->block_obj = p[0];
 		else if (r->type == GT_SYSCALL_BEGIN)
 			t->call = true, t->call_nr = (uint32_t)p[0];
 		else if (open == GT_BLOCK_END && t->block)

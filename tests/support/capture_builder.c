@@ -22,7 +22,7 @@ struct gt_cb {
 	 * obj of its last BLOCK_BEGIN, nr of its last SYSCALL_BEGIN, until their ends), which a
 	 * one-word end leaves out (capture.h, version 3) */
 	struct {
-		bool block, call;
+		bool block, call, blocked; /* blocked: obj is its last block's, ended or not */
 		uint8_t kind;
 		uint64_t obj;
 		uint32_t nr;
@@ -157,7 +157,7 @@ static bool expands_to(const uint64_t *w, uint64_t base, const uint8_t *rec, siz
 	memcpy(f, rec, len);
 	e[1] = f[1];
 	switch (gt_compact_open(w[0])) {
-	case GT_BLOCK_END: e[2] = f[2]; break;                    /* obj */
+	case GT_BLOCK_END: case GT_WAKE: e[2] = f[2]; break;      /* obj */
 	case GT_SYSCALL_END: e[2] |= (uint32_t)f[2]; break;       /* nr */
 	case GT_SYSCALL_BEGIN: e[4] = f[4]; break;                /* the descriptor's key */
 	default: break;
@@ -184,6 +184,14 @@ static unsigned one_word_form(struct gt_cb *cb, const uint8_t *rec, size_t len, 
 	case GT_THREAD_END:
 		hi = GT_C1_THREAD_END;
 		break;
+	case GT_WAKE: {
+		const struct gt_p_wake *wk = (const void *)(r + 1);
+		if (!cb->open[r->thread].blocked || cb->open[r->thread].obj != wk->obj ||
+		    wk->count != 1 || wk->stack)
+			return 0;
+		hi = GT_C1_WAKE;
+		break;
+	}
 	case GT_BLOCK_END:
 		if (!cb->open[r->thread].block || cb->open[r->thread].kind != r->aux ||
 		    cb->open[r->thread].obj != be->obj)
@@ -312,7 +320,8 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 	c->used += in_file;
 	if (thread < CB_THREADS && payload_len >= 8) {
 		if (type == GT_BLOCK_BEGIN)
-			cb->open[thread].block = true, cb->open[thread].kind = aux,
+			cb->open[thread].block = cb->open[thread].blocked = true,
+			cb->open[thread].kind = aux,
 			cb->open[thread].obj = ((const struct gt_p_block *)payload)->obj;
 		else if (type == GT_SYSCALL_BEGIN)
 			cb->open[thread].call = true,
