@@ -57,9 +57,10 @@ GT_INLINE int gt_late(struct gt_tls *t, const char *chunk, uint64_t first, uint6
 /* One fact written compact (capture.h "Compact records": words 1 to 3, w0 from
  * gt_compact_word, w1 and w2 as the type says) when the timestamp fits as a delta from the
  * chunk's first_tsc or the thread's last record there (gt_late), else as the full record
- * (thread, type, aux, payload, size) gt_emit writes.  words 0: the full record (its values do not fit the compact form).  A chunk found
- * full is left as gt_reserve leaves it, and the slow path's record is a full one: the new
- * chunk's base follows this timestamp.  t: the thread's state, whose last_tsc it sets. */
+ * (thread, type, aux, payload, size) gt_emit writes.  words 0: the full record (its values
+ * do not fit the compact form).  A chunk found full is left as gt_reserve leaves it, and the
+ * slow path's record is a full one: the new chunk's base follows this timestamp.  t: the
+ * thread's state, whose last_tsc it sets. */
 GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_t aux,
 			 uint64_t tsc, unsigned cpu, const void *payload, uint32_t size,
 			 unsigned words, uint64_t w0, uint64_t w1, uint64_t w2)
