@@ -34,6 +34,7 @@ struct slot {
 	uint8_t *data;
 	size_t cap;
 	uint32_t file_bytes;       /* the record's length in the file */
+	uint8_t open;              /* gt_compact_open: its obj or nr is the open wait's (0: none) */
 };
 
 /* A record in merged order: its slot, its CPU, its tsc once clamped. */
@@ -53,6 +54,7 @@ struct cpu_stream {
 	bool chunk_open;
 	uint64_t chunk_off;        /* file offset of the current chunk */
 	uint64_t chunk_base;       /* its first_tsc: its compact records' base */
+	struct gt_u64map near;     /* its threads' latest tsc so far (capture.h, version 3) */
 	size_t pos, end;           /* cursor and end of readable bytes, chunk-relative */
 	uint8_t *win;              /* read window: chunk bytes [win_start, win_start + win_len) */
 	size_t win_start, win_len;
@@ -101,6 +103,11 @@ struct gt_capture {
 	uint64_t ring_t0;
 	struct chunk_ref *keep;
 	size_t n_keep, cap_keep;
+	/* each thread's open wait, in merged order, for one-word ends (capture.h, version 3):
+	 * serial -> OPEN | obj of its BLOCK_BEGIN, OPEN_CALL | serial -> OPEN | nr of its
+	 * SYSCALL_BEGIN; 0 once ended; OPEN_LAST | serial -> OPEN | obj of its last BLOCK_BEGIN,
+	 * ended or not; and OPEN_FD | descriptor -> OPEN | key of its last FD record */
+	struct gt_u64map open;
 };
 
 int gt_capture_min_payload(uint8_t type)
@@ -172,23 +179,40 @@ static size_t record_valid(const struct gt_capture *c, const uint8_t *p,
  * expansion takes (5), as many as the largest fixed part record_valid looks at. */
 #define EXP_WORDS 8
 static size_t record_parse(const struct gt_capture *c, const uint8_t *p, size_t avail,
-			   uint64_t base, uint64_t exp[EXP_WORDS], const uint8_t **full,
-			   size_t *full_len)
+			   uint64_t base, struct gt_u64map *near, uint64_t exp[EXP_WORDS],
+			   const uint8_t **full, size_t *full_len, uint8_t *open)
 {
+	size_t len;
+	*open = 0;
 	if (c->header.version >= 2 && avail >= 8 && (p[0] & GT_COMPACT_BIT)) {
 		uint64_t w[3];
 		memcpy(w, p, 8);
-		size_t len = gt_compact_words(w[0]) * 8;
-		if (len > avail)
+		len = gt_compact_words(w[0]) * 8;
+		if (len > avail || (len == 8 && c->header.version < 3))
 			return 0;
 		memcpy(w, p, len);
 		gt_compact_expand(w, base, exp);
+		if (c->header.version >= 3) {
+			const uint64_t *t = gt_u64map_find(near, ((const struct gt_rec *)exp)->thread);
+			exp[1] = gt_compact_tsc(w[0], base, t ? *t : base);
+		}
 		*full = (const uint8_t *)exp;
 		*full_len = record_valid(c, *full, 5 * 8);
-		return *full_len ? len : 0;
+		*open = (uint8_t)gt_compact_open(w[0]);
+	} else {
+		*full = p;
+		len = *full_len = record_valid(c, p, avail);
 	}
-	*full = p;
-	return *full_len = record_valid(c, p, avail);
+	if (!*full_len)
+		return 0;
+	if (c->header.version >= 3) { /* the thread's latest time in the chunk: the next's near */
+		const struct gt_rec *r = (const void *)*full;
+		bool found;
+		uint64_t *t = gt_u64map_slot(near, r->thread, &found);
+		if (t && (!found || r->tsc > *t))
+			*t = r->tsc;
+	}
+	return len;
 }
 
 static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
@@ -208,6 +232,7 @@ static bool open_next_chunk(struct gt_capture *c, struct cpu_stream *s)
 			c->stats.chunks_truncated++;
 		s->chunk_off = off;
 		s->chunk_base = ch.first_tsc;
+		gt_u64map_free(&s->near);
 		s->pos = GT_CHUNK_HEADER_SIZE;
 		s->end = (size_t)end & ~(size_t)7;
 		s->win_start = s->win_len = 0;
@@ -316,7 +341,9 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
 		size_t full_len;
-		size_t len = record_parse(c, p, avail, s->chunk_base, exp, &full, &full_len);
+		uint8_t open;
+		size_t len = record_parse(c, p, avail, s->chunk_base, &s->near, exp, &full, &full_len,
+					  &open);
 		if (!len) {
 			/* garbage, or a torn record at the end of the chunk */
 			const struct gt_rec *r = (const void *)p;
@@ -348,6 +375,7 @@ static bool stream_read(struct gt_capture *c, struct cpu_stream *s, uint32_t *sl
 			return false;
 		memcpy(c->slots[slot].data, full, full_len);
 		c->slots[slot].file_bytes = (uint32_t)len;
+		c->slots[slot].open = open;
 		s->pos += len;
 		c->stats.bytes_read += len;
 		*slot_out = slot;
@@ -565,20 +593,25 @@ static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint
 	const struct gt_chunk_header *ch = (const void *)buf;
 	size_t end = ch->used < (uint64_t)got ? (size_t)ch->used : (size_t)got;
 	end &= ~(size_t)7;
-	for (size_t pos = GT_CHUNK_HEADER_SIZE; pos + sizeof(struct gt_rec) <= end;) {
+	struct gt_u64map near = {0};
+	bool ok = true;
+	for (size_t pos = GT_CHUNK_HEADER_SIZE; ok && pos + 8 <= end;) {
 		uint64_t exp[EXP_WORDS];
 		const uint8_t *full;
 		size_t full_len;
-		size_t len = record_parse(c, buf + pos, end - pos, ch->first_tsc, exp, &full, &full_len);
+		uint8_t open; /* the summary delivers no end: its obj or nr does not matter */
+		size_t len = record_parse(c, buf + pos, end - pos, ch->first_tsc, &near, exp, &full,
+					  &full_len, &open);
 		if (!len) {
 			pos += 8;
 			continue;
 		}
-		if (((const struct gt_rec *)full)->tsc <= t0 && !ring_recs_add(rs, full, full_len))
-			return false;
+		if (((const struct gt_rec *)full)->tsc <= t0)
+			ok = ring_recs_add(rs, full, full_len);
 		pos += len;
 	}
-	return true;
+	gt_u64map_free(&near);
+	return ok;
 }
 
 static int ring_rec_cmp(const void *a, const void *b)
@@ -607,6 +640,7 @@ static bool ring_deliver(struct gt_capture *c, const uint8_t *p, size_t len)
 		return false;
 	memcpy(c->slots[slot].data, p, len);
 	c->slots[slot].file_bytes = (uint32_t)len;
+	c->slots[slot].open = 0;
 	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
 	if (r->type != GT_CLOCK)
 		r->tsc = c->ring_t0;
@@ -919,6 +953,69 @@ bool gt_capture_truncated(const struct gt_capture *c)
 	return c->truncated || c->stats.chunks_truncated;
 }
 
+#define OPEN (1ull << 63)          /* objs leave bit 63 clear (capture.h) */
+#define OPEN_CALL (1ull << 32)     /* serials are below it */
+#define OPEN_FD (1ull << 33)
+#define OPEN_LAST (1ull << 34)
+
+/* A record leaving the merge: the thread's open wait follows its begins and ends, and the
+ * descriptors' keys their FD records (version 3); a one-word end takes the obj or nr of the
+ * wait it closes, a one-word wake the obj of its thread's last block, a SYSCALL_BEGIN by
+ * GT_C_FD_OBJ its descriptor's key (capture.h). */
+static void open_waits(struct gt_capture *c, uint32_t slot)
+{
+	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
+	bool block = r->type == GT_BLOCK_BEGIN || r->type == GT_BLOCK_END, fd = r->type == GT_FD;
+	if (c->header.version < 3 ||
+	    !(block || fd || r->type == GT_SYSCALL_BEGIN || r->type == GT_SYSCALL_END ||
+	      r->type == GT_WAKE))
+		return;
+	if (r->type == GT_BLOCK_BEGIN || r->type == GT_WAKE) { /* the thread's last block's obj */
+		bool found;
+		uint64_t *last = gt_u64map_slot(&c->open, r->thread | OPEN_LAST, &found);
+		uint64_t *obj = (uint64_t *)(r + 1); /* gt_p_block's and gt_p_wake's first field */
+		if (r->type == GT_BLOCK_BEGIN && last)
+			*last = OPEN | *obj;
+		else if (c->slots[slot].open && last && (*last & OPEN))
+			*obj = *last & ~OPEN;
+		else if (c->slots[slot].open)
+			c->stats.open_unknown++;
+		if (r->type == GT_WAKE)
+			return;
+	}
+	if (r->type == GT_SYSCALL_BEGIN && c->slots[slot].open) { /* its descriptor's key */
+		const struct gt_p_syscall *s = (const void *)(r + 1);
+		const uint64_t *k = gt_u64map_find(&c->open, OPEN_FD | (uint32_t)s->arg);
+		if (k)
+			((struct gt_p_syscall_obj *)(s + 1))->obj = *k & ~OPEN;
+		else
+			c->stats.open_unknown++;
+	}
+	bool found;
+	uint64_t key = fd ? OPEN_FD | (uint32_t)((const struct gt_p_fd *)(r + 1))->fd
+			  : r->thread | (block ? 0 : OPEN_CALL);
+	uint64_t *v = gt_u64map_slot(&c->open, key, &found);
+	if (!v) {
+		c->stats.open_unknown += c->slots[slot].open != 0;
+		return;
+	}
+	if (fd) {
+		*v = OPEN | ((const struct gt_p_fd *)(r + 1))->obj;
+	} else if (r->type == GT_BLOCK_BEGIN) {
+		*v = OPEN | ((const struct gt_p_block *)(r + 1))->obj;
+	} else if (r->type == GT_SYSCALL_BEGIN) {
+		*v = OPEN | ((const struct gt_p_syscall *)(r + 1))->nr;
+	} else {
+		if (c->slots[slot].open && !(*v & OPEN))
+			c->stats.open_unknown++;
+		else if (c->slots[slot].open == GT_BLOCK_END)
+			((struct gt_p_block_end *)(r + 1))->obj = *v & ~OPEN;
+		else if (c->slots[slot].open)
+			((struct gt_p_syscall_end *)(r + 1))->nr = (uint32_t)*v;
+		*v = 0;
+	}
+}
+
 /* Takes the next record of the merged order out of the reorder heaps; false at the end. */
 static bool merge_pop(struct gt_capture *c, struct merged *out)
 {
@@ -944,6 +1041,7 @@ static bool merge_pop(struct gt_capture *c, struct merged *out)
 	else
 		s->head_key = stream_head_tsc(s);
 	merge_sift_down(c, 0);
+	open_waits(c, it.slot);
 	*out = (struct merged){tsc, it.slot, s->cpu};
 	return true;
 }
@@ -1025,6 +1123,7 @@ void gt_capture_close(struct gt_capture *c)
 			free(c->streams[i].win);
 			free(c->streams[i].heap);
 			free(c->streams[i].fifo);
+			gt_u64map_free(&c->streams[i].near);
 		}
 	for (uint32_t k = 0; k < c->n_slots; k++)
 		free(c->slots[k].data);
@@ -1033,6 +1132,7 @@ void gt_capture_close(struct gt_capture *c)
 	free(c->streams);
 	free(c->merge);
 	free(c->keep);
+	gt_u64map_free(&c->open);
 	close(c->fd);
 	free(c);
 }

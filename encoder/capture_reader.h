@@ -42,6 +42,9 @@ struct gt_capture_stats {
 	uint64_t torn_tails;         /* chunks ending in a partial record */
 	uint64_t reordered;          /* records later than the reorder bound, clamped */
 	uint64_t reorder_capped;     /* times the reorder memory cap released records early */
+	uint64_t open_unknown;       /* one-word ends whose wait the reader did not see begin,
+				      * or descriptors without an FD record (capture.h, version
+				      * 3): obj, nr or key 0 */
 	uint64_t bytes_total;        /* record bytes the valid chunks hold (for progress) */
 	uint64_t bytes_read;         /* record bytes read so far (with bytes_zero and
 				      * bytes_garbage: the part of bytes_total consumed) */

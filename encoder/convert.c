@@ -300,7 +300,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		GT_ADD_READER(bytes_garbage) GT_ADD_READER(resyncs) GT_ADD_READER(torn_tails)
 		GT_ADD_READER(reordered) GT_ADD_READER(reorder_capped) GT_ADD_READER(bytes_total)
 		GT_ADD_READER(bytes_read) GT_ADD_READER(chunks_keep) GT_ADD_READER(ring_summary)
-		GT_ADD_READER(before_window)
+		GT_ADD_READER(before_window) GT_ADD_READER(open_unknown)
 #undef GT_ADD_READER
 	}
 	if (close(fd) < 0 && !rc) {
@@ -486,6 +486,7 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		{"reader: torn records at chunk ends", r->torn_tails},
 		{"repaired: records out of order beyond the window (clamped)", r->reordered},
 		{"reader: reorder memory cap reached (records released early)", r->reorder_capped},
+		{"reader: objects one-word records left unknown", r->open_unknown},
 		{"writer: stack frames cut (128 frames / 2048 bytes)", s->wire.frames_cut},
 		{"writer: generations (go1.22)", s->wire.generations},
 		{"writer: events placed otherwise than modelled (go1.22)", s->wire.repaired},

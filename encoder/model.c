@@ -643,7 +643,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	}
 	case GT_USER: fact_user(m, r, ns); break;
 	case GT_PROCESS_NAME: fact_process_name(m, r); break;
-	case GT_MODULE_UNLOAD: case GT_CAPTURE_END:
+	case GT_MODULE_UNLOAD: case GT_CAPTURE_END: case GT_FD: /* FD: the reader's */
 		break;
 	default:
 		m->ctr.facts_ignored++;

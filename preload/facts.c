@@ -4,6 +4,7 @@
 #include "facts.h"
 #include "capture_file.h"
 #include "lifecycle.h"
+#include "ring.h"
 #include "stacks.h"
 
 #include <poll.h>
@@ -215,6 +216,10 @@ void gt_threads_reset(void)
 #define GT_FD_CACHE 65536
 static uint8_t gt_fd_cache[GT_FD_CACHE];
 static uint64_t gt_fd_objs[GT_FD_CACHE];
+/* the capture where an FD record gave the descriptor's key (its start_tsc's low bits and 1;
+ * 0: none since the descriptor was cached), so that its SYSCALL_BEGINs name it by number
+ * (capture.h GT_C_FD_OBJ) */
+static uint32_t gt_fd_defined[GT_FD_CACHE];
 /* above every descriptor ever given a kernel key: the end of a process looks no further
  * (the whole cache was 16 pages read and 65536 tests at every exit) */
 static _Atomic int gt_fd_objs_end;
@@ -264,7 +269,7 @@ uint8_t gt_fd_kind(int fd)
 void gt_fd_forget(int fd)
 {
 	if (fd >= 0 && fd < GT_FD_CACHE)
-		gt_fd_cache[fd] = 0;
+		gt_fd_cache[fd] = 0, gt_fd_defined[fd] = 0;
 }
 
 void gt_fd_forget_range(unsigned lo, unsigned hi)
@@ -273,8 +278,10 @@ void gt_fd_forget_range(unsigned lo, unsigned hi)
 		return;
 	if (hi >= GT_FD_CACHE)
 		hi = GT_FD_CACHE - 1;
-	if (lo <= hi)
+	if (lo <= hi) {
 		memset(gt_fd_cache + lo, 0, hi - lo + 1);
+		memset(gt_fd_defined + lo, 0, (hi - lo + 1) * sizeof *gt_fd_defined);
+	}
 }
 
 /* The two ends of a socketpair are one object: both keyed by the lower inode. */
@@ -442,9 +449,14 @@ GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const 
 	} p = {{.obj = obj, .stack = stack, .flags = b->flags}, {.mutex = mutex}};
 	uint32_t serial = t->serial;
 	int compact = !b->flags && obj < GT_C_OBJ_MAX && (stack | serial) < GT_C_STACK_MAX;
-	unsigned ctype = mutex ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN;
+	unsigned ctype = mutex ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN, aux = kind;
+	unsigned hi = stack >> 16;
+	/* a mutex near the condvar: two words (capture.h gt_compact_near_mutex) */
+	int near = mutex ? gt_compact_near_mutex((int64_t)(mutex - obj), stack) : -1;
+	if (near >= 0)
+		aux = (unsigned)near & 15, hi = (unsigned)near >> 4;
 	gt_emit_c(t, serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, mutex ? sizeof p : sizeof p.b,
-		  compact ? 2 + !!mutex : 0, gt_compact_word(ctype, kind, serial, stack >> 16),
+		  compact ? 2 + (mutex && near < 0) : 0, gt_compact_word(ctype, aux, serial, hi),
 		  obj | (uint64_t)stack << 48, mutex);
 	t->pending = GT_PENDING_BLOCK;
 	t->pending_kind = kind;
@@ -517,8 +529,15 @@ void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, 
 	uint32_t serial = t->serial; /* loaded first, it costs GCC 12 no register moves */
 	struct gt_p_block_end p = {.obj = obj, .result = (uint32_t)gt_block_result(rc), .err = rc};
 	int compact = obj < GT_C_OBJ_MAX && (uint32_t)rc < 65536 && serial < GT_C_THREAD_MAX;
-	gt_emit_c(t, serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
-		  gt_compact_word(GT_C_BLOCK_END, kind, serial, p.result), obj | (uint64_t)rc << 48, 0);
+	/* the end of the wait the thread's last BLOCK_BEGIN began: one word */
+	int one = !rc && t->pending == GT_PENDING_BLOCK && t->pending_kind == kind &&
+		  t->pending_obj == obj && serial < GT_C_THREAD_MAX;
+	if (one)
+		gt_emit_c(t, serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p, 1,
+			  gt_compact_word(GT_C_YIELD, kind, serial, GT_C1_BLOCK_END), 0, 0);
+	else
+		gt_emit_c(t, serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+			  gt_compact_word(GT_C_BLOCK_END, kind, serial, p.result), obj | (uint64_t)rc << 48, 0);
 	unregister_waiter(t, kind, obj);
 	t->pending = GT_PENDING_NONE;
 }
@@ -546,7 +565,30 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
 	gt_fact_wake_at(t, kind, obj, count, tsc, cpu);
 }
 
-/* tail: a gt_p_syscall_obj follows with obj (a kernel key) */
+/* Whether descriptor fd's key obj (cached) is in an FD record of this capture, written now
+ * if need be: its SYSCALL_BEGINs then name it by number.  Not in a ring capture, whose
+ * summary carries a thread's last SYSCALL_BEGIN without the FD records before it. */
+static int fd_defined(int fd, uint8_t kind, uint64_t obj)
+{
+	const struct gt_file_header *h = gt_header;
+	uint32_t capture = h ? (uint32_t)h->start_tsc | 1 : 0;
+	if (gt_fd_defined[fd] == capture)
+		return capture != 0;
+	if (!capture || gt_ring_on())
+		return 0;
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	struct gt_p_fd p = {.fd = fd, .obj = obj};
+	uint64_t *r = gt_reserve(cpu, 16 + sizeof p, tsc);
+	if (!r)
+		return 0;
+	gt_fill(r, 0, GT_FD, kind, tsc, &p, sizeof p);
+	gt_fd_defined[fd] = capture;
+	return 1;
+}
+
+/* tail: a gt_p_syscall_obj follows with obj (a kernel key); 2: it is arg's, defined (compact
+ * records name it by number) */
 GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg, int tail,
 			     uint64_t obj)
 {
@@ -562,8 +604,10 @@ GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int
 	int compact = arg == (int32_t)arg && nr < GT_C_NR_MAX && (stack | serial) < GT_C_STACK_MAX;
 	uint64_t w1 = (uint32_t)arg | (uint64_t)nr << 32 | (uint64_t)stack << 44;
 	if (GT_UNLIKELY(tail))
-		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q, compact ? 3 : 0,
-			  gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, GT_C_HAS_OBJ), w1, obj);
+		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q, sizeof q,
+			  compact ? 4 - tail : 0,
+			  gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial,
+					  tail == 2 ? GT_C_FD_OBJ : GT_C_HAS_OBJ), w1, obj);
 	else
 		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q.s, sizeof q.s,
 			  compact ? 2 : 0, gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, 0), w1, 0);
@@ -577,7 +621,8 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 	/* arg is the descriptor whenever the kind is one of these (hooks.def), and its kind was
 	 * just looked up: the key is cached */
 	if (GT_UNLIKELY(fd_has_obj(fd_kind)) && (uint64_t)arg < GT_FD_CACHE)
-		syscall_begin(t, nr, fd_kind, arg, 1, gt_fd_objs[arg]);
+		syscall_begin(t, nr, fd_kind, arg, 1 + fd_defined((int)arg, fd_kind, gt_fd_objs[arg]),
+			      gt_fd_objs[arg]);
 	else
 		syscall_begin(t, nr, fd_kind, arg, 0, 0);
 }
@@ -598,9 +643,15 @@ void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err)
 	uint32_t serial = t->serial;
 	int compact = result == (int32_t)result && nr < GT_C_NR_MAX && (uint32_t)err < (1u << 20) &&
 		      serial < GT_C_THREAD_MAX;
-	gt_emit_c(t, serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
-		  gt_compact_word(GT_C_SYSCALL_END, 0, serial, 0),
-		  (uint32_t)result | (uint64_t)nr << 32 | (uint64_t)err << 44, 0);
+	/* a small result of the call the thread's last SYSCALL_BEGIN began: one word */
+	if (!err && (unsigned long)result < GT_C1_RESULT_MAX && t->pending == GT_PENDING_SYSCALL &&
+	    t->pending_nr == nr && serial < GT_C_THREAD_MAX)
+		gt_emit_c(t, serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p, 1,
+			  gt_compact_word(GT_C_YIELD, (unsigned)result, serial, GT_C1_SYSCALL_END), 0, 0);
+	else
+		gt_emit_c(t, serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+			  gt_compact_word(GT_C_SYSCALL_END, 0, serial, 0),
+			  (uint32_t)result | (uint64_t)nr << 32 | (uint64_t)err << 44, 0);
 	t->pending = GT_PENDING_NONE;
 }
 
@@ -644,6 +695,7 @@ void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine)
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	struct gt_p_thread_start p = {.tid = (uint32_t)gt_sys0(SYS_gettid), .start_routine = start_routine};
+	t->pending_obj = GT_NO_OBJ; /* no block yet (GT_C1_WAKE) */
 	gt_emit(t->serial, GT_THREAD_START, 0, tsc, cpu, &p, sizeof p);
 	emit_own_name(t->serial);
 }
@@ -686,6 +738,8 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 			gt_threads_put(pthread_self(), t->serial, 1);
 	}
 	t->epoch = gt_epoch_now();
+	/* a new capture holds no block of the thread: no wake names its obj by it (GT_C1_WAKE) */
+	t->pending_obj = GT_NO_OBJ;
 	fact_thread_existing(t);
 	t->busy = was_busy;
 	return t;
@@ -718,7 +772,9 @@ void gt_thread_end(struct gt_tls *t, uint8_t how)
 		/* joiners wait on our serial: the wake comes first, stamped before the end */
 		gt_fact_wake_emit(t, t->serial, GT_BK_JOIN, t->serial, 0, GT_WAKE_ALL, tsc, cpu);
 		tsc = gt_now(&cpu);
-		gt_emit(t->serial, GT_THREAD_END, how, tsc, cpu, NULL, 0);
+		gt_emit_c(t, t->serial, GT_THREAD_END, how, tsc, cpu, NULL, 0,
+			  t->serial < GT_C_THREAD_MAX && how < 16,
+			  gt_compact_word(GT_C_YIELD, how, t->serial, GT_C1_THREAD_END), 0, 0);
 		t->busy = 0;
 	}
 	if (!t->raw)

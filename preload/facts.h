@@ -5,6 +5,7 @@
 #define GT_FACTS_H
 
 #include "fastpath.h"
+#include "ring.h"
 
 #include <pthread.h>
 #include <sys/types.h>
@@ -42,6 +43,17 @@ GT_INLINE void gt_emit(uint32_t thread, uint8_t type, uint8_t aux, uint64_t tsc,
 	gt_tls.last_tsc = tsc;
 }
 
+/* A fact at tsc in chunk (first_tsc first) 2^31 ticks or more after first: 1 when it may be
+ * compact, its timestamp told by the thread's last record there (capture.h: version 3's
+ * near), which this fact is then (written full when it may not). */
+GT_INLINE int gt_late(struct gt_tls *t, const char *chunk, uint64_t first, uint64_t tsc)
+{
+	int ok = t->late_chunk == chunk && t->late_tsc >= first && tsc - t->late_tsc < (1ull << 31);
+	t->late_chunk = chunk;
+	t->late_tsc = tsc;
+	return ok;
+}
+
 /* gt_emit_c's inline part: 1 when it wrote the compact record (and set t->last_tsc); 0 when
  * it reserved nothing (words 0, or the delta does not fit); -1 when it found the chunk full
  * or the stop passed, leaving the chunk as gt_reserve leaves it.  gt_emit_c_slow does the
@@ -50,15 +62,16 @@ GT_INLINE int gt_emit_c_try(struct gt_tls *t, uint64_t tsc, unsigned cpu, unsign
 			    uint64_t w1, uint64_t w2)
 {
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
-	uint64_t d = tsc - ((const struct gt_chunk_header *)chunk)->first_tsc;
-	if (GT_UNLIKELY(!words || d >> 32))
+	uint64_t first = ((const struct gt_chunk_header *)chunk)->first_tsc, d = tsc - first;
+	if (GT_UNLIKELY(!words || d >> 31) && !(words && gt_late(t, chunk, first, tsc)))
 		return 0;
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, words * 8);
 	if (GT_UNLIKELY(off + words * 8 > gt_chunk_limit || tsc >= gt_stop_tsc()))
 		return -1;
 	uint64_t *r = (uint64_t *)(chunk + off);
-	gt_store((_Atomic uint64_t *)&r[1], w1);
+	if (words > 1)
+		gt_store((_Atomic uint64_t *)&r[1], w1);
 	if (words == 3)
 		gt_store((_Atomic uint64_t *)&r[2], w2);
 	gt_commit(r, w0 | d << 32);
@@ -70,12 +83,13 @@ GT_INLINE int gt_emit_c_try(struct gt_tls *t, uint64_t tsc, unsigned cpu, unsign
 void gt_emit_c_slow(struct gt_tls *t, int tried, uint32_t thread, uint8_t type, uint8_t aux,
 		    uint64_t tsc, unsigned cpu, const void *payload, uint32_t size) GT_HIDDEN GT_NOINLINE;
 
-/* One fact written compact (capture.h "Compact records": words 2 or 3, w0 from
+/* One fact written compact (capture.h "Compact records": words 1 to 3, w0 from
  * gt_compact_word, w1 and w2 as the type says) when the timestamp fits as a delta from the
- * chunk's first_tsc, else as the full record (thread, type, aux, payload, size) gt_emit
- * writes.  words 0: the full record (its values do not fit the compact form).  A chunk found
- * full is left as gt_reserve leaves it, and the slow path's record is a full one: the new
- * chunk's base follows this timestamp.  t: the thread's state, whose last_tsc it sets. */
+ * chunk's first_tsc or the thread's last record there (gt_late), else as the full record
+ * (thread, type, aux, payload, size) gt_emit writes.  words 0: the full record (its values
+ * do not fit the compact form).  A chunk found full is left as gt_reserve leaves it, and the
+ * slow path's record is a full one: the new chunk's base follows this timestamp.  t: the
+ * thread's state, whose last_tsc it sets. */
 GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_t aux,
 			 uint64_t tsc, unsigned cpu, const void *payload, uint32_t size,
 			 unsigned words, uint64_t w0, uint64_t w1, uint64_t w2)
@@ -85,16 +99,22 @@ GT_INLINE void gt_emit_c(struct gt_tls *t, uint32_t thread, uint8_t type, uint8_
 		gt_emit_c_slow(t, tried, thread, type, aux, tsc, cpu, payload, size);
 }
 
-/* A WAKE, compact when it can be. */
+/* A WAKE, compact when it can be: one word on the obj of the thread's last block (capture.h
+ * GT_C1_WAKE; pending_obj, which gt_thread_adopt clears for a new capture). */
 GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind, uint64_t obj,
 				 uint32_t stack, uint32_t count, uint64_t tsc, unsigned cpu)
 {
 	struct gt_p_wake p = {.obj = obj, .stack = stack, .count = count};
 	int compact = (count == 1 || count == GT_WAKE_ALL) && obj < GT_C_OBJ_MAX &&
 		      (stack | serial) < GT_C_STACK_MAX;
-	gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
-		  gt_compact_word(count == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, kind, serial, stack >> 16),
-		  obj | (uint64_t)stack << 48, 0);
+	if (count == 1 && !stack && obj == t->pending_obj && serial < GT_C_THREAD_MAX &&
+	    !gt_ring_on())
+		gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, 1,
+			  gt_compact_word(GT_C_YIELD, kind, serial, GT_C1_WAKE), 0, 0);
+	else
+		gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+			  gt_compact_word(count == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, kind, serial,
+					  stack >> 16), obj | (uint64_t)stack << 48, 0);
 }
 
 /* Per gt_block_kind: threads now blocked inside hooks (low 32 bits) and registrations so far

@@ -36,12 +36,17 @@ struct gt_tls {
 	uint8_t raw;              /* made by clone() (raw_threads.c): pthread_self() is not its own */
 	uint32_t pending_nr;
 	int32_t owner_tid;        /* GT_TLS_SHARED: the thread this TLS belongs to */
-	uint64_t pending_obj;
+	uint64_t pending_obj;     /* of the thread's last block in this capture (GT_NO_OBJ: none) */
 	uintptr_t stack_hi;       /* frame-pointer walks stay below this (0 = unknown) */
 	uint64_t last_tsc;        /* of the last fact this thread wrote (gt_emit): a wake stamped
 				   * with another CPU's time never precedes it (release_raced) */
+	/* the chunk and timestamp of the last fact gt_emit_c met in a chunk older than a compact
+	 * delta reaches from its first_tsc: later ones count from it (capture.h, version 3) */
+	const char *late_chunk;
+	uint64_t late_tsc;
 };
 extern __thread struct gt_tls gt_tls GT_HIDDEN __attribute__((tls_model("initial-exec")));
+#define GT_NO_OBJ UINT64_MAX      /* objs leave bit 63 clear (capture.h) */
 #define GT_TLS_ENDED 1
 #define GT_TLS_SHARED 2
 /* busy: the tracer calls code that calls hooks itself (libunwind, the loader's resolution) */

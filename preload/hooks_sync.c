@@ -407,8 +407,14 @@ static GT_NOINLINE int yield_traced(int tried, uint64_t tsc, unsigned cpu)
 		uint32_t serial = t->serial;
 		if (tried == 1) {
 			tsc = gt_now(&cpu);
-			gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p, serial < GT_C_THREAD_MAX ? 2 : 0,
-				  gt_compact_word(GT_C_YIELD, 0, serial, 0), stack, 0);
+			if (!stack) /* one word (capture.h GT_C1_YIELD) */
+				gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p,
+					  serial < GT_C_THREAD_MAX,
+					  gt_compact_word(GT_C_YIELD, 0, serial, GT_C1_YIELD), 0, 0);
+			else
+				gt_emit_c(t, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p,
+					  serial < GT_C_THREAD_MAX ? 2 : 0,
+					  gt_compact_word(GT_C_YIELD, 0, serial, 0), stack, 0);
 		} else {
 			gt_emit_c_slow(t, tried, serial, GT_YIELD, 0, tsc, cpu, &p, sizeof p);
 		}
@@ -428,8 +434,8 @@ GT_EXPORT GT_FRAMELESS int sched_yield(void)
 	unsigned cpu;
 	uint64_t tsc = gt_now_fast(clock, &cpu);
 	uint32_t serial = t->serial;
-	int tried = gt_emit_c_try(t, tsc, cpu, serial < GT_C_THREAD_MAX ? 2 : 0,
-				  gt_compact_word(GT_C_YIELD, 0, serial, 0), 0, 0);
+	int tried = gt_emit_c_try(t, tsc, cpu, serial < GT_C_THREAD_MAX, /* one word: GT_C1_YIELD */
+				  gt_compact_word(GT_C_YIELD, 0, serial, GT_C1_YIELD), 0, 0);
 	if (GT_UNLIKELY(tried <= 0))
 		return yield_traced(tried, tsc, cpu); /* still busy: the fact is stamped, not written */
 	t->busy = 0;

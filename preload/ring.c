@@ -38,10 +38,12 @@ static struct retired ring[RING_FIFO];
 static uint32_t ring_first, ring_n;
 static char *keep;                /* the keep chunk being filled (NULL: none yet) */
 static uint64_t keep_used, keep_chunks, keep_seq;
-/* per thread of the chunk being scanned: serial + 1 and the offset of its last state record,
+/* per thread of the chunk being scanned: serial + 1, the offset and time of its last state
+ * record (off 0: none yet) and its latest time so far (a compact record's near, capture.h),
  * valid in the scan of its generation (no clearing between scans); the slots taken, in order */
 static struct {
 	uint32_t key, off, gen;
+	uint64_t state_tsc, near;
 } scratch[SCRATCH];
 static uint32_t scratch_gen, scratch_used[SCRATCH], n_scratch_used;
 
@@ -76,7 +78,7 @@ static enum carry carry_kind(uint8_t type)
 	switch (type) {
 	case GT_THREAD_NEW: case GT_THREAD_START: case GT_THREAD_EXISTING: case GT_THREAD_NAME:
 	case GT_STACK: case GT_MODULE: case GT_MODULE_UNLOAD: case GT_CLOCK: case GT_NOTICE:
-	case GT_PROCESS: case GT_PROCESS_NAME:
+	case GT_PROCESS: case GT_PROCESS_NAME: case GT_FD:
 		return C_KEEP;
 	case GT_BLOCK_BEGIN: case GT_BLOCK_END: case GT_SYSCALL_BEGIN: case GT_SYSCALL_END:
 	case GT_THREAD_END:
@@ -86,11 +88,30 @@ static enum carry carry_kind(uint8_t type)
 	}
 }
 
+/* The scratch slot of thread (taken for it in this scan if need be), or SCRATCH when the table
+ * is full. */
+static uint32_t scratch_of(uint32_t thread)
+{
+	uint32_t i = (thread * 0x9E3779B9u) % SCRATCH, k = 0;
+	while (k < SCRATCH && scratch[i].gen == scratch_gen && scratch[i].key != thread + 1)
+		i = (i + 1) % SCRATCH, k++;
+	if (k == SCRATCH)
+		return SCRATCH;
+	if (scratch[i].gen != scratch_gen) {
+		scratch_used[n_scratch_used++] = i;
+		scratch[i].key = thread + 1, scratch[i].off = 0, scratch[i].gen = scratch_gen;
+		scratch[i].near = 0;
+	}
+	return i;
+}
+
 /* The record at off, committed and plausible: its length in the chunk, else 0 (skip a word).
- * *full is the full record it is (a compact one expanded into exp, capture.h): what the keep
- * chunks receive, as their records have no base to be compact against. */
+ * *full is the full record it is (a compact one expanded into exp, capture.h, its timestamp
+ * told by near, 0 for the chunk's first_tsc): what the keep chunks receive, as their records
+ * have no base to be compact against (a one-word end's obj or nr stays 0 there: the summary
+ * takes no end but as a thread's last state). */
 static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo, uint64_t hi,
-			  uint64_t exp[5], const struct gt_rec **full)
+			  uint64_t near, uint64_t exp[5], const struct gt_rec **full)
 {
 	const struct gt_rec *r = (const struct gt_rec *)(c + off);
 	uint64_t w = atomic_load_explicit((_Atomic uint64_t *)r, memory_order_acquire);
@@ -98,10 +119,12 @@ static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo
 		return 0;
 	uint32_t clen = 0;
 	if (w & GT_COMPACT_BIT) {
+		uint64_t base = ((const struct gt_chunk_header *)c)->first_tsc;
 		clen = gt_compact_words(w) * 8;
 		if (off + clen > end)
 			return 0;
-		gt_compact_expand((const uint64_t *)r, ((const struct gt_chunk_header *)c)->first_tsc, exp);
+		gt_compact_expand((const uint64_t *)r, base, exp);
+		exp[1] = gt_compact_tsc(w, base, near);
 		r = (const struct gt_rec *)exp;
 	}
 	*full = r;
@@ -169,10 +192,15 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 	n_scratch_used = 0;
 	uint64_t exp[5];
 	const struct gt_rec *r;
-	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
-		uint32_t len = record_at(c, off, end, lo, hi, exp, &r);
+	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 8 <= end;) {
+		uint64_t w = *(const uint64_t *)(c + off);
+		/* the thread from word 0 (bits 8-27 of a compact record's, 32-63 of a full
+		 * one's), for its near */
+		uint32_t i = w ? scratch_of((w & GT_COMPACT_BIT) ? (uint32_t)(w >> 8) & (GT_C_THREAD_MAX - 1)
+							      : (uint32_t)(w >> 32)) : SCRATCH;
+		uint32_t len = record_at(c, off, end, lo, hi, i < SCRATCH ? scratch[i].near : 0, exp, &r);
 		if (!len) {
-			zero |= !*(const uint64_t *)(c + off);
+			zero |= !w;
 			off += 8;
 			continue;
 		}
@@ -180,27 +208,22 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 			return 1;
 		if (r->tsc > latest)
 			latest = r->tsc;
+		if (i < SCRATCH && r->tsc > scratch[i].near)
+			scratch[i].near = r->tsc;
 		enum carry kind = carry_kind(r->type);
-		if (kind == C_STATE) {
-			uint32_t i = (r->thread * 0x9E3779B9u) % SCRATCH, k = 0;
-			while (k < SCRATCH && scratch[i].gen == scratch_gen && scratch[i].key != r->thread + 1)
-				i = (i + 1) % SCRATCH, k++;
-			if (k < SCRATCH) {
-				if (scratch[i].gen != scratch_gen)
-					scratch_used[n_scratch_used++] = i;
-				scratch[i].key = r->thread + 1, scratch[i].off = (uint32_t)off;
-				scratch[i].gen = scratch_gen;
-			} else {
-				kind = C_KEEP; /* more threads than the table: carried whole */
-			}
-		}
+		if (kind == C_STATE && i < SCRATCH)
+			scratch[i].off = (uint32_t)off, scratch[i].state_tsc = r->tsc;
+		else if (kind == C_STATE)
+			kind = C_KEEP; /* more threads than the table: carried whole */
 		if (kind == C_KEEP && keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
 			return -1;
 		off += len;
 	}
 	for (uint32_t k = 0; k < n_scratch_used; k++) {
 		/* valid in the scan above: committed records do not change */
-		if (record_at(c, scratch[scratch_used[k]].off, end, lo, hi, exp, &r) &&
+		uint32_t i = scratch_used[k];
+		if (scratch[i].off &&
+		    record_at(c, scratch[i].off, end, lo, hi, scratch[i].state_tsc, exp, &r) &&
 		    keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
 			return -1;
 	}

@@ -1,4 +1,4 @@
-/* gotrace capture format, version 2: the one contract between preload/ (writer) and
+/* gotrace capture format, version 3: the one contract between preload/ (writer) and
  * encoder/ (reader).  Everything about the bytes of a capture file is in this header.
  *
  * A capture is one file per traced process, written through a MAP_SHARED mapping so that
@@ -16,8 +16,9 @@
  * reservation that would not fit is abandoned and the writer moves to a new chunk, so
  * the tail of a chunk beyond the last record may be reserved but zero).
  *
- * Records are 8-byte aligned, at least 16 bytes, and start with struct gt_rec (a full record)
- * or, from version 2, are compact (type byte >= GT_COMPACT_BIT: "Compact records" below).
+ * Records are 8-byte aligned and start with struct gt_rec (a full record, 16 bytes or more)
+ * or, from version 2, are compact (type byte >= GT_COMPACT_BIT: "Compact records" below, two
+ * or three words; from version 3 some one word, committed by its one store).
  * The writer fills the payload and the timestamp first and stores the first word (type,
  * nwords, aux, thread) last with release semantics, so a record whose first word is zero was
  * never committed (a writer killed mid-record).  The reader skips zero words one at a time and
@@ -34,8 +35,8 @@
 #include <stdint.h>
 
 #define GT_CAPTURE_MAGIC "GTCAPTR"      /* 8 bytes with its NUL */
-#define GT_CAPTURE_VERSION 2u          /* 2: compact records; readers read 1 (full records
-					* only, otherwise the same) too */
+#define GT_CAPTURE_VERSION 3u          /* 2: compact records; 3: one-word ones too; readers
+					* read 1 (full records only, otherwise the same) and 2 */
 #define GT_BYTE_ORDER_MARK 0x01020304u  /* read back as 0x04030201 on the other byte order */
 #define GT_FILE_HEADER_SIZE 8192u
 #define GT_CHUNK_MAGIC 0x4b435447u      /* "GTCK" */
@@ -144,8 +145,8 @@ struct gt_chunk_header {
  * is copied into keep chunks (magic GT_KEEP_MAGIC, cpu 0, records as in CPU chunks, never
  * reused), ring_lost_tsc is raised, the chunk is zeroed and installed again with a new seq.
  * What a keep chunk receives from a reused chunk: every THREAD_NEW, THREAD_START,
- * THREAD_EXISTING, THREAD_NAME, STACK, MODULE, MODULE_UNLOAD, CLOCK, NOTICE, PROCESS and
- * PROCESS_NAME, and per thread the last of its BLOCK_BEGIN, BLOCK_END, SYSCALL_BEGIN,
+ * THREAD_EXISTING, THREAD_NAME, STACK, MODULE, MODULE_UNLOAD, CLOCK, NOTICE, PROCESS,
+ * PROCESS_NAME and FD, and per thread the last of its BLOCK_BEGIN, BLOCK_END, SYSCALL_BEGIN,
  * SYSCALL_END and THREAD_END (a thread blocked since before the window: its BLOCK_BEGIN).
  * A reader rebuilds the state at ring_lost_tsc from the keep chunks and the records at or
  * before it that CPU chunks still hold, and reads CPU chunks' records after it as the window;
@@ -219,7 +220,10 @@ struct gt_rec {
 	/* the process's name as its user knows it (comm, command line after setproctitle-style \
 	 * rewrites): at the capture's start, at a thread's creation when it changed, at the \
 	 * end; thread = 0; the last one names the process.  The command line follows the struct */ \
-	X(20, PROCESS_NAME, GT_PAYLOAD(process_name), "enum gt_name_when")
+	X(20, PROCESS_NAME, GT_PAYLOAD(process_name), "enum gt_name_when") \
+	/* version 3: the kernel key of a pipe, FIFO or socket descriptor, before the first \
+	 * compact SYSCALL_BEGIN that names it by its number (GT_C_FD_OBJ); thread = 0 */ \
+	X(21, FD, GT_PAYLOAD(fd), "enum gt_fd_kind")
 
 /* The payload column's values: minimum payload bytes. */
 #define GT_PAYLOAD(tag) sizeof(struct gt_p_##tag)
@@ -372,6 +376,12 @@ struct gt_p_syscall_obj {
 	uint64_t obj;              /* the descriptor's kernel key (GT_OBJ_KERNEL set), 0 = unknown */
 };
 
+struct gt_p_fd {
+	int32_t fd;
+	uint32_t pad;
+	uint64_t obj;              /* its kernel key (GT_OBJ_KERNEL set) */
+};
+
 struct gt_p_syscall_end {
 	uint32_t nr;
 	int32_t err;               /* errno when it failed, else 0 */
@@ -477,29 +487,52 @@ struct gt_p_process_name {
 	 * at GT_CMDLINE_MAX); zero padding to 8 bytes */
 };
 
-/* ---- Compact records (version 2) --------------------------------------------------------
+/* ---- Compact records (versions 2 and 3) -------------------------------------------------
  * The facts of a thread at work take two words (a SYSCALL_BEGIN with a descriptor's kernel key
- * and a condition wait naming its mutex three), stack reference included; a reader expands
- * each into the full record it stands for
+ * and a condition wait naming its mutex three), stack reference included, and from version 3
+ * the commonest ends one word; a reader expands each into the full record it stands for
  * (gt_compact_expand), so nothing past the reader knows them.  Word 0, stored last:
  *   bits 0-3    aux (as the full record's)
  *   bits 4-6    enum gt_compact
  *   bit 7       GT_COMPACT_BIT (full records' types are below it)
  *   bits 8-27   thread serial (< 2^20)
  *   bits 28-31  hi: per type
- *   bits 32-63  tsc - first_tsc of the chunk it is in (a CPU chunk's; keep chunks and a last
- *               page chunk hold full records only)
- * Word 1 per type (obj < 2^48, stack < 2^20, nr < 2^12; anything else, a delta that does not
- * fit 32 bits, or block flags or tails take a full record):
+ *   bits 32-63  delta: tsc - first_tsc of the chunk it is in, modulo 2^32 (a CPU chunk's; keep
+ *               chunks and a last page chunk hold full records only).  Version 2: tsc is
+ *               first_tsc + delta.  Version 3: tsc is the one value congruent to first_tsc +
+ *               delta modulo 2^32 in [near - 2^30, near + 3 * 2^30), where near is the latest
+ *               tsc of the chunk's records before it of the same thread, or first_tsc when
+ *               that is later or there is none (gt_compact_tsc): a writer keeps a chunk's
+ *               records compact past 2^32 ticks by writing one of a thread's records there
+ *               in full, then the next ones within 2^31 ticks of its last.
+ * Word 1 per type (obj < 2^48, stack < 2^20, nr < 2^12; anything else, a timestamp the delta
+ * cannot tell, or block flags or tails take a full record):
  *   BLOCK_BEGIN(_MUTEX), WAKE_ONE, WAKE_ALL
  *                                     obj (bits 0-47), stack (48-63, bits 16-19 in hi)
  *   BLOCK_END                         obj (0-47), err (48-63, 0..65535); hi = result
  *   SYSCALL_BEGIN                     arg (0-31, signed), nr (32-43), stack (44-63); hi =
- *                                     GT_C_HAS_OBJ or 0
+ *                                     GT_C_HAS_OBJ, GT_C_FD_OBJ (version 3) or 0
  *   SYSCALL_END                       result (0-31, signed), nr (32-43), err (44-63, >= 0)
- *   YIELD                             stack (0-31)
+ *   YIELD                             stack (0-31), when hi is 0
  * Word 2: BLOCK_BEGIN_MUTEX's gt_p_block_mutex tail, or a SYSCALL_BEGIN's gt_p_syscall_obj
- * tail when hi is GT_C_HAS_OBJ (gt_compact_words tells from word 0). */
+ * tail when hi is GT_C_HAS_OBJ (gt_compact_words tells from word 0).  From version 3 a
+ * BLOCK_BEGIN_MUTEX whose mutex lies near its condvar (the two in one struct, or neighbouring
+ * globals) takes two words: its aux is not GT_BK_COND (the kind it stands for); the mutex is
+ * at the condvar plus 8 * (int8_t)(hi << 4 | aux) bytes, and the stack is below 2^16
+ * (gt_compact_near_mutex).  And a SYSCALL_BEGIN on a pipe or socket whose hi is GT_C_FD_OBJ
+ * takes two words: its gt_p_syscall_obj tail is the key that the latest FD record (in
+ * timestamp order) of the capture gave its descriptor, arg (a ring capture, whose summary
+ * carries a thread's last SYSCALL_BEGIN without them, has none).
+ *
+ * One-word records (version 3): ctype GT_C_YIELD with hi > 0, hi an enum gt_compact_one.
+ * What they leave out is the usual case: no stack, no error, and for the ends the object or
+ * call of the thread's open wait -- the one its last BLOCK_BEGIN (SYSCALL_BEGIN) before it in
+ * timestamp order began, which its end closes.  A reader keeps that per thread in the merged
+ * order (a thread's begin precedes its end in time; a ring capture's summary holds the begin
+ * of a wait open across the window's start) and fills it in; an end with no open wait of its
+ * kind keeps obj (nr) 0, a descriptor without an FD record key 0 (unknown), and a reader
+ * counts both.  gt_compact_open tells which records need it.  A one-word WAKE takes the obj
+ * of its thread's last BLOCK_BEGIN the same way (a lock released after waiting for it). */
 #define GT_COMPACT_BIT 0x80u
 enum gt_compact {
 	GT_C_BLOCK_BEGIN = 0,
@@ -508,14 +541,35 @@ enum gt_compact {
 	GT_C_WAKE_ALL = 3,         /* WAKE with count GT_WAKE_ALL */
 	GT_C_SYSCALL_BEGIN = 4,
 	GT_C_SYSCALL_END = 5,
-	GT_C_YIELD = 6,
+	GT_C_YIELD = 6,            /* hi 0: a YIELD of two words; else one word, hi below */
 	GT_C_BLOCK_BEGIN_MUTEX = 7,  /* BLOCK_BEGIN with a gt_p_block_mutex tail */
 };
+/* One-word records (hi of a GT_C_YIELD word 0, version 3). */
+enum gt_compact_one {
+	GT_C1_YIELD = 1,           /* YIELD with stack 0 */
+	GT_C1_THREAD_END = 2,      /* THREAD_END; aux = enum gt_end_how */
+	GT_C1_BLOCK_END = 3,       /* BLOCK_END of the open wait (aux its kind): result GT_BR_OK,
+				    * err 0 */
+	GT_C1_SYSCALL_END = 4,     /* SYSCALL_END of the open call: err 0, result = aux (0..15) */
+	GT_C1_WAKE = 5,            /* WAKE (aux its kind) with count 1 and stack 0 on the obj of
+				    * the thread's last BLOCK_BEGIN, ended or not (not in ring
+				    * captures, whose window may not hold it) */
+};
 #define GT_C_HAS_OBJ 1u            /* a SYSCALL_BEGIN's hi: the gt_p_syscall_obj tail follows */
+#define GT_C_FD_OBJ 2u             /* ... the tail is the descriptor's, from an FD record */
 #define GT_C_OBJ_MAX (1ull << 48)
 #define GT_C_STACK_MAX (1u << 20)
 #define GT_C_THREAD_MAX (1u << 20)
 #define GT_C_NR_MAX (1u << 12)
+#define GT_C1_RESULT_MAX 16        /* a one-word SYSCALL_END's results: 0 .. 15 */
+/* Version 3: hi << 4 | aux of a two-word BLOCK_BEGIN_MUTEX whose mutex is dist bytes from its
+ * condvar and stack below 2^16, or -1 when it takes three words. */
+static inline int gt_compact_near_mutex(int64_t dist, uint32_t stack)
+{
+	if (dist % 8 || dist < -128 * 8 || dist > 127 * 8 || stack >> 16 || ((dist / 8) & 15) == GT_BK_COND)
+		return -1;
+	return (int)((dist / 8) & 255);
+}
 
 /* Word 0 but the delta, which the writer adds once it knows the chunk. */
 static inline uint64_t gt_compact_word(unsigned ctype, unsigned aux, uint32_t thread, unsigned hi)
@@ -527,16 +581,41 @@ static inline uint64_t gt_compact_word(unsigned ctype, unsigned aux, uint32_t th
 /* Words of the compact record whose word 0 is w0. */
 static inline unsigned gt_compact_words(uint64_t w0)
 {
-	unsigned ctype = (unsigned)(w0 >> 4 & 7u);
-	return ctype == GT_C_BLOCK_BEGIN_MUTEX ||
-	       (ctype == GT_C_SYSCALL_BEGIN && (w0 >> 28 & 15u) == GT_C_HAS_OBJ) ? 3u : 2u;
+	unsigned ctype = (unsigned)(w0 >> 4 & 7u), hi = (unsigned)(w0 >> 28 & 15u);
+	if (ctype == GT_C_YIELD && hi)
+		return 1;
+	return (ctype == GT_C_BLOCK_BEGIN_MUTEX && (w0 & 15u) == GT_BK_COND) ||
+	       (ctype == GT_C_SYSCALL_BEGIN && hi == GT_C_HAS_OBJ) ? 3u : 2u;
 }
 
-/* The full record (header and payload, up to 5 words) that compact record w, found in a chunk
- * whose first_tsc is base, stands for, into out: its length in bytes. */
+/* GT_BLOCK_END or GT_SYSCALL_END when compact record w0's expansion leaves the open wait's obj
+ * or call nr to the reader (0 in it), GT_WAKE the obj of the thread's last BLOCK_BEGIN,
+ * GT_SYSCALL_BEGIN its descriptor's key (GT_C_FD_OBJ), else 0. */
+static inline unsigned gt_compact_open(uint64_t w0)
+{
+	unsigned hi = (unsigned)(w0 >> 28 & 15u);
+	if ((w0 >> 4 & 7u) == GT_C_SYSCALL_BEGIN && hi == GT_C_FD_OBJ)
+		return GT_SYSCALL_BEGIN;
+	if ((w0 >> 4 & 7u) != GT_C_YIELD)
+		return 0;
+	return hi == GT_C1_BLOCK_END ? GT_BLOCK_END : hi == GT_C1_SYSCALL_END ? GT_SYSCALL_END :
+	       hi == GT_C1_WAKE ? GT_WAKE : 0;
+}
+
+/* Version 3: the timestamp of the compact record whose word 0 is w0 in a chunk whose first_tsc
+ * is base, near as above (base, or the latest tsc of the thread's records before it there). */
+static inline uint64_t gt_compact_tsc(uint64_t w0, uint64_t base, uint64_t near)
+{
+	uint64_t lo = (near > base ? near : base) - (1ull << 30);
+	return lo + (uint32_t)(base + (w0 >> 32) - lo);
+}
+
+/* The full record (header and payload, up to 5 words) that compact record w (its
+ * gt_compact_words words), found in a chunk whose first_tsc is base, stands for, into out: its
+ * length in bytes.  Its tsc is version 2's (version 3: gt_compact_tsc). */
 static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint64_t *out)
 {
-	uint64_t w0 = w[0], w1 = w[1];
+	uint64_t w0 = w[0], w1 = gt_compact_words(w0) > 1 ? w[1] : 0;
 	unsigned ctype = (unsigned)(w0 >> 4 & 7u), aux = (unsigned)(w0 & 15u);
 	uint32_t hi = (uint32_t)(w0 >> 28 & 15u), len = 16;
 	uint32_t thread = (uint32_t)(w0 >> 8 & (GT_C_THREAD_MAX - 1));
@@ -552,8 +631,12 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 	case GT_C_BLOCK_BEGIN_MUTEX:
 		type = GT_BLOCK_BEGIN;
 		out[2] = obj, out[3] = stack48;                    /* gt_p_block, flags 0 */
-		if (ctype == GT_C_BLOCK_BEGIN_MUTEX)
+		if (ctype == GT_C_BLOCK_BEGIN_MUTEX && aux == GT_BK_COND) {
 			out[4] = w[2], len += 8;                   /* gt_p_block_mutex */
+		} else if (ctype == GT_C_BLOCK_BEGIN_MUTEX) {      /* ... near the condvar */
+			out[3] = w1 >> 48, aux = GT_BK_COND, len += 8;
+			out[4] = obj + 8 * (int64_t)(int8_t)(uint8_t)(hi << 4 | (w0 & 15u));
+		}
 		break;
 	case GT_C_BLOCK_END:
 		type = GT_BLOCK_END;                               /* gt_p_block_end */
@@ -570,15 +653,40 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 		out[2] = nr | (w1 >> 44) << 32, out[3] = (uint64_t)low;
 		if (hi == GT_C_HAS_OBJ)
 			out[4] = w[2], len += 8;                   /* gt_p_syscall_obj */
+		else if (hi == GT_C_FD_OBJ)
+			out[4] = 0, len += 8;                      /* ... the descriptor's */
 		break;
 	case GT_C_SYSCALL_END:
 		type = GT_SYSCALL_END;                             /* gt_p_syscall_end */
 		out[2] = nr | (w1 >> 44) << 32, out[3] = (uint64_t)low;
 		break;
 	default:
-		type = GT_YIELD;                                   /* gt_p_stackonly */
-		out[2] = (uint32_t)w1;
-		len -= 8;
+		switch (hi) {
+		case 0:
+		case GT_C1_YIELD:
+			type = GT_YIELD;                           /* gt_p_stackonly */
+			out[2] = (uint32_t)w1;
+			len -= 8;
+			break;
+		case GT_C1_THREAD_END:
+			type = GT_THREAD_END;                      /* no payload */
+			len -= 16;
+			break;
+		case GT_C1_BLOCK_END:
+			type = GT_BLOCK_END;                       /* obj: the open wait's */
+			break;
+		case GT_C1_SYSCALL_END:
+			type = GT_SYSCALL_END;                     /* nr: the open call's */
+			out[3] = aux, aux = 0;
+			break;
+		case GT_C1_WAKE:
+			type = GT_WAKE;                            /* obj: the last block's */
+			out[3] = 1ull << 32;                       /* stack 0, count 1 */
+			break;
+		default:
+			type = GT_NONE;                            /* not a record: garbage */
+			break;
+		}
 		break;
 	}
 	len += 16;
@@ -607,6 +715,7 @@ GT_STATIC_ASSERT(sizeof(struct gt_p_wake) == 16, "wake");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall) == 16, "syscall");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall_obj) == 8, "syscall_obj");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall_end) == 16, "syscall_end");
+GT_STATIC_ASSERT(sizeof(struct gt_p_fd) == 16, "fd");
 GT_STATIC_ASSERT(sizeof(struct gt_p_stackonly) == 8, "stackonly");
 GT_STATIC_ASSERT(sizeof(struct gt_p_stack) == 8, "stack");
 GT_STATIC_ASSERT(sizeof(struct gt_p_module) == 32, "module");

@@ -76,7 +76,7 @@ static void check_chunk_order(const char *capture)
 	struct { uint64_t seq, median; uint32_t cpu; } ch[4096];
 	size_t n = 0;
 	uint8_t *buf = malloc(h.chunk_size);
-	uint64_t *tsc = malloc(h.chunk_size / 16 * sizeof *tsc);
+	uint64_t *tsc = malloc(h.chunk_size / 8 * sizeof *tsc);
 	cr_assert(buf && tsc);
 	for (uint64_t k = 0; n < 4096; k++) {
 		if (fseek(f, (long)(h.header_size + k * h.chunk_size), SEEK_SET) ||
@@ -86,21 +86,38 @@ static void check_chunk_order(const char *capture)
 		if (c->magic != GT_CHUNK_MAGIC)
 			continue;
 		size_t end = c->used < h.chunk_size ? c->used : h.chunk_size, m = 0;
-		for (size_t off = GT_CHUNK_HEADER_SIZE; off + 16 <= end;) {
+		/* per thread serial (a few here): its latest time in the chunk, a compact
+		 * record's near (capture.h, version 3) */
+		struct { uint32_t thread; uint64_t tsc; } near[64];
+		size_t n_near = 0;
+		for (size_t off = GT_CHUNK_HEADER_SIZE; off + 8 <= end;) {
 			const struct gt_rec *r = (const void *)(buf + off);
+			uint64_t full[5], t;
+			uint32_t thread = r->thread;
+			size_t len = (size_t)r->nwords * 8;
 			if (r->type & GT_COMPACT_BIT) {
-				uint64_t full[5];
 				gt_compact_expand((const uint64_t *)r, c->first_tsc, full);
-				tsc[m++] = full[1];
-				off += gt_compact_words(*(const uint64_t *)r) * 8;
-				continue;
-			}
-			if (!r->type || !r->nwords) {
+				thread = (uint32_t)(full[0] >> 32);
+			} else if (!r->type || !r->nwords) {
 				off += 8;
 				continue;
 			}
-			tsc[m++] = r->tsc;
-			off += (size_t)r->nwords * 8;
+			size_t j = 0;
+			while (j < n_near && near[j].thread != thread)
+				j++;
+			if (r->type & GT_COMPACT_BIT) {
+				t = gt_compact_tsc(*(const uint64_t *)r, c->first_tsc,
+						   j < n_near ? near[j].tsc : 0);
+				len = gt_compact_words(*(const uint64_t *)r) * 8;
+			} else {
+				t = r->tsc;
+			}
+			if (j == n_near && n_near < 64)
+				near[n_near++] = (typeof(near[0])){thread, t};
+			else if (j < n_near && t > near[j].tsc)
+				near[j].tsc = t;
+			tsc[m++] = t;
+			off += len;
 		}
 		if (m < 64)
 			continue;

@@ -211,6 +211,12 @@ static void build_fact(struct gt_cb *cb, unsigned type, uint32_t cpu, uint64_t t
 		     type, 1 + i % 3, 0, sizeof(struct gt_p_process_name) + (size_t)len);
 		break;
 	}
+	case GT_FD: {
+		struct gt_p_fd p = {.fd = (int32_t)i, .obj = GT_OBJ_KERNEL | i};
+		note(gt_cb_record(cb, cpu, GT_FD, GT_FD_PIPE, 0, t, &p, sizeof p), cpu, type,
+		     GT_FD_PIPE, 0, sizeof p);
+		break;
+	}
 	default:
 		cr_assert_fail("no record built for fact %u (%s)", type, gt_fact_name(type));
 	}

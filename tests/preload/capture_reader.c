@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,29 @@ static int by_tsc(const void *a, const void *b)
 	return x->h < y->h ? -1 : (x->h > y->h);
 }
 
+/* Per thread serial, grown on demand: the chunk (its index + 1) and time of its latest record
+ * there (a compact record's near, capture.h version 3), and its open waits' obj and nr. */
+struct thread_state {
+	uint64_t near_chunk, near, block_obj, call_nr;
+	bool block, call, blocked; /* blocked: block_obj is its last block's, ended or not */
+};
+
+static struct thread_state *thread_state(struct thread_state **v, size_t *n, uint32_t serial)
+{
+	if (serial >= *n) {
+		size_t m = serial + 64;
+		*v = realloc(*v, m * sizeof **v);
+		memset(*v + *n, 0, (m - *n) * sizeof **v);
+		*n = m;
+	}
+	return &(*v)[serial];
+}
+
 int capture_open(struct capture *c, const char *path)
 {
+	struct thread_state *ts = NULL;
+	size_t n_ts = 0;
+	uint8_t *opens = NULL; /* per compact record: gt_compact_open */
 	memset(c, 0, sizeof *c);
 	int fd = open(path, O_RDONLY);
 	struct stat st;
@@ -58,7 +80,7 @@ int capture_open(struct capture *c, const char *path)
 		if (used > c->size - base) /* a last chunk of one page (after a write failure) */
 			used = c->size - base;
 		uint64_t off = GT_CHUNK_HEADER_SIZE;
-		while (off + 16 <= used) {
+		while (off + 8 <= used) {
 			const struct gt_rec *r = (const void *)(ch + off);
 			if (r->type == 0) {
 				off += 8;
@@ -73,7 +95,16 @@ int capture_open(struct capture *c, const char *path)
 				}
 				if (c->compact == cap_exp)
 					c->expanded = realloc(c->expanded, (cap_exp = 2 * cap_exp + 64) * 5 * 8);
-				gt_compact_expand((const uint64_t *)r, h->first_tsc, c->expanded + 5 * c->compact);
+				uint64_t *e = c->expanded + 5 * c->compact;
+				gt_compact_expand((const uint64_t *)r, h->first_tsc, e);
+				struct thread_state *t = thread_state(&ts, &n_ts, (uint32_t)(e[0] >> 32));
+				e[1] = gt_compact_tsc(*(const uint64_t *)r, h->first_tsc,
+						      t->near_chunk == k + 1 ? t->near : 0);
+				if (c->compact % 64 == 0)
+					opens = realloc(opens, c->compact + 64);
+				opens[c->compact] = (uint8_t)gt_compact_open(*(const uint64_t *)r);
+				if (t->near_chunk != k + 1 || e[1] > t->near)
+					t->near_chunk = k + 1, t->near = e[1];
 				c->compact_bytes += len;
 				if (c->n == cap)
 					c->recs = realloc(c->recs, (cap *= 2) * sizeof *c->recs);
@@ -98,6 +129,9 @@ int capture_open(struct capture *c, const char *path)
 				c->recs = realloc(c->recs, (cap *= 2) * sizeof *c->recs);
 			c->recs[c->n++] = (struct cap_rec){r, r + 1, h->cpu};
 			off += r->nwords * 8u;
+			struct thread_state *t = thread_state(&ts, &n_ts, r->thread);
+			if (t->near_chunk != k + 1 || r->tsc > t->near)
+				t->near_chunk = k + 1, t->near = r->tsc;
 		}
 	}
 	for (size_t i = 0; i < c->n; i++)
@@ -106,6 +140,47 @@ int capture_open(struct capture *c, const char *path)
 			c->recs[i].payload = c->recs[i].h + 1;
 		}
 	qsort(c->recs, c->n, sizeof *c->recs, by_tsc);
+	/* one-word ends: the obj or nr of the wait their thread's last begin opened; begins by
+	 * descriptor: the key of its last FD record */
+	struct { int32_t fd; uint64_t obj; } *fds = NULL;
+	size_t n_fds = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct gt_rec *r = c->recs[i].h;
+		struct thread_state *t = thread_state(&ts, &n_ts, r->thread);
+		uint64_t *p = (uint64_t *)(uintptr_t)(r + 1);
+		bool expanded = (const uint64_t *)r >= c->expanded &&
+				(const uint64_t *)r < c->expanded + 5 * c->compact;
+		unsigned open = expanded ? opens[((const uint64_t *)r - c->expanded) / 5] : 0;
+		if (r->type == GT_FD) {
+			size_t j = 0;
+			while (j < n_fds && fds[j].fd != (int32_t)p[0])
+				j++;
+			if (j == n_fds)
+				fds = realloc(fds, ++n_fds * sizeof *fds);
+			fds[j].fd = (int32_t)p[0], fds[j].obj = p[1];
+		}
+		if (open == GT_SYSCALL_BEGIN)
+			for (size_t j = 0; j < n_fds; j++)
+				if (fds[j].fd == (int32_t)p[1])
+					p[2] = fds[j].obj;
+		if (open == GT_WAKE && t->blocked)
+			p[0] = t->block_obj;
+		if (r->type == GT_BLOCK_BEGIN)
+			t->block = t->blocked = true, t->block_obj = p[0];
+		else if (r->type == GT_SYSCALL_BEGIN)
+			t->call = true, t->call_nr = (uint32_t)p[0];
+		else if (open == GT_BLOCK_END && t->block)
+			p[0] = t->block_obj;
+		else if (open == GT_SYSCALL_END && t->call)
+			p[0] |= t->call_nr;
+		if (r->type == GT_BLOCK_END)
+			t->block = false;
+		else if (r->type == GT_SYSCALL_END)
+			t->call = false;
+	}
+	free(ts);
+	free(opens);
+	free(fds);
 	return 0;
 }
 

@@ -79,12 +79,12 @@ Test(fds, shell_exec_3_to_a_file, .fini = teardown, .timeout = 60)
 {
 	/* the file a shell opens as descriptor 3 keeps exactly what the script wrote */
 	const char *script = "exec 3>\"$GOTRACE_CAPTURE_DIR/shell.out\"; i=0; "
-			     "while [ $i -lt 6000 ]; do echo line $i >&3; i=$((i+1)); done; "
+			     "while [ $i -lt 8000 ]; do echo line $i >&3; i=$((i+1)); done; "
 			     "exec 3>&-; wc -c < \"$GOTRACE_CAPTURE_DIR/shell.out\"";
 	const char *argv[] = {"/bin/sh", "-c", script, NULL};
 	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", NULL};
 	twins(argv, env);
-	cr_assert_str_eq(traced.out, "58890\n");
+	cr_assert_str_eq(traced.out, "78890\n");
 	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
 	cr_assert_eq(cap.bad_bytes, 0u);
 	cr_assert_eq(cap.hdr->flags & GT_FILE_WRITE_FAILED, 0u);
@@ -93,7 +93,7 @@ Test(fds, shell_exec_3_to_a_file, .fini = teardown, .timeout = 60)
 		if (cap.recs[i].h->type == GT_SYSCALL_BEGIN &&
 		    (uint32_t)((const uint64_t *)cap.recs[i].payload)[0] == SYS_write)
 			writes++;
-	cr_assert_geq(writes, 6000u, "the shell's writes to descriptor 3 are recorded");
+	cr_assert_geq(writes, 8000u, "the shell's writes to descriptor 3 are recorded");
 	cr_assert_gt(cap.hdr->n_chunks, 9u, "the capture grew after `exec 3>`");
 }
 
@@ -147,12 +147,12 @@ Test(fds, growth_at_the_descriptor_limit_goes_on, .fini = teardown, .timeout = 6
 
 Test(fds, growth_at_the_descriptor_limit_stops_past_the_headroom, .fini = teardown, .timeout = 60)
 {
-	/* 200000 yields at the limit, more than the headroom of 128 chunks holds: recording
+	/* 400000 yields at the limit, more than the headroom of 128 chunks holds: recording
 	 * stops with one line and the notice (a page of the headroom is kept for it), the
-	 * program runs on as untraced.  The 200000 before the limit outgrew the headroom made
+	 * program runs on as untraced.  The 400000 before the limit outgrew the headroom made
 	 * at creation: each growth through a descriptor renewed it. */
 	const char *argv[] = {gt_fds(), "nofile", "16", NULL};
-	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", "GT_FDS_YIELDS=200000",
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", "GT_FDS_YIELDS=400000",
 			     "GT_FDS_AT_LIMIT=1", NULL};
 	memset(&plain, 0, sizeof plain);
 	memset(&traced, 0, sizeof traced);
@@ -166,12 +166,12 @@ Test(fds, growth_at_the_descriptor_limit_stops_past_the_headroom, .fini = teardo
 	cr_assert_eq(cap.hdr->stop_errno, EMFILE);
 	cr_assert_eq(capture_count(&cap, GT_NOTICE, GT_NOTICE_WRITE_FAILED), 1u);
 	cr_assert_eq(cap.bad_bytes, 0u);
-	/* the 200000 before the limit, and at it more than a window's worth of 24-byte yields
+	/* the 400000 before the limit, and at it more than a window's worth of 8-byte yields
 	 * (the headroom is two) but not all */
 	size_t kept = capture_count(&cap, GT_YIELD, -1);
-	cr_assert_gt(kept, 200000u + 64u * 16384u / 24u, "%zu yields kept", kept);
-	cr_assert_lt(kept, 400000u, "%zu yields kept", kept);
-	cr_assert_geq(kept + cap.hdr->facts_lost, 600000u);
+	cr_assert_gt(kept, 400000u + 64u * 16384u / 8u, "%zu yields kept", kept);
+	cr_assert_lt(kept, 800000u, "%zu yields kept", kept);
+	cr_assert_geq(kept + cap.hdr->facts_lost, 1200000u);
 }
 
 Test(fds, exec_child_sees_no_tracer_descriptor, .fini = teardown, .timeout = 60)

@@ -152,11 +152,11 @@ Test(losses, full_file_system, .fini = teardown, .timeout = 180)
 	}
 	char capdir[PATH_MAX + 64];
 	snprintf(capdir, sizeof capdir, "GOTRACE_CAPTURE_DIR=%s", mounted);
-	const char *argv[] = {prog("gt-losses"), "yields", "400000", NULL};
+	const char *argv[] = {prog("gt-losses"), "yields", "800000", NULL};
 	const char *env[] = {"GOTRACE_STACKS=none", "GOTRACE_CHUNK_SIZE=65536", capdir, NULL};
 	const char *diff = run_twins(&plain, &traced, argv, env);
 	cr_assert_null(diff, "%s", diff);
-	check_stopped(capture_path(&traced, mounted, 0), ENOSPC, 5 << 20, 400000);
+	check_stopped(capture_path(&traced, mounted, 0), ENOSPC, 5 << 20, 800000);
 	check_said(capture_path(&traced, mounted, 0), "no space left");
 	unlink(capture_path(&traced, mounted, 0));
 
@@ -166,7 +166,7 @@ Test(losses, full_file_system, .fini = teardown, .timeout = 180)
 	snprintf(out, sizeof out, "%s/run.trace", traced.dir);
 	const char *run[] = {test_gotrace(), "run", "--stacks", "none", "--capture-dir", mounted,
 			     "--max-capture", "1T", "-o", out, "--", prog("gt-losses"), "yields",
-			     "400000", NULL};
+			     "800000", NULL};
 	const char *chunk[] = {"GOTRACE_CHUNK_SIZE=65536", NULL};
 	run_gotrace_env(run, chunk);
 	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CB_THREADS 64
+#define CB_FDS 64
+
 struct gt_cb {
 	uint8_t *image;
 	size_t size, cap;
@@ -15,6 +18,18 @@ struct gt_cb {
 	int64_t *current;        /* per CPU: chunk index in use, -1 = none */
 	bool compact;            /* gt_cb_set_compact */
 	size_t n_compact;
+	/* per thread serial below CB_THREADS, as the recorder keeps it: its open wait (kind and
+	 * obj of its last BLOCK_BEGIN, nr of its last SYSCALL_BEGIN, until their ends), which a
+	 * one-word end leaves out (capture.h, version 3) */
+	struct {
+		bool block, call, blocked; /* blocked: obj is its last block's, ended or not */
+		uint8_t kind;
+		uint64_t obj;
+		uint32_t nr;
+		int64_t late_k;  /* as the recorder's gt_late: chunk and time of the thread's last */
+		uint64_t late_tsc; /* record 2^31 ticks or more after its chunk's first_tsc */
+	} open[CB_THREADS];
+	uint64_t fd_obj[CB_FDS]; /* the key the last FD record gave a descriptor (0: none) */
 };
 
 static struct gt_file_header *hdr(struct gt_cb *cb)
@@ -57,6 +72,8 @@ struct gt_cb *gt_cb_new(uint32_t n_cpus, uint32_t chunk_size, uint64_t start_tsc
 	}
 	for (uint32_t i = 0; i < n_cpus; i++)
 		cb->current[i] = -1;
+	for (uint32_t i = 0; i < CB_THREADS; i++)
+		cb->open[i].late_k = -1;
 	cb->size = GT_FILE_HEADER_SIZE;
 	struct gt_file_header *h = hdr(cb);
 	memcpy(h->magic, GT_CAPTURE_MAGIC, sizeof h->magic);
@@ -129,23 +146,98 @@ size_t gt_cb_compact_records(const struct gt_cb *cb)
 	return cb->n_compact;
 }
 
+/* Whether compact record w, in a chunk whose first_tsc is base, expands into the full record
+ * rec (len bytes) once its timestamp (which the caller checks the delta tells) and what the
+ * reader fills in (gt_compact_open: checked by the caller too) are rec's. */
+static bool expands_to(const uint64_t *w, uint64_t base, const uint8_t *rec, size_t len)
+{
+	uint64_t e[5], f[5] = {0};
+	if (gt_compact_expand(w, base, e) != len)
+		return false;
+	memcpy(f, rec, len);
+	e[1] = f[1];
+	switch (gt_compact_open(w[0])) {
+	case GT_BLOCK_END: case GT_WAKE: e[2] = f[2]; break;      /* obj */
+	case GT_SYSCALL_END: e[2] |= (uint32_t)f[2]; break;       /* nr */
+	case GT_SYSCALL_BEGIN: e[4] = f[4]; break;                /* the descriptor's key */
+	default: break;
+	}
+	return !memcmp(e, f, len);
+}
+
+/* The one-word form of the full record rec (len bytes) in a chunk whose first_tsc is base,
+ * into w: 1 when it fits and expands back into exactly rec once the reader fills in the
+ * thread's open wait, else 0. */
+static unsigned one_word_form(struct gt_cb *cb, const uint8_t *rec, size_t len, uint64_t base,
+			      uint64_t w[3])
+{
+	const struct gt_rec *r = (const void *)rec;
+	if (hdr(cb)->version < 3 || r->thread >= CB_THREADS)
+		return 0;
+	const struct gt_p_block_end *be = (const void *)(r + 1);
+	const struct gt_p_syscall_end *se = (const void *)(r + 1);
+	unsigned aux = r->aux, hi;
+	switch (r->type) {
+	case GT_YIELD:
+		hi = GT_C1_YIELD;
+		break;
+	case GT_THREAD_END:
+		hi = GT_C1_THREAD_END;
+		break;
+	case GT_WAKE: {
+		const struct gt_p_wake *wk = (const void *)(r + 1);
+		if (!cb->open[r->thread].blocked || cb->open[r->thread].obj != wk->obj ||
+		    wk->count != 1 || wk->stack)
+			return 0;
+		hi = GT_C1_WAKE;
+		break;
+	}
+	case GT_BLOCK_END:
+		if (!cb->open[r->thread].block || cb->open[r->thread].kind != r->aux ||
+		    cb->open[r->thread].obj != be->obj)
+			return 0;
+		hi = GT_C1_BLOCK_END;
+		break;
+	case GT_SYSCALL_END:
+		if (!cb->open[r->thread].call || cb->open[r->thread].nr != se->nr || r->aux ||
+		    (uint64_t)se->result >= GT_C1_RESULT_MAX)
+			return 0;
+		hi = GT_C1_SYSCALL_END, aux = (unsigned)se->result;
+		break;
+	default:
+		return 0;
+	}
+	w[0] = gt_compact_word(GT_C_YIELD, aux, r->thread, hi) | (r->tsc - base) << 32;
+	return expands_to(w, base, rec, len);
+}
+
 /* The compact form of the full record rec (len bytes) in a chunk whose first_tsc is base,
  * into w: its words when it expands back into exactly rec (every value fits), else 0. */
-static unsigned compact_form(const uint8_t *rec, size_t len, uint64_t base, uint64_t w[3])
+static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, uint64_t base,
+			     uint64_t w[3])
 {
 	const struct gt_rec *r = (const void *)rec;
 	uint64_t p[3] = {0};
-	if (len < 24 || len > 40 || r->tsc - base > UINT32_MAX)
+	if (len > 40)
+		return 0;
+	if (one_word_form(cb, rec, len, base, w))
+		return 1;
+	if (len < 24)
 		return 0;
 	memcpy(p, rec + sizeof *r, len - sizeof *r);
 	uint32_t lo0 = (uint32_t)p[0], hi0 = (uint32_t)(p[0] >> 32);
 	uint32_t lo1 = (uint32_t)p[1], hi1 = (uint32_t)(p[1] >> 32);
-	unsigned ctype, hi = 0, words = len == 40 ? 3 : 2; /* a tail: word 2 */
+	unsigned ctype, hi = 0, words = len == 40 ? 3 : 2, aux = r->aux; /* a tail: word 2 */
 	w[2] = p[2];
 	switch (r->type) {
-	case GT_BLOCK_BEGIN: /* obj, stack, flags; a condition wait's mutex */
+	case GT_BLOCK_BEGIN: /* obj, stack, flags; a condition wait's mutex (near it: 2 words) */
 		ctype = len == 40 ? GT_C_BLOCK_BEGIN_MUTEX : GT_C_BLOCK_BEGIN;
 		hi = lo1 >> 16, w[1] = p[0] | (uint64_t)lo1 << 48;
+		if (len == 40 && hdr(cb)->version >= 3 &&
+		    gt_compact_near_mutex((int64_t)(p[2] - p[0]), lo1) >= 0) {
+			int near = gt_compact_near_mutex((int64_t)(p[2] - p[0]), lo1);
+			aux = (unsigned)near & 15, hi = (unsigned)near >> 4, words = 2;
+		}
 		break;
 	case GT_BLOCK_END: /* obj, result, err */
 		ctype = GT_C_BLOCK_END, hi = lo1, w[1] = p[0] | (uint64_t)hi1 << 48;
@@ -154,9 +246,12 @@ static unsigned compact_form(const uint8_t *rec, size_t len, uint64_t base, uint
 		ctype = hi1 == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, hi = lo1 >> 16;
 		w[1] = p[0] | (uint64_t)lo1 << 48;
 		break;
-	case GT_SYSCALL_BEGIN: /* nr, stack, arg; the kernel key tail */
+	case GT_SYSCALL_BEGIN: /* nr, stack, arg; the kernel key tail (an FD record's: 2 words) */
 		ctype = GT_C_SYSCALL_BEGIN, hi = len == 40 ? GT_C_HAS_OBJ : 0;
 		w[1] = lo1 | (uint64_t)lo0 << 32 | (uint64_t)hi0 << 44;
+		if (len == 40 && hdr(cb)->version >= 3 && p[1] < CB_FDS && cb->fd_obj[p[1]] &&
+		    cb->fd_obj[p[1]] == p[2])
+			hi = GT_C_FD_OBJ, words = 2;
 		break;
 	case GT_SYSCALL_END: /* nr, err, result */
 		ctype = GT_C_SYSCALL_END, w[1] = lo1 | (uint64_t)lo0 << 32 | (uint64_t)hi0 << 44;
@@ -167,9 +262,8 @@ static unsigned compact_form(const uint8_t *rec, size_t len, uint64_t base, uint
 	default:
 		return 0;
 	}
-	w[0] = gt_compact_word(ctype, r->aux, r->thread, hi) | (r->tsc - base) << 32;
-	uint64_t e[5];
-	return gt_compact_expand(w, base, e) == len && !memcmp(e, rec, len) ? words : 0;
+	w[0] = gt_compact_word(ctype, aux, r->thread, hi) | (r->tsc - base) << 32;
+	return expands_to(w, base, rec, len) ? words : 0;
 }
 
 uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux, uint32_t thread,
@@ -192,7 +286,20 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 	int64_t k = cb->current[cpu];
 	/* as the recorder: compact against the chunk in use; a new chunk's first record is full */
 	if (cb->compact && len <= sizeof full && k >= 0)
-		words = compact_form(full, len, chunk(cb, (uint64_t)k)->first_tsc, w);
+		words = compact_form(cb, full, len, chunk(cb, (uint64_t)k)->first_tsc, w);
+	if (words) { /* the timestamp as the recorder tells it (capture.h) */
+		uint64_t d = tsc - chunk(cb, (uint64_t)k)->first_tsc;
+		if (hdr(cb)->version < 3)
+			words = d >> 32 ? 0 : words;
+		else if (d >> 31 && thread < CB_THREADS) {
+			bool ok = cb->open[thread].late_k == k && cb->open[thread].late_tsc >= tsc - d &&
+				  tsc - cb->open[thread].late_tsc < (1ull << 31);
+			cb->open[thread].late_k = k, cb->open[thread].late_tsc = tsc;
+			words = ok ? words : 0;
+		} else if (d >> 31) {
+			words = 0;
+		}
+	}
 	size_t in_file = words ? words * 8 : len;
 	if (k < 0 || chunk(cb, (uint64_t)k)->used + in_file > cb->chunk_size) {
 		k = new_chunk(cb, cpu, tsc);
@@ -211,6 +318,22 @@ uint64_t gt_cb_record(struct gt_cb *cb, uint32_t cpu, uint8_t type, uint8_t aux,
 			memcpy(cb->image + off + sizeof r, payload, payload_len);
 	}
 	c->used += in_file;
+	if (thread < CB_THREADS && payload_len >= 8) {
+		if (type == GT_BLOCK_BEGIN)
+			cb->open[thread].block = cb->open[thread].blocked = true,
+			cb->open[thread].kind = aux,
+			cb->open[thread].obj = ((const struct gt_p_block *)payload)->obj;
+		else if (type == GT_SYSCALL_BEGIN)
+			cb->open[thread].call = true,
+			cb->open[thread].nr = ((const struct gt_p_syscall *)payload)->nr;
+		else if (type == GT_BLOCK_END)
+			cb->open[thread].block = false;
+		else if (type == GT_SYSCALL_END)
+			cb->open[thread].call = false;
+	}
+	if (type == GT_FD && ((const struct gt_p_fd *)payload)->fd >= 0 &&
+	    ((const struct gt_p_fd *)payload)->fd < CB_FDS)
+		cb->fd_obj[((const struct gt_p_fd *)payload)->fd] = ((const struct gt_p_fd *)payload)->obj;
 	return off;
 }
 

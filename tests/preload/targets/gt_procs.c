@@ -124,6 +124,9 @@ static void *tls_copy(void)
 {
 	size_t size, align;
 	_dl_get_tls_static_info(&size, &align);
+	/* the static size counts the descriptor above the thread pointer too: below it lie
+	 * size - that bytes (reading size bytes below it left the block now and then) */
+	size -= _thread_db_sizeof_pthread;
 	char *tp = __builtin_thread_pointer();
 	size_t below = (size + 4095) & ~(size_t)4095;
 	char *block = aligned_alloc(4096, below + _thread_db_sizeof_pthread + 4096);

@@ -395,7 +395,7 @@ static int s_signal(void)
 /* many small facts: chunk turnover and file growth */
 static int s_many(void)
 {
-	for (int i = 0; i < 20000; i++)
+	for (int i = 0; i < 40000; i++)
 		sched_yield();
 	printf("many done\n");
 	return 0;
