@@ -302,7 +302,7 @@ Test(robust, chunks_ahead_are_in_the_page_cache, .fini = teardown, .timeout = 60
 	munmap((void *)h, GT_FILE_HEADER_SIZE);
 	close(fd);
 	cr_assert_eq(run_capture(&run, run.pid, 1, &cap), 0);
-	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 200000u);
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 400000u);
 	cr_assert_eq(cap.bad_bytes, 0u);
 	run_cleanup(&plain);
 }

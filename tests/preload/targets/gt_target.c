@@ -412,11 +412,11 @@ static __attribute__((noreturn)) int s_spin(void)
 	}
 }
 
-/* 200000 facts, 3.2 MB of compact yields: chunks filled and more allocated ahead; then it
+/* 400000 facts, 3.2 MB of one-word yields: chunks filled and more allocated ahead; then it
  * waits for the test's SIGKILL */
 static __attribute__((noreturn)) int s_fill(void)
 {
-	for (int i = 0; i < 200000; i++)
+	for (int i = 0; i < 400000; i++)
 		sched_yield();
 	printf("filled\n");
 	fflush(stdout);
