@@ -186,7 +186,6 @@ struct gt_model {
 
 	bool kernel;                /* kernel switches given: they place the threads */
 	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
-	uint64_t untraced_stack;    /* its "[off-CPU wait, not seen by the hooks]" frame */
 	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
@@ -339,6 +338,10 @@ uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t
  * name of its own (its comm), that name; else the fallback frame. */
 uint64_t gtm_thread_routine_stack(struct gt_model *m, const struct mthread *t,
 				  enum synth fallback);
+/* A synthetic frame (top) on t's start-routine frame (main's: "main"): Go's goroutine
+ * analysis names a goroutine by the root frame of its first stack, which is then t's own. */
+uint64_t gtm_thread_synth_stack(struct gt_model *m, const struct mthread *t,
+				const struct gt_wire_frame *top);
 void gtm_use_space(struct gt_model *m, uint32_t capture);   /* the symbolizer's process */
 /* A stack of capture's process (return addresses, innermost first; a CPU sample's) written
  * like every other (symbolized, interned by content): its wire id. */

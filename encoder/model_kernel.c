@@ -38,16 +38,14 @@ void gtm_kernel_unblocked(struct gt_model *m, struct mthread *w, uint64_t ns)
 		gtm_run_thread(m, w, w->k_cpu, ns);
 }
 
-/* The one frame of an untraced wait's stack; its PC below the synthetic frames of
+/* An untraced wait's stack: its frame, on the thread's start routine (so that a thread whose
+ * first stack it is is still grouped by its routine); its PC below the synthetic frames of
  * model_stacks.c, whose PCs go up from SYNTH_PC_BASE. */
-static uint64_t untraced_stack(struct gt_model *m)
+static uint64_t untraced_stack(struct gt_model *m, const struct mthread *t)
 {
-	if (!m->untraced_stack) {
-		struct gt_wire_frame f = {SYNTH_PC_BASE - 1, "[off-CPU wait, not seen by the hooks]",
-					  "[gotrace]", 0};
-		m->untraced_stack = gt_wire_stack(m->w, &f, 1);
-	}
-	return m->untraced_stack;
+	static const struct gt_wire_frame f = {SYNTH_PC_BASE - 1,
+					       "[off-CPU wait, not seen by the hooks]", "[gotrace]", 0};
+	return gtm_thread_synth_stack(m, t, &f);
 }
 
 void gt_model_offcpu_samples(struct gt_model *m, struct gt_cpu_samples *s)
@@ -107,7 +105,7 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 	} else {
 		/* named by the user stack the kernel copied at the switch-out, when it did */
 		uint64_t stack = gt_cpu_samples_offcpu_stack(m->offcpu, m, t, t->k_out_mono);
-		gtm_emit(m, t->p, GT_GO_GO_BLOCK, ns, t, NULL, stack ? stack : untraced_stack(m),
+		gtm_emit(m, t->p, GT_GO_GO_BLOCK, ns, t, NULL, stack ? stack : untraced_stack(m, t),
 			 GT_WIRE_WAIT(GT_WIRE_WAIT_UNTRACED, 0, 0), 0);
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_UNTRACED;

@@ -165,6 +165,23 @@ uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs
 	return gt_wire_stack(m->w, wf, k);
 }
 
+/* The frame of a start routine (its entry address); name: storage for its name. */
+static struct gt_wire_frame routine_frame(struct gt_model *m, const struct mthread *t,
+					  uint64_t entry, char name[24])
+{
+	struct gt_wire_frame f;
+	if (m->opt.sym) {
+		gtm_use_space(m, t->capture);
+		struct gt_frame fr = gt_sym_function(m->opt.sym, entry);
+		f = (struct gt_wire_frame){entry, fr.func, fr.file, fr.line};
+	} else {
+		addr_name(name, 24, entry);
+		f = (struct gt_wire_frame){entry, name, "?", 0};
+	}
+	own_pcs(m, t->capture, &f, 1);
+	return f;
+}
+
 /* One-frame new-stack of a start routine (its entry address: the same for every thread
  * started there, so the goroutine analysis groups them). */
 uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t entry,
@@ -178,34 +195,46 @@ uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t
 	uint64_t *slot = gt_u64map_slot(&m->routine_stacks, key, &found);
 	if (slot && found)
 		return *slot;
-	struct gt_wire_frame f;
 	char name[24];
-	if (m->opt.sym) {
-		gtm_use_space(m, t->capture);
-		struct gt_frame fr = gt_sym_function(m->opt.sym, entry);
-		f = (struct gt_wire_frame){entry, fr.func, fr.file, fr.line};
-	} else {
-		addr_name(name, sizeof name, entry);
-		f = (struct gt_wire_frame){entry, name, "?", 0};
-	}
-	own_pcs(m, t->capture, &f, 1);
+	struct gt_wire_frame f = routine_frame(m, t, entry, name);
 	uint64_t id = gt_wire_stack(m->w, &f, 1);
 	if (slot)
 		*slot = id;
 	return id;
 }
 
+/* The frame of gtm_thread_routine_stack's stack; name: storage for its name. */
+static struct gt_wire_frame thread_routine_frame(struct gt_model *m, const struct mthread *t,
+						 enum synth fallback, char name[24])
+{
+	size_t len = strnlen(t->name, sizeof t->name);
+	if (t->start_routine)
+		return routine_frame(m, t, t->start_routine, name);
+	if (fallback != S_PREEXISTING || !len || strcmp(t->name, m->caps[t->capture].default_name) == 0)
+		return synth_frame(fallback);
+	/* one frame per name, at a PC of its own past the synthetic ones */
+	uint64_t name_id = gt_wire_string(m->w, t->name, len);
+	return (struct gt_wire_frame){SYNTH_PC_BASE + S_COUNT + 1 + name_id, t->name, "[gotrace]", 0};
+}
+
 uint64_t gtm_thread_routine_stack(struct gt_model *m, const struct mthread *t,
 				  enum synth fallback)
 {
-	size_t len = strnlen(t->name, sizeof t->name);
-	if (t->start_routine || fallback != S_PREEXISTING || !len ||
-	    strcmp(t->name, m->caps[t->capture].default_name) == 0)
-		return gtm_routine_stack(m, t, t->start_routine, fallback);
-	/* one frame per name, at a PC of its own past the synthetic ones */
-	uint64_t name_id = gt_wire_string(m->w, t->name, len);
-	struct gt_wire_frame f = {SYNTH_PC_BASE + S_COUNT + 1 + name_id, t->name, "[gotrace]", 0};
+	if (t->start_routine)
+		return gtm_routine_stack(m, t, t->start_routine, fallback); /* cached by entry */
+	char name[24];
+	struct gt_wire_frame f = thread_routine_frame(m, t, fallback, name);
 	return gt_wire_stack(m->w, &f, 1);
+}
+
+uint64_t gtm_thread_synth_stack(struct gt_model *m, const struct mthread *t,
+				const struct gt_wire_frame *top)
+{
+	char name[24];
+	bool main_t = t->serial == m->caps[t->capture].main_serial;
+	struct gt_wire_frame f[2] = {*top,
+				     thread_routine_frame(m, t, main_t ? S_MAIN : S_PREEXISTING, name)};
+	return gt_wire_stack(m->w, f, 2);
 }
 
 /* Referenced stacks whose definition was lost get one synthetic frame. */

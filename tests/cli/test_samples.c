@@ -373,7 +373,7 @@ static int paranoid_level(void)
 /* The untraced waits of the trace of omp_barrier (FORMAT) carry the user stack the kernel
  * copied at their switch-out, as Go 1.23 reads them: libgomp's futex wait innermost, under
  * it the barrier's line; thread 1 waits there every round.  Without the off-CPU stacks they
- * carry the one synthetic frame "[off-CPU wait, not seen by the hooks]". */
+ * carry the synthetic frame "[off-CPU wait, not seen by the hooks]". */
 static void untraced_waits_carry_their_stacks(const char *format)
 {
 	if (geteuid() != 0 && paranoid_level() > 1)

@@ -122,6 +122,19 @@ Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
 	cr_assert_eq(sum.model.syscalls_blocking, 1);
 	cr_assert_eq(sum.model.syscalls_short, 2);
 	gt_events_free(t);
+	/* its frame on the thread's routine: Go names a goroutine by the root frame of its first
+	 * stack, and this wait's may be main's first (Go 1.23's /goroutines then said "[off-CPU
+	 * wait, not seen by the hooks]" for the main thread) */
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/kernel_places.trace", test_tmpdir());
+	char *dump = gt_dump_123(path);
+	cr_assert_not_null(dump);
+	char *stack = gt_dump_123_stack(dump, "GoID=1 Reason=\"\" Running->Waiting", 0,
+					"TransitionStack");
+	cr_assert_not_null(stack, "no untraced wait in:\n%s", dump);
+	cr_assert_str_eq(stack, "[off-CPU wait, not seen by the hooks] [gotrace]:0\nmain [gotrace]:0\n");
+	free(stack);
+	free(dump);
 }
 
 /* A new thread runs from its first switch-in, before its first hook (THREAD_START, 28 us
