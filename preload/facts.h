@@ -111,6 +111,11 @@ GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind
 	    !gt_ring_on())
 		gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, 1,
 			  gt_compact_word(GT_C_YIELD, kind, serial, GT_C1_WAKE), 0, 0);
+	else if (count == GT_WAKE_UNSEEN)
+		gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p,
+			  obj < GT_C_OBJ_MAX && stack < (1u << 16) && serial < GT_C_THREAD_MAX ? 2 : 0,
+			  gt_compact_word(GT_C_YIELD, kind, serial, GT_C2_WAKE_UNSEEN),
+			  obj | (uint64_t)stack << 48, 0);
 	else
 		gt_emit_c(t, serial, GT_WAKE, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
 			  gt_compact_word(count == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, kind, serial,

@@ -524,7 +524,8 @@ struct gt_p_process_name {
  * timestamp order) of the capture gave its descriptor, arg (a ring capture, whose summary
  * carries a thread's last SYSCALL_BEGIN without them, has none).
  *
- * One-word records (version 3): ctype GT_C_YIELD with hi > 0, hi an enum gt_compact_one.
+ * One-word records (version 3): ctype GT_C_YIELD with hi > 0, hi an enum gt_compact_one
+ * (GT_C2_WAKE_UNSEEN, the one of two words: a mutex release's wake of a sleeper no hook saw).
  * What they leave out is the usual case: no stack, no error, and for the ends the object or
  * call of the thread's open wait -- the one its last BLOCK_BEGIN (SYSCALL_BEGIN) before it in
  * timestamp order began, which its end closes.  A reader keeps that per thread in the merged
@@ -554,6 +555,8 @@ enum gt_compact_one {
 	GT_C1_WAKE = 5,            /* WAKE (aux its kind) with count 1 and stack 0 on the obj of
 				    * the thread's last BLOCK_BEGIN, ended or not (not in ring
 				    * captures, whose window may not hold it) */
+	GT_C2_WAKE_UNSEEN = 6,     /* two words: WAKE (aux its kind) with count GT_WAKE_UNSEEN,
+				    * word 1 obj (bits 0-47) and stack (48-63, below 2^16) */
 };
 #define GT_C_HAS_OBJ 1u            /* a SYSCALL_BEGIN's hi: the gt_p_syscall_obj tail follows */
 #define GT_C_FD_OBJ 2u             /* ... the tail is the descriptor's, from an FD record */
@@ -583,7 +586,7 @@ static inline unsigned gt_compact_words(uint64_t w0)
 {
 	unsigned ctype = (unsigned)(w0 >> 4 & 7u), hi = (unsigned)(w0 >> 28 & 15u);
 	if (ctype == GT_C_YIELD && hi)
-		return 1;
+		return hi == GT_C2_WAKE_UNSEEN ? 2u : 1u;
 	return (ctype == GT_C_BLOCK_BEGIN_MUTEX && (w0 & 15u) == GT_BK_COND) ||
 	       (ctype == GT_C_SYSCALL_BEGIN && hi == GT_C_HAS_OBJ) ? 3u : 2u;
 }
@@ -682,6 +685,11 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 		case GT_C1_WAKE:
 			type = GT_WAKE;                            /* obj: the last block's */
 			out[3] = 1ull << 32;                       /* stack 0, count 1 */
+			break;
+		case GT_C2_WAKE_UNSEEN:
+			type = GT_WAKE;                            /* gt_p_wake */
+			out[2] = obj;
+			out[3] = w1 >> 48 | (uint64_t)GT_WAKE_UNSEEN << 32;
 			break;
 		default:
 			type = GT_NONE;                            /* not a record: garbage */

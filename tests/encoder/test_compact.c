@@ -68,6 +68,8 @@ static void facts(struct gt_cb *cb)
 			  i % 7 ? 0 : i % 2 ? 70000 : 22);
 		if (i % 4 == 0) /* the lock it waited for, released (GT_C1_WAKE without a stack) */
 			gt_cb_wake(cb, 0, t += 50, 1, GT_BK_MUTEX, obj, 1, stack);
+		if (i % 6 >= 4) /* a release's wake of a sleeper no hook saw (GT_C2_WAKE_UNSEEN) */
+			gt_cb_wake(cb, 0, t += 50, 1, GT_BK_MUTEX, obj, GT_WAKE_UNSEEN, stack);
 		if (i % 2) { /* a condition wait naming its mutex (capture.h gt_p_block_mutex):
 			      * in its struct or next to it, before and after
 			      * (gt_compact_near_mutex), too far, not a word apart, or 4 words
@@ -165,7 +167,7 @@ static char *slurp(const char *path, size_t *len)
  * delivered; returns the bytes in the file and counts the records of 8 bytes. */
 /* condition waits and system calls on a descriptor read_same_of met in two words
  * (gt_compact_near_mutex, GT_C_FD_OBJ) */
-static size_t near_mutex, fd_ref, wake_one;
+static size_t near_mutex, fd_ref, wake_one, wake_unseen;
 
 static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_t *compact,
 			   size_t *one_word)
@@ -203,6 +205,8 @@ static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_
 		fd_ref += gt_capture_file_bytes(b) == 16 && rb.rec->nwords == 5 &&
 			  rb.rec->type == GT_SYSCALL_BEGIN;
 		wake_one += gt_capture_file_bytes(b) == 8 && rb.rec->type == GT_WAKE;
+		wake_unseen += gt_capture_file_bytes(b) == 16 && rb.rec->type == GT_WAKE &&
+			       ((const struct gt_p_wake *)(rb.rec + 1))->count == GT_WAKE_UNSEEN;
 		bytes_a += gt_capture_file_bytes(a);
 		bytes_b += gt_capture_file_bytes(b);
 	}
@@ -243,7 +247,7 @@ Test(compact, records_read_as_the_full_ones)
 		gt_capture_close(a);
 	}
 	gt_cb_free(full);
-	near_mutex = fd_ref = wake_one = 0;
+	near_mutex = fd_ref = wake_one = wake_unseen = 0;
 	size_t bytes2 = read_same(2, &c2, &one2);
 	cr_expect_eq(near_mutex + fd_ref, 0u, "version 2 has no two-word condition waits or calls");
 	size_t bytes3 = read_same(3, &c3, &one3);
@@ -255,6 +259,9 @@ Test(compact, records_read_as_the_full_ones)
 	cr_expect_eq(fd_ref, 33u, "%zu system calls naming their descriptor", fd_ref);
 	/* i % 4 == 0 without a stack (i % 3 == 0): i % 12 == 0 */
 	cr_expect_eq(wake_one, 25u, "%zu one-word wakes", wake_one);
+	/* i % 6 == 4 (stack 2) but obj past the field (i % 5 == 1: i % 30 == 16, 10 of 50);
+	 * i % 6 == 5 has a stack past 2^16 (full records); none in version 2 */
+	cr_expect_eq(wake_unseen, 40u, "%zu two-word unseen wakes", wake_unseen);
 	/* most records fit, some do not (values past the fields, the long gap) */
 	cr_expect_gt(c2, 1500u, "%zu compact records", c2);
 	cr_expect_lt(c2, 3000u, "%zu compact records", c2);

@@ -245,6 +245,8 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 	case GT_WAKE: /* obj, stack, count */
 		ctype = hi1 == 1 ? GT_C_WAKE_ONE : GT_C_WAKE_ALL, hi = lo1 >> 16;
 		w[1] = p[0] | (uint64_t)lo1 << 48;
+		if (hi1 == GT_WAKE_UNSEEN && hdr(cb)->version >= 3) /* stack below 2^16 */
+			ctype = GT_C_YIELD, hi = GT_C2_WAKE_UNSEEN;
 		break;
 	case GT_SYSCALL_BEGIN: /* nr, stack, arg; the kernel key tail (an FD record's: 2 words) */
 		ctype = GT_C_SYSCALL_BEGIN, hi = len == 40 ? GT_C_HAS_OBJ : 0;
