@@ -137,6 +137,34 @@ Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
 	free(dump);
 }
 
+/* A thread in a syscall switched in on another CPU with no switch-out before it (the
+ * kernel's record lost, or the process forked in between): the call blocked where it
+ * began, and nothing of it follows on the P it left (Go 1.19 rejected the trace: "no
+ * consistent ordering", a double-forking daemon's main thread under gotrace run). */
+Test(model_kernel, a_syscall_switched_in_elsewhere_blocked_where_it_began)
+{
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 1, T0 + 10, MAIN, 0, 0);
+	gt_cb_syscall_begin(cb, 1, T0 + 1000, MAIN, GT_FD_FILE, SYS_read, 3, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 50000, MAIN, SYS_read, 1);
+	gt_cb_syscall_begin(cb, 0, T0 + 50500, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 50600, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 60000);
+	static const struct ksw sw[] = {
+		{ 5, 1, IN, 0 },
+		{ 40000, 0, IN, 0 },       /* on CPU 0: its switch-out from CPU 1 never came */
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_in_elsewhere", sw, 2, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(count19(t, "GoSysBlock"), 1);
+	ssize_t block = nth19(t, "GoSysBlock", 0), start = gt_events_find(t, 0, "GoStart", GT_ANY, 1);
+	cr_assert_geq(start, 0, "no GoStart on P 1");
+	cr_assert_lt(block, start, "the call blocked on P 2 before the thread ran on P 1");
+	cr_assert_eq(sum.model.ends_without_begin, 0);
+	gt_events_free(t);
+}
+
 /* A new thread runs from its first switch-in, before its first hook (THREAD_START, 28 us
  * later: glibc's start_thread ran first), its tid read ahead from that fact. */
 Test(model_kernel, a_new_thread_runs_from_its_first_switch_in)
