@@ -165,13 +165,6 @@ static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint6
 	if (t->state == T_WAITING && t->wait_kind != GT_BK_SLEEP && t->wait_kind != WAIT_UNTRACED &&
 	    t->wait_kind != WAIT_PROLOGUE)
 		return;
-	/* switched in on another CPU while in a syscall whose switch-out the kernel did not
-	 * give: it left its CPU inside the call, which blocked (drawn before it moves, so that
-	 * nothing of it follows on the P it left) */
-	if (t->state == T_RUNNING && t->in_syscall && t->p != cpu + 1) {
-		gtm_syscall_resolve(m, t, ns, true);
-		t->sys_awaiting_end = true;
-	}
 	gtm_kernel_take_cpu(m, t, cpu);
 	gtm_run_thread(m, t, cpu, ns);
 }

@@ -269,7 +269,11 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 	/* 1: another G on this P is preempted (invisible OS preemption) */
 	if (m->ps[p].running && m->ps[p].running != t->serial)
 		deschedule_for(m, p, ns);
-	/* 2: migration: preempted on its old P strictly before it starts here */
+	/* 2: migration: preempted on its old P strictly before it starts here; inside a
+	 * syscall (the kernel ran it elsewhere with no switch-out between) the call blocked
+	 * there, drawn before it moves so that nothing of it follows on the P it left */
+	if (t->state == T_RUNNING && t->in_syscall)
+		gtm_syscall_resolve(m, t, ns, true);
 	if (t->state == T_RUNNING) {
 		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
 		m->ps[t->p].running = 0;
