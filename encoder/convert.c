@@ -12,9 +12,9 @@
 
 #include "capture_set.h"
 #include "clock_fit.h"
-#include "grow.h"
+#include "common/grow.h"
 #include "kernel_file.h"
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 #include "window.h"
 
 static double cpu_seconds(void)

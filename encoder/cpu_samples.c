@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "common/grow.h"
 #include "kernel_file.h"
 #include "model_internal.h"
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 struct sample_ref {
 	uint64_t time;      /* CLOCK_MONOTONIC ns */

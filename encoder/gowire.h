@@ -117,12 +117,6 @@ extern const struct gt_go2_event_desc gt_go2_events[GT_GO2_EVENT_COUNT];
 #define GT_WIRE_MAX_NAME 1024u         /* the runtime keeps the last 1024 bytes of names */
 #define GT_WIRE_FREQUENCY_NS 1000000000u
 
-/* Unsigned LEB128; returns the bytes written (1..10). */
-size_t gt_uvarint_put(uint8_t *out, uint64_t v);
-size_t gt_uvarint_len(uint64_t v);
-/* Decodes one varint from [p, end); returns bytes read, 0 when truncated or > 10 bytes. */
-size_t gt_uvarint_get(const uint8_t *p, const uint8_t *end, uint64_t *v);
-
 struct gt_wire_frame {
 	uint64_t pc;
 	const char *func;

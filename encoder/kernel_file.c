@@ -1,7 +1,7 @@
 /* Reading the kernel scheduling file (kernel_file.h). */
 #include "kernel_file.h"
 
-#include "grow.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "report.h"
-#include "u64map.h"
+#include "common/u64map.h"
 
 static int by_heat(const void *a, const void *b)
 {

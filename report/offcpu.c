@@ -9,8 +9,9 @@
 #include "cpu_samples.h"
 #include "kernel_file.h"
 #include "report.h"
-#include "symbolizer.h"
-#include "u64map.h"
+#include "symbolizer/symbolizer.h"
+#include "common/hash.h"
+#include "common/u64map.h"
 
 #define OFFCPU_FRAMES 16u   /* shown per stack: the wait is at the inner end */
 

@@ -9,7 +9,8 @@
 #include "gotrace_reader.h"
 #include "hot_functions.h"
 #include "report.h"
-#include "u64map.h"
+#include "common/hash.h"
+#include "common/u64map.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "test_util.h"
+#include "common/varint.h"
 #include "gowire.h"
 #include "test_util.h"
 

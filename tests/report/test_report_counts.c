@@ -2,7 +2,7 @@
  * per-object count / total / mean / max and per-stack split, per-thread time by kind,
  * syscalls per call site, threads still waiting at the end, recorder losses. */
 #include "report.h"
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 #include "report_scenario.h"
 

@@ -1,6 +1,7 @@
 /* oracle_v2: see oracle_v2.h. */
 #include "oracle_v2.h"
 
+#include "common/varint.h"
 #include "gowire.h"
 
 #include <fcntl.h>
