@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include <gotrace/capture.h>
-#include <gotrace/kernel_sched.h>
+#include "kernel/records.h"
 
 static const char report_usage[] =
 	"usage: gotrace report [--json] [--top N] [--stacks N] CAPTURE|TRACE\n"

@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "convert.h"
 #include "follow.h"
-#include "kernel_sched.h"
+#include "kernel/recorder.h"
 #include "one_trace.h"
 #include "program_check.h"
 #include "snapshot.h"
@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include <gotrace/capture.h>
-#include <gotrace/kernel_sched.h>
+#include "kernel/records.h"
 #include <gotrace/last.h>
 
 #ifndef GT_PRELOAD_BUILD_RELPATH

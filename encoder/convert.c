@@ -13,7 +13,7 @@
 #include "capture_set.h"
 #include "clock_fit.h"
 #include "common/grow.h"
-#include "kernel_file.h"
+#include "kernel/reader.h"
 #include "symbolizer/symbolizer.h"
 #include "window.h"
 
@@ -38,7 +38,7 @@ static double ticks_per_second(const struct gt_file_header *h)
 	return h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
 }
 
-/* The context switches of a run (kernel_file.h), given to the model in time order. */
+/* The context switches of a run (kernel/reader.h), given to the model in time order. */
 struct kswitches {
 	struct gt_kernel_switch *v;   /* time: on the captures' clock once loaded */
 	size_t n, next;

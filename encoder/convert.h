@@ -27,7 +27,7 @@ struct gt_convert_options {
 	 * ns (0: 1 s, as Go's runtime). */
 	enum gt_trace_format format;
 	uint64_t generation_ns;
-	/* The run's kernel scheduling records (kernel_file.h), NULL: none.  Their context
+	/* The run's kernel scheduling records (kernel/reader.h), NULL: none.  Their context
 	 * switches place the threads (model.h gt_model_switch); a file that cannot be read is
 	 * left out, its reason in the summary's kernel_error. */
 	const char *kernel_path;

@@ -103,7 +103,7 @@ void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
 const struct gt_process_name *gt_model_process(const struct gt_model *m, uint32_t capture);
 void gt_model_free(struct gt_model *m);
 
-/* A context switch the kernel recorded (kernel_file.h, PERF_RECORD_SWITCH) for thread tid
+/* A context switch the kernel recorded (kernel/reader.h, PERF_RECORD_SWITCH) for thread tid
  * on cpu, given between the facts in time order (tsc: its time on the capture's clock).
  * Once one is given, threads the kernel reports run exactly when and where it ran them
  * (model_kernel.c); without any, the model draws from the hooks alone. */

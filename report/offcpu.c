@@ -1,17 +1,19 @@
 /* offcpu: see offcpu.h. */
 #include "offcpu.h"
 
+#include <gotrace/capture.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_samples.h"
-#include "kernel_file.h"
 #include "report.h"
-#include "symbolizer/symbolizer.h"
+
 #include "common/hash.h"
 #include "common/u64map.h"
+#include "kernel/reader.h"
+#include "kernel/samples.h"
+#include "symbolizer/symbolizer.h"
 
 #define OFFCPU_FRAMES 16u   /* shown per stack: the wait is at the inner end */
 

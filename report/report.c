@@ -11,7 +11,7 @@
 #include "capture_reader.h"
 #include "clock_fit.h"
 #include "convert.h"
-#include "kernel_file.h"
+#include "kernel/reader.h"
 #include "symbolizer/symbolizer.h"
 #include "common/grow.h"
 #include "common/hash.h"
@@ -19,7 +19,7 @@
 #include "names.h"
 #include "hot_functions.h"
 #include "offcpu.h"
-#include <gotrace/kernel_sched.h>
+#include "kernel/records.h"
 #include "process_name.h"
 
 #include <inttypes.h>
