@@ -13,7 +13,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
-#include "convert.h"
+#include "encoder/encoder.h"
 #include "kernel/recorder.h"
 #include "one_trace.h"
 #include "trace_set.h"

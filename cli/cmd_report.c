@@ -2,7 +2,7 @@
  * the capture kept next to a trace (`gotrace run --keep-capture` writes FILE.gtcap). */
 #include "cli_common.h"
 #include "commands.h"
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <getopt.h>

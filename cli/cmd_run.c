@@ -7,7 +7,7 @@
  * is writable.  While the command runs, gotrace only forwards signals and waits. */
 #include "cli_common.h"
 #include "commands.h"
-#include "convert.h"
+#include "encoder/encoder.h"
 #include "follow.h"
 #include "kernel/recorder.h"
 #include "one_trace.h"

@@ -1,5 +1,10 @@
 /* convert: see convert.h. */
-#include "convert.h"
+#include "encoder.h"
+
+#include "capture_reader.h"
+#include "cpu_samples.h"
+#include "gowire.h"
+#include "model.h"
 
 #include <errno.h>
 #include <fcntl.h>

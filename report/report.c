@@ -8,19 +8,17 @@
  * the trace's Frequency corrects its ticks (clock_fit.h). */
 #include "report.h"
 
-#include "capture_reader.h"
-#include "clock_fit.h"
-#include "convert.h"
-#include "kernel/reader.h"
-#include "symbolizer/symbolizer.h"
+#include "hot_functions.h"
+#include "names.h"
+#include "offcpu.h"
+
 #include "common/grow.h"
 #include "common/hash.h"
 #include "common/u64map.h"
-#include "names.h"
-#include "hot_functions.h"
-#include "offcpu.h"
+#include "encoder/encoder.h"
+#include "kernel/reader.h"
 #include "kernel/records.h"
-#include "process_name.h"
+#include "symbolizer/symbolizer.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

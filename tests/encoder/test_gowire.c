@@ -9,7 +9,7 @@
 
 #include "test_util.h"
 #include "common/varint.h"
-#include "gowire.h"
+#include "encoder/gowire.h"
 #include "test_util.h"
 
 #define GO119_PARSER "/usr/lib/go-1.19/src/internal/trace/parser.go"

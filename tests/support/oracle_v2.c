@@ -2,7 +2,7 @@
 #include "oracle_v2.h"
 
 #include "common/varint.h"
-#include "gowire.h"
+#include "encoder/encoder.h"
 
 #include <fcntl.h>
 #include <glob.h>
