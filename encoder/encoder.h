@@ -18,14 +18,15 @@
 
 /* The formats a trace is written in. */
 enum gt_trace_format {
-	GT_FORMAT_GO119 = 0,   /* "go 1.19 trace" (GO-TRACE-FORMAT.md): Go 1.19-1.21, gotraceui 0.4 */
-	GT_FORMAT_GO122 = 1,   /* "go 1.22 trace" (GO-TRACE-V2.md): Go 1.22 and later */
+	/* "go 1.19 trace" (docs/formats/go119.md): Go 1.19-1.21, gotraceui 0.4 */
+	GT_FORMAT_GO119 = 0,
+	GT_FORMAT_GO122 = 1,   /* "go 1.22 trace" (docs/formats/go122.md): Go 1.22 and later */
 };
 
-/* The event types gotrace writes: X(name, Go name, type byte, arguments after the
- * timestamp delta not counting the stack, has a trailing stack id).  Batch, Frequency,
- * Stack and String have no timestamp (special layouts, §1.3); their counts describe the
- * values after the type byte.  GoInSyscall, FutileWakeup, GoStop and the Local variants
+/* The "go 1.19 trace" event types gotrace writes (docs/formats/go119.md): X(name, Go name,
+ * type byte, arguments after the timestamp delta not counting the stack, has a trailing
+ * stack id).  Batch, Frequency, Stack and String have no timestamp (special layouts, §1.3);
+ * their counts describe the values after the type byte.  GoInSyscall, FutileWakeup, GoStop and the Local variants
  * are absent on purpose: Go 1.23+ viewers break on them (§3.3). */
 #define GT_GO_EVENTS(X)                                                          \
 	X(BATCH, "Batch", 1, 2, false)                 /* P id, base ticks */       \
@@ -72,7 +73,7 @@ struct gt_go_event_desc {
 };
 extern const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT];
 
-/* The "go 1.22 trace" events gotrace writes (GO-TRACE-V2.md §2.1): X(name, Go name, type
+/* The "go 1.22 trace" events gotrace writes (docs/formats/go122.md §2.1): X(name, Go name, type
  * byte, arguments after the timestamp delta, stack ids included).  Batch and the table
  * entries (Stack, String, Frequency) have no timestamp; their layouts are §1.2-1.6's. */
 #define GT_GO2_EVENTS(X)                                                                 \

@@ -25,13 +25,13 @@
 #define DATA_PAGES_MIN 8u
 /* 2 MiB per CPU first where the user may lock that much (root, CAP_IPC_LOCK, a large
  * ulimit -l), halved on EPERM down to 128 data pages + the header page, exactly the
- * unprivileged per-CPU allowance (perf_event_mlock_kb=516, docs/formats/kernel-records.md):
+ * unprivileged per-CPU allowance (perf_event_mlock_kb=516, kernel-records.md §1.2):
  * samples are 8.4 KB each (0.85 MB/s per busy CPU at 100 Hz), and on a loaded machine the
  * drain falls behind a ping-pong's 150 k switches/s (scripts/bench: 512 KiB lost 42 % of
  * them where 2 MiB lost none). */
 #define DATA_PAGES_FIRST 512u
-#define STACK_USER_BYTES 8192u     /* perf's default: complete stacks through libgomp */
-#define STACK_OFFCPU_BYTES 2048u   /* 100 % complete off-CPU stacks with 2 KiB */
+#define STACK_USER_BYTES 8192u     /* perf's default: complete stacks through libgomp (§6.1) */
+#define STACK_OFFCPU_BYTES 2048u   /* 100 % complete off-CPU stacks with 2 KiB (§6.2) */
 #define DRAIN_MS 100
 
 
@@ -90,7 +90,7 @@ static int paranoid_level(void)
 	return level;
 }
 
-/* The one line for a refused perf_event_open (docs/formats/kernel-records.md). */
+/* The one line for a refused perf_event_open (docs/formats/kernel-records.md §11). */
 static void say_refused(int err)
 {
 	int level = paranoid_level();
@@ -219,7 +219,7 @@ static void store(struct gt_kernel_rec *k, const void *rec, size_t size)
 	}
 }
 
-/* Copies CPU i's new records into the file (docs/formats/kernel-records.md). */
+/* Copies CPU i's new records into the file (docs/formats/kernel-records.md §3). */
 static void drain(struct gt_kernel_rec *k, int i)
 {
 	struct perf_event_mmap_page *pg = k->ring[i];
