@@ -26,8 +26,8 @@ enum gt_trace_format {
 /* The "go 1.19 trace" event types gotrace writes (docs/formats/go119.md): X(name, Go name,
  * type byte, arguments after the timestamp delta not counting the stack, has a trailing
  * stack id).  Batch, Frequency, Stack and String have no timestamp (special layouts, §1.3);
- * their counts describe the values after the type byte.  GoInSyscall, FutileWakeup, GoStop and the Local variants
- * are absent on purpose: Go 1.23+ viewers break on them (§3.3). */
+ * their counts describe the values after the type byte.  GoInSyscall, FutileWakeup, GoStop
+ * and the Local variants are absent on purpose: Go 1.23+ viewers break on them (§3.3). */
 #define GT_GO_EVENTS(X)                                                          \
 	X(BATCH, "Batch", 1, 2, false)                 /* P id, base ticks */       \
 	X(FREQUENCY, "Frequency", 2, 1, false)         /* ticks per second */       \
