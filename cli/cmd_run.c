@@ -39,6 +39,8 @@
 #include "kernel/recorder.h"
 #include "kernel/records.h"
 
+#define fail(...) gt_cli_fail("run", __VA_ARGS__)
+
 #ifndef GT_PRELOAD_BUILD_RELPATH
 #define GT_PRELOAD_BUILD_RELPATH "../preload/libgotrace.so"
 #endif

@@ -14,8 +14,6 @@
 #include "encoder/encoder.h"
 #include "trace_set.h"
 
-#define fail(...) gt_cli_fail("run", __VA_ARGS__)
-
 struct run_options {
 	const char *output;
 	const char *stacks;

@@ -21,6 +21,8 @@
 
 #include "kernel/records.h"
 
+#define fail(...) gt_cli_fail("run", __VA_ARGS__)
+
 /* ---- the capture directory ------------------------------------------------------------- */
 
 static void add_preexisting(const char *name, void *ctx)

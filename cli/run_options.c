@@ -8,6 +8,8 @@
 
 #include <gotrace/last.h>
 
+#define fail(...) gt_cli_fail("run", __VA_ARGS__)
+
 #define DEFAULT_OUTPUT "gotrace.trace"
 #define DEFAULT_CPU_SAMPLES_HZ 99u   /* not 100: no lockstep with 100 Hz timers */
 #define MAX_CPU_SAMPLES_HZ 10000u

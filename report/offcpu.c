@@ -9,6 +9,7 @@
 
 #include "report.h"
 
+#include "common/grow.h"
 #include "common/hash.h"
 #include "common/u64map.h"
 #include "kernel/reader.h"
@@ -40,10 +41,8 @@ static void add_group(struct collect *c, char *text)
 			free(text);
 			return;
 		}
-		if (c->o->n == c->cap) {
-			c->cap = c->cap ? 2 * c->cap : 32;
-			c->o->v = gt_report_must(realloc(c->o->v, c->cap * sizeof *c->o->v));
-		}
+		if (!gt_grow(&c->o->v, &c->cap, c->o->n + 1, sizeof *c->o->v))
+			gt_report_must(NULL);
 		c->o->v[c->o->n] = (struct gt_offcpu_group){ text, 1 };
 		*slot = ++c->o->n;
 		return;
