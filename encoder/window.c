@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "u64map.h"
+#include "common/grow.h"
+#include "common/u64map.h"
 
 /* A BLOCK_BEGIN or SYSCALL_BEGIN (with its kernel-object tail) fits; longer ones are not
  * written by the recorder. */
