@@ -3,13 +3,48 @@
 #ifndef GT_CAPTURE_FILE_H
 #define GT_CAPTURE_FILE_H
 
-#include "fastpath.h"
+#include "base.h"
 
-extern struct gt_file_header *gt_header GT_HIDDEN; /* NULL until mapped */
-extern char gt_capture_path[GT_PATH_MAX] GT_HIDDEN; /* "" until created */
-/* facts dropped (no chunk to be had), and how many of them a notice has reported */
-extern _Atomic uint64_t gt_dropped GT_HIDDEN;
-extern _Atomic uint64_t gt_dropped_reported GT_HIDDEN;
+#include "gotrace/capture.h"
+
+#include <sys/stat.h>
+
+#define GT_MAX_WINDOWS 2048u  /* mapped windows of chunks (capture_file.c: map_window) */
+
+/* The capture file's state, one struct at a fixed address (gt_cap): a field is read as a
+ * global is, by one PC-relative load, with no pointer to follow.  Its first cache line holds
+ * what reservations read (fastpath.h: chunk_limit) and the slow path reads at every chunk;
+ * the counters any thread writes at a turnover or a drop have a line of their own, so that
+ * their stores do not evict the first; the rest is the growth's, under its lock. */
+struct gt_capture {
+	uint32_t chunk_limit;             /* bytes a chunk may hold now (GT_FIRST_CHUNK at first) */
+	uint32_t chunk_size;              /* the chunks' stride in the file */
+	struct gt_file_header *header;    /* NULL until mapped */
+	uint64_t window_chunks;           /* chunks per mapped window */
+	uint64_t max_chunks;              /* the most chunks the file may hold */
+	int truncated;                    /* the file was trimmed: no chunk may be opened */
+
+	/* facts dropped (no chunk to be had), and how many of them a notice has reported */
+	_Alignas(64) _Atomic uint64_t dropped;
+	_Atomic uint64_t dropped_reported;
+	_Atomic uint64_t last_clock_tsc;  /* of the last clock pair written */
+	_Atomic uint64_t install_seq;     /* seq of the next chunk installed */
+	_Atomic(char *) spare_chunk;      /* taken but never installed (a lost race) */
+	_Atomic int growth_lock;          /* 0, or the thread id of its holder */
+
+	_Alignas(64) int fd;              /* >= 0 from capture_fd_open to capture_fd_close */
+	int sparse;                       /* its file system extends it without writing zeros */
+	int zero_filled;                  /* new chunks are written with zeros first (zero_fill) */
+	uint64_t file_dev, file_ino;      /* its identity, taken at creation */
+	uint64_t map_bytes;               /* the most the file may grow to */
+	uint64_t file_bytes;              /* allocated length of the file */
+	uint64_t reserved;                /* its length: sparse beyond file_bytes */
+	uint64_t n_windows;
+	struct stat stat;                 /* used under the growth lock: off the program's stack */
+	char *windows[GT_MAX_WINDOWS];
+	char path[GT_PATH_MAX];           /* "" until created */
+};
+extern struct gt_capture gt_cap GT_HIDDEN;
 
 /* why the file could not be created or grown: a message prefix and an errno */
 struct gt_file_error {
@@ -17,6 +52,8 @@ struct gt_file_error {
 	int err;
 };
 
+/* Once per program image, before any capture: the stride of its chunks; no descriptor held. */
+void gt_capture_setup(uint32_t chunk_size) GT_HIDDEN;
 /* 0: created, mapped, one chunk long, header filled.  -1: e->what NULL when already
  * reported (the file could not be created), else the failure to report. */
 int gt_capture_create(struct gt_file_error *e) GT_HIDDEN;

@@ -570,7 +570,7 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
  * summary carries a thread's last SYSCALL_BEGIN without the FD records before it. */
 static int fd_defined(int fd, uint8_t kind, uint64_t obj)
 {
-	const struct gt_file_header *h = gt_header;
+	const struct gt_file_header *h = gt_cap.header;
 	uint32_t capture = h ? (uint32_t)h->start_tsc | 1 : 0;
 	if (gt_fd_defined[fd] == capture)
 		return capture != 0;
@@ -721,8 +721,8 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 	if (st != GT_ST_RECORDING) {
 		/* the capture filled up: a thread first met now loses its facts too (counted one
 		 * per hook, as no record of it exists to say more) */
-		if (st == GT_ST_FAILED && gt_header)
-			gt_add((_Atomic uint64_t *)&gt_header->facts_lost, 1);
+		if (st == GT_ST_FAILED && gt_cap.header)
+			gt_add((_Atomic uint64_t *)&gt_cap.header->facts_lost, 1);
 		t->busy = was_busy;
 		return NULL;
 	}

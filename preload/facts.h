@@ -67,7 +67,7 @@ GT_INLINE int gt_emit_c_try(struct gt_tls *t, uint64_t tsc, unsigned cpu, unsign
 		return 0;
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, words * 8);
-	if (GT_UNLIKELY(off + words * 8 > gt_chunk_limit || tsc >= gt_stop_tsc()))
+	if (GT_UNLIKELY(off + words * 8 > gt_cap.chunk_limit || tsc >= gt_stop_tsc()))
 		return -1;
 	uint64_t *r = (uint64_t *)(chunk + off);
 	if (words > 1)

@@ -13,6 +13,7 @@
 #define GT_FASTPATH_H
 
 #include "base.h"
+#include "capture_file.h"
 
 #include "gotrace/capture.h"
 
@@ -151,8 +152,6 @@ extern struct gt_chunk_header gt_full_chunk GT_HIDDEN;
 
 GT_INLINE char *gt_slot_chunk(uintptr_t off) { return (char *)&gt_full_chunk + off; }
 GT_INLINE uintptr_t gt_slot_off(const char *chunk) { return (uintptr_t)(chunk - (char *)&gt_full_chunk); }
-extern uint32_t gt_chunk_size GT_HIDDEN;  /* the chunks' stride in the file */
-extern uint32_t gt_chunk_limit GT_HIDDEN; /* bytes a chunk may hold now (capture_file.c) */
 
 /* The capture's header page is mapped (MAP_FIXED) over this page-aligned variable
  * (capture_file.c), so its stop word is read at a fixed address like any global, and gotrace
@@ -181,7 +180,7 @@ GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
-	if (GT_UNLIKELY(off + nbytes > gt_chunk_limit || tsc >= gt_stop_tsc()))
+	if (GT_UNLIKELY(off + nbytes > gt_cap.chunk_limit || tsc >= gt_stop_tsc()))
 		return gt_reserve_slow_offstack(cpu, nbytes, tsc);
 	return (uint64_t *)(chunk + off);
 }

@@ -139,7 +139,7 @@ static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo
 /* A copy of the record into the keep chunks: 0, or -1 when no keep chunk could be had. */
 static int keep_put(const char *rec, uint32_t len)
 {
-	if (!keep || keep_used + len > gt_chunk_size) {
+	if (!keep || keep_used + len > gt_cap.chunk_size) {
 		struct gt_file_error e;
 		char *k = gt_chunk_new_locked(&e);
 		if (!k)
@@ -165,7 +165,7 @@ static int keep_put(const char *rec, uint32_t len)
 
 static void raise_lost(uint64_t tsc)
 {
-	_Atomic uint64_t *lost = (_Atomic uint64_t *)&gt_header->ring_lost_tsc;
+	_Atomic uint64_t *lost = (_Atomic uint64_t *)&gt_cap.header->ring_lost_tsc;
 	uint64_t was = gt_load(lost);
 	while (tsc > was && !atomic_compare_exchange_weak(lost, &was, tsc))
 		;
@@ -182,9 +182,9 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 {
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	uint64_t used = atomic_load_explicit((_Atomic uint64_t *)&h->used, memory_order_acquire);
-	uint64_t end = (used < gt_chunk_size ? used : gt_chunk_size) & ~7ull;
+	uint64_t end = (used < gt_cap.chunk_size ? used : gt_cap.chunk_size) & ~7ull;
 	uint64_t hz = gt_clock_tsc ? gt_tsc_hz : 1000000000ull;
-	uint64_t lo = gt_header->start_tsc > hz ? gt_header->start_tsc - hz : 0, hi = now + hz;
+	uint64_t lo = gt_cap.header->start_tsc > hz ? gt_cap.header->start_tsc - hz : 0, hi = now + hz;
 	uint64_t latest = 0;
 	int zero = 0;
 	raise_lost(retired_tsc);
@@ -239,8 +239,8 @@ char *gt_ring_reuse(void)
 	uint64_t now = gt_now(&cpu);
 	struct retired *old = &ring[ring_first];
 	if (ring_n < RING_FIFO) {
-		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_header->n_chunks) - keep_chunks;
-		if (gt_cfg.last_bytes && in_ring * gt_chunk_size < gt_cfg.last_bytes)
+		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) - keep_chunks;
+		if (gt_cfg.last_bytes && in_ring * gt_cap.chunk_size < gt_cfg.last_bytes)
 			return NULL;
 		uint64_t window = gt_clock_tsc ? (uint64_t)((double)gt_cfg.last_ns * (double)gt_tsc_hz / 1e9)
 					       : gt_cfg.last_ns;
@@ -263,6 +263,6 @@ char *gt_ring_reuse(void)
 	}
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	atomic_store_explicit((_Atomic uint32_t *)&h->magic, 0, memory_order_release);
-	memset(c + sizeof h->magic, 0, gt_chunk_size - sizeof h->magic);
+	memset(c + sizeof h->magic, 0, gt_cap.chunk_size - sizeof h->magic);
 	return c;
 }
