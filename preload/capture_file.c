@@ -1,12 +1,10 @@
-/* The capture file: creation, the mapping, growth a chunk at a time, the per-CPU chunks and
- * the final trim. */
+/* The capture file: its state (gt_cap), creation, the mapping, growth a chunk at a time
+ * (for chunk_refill.c, which takes and installs the chunks) and the final trim. */
 #include "capture_file.h"
-#include "fastpath.h"
 #include "capture_budget.h"
 #include "clock.h"
 #include "config.h"
-#include "facts.h"
-#include "lifecycle.h"
+#include "fastpath.h"
 #include "ring.h"
 #include "stacks.h"
 
@@ -25,14 +23,6 @@
  * (below) first, whatever chunk_limit says. */
 struct gt_capture gt_cap __attribute__((aligned(64)));
 union gt_header_page gt_header_page __attribute__((aligned(4096)));
-/* A process starts with one chunk of GT_FIRST_CHUNK bytes, all that most short processes
- * write (a shell loop's /bin/true, 1 to 7 KiB): allocating and mapping a whole 1 MiB chunk
- * was a seventh of such a process's time, and its release as much again in gotrace.  The
- * first chunk of another CPU, or the first one filled, gives chunk 0 the rest of its stride
- * (allocated before the limit rises, so a store never reaches a page without blocks), and
- * every chunk then holds gt_cap.chunk_size bytes. */
-#define GT_FIRST_CHUNK (64u << 10)
-
 /* Before initialisation and after the end every CPU points here: "used" is far beyond any
  * chunk size, so every reservation fails into the slow path. */
 struct gt_chunk_header gt_full_chunk = {.used = 1ull << 62};
@@ -78,9 +68,9 @@ static int take_growth(int wait)
 	return 1;
 }
 
-static void lock_growth(void) { take_growth(1); }
+void gt_growth_lock(void) { take_growth(1); }
 
-static void unlock_growth(void) { atomic_store_explicit(&gt_cap.growth_lock, 0, memory_order_release); }
+void gt_growth_unlock(void) { atomic_store_explicit(&gt_cap.growth_lock, 0, memory_order_release); }
 
 /* Only the machine's CPUs can have a chunk, and only a slot that has one is written: storing
  * into all 4096 faulted in the table's 64 untouched pages at every process's end. */
@@ -314,7 +304,7 @@ static int back_unopened(uint64_t len, uint64_t keep, uint64_t w, struct gt_file
 
 /* Chunks 0..n-1 backed by the file and mapped (under the growth lock), the last one up to
  * `last` bytes.  The descriptor is needed once per growth step or window, not per chunk. */
-static int back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
+int gt_capture_back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 {
 	uint64_t need = GT_FILE_HEADER_SIZE + (n - 1) * (uint64_t)gt_cap.chunk_size + last;
 	uint64_t w = (n - 1) / gt_cap.window_chunks;
@@ -335,17 +325,10 @@ static int back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 	return err ? -1 : 0;
 }
 
-static char *chunk_addr(uint64_t k)
+/* Chunk k, the next of the file, backed and mapped for its first page only (growth lock
+ * held): 1, else 0 (not even a page fits, or no chunk may be opened). */
+int gt_capture_back_page(uint64_t k)
 {
-	return gt_cap.windows[k / gt_cap.window_chunks] + (k % gt_cap.window_chunks) * gt_cap.chunk_size;
-}
-
-/* Where the stop notice goes when no chunk has room for it: a last chunk of one page (the
- * final trim keeps it that short).  NULL when not even a page fits. */
-static uint64_t *last_page_chunk(uint64_t tsc)
-{
-	lock_growth();
-	uint64_t k = gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks);
 	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_cap.chunk_size;
 	struct gt_file_error e;
 	int ok = !gt_cap.truncated && k < gt_cap.max_chunks && at == gt_cap.file_bytes;
@@ -357,257 +340,7 @@ static uint64_t *last_page_chunk(uint64_t tsc)
 	} else if (ok) {
 		ok = unopenable(e.err) && back_unopened(at + 4096, 0, k / gt_cap.window_chunks, &e) == 0;
 	}
-	if (!ok) {
-		unlock_growth();
-		return NULL;
-	}
-	gt_store((_Atomic uint64_t *)&gt_cap.header->n_chunks, k + 1);
-	unlock_growth();
-	char *c = chunk_addr(k);
-	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
-	h->cpu = 0;
-	h->seq = k;
-	h->first_tsc = tsc;
-	gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + 16 + sizeof(struct gt_p_notice));
-	atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
-	return (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
-}
-
-void gt_capture_stopped(int err, uint64_t tsc)
-{
-	struct gt_file_header *h = gt_cap.header;
-	h->stop_tsc = tsc;
-	h->stop_errno = err;
-	/* facts dropped before and not yet said in a notice: none can be written now */
-	uint64_t rep = gt_load(&gt_cap.dropped_reported), d = gt_load(&gt_cap.dropped);
-	if (d > rep && atomic_compare_exchange_strong(&gt_cap.dropped_reported, &rep, d))
-		gt_add((_Atomic uint64_t *)&h->facts_lost, d - rep);
-	atomic_fetch_or((_Atomic uint32_t *)&h->flags, GT_FILE_WRITE_FAILED);
-	/* The notice goes into the first CPU chunk it fits in, else into a page of its own. */
-	struct gt_p_notice n = {.value = (uint64_t)err};
-	uint64_t *r = NULL;
-	for (unsigned cpu = 0; cpu < h->n_cpus && !r; cpu++) {
-		uintptr_t slot = gt_load(&gt_slots[cpu].off);
-		if (!slot)
-			continue; /* the full chunk */
-		char *chunk = gt_slot_chunk(slot);
-		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
-		uint64_t off = gt_add(used, 16 + sizeof n);
-		if (off + 16 + sizeof n <= gt_cap.chunk_limit)
-			r = (uint64_t *)(chunk + off);
-	}
-	if (r || (r = last_page_chunk(tsc)))
-		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_WRITE_FAILED, tsc, &n, sizeof n);
-}
-
-/* A clock pair and a dropped-facts notice ride along in a new chunk when due. */
-static uint32_t chunk_extras(uint64_t tsc, int *want_clock, uint64_t *dropped)
-{
-	uint32_t extra = 0;
-	uint64_t last = gt_load(&gt_cap.last_clock_tsc);
-	uint64_t period = gt_clock_tsc ? gt_tsc_hz / 10 : 100000000ull;
-	*want_clock = 0;
-	if (tsc - last >= period &&
-	    atomic_compare_exchange_strong(&gt_cap.last_clock_tsc, &last, tsc)) {
-		*want_clock = 1;
-		extra += 16 + sizeof(struct gt_p_clock);
-	}
-	uint64_t d = gt_load(&gt_cap.dropped), rep = gt_load(&gt_cap.dropped_reported);
-	*dropped = 0;
-	if (d > rep && atomic_compare_exchange_strong(&gt_cap.dropped_reported, &rep, d)) {
-		*dropped = d - rep;
-		extra += 16 + sizeof(struct gt_p_notice);
-	}
-	return extra;
-}
-
-void gt_write_clock(uint64_t *r)
-{
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
-	struct gt_p_clock p;
-	p.mono_ns = gt_mono_ns(); /* right after tsc, then the wall clock */
-	p.real_ns = gt_real_ns();
-	gt_fill(r, 0, GT_CLOCK, 0, tsc, &p, sizeof p);
-}
-
-/* Every chunk holds gt_cap.chunk_size bytes from now on: chunk 0's blocks are all allocated
- * (growth lock held) before the limit rises. */
-static void widen_limit(void)
-{
-	__atomic_store_n(&gt_cap.chunk_limit, gt_cap.chunk_size, __ATOMIC_RELEASE);
-}
-
-static int may_grow(int final)
-{
-	int st = gt_load(&gt_state);
-	return !gt_cap.truncated && gt_cap.header && (st == GT_ST_RECORDING || (final && st == GT_ST_STOPPED));
-}
-
-/* bytes from the GOTRACE_MAX_CAPTURE bound: 1, else 0 with the stop said in the header */
-static int take_budget(uint64_t bytes, struct gt_file_error *e)
-{
-	if (gt_budget_take(bytes))
-		return 1;
-	atomic_fetch_or((_Atomic uint32_t *)&gt_cap.header->flags, GT_FILE_AT_BOUND);
-	*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound: ", EFBIG};
-	return 0;
-}
-
-/* Chunk 0, full at GT_FIRST_CHUNK, gets the rest of its stride: 1 when its writer may go on
- * in it (the reservation that failed leaves a gap of zero words, read as uncommitted). */
-static int widen_first_chunk(int final, struct gt_file_error *e)
-{
-	lock_growth();
-	int ok = may_grow(final);
-	if (ok && gt_cap.chunk_limit < gt_cap.chunk_size) {
-		uint64_t rest = gt_cap.chunk_size - gt_cap.chunk_limit;
-		ok = take_budget(rest, e);
-		if (ok && back_chunks(1, gt_cap.chunk_size, e) < 0) {
-			gt_budget_give_back(rest);
-			ok = 0;
-		}
-	}
-	if (ok)
-		widen_limit();
-	unlock_growth();
 	return ok;
-}
-
-static char *new_chunk(int first, struct gt_file_error *e);
-
-/* A chunk for `cpu`: the spare a thread that lost an install gave back, else the next one
- * of the file (grown and prefaulted, only its first GT_FIRST_CHUNK bytes when it is the
- * CPU's first chunk: its other pages fault when reached, their blocks allocated already, so
- * that a store there cannot meet a full disk).  NULL when recording is over or the file
- * cannot grow. */
-static char *chunk_take(int final, int first, struct gt_file_error *e)
-{
-	lock_growth();
-	if (!may_grow(final)) {
-		unlock_growth();
-		return NULL;
-	}
-	char *spare = atomic_exchange(&gt_cap.spare_chunk, NULL);
-	if (!spare && gt_ring_on())
-		spare = gt_ring_reuse();
-	if (spare) {
-		unlock_growth();
-		return spare;
-	}
-	char *c = new_chunk(first, e);
-	unlock_growth();
-	return c;
-}
-
-char *gt_chunk_new_locked(struct gt_file_error *e) { return new_chunk(0, e); }
-
-/* The next chunk of the file (growth lock held), prefaulted whole or, when first, its
- * first GT_FIRST_CHUNK bytes. */
-static char *new_chunk(int first, struct gt_file_error *e)
-{
-	uint64_t k = gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks);
-	if (k >= gt_cap.max_chunks) {
-		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
-		return NULL;
-	}
-	/* chunk k, and the rest of chunk 0 when it is still small (allocated with this one) */
-	uint64_t bytes = k ? gt_cap.chunk_size : gt_cap.chunk_limit;
-	if (k && gt_cap.chunk_limit < gt_cap.chunk_size)
-		bytes += gt_cap.chunk_size - gt_cap.chunk_limit;
-	if (!take_budget(bytes, e))
-		return NULL;
-	if (back_chunks(k + 1, k ? gt_cap.chunk_size : gt_cap.chunk_limit, e) < 0) {
-		gt_budget_give_back(bytes);
-		return NULL;
-	}
-	if (k && gt_cap.chunk_limit < gt_cap.chunk_size) /* chunk 0 was allocated with this one */
-		widen_limit();
-	gt_store((_Atomic uint64_t *)&gt_cap.header->n_chunks, k + 1);
-
-	char *c = chunk_addr(k);
-	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
-	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
-	gt_sys3(SYS_madvise, c, first && GT_FIRST_CHUNK < gt_cap.chunk_size ? GT_FIRST_CHUNK : gt_cap.chunk_size,
-		23 /* MADV_POPULATE_WRITE */);
-	return c;
-}
-
-/* A chunk that lost its install goes to the next turnover (if a spare is already waiting,
- * the older one stays unused: magic 0, which the reader counts). */
-static void give_back(char *c)
-{
-	atomic_exchange(&gt_cap.spare_chunk, c);
-}
-
-/* Several threads may find the same chunk full (a thread is preempted while it opens one, or
- * files facts under a CPU it just left).  A new chunk replaces only the chunk its opener saw
- * full (a CAS), and its seq is taken after that chunk was seen, so a CPU's chunks in seq
- * order are its records in the order they were reserved.  A thread that loses reserves in
- * the winner's chunk and gives its own back for the next turnover. */
-uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, struct gt_file_error *e)
-{
-	int want_clock;
-	uint64_t dropped;
-	uint32_t extra;
-	char *c = NULL, *seen;
-	uintptr_t seen_off;
-	struct gt_chunk_header *h;
-	e->err = 0;
-	for (;;) {
-		seen_off = gt_load(&gt_slots[cpu].off);
-		seen = gt_slot_chunk(seen_off);
-		uint64_t off = gt_add((_Atomic uint64_t *)(seen + offsetof(struct gt_chunk_header, used)), nbytes);
-		if (off + nbytes <= gt_cap.chunk_limit) {
-			if (c) /* another thread installed a chunk meanwhile */
-				give_back(c);
-			return (uint64_t *)(seen + off);
-		}
-		if (!c && seen_off && seen == chunk_addr(0) && gt_cap.chunk_limit < gt_cap.chunk_size) {
-			if (widen_first_chunk(final, e))
-				continue;
-			return NULL;
-		}
-		if (!c && !(c = chunk_take(final, !seen_off, e)))
-			return NULL;
-		h = (struct gt_chunk_header *)c;
-		extra = chunk_extras(tsc, &want_clock, &dropped);
-		h->cpu = cpu;
-		h->seq = gt_add(&gt_cap.install_seq, 1);
-		h->first_tsc = tsc;
-		gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + extra + nbytes);
-		atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
-		uintptr_t expected = seen_off;
-		if (atomic_compare_exchange_strong(&gt_slots[cpu].off, &expected, gt_slot_off(c)))
-			break;
-		/* lost: the extras are due again for the next chunk */
-		if (want_clock)
-			gt_store(&gt_cap.last_clock_tsc, 0);
-		if (dropped)
-			atomic_fetch_sub(&gt_cap.dropped_reported, dropped);
-		atomic_store_explicit((_Atomic uint32_t *)&h->magic, 0, memory_order_relaxed);
-	}
-	uint64_t *p = (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
-	if (want_clock) {
-		gt_write_clock(p);
-		p += (16 + sizeof(struct gt_p_clock)) / 8;
-	}
-	if (dropped) {
-		struct gt_p_notice n = {.value = dropped};
-		gt_fill(p, 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
-		p += (16 + sizeof n) / 8;
-	}
-	if (seen_off && gt_ring_on()) {
-		lock_growth();
-		gt_ring_retired(seen, tsc);
-		unlock_growth();
-	}
-	if (seen_off) {
-		/* The old chunk is full: drop its pages from our mapping (they stay in the file;
-		 * a late writer refaults them), so memory stays bounded by CPUs x chunk size. */
-		gt_sys3(SYS_madvise, seen, gt_cap.chunk_size, MADV_DONTNEED);
-	}
-	return p;
 }
 
 /* ---- creation ----------------------------------------------------------------------- */
@@ -708,7 +441,7 @@ static void reserve_for_drop(void)
 			reserve_to(gt_cap.file_bytes + GT_DROP_RESERVE);
 			capture_fd_close();
 		}
-		unlock_growth();
+		gt_growth_unlock();
 	}
 	gt_tls.busy = was_busy;
 }
@@ -921,7 +654,7 @@ int gt_capture_create(struct gt_file_error *e)
 
 void gt_capture_trim(void)
 {
-	lock_growth();
+	gt_growth_lock();
 	gt_cap.truncated = 1;
 	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) * gt_cap.chunk_size;
 	/* a last chunk of one page (last_page_chunk); chunk 0 alone at GT_FIRST_CHUNK keeps its
@@ -933,7 +666,7 @@ void gt_capture_trim(void)
 		gt_sys2(SYS_ftruncate, gt_cap.fd, (long)len);
 		capture_fd_close();
 	}
-	unlock_growth();
+	gt_growth_unlock();
 }
 
 void gt_capture_forget(void)

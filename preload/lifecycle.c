@@ -4,6 +4,7 @@
 #include "lifecycle.h"
 #include "capture_file.h"
 #include "child_env.h"
+#include "chunk_refill.h"
 #include "clock.h"
 #include "config.h"
 #include "exit_convert.h"
