@@ -117,7 +117,8 @@ static void reserve_to(uint64_t len)
 	uint64_t limit = fsize_limit();
 	len = len < gt_cap.map_bytes ? len : gt_cap.map_bytes;
 	len = len < limit ? len : limit;
-	if (gt_cap.sparse && len > gt_cap.reserved && len > gt_cap.file_bytes && file_call(SYS_ftruncate, (long)len, 0, 0) == 0)
+	if (gt_cap.sparse && len > gt_cap.reserved && len > gt_cap.file_bytes &&
+	    file_call(SYS_ftruncate, (long)len, 0, 0) == 0)
 		gt_cap.reserved = len;
 }
 
@@ -185,7 +186,8 @@ static int grow_file(uint64_t need)
 {
 	if (need <= gt_cap.file_bytes)
 		return 0;
-	uint64_t have = gt_cap.file_bytes > GT_FILE_HEADER_SIZE ? (gt_cap.file_bytes - GT_FILE_HEADER_SIZE) / gt_cap.chunk_size : 0;
+	uint64_t have = gt_cap.file_bytes > GT_FILE_HEADER_SIZE
+				? (gt_cap.file_bytes - GT_FILE_HEADER_SIZE) / gt_cap.chunk_size : 0;
 	uint64_t ahead = have < 7 ? have : 7, left = gt_budget_left() / gt_cap.chunk_size;
 	for (ahead = ahead < left ? ahead : left;; ahead /= 2) {
 		uint64_t target = need + ahead * gt_cap.chunk_size;
@@ -248,7 +250,8 @@ static int map_window(uint64_t w)
 static int dup_window(uint64_t w)
 {
 	uint64_t bytes = gt_cap.window_chunks * gt_cap.chunk_size;
-	long r = gt_sys((long)SYS_mremap, (long)gt_cap.windows[w - 1], 0, (long)(2 * bytes), MREMAP_MAYMOVE, 0, 0);
+	long r = gt_sys((long)SYS_mremap, (long)gt_cap.windows[w - 1], 0, (long)(2 * bytes),
+			MREMAP_MAYMOVE, 0, 0);
 	if (r < 0 && r > -4096)
 		return (int)-r;
 	gt_sys2(SYS_munmap, r, bytes);
@@ -656,13 +659,15 @@ void gt_capture_trim(void)
 {
 	gt_growth_lock();
 	gt_cap.truncated = 1;
-	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) * gt_cap.chunk_size;
+	uint64_t len = GT_FILE_HEADER_SIZE +
+		       gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) * gt_cap.chunk_size;
 	/* a last chunk of one page (last_page_chunk); chunk 0 alone at GT_FIRST_CHUNK keeps its
 	 * stride, the rest a hole, so that the reader never takes it for a truncated chunk */
 	if (len > gt_cap.file_bytes && gt_cap.chunk_limit == gt_cap.chunk_size)
 		len = gt_cap.file_bytes;
 	struct gt_file_error e;
-	if (len != (gt_cap.reserved > gt_cap.file_bytes ? gt_cap.reserved : gt_cap.file_bytes) && capture_fd_open(&e) == 0) {
+	uint64_t now_len = gt_cap.reserved > gt_cap.file_bytes ? gt_cap.reserved : gt_cap.file_bytes;
+	if (len != now_len && capture_fd_open(&e) == 0) {
 		gt_sys2(SYS_ftruncate, gt_cap.fd, (long)len);
 		capture_fd_close();
 	}

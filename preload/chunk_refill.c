@@ -191,8 +191,8 @@ static char *new_chunk(int first, struct gt_file_error *e)
 	char *c = gt_chunk_addr(k);
 	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
 	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
-	gt_sys3(SYS_madvise, c, first && GT_FIRST_CHUNK < gt_cap.chunk_size ? GT_FIRST_CHUNK : gt_cap.chunk_size,
-		23 /* MADV_POPULATE_WRITE */);
+	uint32_t prefault = first && GT_FIRST_CHUNK < gt_cap.chunk_size ? GT_FIRST_CHUNK : gt_cap.chunk_size;
+	gt_sys3(SYS_madvise, c, prefault, 23 /* MADV_POPULATE_WRITE */);
 	return c;
 }
 
