@@ -535,15 +535,15 @@ static void fill_header(void)
 		}
 	}
 	h->n_cpus = (uint32_t)(ncpu > 0 && ncpu <= (long)GT_MAX_CPUS ? ncpu : GT_MAX_CPUS);
-	h->clock_source = gt_clock_tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC;
-	h->tsc_hz = gt_tsc_hz;
+	h->clock_source = gt_clock.tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC;
+	h->tsc_hz = gt_clock.tsc_hz;
 	unsigned cpu;
 	h->start_tsc = gt_now(&cpu);
 	h->start_mono_ns = gt_mono_ns();
 	h->start_real_ns = gt_real_ns();
 	h->stack_mode = gt_stack_mode;
 	h->stack_depth = gt_cfg.stack_depth;
-	h->flags = (gt_clock_tsc ? 0 : GT_FILE_TSC_UNRELIABLE) |
+	h->flags = (gt_clock.tsc ? 0 : GT_FILE_TSC_UNRELIABLE) |
 		   (h == &gt_header_page.h ? GT_FILE_STOP_WORD : 0);
 #if defined(__x86_64__)
 	h->arch = GT_ARCH_X86_64;

@@ -68,7 +68,7 @@ static uint32_t chunk_extras(uint64_t tsc, int *want_clock, uint64_t *dropped)
 {
 	uint32_t extra = 0;
 	uint64_t last = gt_load(&gt_cap.last_clock_tsc);
-	uint64_t period = gt_clock_tsc ? gt_tsc_hz / 10 : 100000000ull;
+	uint64_t period = gt_clock.tsc ? gt_clock.tsc_hz / 10 : 100000000ull;
 	*want_clock = 0;
 	if (tsc - last >= period &&
 	    atomic_compare_exchange_strong(&gt_cap.last_clock_tsc, &last, tsc)) {

@@ -87,9 +87,18 @@ extern int gt_fast_facts GT_HIDDEN;
 
 /* ---- the clock (clock.c sets these up) ------------------------------------------------ */
 
-extern int gt_use_rdtscp GT_HIDDEN;          /* TSC timestamps and rdtscp for the CPU */
-extern int gt_use_rseq_tsc GT_HIDDEN;        /* TSC timestamps, CPU from glibc's rseq area */
-extern ptrdiff_t gt_rseq_offset GT_HIDDEN;
+/* The clock in force, one struct at a fixed address (its fields read as globals are); the
+ * three gt_now reads come first, in one cache line. */
+struct gt_clock {
+	int use_rseq_tsc;         /* TSC timestamps, CPU from glibc's rseq area */
+	int use_rdtscp;           /* TSC timestamps and rdtscp for the CPU */
+	ptrdiff_t rseq_offset;    /* of glibc's rseq area from the thread pointer */
+	int tsc;                  /* 1: rdtsc timestamps, 0: CLOCK_MONOTONIC ns */
+	int cpu_source;           /* enum gt_cpu_source (clock.h) */
+	uint64_t tsc_hz;
+	char tsc_hz_text[24];     /* tsc_hz in decimal when the TSC is used */
+};
+extern struct gt_clock gt_clock GT_HIDDEN;
 uint64_t gt_now_slow(unsigned *cpu) GT_HIDDEN;
 
 /* rdtsc (~11 ns here) plus the CPU number the kernel keeps in the thread's rseq area (one
@@ -99,18 +108,18 @@ uint64_t gt_now_slow(unsigned *cpu) GT_HIDDEN;
 /* the rseq area's cpu_id, read %fs-relative (no load of the thread pointer first) */
 GT_INLINE unsigned gt_rseq_cpu(void)
 {
-	return (unsigned)*(const volatile __seg_fs int32_t *)(gt_rseq_offset + 4) & (GT_MAX_CPUS - 1);
+	return (unsigned)*(const volatile __seg_fs int32_t *)(gt_clock.rseq_offset + 4) & (GT_MAX_CPUS - 1);
 }
 
 GT_INLINE uint64_t gt_now(unsigned *cpu)
 {
-	if (GT_LIKELY(gt_use_rseq_tsc)) {
+	if (GT_LIKELY(gt_clock.use_rseq_tsc)) {
 		uint32_t lo, hi;
 		*cpu = gt_rseq_cpu();
 		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 		return ((uint64_t)hi << 32) | lo;
 	}
-	if (GT_LIKELY(gt_use_rdtscp)) {
+	if (GT_LIKELY(gt_clock.use_rdtscp)) {
 		uint32_t lo, hi, aux;
 		__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
 		*cpu = aux & 0xfff; /* Linux puts node << 12 | cpu in TSC_AUX */
@@ -137,7 +146,7 @@ GT_INLINE uint64_t gt_now(unsigned *cpu) { return gt_now_slow(cpu); }
 GT_INLINE uint64_t gt_now_fast(int clock, unsigned *cpu) { return (void)clock, gt_now_slow(cpu); }
 #endif
 
-/* ---- reserve and commit (the chunks are capture_file.c's) ----------------------------- */
+/* ---- reserve and commit (chunks: capture_file.c maps them, chunk_refill.c installs them) -- */
 
 /* A slot holds its chunk as an offset from the constant full chunk, so that a zeroed slot
  * means "full": the table lives in pages that MADV_WIPEONFORK zeroes in any child made

@@ -223,7 +223,7 @@ static void stop_recording(int process_end)
 
 static uint64_t ns_to_ticks(uint64_t ns)
 {
-	return gt_clock_tsc ? (uint64_t)((double)ns * (double)gt_tsc_hz / 1e9) : ns;
+	return gt_clock.tsc ? (uint64_t)((double)ns * (double)gt_clock.tsc_hz / 1e9) : ns;
 }
 
 static void after_fork_child(void);
@@ -244,8 +244,8 @@ int gt_init(void)
 		gt_self_range();
 		gt_stack_mode = gt_cfg.stack_mode;
 		gt_stacks_setup();
-		gt_fast_facts = gt_stack_mode != GT_STACKS_NONE ? 0 : gt_use_rseq_tsc ? GT_FAST_RSEQ
-				: gt_use_rdtscp ? GT_FAST_RDTSCP : 0;
+		gt_fast_facts = gt_stack_mode != GT_STACKS_NONE ? 0 : gt_clock.use_rseq_tsc ? GT_FAST_RSEQ
+				: gt_clock.use_rdtscp ? GT_FAST_RDTSCP : 0;
 		pthread_atfork(NULL, NULL, after_fork_child);
 		wipe_on_fork();
 		gt_image_ready = 1;

@@ -190,7 +190,7 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	uint64_t used = atomic_load_explicit((_Atomic uint64_t *)&h->used, memory_order_acquire);
 	uint64_t end = (used < gt_cap.chunk_size ? used : gt_cap.chunk_size) & ~7ull;
-	uint64_t hz = gt_clock_tsc ? gt_tsc_hz : 1000000000ull;
+	uint64_t hz = gt_clock.tsc ? gt_clock.tsc_hz : 1000000000ull;
 	uint64_t lo = gt_cap.header->start_tsc > hz ? gt_cap.header->start_tsc - hz : 0, hi = now + hz;
 	uint64_t latest = 0;
 	int zero = 0;
@@ -249,7 +249,7 @@ char *gt_ring_reuse(void)
 		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) - ring.keep_chunks;
 		if (gt_cfg.last_bytes && in_ring * gt_cap.chunk_size < gt_cfg.last_bytes)
 			return NULL;
-		uint64_t window = gt_clock_tsc ? (uint64_t)((double)gt_cfg.last_ns * (double)gt_tsc_hz / 1e9)
+		uint64_t window = gt_clock.tsc ? (uint64_t)((double)gt_cfg.last_ns * (double)gt_clock.tsc_hz / 1e9)
 					       : gt_cfg.last_ns;
 		if (gt_cfg.last_ns && now - old->tsc < window)
 			return NULL;
