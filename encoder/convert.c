@@ -126,6 +126,93 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 }
 
 /* Writes the trace of set into out (beside it first, renamed into place when complete). */
+/* Each capture's part of the summary, and the totals (span: first and last tsc per capture,
+ * NULL: unknown; hz: the first capture's ticks per second; m NULL: no model ran). */
+static void summarize_captures(struct gt_capture_set *set, struct gt_model *m,
+			       const uint64_t (*span)[2], double hz,
+			       struct gt_convert_set_summary *sum)
+{
+	size_t n = gt_capture_set_count(set);
+	for (size_t i = 0; i < n; i++) {
+		struct gt_convert_capture *c = &sum->captures[i];
+		const struct gt_file_header *h = gt_capture_set_header(set, i);
+		c->path = gt_capture_set_path(set, i);
+		if (!h) {
+			snprintf(c->error, sizeof c->error, "%s", gt_capture_set_error(set, i));
+			continue;
+		}
+		c->readable = true;
+		c->sum.pid = h->pid;
+		gt_capture_stop(h, &c->sum.stop);
+		c->finalized = (h->flags & GT_FILE_FINALIZED) != 0;
+		c->detached = (h->flags & GT_FILE_DETACHED) != 0;
+		/* named as its user knows it: its last GT_PROCESS_NAME, else its executable's */
+		struct gt_process_name pn;
+		if (!m)
+			gt_process_name_from_header(&pn, h);
+		const struct gt_process_name *name = m ? gt_model_process(m, (uint32_t)i) : &pn;
+		memcpy(c->sum.process, name->name, sizeof c->sum.process);
+		memcpy(c->command, name->name, sizeof c->command);
+		c->start_mono_ns = h->start_mono_ns;
+		if (span && span[i][1] > span[i][0])
+			c->seconds = (double)(span[i][1] - span[i][0]) / hz;
+		gt_capture_set_stats(set, i, &c->sum.reader, &c->sum.truncated);
+		if (m)
+			gt_model_capture_counters(m, (uint32_t)i, &c->sum.model);
+		sum->total.truncated |= c->sum.truncated;
+		if (n == 1) {
+			/* else each capture says its own */
+			sum->total.stop = c->sum.stop;
+			memcpy(sum->total.process, c->sum.process, sizeof sum->total.process);
+		}
+#define GT_ADD_READER(f) sum->total.reader.f += c->sum.reader.f;
+		GT_ADD_READER(records) GT_ADD_READER(chunks) GT_ADD_READER(chunks_unused)
+		GT_ADD_READER(chunks_bad) GT_ADD_READER(chunks_truncated) GT_ADD_READER(bytes_zero)
+		GT_ADD_READER(bytes_garbage) GT_ADD_READER(resyncs) GT_ADD_READER(torn_tails)
+		GT_ADD_READER(reordered) GT_ADD_READER(reorder_capped) GT_ADD_READER(bytes_total)
+		GT_ADD_READER(bytes_read) GT_ADD_READER(chunks_keep) GT_ADD_READER(ring_summary)
+		GT_ADD_READER(before_window) GT_ADD_READER(open_unknown)
+#undef GT_ADD_READER
+	}
+}
+
+/* The CPU samples after the last fact: the rest given to m, counted, closed. */
+static void finish_samples(struct gt_cpu_samples *cs, struct gt_model *m,
+			   struct gt_convert_set_summary *sum)
+{
+	gt_cpu_samples_finish(cs, m);
+	gt_model_offcpu_samples(m, NULL);   /* closed next */
+	gt_cpu_samples_counts(cs, &sum->total.samples);
+	const struct gt_cpu_sample_counts *sc = &sum->total.samples;
+	sum->total.has_samples = sc->written || sc->outside || sc->no_user || sc->offcpu ||
+				 sc->elsewhere;
+	gt_cpu_samples_close(cs);
+}
+
+/* The file the trace for out is written into: out.partial, renamed at the end, or out itself
+ * (*in_place) when it is not a regular file (/dev/null, a FIFO, a terminal: renaming over it
+ * would replace a device node or a pipe with a file).  Its fd, *tmp its path (to free); -1
+ * after one line into err. */
+static int open_output(const char *out, char **tmp, bool *in_place, char *err, size_t errlen)
+{
+	size_t tmp_len = strlen(out) + 16;
+	*tmp = malloc(tmp_len);
+	if (!*tmp) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	struct stat st;
+	*in_place = stat(out, &st) == 0 && !S_ISREG(st.st_mode);
+	snprintf(*tmp, tmp_len, *in_place ? "%s" : "%s.partial", out);
+	int fd = open(*tmp, *in_place ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		      0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", *tmp, strerror(errno));
+		free(*tmp);
+	}
+	return fd;
+}
+
 static int convert_set(struct gt_capture_set *set, const char *out,
 		       const struct gt_convert_options *opt, struct gt_convert_set_summary *sum,
 		       char *err, size_t errlen)
@@ -140,24 +227,11 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		if (h && h->n_cpus > base.n_cpus)
 			base.n_cpus = h->n_cpus;   /* CPUs are shared Ps */
 	}
-	size_t tmp_len = strlen(out) + 16;
-	char *tmp = malloc(tmp_len);
-	if (!tmp) {
-		snprintf(err, errlen, "out of memory");
+	char *tmp;
+	bool in_place;
+	int fd = open_output(out, &tmp, &in_place, err, errlen);
+	if (fd < 0)
 		return -1;
-	}
-	/* An output that is not a regular file (/dev/null, a FIFO, a terminal) is written in
-	 * place: renaming over it would replace a device node or a pipe with a file. */
-	struct stat st;
-	bool in_place = stat(out, &st) == 0 && !S_ISREG(st.st_mode);
-	snprintf(tmp, tmp_len, in_place ? "%s" : "%s.partial", out);
-	int fd = open(tmp, in_place ? O_WRONLY | O_CLOEXEC : O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-		      0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-		free(tmp);
-		return -1;
-	}
 	struct gt_symbolizer *sym = NULL;
 	if (!opt->no_symbols) {
 		struct gt_sym_options so = {.debug_dirs = opt->debug_dirs};
@@ -245,15 +319,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		}
 		if (!win)   /* the last ones (a window ends at its last fact) */
 			kswitches_feed(&ks, m, NULL);
-		if (cs) {
-			gt_cpu_samples_finish(cs, m);
-			gt_model_offcpu_samples(m, NULL);   /* closed next */
-			gt_cpu_samples_counts(cs, &sum->total.samples);
-			const struct gt_cpu_sample_counts *sc = &sum->total.samples;
-			sum->total.has_samples = sc->written || sc->outside || sc->no_user || sc->offcpu ||
-						 sc->elsewhere;
-			gt_cpu_samples_close(cs);
-		}
+		if (cs)
+			finish_samples(cs, m, sum);
 		uint64_t freq = gt_model_finish(m);
 		int werr = gt_wire_finish(w, freq);
 		if (win && !gt_window_started(win)) {
@@ -267,47 +334,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		gt_model_counters(m, &sum->total.model);
 		gt_wire_stats(w, &sum->total.wire);
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct gt_convert_capture *c = &sum->captures[i];
-		const struct gt_file_header *h = gt_capture_set_header(set, i);
-		c->path = gt_capture_set_path(set, i);
-		if (!h) {
-			snprintf(c->error, sizeof c->error, "%s", gt_capture_set_error(set, i));
-			continue;
-		}
-		c->readable = true;
-		c->sum.pid = h->pid;
-		gt_capture_stop(h, &c->sum.stop);
-		c->finalized = (h->flags & GT_FILE_FINALIZED) != 0;
-		c->detached = (h->flags & GT_FILE_DETACHED) != 0;
-		/* named as its user knows it: its last GT_PROCESS_NAME, else its executable's */
-		struct gt_process_name pn;
-		if (!m)
-			gt_process_name_from_header(&pn, h);
-		const struct gt_process_name *name = m ? gt_model_process(m, (uint32_t)i) : &pn;
-		memcpy(c->sum.process, name->name, sizeof c->sum.process);
-		memcpy(c->command, name->name, sizeof c->command);
-		c->start_mono_ns = h->start_mono_ns;
-		if (span && span[i][1] > span[i][0])
-			c->seconds = (double)(span[i][1] - span[i][0]) / ticks_per_second(h0);
-		gt_capture_set_stats(set, i, &c->sum.reader, &c->sum.truncated);
-		if (m)
-			gt_model_capture_counters(m, (uint32_t)i, &c->sum.model);
-		sum->total.truncated |= c->sum.truncated;
-		if (n == 1) {
-			/* else each capture says its own */
-			sum->total.stop = c->sum.stop;
-			memcpy(sum->total.process, c->sum.process, sizeof sum->total.process);
-		}
-#define GT_ADD_READER(f) sum->total.reader.f += c->sum.reader.f;
-		GT_ADD_READER(records) GT_ADD_READER(chunks) GT_ADD_READER(chunks_unused)
-		GT_ADD_READER(chunks_bad) GT_ADD_READER(chunks_truncated) GT_ADD_READER(bytes_zero)
-		GT_ADD_READER(bytes_garbage) GT_ADD_READER(resyncs) GT_ADD_READER(torn_tails)
-		GT_ADD_READER(reordered) GT_ADD_READER(reorder_capped) GT_ADD_READER(bytes_total)
-		GT_ADD_READER(bytes_read) GT_ADD_READER(chunks_keep) GT_ADD_READER(ring_summary)
-		GT_ADD_READER(before_window) GT_ADD_READER(open_unknown)
-#undef GT_ADD_READER
-	}
+	summarize_captures(set, m, span, ticks_per_second(h0), sum);
 	if (close(fd) < 0 && !rc) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		rc = -1;

@@ -2,37 +2,22 @@
 #include "window.h"
 
 #include <stdlib.h>
-#include <string.h>
 
-#include "common/grow.h"
-#include "common/u64map.h"
-
-/* A BLOCK_BEGIN or SYSCALL_BEGIN (with its kernel-object tail) fits; longer ones are not
- * written by the recorder. */
-#define PENDING_WORDS 8
-
-struct wthread {
-	uint32_t capture, serial;
-	uint32_t cpu;               /* of its latest fact: where it shows up at the start */
-	bool alive;
-	bool blocked_at_start;      /* THREAD_EXISTING said so, and nothing since */
-	uint64_t start_routine;
-	uint16_t pending_words;     /* the wait or syscall it is in, 0 = none */
-	uint64_t pending[PENDING_WORDS];
-	size_t pending_payload_len;
-};
+#include "encoder.h"
 
 struct gt_window {
 	uint64_t from_tsc, to_tsc;
 	bool started;
-	struct gt_u64map index;     /* capture << 32 | serial -> position + 1 in threads */
-	struct wthread *threads;
-	size_t n, cap;
+	struct gt_tracker *tracker;  /* the threads' state up to the window's start */
 };
 
 struct gt_window *gt_window_new(uint64_t from_tsc, uint64_t to_tsc)
 {
 	struct gt_window *w = calloc(1, sizeof *w);
+	if (w && !(w->tracker = gt_tracker_new())) {
+		free(w);
+		return NULL;
+	}
 	if (w) {
 		w->from_tsc = from_tsc;
 		w->to_tsc = to_tsc;
@@ -44,80 +29,13 @@ void gt_window_free(struct gt_window *w)
 {
 	if (!w)
 		return;
-	gt_u64map_free(&w->index);
-	free(w->threads);
+	gt_tracker_free(w->tracker);
 	free(w);
 }
 
 bool gt_window_started(const struct gt_window *w)
 {
 	return w->started;
-}
-
-/* The thread of (capture, serial), made when new; NULL when memory runs out. */
-static struct wthread *thread_of(struct gt_window *w, uint32_t capture, uint32_t serial)
-{
-	bool found;
-	uint64_t *slot = gt_u64map_slot(&w->index, (uint64_t)capture << 32 | serial, &found);
-	if (!slot)
-		return NULL;
-	if (found)
-		return &w->threads[*slot - 1];
-	if (!gt_grow(&w->threads, &w->cap, w->n + 1, sizeof *w->threads))
-		return NULL;
-	*slot = w->n + 1;   /* the slot stays valid: no insertion since */
-	struct wthread *t = &w->threads[w->n++];
-	*t = (struct wthread){.capture = capture, .serial = serial};
-	return t;
-}
-
-/* What a record before the window tells of its thread's state at the window's start. */
-static void track(struct gt_window *w, const struct gt_capture_record *r)
-{
-	const struct gt_rec *rec = r->rec;
-	if (!rec->thread)
-		return;
-	struct wthread *t = thread_of(w, r->capture, rec->thread);
-	if (!t)
-		return;
-	t->cpu = r->cpu;
-	t->alive = true;
-	t->blocked_at_start = false;
-	t->pending_words = 0;
-	switch (rec->type) {
-	case GT_THREAD_EXISTING:
-	case GT_THREAD_START: {
-		const struct gt_p_thread_start *s = r->payload;
-		if (s->start_routine)
-			t->start_routine = s->start_routine;
-		t->blocked_at_start = rec->type == GT_THREAD_EXISTING && (rec->aux & 1);
-		break;
-	}
-	case GT_THREAD_NEW: {
-		const struct gt_p_thread_new *n = r->payload;
-		uint32_t cpu = t->cpu;
-		struct wthread *c = n->child ? thread_of(w, r->capture, n->child) : NULL;
-		if (c && !c->alive) {
-			c->alive = true;
-			c->cpu = cpu;
-			c->start_routine = n->start_routine;
-		}
-		break;
-	}
-	case GT_THREAD_END:
-		t->alive = false;
-		break;
-	case GT_BLOCK_BEGIN:
-	case GT_SYSCALL_BEGIN:
-		if (rec->nwords <= PENDING_WORDS) {
-			memcpy(t->pending, rec, (size_t)rec->nwords * 8);
-			t->pending_words = rec->nwords;
-			t->pending_payload_len = r->payload_len;
-		}
-		break;
-	default:
-		break;
-	}
 }
 
 /* The records given to the model before the window: what later records refer to. */
@@ -129,9 +47,9 @@ static bool defines(const struct gt_window *w, const struct gt_capture_record *r
 		return true;
 	case GT_THREAD_NAME: {
 		/* of a thread alive now (one ended before the window is not in the trace) */
-		const uint64_t *pos = gt_u64map_find(&w->index, (uint64_t)r->capture << 32 |
-								r->rec->thread);
-		return pos && w->threads[*pos - 1].alive;
+		const struct gt_tracked_thread *t =
+			gt_tracker_thread(w->tracker, r->capture, r->rec->thread);
+		return t && gt_tracked_live(t);
 	}
 	default:
 		return false;
@@ -144,10 +62,8 @@ static void start_window(struct gt_window *w, struct gt_model *m)
 {
 	uint64_t at = w->from_tsc - 1;   /* before every record of the window: a wake at the
 					  * start is after the wait it ends */
-	for (size_t i = 0; i < w->n; i++) {
-		struct wthread *t = &w->threads[i];
-		if (!t->alive)
-			continue;
+	size_t pos = 0;
+	for (const struct gt_tracked_thread *t; (t = gt_tracker_next_live(w->tracker, &pos));) {
 		struct {
 			struct gt_rec rec;
 			struct gt_p_thread_start s;
@@ -162,12 +78,12 @@ static void start_window(struct gt_window *w, struct gt_model *m)
 		struct gt_capture_record r = {&ex.rec, &ex.s, sizeof ex.s, t->cpu, at, t->capture};
 		gt_model_fact(m, &r);
 	}
-	for (size_t i = 0; i < w->n; i++) {
-		struct wthread *t = &w->threads[i];
-		if (!t->alive || !t->pending_words)
+	pos = 0;
+	for (const struct gt_tracked_thread *t; (t = gt_tracker_next_live(w->tracker, &pos));) {
+		if (!t->raw_words)
 			continue;
-		const struct gt_rec *rec = (const struct gt_rec *)t->pending;
-		struct gt_capture_record r = {rec, rec + 1, t->pending_payload_len, t->cpu, at,
+		const struct gt_rec *rec = (const struct gt_rec *)t->raw;
+		struct gt_capture_record r = {rec, rec + 1, t->raw_payload_len, t->cpu, at,
 					      t->capture};
 		gt_model_fact(m, &r);
 	}
@@ -187,18 +103,12 @@ bool gt_window_fact(struct gt_window *w, struct gt_model *m, const struct gt_cap
 	}
 	if (defines(w, r))
 		gt_model_fact(m, r);
-	if (r->rec->type == GT_CAPTURE_END)
-		gt_window_capture_end(w, r->capture);
-	else
-		track(w, r);
+	gt_tracker_fact(w->tracker, r, NULL);
 	return true;
 }
 
 void gt_window_capture_end(struct gt_window *w, uint32_t capture)
 {
-	if (w->started)
-		return;
-	for (size_t i = 0; i < w->n; i++)
-		if (w->threads[i].capture == capture)
-			w->threads[i].alive = false;
+	if (!w->started)
+		gt_tracker_capture_end(w->tracker, capture);
 }

@@ -7,6 +7,7 @@
  * at the header's rate and corrected by the fit of the clock pairs once all are read, as
  * the trace's Frequency corrects its ticks (clock_fit.h). */
 #include "report.h"
+#include "report_internal.h"
 
 #include "hot_functions.h"
 #include "names.h"
@@ -27,98 +28,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define REPORT_MAX_FRAMES 16u
-
-/* ---- what is collected ----------------------------------------------------------------- */
-
-enum wait_class { /* thread time columns */
-	WAIT_LOCK,     /* mutex, rwlock, semaphore, barrier, futex */
-	WAIT_COND,
-	WAIT_JOIN,
-	WAIT_SLEEP,
-	WAIT_SYSCALL,
-	WAIT_CLASS_COUNT
-};
-
-static const char *const wait_class_name[WAIT_CLASS_COUNT] = {
+const char *const gtr_wait_class_name[WAIT_CLASS_COUNT] = {
 	"lock", "cond", "join", "sleep", "syscall",
-};
-
-struct open_wait {
-	bool open;
-	bool syscall;
-	uint8_t kind;        /* gt_block_kind, or gt_fd_kind for a syscall */
-	uint32_t nr;
-	uint32_t stack;
-	uint64_t obj;
-	uint64_t begin_ns;
-};
-
-struct thread_info {
-	uint32_t serial;
-	uint32_t tid;
-	uint64_t start_routine;
-	char name[16];
-	bool seen, ended, existing;
-	uint64_t first_ns, last_ns;
-	uint64_t wait_ns[WAIT_CLASS_COUNT];
-	uint64_t n_waits[WAIT_CLASS_COUNT];
-	struct open_wait wait;
-};
-
-struct stack_stat {
-	uint32_t stack;
-	uint64_t count, total_ns, max_ns;
-};
-
-/* A contended object, or a (syscall, stack) pair: the same counters. */
-struct wait_site {
-	uint64_t key;        /* object address, or syscall number */
-	uint8_t kind;        /* gt_block_kind for objects, gt_fd_kind for syscalls */
-	size_t same_key;     /* index + 1 of the previous site of this key (another kind) */
-	uint64_t count, total_ns, max_ns;
-	struct stack_stat *stacks;
-	size_t n_stacks, cap_stacks;
-};
-
-/* Sites found by key (a u64 map to the newest site of that key), then by kind along the
- * sites of the same key: a program may contend on many objects. */
-struct site_table {
-	struct wait_site *v;
-	size_t n, cap;
-	struct gt_u64map by_key;  /* key -> index + 1 into v of its newest site */
-};
-
-struct stack_def {
-	uint64_t *pcs;        /* a copy: a record lives only until the reader's next one */
-	uint32_t n;
-	char *frames_key;     /* symbolized "func\tfile\tline\n"..., made when first needed */
-};
-
-/* Threads and stacks are found by their ids through maps: memory grows with the ids a
- * capture holds, not with their values. */
-struct report {
-	struct thread_info *threads;    /* [0] unused; by serial once sorted for printing */
-	size_t n_threads, cap_threads;
-	struct gt_u64map thread_index;  /* serial -> index in threads */
-	struct site_table objects, syscalls;
-	struct stack_def *stacks;
-	size_t n_stacks, cap_stacks;
-	struct gt_u64map stack_index;   /* stack id -> index + 1 in stacks */
-	struct gt_symbolizer *sym;
-	struct gt_clock clock;
-	uint64_t end_ns;
-	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost, reentry_lost, waits_unshown;
-	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
-	bool execd;                     /* the last exec announced did not fail */
-	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
-	char inherited[16];             /* the first comm recorded: threads start with it */
-	bool proc_named;
-	bool kernel;                    /* on_cpu holds the kernel's times */
-	struct gt_u64map on_cpu;        /* tid -> ns on a CPU, by the kernel's switches */
-	char kernel_line[256];          /* what the kernel records are, or why not used */
-	struct gt_hot hot;              /* from the trace's CPU samples, when a trace is given */
-	struct gt_offcpu offcpu;        /* from the kernel records kept beside */
 };
 
 void *gt_report_must(void *p)
@@ -137,21 +48,15 @@ static void *grow(void *array, size_t *n, size_t want, size_t elem)
 	return array;
 }
 
-/* The thread of serial, made when first met; valid until the next call. */
-static struct thread_info *thread_of(struct report *r, uint32_t serial)
+/* The row of tracked thread t; valid until the next call. */
+static struct thread_row *row_of(struct report *r, const struct gt_tracked_thread *t)
 {
-	if (serial == 0 || serial >= (1u << 24))
-		return NULL;
-	bool found;
-	uint64_t *index = gt_report_must(gt_u64map_slot(&r->thread_index, serial, &found));
-	if (!found) {
-		r->n_threads += r->n_threads == 0;   /* entry 0 stays unused */
-		r->threads = grow(r->threads, &r->cap_threads, r->n_threads + 1,
-				  sizeof *r->threads);
-		*index = r->n_threads++;
-		r->threads[*index].serial = serial;
+	if (t->order >= r->n_threads) {
+		r->threads = grow(r->threads, &r->cap_threads, t->order + 1, sizeof *r->threads);
+		r->n_threads = t->order + 1;
 	}
-	return &r->threads[*index];
+	r->threads[t->order].t = t;
+	return &r->threads[t->order];
 }
 
 static struct stack_def *stack_def_of(const struct report *r, uint32_t stack)
@@ -162,8 +67,29 @@ static struct stack_def *stack_def_of(const struct report *r, uint32_t stack)
 
 static int thread_by_serial(const void *a, const void *b)
 {
-	const struct thread_info *x = a, *y = b;
-	return x->serial < y->serial ? -1 : x->serial > y->serial;
+	const struct thread_row *x = a, *y = b;
+	return x->t->serial < y->t->serial ? -1 : x->t->serial > y->t->serial;
+}
+
+/* The threads that had facts, by serial, their times fitted (apply_clock_fit). */
+static void rows_by_serial(struct report *r)
+{
+	size_t n = 0, pos = 0;
+	for (const struct gt_tracked_thread *t; (t = gt_tracker_next(r->tracker, &pos));) {
+		if (!t->has_facts)
+			continue;
+		struct thread_row row = t->order < r->n_threads ? r->threads[t->order]
+								: (struct thread_row){0};
+		row.t = t;
+		row.first_ns = gt_clock_ns(&r->clock, t->first_tsc);
+		row.last_ns = gt_clock_ns(&r->clock, t->last_tsc);
+		row.wait_since_ns = gt_clock_ns(&r->clock, t->wait.since_tsc);
+		r->threads = grow(r->threads, &r->cap_threads, n + 1, sizeof *r->threads);
+		r->threads[n++] = row;   /* n <= t->order: no row read later is overwritten */
+	}
+	r->n_threads = n;
+	if (n > 1)
+		qsort(r->threads, n, sizeof *r->threads, thread_by_serial);
 }
 
 static struct wait_site *site_of(struct site_table *t, uint64_t key, uint8_t kind)
@@ -210,99 +136,42 @@ static enum wait_class class_of_block(uint8_t kind)
 	}
 }
 
-static bool is_object_kind(uint8_t kind)
+bool gtr_is_object_kind(uint8_t kind)
 {
 	return kind != GT_BK_JOIN && kind != GT_BK_SLEEP;
 }
 
-static void close_wait(struct report *r, struct thread_info *t, uint64_t now_ns)
+/* Wait w of row t ended at now_ns: its time to the thread and to its site. */
+static void charge_wait(struct report *r, struct thread_row *t, const struct gt_tracked_wait *w,
+			uint64_t now_ns)
 {
-	struct open_wait *w = &t->wait;
-	uint64_t ns = now_ns > w->begin_ns ? now_ns - w->begin_ns : 0;
+	uint64_t begin_ns = gt_clock_ns(&r->clock, w->since_tsc);
+	uint64_t ns = now_ns > begin_ns ? now_ns - begin_ns : 0;
 	enum wait_class c = w->syscall ? WAIT_SYSCALL : class_of_block(w->kind);
 	t->wait_ns[c] += ns;
 	t->n_waits[c]++;
 	if (w->syscall) {
 		site_add(site_of(&r->syscalls, w->nr, w->kind), w->stack, ns);
-	} else if (is_object_kind(w->kind)) {
+	} else if (gtr_is_object_kind(w->kind)) {
 		/* Read and write waits on one rwlock are the same object. */
 		uint8_t kind = w->kind == GT_BK_RWLOCK_RD ? GT_BK_RWLOCK_WR : w->kind;
 		site_add(site_of(&r->objects, w->obj, kind), w->stack, ns);
 	}
-	w->open = false;
 }
 
 static void add_fact(struct report *r, const struct gt_capture_record *cr)
 {
 	const struct gt_rec *rec = cr->rec;
 	uint64_t now = gt_clock_ns(&r->clock, cr->tsc);
-	struct thread_info *t = thread_of(r, rec->thread);
 	if (now > r->end_ns)
 		r->end_ns = now;
-	if (t != NULL) {
-		if (!t->seen) {
-			t->seen = true;
-			t->first_ns = now;
-		}
-		t->last_ns = now;
-	}
+	struct gt_tracker_change change;
+	if (!gt_tracker_fact(r->tracker, cr, &change))
+		gt_report_must(NULL);
+	if (change.closed)
+		charge_wait(r, row_of(r, change.thread), &change.closed_wait, now);
 
 	switch (rec->type) {
-	case GT_THREAD_NEW: {
-		const struct gt_p_thread_new *p = cr->payload;
-		struct thread_info *child = thread_of(r, p->child);
-		if (child != NULL && child->start_routine == 0)
-			child->start_routine = p->start_routine;
-		break;
-	}
-	case GT_THREAD_START:
-	case GT_THREAD_EXISTING: {
-		const struct gt_p_thread_start *p = cr->payload;
-		if (t == NULL)
-			break;
-		t->tid = p->tid;
-		t->existing = rec->type == GT_THREAD_EXISTING;
-		if (p->start_routine != 0)
-			t->start_routine = p->start_routine;
-		break;
-	}
-	case GT_THREAD_NAME:
-		if (t != NULL) {
-			memcpy(t->name, ((const struct gt_p_thread_name *)cr->payload)->name,
-			       sizeof t->name);
-			t->name[sizeof t->name - 1] = '\0';
-		}
-		break;
-	case GT_THREAD_END:
-		if (t != NULL) {
-			if (t->wait.open)
-				close_wait(r, t, now);
-			t->ended = true;
-		}
-		break;
-	case GT_BLOCK_BEGIN:
-	case GT_SYSCALL_BEGIN:
-		if (t == NULL)
-			break;
-		if (t->wait.open) /* its end was lost: close it here */
-			close_wait(r, t, now);
-		t->wait = (struct open_wait){ .open = true, .kind = rec->aux, .begin_ns = now };
-		if (rec->type == GT_BLOCK_BEGIN) {
-			const struct gt_p_block *p = cr->payload;
-			t->wait.obj = p->obj;
-			t->wait.stack = p->stack;
-		} else {
-			const struct gt_p_syscall *p = cr->payload;
-			t->wait.syscall = true;
-			t->wait.nr = p->nr;
-			t->wait.stack = p->stack;
-		}
-		break;
-	case GT_BLOCK_END:
-	case GT_SYSCALL_END:
-		if (t != NULL && t->wait.open && t->wait.syscall == (rec->type == GT_SYSCALL_END))
-			close_wait(r, t, now);
-		break;
 	case GT_STACK: {
 		const struct gt_p_stack *p = cr->payload;
 		if (p->id == 0 || p->id >= (1u << 24) ||
@@ -373,10 +242,10 @@ static void apply_clock_fit(struct report *r)
 		return;
 	r->end_ns = gt_clock_fitted_ns(c, r->end_ns);
 	for (size_t i = 0; i < r->n_threads; i++) {
-		struct thread_info *t = &r->threads[i];
+		struct thread_row *t = &r->threads[i];
 		t->first_ns = gt_clock_fitted_ns(c, t->first_ns);
 		t->last_ns = gt_clock_fitted_ns(c, t->last_ns);
-		t->wait.begin_ns = gt_clock_fitted_ns(c, t->wait.begin_ns);
+		t->wait_since_ns = gt_clock_fitted_ns(c, t->wait_since_ns);
 		for (int k = 0; k < WAIT_CLASS_COUNT; k++)
 			t->wait_ns[k] = gt_clock_fitted_ns(c, t->wait_ns[k]);
 	}
@@ -395,7 +264,7 @@ static void apply_clock_fit(struct report *r)
 
 /* ---- names ---------------------------------------------------------------------------- */
 
-static size_t frames_of(struct report *r, uint32_t stack, struct gt_frame *out)
+size_t gtr_frames_of(struct report *r, uint32_t stack, struct gt_frame *out)
 {
 	const struct stack_def *def = stack_def_of(r, stack);
 	if (def == NULL || def->pcs == NULL)
@@ -418,12 +287,13 @@ void gt_report_frame_text(const char *func, const char *file, uint64_t line, cha
 		snprintf(buf, size, "%s (%s)", func, base_name(file));
 }
 
-static void frame_text(const struct gt_frame *f, char *buf, size_t size)
+void gtr_frame_text(const struct gt_frame *f, char *buf, size_t size)
 {
 	gt_report_frame_text(f->func, f->file, f->line, buf, size);
 }
 
-static void routine_text(struct report *r, const struct thread_info *t, char *buf, size_t size)
+void gtr_routine_text(struct report *r, const struct gt_tracked_thread *t, char *buf,
+			 size_t size)
 {
 	if (t->start_routine == 0) {
 		/* a thread that existed before recording: its own name (comm) if it has one */
@@ -449,7 +319,7 @@ static const char *frames_key(struct report *r, uint32_t stack)
 	if (def->frames_key != NULL)
 		return def->frames_key;
 	struct gt_frame frames[REPORT_MAX_FRAMES];
-	size_t n = frames_of(r, stack, frames);
+	size_t n = gtr_frames_of(r, stack, frames);
 	char *key = NULL;
 	size_t len = 0;
 	FILE *f = gt_report_must(open_memstream(&key, &len));
@@ -529,9 +399,15 @@ static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 	}
 }
 
-static uint64_t thread_alive_ns(const struct report *r, const struct thread_info *t)
+uint64_t gtr_thread_alive_ns(const struct report *r, const struct thread_row *t)
 {
-	return (t->ended ? t->last_ns : r->end_ns) - t->first_ns;
+	return (t->t->end_seen ? t->last_ns : r->end_ns) - t->first_ns;
+}
+
+/* Still in a wait when the capture ends. */
+bool gtr_waiting_at_end(const struct thread_row *t)
+{
+	return !t->t->end_seen && t->t->wait.open;
 }
 
 /* A wait still open when the capture ends is waiting, not running: its time so far is
@@ -539,20 +415,21 @@ static uint64_t thread_alive_ns(const struct report *r, const struct thread_info
  * syscall site: those count completed waits. */
 static void charge_open_waits(struct report *r)
 {
-	for (size_t i = 1; i < r->n_threads; i++) {
-		struct thread_info *t = &r->threads[i];
-		if (!t->seen || t->ended || !t->wait.open)
+	for (size_t i = 0; i < r->n_threads; i++) {
+		struct thread_row *t = &r->threads[i];
+		if (!gtr_waiting_at_end(t))
 			continue;
-		enum wait_class c = t->wait.syscall ? WAIT_SYSCALL : class_of_block(t->wait.kind);
-		t->wait_ns[c] += r->end_ns > t->wait.begin_ns ? r->end_ns - t->wait.begin_ns : 0;
+		const struct gt_tracked_wait *w = &t->t->wait;
+		enum wait_class c = w->syscall ? WAIT_SYSCALL : class_of_block(w->kind);
+		t->wait_ns[c] += r->end_ns > t->wait_since_ns ? r->end_ns - t->wait_since_ns : 0;
 		t->n_waits[c]++;
 	}
 }
 
 /* Alive and not inside a traced wait: on a CPU or runnable. */
-static uint64_t thread_running_ns(const struct report *r, const struct thread_info *t)
+uint64_t gtr_thread_running_ns(const struct report *r, const struct thread_row *t)
 {
-	uint64_t alive = thread_alive_ns(r, t), waited = 0;
+	uint64_t alive = gtr_thread_alive_ns(r, t), waited = 0;
 	for (int c = 0; c < WAIT_CLASS_COUNT; c++)
 		waited += t->wait_ns[c];
 	return alive > waited ? alive - waited : 0;
@@ -591,309 +468,10 @@ static void add_on_cpu(struct report *r, const char *path)
 	r->kernel = true;
 }
 
-static uint64_t thread_on_cpu_ns(const struct report *r, const struct thread_info *t)
+uint64_t gtr_thread_on_cpu_ns(const struct report *r, const struct thread_row *t)
 {
-	const uint64_t *ns = gt_u64map_find(&r->on_cpu, t->tid);
+	const uint64_t *ns = gt_u64map_find(&r->on_cpu, t->t->tid);
 	return ns ? *ns : 0;
-}
-
-/* ---- text ---------------------------------------------------------------------------- */
-
-static double ms(uint64_t ns)
-{
-	return (double)ns / 1e6;
-}
-
-static void text_stack(FILE *out, struct report *r, uint32_t stack, const char *indent)
-{
-	struct gt_frame frames[REPORT_MAX_FRAMES];
-	size_t n = frames_of(r, stack, frames);
-	char line[2048];
-	if (n == 0)
-		fprintf(out, "%s(no stack recorded)\n", indent);
-	for (size_t i = 0; i < n; i++) {
-		frame_text(&frames[i], line, sizeof line);
-		fprintf(out, "%s%s\n", indent, line);
-	}
-}
-
-static void text_sites(FILE *out, struct report *r, struct wait_site *sites, size_t n,
-		       bool syscalls, const struct gt_report_options *opt)
-{
-	unsigned top = opt->top ? opt->top : 10, n_stacks = opt->stacks ? opt->stacks : 3;
-	char name[32];
-	fprintf(out, "  %-3s %-18s %-9s %8s %12s %10s %10s\n", "#",
-		syscalls ? "syscall" : "object", syscalls ? "fd kind" : "kind", "waits",
-		"total ms", "mean ms", "max ms");
-	for (size_t i = 0; i < n && i < top; i++) {
-		struct wait_site *s = &sites[i];
-		char key[32];
-		if (syscalls)
-			snprintf(key, sizeof key, "%s", gt_report_syscall_name((uint32_t)s->key, name,
-								   sizeof name));
-		else
-			snprintf(key, sizeof key, "%#" PRIx64, s->key);
-		fprintf(out, "  %-3zu %-18s %-9s %8" PRIu64 " %12.3f %10.3f %10.3f\n", i + 1, key,
-			syscalls ? gt_report_fd_kind_name(s->kind) : gt_report_block_kind_name(s->kind), s->count,
-			ms(s->total_ns), ms(s->total_ns) / (double)s->count, ms(s->max_ns));
-		for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
-			struct stack_stat *st = &s->stacks[k];
-			fprintf(out, "      %" PRIu64 " %s, %.3f ms total, %.3f ms mean, %.3f ms "
-				"max, from:\n", st->count, st->count == 1 ? "wait" : "waits",
-				ms(st->total_ns),
-				ms(st->total_ns) / (double)st->count, ms(st->max_ns));
-			text_stack(out, r, st->stack, "        ");
-		}
-		if (s->n_stacks > n_stacks)
-			fprintf(out, "      ... and %zu more stacks\n", s->n_stacks - n_stacks);
-	}
-	if (n > top)
-		fprintf(out, "  ... and %zu more\n", n - top);
-}
-
-static void print_text(FILE *out, struct report *r, const struct gt_file_header *h,
-		       const char *capture, const struct gt_report_options *opt)
-{
-	static const char *const stack_modes[] = { "none", "fp", "unwind" };
-	fprintf(out, "gotrace report\n  capture: %s\n", capture);
-	if (opt->trace != NULL)
-		fprintf(out, "  trace:   %s\n", opt->trace);
-	fprintf(out, "  process: pid %u, %s (%s)\n  recorded: %.3f s, stacks: %s%s\n", h->pid,
-		r->proc.name, r->proc.cmdline[0] ? r->proc.cmdline : h->exe_path,
-		(double)r->end_ns / 1e9,
-		h->stack_mode < 3 ? stack_modes[h->stack_mode] : "?",
-		(h->flags & GT_FILE_FINALIZED) ? "" :
-		r->execd ? ", the process exec'd another program: times end there" :
-		", process did not finish normally: times end at its last fact");
-	if ((h->flags & GT_FILE_RING) && h->ring_lost_tsc > h->start_tsc) {
-		double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
-		fprintf(out, "  flight recorder: the window kept starts at %.3f s (what was alive or "
-			"waiting then counts from there)\n", (double)(h->ring_lost_tsc - h->start_tsc) / hz);
-	}
-	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n");
-	if (r->kernel)
-		fprintf(out, "  on-CPU = on a CPU, by the kernel's context switches (%s)\n",
-			r->kernel_line);
-	else if (r->kernel_line[0])
-		fprintf(out, "  kernel records %s\n", r->kernel_line);
-	fputc('\n', out);
-
-	/* the start routine column is as wide as its longest name: never cut */
-	char routine[1100];
-	int width = 24;
-	for (size_t i = 1; i < r->n_threads; i++) {
-		if (!r->threads[i].seen)
-			continue;
-		routine_text(r, &r->threads[i], routine, sizeof routine);
-		if ((int)strlen(routine) > width)
-			width = (int)strlen(routine);
-	}
-	fprintf(out, "Threads\n  %-4s %-7s %-15s %-*s %10s %10s", "#", "tid", "name", width,
-		"start routine", "alive ms", "running");
-	if (r->kernel)
-		fprintf(out, " %10s", "on-CPU");
-	for (int c = 0; c < WAIT_CLASS_COUNT; c++)
-		fprintf(out, " %10s", wait_class_name[c]);
-	fputc('\n', out);
-	for (size_t i = 1; i < r->n_threads; i++) {
-		struct thread_info *t = &r->threads[i];
-		if (!t->seen)
-			continue;
-		routine_text(r, t, routine, sizeof routine);
-		fprintf(out, "  %-4u %-7u %-15s %-*s %10.3f %10.3f", t->serial, t->tid,
-			t->name[0] ? t->name : "-", width, routine, ms(thread_alive_ns(r, t)),
-			ms(thread_running_ns(r, t)));
-		if (r->kernel)
-			fprintf(out, " %10.3f", ms(thread_on_cpu_ns(r, t)));
-		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
-			fprintf(out, " %10.3f", ms(t->wait_ns[c]));
-		fputc('\n', out);
-	}
-
-	fprintf(out, "\nContended objects (mutex, rwlock, condvar, semaphore, barrier, futex; "
-		"by total wait)\n");
-	if (r->objects.n == 0)
-		fprintf(out, "  none: no thread waited on a lock, condvar or semaphore\n");
-	else
-		text_sites(out, r, r->objects.v, r->objects.n, false, opt);
-
-	fprintf(out, "\nSyscalls (by total time, per call site)\n");
-	if (r->syscalls.n == 0)
-		fprintf(out, "  none traced\n");
-	else
-		text_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
-
-	bool header = false;
-	for (size_t i = 1; i < r->n_threads; i++) {
-		struct thread_info *t = &r->threads[i];
-		if (!t->seen || t->ended || !t->wait.open)
-			continue;
-		if (!header)
-			fprintf(out, "\nThreads still waiting when the capture ends\n");
-		header = true;
-		char name[32];
-		fprintf(out, "  thread %u (%s) since %.3f ms in %s", t->serial,
-			t->name[0] ? t->name : "-", ms(t->wait.begin_ns),
-			t->wait.syscall ? gt_report_syscall_name(t->wait.nr, name, sizeof name) :
-					  gt_report_block_kind_name(t->wait.kind));
-		if (!t->wait.syscall && is_object_kind(t->wait.kind))
-			fprintf(out, " %#" PRIx64, t->wait.obj);
-		fputs(", at:\n", out);
-		text_stack(out, r, t->wait.stack, "    ");
-	}
-	if (r->stop.stopped) {
-		char line[256];
-		gt_convert_stop_text(&r->stop, line, sizeof line);
-		fprintf(out, "\nRecording: %s\n", line);
-	}
-	if (r->dropped_facts || r->stacks_lost || r->threads_lost || r->waiters_lost || r->reentry_lost)
-		fprintf(out, "\nLosses: %" PRIu64 " facts dropped, %" PRIu64 " stacks, %" PRIu64
-			" threads, %" PRIu64 " waits and %" PRIu64 " calls from signal handlers not "
-			"recorded\n", r->dropped_facts, r->stacks_lost, r->threads_lost,
-			r->waiters_lost, r->reentry_lost);
-	if (r->waits_unshown)
-		fprintf(out, "Not recorded (by an older recorder): %" PRIu64 " mutex waits whose holder "
-			"released the mutex inside a condition wait\n", r->waits_unshown);
-	gt_hot_print_text(out, &r->hot, opt->top);
-	gt_offcpu_print_text(out, &r->offcpu, opt->top);
-}
-
-/* ---- JSON ---------------------------------------------------------------------------- */
-
-void gt_report_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void json_stack(FILE *out, struct report *r, uint32_t stack)
-{
-	struct gt_frame frames[REPORT_MAX_FRAMES];
-	size_t n = frames_of(r, stack, frames);
-	fputc('[', out);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s{\"func\":", i ? "," : "");
-		gt_report_json_string(out, frames[i].func);
-		fputs(",\"file\":", out);
-		gt_report_json_string(out, frames[i].file);
-		fprintf(out, ",\"line\":%u,\"pc\":\"%#" PRIx64 "\"}", frames[i].line, frames[i].pc);
-	}
-	fputc(']', out);
-}
-
-static void json_sites(FILE *out, struct report *r, struct wait_site *sites, size_t n,
-		       bool syscalls, const struct gt_report_options *opt)
-{
-	unsigned top = opt->top ? opt->top : 10, n_stacks = opt->stacks ? opt->stacks : 3;
-	char name[32];
-	fputc('[', out);
-	for (size_t i = 0; i < n && i < top; i++) {
-		struct wait_site *s = &sites[i];
-		fputs(i ? ",{" : "{", out);
-		if (syscalls)
-			fprintf(out, "\"syscall\":\"%s\",\"nr\":%" PRIu64 ",\"fd_kind\":\"%s\"",
-				gt_report_syscall_name((uint32_t)s->key, name, sizeof name), s->key,
-				gt_report_fd_kind_name(s->kind));
-		else
-			fprintf(out, "\"address\":\"%#" PRIx64 "\",\"kind\":\"%s\"", s->key,
-				gt_report_block_kind_name(s->kind));
-		fprintf(out, ",\"waits\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64
-			",\"max_ns\":%" PRIu64 ",\"stacks\":[", s->count, s->total_ns,
-			s->total_ns / s->count, s->max_ns);
-		for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
-			struct stack_stat *st = &s->stacks[k];
-			fprintf(out, "%s{\"waits\":%" PRIu64 ",\"total_ns\":%" PRIu64
-				",\"max_ns\":%" PRIu64 ",\"frames\":", k ? "," : "", st->count,
-				st->total_ns, st->max_ns);
-			json_stack(out, r, st->stack);
-			fputc('}', out);
-		}
-		fputs("]}", out);
-	}
-	fputc(']', out);
-}
-
-static void print_json(FILE *out, struct report *r, const struct gt_file_header *h,
-		       const char *capture, const struct gt_report_options *opt)
-{
-	fputs("{\"capture\":", out);
-	gt_report_json_string(out, capture);
-	if (opt->trace != NULL) {
-		fputs(",\"trace\":", out);
-		gt_report_json_string(out, opt->trace);
-	}
-	fprintf(out, ",\"pid\":%u,\"process\":", h->pid);
-	gt_report_json_string(out, r->proc.name);
-	fputs(",\"command\":", out);
-	gt_report_json_string(out, r->proc.cmdline[0] ? r->proc.cmdline : h->exe_path);
-	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"execd\":%s,\"threads\":[",
-		r->end_ns, (h->flags & GT_FILE_FINALIZED) ? "true" : "false",
-		!(h->flags & GT_FILE_FINALIZED) && r->execd ? "true" : "false");
-	bool first = true;
-	for (size_t i = 1; i < r->n_threads; i++) {
-		struct thread_info *t = &r->threads[i];
-		if (!t->seen)
-			continue;
-		char routine[1100];
-		routine_text(r, t, routine, sizeof routine);
-		fprintf(out, "%s{\"serial\":%u,\"tid\":%u,\"name\":", first ? "" : ",", t->serial,
-			t->tid);
-		first = false;
-		gt_report_json_string(out, t->name);
-		fputs(",\"start_routine\":", out);
-		gt_report_json_string(out, routine);
-		fprintf(out, ",\"alive_ns\":%" PRIu64, thread_alive_ns(r, t));
-		for (int c = 0; c < WAIT_CLASS_COUNT; c++)
-			fprintf(out, ",\"%s_ns\":%" PRIu64 ",\"%s_waits\":%" PRIu64,
-				wait_class_name[c], t->wait_ns[c], wait_class_name[c], t->n_waits[c]);
-		fprintf(out, ",\"running_ns\":%" PRIu64 ",\"ended\":%s", thread_running_ns(r, t),
-			t->ended ? "true" : "false");
-		if (r->kernel)
-			fprintf(out, ",\"on_cpu_ns\":%" PRIu64, thread_on_cpu_ns(r, t));
-		if (!t->ended && t->wait.open) {
-			char name[32];
-			fputs(",\"waiting_at_end\":{\"in\":", out);
-			gt_report_json_string(out, t->wait.syscall ? gt_report_syscall_name(t->wait.nr, name, sizeof name)
-							 : gt_report_block_kind_name(t->wait.kind));
-			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"since_ns\":%" PRIu64
-				",\"waited_ns\":%" PRIu64 ",\"frames\":", t->wait.obj, t->wait.begin_ns,
-				r->end_ns > t->wait.begin_ns ? r->end_ns - t->wait.begin_ns : 0);
-			json_stack(out, r, t->wait.stack);
-			fputc('}', out);
-		}
-		fputc('}', out);
-	}
-	fputs("],\"objects\":", out);
-	json_sites(out, r, r->objects.v, r->objects.n, false, opt);
-	fputs(",\"syscalls\":", out);
-	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
-	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
-		",\"threads_lost\":%" PRIu64 ",\"waiters_lost\":%" PRIu64 ",\"reentry_lost\":%" PRIu64
-		",\"waits_unshown\":%" PRIu64 ",\"write_failed\":%s",
-		r->dropped_facts, r->stacks_lost, r->threads_lost, r->waiters_lost, r->reentry_lost,
-		r->waits_unshown,
-		r->stop.stopped ? "true" : "false");
-	if (r->stop.stopped) {
-		char line[256];
-		gt_convert_stop_text(&r->stop, line, sizeof line);
-		fprintf(out, ",\"stopped_early\":{\"errno\":%d,\"at_s\":%.6f,\"facts_lost\":%" PRIu64
-			",\"max_capture_bytes\":%" PRIu64 ",\"text\":", r->stop.err, r->stop.at_seconds,
-			r->stop.facts_lost, r->stop.bound_bytes);
-		gt_report_json_string(out, line);
-		fputc('}', out);
-	}
-	gt_hot_print_json(out, &r->hot, opt->top);
-	gt_offcpu_print_json(out, &r->offcpu, opt->top);
-	fputs("}\n", out);
 }
 
 /* ---- entry --------------------------------------------------------------------------- */
@@ -908,7 +486,7 @@ static void free_report(struct report *r)
 		gt_u64map_free(&tables[t]->by_key);
 	}
 	free(r->threads);
-	gt_u64map_free(&r->thread_index);
+	gt_tracker_free(r->tracker);
 	gt_u64map_free(&r->on_cpu);
 	gt_u64map_free(&r->stack_index);
 	for (size_t i = 0; i < r->n_stacks; i++) {
@@ -933,6 +511,7 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	gt_process_name_from_header(&r.proc, h);
 	memcpy(r.inherited, r.proc.comm, sizeof r.inherited);
 	r.sym = gt_sym_new(NULL);
+	r.tracker = gt_report_must(gt_tracker_new());
 	if (r.sym == NULL) {
 		snprintf(err, errlen, "cannot start the symbolizer");
 		gt_capture_close(c);
@@ -941,15 +520,14 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	struct gt_capture_record cr;
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
+	rows_by_serial(&r);
 	apply_clock_fit(&r);
 	charge_open_waits(&r);
 	if (opt->kernel != NULL)
 		add_on_cpu(&r, opt->kernel);
-	/* The indexes are not used after this point: sorting moves the sites and threads. */
+	/* The indexes are not used after this point: sorting moves the sites. */
 	sort_sites(&r, r.objects.v, r.objects.n);
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);
-	if (r.n_threads > 1)
-		qsort(r.threads + 1, r.n_threads - 1, sizeof *r.threads, thread_by_serial);
 	/* the CPU samples are in the trace only: unwound and symbolized at conversion */
 	struct gt_go_trace t = { 0 };
 	char terr[256];
@@ -963,9 +541,9 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 		gt_offcpu_collect(kernel, h->pid, r.sym, &r.offcpu);
 	}
 	if (opt->json)
-		print_json(out, &r, h, capture, opt);
+		gtr_print_json(out, &r, h, capture, opt);
 	else
-		print_text(out, &r, h, capture, opt);
+		gtr_print_text(out, &r, h, capture, opt);
 	gt_hot_free(&r.hot);
 	gt_offcpu_free(&r.offcpu);
 	gt_go_trace_free(&t);

@@ -1,0 +1,216 @@
+/* capture_ring: a ring capture's state at its window's start (capture_internal.h). */
+#include "capture_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/grow.h"
+#include "encoder.h"
+
+/* ---- ring captures: the state at the window's start ------------------------------------ */
+
+struct ring_rec {
+	uint8_t *bytes;
+	size_t len;
+};
+
+struct ring_recs {
+	struct ring_rec *v;
+	size_t n, cap;
+};
+
+static bool ring_recs_add(struct ring_recs *rs, const uint8_t *p, size_t len)
+{
+	uint8_t *b = gt_grow(&rs->v, &rs->cap, rs->n + 1, sizeof *rs->v) ? malloc(len) : NULL;
+	if (!b)
+		return false;
+	memcpy(b, p, len);
+	rs->v[rs->n++] = (struct ring_rec){b, len};
+	return true;
+}
+
+/* The committed records of chunk ref at or before t0 into rs (buf: a chunk's bytes). */
+static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint64_t t0,
+			 uint8_t *buf, size_t buf_len, struct ring_recs *rs)
+{
+	uint64_t off = c->header.header_size + ref->index * (uint64_t)c->header.chunk_size;
+	ssize_t got = pread(c->fd, buf, buf_len, (off_t)off);
+	if (got < (ssize_t)GT_CHUNK_HEADER_SIZE)
+		return true;
+	const struct gt_chunk_header *ch = (const void *)buf;
+	size_t end = ch->used < (uint64_t)got ? (size_t)ch->used : (size_t)got;
+	end &= ~(size_t)7;
+	struct gt_u64map near = {0};
+	bool ok = true;
+	for (size_t pos = GT_CHUNK_HEADER_SIZE; ok && pos + 8 <= end;) {
+		uint64_t exp[EXP_WORDS];
+		const uint8_t *full;
+		size_t full_len;
+		uint8_t open; /* the summary delivers no end: its obj or nr does not matter */
+		size_t len = gtc_record_parse(c, buf + pos, end - pos, ch->first_tsc, &near, exp, &full,
+					  &full_len, &open);
+		if (!len) {
+			pos += 8;
+			continue;
+		}
+		if (((const struct gt_rec *)full)->tsc <= t0)
+			ok = ring_recs_add(rs, full, full_len);
+		pos += len;
+	}
+	gt_u64map_free(&near);
+	return ok;
+}
+
+static int ring_rec_cmp(const void *a, const void *b)
+{
+	const struct ring_rec *x = a, *y = b;
+	uint64_t tx = ((const struct gt_rec *)x->bytes)->tsc, ty = ((const struct gt_rec *)y->bytes)->tsc;
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(x->bytes, y->bytes, x->len);
+}
+
+/* The summary's record into its stream, stamped t0 (a clock pair keeps its own time). */
+static bool ring_deliver(struct gt_capture *c, const uint8_t *p, size_t len)
+{
+	struct cpu_stream *s = &c->streams[c->header.n_cpus];
+	uint32_t slot;
+	if (!gtc_slot_take(c, len, &slot))
+		return false;
+	memcpy(c->slots[slot].data, p, len);
+	c->slots[slot].file_bytes = (uint32_t)len;
+	c->slots[slot].open = 0;
+	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
+	if (r->type != GT_CLOCK)
+		r->tsc = c->ring_t0;
+	if (!gtc_held_push(s, (struct heap_item){c->ring_t0, s->order++, slot})) {
+		gtc_slot_put(c, slot);
+		return false;
+	}
+	c->reorder_bytes += gtc_held_cost(len);
+	c->stats.ring_summary++;
+	return true;
+}
+
+/* Records per thread: what the tracker is given (a record of another type says nothing of the
+ * state at t0 that the summary keeps). */
+static bool per_thread(uint8_t type)
+{
+	return type == GT_THREAD_NEW || type == GT_THREAD_START || type == GT_THREAD_EXISTING ||
+	       type == GT_THREAD_NAME || type == GT_BLOCK_BEGIN || type == GT_BLOCK_END ||
+	       type == GT_SYSCALL_BEGIN || type == GT_SYSCALL_END || type == GT_THREAD_END;
+}
+
+static int thread_by_serial(const void *a, const void *b)
+{
+	const struct gt_tracked_thread *x = *(const struct gt_tracked_thread *const *)a;
+	const struct gt_tracked_thread *y = *(const struct gt_tracked_thread *const *)b;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+/* Each thread alive at t0 (one whose creation or identity the records tell), by serial, into
+ * *out; false when memory runs out. */
+static bool alive_at_t0(const struct gt_tracker *tr, const struct gt_tracked_thread ***out,
+			size_t *n)
+{
+	size_t cap = 0, pos = 0;
+	*out = NULL;
+	*n = 0;
+	for (const struct gt_tracked_thread *t; (t = gt_tracker_next_live(tr, &pos));) {
+		if (!t->announced && !t->identified)
+			continue;
+		if (!gt_grow(out, &cap, *n + 1, sizeof **out))
+			return false;
+		(*out)[(*n)++] = t;
+	}
+	if (*n > 1)
+		qsort(*out, *n, sizeof **out, thread_by_serial);
+	return true;
+}
+
+/* The summary's thread records: each thread alive at t0 as one that existed before, created
+ * where it first shows, with its name; then the wait or syscall of each one in one. */
+static bool deliver_threads(struct gt_capture *c, const struct gt_tracker *tr)
+{
+	const struct gt_tracked_thread **ts;
+	size_t n;
+	bool ok = alive_at_t0(tr, &ts, &n);
+	for (size_t k = 0; ok && k < n; k++) {
+		const struct gt_tracked_thread *t = ts[k];
+		struct {
+			struct gt_rec h;
+			struct gt_p_thread_start p;
+		} e = {{.type = GT_THREAD_EXISTING, .nwords = GT_REC_WORDS(sizeof e.p), .thread = t->serial},
+		       {.tid = t->tid, .start_routine = t->start_routine,
+			.stack = t->announced ? t->create_stack : 0}};
+		ok = ring_deliver(c, (const uint8_t *)&e, sizeof e);
+		struct {
+			struct gt_rec h;
+			struct gt_p_thread_name p;
+		} name = {{.type = GT_THREAD_NAME, .nwords = GT_REC_WORDS(sizeof name.p), .thread = t->serial},
+			  {{0}}};
+		memcpy(name.p.name, t->name, sizeof name.p.name);
+		if (ok && t->named)
+			ok = ring_deliver(c, (const uint8_t *)&name, sizeof name);
+	}
+	for (size_t k = 0; ok && k < n; k++)
+		if (ts[k]->raw_words)
+			ok = ring_deliver(c, (const uint8_t *)ts[k]->raw, (size_t)ts[k]->raw_words * 8);
+	free(ts);
+	return ok;
+}
+
+bool gtc_ring_summary(struct gt_capture *c)
+{
+	uint64_t t0 = c->header.ring_lost_tsc;
+	struct ring_recs rs = {0};
+	struct gt_tracker *tr = gt_tracker_new();
+	/* no chunk holds more than the file: a corrupt chunk size must not size the buffer */
+	size_t buf_len = c->header.chunk_size < c->size ? c->header.chunk_size : c->size;
+	uint8_t *buf = malloc(buf_len);
+	bool ok = buf && tr;
+	if (c->n_keep > 1)
+		qsort(c->keep, c->n_keep, sizeof *c->keep, gtc_chunk_seq_cmp);
+	for (size_t k = 0; ok && k < c->n_keep; k++)
+		ok = ring_collect(c, &c->keep[k], t0, buf, buf_len, &rs);
+	for (size_t i = 0; ok && i < c->header.n_cpus; i++) {
+		const struct cpu_stream *s = &c->streams[i];
+		for (size_t k = 0; ok && k < s->n_chunks; k++)
+			if (s->chunks[k].first_tsc <= t0 + c->reorder_ticks)
+				ok = ring_collect(c, &s->chunks[k], t0, buf, buf_len, &rs);
+	}
+	free(buf);
+	c->ring_t0 = t0;
+	if (rs.n)
+		qsort(rs.v, rs.n, sizeof *rs.v, ring_rec_cmp);
+	/* a record carried and still in its chunk (a reuse cut short) is there twice */
+	size_t n = 0;
+	for (size_t i = 0; i < rs.n; i++) {
+		if (n && !ring_rec_cmp(&rs.v[n - 1], &rs.v[i]))
+			free(rs.v[i].bytes);
+		else
+			rs.v[n++] = rs.v[i];
+	}
+	rs.n = n;
+	for (size_t i = 0; ok && i < rs.n; i++) {
+		const struct gt_rec *r = (const void *)rs.v[i].bytes;
+		if (per_thread(r->type)) {
+			struct gt_capture_record cr = {r, r + 1, rs.v[i].len - sizeof *r, 0, r->tsc, 0};
+			ok = gt_tracker_fact(tr, &cr, NULL);
+		} else if (r->type != GT_WAKE && r->type != GT_YIELD && r->type != GT_USER &&
+			   r->type != GT_CAPTURE_END) {
+			ok = ring_deliver(c, rs.v[i].bytes, rs.v[i].len);
+		}
+	}
+	if (ok)
+		ok = deliver_threads(c, tr);
+	for (size_t i = 0; i < rs.n; i++)
+		free(rs.v[i].bytes);
+	free(rs.v);
+	gt_tracker_free(tr);
+	c->streams[c->header.n_cpus].exhausted = true;
+	return ok;
+}

@@ -1,0 +1,318 @@
+/* tracker: see tracker.h. */
+#include "encoder.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "common/u64map.h"
+
+struct gt_tracker {
+	struct gt_u64map index;              /* capture << 32 | serial -> position + 1 */
+	struct gt_tracked_thread **threads;  /* each allocated once: pointers never move */
+	size_t n, cap;
+	struct gt_u64map object_index;       /* object_key -> position + 1 in objects */
+	struct gt_tracked_object *objects;
+	size_t n_objects, cap_objects;
+};
+
+struct gt_tracker *gt_tracker_new(void)
+{
+	return calloc(1, sizeof(struct gt_tracker));
+}
+
+void gt_tracker_free(struct gt_tracker *tr)
+{
+	if (!tr)
+		return;
+	for (size_t i = 0; i < tr->n; i++)
+		free(tr->threads[i]);
+	free(tr->threads);
+	gt_u64map_free(&tr->index);
+	free(tr->objects);
+	gt_u64map_free(&tr->object_index);
+	free(tr);
+}
+
+static uint64_t thread_key(uint32_t capture, uint32_t serial)
+{
+	return (uint64_t)capture << 32 | serial;
+}
+
+const struct gt_tracked_thread *gt_tracker_thread(const struct gt_tracker *tr, uint32_t capture,
+						  uint32_t serial)
+{
+	const uint64_t *pos = gt_u64map_find(&tr->index, thread_key(capture, serial));
+	return pos && *pos ? tr->threads[*pos - 1] : NULL;
+}
+
+const struct gt_tracked_thread *gt_tracker_next(const struct gt_tracker *tr, size_t *pos)
+{
+	return *pos < tr->n ? tr->threads[(*pos)++] : NULL;
+}
+
+const struct gt_tracked_thread *gt_tracker_next_live(const struct gt_tracker *tr, size_t *pos)
+{
+	const struct gt_tracked_thread *t;
+	while ((t = gt_tracker_next(tr, pos)) && !gt_tracked_live(t))
+		;
+	return t;
+}
+
+size_t gt_tracker_count(const struct gt_tracker *tr)
+{
+	return tr->n;
+}
+
+/* The thread (capture, serial), made when new; NULL when memory runs out. */
+static struct gt_tracked_thread *thread_of(struct gt_tracker *tr, uint32_t capture,
+					   uint32_t serial)
+{
+	bool found;
+	uint64_t *slot = gt_u64map_slot(&tr->index, thread_key(capture, serial), &found);
+	if (!slot)
+		return NULL;
+	if (found && *slot)
+		return tr->threads[*slot - 1];
+	struct gt_tracked_thread *t = calloc(1, sizeof *t);
+	if (!t || !gt_grow(&tr->threads, &tr->cap, tr->n + 1, sizeof *tr->threads)) {
+		free(t);
+		*slot = 0;   /* an entry to nothing: never found (positions start at 1) */
+		return NULL;
+	}
+	t->capture = capture;
+	t->serial = serial;
+	t->order = tr->n;
+	tr->threads[tr->n++] = t;
+	*slot = tr->n;
+	return t;
+}
+
+/* Objects of one capture: addresses below 2^48, the capture above them. */
+static uint64_t object_key(uint32_t capture, uint64_t obj)
+{
+	return obj ^ (uint64_t)capture << 48;
+}
+
+const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
+						  uint64_t obj)
+{
+	const uint64_t *pos = gt_u64map_find(&tr->object_index, object_key(capture, obj));
+	if (!pos || !*pos)
+		return NULL;
+	const struct gt_tracked_object *o = &tr->objects[*pos - 1];
+	return o->capture == capture && o->obj == obj ? o : NULL;
+}
+
+/* The lock obj of capture, made when new; NULL when memory runs out or its key is taken by
+ * another object (then nothing is said of it). */
+static struct gt_tracked_object *object_of(struct gt_tracker *tr, uint32_t capture, uint64_t obj)
+{
+	bool found;
+	uint64_t *slot = gt_u64map_slot(&tr->object_index, object_key(capture, obj), &found);
+	if (!slot)
+		return NULL;
+	if (!found || !*slot) {
+		if (!gt_grow(&tr->objects, &tr->cap_objects, tr->n_objects + 1, sizeof *tr->objects))
+			return NULL;
+		tr->objects[tr->n_objects++] = (struct gt_tracked_object){.capture = capture, .obj = obj};
+		*slot = tr->n_objects;
+	}
+	struct gt_tracked_object *o = &tr->objects[*slot - 1];
+	return o->capture == capture && o->obj == obj ? o : NULL;
+}
+
+static bool is_lock(uint8_t kind)
+{
+	return kind == GT_BK_MUTEX || kind == GT_BK_RWLOCK_RD || kind == GT_BK_RWLOCK_WR;
+}
+
+static void close_wait(struct gt_tracked_thread *t, struct gt_tracker_change *change)
+{
+	if (!t->wait.open)
+		return;
+	if (change) {
+		change->closed = true;
+		change->closed_wait = t->wait;
+	}
+	t->wait.open = false;
+	t->raw_words = 0;
+	t->doing = GT_DOING_RUNNING;
+}
+
+/* A BLOCK_BEGIN or SYSCALL_BEGIN of t: its wait, and the record as read. */
+static void open_wait(struct gt_tracked_thread *t, const struct gt_capture_record *r,
+		      struct gt_tracker_change *change)
+{
+	const struct gt_rec *rec = r->rec;
+	close_wait(t, change);   /* one left open: its end was lost */
+	struct gt_tracked_wait w = {.open = true, .kind = rec->aux, .since_tsc = r->tsc,
+				    .cpu = r->cpu, .syscall = rec->type == GT_SYSCALL_BEGIN};
+	if (!w.syscall) {
+		const struct gt_p_block *b = r->payload;
+		w.obj = b->obj;
+		w.stack = b->stack;
+		w.flags = b->flags;
+		if (rec->aux == GT_BK_COND && r->payload_len >= sizeof *b + sizeof(struct gt_p_block_mutex))
+			w.cond_mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
+	} else {
+		const struct gt_p_syscall *s = r->payload;
+		w.nr = s->nr;
+		w.stack = s->stack;
+		w.arg = s->arg;
+		if (r->payload_len >= sizeof *s + sizeof(struct gt_p_syscall_obj))
+			w.key = ((const struct gt_p_syscall_obj *)(s + 1))->obj;
+	}
+	t->wait = w;
+	t->doing = w.syscall ? GT_DOING_SYSCALL : GT_DOING_BLOCKED;
+	t->raw_words = 0;
+	if (rec->nwords <= GT_TRACKED_RAW_WORDS) {
+		memcpy(t->raw, rec, (size_t)rec->nwords * 8);
+		t->raw_words = rec->nwords;
+		t->raw_payload_len = r->payload_len;
+	}
+}
+
+/* A fact of t's own: it lives, and has run since anything said it was blocked. */
+static void own_fact(struct gt_tracked_thread *t, const struct gt_capture_record *r)
+{
+	if (!t->has_facts)
+		t->first_tsc = r->tsc;
+	t->has_facts = true;
+	t->last_tsc = r->tsc;
+	t->cpu = r->cpu;
+	t->life = GT_LIFE_LIVE;
+	t->blocked_at_start = false;
+	if (t->doing == GT_DOING_RUNNABLE)
+		t->doing = GT_DOING_RUNNING;
+}
+
+static void thread_new(struct gt_tracker *tr, struct gt_tracked_thread *t,
+		       const struct gt_capture_record *r)
+{
+	const struct gt_p_thread_new *n = r->payload;
+	if (!n->child)
+		return;
+	uint32_t cpu = t->cpu;
+	struct gt_tracked_thread *c = thread_of(tr, r->capture, n->child);
+	if (!c)
+		return;
+	if (!c->start_routine)
+		c->start_routine = n->start_routine;
+	c->announced = true;
+	c->creator = t->serial;
+	c->create_stack = n->stack;
+	if (!gt_tracked_live(c)) {
+		c->life = GT_LIFE_ANNOUNCED;
+		c->cpu = cpu;
+		c->doing = GT_DOING_RUNNABLE;
+	}
+}
+
+static void thread_identity(struct gt_tracked_thread *t, const struct gt_capture_record *r)
+{
+	const struct gt_p_thread_start *s = r->payload;
+	t->tid = s->tid;
+	if (s->start_routine)
+		t->start_routine = s->start_routine;
+	t->identified = true;
+	t->existing = r->rec->type == GT_THREAD_EXISTING;
+	t->identity_stack = s->stack;
+	t->blocked_at_start = t->existing && (r->rec->aux & 1);
+}
+
+/* Holders, as far as the facts tell. */
+static void track_lock(struct gt_tracker *tr, const struct gt_capture_record *r)
+{
+	const struct gt_rec *rec = r->rec;
+	if (!is_lock(rec->aux))
+		return;
+	if (rec->type == GT_BLOCK_END) {
+		const struct gt_p_block_end *e = r->payload;
+		if (e->result != GT_BR_OK && e->result != GT_BR_OWNERDEAD)
+			return;
+		struct gt_tracked_object *o = object_of(tr, r->capture, e->obj);
+		if (o) {
+			o->kind = rec->aux;
+			o->acquired_by = rec->thread;
+			o->acquired_tsc = r->tsc;
+		}
+	} else {
+		struct gt_tracked_object *o =
+			object_of(tr, r->capture, ((const struct gt_p_wake *)r->payload)->obj);
+		if (o) {
+			o->kind = rec->aux;
+			o->released_by = rec->thread;
+			o->released_tsc = r->tsc;
+		}
+	}
+}
+
+bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
+		     struct gt_tracker_change *change)
+{
+	const struct gt_rec *rec = r->rec;
+	if (change)
+		*change = (struct gt_tracker_change){0};
+	if (rec->type == GT_CAPTURE_END) {
+		gt_tracker_capture_end(tr, r->capture);
+		return true;
+	}
+	if (!rec->thread)
+		return true;
+	struct gt_tracked_thread *t = thread_of(tr, r->capture, rec->thread);
+	if (!t)
+		return false;
+	own_fact(t, r);
+	if (change)
+		change->thread = t;
+	switch (rec->type) {
+	case GT_THREAD_NEW:
+		thread_new(tr, t, r);
+		break;
+	case GT_THREAD_START:
+	case GT_THREAD_EXISTING:
+		thread_identity(t, r);
+		break;
+	case GT_THREAD_NAME:
+		memcpy(t->name, ((const struct gt_p_thread_name *)r->payload)->name, sizeof t->name);
+		t->name[sizeof t->name - 1] = '\0';
+		t->named = true;
+		break;
+	case GT_THREAD_END:
+		close_wait(t, change);
+		t->life = GT_LIFE_ENDED;
+		t->end_seen = true;
+		t->end_how = rec->aux;
+		t->end_tsc = r->tsc;
+		break;
+	case GT_BLOCK_BEGIN:
+	case GT_SYSCALL_BEGIN:
+		open_wait(t, r, change);
+		break;
+	case GT_BLOCK_END:
+	case GT_SYSCALL_END:
+		if (t->wait.open && t->wait.syscall == (rec->type == GT_SYSCALL_END))
+			close_wait(t, change);
+		if (rec->type == GT_BLOCK_END)
+			track_lock(tr, r);
+		break;
+	case GT_WAKE:
+		track_lock(tr, r);
+		break;
+	case GT_YIELD:
+		if (!t->wait.open)
+			t->doing = GT_DOING_RUNNABLE;
+		break;
+	default:
+		break;
+	}
+	return true;
+}
+
+void gt_tracker_capture_end(struct gt_tracker *tr, uint32_t capture)
+{
+	for (size_t i = 0; i < tr->n; i++)
+		if (tr->threads[i]->capture == capture)
+			tr->threads[i]->life = GT_LIFE_ENDED;
+}

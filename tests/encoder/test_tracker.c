@@ -1,0 +1,269 @@
+/* The thread-and-wait tracker (encoder/tracker.h): built captures read through the capture
+ * reader in merged order, the tracker's answers asserted at cuts. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+
+#include "test_util.h"
+#include "encoder/encoder.h"
+
+#define T0 1000000ull
+#define MUTEX 0x5000
+#define PIPE_KEY (GT_OBJ_KERNEL | 0x1234)
+
+static void path_of(char *out, const char *name)
+{
+	snprintf(out, PATH_MAX, "%s/%s.cap", test_tmpdir(), name);
+}
+
+static void write_capture(struct gt_cb *cb, const char *name)
+{
+	char p[PATH_MAX];
+	path_of(p, name);
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+}
+
+/* The tracker fed every record of capture name up to cut (its tsc included). */
+static struct gt_tracker *track_until(const char *name, uint64_t cut)
+{
+	char p[PATH_MAX], err[256];
+	path_of(p, name);
+	struct gt_capture *c = gt_capture_open(p, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	struct gt_tracker *tr = gt_tracker_new();
+	cr_assert_not_null(tr);
+	struct gt_capture_record r;
+	while (gt_capture_next(c, &r) && r.tsc <= cut)
+		cr_assert(gt_tracker_fact(tr, &r, NULL));
+	gt_capture_close(c);
+	return tr;
+}
+
+static const struct gt_tracked_thread *thread(const struct gt_tracker *tr, uint32_t serial)
+{
+	const struct gt_tracked_thread *t = gt_tracker_thread(tr, 0, serial);
+	cr_assert_not_null(t, "thread %u is known", serial);
+	return t;
+}
+
+static size_t live_count(const struct gt_tracker *tr)
+{
+	size_t n = 0, pos = 0;
+	while (gt_tracker_next_live(tr, &pos))
+		n++;
+	return n;
+}
+
+/* main (existing) creates worker 2, which blocks on a mutex main holds, is woken and takes it,
+ * then reads a pipe until main writes to it; then worker 2 ends. */
+static void build_mutex_and_pipe(const char *name)
+{
+	struct gt_cb *cb = gt_cb_new(2, 8192, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_thread_name(cb, 0, T0 + 11, 1, "main");
+	gt_cb_thread_new(cb, 0, T0 + 20, 1, 2, 7, 0x401000);
+	gt_cb_thread_start(cb, 1, T0 + 30, 2, 4242, 0x401000);
+	gt_cb_thread_name(cb, 1, T0 + 31, 2, "worker");
+	gt_cb_block_begin(cb, 1, T0 + 100, 2, GT_BK_MUTEX, MUTEX, 3);
+	gt_cb_wake(cb, 0, T0 + 200, 1, GT_BK_MUTEX, MUTEX, 1, 4);
+	gt_cb_block_end(cb, 1, T0 + 210, 2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	struct {
+		struct gt_p_syscall s;
+		struct gt_p_syscall_obj o;
+	} rd = {{SYS_read, 5, 9}, {PIPE_KEY}};
+	gt_cb_record(cb, 1, GT_SYSCALL_BEGIN, GT_FD_PIPE, 2, T0 + 300, &rd, sizeof rd);
+	gt_cb_syscall_begin(cb, 0, T0 + 350, 1, GT_FD_PIPE, SYS_write, 10, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 360, 1, SYS_write, 1);
+	gt_cb_syscall_end(cb, 1, T0 + 400, 2, SYS_read, 1);
+	gt_cb_yield(cb, 0, T0 + 450, 1, 0);
+	gt_cb_thread_end(cb, 1, T0 + 500, 2);
+	write_capture(cb, name);
+}
+
+Test(tracker, a_thread_blocked_on_a_mutex_since_its_begin_with_its_stack)
+{
+	build_mutex_and_pipe("mutex");
+	struct gt_tracker *tr = track_until("mutex", T0 + 150);
+	const struct gt_tracked_thread *w = thread(tr, 2);
+	cr_expect_eq(w->doing, GT_DOING_BLOCKED);
+	cr_expect(w->wait.open);
+	cr_expect_not(w->wait.syscall);
+	cr_expect_eq(w->wait.kind, GT_BK_MUTEX);
+	cr_expect_eq(w->wait.obj, MUTEX);
+	cr_expect_eq(w->wait.since_tsc, T0 + 100);
+	cr_expect_eq(w->wait.stack, 3);
+	cr_expect_eq(w->wait.cpu, 1);
+	cr_expect_eq(w->raw_words, 4, "its BLOCK_BEGIN kept as read");
+	cr_expect_eq(((const struct gt_rec *)w->raw)->type, GT_BLOCK_BEGIN);
+	cr_expect_eq(w->tid, 4242);
+	cr_expect_str_eq(w->name, "worker");
+	cr_expect_eq(w->start_routine, 0x401000);
+	cr_expect(w->announced && w->identified && !w->existing);
+	cr_expect_eq(w->creator, 1);
+	cr_expect_eq(w->create_stack, 7);
+	cr_expect_eq(thread(tr, 1)->doing, GT_DOING_RUNNING);
+	cr_expect(thread(tr, 1)->existing);
+	cr_expect_eq(live_count(tr), 2);
+	cr_expect_null(gt_tracker_object(tr, 0, MUTEX), "no fact tells a holder yet");
+	gt_tracker_free(tr);
+
+	/* woken and in: running, the holders as the facts give them */
+	tr = track_until("mutex", T0 + 250);
+	w = thread(tr, 2);
+	cr_expect_eq(w->doing, GT_DOING_RUNNING);
+	cr_expect_not(w->wait.open);
+	cr_expect_eq(w->raw_words, 0);
+	const struct gt_tracked_object *o = gt_tracker_object(tr, 0, MUTEX);
+	cr_assert_not_null(o);
+	cr_expect_eq(o->acquired_by, 2);
+	cr_expect_eq(o->acquired_tsc, T0 + 210);
+	cr_expect_eq(o->released_by, 1);
+	cr_expect_eq(o->released_tsc, T0 + 200);
+	cr_expect_null(gt_tracker_object(tr, 1, MUTEX), "another capture's object");
+	gt_tracker_free(tr);
+}
+
+Test(tracker, a_thread_in_a_read_on_a_pipe)
+{
+	build_mutex_and_pipe("pipe");
+	struct gt_tracker *tr = track_until("pipe", T0 + 355);
+	const struct gt_tracked_thread *w = thread(tr, 2);
+	cr_expect_eq(w->doing, GT_DOING_SYSCALL);
+	cr_expect(w->wait.open && w->wait.syscall);
+	cr_expect_eq(w->wait.nr, SYS_read);
+	cr_expect_eq(w->wait.kind, GT_FD_PIPE);
+	cr_expect_eq(w->wait.arg, 9, "the descriptor");
+	cr_expect_eq(w->wait.key, PIPE_KEY, "its kernel key");
+	cr_expect_eq(w->wait.stack, 5);
+	cr_expect_eq(w->wait.since_tsc, T0 + 300);
+	cr_expect_eq(w->raw_words, 5);
+	const struct gt_tracked_thread *m = thread(tr, 1);
+	cr_expect_eq(m->doing, GT_DOING_SYSCALL, "main in its write");
+	cr_expect_eq(m->wait.nr, SYS_write);
+	cr_expect_eq(m->wait.key, 0, "no kernel key given");
+	gt_tracker_free(tr);
+
+	tr = track_until("pipe", T0 + 455);
+	cr_expect_eq(thread(tr, 2)->doing, GT_DOING_RUNNING);
+	cr_expect_eq(thread(tr, 1)->doing, GT_DOING_RUNNABLE, "yielded");
+	gt_tracker_free(tr);
+}
+
+Test(tracker, an_ended_thread_is_no_longer_live)
+{
+	build_mutex_and_pipe("ended");
+	struct gt_tracker *tr = track_until("ended", UINT64_MAX);
+	const struct gt_tracked_thread *w = thread(tr, 2);
+	cr_expect_eq(w->life, GT_LIFE_ENDED);
+	cr_expect(w->end_seen);
+	cr_expect_eq(w->end_tsc, T0 + 500);
+	cr_expect_eq(w->first_tsc, T0 + 30);
+	cr_expect_eq(w->last_tsc, T0 + 500);
+	cr_expect_not(gt_tracked_live(w));
+	cr_expect_eq(live_count(tr), 1, "main only");
+	size_t pos = 0;
+	cr_expect_eq(gt_tracker_next_live(tr, &pos), thread(tr, 1));
+	cr_expect_eq(gt_tracker_count(tr), 2);
+	gt_tracker_capture_end(tr, 0);
+	cr_expect_eq(live_count(tr), 0, "the capture's end ends its threads");
+	cr_expect_not(thread(tr, 1)->end_seen, "not by a THREAD_END of their own");
+	gt_tracker_free(tr);
+}
+
+/* What each fact closes: its end, a begin after a lost end, a THREAD_END. */
+Test(tracker, the_change_names_the_wait_a_fact_closed)
+{
+	struct gt_cb *cb = gt_cb_new(1, 8192, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 1, 0);
+	gt_cb_block_begin(cb, 0, T0 + 20, 1, GT_BK_COND, 0x6000, 2);
+	gt_cb_block_begin(cb, 0, T0 + 30, 1, GT_BK_SLEEP, 1000, 0);    /* the cond's end lost */
+	gt_cb_syscall_end(cb, 0, T0 + 35, 1, SYS_read, 0);             /* not the open wait's */
+	gt_cb_thread_end(cb, 0, T0 + 40, 1);
+	write_capture(cb, "change");
+	char p[PATH_MAX], err[256];
+	path_of(p, "change");
+	struct gt_capture *c = gt_capture_open(p, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	struct gt_tracker *tr = gt_tracker_new();
+	struct gt_capture_record r;
+	struct gt_tracker_change ch;
+	cr_assert(gt_capture_next(c, &r));
+	cr_assert(gt_tracker_fact(tr, &r, &ch));
+	cr_expect(ch.thread && ch.thread->blocked_at_start, "EXISTING said it was blocked");
+	cr_expect_not(ch.closed);
+	cr_assert(gt_capture_next(c, &r));
+	cr_assert(gt_tracker_fact(tr, &r, &ch));
+	cr_expect_not(ch.thread->blocked_at_start, "a fact since");
+	cr_expect_not(ch.closed);
+	cr_assert(gt_capture_next(c, &r));
+	cr_assert(gt_tracker_fact(tr, &r, &ch));
+	cr_expect(ch.closed, "a begin closes the wait left open");
+	cr_expect_eq(ch.closed_wait.kind, GT_BK_COND);
+	cr_expect_eq(ch.closed_wait.obj, 0x6000);
+	cr_expect_eq(ch.closed_wait.since_tsc, T0 + 20);
+	cr_assert(gt_capture_next(c, &r));
+	cr_assert(gt_tracker_fact(tr, &r, &ch));
+	cr_expect_not(ch.closed, "a syscall's end does not close a block");
+	cr_expect_eq(ch.thread->doing, GT_DOING_BLOCKED);
+	cr_assert(gt_capture_next(c, &r));
+	cr_assert(gt_tracker_fact(tr, &r, &ch));
+	cr_expect(ch.closed, "THREAD_END closes it");
+	cr_expect_eq(ch.closed_wait.kind, GT_BK_SLEEP);
+	cr_expect_eq(ch.thread->life, GT_LIFE_ENDED);
+	gt_tracker_free(tr);
+	gt_capture_close(c);
+}
+
+/* A flight recorder's ring (as in test_reader.c): the reader's summary, built by the tracker
+ * from what the keep chunks and CPU chunks hold, read by another tracker, gives the state at
+ * the window's start: worker 2 blocked on the mutex with its name and start routine, thread 3
+ * ended before it (not there), main running. */
+Test(tracker, a_ring_window_starts_in_the_state_the_tracker_rebuilt)
+{
+	const uint64_t lost = T0 + 1000;
+	struct gt_cb *cb = gt_cb_new(2, 8192, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);                     /* chunk 0: keep */
+	gt_cb_thread_new(cb, 0, T0 + 20, 1, 2, 7, 0x401000);
+	gt_cb_thread_name(cb, 0, T0 + 22, 2, "waiter");
+	gt_cb_block_begin(cb, 0, T0 + 40, 2, GT_BK_MUTEX, MUTEX, 6);
+	gt_cb_thread_new(cb, 0, T0 + 50, 1, 3, 0, 0x402000);
+	gt_cb_thread_end(cb, 0, T0 + 60, 3);
+	gt_cb_thread_start(cb, 1, T0 + 30, 2, 99, 0x401000);                 /* chunk 1: CPU 1 */
+	gt_cb_wake(cb, 1, lost + 100, 1, GT_BK_MUTEX, MUTEX, 1, 0);          /* the window */
+	gt_cb_block_end(cb, 1, lost + 200, 2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_capture_end(cb, 1, lost + 300);
+	struct gt_file_header *h = gt_cb_header(cb);
+	h->flags |= GT_FILE_RING;
+	h->ring_bytes = 8192;
+	h->ring_lost_tsc = lost;
+	size_t size;
+	struct gt_chunk_header *keep = (struct gt_chunk_header *)(gt_cb_image(cb, &size) + GT_FILE_HEADER_SIZE);
+	keep->magic = GT_KEEP_MAGIC;
+	write_capture(cb, "ring");
+
+	struct gt_tracker *tr = track_until("ring", lost);
+	const struct gt_tracked_thread *w = thread(tr, 2);
+	cr_expect(gt_tracked_live(w));
+	cr_expect(w->existing, "there before the window");
+	cr_expect_eq(w->doing, GT_DOING_BLOCKED);
+	cr_expect_eq(w->wait.obj, MUTEX);
+	cr_expect_eq(w->wait.stack, 6);
+	cr_expect_eq(w->wait.since_tsc, lost, "stamped at the window's start");
+	cr_expect_str_eq(w->name, "waiter");
+	cr_expect_eq(w->start_routine, 0x401000);
+	cr_expect_eq(w->tid, 99);
+	cr_expect_eq(w->identity_stack, 7, "the creator's stack");
+	cr_expect_null(gt_tracker_thread(tr, 0, 3), "ended before the window: not in it");
+	cr_expect_eq(thread(tr, 1)->doing, GT_DOING_RUNNING);
+	cr_expect_eq(live_count(tr), 2);
+	gt_tracker_free(tr);
+
+	tr = track_until("ring", lost + 250);
+	cr_expect_eq(thread(tr, 2)->doing, GT_DOING_RUNNING, "the wake in the window ends it");
+	gt_tracker_free(tr);
+	tr = track_until("ring", UINT64_MAX);
+	cr_expect_eq(live_count(tr), 0, "the capture ended");
+	gt_tracker_free(tr);
+}
