@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "capture_reader.h"
+#include "encoder/capture_reader.h"
 
 /* scripts/bench reads the names in lower case ("thread_new"); type 0 never comes out of the
  * reader but keeps its old name. */

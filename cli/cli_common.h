@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gowire.h"
+#include "encoder/encoder.h"
 
 /* Prints "gotrace COMMAND: <message>\n" on stderr. */
 void gt_cli_fail(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

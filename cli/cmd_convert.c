@@ -9,12 +9,12 @@
 #include <limits.h>
 #include <unistd.h>
 
-#include <gotrace/kernel_sched.h>
+#include "kernel/records.h"
 
 #include "cli_common.h"
 #include "commands.h"
-#include "convert.h"
-#include "kernel_sched.h"
+#include "encoder/encoder.h"
+#include "kernel/recorder.h"
 #include "one_trace.h"
 #include "trace_set.h"
 

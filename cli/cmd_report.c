@@ -2,7 +2,7 @@
  * the capture kept next to a trace (`gotrace run --keep-capture` writes FILE.gtcap). */
 #include "cli_common.h"
 #include "commands.h"
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include <gotrace/capture.h>
-#include <gotrace/kernel_sched.h>
+#include "kernel/records.h"
 
 static const char report_usage[] =
 	"usage: gotrace report [--json] [--top N] [--stacks N] CAPTURE|TRACE\n"

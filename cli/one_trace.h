@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "convert.h"
+#include "encoder/encoder.h"
 
 enum gt_one_trace_style {
 	GT_SUMMARY_RUN,      /* one line per trace, as `gotrace run` prints it */

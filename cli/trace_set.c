@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "capture_reader.h"
+#include "encoder/encoder.h"
 
 bool gt_is_capture_name(const char *name)
 {

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "capture_reader.h"
-#include "u64map.h"
+#include "common/u64map.h"
 
 #define REORDER_NS 1000000000ull /* a record waits until its stream has read 1 s past it */
 #define READ_AHEAD_RECORDS 16  /* how far merge_pop prefetches in a stream's FIFO */

@@ -1,6 +1,7 @@
 /* capture_reader: see capture_reader.h. */
 #include "capture_internal.h"
-#include "grow.h"
+#include "common/grow.h"
+#include "common/u64map.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -28,51 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct gt_capture;
+#include "encoder.h"
 
-struct gt_capture_stats {
-	uint64_t records;            /* records delivered */
-	uint64_t chunks;             /* chunks with a valid header */
-	uint64_t chunks_unused;      /* chunks never handed out (magic 0) */
-	uint64_t chunks_bad;         /* foreign magic or impossible CPU: skipped whole */
-	uint64_t chunks_truncated;   /* cut by the end of the file */
-	uint64_t bytes_zero;         /* zero words skipped (uncommitted records) */
-	uint64_t bytes_garbage;      /* bytes skipped while resynchronising */
-	uint64_t resyncs;            /* times a valid record was found again after garbage */
-	uint64_t torn_tails;         /* chunks ending in a partial record */
-	uint64_t reordered;          /* records later than the reorder bound, clamped */
-	uint64_t reorder_capped;     /* times the reorder memory cap released records early */
-	uint64_t open_unknown;       /* one-word ends whose wait the reader did not see begin,
-				      * or descriptors without an FD record (capture.h, version
-				      * 3): obj, nr or key 0 */
-	uint64_t bytes_total;        /* record bytes the valid chunks hold (for progress) */
-	uint64_t bytes_read;         /* record bytes read so far (with bytes_zero and
-				      * bytes_garbage: the part of bytes_total consumed) */
-	/* ring captures (capture.h GT_FILE_RING) */
-	uint64_t chunks_keep;        /* keep chunks */
-	uint64_t ring_summary;       /* records that give the state at the window's start */
-	uint64_t before_window;      /* CPU chunks' records at or before it, not delivered */
-};
-
-/* One record in merged order.  rec stays valid until the next gt_capture_next call (a peek
- * does not move it).  tsc may be raised above rec->tsc to keep its stream ordered. */
-struct gt_capture_record {
-	const struct gt_rec *rec;
-	const void *payload;
-	size_t payload_len;
-	uint32_t cpu;
-	uint64_t tsc;
-	uint32_t capture;           /* index in a capture set (capture_set.h); 0 otherwise */
-};
-
-/* Opens path.  On error returns NULL and writes one line (no newline) into err. */
-struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen);
-const struct gt_file_header *gt_capture_header(const struct gt_capture *c);
-/* true when the file ends inside its header, before the chunks the header counts, or
- * inside a chunk in use (final once every record has been read) */
-bool gt_capture_truncated(const struct gt_capture *c);
-/* Next record in timestamp order; false at the end. */
-bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out);
 /* The record i places after the one gt_capture_next delivered last (0: the next one), as
  * gt_capture_next will deliver it, without consuming anything; valid until the
  * gt_capture_next call that moves past it.  false at the end of the stream or beyond the
@@ -81,12 +38,9 @@ bool gt_capture_peek(struct gt_capture *c, size_t i, struct gt_capture_record *o
 /* After gt_capture_peek(c, i) returned false: true when the stream has no record i (it ends
  * before), false when record i is only beyond the lookahead. */
 bool gt_capture_peek_ended(const struct gt_capture *c, size_t i);
-void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
 /* The bytes the record gt_capture_next delivered last takes in the file: fewer than its
  * rec->nwords say when it was compact there (capture.h, version 2); 0 before the first. */
 uint32_t gt_capture_file_bytes(const struct gt_capture *c);
-void gt_capture_close(struct gt_capture *c);
-
 /* Minimum payload bytes of a record type (the fixed struct); -1 for unknown types. */
 int gt_capture_min_payload(uint8_t type);
 

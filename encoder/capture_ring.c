@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "grow.h"
-#include "tracker.h"
+#include "common/grow.h"
+#include "encoder.h"
 
 /* ---- ring captures: the state at the window's start ------------------------------------ */
 

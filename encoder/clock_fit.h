@@ -11,30 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GT_CLOCK_TICKS_OFFSET 1000000000ull  /* ticks = ns since the capture start + 1 s */
-
-struct gt_clock {
-	uint64_t start_tsc, tsc_hz;  /* tsc_hz 0: timestamps are nanoseconds */
-	/* sums of the least-squares fit over (tsc - tsc0, mono - mono0) */
-	double n, sx, sy, sxx, sxy;
-	uint64_t tsc0, mono0;
-};
-
-/* Starts from the header's clock pair (the fit's first point for counter clocks). */
-void gt_clock_init(struct gt_clock *c, const struct gt_file_header *h);
-/* One GT_CLOCK pair: the record's own tsc (not clamped) and its CLOCK_MONOTONIC. */
-void gt_clock_add_pair(struct gt_clock *c, uint64_t tsc, uint64_t mono_ns);
-/* ns since the capture start at the nominal rate, + GT_CLOCK_TICKS_OFFSET (earlier
- * timestamps stay positive down to 1 s before the start, then 0). */
-uint64_t gt_clock_ticks(const struct gt_clock *c, uint64_t tsc);
-/* ns since the capture start at the nominal rate; 0 for earlier timestamps. */
-uint64_t gt_clock_ns(const struct gt_clock *c, uint64_t tsc);
-/* Frequency (ticks per second) that makes nominal-rate ticks read as fitted nanoseconds:
- * 1e9 unless the pairs say otherwise (a fit more than 1% off the header is not trusted). */
-uint64_t gt_clock_frequency(const struct gt_clock *c);
-/* A nominal-rate duration in fitted nanoseconds, as a trace reader shows it with
- * gt_clock_frequency; the same number when the frequency is 1e9. */
-uint64_t gt_clock_fitted_ns(const struct gt_clock *c, uint64_t nominal_ns);
+#include "encoder.h"
 
 /* A clock pair: a capture timestamp and CLOCK_MONOTONIC at that instant. */
 struct gt_clock_pair {

@@ -1,5 +1,10 @@
 /* convert: see convert.h. */
-#include "convert.h"
+#include "encoder.h"
+
+#include "capture_reader.h"
+#include "cpu_samples.h"
+#include "gowire.h"
+#include "model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +17,9 @@
 
 #include "capture_set.h"
 #include "clock_fit.h"
-#include "grow.h"
-#include "kernel_file.h"
-#include "symbolizer.h"
+#include "common/grow.h"
+#include "kernel/reader.h"
+#include "symbolizer/symbolizer.h"
 #include "window.h"
 
 static double cpu_seconds(void)
@@ -38,7 +43,7 @@ static double ticks_per_second(const struct gt_file_header *h)
 	return h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
 }
 
-/* The context switches of a run (kernel_file.h), given to the model in time order. */
+/* The context switches of a run (kernel/reader.h), given to the model in time order. */
 struct kswitches {
 	struct gt_kernel_switch *v;   /* time: on the captures' clock once loaded */
 	size_t n, next;

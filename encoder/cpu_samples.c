@@ -6,10 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "kernel_file.h"
+#include "common/grow.h"
+#include "kernel/reader.h"
+#include "kernel/samples.h"
 #include "model_internal.h"
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 struct sample_ref {
 	uint64_t time;      /* CLOCK_MONOTONIC ns */
@@ -116,35 +117,6 @@ static bool capture_of(const struct gt_model *m, uint32_t pid, uint32_t *capture
 			return true;
 		}
 	return false;
-}
-
-/* x86-64 DWARF register order from perf's REGS_USER order (mask 0xff0fff: AX BX CX DX SI
- * DI BP SP IP FLAGS CS SS R8..R15). */
-static bool dwarf_regs(const struct gt_kernel_sample *k, uint64_t out[GT_SYM_UNWIND_REGS])
-{
-	if (!k->regs || k->regs_mask != 0xff0fffull || k->n_regs != 20)
-		return false;
-	static const uint8_t from[GT_SYM_UNWIND_REGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 12, 13, 14,
-							   15, 16, 17, 18, 19, 8 };
-	for (int i = 0; i < GT_SYM_UNWIND_REGS; i++)
-		out[i] = k->regs[from[i]];
-	return true;
-}
-
-size_t gt_kernel_sample_unwind(struct gt_symbolizer *sym, const struct gt_kernel_sample *k,
-			       uint64_t *pcs, size_t max, bool *complete)
-{
-	uint64_t regs[GT_SYM_UNWIND_REGS];
-	*complete = false;
-	if (!max || !dwarf_regs(k, regs))
-		return 0;
-	size_t n = sym ? gt_sym_unwind(sym, k->tid, regs, k->stack, k->stack_size, pcs, max,
-				       complete) : 0;
-	if (!n) {
-		pcs[n++] = regs[16] + 1;   /* the interrupted instruction alone */
-		*complete = false;
-	}
-	return n;
 }
 
 /* The written stack of sample k of a process of capture, 0 when it has no user registers. */

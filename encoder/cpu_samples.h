@@ -1,4 +1,4 @@
-/* cpu_samples: the kernel's CPU samples of a run (kernel_file.h: cpu-clock samples with a
+/* cpu_samples: the kernel's CPU samples of a run (kernel/samples.h: cpu-clock samples with a
  * copy of the user stack) written into the trace as Go CPU samples (gt_wire_cpu_sample), in
  * time order among the model's events: each unwound with DWARF CFI (gt_sym_unwind) from the
  * process's modules as the capture recorded them, symbolized like every other stack, on the
@@ -17,27 +17,6 @@
 
 struct gt_cpu_samples;
 
-/* What became of the samples of the file; every sample is in exactly one of the first five. */
-struct gt_cpu_sample_counts {
-	uint64_t written;        /* CPU samples in the trace */
-	uint64_t outside;        /* before the trace's first fact or after its last */
-	uint64_t no_user;        /* no user registers (it hit kernel or no user code) */
-	uint64_t offcpu;         /* off-CPU samples: not CPU samples */
-	uint64_t elsewhere;      /* of processes with no capture in this trace (--per-process) */
-	uint64_t offcpu_waits;   /* of the off-CPU: stacks of untraced waits in the trace */
-	uint64_t partial;        /* of the written: unwinding stopped early (short copy, no CFI) */
-	uint64_t no_thread;      /* of the written: a thread the captures do not have (G 0) */
-	uint64_t kernel_lost;    /* records the kernel or the launcher dropped (any kind) */
-};
-
-struct gt_kernel_sample;
-struct gt_symbolizer;
-/* The return addresses of a sample (gt_sym_stack's convention), unwound with sym's current
- * space (NULL: the interrupted instruction alone).  0 when the sample has no user
- * registers; *complete as gt_sym_unwind says. */
-size_t gt_kernel_sample_unwind(struct gt_symbolizer *sym, const struct gt_kernel_sample *k,
-			       uint64_t *pcs, size_t max, bool *complete);
-
 /* Opens the kernel file at path.  NULL with a message in err. */
 struct gt_cpu_samples *gt_cpu_samples_open(const char *path, char *err, size_t err_size);
 /* Writes the samples stamped at or before ticks (the next fact's) into m's trace. */
@@ -53,7 +32,4 @@ uint64_t gt_cpu_samples_offcpu_stack(struct gt_cpu_samples *s, struct gt_model *
 void gt_cpu_samples_finish(struct gt_cpu_samples *s, struct gt_model *m);
 void gt_cpu_samples_counts(const struct gt_cpu_samples *s, struct gt_cpu_sample_counts *out);
 void gt_cpu_samples_close(struct gt_cpu_samples *s);
-/* "gotrace: CPU samples: N in the trace (...)" and every loss, one line on f. */
-void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f);
-
 #endif

@@ -23,40 +23,6 @@ static const uint8_t trace_header[16] = "go 1.19 trace\0\0";
 #define MAX_EVENT_BYTES (1u + 10u + 12u * 10u)
 #define META_P 0u
 
-size_t gt_uvarint_put(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		out[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	out[n++] = (uint8_t)v;
-	return n;
-}
-
-size_t gt_uvarint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-size_t gt_uvarint_get(const uint8_t *p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	for (size_t i = 0; i < 10 && p + i < end; i++) {
-		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			*v = x;
-			return i + 1;
-		}
-	}
-	return 0;
-}
-
 bool gtw_bytebuf_reserve(struct bytebuf *b, size_t room)
 {
 	if (b->len + room <= b->cap)
@@ -87,73 +53,11 @@ struct wire19 {
 	struct wire_p *ps;      /* n_ps + 1: the last one is P none */
 	struct bytebuf out;
 	struct bytebuf samples;  /* an open batch of CPU samples, none when empty */
-	struct intern_table strings, stacks;
+	struct gt_intern strings, stacks;
 	uint64_t next_string_id;
 	uint64_t next_stack_id;
 	struct gt_wire_stats stats;
 };
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	/* FNV-1a then a final mix: keys are short names and PC lists. */
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	h ^= h >> 29;
-	return h ? h : 1;
-}
-
-static bool intern_grow(struct intern_table *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 1024;
-	struct intern_entry *e = calloc(cap, sizeof *e);
-	if (!e)
-		return false;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->entries[i].hash)
-			continue;
-		size_t j = t->entries[i].hash & (cap - 1);
-		while (e[j].hash)
-			j = (j + 1) & (cap - 1);
-		e[j] = t->entries[i];
-	}
-	free(t->entries);
-	t->entries = e;
-	t->cap = cap;
-	return true;
-}
-
-/* Finds key; when absent and id != 0, inserts it with that id.  Returns the entry's id or 0. */
-uint64_t gtw_intern_lookup(struct intern_table *t, const void *key, size_t len, uint64_t id,
-			      bool *inserted)
-{
-	*inserted = false;
-	if ((t->n + 1) * 4 > t->cap * 3 && !intern_grow(t))
-		return 0;
-	uint64_t h = hash_bytes(key, len);
-	size_t j = h & (t->cap - 1);
-	while (t->entries[j].hash) {
-		struct intern_entry *e = &t->entries[j];
-		if (e->hash == h && e->len == len && !memcmp(t->arena.data + e->off, key, len))
-			return e->id;
-		j = (j + 1) & (t->cap - 1);
-	}
-	if (!id || !gtw_bytebuf_reserve(&t->arena, len))
-		return 0;
-	memcpy(t->arena.data + t->arena.len, key, len);
-	t->entries[j] = (struct intern_entry){h, id, t->arena.len, len};
-	t->arena.len += len;
-	t->n++;
-	*inserted = true;
-	return id;
-}
-
-void gtw_intern_free(struct intern_table *t)
-{
-	free(t->entries);
-	free(t->arena.data);
-}
 
 int gtw_write_all(int fd, const uint8_t *p, size_t len)
 {
@@ -333,7 +237,7 @@ static void w19_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_
 	w->stats.events++;
 }
 
-uint64_t gtw_intern_string(struct intern_table *t, uint64_t *next_id, const char **s,
+uint64_t gtw_intern_string(struct gt_intern *t, uint64_t *next_id, const char **s,
 			   size_t *len, bool *fresh)
 {
 	*fresh = false;
@@ -343,12 +247,15 @@ uint64_t gtw_intern_string(struct intern_table *t, uint64_t *next_id, const char
 		*s += *len - GT_WIRE_MAX_NAME;
 		*len = GT_WIRE_MAX_NAME;
 	}
-	uint64_t id = gtw_intern_lookup(t, *s, *len, *next_id, fresh);
+	const struct gt_intern_entry *e = gt_intern(t, *s, *len, *next_id, fresh);
+	if (!e)
+		return 0;
 	*next_id += *fresh;
-	return id;
+	*s = e->bytes;
+	return e->id;
 }
 
-uint64_t gtw_intern_stack(struct intern_table *t, uint64_t *next_id,
+uint64_t gtw_intern_stack(struct gt_intern *t, uint64_t *next_id,
 			  const struct gt_wire_frame *frames, size_t n, bool *fresh)
 {
 	*fresh = false;
@@ -358,9 +265,7 @@ uint64_t gtw_intern_stack(struct intern_table *t, uint64_t *next_id,
 	size_t k = n < GT_WIRE_MAX_FRAMES ? n : GT_WIRE_MAX_FRAMES;
 	for (size_t i = 0; i < k; i++)
 		pcs[i] = frames[i].pc;
-	uint64_t id = gtw_intern_lookup(t, pcs, k * sizeof pcs[0], *next_id, fresh);
-	*next_id += *fresh;
-	return id;
+	return gt_intern_id(t, next_id, pcs, k * sizeof pcs[0], fresh);
 }
 
 static uint64_t w19_string(struct gt_wire *gw, const char *s, size_t len)
@@ -551,8 +456,8 @@ static void w19_free(struct gt_wire *gw)
 	free(w->ps);
 	free(w->out.data);
 	free(w->samples.data);
-	gtw_intern_free(&w->strings);
-	gtw_intern_free(&w->stacks);
+	gt_intern_free(&w->strings);
+	gt_intern_free(&w->stacks);
 	free(w);
 }
 

@@ -15,132 +15,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The event types gotrace writes: X(name, Go name, type byte, arguments after the
- * timestamp delta not counting the stack, has a trailing stack id).  Batch, Frequency,
- * Stack and String have no timestamp (special layouts, §1.3); their counts describe the
- * values after the type byte.  GoInSyscall, FutileWakeup, GoStop and the Local variants
- * are absent on purpose: Go 1.23+ viewers break on them (§3.3). */
-#define GT_GO_EVENTS(X)                                                          \
-	X(BATCH, "Batch", 1, 2, false)                 /* P id, base ticks */       \
-	X(FREQUENCY, "Frequency", 2, 1, false)         /* ticks per second */       \
-	X(STACK, "Stack", 3, 2, false)                 /* id, k, then k frames */   \
-	X(GOMAXPROCS, "Gomaxprocs", 4, 1, true)        /* procs, stack */           \
-	X(PROC_START, "ProcStart", 5, 1, false)        /* thread id */              \
-	X(PROC_STOP, "ProcStop", 6, 0, false)                                       \
-	X(GO_CREATE, "GoCreate", 13, 2, true)          /* G, new-stack, stack */    \
-	X(GO_START, "GoStart", 14, 2, false)           /* G, seq */                 \
-	X(GO_END, "GoEnd", 15, 0, false)                                            \
-	X(GO_SCHED, "GoSched", 17, 0, true)            /* stack */                  \
-	X(GO_PREEMPT, "GoPreempt", 18, 0, true)        /* stack */                  \
-	X(GO_SLEEP, "GoSleep", 19, 0, true)            /* stack */                  \
-	X(GO_BLOCK, "GoBlock", 20, 0, true)            /* stack */                  \
-	X(GO_UNBLOCK, "GoUnblock", 21, 2, true)        /* G, seq, stack */          \
-	X(GO_BLOCK_SYNC, "GoBlockSync", 25, 0, true)   /* stack */                  \
-	X(GO_BLOCK_COND, "GoBlockCond", 26, 0, true)   /* stack */                  \
-	X(GO_BLOCK_NET, "GoBlockNet", 27, 0, true)     /* stack */                  \
-	X(GO_SYSCALL, "GoSysCall", 28, 0, true)        /* stack */                  \
-	X(GO_SYSEXIT, "GoSysExit", 29, 3, false)       /* G, seq, real ticks */     \
-	X(GO_SYSBLOCK, "GoSysBlock", 30, 0, false)                                  \
-	X(GO_WAITING, "GoWaiting", 31, 1, false)       /* G */                      \
-	X(STRING, "String", 37, 2, false)              /* id, len, then bytes */    \
-	X(GO_START_LABEL, "GoStartLabel", 41, 3, false) /* G, seq, label string */  \
-	X(USER_TASK_CREATE, "UserTaskCreate", 45, 3, true) /* task, parent, name, stack */ \
-	X(USER_TASK_END, "UserTaskEnd", 46, 1, true)   /* task, stack */            \
-	X(USER_REGION, "UserRegion", 47, 3, true)      /* task, mode, name, stack */ \
-	X(USER_LOG, "UserLog", 48, 2, true)            /* task, key, stack; message */ \
-	X(CPU_SAMPLE, "CPUSample", 49, 3, true)        /* real ticks, P, G, stack */
+#include "encoder.h"
 
-enum gt_go_event {
-#define GT_GO_EVENT_ENUM(name, goname, byte, nargs, stack) GT_GO_##name,
-	GT_GO_EVENTS(GT_GO_EVENT_ENUM)
-#undef GT_GO_EVENT_ENUM
-	GT_GO_EVENT_COUNT
-};
-
-struct gt_go_event_desc {
-	const char *name;     /* as Go's EventDescriptions spell it */
-	uint8_t type;         /* the wire type byte (low 6 bits) */
-	uint8_t nargs;        /* arguments after the timestamp, stack not counted */
-	bool has_stack;
-};
-extern const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT];
-
-/* The "go 1.22 trace" events gotrace writes (GO-TRACE-V2.md §2.1): X(name, Go name, type
- * byte, arguments after the timestamp delta, stack ids included).  Batch and the table
- * entries (Stack, String, Frequency) have no timestamp; their layouts are §1.2-1.6's. */
-#define GT_GO2_EVENTS(X)                                                                 \
-	X(BATCH, "EventBatch", 1, 4, false)          /* gen, M, base ticks, size */      \
-	X(STACKS, "Stacks", 2, 0, false)                                                 \
-	X(STACK, "Stack", 3, 2, false)               /* id, n, then n frames */          \
-	X(STRINGS, "Strings", 4, 0, false)                                               \
-	X(STRING, "String", 5, 2, false)             /* id, len, then bytes */           \
-	X(FREQUENCY, "Frequency", 8, 1, false)       /* ticks per second */              \
-	X(PROC_START, "ProcStart", 10, 2, true)      /* P, P seq */                      \
-	X(PROC_STOP, "ProcStop", 11, 0, true)                                            \
-	X(PROC_STATUS, "ProcStatus", 13, 2, true)    /* P, status */                     \
-	X(GO_CREATE, "GoCreate", 14, 3, true)        /* G, new stack, stack */           \
-	X(GO_START, "GoStart", 16, 2, true)          /* G, G seq */                      \
-	X(GO_DESTROY, "GoDestroy", 17, 0, true)                                          \
-	X(GO_DESTROY_SYSCALL, "GoDestroySyscall", 18, 0, true)                           \
-	X(GO_STOP, "GoStop", 19, 2, true)            /* reason string, stack */          \
-	X(GO_BLOCK, "GoBlock", 20, 2, true)          /* reason string, stack */          \
-	X(GO_UNBLOCK, "GoUnblock", 21, 3, true)      /* G, G seq, stack */               \
-	X(GO_SYSCALL_BEGIN, "GoSyscallBegin", 22, 2, true)  /* P seq, stack */           \
-	X(GO_SYSCALL_END, "GoSyscallEnd", 23, 0, true)                                   \
-	X(GO_SYSCALL_END_BLOCKED, "GoSyscallEndBlocked", 24, 0, true)                    \
-	X(GO_STATUS, "GoStatus", 25, 3, true)        /* G, M, status */                  \
-	X(GO_LABEL, "GoLabel", 39, 1, true)          /* label string */                  \
-	X(USER_TASK_BEGIN, "UserTaskBegin", 40, 4, true) /* task, parent, name, stack */ \
-	X(USER_TASK_END, "UserTaskEnd", 41, 2, true)     /* task, stack */               \
-	X(USER_REGION_BEGIN, "UserRegionBegin", 42, 3, true) /* task, name, stack */     \
-	X(USER_REGION_END, "UserRegionEnd", 43, 3, true)     /* task, name, stack */     \
-	X(USER_LOG, "UserLog", 44, 4, true)          /* task, key, value string, stack */
-
-enum gt_go2_event {
-#define GT_GO2_EVENT_ENUM(name, goname, byte, nargs, timed) GT_GO2_##name,
-	GT_GO2_EVENTS(GT_GO2_EVENT_ENUM)
-#undef GT_GO2_EVENT_ENUM
-	GT_GO2_EVENT_COUNT
-};
-
-struct gt_go2_event_desc {
-	const char *name;     /* as Go's tracev2 spec spells it */
-	uint8_t type;
-	uint8_t nargs;        /* after the timestamp delta (timed events) */
-	bool timed;
-};
-extern const struct gt_go2_event_desc gt_go2_events[GT_GO2_EVENT_COUNT];
-
-#define GT_WIRE_P_NONE UINT64_MAX      /* "no P" (written as 2^64-1, read as -1) */
 #define GT_WIRE_MAX_FRAMES GT_MAX_STACK_DEPTH  /* the capture's cap (Go 1.24 profiles) */
 #define GT_WIRE_MAX_PAYLOAD 2048u      /* Go 1.23+ limit on any length-prefixed payload */
 #define GT_WIRE_MAX_NAME 1024u         /* the runtime keeps the last 1024 bytes of names */
 #define GT_WIRE_FREQUENCY_NS 1000000000u
-
-/* Unsigned LEB128; returns the bytes written (1..10). */
-size_t gt_uvarint_put(uint8_t *out, uint64_t v);
-size_t gt_uvarint_len(uint64_t v);
-/* Decodes one varint from [p, end); returns bytes read, 0 when truncated or > 10 bytes. */
-size_t gt_uvarint_get(const uint8_t *p, const uint8_t *end, uint64_t *v);
 
 struct gt_wire_frame {
 	uint64_t pc;
 	const char *func;
 	const char *file;
 	uint32_t line;
-};
-
-struct gt_wire_stats {
-	uint64_t events;          /* timed events written */
-	uint64_t batches;
-	uint64_t strings;
-	uint64_t stacks;
-	uint64_t frames_cut;      /* frames dropped by the 128-frame / 2048-byte caps */
-	uint64_t ticks_clamped;   /* events asked for a tick below their P's last one */
-	uint64_t bytes;           /* file size so far */
-	uint64_t generations;     /* 1.22+: generations written */
-	uint64_t repaired;        /* 1.22+: events the model's order needed placed otherwise */
-	uint64_t skipped;         /* 1.22+: events the goroutine's state could not take */
 };
 
 struct gt_wire;
@@ -163,12 +49,6 @@ void gt_wire_frequency_source(struct gt_wire *w, uint64_t (*frequency)(const voi
 /* Writes to fd (not closed by the writer).  n_ps: P ids 0 .. n_ps-1 may be used, plus
  * GT_WIRE_P_NONE.  The 16-byte header is written at once.  Returns NULL on ENOMEM. */
 struct gt_wire *gt_wire_open(int fd, uint32_t n_ps);
-
-/* The formats a trace is written in. */
-enum gt_trace_format {
-	GT_FORMAT_GO119 = 0,   /* "go 1.19 trace" (GO-TRACE-FORMAT.md): Go 1.19-1.21, gotraceui 0.4 */
-	GT_FORMAT_GO122 = 1,   /* "go 1.22 trace" (GO-TRACE-V2.md): Go 1.22 and later */
-};
 
 /* Who performs an event: the thread whose goroutine is g (0: none known) and its kernel
  * thread id (0: unknown).  The 1.19 writer has no threads (a P is what runs) and ignores

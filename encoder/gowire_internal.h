@@ -1,10 +1,12 @@
 /* gowire_internal: what the two wire writers (gowire.c: "go 1.19 trace", gowire_v2.c:
  * "go 1.22 trace") share behind the one interface of gowire.h: the ops table every
- * gt_wire_* call goes through, growable byte buffers, interning tables, the file output. */
+ * gt_wire_* call goes through, growable byte buffers, string and stack ids, the file output. */
 #ifndef GOTRACE_GOWIRE_INTERNAL_H
 #define GOTRACE_GOWIRE_INTERNAL_H
 
 #include "gowire.h"
+#include "common/intern.h"
+#include "common/varint.h"
 
 struct gt_wire_ops {
 	void (*event)(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
@@ -38,30 +40,14 @@ struct bytebuf {
 /* Room for room more bytes (realloc); false on ENOMEM. */
 bool gtw_bytebuf_reserve(struct bytebuf *b, size_t room);
 
-/* Open-addressing tables: slot = hash, index into an entry array. */
-struct intern_entry {
-	uint64_t hash;
-	uint64_t id;
-	size_t off, len;        /* key bytes in the arena */
-};
-
-struct intern_table {
-	struct intern_entry *entries;
-	size_t n, cap;          /* cap is a power of two */
-	struct bytebuf arena;
-};
-
-/* Finds key; when absent and id != 0, inserts it with that id.  Returns the entry's id or 0. */
-uint64_t gtw_intern_lookup(struct intern_table *t, const void *key, size_t len, uint64_t id,
-			   bool *inserted);
-void gtw_intern_free(struct intern_table *t);
 /* Both writers' string and stack ids: a string (its last GT_WIRE_MAX_NAME bytes; *s and
- * *len say which) and a stack by its PCs (the first GT_WIRE_MAX_FRAMES), ids from *next_id
- * on; *fresh when new (the caller defines it).  0 for "" / no frames, and when memory runs
- * out (then *fresh is false and the caller's error is ENOMEM). */
-uint64_t gtw_intern_string(struct intern_table *t, uint64_t *next_id, const char **s,
+ * *len say which, *s then the interned copy, stable until the table is freed) and a stack
+ * by its PCs (the first GT_WIRE_MAX_FRAMES), ids from *next_id on; *fresh when new (the
+ * caller defines it).  0 for "" / no frames, and when memory runs out (then *fresh is false
+ * and the caller's error is ENOMEM). */
+uint64_t gtw_intern_string(struct gt_intern *t, uint64_t *next_id, const char **s,
 			   size_t *len, bool *fresh);
-uint64_t gtw_intern_stack(struct intern_table *t, uint64_t *next_id,
+uint64_t gtw_intern_stack(struct gt_intern *t, uint64_t *next_id,
 			  const struct gt_wire_frame *frames, size_t n, bool *fresh);
 
 /* Writes len bytes to fd (EINTR retried); 0 or the errno of the failure. */

@@ -33,8 +33,8 @@
 
 #include "gowire.h"
 #include "gowire_internal.h"
-#include "grow.h"
-#include "u64map.h"
+#include "common/grow.h"
+#include "common/u64map.h"
 
 const struct gt_go2_event_desc gt_go2_events[GT_GO2_EVENT_COUNT] = {
 #define GT_GO2_EVENT_DESC(name, goname, byte, nargs, timed) \
@@ -89,7 +89,8 @@ struct p2 {
 };
 
 struct str2 {
-	size_t off, len;         /* in strings.arena */
+	const char *bytes;       /* the interned copy (strings) */
+	size_t len;
 	uint64_t gen;            /* last generation that used it */
 };
 
@@ -133,7 +134,7 @@ struct wire22 {
 	uint64_t max_ticks;
 	bool prologue_done;
 
-	struct intern_table strings, stacks;
+	struct gt_intern strings, stacks;
 	uint64_t next_string_id, next_stack_id;
 	struct str2 *strs;       /* by string id */
 	size_t cap_strs;
@@ -257,8 +258,7 @@ static uint64_t w22_string(struct gt_wire *gw, const char *s, size_t len)
 		return 0;
 	}
 	if (inserted) {
-		/* the arena holds the key bytes: the entry just added is the last */
-		w->strs[id] = (struct str2){w->strings.arena.len - len, len, 0};
+		w->strs[id] = (struct str2){s, len, 0};
 		w->stats.strings++;
 	}
 	return id;
@@ -395,7 +395,7 @@ static void write_tables(struct wire22 *w)
 		o[k++] = gt_go2_events[GT_GO2_STRING].type;
 		k += gt_uvarint_put(o + k, id);
 		k += gt_uvarint_put(o + k, s->len);
-		memcpy(o + k, w->strings.arena.data + s->off, s->len);
+		memcpy(o + k, s->bytes, s->len);
 		t.buf.len += k + s->len;
 	}
 	table_end(w, &t);
@@ -1115,8 +1115,8 @@ static void w22_free(struct gt_wire *gw)
 	free(w->ps);
 	free(w->gs);
 	free(w->out.data);
-	gtw_intern_free(&w->strings);
-	gtw_intern_free(&w->stacks);
+	gt_intern_free(&w->strings);
+	gt_intern_free(&w->stacks);
 	free(w->strs);
 	free(w->stks);
 	gt_u64map_free(&w->stk_by_id);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 static enum synth end_reason(uint32_t result)
 {

@@ -12,13 +12,11 @@
 #include <stdint.h>
 
 #include "capture_reader.h"
+#include "encoder.h"
 #include "gowire.h"
-#include "process_name.h"
 
 struct gt_symbolizer;
 struct gt_capture_set;
-
-#define GT_DEFAULT_SYSCALL_THRESHOLD_NS 20000u
 
 struct gt_model_options {
 	uint64_t syscall_threshold_ns;  /* a syscall longer than this blocked */
@@ -32,45 +30,6 @@ struct gt_model_options {
 	/* The trace starts at the first fact stamped at or after this (a window, window.h):
 	 * facts before it only define (stacks, modules, clock pairs, names).  0: the first. */
 	uint64_t start_tsc;
-};
-
-#define GT_MODEL_COUNTERS(X)                                                              \
-	X(facts, "facts read")                                                            \
-	X(threads, "threads (goroutines)")                                                \
-	X(preemptions, "invisible preemptions")                                           \
-	X(migrations, "CPU migrations")                                                   \
-	X(wakes_matched, "unblocks by a known waker")                                     \
-	X(unknown_wakeups, "unblocks by an unknown waker")                                \
-	X(syscalls_short, "short syscalls")                                               \
-	X(syscalls_blocking, "blocking syscalls")                                         \
-	X(net_waits, "network waits")                                                     \
-	X(kernel_wakes, "unblocks through pipes, sockets and child exits")               \
-	X(threads_appeared, "repaired: threads first seen without a start fact")          \
-	X(duplicate_creates, "repaired: threads created twice")                           \
-	X(causal_fallbacks, "repaired: wakes not after their block (unknown waker used)")   \
-	X(ends_without_begin, "repaired: block/syscall ends without a begin")             \
-	X(facts_after_end, "skipped: facts of threads already ended")                     \
-	X(user_annotations, "user tasks, regions and logs")                                \
-	X(user_skipped, "skipped: user region ends out of nesting, task ids live twice")  \
-	X(facts_ignored, "skipped: facts not shown in traces (process, unknown types)")   \
-	X(stacks_missing, "repaired: stacks referenced but never defined")                \
-	X(writer_dropped, "facts the recorder reported dropped")                          \
-	X(writer_stacks_lost, "stacks the recorder reported lost")                        \
-	X(writer_threads_lost, "threads the recorder's table could not hold")              \
-	X(writer_waiters_lost, "waits the recorder's table could not hold (waker unknown)") \
-	X(writer_reentry_lost, "calls from signal handlers that interrupted the recorder")     \
-	X(cond_release_unseen, "mutex waits whose waker (a condition wait) is not shown")    \
-	X(kernel_switches, "kernel: context switches drawn")                               \
-	X(kernel_preemptions, "kernel: preemptions")                                       \
-	X(kernel_untraced_waits, "kernel: off-CPU waits not seen by the hooks")            \
-	X(kernel_untraced_ends, "kernel: their ends (no hook names a waker)")              \
-	X(kernel_waits_again, "kernel: hook waits resumed and waiting again (lost hand-offs)") \
-	X(kernel_foreign, "kernel: switches not drawn (thread untraced, unstarted, ended, stopped)")
-
-struct gt_model_counters {
-#define GT_MODEL_COUNTER_FIELD(name, text) uint64_t name;
-	GT_MODEL_COUNTERS(GT_MODEL_COUNTER_FIELD)
-#undef GT_MODEL_COUNTER_FIELD
 };
 
 struct gt_model;
@@ -103,7 +62,7 @@ void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
 const struct gt_process_name *gt_model_process(const struct gt_model *m, uint32_t capture);
 void gt_model_free(struct gt_model *m);
 
-/* A context switch the kernel recorded (kernel_file.h, PERF_RECORD_SWITCH) for thread tid
+/* A context switch the kernel recorded (kernel/reader.h, PERF_RECORD_SWITCH) for thread tid
  * on cpu, given between the facts in time order (tsc: its time on the capture's clock).
  * Once one is given, threads the kernel reports run exactly when and where it ran them
  * (model_kernel.c); without any, the model draws from the hooks alone. */

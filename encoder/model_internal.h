@@ -18,8 +18,8 @@
 
 #include "clock_fit.h"
 #include "model.h"
-#include "tracker.h"
-#include "u64map.h"
+#include "common/u64map.h"
+#include "encoder.h"
 
 #define SYNTH_STACK_BASE ((1ull << 24) + 1)
 #define SYNTH_PC_BASE 0xffff000000000000ull

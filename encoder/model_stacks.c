@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolizer.h"
+#include "common/hash.h"
+#include "symbolizer/symbolizer.h"
 
 static const char *const synth_names[S_COUNT] = {
 	[S_TIMEOUT] = "[timeout]", [S_SIGNAL] = "[signal]", [S_UNKNOWN] = "[unknown wakeup]",

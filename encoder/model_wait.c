@@ -4,9 +4,11 @@
 
 #include <stdlib.h>
 
+#include "common/hash.h"
+
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key)
 {
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (m->n_buckets - 1);
+	return (size_t)(gt_hash_mix(key) >> 17) & (m->n_buckets - 1);
 }
 
 static void wait_list_rehash(struct gt_model *m, size_t n_buckets)

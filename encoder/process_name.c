@@ -1,5 +1,5 @@
 /* process_name: see process_name.h. */
-#include "process_name.h"
+#include "encoder.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,11 +1,11 @@
-/* tracker: see tracker.h. */
-#include "tracker.h"
+/* tracker: see encoder.h, "the thread-and-wait tracker". */
+#include "encoder.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
-#include "u64map.h"
+#include "common/grow.h"
+#include "common/u64map.h"
 
 struct gt_tracker {
 	struct gt_u64map index;              /* capture << 32 | serial -> position + 1 */

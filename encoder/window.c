@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "tracker.h"
+#include "encoder.h"
 
 struct gt_window {
 	uint64_t from_tsc, to_tsc;

@@ -1,11 +1,10 @@
-/* The capture file: creation, the mapping, growth a chunk at a time, the per-CPU chunks and
- * the final trim. */
+/* The capture file: its state (gt_cap), creation, the mapping, growth a chunk at a time
+ * (for chunk_refill.c, which takes and installs the chunks) and the final trim. */
 #include "capture_file.h"
 #include "capture_budget.h"
 #include "clock.h"
 #include "config.h"
-#include "facts.h"
-#include "lifecycle.h"
+#include "fastpath.h"
 #include "ring.h"
 #include "stacks.h"
 
@@ -20,21 +19,10 @@
 #include <sys/statfs.h>
 #include <sys/uio.h>
 
-struct gt_file_header *gt_header;
+/* Zero until gt_capture_setup and gt_capture_create: every reservation meets the full chunk
+ * (below) first, whatever chunk_limit says. */
+struct gt_capture gt_cap __attribute__((aligned(64)));
 union gt_header_page gt_header_page __attribute__((aligned(4096)));
-char gt_capture_path[GT_PATH_MAX];
-_Atomic uint64_t gt_dropped;
-_Atomic uint64_t gt_dropped_reported;
-uint32_t gt_chunk_size = 1u << 20;
-/* A process starts with one chunk of GT_FIRST_CHUNK bytes, all that most short processes
- * write (a shell loop's /bin/true, 1 to 7 KiB): allocating and mapping a whole 1 MiB chunk
- * was a seventh of such a process's time, and its release as much again in gotrace.  The
- * first chunk of another CPU, or the first one filled, gives chunk 0 the rest of its stride
- * (allocated before the limit rises, so a store never reaches a page without blocks), and
- * every chunk then holds gt_chunk_size bytes. */
-#define GT_FIRST_CHUNK (64u << 10)
-uint32_t gt_chunk_limit = 1u << 20;
-
 /* Before initialisation and after the end every CPU points here: "used" is far beyond any
  * chunk size, so every reservation fails into the slow path. */
 struct gt_chunk_header gt_full_chunk = {.used = 1ull << 62};
@@ -51,37 +39,26 @@ struct gt_slot gt_slots[GT_MAX_CPUS] __attribute__((aligned(4096)));
  * sparse handling copy it: it is a headroom of two windows beyond what is allocated, renewed
  * at each growth through a descriptor, and GT_DROP_RESERVE right before a change of
  * credentials (reserve_for_drop). */
-static int gt_fd = -1;               /* >= 0 from capture_fd_open to capture_fd_close */
-static uint64_t gt_file_dev, gt_file_ino;
-static struct stat gt_stat;          /* used under the growth lock: off the program's stack */
+
 /* Chunks are mapped a window at a time as the file grows: the address space reserved beyond
  * what is written stays within a window (a program under RLIMIT_AS keeps its budget), and a
  * chunk never moves while a CPU slot points into it.  32 MiB, or 64 small chunks (tests see
- * windows turn over). */
+ * windows turn over); at most GT_MAX_WINDOWS (capture_file.h). */
 #define GT_WINDOW_BYTES (32u << 20)
 #define GT_WINDOW_MAX_CHUNKS 64u
-#define GT_MAX_WINDOWS 2048u
-static char *gt_windows[GT_MAX_WINDOWS];
-static uint64_t gt_n_windows;
-static uint64_t gt_window_chunks;    /* chunks per window */
-static uint64_t gt_map_bytes;        /* the most the file may grow to */
-static uint64_t gt_file_bytes;       /* allocated length of the file */
-static uint64_t gt_reserved;         /* its length: sparse beyond gt_file_bytes */
-static int gt_sparse;                /* its file system extends it without writing zeros */
-static int gt_zero_filled;           /* new chunks are written with zeros first (zero_fill) */
-static uint64_t gt_max_chunks;
-static int gt_truncated;             /* the file was trimmed: no chunk may be opened */
-static _Atomic uint64_t gt_last_clock_tsc;
-static _Atomic int gt_growth_lock;   /* 0, or the thread id of its holder */
-static _Atomic(char *) gt_spare_chunk;   /* taken but never installed (a lost race) */
-static _Atomic uint64_t gt_install_seq;  /* seq of the next chunk installed */
+
+void gt_capture_setup(uint32_t chunk_size)
+{
+	gt_cap.chunk_size = chunk_size;
+	gt_cap.fd = -1;
+}
 
 /* 1 with the growth lock held; 0 (unless wait) when this thread holds it already: a signal
  * handler interrupted it */
 static int take_growth(int wait)
 {
 	int tid = (int)gt_sys0(SYS_gettid), expected = 0;
-	while (!atomic_compare_exchange_weak_explicit(&gt_growth_lock, &expected, tid,
+	while (!atomic_compare_exchange_weak_explicit(&gt_cap.growth_lock, &expected, tid,
 						      memory_order_acquire, memory_order_relaxed)) {
 		if (expected == tid && !wait)
 			return 0;
@@ -91,15 +68,15 @@ static int take_growth(int wait)
 	return 1;
 }
 
-static void lock_growth(void) { take_growth(1); }
+void gt_growth_lock(void) { take_growth(1); }
 
-static void unlock_growth(void) { atomic_store_explicit(&gt_growth_lock, 0, memory_order_release); }
+void gt_growth_unlock(void) { atomic_store_explicit(&gt_cap.growth_lock, 0, memory_order_release); }
 
 /* Only the machine's CPUs can have a chunk, and only a slot that has one is written: storing
  * into all 4096 faulted in the table's 64 untouched pages at every process's end. */
 void gt_slots_full(void)
 {
-	unsigned n = gt_header && gt_header->n_cpus ? gt_header->n_cpus : GT_MAX_CPUS;
+	unsigned n = gt_cap.header && gt_cap.header->n_cpus ? gt_cap.header->n_cpus : GT_MAX_CPUS;
 	for (unsigned i = 0; i < n; i++)
 		if (gt_load(&gt_slots[i].off))
 			gt_store(&gt_slots[i].off, 0);
@@ -113,7 +90,7 @@ static long file_call(long nr, long a, long b, long c)
 	sigemptyset(&block);
 	sigaddset(&block, SIGXFSZ);
 	gt_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(long));
-	long r = gt_sys4(nr, gt_fd, a, b, c);
+	long r = gt_sys4(nr, gt_cap.fd, a, b, c);
 	if (r < 0) {
 		siginfo_t si;
 		struct timespec zero = {0, 0};
@@ -133,25 +110,26 @@ static uint64_t fsize_limit(void)
 
 static int over_fsize(uint64_t len) { return len > fsize_limit(); }
 
-/* The file's length extended to len (within gt_map_bytes and RLIMIT_FSIZE) while gt_fd is
+/* The file's length extended to len (within gt_cap.map_bytes and RLIMIT_FSIZE) while gt_cap.fd is
  * open, on a file system where that allocates nothing */
 static void reserve_to(uint64_t len)
 {
 	uint64_t limit = fsize_limit();
-	len = len < gt_map_bytes ? len : gt_map_bytes;
+	len = len < gt_cap.map_bytes ? len : gt_cap.map_bytes;
 	len = len < limit ? len : limit;
-	if (gt_sparse && len > gt_reserved && len > gt_file_bytes && file_call(SYS_ftruncate, (long)len, 0, 0) == 0)
-		gt_reserved = len;
+	if (gt_cap.sparse && len > gt_cap.reserved && len > gt_cap.file_bytes &&
+	    file_call(SYS_ftruncate, (long)len, 0, 0) == 0)
+		gt_cap.reserved = len;
 }
 
 /* two windows: the next one and the one after can be mapped without a descriptor */
-static uint64_t headroom(void) { return 2 * gt_window_chunks * gt_chunk_size; }
+static uint64_t headroom(void) { return 2 * gt_cap.window_chunks * gt_cap.chunk_size; }
 
 /* fd is the capture (its identity taken at creation) */
 static int is_capture_file(long fd)
 {
-	return gt_sys2(SYS_fstat, fd, &gt_stat) == 0 && gt_stat.st_dev == gt_file_dev &&
-	       gt_stat.st_ino == gt_file_ino;
+	return gt_sys2(SYS_fstat, fd, &gt_cap.stat) == 0 && gt_cap.stat.st_dev == gt_cap.file_dev &&
+	       gt_cap.stat.st_ino == gt_cap.file_ino;
 }
 
 /* Zeros written over [from, to) of the file, 1 MiB a call: the pages of the new chunks are
@@ -168,7 +146,7 @@ static void zero_fill(uint64_t from, uint64_t to)
 		iov[i] = (struct iovec){zeros, sizeof zeros};
 	/* each call's descriptor proven ours again: one the program closed and reused
 	 * meanwhile (a thread's closefrom, then an open) is not written */
-	while (from < to && is_capture_file(gt_fd)) {
+	while (from < to && is_capture_file(gt_cap.fd)) {
 		uint64_t n = (to - from + sizeof zeros - 1) / sizeof zeros;
 		n = n < 16 ? n : 16;
 		uint64_t last = to - from - (n - 1) * sizeof zeros;
@@ -181,20 +159,20 @@ static void zero_fill(uint64_t from, uint64_t to)
 	}
 }
 
-/* The file allocated up to len bytes (from gt_file_bytes): 0 or -errno.  fallocate reserves
+/* The file allocated up to len bytes (from gt_cap.file_bytes): 0 or -errno.  fallocate reserves
  * the blocks, so a full disk is an error here rather than a SIGBUS on a later store into the
  * mapping. */
 static long allocate_to(uint64_t len)
 {
 	if (over_fsize(len))
 		return -EFBIG;
-	long r = file_call(SYS_fallocate, 0, (long)gt_file_bytes, (long)(len - gt_file_bytes));
+	long r = file_call(SYS_fallocate, 0, (long)gt_cap.file_bytes, (long)(len - gt_cap.file_bytes));
 	if (r == -EOPNOTSUPP || r == -ENOSYS) /* blocks at the first store, as sparse files do */
-		r = len <= gt_reserved ? 0 : file_call(SYS_ftruncate, (long)len, 0, 0);
+		r = len <= gt_cap.reserved ? 0 : file_call(SYS_ftruncate, (long)len, 0, 0);
 	if (r >= 0) {
-		if (gt_zero_filled)
-			zero_fill(gt_file_bytes, len);
-		gt_file_bytes = len;
+		if (gt_cap.zero_filled)
+			zero_fill(gt_cap.file_bytes, len);
+		gt_cap.file_bytes = len;
 	}
 	return r;
 }
@@ -206,15 +184,16 @@ static long allocate_to(uint64_t len)
  * until not one more chunk fits. */
 static int grow_file(uint64_t need)
 {
-	if (need <= gt_file_bytes)
+	if (need <= gt_cap.file_bytes)
 		return 0;
-	uint64_t have = gt_file_bytes > GT_FILE_HEADER_SIZE ? (gt_file_bytes - GT_FILE_HEADER_SIZE) / gt_chunk_size : 0;
-	uint64_t ahead = have < 7 ? have : 7, left = gt_budget_left() / gt_chunk_size;
+	uint64_t have = gt_cap.file_bytes > GT_FILE_HEADER_SIZE
+				? (gt_cap.file_bytes - GT_FILE_HEADER_SIZE) / gt_cap.chunk_size : 0;
+	uint64_t ahead = have < 7 ? have : 7, left = gt_budget_left() / gt_cap.chunk_size;
 	for (ahead = ahead < left ? ahead : left;; ahead /= 2) {
-		uint64_t target = need + ahead * gt_chunk_size;
-		long r = allocate_to(target < gt_map_bytes ? target : gt_map_bytes);
+		uint64_t target = need + ahead * gt_cap.chunk_size;
+		long r = allocate_to(target < gt_cap.map_bytes ? target : gt_cap.map_bytes);
 		if (r >= 0) {
-			reserve_to(gt_file_bytes + headroom());
+			reserve_to(gt_cap.file_bytes + headroom());
 			return 0;
 		}
 		if (!ahead || (r != -ENOSPC && r != -EFBIG && r != -EDQUOT))
@@ -222,10 +201,10 @@ static int grow_file(uint64_t need)
 	}
 }
 
-/* The capture again, by path: 0 with gt_fd set when it is provably our file. */
+/* The capture again, by path: 0 with gt_cap.fd set when it is provably our file. */
 static int capture_fd_open(struct gt_file_error *e)
 {
-	long fd = gt_sys4(SYS_openat, AT_FDCWD, gt_capture_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
+	long fd = gt_sys4(SYS_openat, AT_FDCWD, gt_cap.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW, 0);
 	if (fd < 0) {
 		*e = (struct gt_file_error){"the capture file cannot be opened again: ", (int)-fd};
 		return -1;
@@ -235,14 +214,14 @@ static int capture_fd_open(struct gt_file_error *e)
 		*e = (struct gt_file_error){"the capture file cannot grow: ", ESTALE};
 		return -1;
 	}
-	gt_fd = (int)fd;
+	gt_cap.fd = (int)fd;
 	return 0;
 }
 
 static void capture_fd_close(void)
 {
-	gt_sys1(SYS_close, gt_fd);
-	gt_fd = -1;
+	gt_sys1(SYS_close, gt_cap.fd);
+	gt_cap.fd = -1;
 }
 
 /* A fault in the capture reads only its page: the kernel's readahead would read (zero-fill)
@@ -255,14 +234,14 @@ static void no_readahead(long addr, uint64_t bytes)
 
 static int map_window(uint64_t w)
 {
-	uint64_t bytes = gt_window_chunks * gt_chunk_size;
-	long r = gt_sys((long)SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, gt_fd,
+	uint64_t bytes = gt_cap.window_chunks * gt_cap.chunk_size;
+	long r = gt_sys((long)SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, gt_cap.fd,
 			(long)(GT_FILE_HEADER_SIZE + w * bytes));
 	if (r < 0 && r > -4096)
 		return (int)-r;
 	no_readahead(r, bytes);
-	gt_windows[w] = (char *)r;
-	gt_n_windows = w + 1;
+	gt_cap.windows[w] = (char *)r;
+	gt_cap.n_windows = w + 1;
 	return 0;
 }
 
@@ -270,13 +249,14 @@ static int map_window(uint64_t w)
  * file pages again, here window w-1 and w, of which w is kept. */
 static int dup_window(uint64_t w)
 {
-	uint64_t bytes = gt_window_chunks * gt_chunk_size;
-	long r = gt_sys((long)SYS_mremap, (long)gt_windows[w - 1], 0, (long)(2 * bytes), MREMAP_MAYMOVE, 0, 0);
+	uint64_t bytes = gt_cap.window_chunks * gt_cap.chunk_size;
+	long r = gt_sys((long)SYS_mremap, (long)gt_cap.windows[w - 1], 0, (long)(2 * bytes),
+			MREMAP_MAYMOVE, 0, 0);
 	if (r < 0 && r > -4096)
 		return (int)-r;
 	gt_sys2(SYS_munmap, r, bytes);
-	gt_windows[w] = (char *)r + bytes;
-	gt_n_windows = w + 1;
+	gt_cap.windows[w] = (char *)r + bytes;
+	gt_cap.n_windows = w + 1;
 	return 0;
 }
 
@@ -296,42 +276,42 @@ static int unopenable(int err)
  * instead.  Kernels before 5.14 lack it (EINVAL): recording stops as it did without. */
 static int back_unopened(uint64_t len, uint64_t keep, uint64_t w, struct gt_file_error *e)
 {
-	if (len > gt_file_bytes && len + keep > gt_reserved)
+	if (len > gt_cap.file_bytes && len + keep > gt_cap.reserved)
 		return -1; /* the headroom is used up (the error says why no descriptor renewed it) */
-	if (len > gt_file_bytes && over_fsize(len)) {
+	if (len > gt_cap.file_bytes && over_fsize(len)) {
 		*e = (struct gt_file_error){"the capture file could not grow: ", EFBIG};
 		return -1;
 	}
 	int err = 0;
-	while (!err && gt_n_windows <= w)
-		err = dup_window(gt_n_windows);
+	while (!err && gt_cap.n_windows <= w)
+		err = dup_window(gt_cap.n_windows);
 	if (err) {
 		*e = (struct gt_file_error){"cannot map the capture: ", err};
 		return -1;
 	}
-	uint64_t bytes = gt_window_chunks * gt_chunk_size;
-	for (uint64_t at = gt_file_bytes; at < len && !err;) {
+	uint64_t bytes = gt_cap.window_chunks * gt_cap.chunk_size;
+	for (uint64_t at = gt_cap.file_bytes; at < len && !err;) {
 		uint64_t k = (at - GT_FILE_HEADER_SIZE) / bytes;
 		uint64_t end = GT_FILE_HEADER_SIZE + (k + 1) * bytes;
 		end = end < len ? end : len;
-		long r = gt_sys3(SYS_madvise, gt_windows[k] + (at - GT_FILE_HEADER_SIZE) % bytes,
+		long r = gt_sys3(SYS_madvise, gt_cap.windows[k] + (at - GT_FILE_HEADER_SIZE) % bytes,
 				 end - at, 23 /* MADV_POPULATE_WRITE */);
 		if (r == -EFAULT)
 			*e = (struct gt_file_error){"the capture file could not grow: ", ENOSPC};
 		if (r < 0)
 			return -1;
-		gt_file_bytes = at = end;
+		gt_cap.file_bytes = at = end;
 	}
 	return 0;
 }
 
 /* Chunks 0..n-1 backed by the file and mapped (under the growth lock), the last one up to
  * `last` bytes.  The descriptor is needed once per growth step or window, not per chunk. */
-static int back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
+int gt_capture_back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 {
-	uint64_t need = GT_FILE_HEADER_SIZE + (n - 1) * (uint64_t)gt_chunk_size + last;
-	uint64_t w = (n - 1) / gt_window_chunks;
-	if (need <= gt_file_bytes && w < gt_n_windows)
+	uint64_t need = GT_FILE_HEADER_SIZE + (n - 1) * (uint64_t)gt_cap.chunk_size + last;
+	uint64_t w = (n - 1) / gt_cap.window_chunks;
+	if (need <= gt_cap.file_bytes && w < gt_cap.n_windows)
 		return 0;
 	int err = EBADF;
 	/* EBADF: a thread of the program closed every descriptor meanwhile; open it once more */
@@ -339,8 +319,8 @@ static int back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 		if (capture_fd_open(e) < 0)
 			return unopenable(e->err) ? back_unopened(need, 4096, w, e) : -1;
 		err = grow_file(need);
-		while (!err && gt_n_windows <= w)
-			err = map_window(gt_n_windows);
+		while (!err && gt_cap.n_windows <= w)
+			err = map_window(gt_cap.n_windows);
 		capture_fd_close();
 	}
 	if (err)
@@ -348,279 +328,22 @@ static int back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 	return err ? -1 : 0;
 }
 
-static char *chunk_addr(uint64_t k)
+/* Chunk k, the next of the file, backed and mapped for its first page only (growth lock
+ * held): 1, else 0 (not even a page fits, or no chunk may be opened). */
+int gt_capture_back_page(uint64_t k)
 {
-	return gt_windows[k / gt_window_chunks] + (k % gt_window_chunks) * gt_chunk_size;
-}
-
-/* Where the stop notice goes when no chunk has room for it: a last chunk of one page (the
- * final trim keeps it that short).  NULL when not even a page fits. */
-static uint64_t *last_page_chunk(uint64_t tsc)
-{
-	lock_growth();
-	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
-	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_chunk_size;
+	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_cap.chunk_size;
 	struct gt_file_error e;
-	int ok = !gt_truncated && k < gt_max_chunks && at == gt_file_bytes;
+	int ok = !gt_cap.truncated && k < gt_cap.max_chunks && at == gt_cap.file_bytes;
 	if (ok && capture_fd_open(&e) == 0) {
 		ok = allocate_to(at + 4096) >= 0;
-		while (ok && gt_n_windows <= k / gt_window_chunks)
-			ok = !map_window(gt_n_windows);
+		while (ok && gt_cap.n_windows <= k / gt_cap.window_chunks)
+			ok = !map_window(gt_cap.n_windows);
 		capture_fd_close();
 	} else if (ok) {
-		ok = unopenable(e.err) && back_unopened(at + 4096, 0, k / gt_window_chunks, &e) == 0;
+		ok = unopenable(e.err) && back_unopened(at + 4096, 0, k / gt_cap.window_chunks, &e) == 0;
 	}
-	if (!ok) {
-		unlock_growth();
-		return NULL;
-	}
-	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
-	unlock_growth();
-	char *c = chunk_addr(k);
-	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
-	h->cpu = 0;
-	h->seq = k;
-	h->first_tsc = tsc;
-	gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + 16 + sizeof(struct gt_p_notice));
-	atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
-	return (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
-}
-
-void gt_capture_stopped(int err, uint64_t tsc)
-{
-	struct gt_file_header *h = gt_header;
-	h->stop_tsc = tsc;
-	h->stop_errno = err;
-	/* facts dropped before and not yet said in a notice: none can be written now */
-	uint64_t rep = gt_load(&gt_dropped_reported), d = gt_load(&gt_dropped);
-	if (d > rep && atomic_compare_exchange_strong(&gt_dropped_reported, &rep, d))
-		gt_add((_Atomic uint64_t *)&h->facts_lost, d - rep);
-	atomic_fetch_or((_Atomic uint32_t *)&h->flags, GT_FILE_WRITE_FAILED);
-	/* The notice goes into the first CPU chunk it fits in, else into a page of its own. */
-	struct gt_p_notice n = {.value = (uint64_t)err};
-	uint64_t *r = NULL;
-	for (unsigned cpu = 0; cpu < h->n_cpus && !r; cpu++) {
-		uintptr_t slot = gt_load(&gt_slots[cpu].off);
-		if (!slot)
-			continue; /* the full chunk */
-		char *chunk = gt_slot_chunk(slot);
-		_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
-		uint64_t off = gt_add(used, 16 + sizeof n);
-		if (off + 16 + sizeof n <= gt_chunk_limit)
-			r = (uint64_t *)(chunk + off);
-	}
-	if (r || (r = last_page_chunk(tsc)))
-		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_WRITE_FAILED, tsc, &n, sizeof n);
-}
-
-/* A clock pair and a dropped-facts notice ride along in a new chunk when due. */
-static uint32_t chunk_extras(uint64_t tsc, int *want_clock, uint64_t *dropped)
-{
-	uint32_t extra = 0;
-	uint64_t last = gt_load(&gt_last_clock_tsc);
-	uint64_t period = gt_clock_tsc ? gt_tsc_hz / 10 : 100000000ull;
-	*want_clock = 0;
-	if (tsc - last >= period &&
-	    atomic_compare_exchange_strong(&gt_last_clock_tsc, &last, tsc)) {
-		*want_clock = 1;
-		extra += 16 + sizeof(struct gt_p_clock);
-	}
-	uint64_t d = gt_load(&gt_dropped), rep = gt_load(&gt_dropped_reported);
-	*dropped = 0;
-	if (d > rep && atomic_compare_exchange_strong(&gt_dropped_reported, &rep, d)) {
-		*dropped = d - rep;
-		extra += 16 + sizeof(struct gt_p_notice);
-	}
-	return extra;
-}
-
-void gt_write_clock(uint64_t *r)
-{
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
-	struct gt_p_clock p;
-	p.mono_ns = gt_mono_ns(); /* right after tsc, then the wall clock */
-	p.real_ns = gt_real_ns();
-	gt_fill(r, 0, GT_CLOCK, 0, tsc, &p, sizeof p);
-}
-
-/* Every chunk holds gt_chunk_size bytes from now on: chunk 0's blocks are all allocated
- * (growth lock held) before the limit rises. */
-static void widen_limit(void)
-{
-	__atomic_store_n(&gt_chunk_limit, gt_chunk_size, __ATOMIC_RELEASE);
-}
-
-static int may_grow(int final)
-{
-	int st = gt_load(&gt_state);
-	return !gt_truncated && gt_header && (st == GT_ST_RECORDING || (final && st == GT_ST_STOPPED));
-}
-
-/* bytes from the GOTRACE_MAX_CAPTURE bound: 1, else 0 with the stop said in the header */
-static int take_budget(uint64_t bytes, struct gt_file_error *e)
-{
-	if (gt_budget_take(bytes))
-		return 1;
-	atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_AT_BOUND);
-	*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound: ", EFBIG};
-	return 0;
-}
-
-/* Chunk 0, full at GT_FIRST_CHUNK, gets the rest of its stride: 1 when its writer may go on
- * in it (the reservation that failed leaves a gap of zero words, read as uncommitted). */
-static int widen_first_chunk(int final, struct gt_file_error *e)
-{
-	lock_growth();
-	int ok = may_grow(final);
-	if (ok && gt_chunk_limit < gt_chunk_size) {
-		uint64_t rest = gt_chunk_size - gt_chunk_limit;
-		ok = take_budget(rest, e);
-		if (ok && back_chunks(1, gt_chunk_size, e) < 0) {
-			gt_budget_give_back(rest);
-			ok = 0;
-		}
-	}
-	if (ok)
-		widen_limit();
-	unlock_growth();
 	return ok;
-}
-
-static char *new_chunk(int first, struct gt_file_error *e);
-
-/* A chunk for `cpu`: the spare a thread that lost an install gave back, else the next one
- * of the file (grown and prefaulted, only its first GT_FIRST_CHUNK bytes when it is the
- * CPU's first chunk: its other pages fault when reached, their blocks allocated already, so
- * that a store there cannot meet a full disk).  NULL when recording is over or the file
- * cannot grow. */
-static char *chunk_take(int final, int first, struct gt_file_error *e)
-{
-	lock_growth();
-	if (!may_grow(final)) {
-		unlock_growth();
-		return NULL;
-	}
-	char *spare = atomic_exchange(&gt_spare_chunk, NULL);
-	if (!spare && gt_ring_on())
-		spare = gt_ring_reuse();
-	if (spare) {
-		unlock_growth();
-		return spare;
-	}
-	char *c = new_chunk(first, e);
-	unlock_growth();
-	return c;
-}
-
-char *gt_chunk_new_locked(struct gt_file_error *e) { return new_chunk(0, e); }
-
-/* The next chunk of the file (growth lock held), prefaulted whole or, when first, its
- * first GT_FIRST_CHUNK bytes. */
-static char *new_chunk(int first, struct gt_file_error *e)
-{
-	uint64_t k = gt_load((_Atomic uint64_t *)&gt_header->n_chunks);
-	if (k >= gt_max_chunks) {
-		*e = (struct gt_file_error){"capture reached its size limit: ", ENOSPC};
-		return NULL;
-	}
-	/* chunk k, and the rest of chunk 0 when it is still small (allocated with this one) */
-	uint64_t bytes = k ? gt_chunk_size : gt_chunk_limit;
-	if (k && gt_chunk_limit < gt_chunk_size)
-		bytes += gt_chunk_size - gt_chunk_limit;
-	if (!take_budget(bytes, e))
-		return NULL;
-	if (back_chunks(k + 1, k ? gt_chunk_size : gt_chunk_limit, e) < 0) {
-		gt_budget_give_back(bytes);
-		return NULL;
-	}
-	if (k && gt_chunk_limit < gt_chunk_size) /* chunk 0 was allocated with this one */
-		widen_limit();
-	gt_store((_Atomic uint64_t *)&gt_header->n_chunks, k + 1);
-
-	char *c = chunk_addr(k);
-	/* one system call maps the whole chunk instead of a page fault per 4 KiB on the fast
-	 * path (kernels before 5.14 refuse it: the faults then happen as before) */
-	gt_sys3(SYS_madvise, c, first && GT_FIRST_CHUNK < gt_chunk_size ? GT_FIRST_CHUNK : gt_chunk_size,
-		23 /* MADV_POPULATE_WRITE */);
-	return c;
-}
-
-/* A chunk that lost its install goes to the next turnover (if a spare is already waiting,
- * the older one stays unused: magic 0, which the reader counts). */
-static void give_back(char *c)
-{
-	atomic_exchange(&gt_spare_chunk, c);
-}
-
-/* Several threads may find the same chunk full (a thread is preempted while it opens one, or
- * files facts under a CPU it just left).  A new chunk replaces only the chunk its opener saw
- * full (a CAS), and its seq is taken after that chunk was seen, so a CPU's chunks in seq
- * order are its records in the order they were reserved.  A thread that loses reserves in
- * the winner's chunk and gives its own back for the next turnover. */
-uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, struct gt_file_error *e)
-{
-	int want_clock;
-	uint64_t dropped;
-	uint32_t extra;
-	char *c = NULL, *seen;
-	uintptr_t seen_off;
-	struct gt_chunk_header *h;
-	e->err = 0;
-	for (;;) {
-		seen_off = gt_load(&gt_slots[cpu].off);
-		seen = gt_slot_chunk(seen_off);
-		uint64_t off = gt_add((_Atomic uint64_t *)(seen + offsetof(struct gt_chunk_header, used)), nbytes);
-		if (off + nbytes <= gt_chunk_limit) {
-			if (c) /* another thread installed a chunk meanwhile */
-				give_back(c);
-			return (uint64_t *)(seen + off);
-		}
-		if (!c && seen_off && seen == chunk_addr(0) && gt_chunk_limit < gt_chunk_size) {
-			if (widen_first_chunk(final, e))
-				continue;
-			return NULL;
-		}
-		if (!c && !(c = chunk_take(final, !seen_off, e)))
-			return NULL;
-		h = (struct gt_chunk_header *)c;
-		extra = chunk_extras(tsc, &want_clock, &dropped);
-		h->cpu = cpu;
-		h->seq = gt_add(&gt_install_seq, 1);
-		h->first_tsc = tsc;
-		gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE + extra + nbytes);
-		atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_CHUNK_MAGIC, memory_order_release);
-		uintptr_t expected = seen_off;
-		if (atomic_compare_exchange_strong(&gt_slots[cpu].off, &expected, gt_slot_off(c)))
-			break;
-		/* lost: the extras are due again for the next chunk */
-		if (want_clock)
-			gt_store(&gt_last_clock_tsc, 0);
-		if (dropped)
-			atomic_fetch_sub(&gt_dropped_reported, dropped);
-		atomic_store_explicit((_Atomic uint32_t *)&h->magic, 0, memory_order_relaxed);
-	}
-	uint64_t *p = (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
-	if (want_clock) {
-		gt_write_clock(p);
-		p += (16 + sizeof(struct gt_p_clock)) / 8;
-	}
-	if (dropped) {
-		struct gt_p_notice n = {.value = dropped};
-		gt_fill(p, 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
-		p += (16 + sizeof n) / 8;
-	}
-	if (seen_off && gt_ring_on()) {
-		lock_growth();
-		gt_ring_retired(seen, tsc);
-		unlock_growth();
-	}
-	if (seen_off) {
-		/* The old chunk is full: drop its pages from our mapping (they stay in the file;
-		 * a late writer refaults them), so memory stays bounded by CPUs x chunk size. */
-		gt_sys3(SYS_madvise, seen, gt_chunk_size, MADV_DONTNEED);
-	}
-	return p;
 }
 
 /* ---- creation ----------------------------------------------------------------------- */
@@ -669,8 +392,8 @@ static long create_in(char *path, size_t dir_len, size_t cap, uint64_t pid)
 static int open_capture(void)
 {
 	static char in_user_dir[GT_PATH_MAX];
-	char *path = gt_capture_path;
-	size_t cap = sizeof gt_capture_path, n = 0;
+	char *path = gt_cap.path;
+	size_t cap = sizeof gt_cap.path, n = 0;
 	uint64_t pid = (uint64_t)gt_sys0(SYS_getpid);
 	path[0] = 0;
 	if (gt_cfg.capture_dir[0]) {
@@ -706,7 +429,7 @@ static int open_capture(void)
 /* Right before a change of credentials, after which the capture may never be opened again
  * (nor trimmed: a dropped worker's capture keeps its length), the length it may grow to
  * through the mapping alone: GT_DROP_RESERVE beyond what is allocated, not the whole
- * gt_map_bytes, so that such a capture shows at most that much more than it holds.  A
+ * gt_cap.map_bytes, so that such a capture shows at most that much more than it holds.  A
  * signal handler that interrupted this thread's growth passes (the headroom stays); while the
  * lock is held here, a handler's hooks pass straight through (busy), as during a growth. */
 #define GT_DROP_RESERVE (4ull << 30)
@@ -716,12 +439,12 @@ static void reserve_for_drop(void)
 	struct gt_file_error e;
 	uint8_t was_busy = gt_tls.busy;
 	gt_tls.busy = 1;
-	if (gt_sparse && take_growth(0)) {
-		if (gt_header && !gt_truncated && capture_fd_open(&e) == 0) {
-			reserve_to(gt_file_bytes + GT_DROP_RESERVE);
+	if (gt_cap.sparse && take_growth(0)) {
+		if (gt_cap.header && !gt_cap.truncated && capture_fd_open(&e) == 0) {
+			reserve_to(gt_cap.file_bytes + GT_DROP_RESERVE);
 			capture_fd_close();
 		}
-		unlock_growth();
+		gt_growth_unlock();
 	}
 	gt_tls.busy = was_busy;
 }
@@ -788,12 +511,12 @@ static uint64_t proc_start_ticks(void)
 
 static void fill_header(void)
 {
-	struct gt_file_header *h = gt_header;
+	struct gt_file_header *h = gt_cap.header;
 	memcpy(h->magic, GT_CAPTURE_MAGIC, 8);
 	h->version = GT_CAPTURE_VERSION;
 	h->byte_order = GT_BYTE_ORDER_MARK;
 	h->header_size = GT_FILE_HEADER_SIZE;
-	h->chunk_size = gt_chunk_size;
+	h->chunk_size = gt_cap.chunk_size;
 	h->pid = (uint32_t)gt_sys0(SYS_getpid);
 	h->ppid = (uint32_t)gt_sys0(SYS_getppid);
 	long ncpu = 0;
@@ -812,15 +535,15 @@ static void fill_header(void)
 		}
 	}
 	h->n_cpus = (uint32_t)(ncpu > 0 && ncpu <= (long)GT_MAX_CPUS ? ncpu : GT_MAX_CPUS);
-	h->clock_source = gt_clock_tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC;
-	h->tsc_hz = gt_tsc_hz;
+	h->clock_source = gt_clock.tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC;
+	h->tsc_hz = gt_clock.tsc_hz;
 	unsigned cpu;
 	h->start_tsc = gt_now(&cpu);
 	h->start_mono_ns = gt_mono_ns();
 	h->start_real_ns = gt_real_ns();
 	h->stack_mode = gt_stack_mode;
 	h->stack_depth = gt_cfg.stack_depth;
-	h->flags = (gt_clock_tsc ? 0 : GT_FILE_TSC_UNRELIABLE) |
+	h->flags = (gt_clock.tsc ? 0 : GT_FILE_TSC_UNRELIABLE) |
 		   (h == &gt_header_page.h ? GT_FILE_STOP_WORD : 0);
 #if defined(__x86_64__)
 	h->arch = GT_ARCH_X86_64;
@@ -833,7 +556,7 @@ static void fill_header(void)
 	h->exe_path[n > 0 ? n : 0] = 0;
 	read_small_file("/proc/self/cmdline", h->cmdline, sizeof h->cmdline, 1);
 	h->proc_start_ticks = proc_start_ticks();
-	gt_store(&gt_last_clock_tsc, h->start_tsc);
+	gt_store(&gt_cap.last_clock_tsc, h->start_tsc);
 	gt_ring_setup(h);
 }
 
@@ -881,21 +604,21 @@ int gt_capture_create(struct gt_file_error *e)
 		*e = (struct gt_file_error){NULL, 0};
 		return -1;
 	}
-	gt_fd = fd;
-	long hdr = gt_sys2(SYS_fstat, fd, &gt_stat);
-	gt_file_dev = gt_stat.st_dev;
-	gt_file_ino = gt_stat.st_ino;
-	gt_file_bytes = 0;
-	gt_n_windows = 0;
-	gt_window_chunks = GT_WINDOW_BYTES / gt_chunk_size;
-	if (gt_window_chunks > GT_WINDOW_MAX_CHUNKS)
-		gt_window_chunks = GT_WINDOW_MAX_CHUNKS;
-	if (!gt_window_chunks)
-		gt_window_chunks = 1;
-	gt_max_chunks = ((64ull << 30) - GT_FILE_HEADER_SIZE) / gt_chunk_size;
-	if (gt_max_chunks > GT_MAX_WINDOWS * gt_window_chunks)
-		gt_max_chunks = GT_MAX_WINDOWS * gt_window_chunks;
-	gt_map_bytes = GT_FILE_HEADER_SIZE + gt_max_chunks * gt_chunk_size;
+	gt_cap.fd = fd;
+	long hdr = gt_sys2(SYS_fstat, fd, &gt_cap.stat);
+	gt_cap.file_dev = gt_cap.stat.st_dev;
+	gt_cap.file_ino = gt_cap.stat.st_ino;
+	gt_cap.file_bytes = 0;
+	gt_cap.n_windows = 0;
+	gt_cap.window_chunks = GT_WINDOW_BYTES / gt_cap.chunk_size;
+	if (gt_cap.window_chunks > GT_WINDOW_MAX_CHUNKS)
+		gt_cap.window_chunks = GT_WINDOW_MAX_CHUNKS;
+	if (!gt_cap.window_chunks)
+		gt_cap.window_chunks = 1;
+	gt_cap.max_chunks = ((64ull << 30) - GT_FILE_HEADER_SIZE) / gt_cap.chunk_size;
+	if (gt_cap.max_chunks > GT_MAX_WINDOWS * gt_cap.window_chunks)
+		gt_cap.max_chunks = GT_MAX_WINDOWS * gt_cap.window_chunks;
+	gt_cap.map_bytes = GT_FILE_HEADER_SIZE + gt_cap.max_chunks * gt_cap.chunk_size;
 	if (hdr == 0)
 		hdr = map_header(fd);
 	if (hdr < 0 && hdr > -4096) {
@@ -907,13 +630,13 @@ int gt_capture_create(struct gt_file_error *e)
 	 * when it cannot be opened again, cut by the final trim): page faults read ahead up to
 	 * the end of the file, and every page read ahead past the used chunks is zero-filled now
 	 * and dropped again by the final truncation */
-	gt_reserved = 0;
+	gt_cap.reserved = 0;
 	struct statfs fs;
 	unsigned long fs_type = gt_sys2(SYS_fstatfs, fd, &fs) < 0 ? 0 : (unsigned long)fs.f_type;
-	gt_sparse = sparse_files(fs_type);
-	gt_zero_filled = fs_type != TMPFS_MAGIC;
-	gt_chunk_limit = GT_FIRST_CHUNK < gt_chunk_size ? GT_FIRST_CHUNK : gt_chunk_size;
-	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_chunk_limit);
+	gt_cap.sparse = sparse_files(fs_type);
+	gt_cap.zero_filled = fs_type != TMPFS_MAGIC;
+	gt_cap.chunk_limit = GT_FIRST_CHUNK < gt_cap.chunk_size ? GT_FIRST_CHUNK : gt_cap.chunk_size;
+	int err = grow_file(GT_FILE_HEADER_SIZE + (uint64_t)gt_cap.chunk_limit);
 	if (err)
 		*e = (struct gt_file_error){"the capture file could not grow: ", err};
 	else if ((err = map_window(0)))
@@ -923,10 +646,10 @@ int gt_capture_create(struct gt_file_error *e)
 		unmap_header((void *)hdr);
 		return -1;
 	}
-	gt_header = (struct gt_file_header *)hdr;
-	gt_truncated = 0;
+	gt_cap.header = (struct gt_file_header *)hdr;
+	gt_cap.truncated = 0;
 	fill_header();
-	gt_budget_attach(gt_header);
+	gt_budget_attach(gt_cap.header);
 	return 0;
 }
 
@@ -934,39 +657,41 @@ int gt_capture_create(struct gt_file_error *e)
 
 void gt_capture_trim(void)
 {
-	lock_growth();
-	gt_truncated = 1;
-	uint64_t len = GT_FILE_HEADER_SIZE + gt_load((_Atomic uint64_t *)&gt_header->n_chunks) * gt_chunk_size;
+	gt_growth_lock();
+	gt_cap.truncated = 1;
+	uint64_t len = GT_FILE_HEADER_SIZE +
+		       gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) * gt_cap.chunk_size;
 	/* a last chunk of one page (last_page_chunk); chunk 0 alone at GT_FIRST_CHUNK keeps its
 	 * stride, the rest a hole, so that the reader never takes it for a truncated chunk */
-	if (len > gt_file_bytes && gt_chunk_limit == gt_chunk_size)
-		len = gt_file_bytes;
+	if (len > gt_cap.file_bytes && gt_cap.chunk_limit == gt_cap.chunk_size)
+		len = gt_cap.file_bytes;
 	struct gt_file_error e;
-	if (len != (gt_reserved > gt_file_bytes ? gt_reserved : gt_file_bytes) && capture_fd_open(&e) == 0) {
-		gt_sys2(SYS_ftruncate, gt_fd, (long)len);
+	uint64_t now_len = gt_cap.reserved > gt_cap.file_bytes ? gt_cap.reserved : gt_cap.file_bytes;
+	if (len != now_len && capture_fd_open(&e) == 0) {
+		gt_sys2(SYS_ftruncate, gt_cap.fd, (long)len);
 		capture_fd_close();
 	}
-	unlock_growth();
+	gt_growth_unlock();
 }
 
 void gt_capture_forget(void)
 {
 	gt_slots_full();
-	if (gt_header) {
-		unmap_header(gt_header);
-		gt_header = NULL;
+	if (gt_cap.header) {
+		unmap_header(gt_cap.header);
+		gt_cap.header = NULL;
 	}
-	for (uint64_t w = 0; w < gt_n_windows; w++)
-		gt_sys2(SYS_munmap, gt_windows[w], gt_window_chunks * gt_chunk_size);
-	gt_n_windows = 0;
+	for (uint64_t w = 0; w < gt_cap.n_windows; w++)
+		gt_sys2(SYS_munmap, gt_cap.windows[w], gt_cap.window_chunks * gt_cap.chunk_size);
+	gt_cap.n_windows = 0;
 	/* forked while another thread of the parent was growing the file */
-	if (gt_fd >= 0)
+	if (gt_cap.fd >= 0)
 		capture_fd_close();
-	gt_capture_path[0] = 0;
-	gt_store(&gt_dropped, 0);
-	gt_store(&gt_dropped_reported, 0);
-	gt_store(&gt_growth_lock, 0);
-	gt_store(&gt_spare_chunk, NULL);
-	gt_store(&gt_install_seq, 0);
+	gt_cap.path[0] = 0;
+	gt_store(&gt_cap.dropped, 0);
+	gt_store(&gt_cap.dropped_reported, 0);
+	gt_store(&gt_cap.growth_lock, 0);
+	gt_store(&gt_cap.spare_chunk, NULL);
+	gt_store(&gt_cap.install_seq, 0);
 	gt_ring_forget();
 }

@@ -65,7 +65,7 @@ static const char *our_value(const char *name, const char *theirs)
 	if (!strcmp(name, "GOTRACE_ROOT_PID"))
 		return theirs || !gt_cfg.root_pid[0] ? NULL : gt_cfg.root_pid;
 	if (!strcmp(name, "GOTRACE_TSC_HZ"))
-		return theirs || !gt_tsc_hz_text[0] ? NULL : gt_tsc_hz_text;
+		return theirs || !gt_clock.tsc_hz_text[0] ? NULL : gt_clock.tsc_hz_text;
 	if (!theirs || !*theirs || theirs[0] == '/')
 		return NULL;
 	if (!strcmp(name, "GOTRACE_OUT"))

@@ -18,13 +18,10 @@
 #include <cpuid.h>
 #endif
 
-int gt_clock_tsc;
-int gt_use_rdtscp;
-int gt_use_rseq_tsc;
-int gt_cpu_source = GT_CPU_GETCPU;
-uint64_t gt_tsc_hz = 1000000000ull;
-char gt_tsc_hz_text[24];
-ptrdiff_t gt_rseq_offset;
+struct gt_clock gt_clock __attribute__((aligned(64))) = {
+	.cpu_source = GT_CPU_GETCPU,
+	.tsc_hz = 1000000000ull,
+};
 
 uint64_t gt_mono_ns(void)
 {
@@ -42,10 +39,10 @@ uint64_t gt_real_ns(void)
 
 static unsigned gt_cpu_slow(void)
 {
-	if (gt_cpu_source == GT_CPU_RSEQ) {
+	if (gt_clock.cpu_source == GT_CPU_RSEQ) {
 		char *tp = __builtin_thread_pointer();
 		/* struct rseq { u32 cpu_id_start; u32 cpu_id; ... } */
-		int32_t cpu = *(volatile int32_t *)(tp + gt_rseq_offset + 4);
+		int32_t cpu = *(volatile int32_t *)(tp + gt_clock.rseq_offset + 4);
 		if (cpu >= 0)
 			return (unsigned)cpu & (GT_MAX_CPUS - 1);
 	}
@@ -66,7 +63,7 @@ static inline uint64_t gt_rdtsc(void)
 uint64_t gt_now_slow(unsigned *cpu)
 {
 #if defined(__x86_64__)
-	if (gt_clock_tsc) {
+	if (gt_clock.tsc) {
 		*cpu = gt_cpu_slow();
 		return gt_rdtsc();
 	}
@@ -100,23 +97,23 @@ void gt_clock_setup(void)
 {
 	void *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
 	void *size = dlsym(RTLD_DEFAULT, "__rseq_size");
-	gt_cpu_source = GT_CPU_GETCPU;
+	gt_clock.cpu_source = GT_CPU_GETCPU;
 	if (off && size && *(const unsigned int *)size >= 8) {
-		gt_rseq_offset = *(const ptrdiff_t *)off;
-		gt_cpu_source = GT_CPU_RSEQ;
+		gt_clock.rseq_offset = *(const ptrdiff_t *)off;
+		gt_clock.cpu_source = GT_CPU_RSEQ;
 	}
-	gt_clock_tsc = 0;
-	gt_use_rdtscp = 0;
-	gt_use_rseq_tsc = 0;
-	gt_tsc_hz = 1000000000ull;
-	gt_tsc_hz_text[0] = 0;
+	gt_clock.tsc = 0;
+	gt_clock.use_rdtscp = 0;
+	gt_clock.use_rseq_tsc = 0;
+	gt_clock.tsc_hz = 1000000000ull;
+	gt_clock.tsc_hz_text[0] = 0;
 #if defined(__x86_64__)
 	unsigned a, b, c, d;
 	int invariant = 0, rdtscp = 0;
 	/* A traced ancestor found the TSC invariant and measured its rate: CPUID, which traps
 	 * to the hypervisor in a VM (20 us each here), is asked only for rdtscp, needed without
 	 * rseq. */
-	if (gt_cfg.tsc_hz && gt_cpu_source == GT_CPU_RSEQ)
+	if (gt_cfg.tsc_hz && gt_clock.cpu_source == GT_CPU_RSEQ)
 		invariant = 1;
 	else if (__get_cpuid(0x80000000u, &a, &b, &c, &d) && a >= 0x80000007u) {
 		__get_cpuid(0x80000007u, &a, &b, &c, &d);
@@ -128,11 +125,11 @@ void gt_clock_setup(void)
 		invariant = cpuinfo_has_flags();
 	if (!invariant)
 		return;
-	if (rdtscp && gt_cpu_source != GT_CPU_RSEQ)
-		gt_cpu_source = GT_CPU_RDTSCP;
+	if (rdtscp && gt_clock.cpu_source != GT_CPU_RSEQ)
+		gt_clock.cpu_source = GT_CPU_RDTSCP;
 	if (gt_cfg.tsc_hz) {
 		/* measured by an ancestor of this run: the TSC is one counter for the machine */
-		gt_tsc_hz = gt_cfg.tsc_hz;
+		gt_clock.tsc_hz = gt_cfg.tsc_hz;
 	} else {
 		/* Estimate the rate over ~0.5 ms; the clock pairs in the capture refine it. */
 		uint64_t m0 = gt_mono_ns(), t0 = gt_rdtsc(), m1, t1;
@@ -142,11 +139,11 @@ void gt_clock_setup(void)
 		} while (m1 - m0 < 500000);
 		if (t1 <= t0)
 			return;
-		gt_tsc_hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
+		gt_clock.tsc_hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
 	}
-	gt_tsc_hz_text[gt_fmt_u64(gt_tsc_hz_text, gt_tsc_hz)] = 0;
-	gt_clock_tsc = 1;
-	gt_use_rdtscp = gt_cpu_source == GT_CPU_RDTSCP;
-	gt_use_rseq_tsc = gt_cpu_source == GT_CPU_RSEQ;
+	gt_clock.tsc_hz_text[gt_fmt_u64(gt_clock.tsc_hz_text, gt_clock.tsc_hz)] = 0;
+	gt_clock.tsc = 1;
+	gt_clock.use_rdtscp = gt_clock.cpu_source == GT_CPU_RDTSCP;
+	gt_clock.use_rseq_tsc = gt_clock.cpu_source == GT_CPU_RSEQ;
 #endif
 }

@@ -1,6 +1,6 @@
-/* The fact shapes the hook families share, and the small lock-free tables behind them:
- * waiters (objects a hooked thread is blocked on now), threads (pthread_t -> serial) and
- * the descriptor-kind cache. */
+/* The fact shapes the hook families share: blocks, wakes, system calls, thread and process
+ * facts.  The small lock-free tables behind them have files of their own: waiters.c,
+ * thread_table.c, fd_kinds.c, losses.c. */
 #include "facts.h"
 #include "capture_file.h"
 #include "lifecycle.h"
@@ -15,7 +15,6 @@
 
 extern void *__libc_stack_end;
 
-_Atomic uint64_t gt_n_blocked[GT_BK_COUNT];
 _Atomic uint32_t gt_next_serial = 2;
 
 int gt_block_result(int rc)
@@ -28,359 +27,6 @@ int gt_block_result(int rc)
 	default: return GT_BR_ERROR;
 	}
 }
-
-/* ---- waiter table ----------------------------------------------------------------------
- * 1024 words, each (object address << 16 | number of threads blocked on it).  A word
- * whose count is zero is free for any object; an object may own several words (a race
- * between two first waiters), so lookups scan the whole probe window. */
-#define GT_WAITER_SLOTS 1024u
-#define GT_WAITER_PROBES 8u
-static _Atomic uint64_t gt_waiters[GT_WAITER_SLOTS];
-/* by slot, the latest registration in it: (obj << 16 | kind << 12 | bits 0-11 of its kind's
- * registration count before it), and the tsc taken right after it, tagged with bits 12-23 of
- * that count in its top 12 bits.  The tagged tsc is stored first: a reader that sees a
- * registration sees its time (a preempted writer once paired a new registration with a time
- * 25 ms old, before the releaser's own previous facts), and the 24 bits together tell a
- * registration since `before` from one 2048 registrations older. */
-static _Atomic uint64_t gt_waiter_last[GT_WAITER_SLOTS], gt_waiter_tsc[GT_WAITER_SLOTS];
-#define GT_TSC_TAG_SHIFT 52
-#define GT_TSC_UNTAGGED ((1ull << GT_TSC_TAG_SHIFT) - 1)
-
-static inline unsigned waiter_home(uint64_t obj)
-{
-	return (unsigned)((obj >> 3) * 0x9E3779B97F4A7C15ull >> 54) & (GT_WAITER_SLOTS - 1);
-}
-
-int gt_waiters_add(uint64_t obj)
-{
-	unsigned home = waiter_home(obj);
-	for (int pass = 0; pass < 2; pass++) {
-		for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
-			_Atomic uint64_t *s = &gt_waiters[(home + i) & (GT_WAITER_SLOTS - 1)];
-			uint64_t w = gt_load(s);
-			for (;;) {
-				uint64_t count = w & 0xffff;
-				int mine = (w >> 16) == obj && count && count < 0xffff;
-				int free_slot = pass == 1 && !count;
-				if (!mine && !free_slot)
-					break;
-				uint64_t nw = mine ? w + 1 : (obj << 16 | 1);
-				if (atomic_compare_exchange_weak(s, &w, nw))
-					return (int)((home + i) & (GT_WAITER_SLOTS - 1)) + 1;
-			}
-		}
-	}
-	return 0;
-}
-
-void gt_waiters_remove(uint64_t obj)
-{
-	unsigned home = waiter_home(obj);
-	for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
-		_Atomic uint64_t *s = &gt_waiters[(home + i) & (GT_WAITER_SLOTS - 1)];
-		uint64_t w = gt_load(s);
-		while ((w >> 16) == obj && (w & 0xffff)) {
-			if (atomic_compare_exchange_weak(s, &w, w - 1))
-				return;
-		}
-	}
-}
-
-int gt_waiters_has(uint64_t obj)
-{
-	unsigned home = waiter_home(obj);
-	for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
-		uint64_t w = gt_load(&gt_waiters[(home + i) & (GT_WAITER_SLOTS - 1)]);
-		if ((w >> 16) == obj && (w & 0xffff))
-			return 1;
-	}
-	return 0;
-}
-
-uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before, uint64_t now)
-{
-	unsigned home = waiter_home(obj);
-	uint32_t since = (uint32_t)(before >> 32) & 0xffffff;
-	for (unsigned i = 0; i < GT_WAITER_PROBES; i++) {
-		unsigned h = (home + i) & (GT_WAITER_SLOTS - 1);
-		uint64_t last = atomic_load_explicit(&gt_waiter_last[h], memory_order_acquire);
-		uint64_t tsc = atomic_load_explicit(&gt_waiter_tsc[h], memory_order_acquire);
-		/* read again: another registration in this slot between the two loads is a miss */
-		if (gt_load(&gt_waiter_last[h]) != last || last >> 16 != obj || (last >> 12 & 0xf) != kind)
-			continue;
-		uint32_t seq = (uint32_t)(tsc >> GT_TSC_TAG_SHIFT) << 12 | (uint32_t)(last & 0xfff);
-		if (((seq - since) & 0xffffff) >= 0x800000)
-			continue;
-		/* the full time, from its distance to now (under 2^51 ticks either way) */
-		uint64_t d = (tsc - now) & GT_TSC_UNTAGGED;
-		return now + d - (d >> (GT_TSC_TAG_SHIFT - 1) << GT_TSC_TAG_SHIFT);
-	}
-	return 0;
-}
-
-void gt_waiters_reset(void)
-{
-	for (unsigned i = 0; i < GT_WAITER_SLOTS; i++) {
-		gt_store(&gt_waiters[i], 0);
-		gt_store(&gt_waiter_last[i], 0);
-		gt_store(&gt_waiter_tsc[i], 0);
-	}
-	for (unsigned k = 0; k < GT_BK_COUNT; k++)
-		gt_store(&gt_n_blocked[k], 0);
-}
-
-/* ---- thread table: pthread_t -> serial ------------------------------------------------ */
-#define GT_THREAD_SLOTS 4096u
-#define GT_TOMBSTONE ((uintptr_t)1)
-struct gt_thread_slot {
-	_Atomic uintptr_t key;
-	_Atomic uint32_t serial;
-	_Atomic uint32_t ended;
-};
-static struct gt_thread_slot gt_threads[GT_THREAD_SLOTS];
-
-static inline unsigned thread_home(uintptr_t key)
-{
-	return (unsigned)((key >> 4) * 0x9E3779B97F4A7C15ull >> 52) & (GT_THREAD_SLOTS - 1);
-}
-
-void gt_threads_put(pthread_t th, uint32_t serial, int from_child)
-{
-	uintptr_t key = (uintptr_t)th;
-	unsigned home = thread_home(key);
-	for (unsigned i = 0; i < GT_THREAD_SLOTS; i++) {
-		struct gt_thread_slot *s = &gt_threads[(home + i) & (GT_THREAD_SLOTS - 1)];
-		uintptr_t k = gt_load(&s->key);
-		/* a lost race with the thread's other registration (creator or child) for this
-		 * slot finds the key there: it must not take a second slot */
-		if (k == key || ((k == 0 || k == GT_TOMBSTONE) &&
-				 (atomic_compare_exchange_strong(&s->key, &k, key) || k == key))) {
-			/* the parent registers too (its child may not have run yet); it must not
-			 * revive a child that already ended */
-			if (from_child || gt_load(&s->serial) != serial)
-				gt_store(&s->ended, 0);
-			gt_store(&s->serial, serial);
-			return;
-		}
-	}
-	if (from_child) /* once per thread: its creator tries too */
-		gt_lose(GT_NOTICE_THREADS_LOST);
-}
-
-static struct gt_thread_slot *thread_find(uintptr_t key)
-{
-	unsigned home = thread_home(key);
-	for (unsigned i = 0; i < GT_THREAD_SLOTS; i++) {
-		struct gt_thread_slot *s = &gt_threads[(home + i) & (GT_THREAD_SLOTS - 1)];
-		uintptr_t k = gt_load(&s->key);
-		if (k == key)
-			return s;
-		if (k == 0)
-			return NULL;
-	}
-	return NULL;
-}
-
-uint32_t gt_threads_get(pthread_t th, int *ended)
-{
-	struct gt_thread_slot *s = thread_find((uintptr_t)th);
-	if (ended)
-		*ended = s ? (int)gt_load(&s->ended) : 0;
-	return s ? gt_load(&s->serial) : 0;
-}
-
-void gt_threads_mark_ended(pthread_t th)
-{
-	struct gt_thread_slot *s = thread_find((uintptr_t)th);
-	if (s)
-		gt_store(&s->ended, 1);
-}
-
-void gt_threads_remove(pthread_t th)
-{
-	struct gt_thread_slot *s = thread_find((uintptr_t)th);
-	if (s)
-		gt_store(&s->key, GT_TOMBSTONE);
-}
-
-void gt_threads_reset(void)
-{
-	/* after fork only the forking thread lives; its pthread_t stays valid */
-	memset(gt_threads, 0, sizeof gt_threads);
-}
-
-/* ---- descriptor kinds ----------------------------------------------------------------
- * fstat once per descriptor; close/dup2/dup3/fclose/close_range/closefrom and every hooked
- * call that returns a new descriptor forget the entry.  Pipes, FIFOs and sockets keep their
- * kernel key beside the kind (capture.h, GT_OBJ_KERNEL), stored before the kind. */
-#define GT_FD_CACHE 65536
-static uint8_t gt_fd_cache[GT_FD_CACHE];
-static uint64_t gt_fd_objs[GT_FD_CACHE];
-/* the capture where an FD record gave the descriptor's key (its start_tsc's low bits and 1;
- * 0: none since the descriptor was cached), so that its SYSCALL_BEGINs name it by number
- * (capture.h GT_C_FD_OBJ) */
-static uint32_t gt_fd_defined[GT_FD_CACHE];
-/* above every descriptor ever given a kernel key: the end of a process looks no further
- * (the whole cache was 16 pages read and 65536 tests at every exit) */
-static _Atomic int gt_fd_objs_end;
-
-static void fd_obj_seen(int fd)
-{
-	int end = gt_load(&gt_fd_objs_end);
-	while (fd >= end && !atomic_compare_exchange_weak(&gt_fd_objs_end, &end, fd + 1))
-		;
-}
-
-static inline int fd_has_obj(uint8_t kind)
-{
-	return kind == GT_FD_PIPE || kind == GT_FD_SOCKET;
-}
-
-uint8_t gt_fd_kind(int fd)
-{
-	if (fd < 0)
-		return GT_FD_NONE;
-	if (fd < GT_FD_CACHE && gt_fd_cache[fd])
-		return gt_fd_cache[fd] & 0x7f;
-	struct stat st;
-	if (gt_sys2(SYS_fstat, fd, &st) < 0)
-		return GT_FD_NONE;
-	uint8_t kind;
-	if (S_ISSOCK(st.st_mode))
-		kind = GT_FD_SOCKET;
-	else if (S_ISFIFO(st.st_mode))
-		kind = GT_FD_PIPE;
-	else if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		kind = GT_FD_FILE;
-	else
-		kind = GT_FD_OTHER;
-	if (fd < GT_FD_CACHE) {
-		if (fd_has_obj(kind)) {
-			gt_fd_objs[fd] = gt_kobj_key(GT_KOBJ_FILE, st.st_dev, st.st_ino, 0) |
-					 (kind == GT_FD_SOCKET ? GT_OBJ_SOCKET : 0);
-			fd_obj_seen(fd);
-		}
-		atomic_signal_fence(memory_order_release);
-		gt_fd_cache[fd] = kind | 0x80;
-	}
-	return kind;
-}
-
-void gt_fd_forget(int fd)
-{
-	if (fd >= 0 && fd < GT_FD_CACHE)
-		gt_fd_cache[fd] = 0, gt_fd_defined[fd] = 0;
-}
-
-void gt_fd_forget_range(unsigned lo, unsigned hi)
-{
-	if (lo >= GT_FD_CACHE)
-		return;
-	if (hi >= GT_FD_CACHE)
-		hi = GT_FD_CACHE - 1;
-	if (lo <= hi) {
-		memset(gt_fd_cache + lo, 0, hi - lo + 1);
-		memset(gt_fd_defined + lo, 0, (hi - lo + 1) * sizeof *gt_fd_defined);
-	}
-}
-
-/* The two ends of a socketpair are one object: both keyed by the lower inode. */
-void gt_fd_pair(const int sv[2])
-{
-	struct stat a, b;
-	if (sv[0] < 0 || sv[1] < 0 || sv[0] >= GT_FD_CACHE || sv[1] >= GT_FD_CACHE ||
-	    gt_sys2(SYS_fstat, sv[0], &a) < 0 || gt_sys2(SYS_fstat, sv[1], &b) < 0)
-		return;
-	uint64_t obj = gt_kobj_key(GT_KOBJ_FILE, a.st_dev, a.st_ino < b.st_ino ? a.st_ino : b.st_ino, 0) |
-		       GT_OBJ_SOCKET;
-	for (int i = 0; i < 2; i++) {
-		gt_fd_objs[sv[i]] = obj;
-		fd_obj_seen(sv[i]);
-		atomic_signal_fence(memory_order_release);
-		gt_fd_cache[sv[i]] = GT_FD_SOCKET | 0x80;
-	}
-}
-
-/* The process ends: its pipes and sockets close with it (their last close may be this one),
- * one WAKE GT_BK_FD per cached descriptor, into records reserve() gives. */
-void gt_fd_exit_wakes(uint32_t serial, uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes))
-{
-	for (int fd = 0, end = gt_load(&gt_fd_objs_end); fd < end; fd++) {
-		uint64_t *r;
-		unsigned cpu;
-		if (!fd_has_obj(gt_fd_cache[fd] & 0x7f))
-			continue;
-		uint64_t tsc = gt_now(&cpu);
-		struct gt_p_wake p = {.obj = gt_fd_objs[fd], .count = GT_WAKE_ALL};
-		if ((r = reserve(cpu, 16 + sizeof p)))
-			gt_fill(r, serial, GT_WAKE, GT_BK_FD, tsc, &p, sizeof p);
-	}
-}
-
-uint64_t gt_fd_cached_obj(int fd)
-{
-	if (fd < 0 || fd >= GT_FD_CACHE || !fd_has_obj(gt_fd_cache[fd] & 0x7f))
-		return 0;
-	return gt_fd_objs[fd];
-}
-
-/* ---- losses --------------------------------------------------------------------------- */
-
-static _Atomic uint64_t gt_lost[GT_NOTICE_KINDS], gt_lost_said[GT_NOTICE_KINDS];
-
-int gt_fact_notice(unsigned cpu, uint8_t kind, uint64_t value, uint64_t tsc)
-{
-	struct gt_p_notice p = {.value = value};
-	uint64_t *r = gt_reserve(cpu, 16 + sizeof p, tsc);
-	if (!r)
-		return 0;
-	gt_fill(r, 0, GT_NOTICE, kind, tsc, &p, sizeof p);
-	return 1;
-}
-
-/* The losses of kind not yet said, into r (or into a record of our own when r is NULL). */
-static void say_losses(uint8_t kind, uint64_t *r)
-{
-	uint64_t said = gt_load(&gt_lost_said[kind]), n = gt_load(&gt_lost[kind]);
-	if (n <= said || !atomic_compare_exchange_strong(&gt_lost_said[kind], &said, n))
-		return;
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
-	struct gt_p_notice p = {.value = n - said};
-	if (r)
-		gt_fill(r, 0, GT_NOTICE, kind, tsc, &p, sizeof p);
-	else if (!gt_fact_notice(cpu, kind, n - said, tsc))
-		atomic_fetch_sub(&gt_lost_said[kind], n - said); /* said next time */
-}
-
-void gt_lose(uint8_t kind)
-{
-	uint64_t n = gt_add(&gt_lost[kind], 1) + 1;
-	if (!(n & (n - 1)))
-		say_losses(kind, NULL);
-}
-
-void gt_losses_flush(uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes))
-{
-	for (uint8_t k = GT_NOTICE_STACKS_LOST; k < GT_NOTICE_KINDS; k++) {
-		unsigned cpu;
-		gt_now(&cpu);
-		uint64_t *r;
-		if (gt_load(&gt_lost[k]) > gt_load(&gt_lost_said[k]) &&
-		    (r = reserve(cpu, 16 + sizeof(struct gt_p_notice))))
-			say_losses(k, r);
-	}
-}
-
-void gt_losses_reset(void)
-{
-	for (unsigned k = 0; k < GT_NOTICE_KINDS; k++) {
-		gt_store(&gt_lost[k], 0);
-		gt_store(&gt_lost_said[k], 0);
-	}
-}
-
-/* ---- facts ------------------------------------------------------------------------------ */
 
 void gt_emit_c_slow(struct gt_tls *t, int tried, uint32_t thread, uint8_t type, uint8_t aux,
 		    uint64_t tsc, unsigned cpu, const void *payload, uint32_t size)
@@ -412,15 +58,7 @@ GT_INLINE void block_register(struct gt_tls *t, uint8_t kind, uint64_t obj, int 
 		t->waiter_registered = (uint8_t)(1 | (slot != 0) << 1);
 		if (!slot)
 			gt_lose(GT_NOTICE_WAITERS_LOST);
-		/* which registration, and a time after the block began and after the
-		 * registration, visible before the waiter's next try, which precedes the release
-		 * that lets it in (gt_waiters_registered_since) */
-		unsigned cpu, h = slot ? (unsigned)slot - 1 : waiter_home(obj);
-		uint64_t tag = (seq >> 12 & 0xfff) << GT_TSC_TAG_SHIFT;
-		atomic_store_explicit(&gt_waiter_tsc[h], tag | (gt_now(&cpu) & GT_TSC_UNTAGGED),
-				      memory_order_release);
-		atomic_store_explicit(&gt_waiter_last[h], obj << 16 | (uint64_t)(kind & 0xf) << 12 |
-				      (seq & 0xfff), memory_order_release);
+		gt_waiters_stamp(slot, obj, kind, seq);
 		atomic_thread_fence(memory_order_seq_cst);
 	}
 }
@@ -570,7 +208,7 @@ void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
  * summary carries a thread's last SYSCALL_BEGIN without the FD records before it. */
 static int fd_defined(int fd, uint8_t kind, uint64_t obj)
 {
-	const struct gt_file_header *h = gt_header;
+	const struct gt_file_header *h = gt_cap.header;
 	uint32_t capture = h ? (uint32_t)h->start_tsc | 1 : 0;
 	if (gt_fd_defined[fd] == capture)
 		return capture != 0;
@@ -620,7 +258,7 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 {
 	/* arg is the descriptor whenever the kind is one of these (hooks.def), and its kind was
 	 * just looked up: the key is cached */
-	if (GT_UNLIKELY(fd_has_obj(fd_kind)) && (uint64_t)arg < GT_FD_CACHE)
+	if (GT_UNLIKELY(gt_fd_has_obj(fd_kind)) && (uint64_t)arg < GT_FD_CACHE)
 		syscall_begin(t, nr, fd_kind, arg, 1 + fd_defined((int)arg, fd_kind, gt_fd_objs[arg]),
 			      gt_fd_objs[arg]);
 	else
@@ -631,7 +269,7 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 void gt_fact_poll_begin(struct gt_tls *t, uint32_t nr, const struct pollfd *fds, unsigned long n)
 {
 	int fd = n == 1 && (fds[0].events & (POLLIN | POLLRDNORM)) ? fds[0].fd : -1;
-	int tail = fd >= 0 && fd < GT_FD_CACHE && fd_has_obj(gt_fd_kind(fd));
+	int tail = fd >= 0 && fd < GT_FD_CACHE && gt_fd_has_obj(gt_fd_kind(fd));
 	syscall_begin(t, nr, GT_FD_POLL, (int64_t)n, tail, tail ? gt_fd_objs[fd] : 0);
 }
 
@@ -721,8 +359,8 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 	if (st != GT_ST_RECORDING) {
 		/* the capture filled up: a thread first met now loses its facts too (counted one
 		 * per hook, as no record of it exists to say more) */
-		if (st == GT_ST_FAILED && gt_header)
-			gt_add((_Atomic uint64_t *)&gt_header->facts_lost, 1);
+		if (st == GT_ST_FAILED && gt_cap.header)
+			gt_add((_Atomic uint64_t *)&gt_cap.header->facts_lost, 1);
 		t->busy = was_busy;
 		return NULL;
 	}

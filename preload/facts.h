@@ -1,11 +1,15 @@
-/* Writing facts (facts.c): the emitters that fill capture.h's payload structs, the fact
- * shapes every hook family shares, and the small tables behind them (waiters, threads,
- * descriptor kinds). */
+/* Writing facts (facts.c): the emitters that fill capture.h's payload structs and the fact
+ * shapes every hook family shares.  It includes the headers of the small tables behind them
+ * (waiters.h, thread_table.h, fd_kinds.h, losses.h), which every hook file uses with it. */
 #ifndef GT_FACTS_H
 #define GT_FACTS_H
 
 #include "fastpath.h"
+#include "fd_kinds.h"
+#include "losses.h"
 #include "ring.h"
+#include "thread_table.h"
+#include "waiters.h"
 
 #include <pthread.h>
 #include <sys/types.h>
@@ -67,7 +71,7 @@ GT_INLINE int gt_emit_c_try(struct gt_tls *t, uint64_t tsc, unsigned cpu, unsign
 		return 0;
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, words * 8);
-	if (GT_UNLIKELY(off + words * 8 > gt_chunk_limit || tsc >= gt_stop_tsc()))
+	if (GT_UNLIKELY(off + words * 8 > gt_cap.chunk_limit || tsc >= gt_stop_tsc()))
 		return -1;
 	uint64_t *r = (uint64_t *)(chunk + off);
 	if (words > 1)
@@ -122,13 +126,6 @@ GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind
 					  stack >> 16), obj | (uint64_t)stack << 48, 0);
 }
 
-/* Per gt_block_kind: threads now blocked inside hooks (low 32 bits) and registrations so far
- * (high 32 bits, wrapping).  A release checks the waiter table only when its kind has
- * blocked threads, so an uncontended release costs a relaxed load before the real call and
- * one after it: a changed word means a waiter registered in between (and may be gone). */
-extern _Atomic uint64_t gt_n_blocked[GT_BK_COUNT] GT_HIDDEN;
-#define GT_REGISTERED (1ull << 32)
-GT_INLINE uint32_t gt_blocked(uint8_t kind) { return (uint32_t)gt_load(&gt_n_blocked[kind]); }
 extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
 
 void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;
@@ -165,47 +162,10 @@ void gt_fact_poll_begin(struct gt_tls *t, uint32_t nr, const struct pollfd *fds,
 void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err) GT_HIDDEN;
 void gt_fact_thread_name(uint32_t serial, const char *name) GT_HIDDEN;
 void gt_fact_thread_existing(struct gt_tls *t) GT_HIDDEN;
-int gt_fact_notice(unsigned cpu, uint8_t kind, uint64_t value, uint64_t tsc) GT_HIDDEN;
-/* Table overflows (kind: GT_NOTICE_STACKS_LOST, _THREADS_LOST, _WAITERS_LOST): counted, and
- * said in a notice at the first loss and each time the count doubles (a crash leaves at most
- * half of them unsaid); gt_losses_flush says the rest into records reserve() gives. */
-void gt_lose(uint8_t kind) GT_HIDDEN GT_NOINLINE;
-void gt_losses_flush(uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes)) GT_HIDDEN;
-void gt_losses_reset(void) GT_HIDDEN;
 void gt_fact_process(struct gt_tls *t, uint8_t kind, uint64_t tsc, unsigned cpu, pid_t child, int err) GT_HIDDEN;
 void gt_finish_pending(struct gt_tls *t) GT_HIDDEN;
 void gt_thread_end(struct gt_tls *t, uint8_t how) GT_HIDDEN;
 int gt_block_result(int rc) GT_HIDDEN;
-uint8_t gt_fd_kind(int fd) GT_HIDDEN;
-void gt_fd_forget(int fd) GT_HIDDEN;
-void gt_fd_forget_range(unsigned lo, unsigned hi) GT_HIDDEN;
-/* socketpair: both ends cached as one socket object */
-void gt_fd_pair(const int sv[2]) GT_HIDDEN;
-/* the kernel key of a pipe/FIFO/socket descriptor whose kind is cached, else 0 (no fstat) */
-uint64_t gt_fd_cached_obj(int fd) GT_HIDDEN;
-/* at the process's end: a close wake for each cached pipe or socket descriptor */
-void gt_fd_exit_wakes(uint32_t serial, uint64_t *(*reserve)(unsigned cpu, uint32_t nbytes)) GT_HIDDEN;
-
-/* waiter table: objects some hooked thread is blocked on right now */
-int gt_waiters_add(uint64_t obj) GT_HIDDEN; /* its slot + 1, 0 when the table is full */
-void gt_waiters_remove(uint64_t obj) GT_HIDDEN;
-int gt_waiters_has(uint64_t obj) GT_HIDDEN;
-/* For a release that loaded its kind's word (before) ahead of the real call: the tsc a
- * waiter took right after registering on obj since then (it may have resumed and gone
- * already), or 0 when its slot has taken another's registration since.  The tsc
- * comes after that waiter's block began, before its resume, and after every fact the
- * releaser wrote before it loaded the word.  now: a time near the registration (days,
- * not weeks), from which its full tsc is rebuilt. */
-uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before, uint64_t now) GT_HIDDEN;
-void gt_waiters_reset(void) GT_HIDDEN;
-
-/* thread table: pthread_t -> serial, for join and setname on other threads */
-void gt_threads_put(pthread_t th, uint32_t serial, int from_child) GT_HIDDEN;
-uint32_t gt_threads_get(pthread_t th, int *ended) GT_HIDDEN;
-void gt_threads_mark_ended(pthread_t th) GT_HIDDEN;
-void gt_threads_remove(pthread_t th) GT_HIDDEN;
-void gt_threads_reset(void) GT_HIDDEN;
-
 /* syscall(SYS_clone, SYS_clone3, SYS_exit) as raw threads see them (raw_threads.c) */
 void gt_raw_syscall(long nr, long a0) GT_HIDDEN;
 

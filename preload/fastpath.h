@@ -13,6 +13,7 @@
 #define GT_FASTPATH_H
 
 #include "base.h"
+#include "capture_file.h"
 
 #include "gotrace/capture.h"
 
@@ -86,9 +87,18 @@ extern int gt_fast_facts GT_HIDDEN;
 
 /* ---- the clock (clock.c sets these up) ------------------------------------------------ */
 
-extern int gt_use_rdtscp GT_HIDDEN;          /* TSC timestamps and rdtscp for the CPU */
-extern int gt_use_rseq_tsc GT_HIDDEN;        /* TSC timestamps, CPU from glibc's rseq area */
-extern ptrdiff_t gt_rseq_offset GT_HIDDEN;
+/* The clock in force, one struct at a fixed address (its fields read as globals are); the
+ * three gt_now reads come first, in one cache line. */
+struct gt_clock {
+	int use_rseq_tsc;         /* TSC timestamps, CPU from glibc's rseq area */
+	int use_rdtscp;           /* TSC timestamps and rdtscp for the CPU */
+	ptrdiff_t rseq_offset;    /* of glibc's rseq area from the thread pointer */
+	int tsc;                  /* 1: rdtsc timestamps, 0: CLOCK_MONOTONIC ns */
+	int cpu_source;           /* enum gt_cpu_source (clock.h) */
+	uint64_t tsc_hz;
+	char tsc_hz_text[24];     /* tsc_hz in decimal when the TSC is used */
+};
+extern struct gt_clock gt_clock GT_HIDDEN;
 uint64_t gt_now_slow(unsigned *cpu) GT_HIDDEN;
 
 /* rdtsc (~11 ns here) plus the CPU number the kernel keeps in the thread's rseq area (one
@@ -98,18 +108,18 @@ uint64_t gt_now_slow(unsigned *cpu) GT_HIDDEN;
 /* the rseq area's cpu_id, read %fs-relative (no load of the thread pointer first) */
 GT_INLINE unsigned gt_rseq_cpu(void)
 {
-	return (unsigned)*(const volatile __seg_fs int32_t *)(gt_rseq_offset + 4) & (GT_MAX_CPUS - 1);
+	return (unsigned)*(const volatile __seg_fs int32_t *)(gt_clock.rseq_offset + 4) & (GT_MAX_CPUS - 1);
 }
 
 GT_INLINE uint64_t gt_now(unsigned *cpu)
 {
-	if (GT_LIKELY(gt_use_rseq_tsc)) {
+	if (GT_LIKELY(gt_clock.use_rseq_tsc)) {
 		uint32_t lo, hi;
 		*cpu = gt_rseq_cpu();
 		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
 		return ((uint64_t)hi << 32) | lo;
 	}
-	if (GT_LIKELY(gt_use_rdtscp)) {
+	if (GT_LIKELY(gt_clock.use_rdtscp)) {
 		uint32_t lo, hi, aux;
 		__asm__ volatile("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
 		*cpu = aux & 0xfff; /* Linux puts node << 12 | cpu in TSC_AUX */
@@ -136,7 +146,7 @@ GT_INLINE uint64_t gt_now(unsigned *cpu) { return gt_now_slow(cpu); }
 GT_INLINE uint64_t gt_now_fast(int clock, unsigned *cpu) { return (void)clock, gt_now_slow(cpu); }
 #endif
 
-/* ---- reserve and commit (the chunks are capture_file.c's) ----------------------------- */
+/* ---- reserve and commit (chunks: capture_file.c maps them, chunk_refill.c installs them) -- */
 
 /* A slot holds its chunk as an offset from the constant full chunk, so that a zeroed slot
  * means "full": the table lives in pages that MADV_WIPEONFORK zeroes in any child made
@@ -151,8 +161,6 @@ extern struct gt_chunk_header gt_full_chunk GT_HIDDEN;
 
 GT_INLINE char *gt_slot_chunk(uintptr_t off) { return (char *)&gt_full_chunk + off; }
 GT_INLINE uintptr_t gt_slot_off(const char *chunk) { return (uintptr_t)(chunk - (char *)&gt_full_chunk); }
-extern uint32_t gt_chunk_size GT_HIDDEN;  /* the chunks' stride in the file */
-extern uint32_t gt_chunk_limit GT_HIDDEN; /* bytes a chunk may hold now (capture_file.c) */
 
 /* The capture's header page is mapped (MAP_FIXED) over this page-aligned variable
  * (capture_file.c), so its stop word is read at a fixed address like any global, and gotrace
@@ -181,7 +189,7 @@ GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
-	if (GT_UNLIKELY(off + nbytes > gt_chunk_limit || tsc >= gt_stop_tsc()))
+	if (GT_UNLIKELY(off + nbytes > gt_cap.chunk_limit || tsc >= gt_stop_tsc()))
 		return gt_reserve_slow_offstack(cpu, nbytes, tsc);
 	return (uint64_t *)(chunk + off);
 }

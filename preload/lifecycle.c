@@ -4,6 +4,7 @@
 #include "lifecycle.h"
 #include "capture_file.h"
 #include "child_env.h"
+#include "chunk_refill.h"
 #include "clock.h"
 #include "config.h"
 #include "exit_convert.h"
@@ -33,7 +34,7 @@ static union {
  * removed, so nothing more is written to it or said about it. */
 static int detach_requested(void)
 {
-	return gt_header && (gt_load((_Atomic uint32_t *)&gt_header->flags) & GT_FILE_DETACHED);
+	return gt_cap.header && (gt_load((_Atomic uint32_t *)&gt_cap.header->flags) & GT_FILE_DETACHED);
 }
 
 void gt_disable(void)
@@ -73,7 +74,7 @@ static void gt_fail(const char *what, int err)
 		if (st == GT_ST_FAILED)
 			return;
 	} while (!atomic_compare_exchange_weak(&gt_state, &st, GT_ST_FAILED));
-	if (gt_header) {
+	if (gt_cap.header) {
 		unsigned cpu;
 		gt_stack_mode = GT_STACKS_NONE;
 		gt_capture_stopped(err, gt_now(&cpu));
@@ -154,13 +155,13 @@ uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 		}
 		r = open_chunk(cpu, nbytes, tsc, 0);
 		if (r || gt_load(&gt_state) != GT_ST_FAILED)
-			gt_add(&gt_dropped, !r);
+			gt_add(&gt_cap.dropped, !r);
 		else
-			gt_add((_Atomic uint64_t *)&gt_header->facts_lost, 1);
+			gt_add((_Atomic uint64_t *)&gt_cap.header->facts_lost, 1);
 		break;
 	case GT_ST_FAILED:
-		if (gt_header) /* the file could not grow: every fact from then on is lost */
-			gt_add((_Atomic uint64_t *)&gt_header->facts_lost, 1);
+		if (gt_cap.header) /* the file could not grow: every fact from then on is lost */
+			gt_add((_Atomic uint64_t *)&gt_cap.header->facts_lost, 1);
 		break;
 	default:
 		break;
@@ -176,7 +177,7 @@ static uint64_t *reserve_final(unsigned cpu, uint32_t nbytes)
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
-	if (off + nbytes <= gt_chunk_limit)
+	if (off + nbytes <= gt_cap.chunk_limit)
 		return (uint64_t *)(chunk + off);
 	unsigned c2;
 	return open_chunk(cpu, nbytes, gt_now(&c2), 1);
@@ -193,12 +194,12 @@ static void write_end_records(int process_end)
 		if ((r = reserve_final(cpu, 16)))
 			gt_fill(r, t->serial, GT_THREAD_END, GT_END_PROCESS, tsc, NULL, 0);
 	}
-	struct gt_p_notice dropped = {.value = gt_load(&gt_dropped) - gt_load(&gt_dropped_reported)};
+	struct gt_p_notice dropped = {.value = gt_load(&gt_cap.dropped) - gt_load(&gt_cap.dropped_reported)};
 	gt_now(&cpu);
 	if (dropped.value && (r = reserve_final(cpu, 16 + sizeof dropped))) {
 		unsigned c2;
 		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_DROPPED, gt_now(&c2), &dropped, sizeof dropped);
-		gt_store(&gt_dropped_reported, gt_load(&gt_dropped));
+		gt_store(&gt_cap.dropped_reported, gt_load(&gt_cap.dropped));
 	}
 	gt_losses_flush(reserve_final);
 	if ((r = reserve_final(cpu, 16 + sizeof(struct gt_p_clock))))
@@ -222,7 +223,7 @@ static void stop_recording(int process_end)
 
 static uint64_t ns_to_ticks(uint64_t ns)
 {
-	return gt_clock_tsc ? (uint64_t)((double)ns * (double)gt_tsc_hz / 1e9) : ns;
+	return gt_clock.tsc ? (uint64_t)((double)ns * (double)gt_clock.tsc_hz / 1e9) : ns;
 }
 
 static void after_fork_child(void);
@@ -238,17 +239,17 @@ int gt_init(void)
 	gt_resolve_all();
 	if (!gt_image_ready) {
 		gt_config_load();
+		gt_capture_setup(gt_cfg.chunk_size); /* before a fork child may forget it */
 		gt_clock_setup();
 		gt_self_range();
 		gt_stack_mode = gt_cfg.stack_mode;
 		gt_stacks_setup();
-		gt_fast_facts = gt_stack_mode != GT_STACKS_NONE ? 0 : gt_use_rseq_tsc ? GT_FAST_RSEQ
-				: gt_use_rdtscp ? GT_FAST_RDTSCP : 0;
+		gt_fast_facts = gt_stack_mode != GT_STACKS_NONE ? 0 : gt_clock.use_rseq_tsc ? GT_FAST_RSEQ
+				: gt_clock.use_rdtscp ? GT_FAST_RDTSCP : 0;
 		pthread_atfork(NULL, NULL, after_fork_child);
 		wipe_on_fork();
 		gt_image_ready = 1;
 	}
-	gt_chunk_size = gt_cfg.chunk_size;
 	/* GOTRACE_FOLLOW=0: a child that got the program's environment as it was (popen) knows
 	 * it is one from GOTRACE_ROOT_PID (gotrace run --no-follow sets it) and stays untraced */
 	if (!gt_cfg.follow && !gt_cfg.is_root) {
@@ -270,8 +271,8 @@ int gt_init(void)
 		t->busy = was_busy;
 		return 0;
 	}
-	gt_store(&gt_owner.pid, (pid_t)gt_header->pid);
-	uint64_t start = gt_header->start_tsc;
+	gt_store(&gt_owner.pid, (pid_t)gt_cap.header->pid);
+	uint64_t start = gt_cap.header->start_tsc;
 	gt_start_deadline = start + ns_to_ticks(gt_cfg.start_delay_ns);
 	set_stop_tsc(gt_cfg.duration_ns ? gt_start_deadline + ns_to_ticks(gt_cfg.duration_ns) : UINT64_MAX);
 
@@ -350,7 +351,7 @@ int gt_finalize(void)
 	struct gt_tls *t = gt_self();
 	int st = gt_load(&gt_state);
 	/* a capture that stopped early (the file could not grow): the process still ends normally */
-	int stopped_early = st == GT_ST_FAILED && gt_header;
+	int stopped_early = st == GT_ST_FAILED && gt_cap.header;
 	if (st != GT_ST_RECORDING && st != GT_ST_STOPPED && st != GT_ST_DELAYED && !stopped_early)
 		return 0;
 	if (!owns_capture(1))
@@ -363,9 +364,9 @@ int gt_finalize(void)
 	if (gt_load(&gt_state) == GT_ST_RECORDING) /* its command line as the process leaves it */
 		gt_proc_name_emit(GT_NAME_END);
 	stop_recording(1);
-	if (!gt_header)
+	if (!gt_cap.header)
 		return 0;
-	atomic_fetch_or((_Atomic uint32_t *)&gt_header->flags, GT_FILE_FINALIZED);
+	atomic_fetch_or((_Atomic uint32_t *)&gt_cap.header->flags, GT_FILE_FINALIZED);
 	gt_capture_trim();
 	return 1;
 }
@@ -384,5 +385,5 @@ __attribute__((constructor)) static void gt_constructor(void)
 __attribute__((destructor)) static void gt_destructor(void)
 {
 	if (gt_offstack(1, (void *)gt_finalize, 0, 0, 0) && gt_cfg.out)
-		gt_offstack(0, (void *)gt_exit_convert, (uintptr_t)gt_capture_path, 0, 0);
+		gt_offstack(0, (void *)gt_exit_convert, (uintptr_t)gt_cap.path, 0, 0);
 }

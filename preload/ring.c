@@ -34,18 +34,25 @@ struct retired {
 	uint64_t tsc;
 	uint32_t deferred;        /* reuses put off: a record in it was not committed yet */
 };
-static struct retired ring[RING_FIFO];
-static uint32_t ring_first, ring_n;
-static char *keep;                /* the keep chunk being filled (NULL: none yet) */
-static uint64_t keep_used, keep_chunks, keep_seq;
-/* per thread of the chunk being scanned: serial + 1, the offset and time of its last state
- * record (off 0: none yet) and its latest time so far (a compact record's near, capture.h),
- * valid in the scan of its generation (no clearing between scans); the slots taken, in order */
+/* The ring's state, under the growth lock: the retired chunks in replacement order, and the
+ * keep chunk being filled (NULL: none yet) */
 static struct {
-	uint32_t key, off, gen;
-	uint64_t state_tsc, near;
-} scratch[SCRATCH];
-static uint32_t scratch_gen, scratch_used[SCRATCH], n_scratch_used;
+	struct retired fifo[RING_FIFO];
+	uint32_t first, n;
+	char *keep;
+	uint64_t keep_used, keep_chunks, keep_seq;
+} ring;
+/* The scan of one chunk: per thread, serial + 1, the offset and time of its last state
+ * record (off 0: none yet) and its latest time so far (a compact record's near, capture.h),
+ * valid in the scan of its generation (no clearing between scans); the slots taken, in
+ * order. */
+static struct {
+	struct {
+		uint32_t key, off, gen;
+		uint64_t state_tsc, near;
+	} slot[SCRATCH];
+	uint32_t gen, used[SCRATCH], n_used;
+} scan;
 
 void gt_ring_setup(struct gt_file_header *h)
 {
@@ -59,16 +66,16 @@ void gt_ring_setup(struct gt_file_header *h)
 
 void gt_ring_retired(char *chunk, uint64_t tsc)
 {
-	if (ring_n == RING_FIFO) /* never: reuse takes the oldest first (gt_ring_reuse) */
+	if (ring.n == RING_FIFO) /* never: reuse takes the oldest first (gt_ring_reuse) */
 		return;
-	ring[(ring_first + ring_n++) % RING_FIFO] = (struct retired){chunk, tsc, 0};
+	ring.fifo[(ring.first + ring.n++) % RING_FIFO] = (struct retired){chunk, tsc, 0};
 }
 
 void gt_ring_forget(void)
 {
-	ring_first = ring_n = 0;
-	keep = NULL;
-	keep_used = keep_chunks = keep_seq = 0;
+	ring.first = ring.n = 0;
+	ring.keep = NULL;
+	ring.keep_used = ring.keep_chunks = ring.keep_seq = 0;
 }
 
 enum carry { C_DROP, C_KEEP, C_STATE };
@@ -93,14 +100,14 @@ static enum carry carry_kind(uint8_t type)
 static uint32_t scratch_of(uint32_t thread)
 {
 	uint32_t i = (thread * 0x9E3779B9u) % SCRATCH, k = 0;
-	while (k < SCRATCH && scratch[i].gen == scratch_gen && scratch[i].key != thread + 1)
+	while (k < SCRATCH && scan.slot[i].gen == scan.gen && scan.slot[i].key != thread + 1)
 		i = (i + 1) % SCRATCH, k++;
 	if (k == SCRATCH)
 		return SCRATCH;
-	if (scratch[i].gen != scratch_gen) {
-		scratch_used[n_scratch_used++] = i;
-		scratch[i].key = thread + 1, scratch[i].off = 0, scratch[i].gen = scratch_gen;
-		scratch[i].near = 0;
+	if (scan.slot[i].gen != scan.gen) {
+		scan.used[scan.n_used++] = i;
+		scan.slot[i].key = thread + 1, scan.slot[i].off = 0, scan.slot[i].gen = scan.gen;
+		scan.slot[i].near = 0;
 	}
 	return i;
 }
@@ -139,33 +146,33 @@ static uint32_t record_at(const char *c, uint64_t off, uint64_t end, uint64_t lo
 /* A copy of the record into the keep chunks: 0, or -1 when no keep chunk could be had. */
 static int keep_put(const char *rec, uint32_t len)
 {
-	if (!keep || keep_used + len > gt_chunk_size) {
+	if (!ring.keep || ring.keep_used + len > gt_cap.chunk_size) {
 		struct gt_file_error e;
 		char *k = gt_chunk_new_locked(&e);
 		if (!k)
 			return -1;
 		struct gt_chunk_header *h = (struct gt_chunk_header *)k;
 		h->cpu = 0;
-		h->seq = keep_seq++;
+		h->seq = ring.keep_seq++;
 		h->first_tsc = ((const struct gt_rec *)rec)->tsc;
 		gt_store((_Atomic uint64_t *)&h->used, (uint64_t)GT_CHUNK_HEADER_SIZE);
 		atomic_store_explicit((_Atomic uint32_t *)&h->magic, GT_KEEP_MAGIC, memory_order_release);
-		keep = k;
-		keep_used = GT_CHUNK_HEADER_SIZE;
-		keep_chunks++;
+		ring.keep = k;
+		ring.keep_used = GT_CHUNK_HEADER_SIZE;
+		ring.keep_chunks++;
 	}
-	uint64_t *r = (uint64_t *)(keep + keep_used);
+	uint64_t *r = (uint64_t *)(ring.keep + ring.keep_used);
 	memcpy(r + 1, rec + 8, len - 8);
 	gt_commit(r, *(const uint64_t *)rec);
-	keep_used += len;
-	atomic_store_explicit((_Atomic uint64_t *)&((struct gt_chunk_header *)keep)->used, keep_used,
-			      memory_order_release);
+	ring.keep_used += len;
+	atomic_store_explicit((_Atomic uint64_t *)&((struct gt_chunk_header *)ring.keep)->used,
+			      ring.keep_used, memory_order_release);
 	return 0;
 }
 
 static void raise_lost(uint64_t tsc)
 {
-	_Atomic uint64_t *lost = (_Atomic uint64_t *)&gt_header->ring_lost_tsc;
+	_Atomic uint64_t *lost = (_Atomic uint64_t *)&gt_cap.header->ring_lost_tsc;
 	uint64_t was = gt_load(lost);
 	while (tsc > was && !atomic_compare_exchange_weak(lost, &was, tsc))
 		;
@@ -182,14 +189,14 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 {
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	uint64_t used = atomic_load_explicit((_Atomic uint64_t *)&h->used, memory_order_acquire);
-	uint64_t end = (used < gt_chunk_size ? used : gt_chunk_size) & ~7ull;
-	uint64_t hz = gt_clock_tsc ? gt_tsc_hz : 1000000000ull;
-	uint64_t lo = gt_header->start_tsc > hz ? gt_header->start_tsc - hz : 0, hi = now + hz;
+	uint64_t end = (used < gt_cap.chunk_size ? used : gt_cap.chunk_size) & ~7ull;
+	uint64_t hz = gt_clock.tsc ? gt_clock.tsc_hz : 1000000000ull;
+	uint64_t lo = gt_cap.header->start_tsc > hz ? gt_cap.header->start_tsc - hz : 0, hi = now + hz;
 	uint64_t latest = 0;
 	int zero = 0;
 	raise_lost(retired_tsc);
-	scratch_gen++;
-	n_scratch_used = 0;
+	scan.gen++;
+	scan.n_used = 0;
 	uint64_t exp[5];
 	const struct gt_rec *r;
 	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 8 <= end;) {
@@ -198,7 +205,7 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 		 * one's), for its near */
 		uint32_t i = w ? scratch_of((w & GT_COMPACT_BIT) ? (uint32_t)(w >> 8) & (GT_C_THREAD_MAX - 1)
 							      : (uint32_t)(w >> 32)) : SCRATCH;
-		uint32_t len = record_at(c, off, end, lo, hi, i < SCRATCH ? scratch[i].near : 0, exp, &r);
+		uint32_t len = record_at(c, off, end, lo, hi, i < SCRATCH ? scan.slot[i].near : 0, exp, &r);
 		if (!len) {
 			zero |= !w;
 			off += 8;
@@ -208,22 +215,22 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 			return 1;
 		if (r->tsc > latest)
 			latest = r->tsc;
-		if (i < SCRATCH && r->tsc > scratch[i].near)
-			scratch[i].near = r->tsc;
+		if (i < SCRATCH && r->tsc > scan.slot[i].near)
+			scan.slot[i].near = r->tsc;
 		enum carry kind = carry_kind(r->type);
 		if (kind == C_STATE && i < SCRATCH)
-			scratch[i].off = (uint32_t)off, scratch[i].state_tsc = r->tsc;
+			scan.slot[i].off = (uint32_t)off, scan.slot[i].state_tsc = r->tsc;
 		else if (kind == C_STATE)
 			kind = C_KEEP; /* more threads than the table: carried whole */
 		if (kind == C_KEEP && keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
 			return -1;
 		off += len;
 	}
-	for (uint32_t k = 0; k < n_scratch_used; k++) {
+	for (uint32_t k = 0; k < scan.n_used; k++) {
 		/* valid in the scan above: committed records do not change */
-		uint32_t i = scratch_used[k];
-		if (scratch[i].off &&
-		    record_at(c, scratch[i].off, end, lo, hi, scratch[i].state_tsc, exp, &r) &&
+		uint32_t i = scan.used[k];
+		if (scan.slot[i].off &&
+		    record_at(c, scan.slot[i].off, end, lo, hi, scan.slot[i].state_tsc, exp, &r) &&
 		    keep_put((const char *)r, (uint32_t)r->nwords * 8) < 0)
 			return -1;
 	}
@@ -233,16 +240,16 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 
 char *gt_ring_reuse(void)
 {
-	if (ring_n <= RING_QUARANTINE)
+	if (ring.n <= RING_QUARANTINE)
 		return NULL;
 	unsigned cpu;
 	uint64_t now = gt_now(&cpu);
-	struct retired *old = &ring[ring_first];
-	if (ring_n < RING_FIFO) {
-		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_header->n_chunks) - keep_chunks;
-		if (gt_cfg.last_bytes && in_ring * gt_chunk_size < gt_cfg.last_bytes)
+	struct retired *old = &ring.fifo[ring.first];
+	if (ring.n < RING_FIFO) {
+		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) - ring.keep_chunks;
+		if (gt_cfg.last_bytes && in_ring * gt_cap.chunk_size < gt_cfg.last_bytes)
 			return NULL;
-		uint64_t window = gt_clock_tsc ? (uint64_t)((double)gt_cfg.last_ns * (double)gt_tsc_hz / 1e9)
+		uint64_t window = gt_clock.tsc ? (uint64_t)((double)gt_cfg.last_ns * (double)gt_clock.tsc_hz / 1e9)
 					       : gt_cfg.last_ns;
 		if (gt_cfg.last_ns && now - old->tsc < window)
 			return NULL;
@@ -252,17 +259,17 @@ char *gt_ring_reuse(void)
 	if (carried < 0)
 		return NULL;
 	struct retired was = *old;
-	ring_first = (ring_first + 1) % RING_FIFO;
-	ring_n--;
+	ring.first = (ring.first + 1) % RING_FIFO;
+	ring.n--;
 	if (carried) {
 		/* to the back of the queue, whole (its records are before the window now): a new
 		 * chunk this time */
 		was.deferred++;
-		ring[(ring_first + ring_n++) % RING_FIFO] = was;
+		ring.fifo[(ring.first + ring.n++) % RING_FIFO] = was;
 		return NULL;
 	}
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	atomic_store_explicit((_Atomic uint32_t *)&h->magic, 0, memory_order_release);
-	memset(c + sizeof h->magic, 0, gt_chunk_size - sizeof h->magic);
+	memset(c + sizeof h->magic, 0, gt_cap.chunk_size - sizeof h->magic);
 	return c;
 }

@@ -7,6 +7,7 @@
 #include "fastpath.h"
 
 #include "capture_file.h"
+#include "chunk_refill.h"
 #include "config.h"
 
 GT_INLINE int gt_ring_on(void) { return (gt_cfg.last_bytes | gt_cfg.last_ns) != 0; }
@@ -19,9 +20,5 @@ void gt_ring_retired(char *chunk, uint64_t tsc) GT_HIDDEN;
  * not full yet (take a new chunk from the file). */
 char *gt_ring_reuse(void) GT_HIDDEN;
 void gt_ring_forget(void) GT_HIDDEN; /* fork child: the parent's ring is not its own */
-
-/* capture_file.c: the next chunk of the file, grown and prefaulted (under the growth lock);
- * NULL with e set when the file cannot grow */
-char *gt_chunk_new_locked(struct gt_file_error *e) GT_HIDDEN;
 
 #endif

@@ -344,9 +344,9 @@ GT_INLINE struct gt_walk *walk_take(void)
 {
 	unsigned k = 0;
 #if defined(__x86_64__)
-	if (GT_LIKELY(gt_use_rseq_tsc))
+	if (GT_LIKELY(gt_clock.use_rseq_tsc))
 		k = (unsigned)*(const volatile int32_t *)((const char *)__builtin_thread_pointer() +
-							  gt_rseq_offset + 4) % GT_WALKS_MAX;
+							  gt_clock.rseq_offset + 4) % GT_WALKS_MAX;
 #endif
 	struct gt_walk *w = gt_load(&gt_walks[k]);
 	if (GT_LIKELY(w && !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire)))

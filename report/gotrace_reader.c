@@ -6,7 +6,9 @@
  * smaller timestamps (gotrace's, §2.3). */
 #include "gotrace_reader.h"
 
-#include "u64map.h"
+#include "common/grow.h"
+#include "common/u64map.h"
+#include "common/varint.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -46,21 +48,6 @@ static int failf(struct parser *ps, const char *fmt, ...)
 	return -1;
 }
 
-static bool grow(void **array, size_t *cap, size_t want, size_t elem)
-{
-	if (want <= *cap)
-		return true;
-	size_t n = *cap ? *cap * 2 : 64;
-	while (n < want)
-		n *= 2;
-	void *bigger = realloc(*array, n * elem);
-	if (bigger == NULL)
-		return false;
-	*array = bigger;
-	*cap = n;
-	return true;
-}
-
 static int varint(struct parser *ps, uint64_t *v)
 {
 	size_t n = gt_uvarint_get(ps->p, ps->end, v);
@@ -72,7 +59,7 @@ static int varint(struct parser *ps, uint64_t *v)
 
 static int push_value(struct parser *ps, uint64_t v)
 {
-	if (!grow((void **)&ps->vals, &ps->cap_vals, ps->n_vals + 1, sizeof *ps->vals))
+	if (!gt_grow(&ps->vals, &ps->cap_vals, ps->n_vals + 1, sizeof *ps->vals))
 		return failf(ps, "out of memory");
 	ps->vals[ps->n_vals++] = v;
 	return 0;
@@ -146,7 +133,7 @@ static int add_string(struct parser *ps, struct gt_go_trace *t)
 		return -1;
 	if (len > (uint64_t)(ps->end - ps->p))
 		return failf(ps, "string %llu runs past the end of the file", (unsigned long long)id);
-	if (!grow((void **)&t->strings, &ps->cap_strings, t->n_strings + 1, sizeof *t->strings))
+	if (!gt_grow(&t->strings, &ps->cap_strings, t->n_strings + 1, sizeof *t->strings))
 		return failf(ps, "out of memory");
 	char *text = malloc(len + 1);
 	if (text == NULL)
@@ -163,7 +150,7 @@ static int add_stack(struct parser *ps, struct gt_go_trace *t)
 	if (ps->n_vals < 2 || ps->vals[1] > 1000 || ps->n_vals != 2 + 4 * ps->vals[1])
 		return failf(ps, "bad Stack event before offset %#zx", (size_t)(ps->p - ps->start));
 	size_t n = ps->vals[1];
-	if (!grow((void **)&t->stacks, &ps->cap_stacks, t->n_stacks + 1, sizeof *t->stacks))
+	if (!gt_grow(&t->stacks, &ps->cap_stacks, t->n_stacks + 1, sizeof *t->stacks))
 		return failf(ps, "out of memory");
 	struct gt_go_frame_ref *frames = calloc(n ? n : 1, sizeof *frames);
 	if (frames == NULL)
@@ -184,7 +171,7 @@ static int add_event(struct parser *ps, struct gt_go_trace *t, uint8_t type, uin
 			     (size_t)(ps->p - ps->start));
 	uint64_t *ctx = context_of(ps, p);
 	if (ctx == NULL ||
-	    !grow((void **)&t->ev, &ps->cap_ev, t->n_ev + 1, sizeof *t->ev))
+	    !gt_grow(&t->ev, &ps->cap_ev, t->n_ev + 1, sizeof *t->ev))
 		return failf(ps, "out of memory");
 	*ticks += ps->vals[0];
 	struct gt_go_ev ev = { .ns = *ticks, .p = p, .type = type, .kind = kind_of_type(type) };
@@ -360,7 +347,7 @@ static int v2_table(struct parser *ps, struct gt_go_trace *t, const uint8_t *end
 			if (n > (uint64_t)(end - ps->p))
 				return failf(ps, "string %llu runs past its batch", (unsigned long long)id);
 			char *text = found ? NULL : malloc(n + 1);
-			if (!found && (text == NULL || !grow((void **)&t->strings, &ps->cap_strings,
+			if (!found && (text == NULL || !gt_grow(&t->strings, &ps->cap_strings,
 							   t->n_strings + 1, sizeof *t->strings))) {
 				free(text);
 				return failf(ps, "out of memory");
@@ -401,7 +388,7 @@ static const struct gt_go2_event_desc *v2_desc(uint8_t type)
 static int v2_push(struct parser *ps, struct gt_go_trace *t, enum gt_go_event kind, uint64_t ticks,
 		   uint64_t g, uint64_t gen)
 {
-	if (!grow((void **)&t->ev, &ps->cap_ev, t->n_ev + 1, sizeof *t->ev))
+	if (!gt_grow(&t->ev, &ps->cap_ev, t->n_ev + 1, sizeof *t->ev))
 		return failf(ps, "out of memory");
 	/* p: the generation until its Frequency is known */
 	t->ev[t->n_ev++] = (struct gt_go_ev){ .ns = ticks, .p = gen, .g = g, .kind = kind };
@@ -575,7 +562,7 @@ static int parse_v2(struct parser *ps, struct gt_go_trace *t)
 			break;
 		default:
 			slot = gt_u64map_slot(&ms, mid, &found);
-			if (slot == NULL || (!found && !grow((void **)&m, &cap_m, n_m + 1, sizeof *m))) {
+			if (slot == NULL || (!found && !gt_grow(&m, &cap_m, n_m + 1, sizeof *m))) {
 				rc = failf(ps, "out of memory");
 				break;
 			}
@@ -629,7 +616,7 @@ int gt_go_trace_read(const char *path, struct gt_go_trace *t, char *err, size_t 
 	uint8_t *data = NULL;
 	size_t len = 0, cap = 0;
 	for (;;) {
-		if (!grow((void **)&data, &cap, len + 65536, 1)) {
+		if (!gt_grow(&data, &cap, len + 65536, 1)) {
 			fclose(f);
 			free(data);
 			snprintf(err, errlen, "out of memory reading %s", path);

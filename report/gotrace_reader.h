@@ -7,7 +7,7 @@
 #ifndef GOTRACE_GOTRACE_READER_H
 #define GOTRACE_GOTRACE_READER_H
 
-#include "gowire.h"
+#include "encoder/encoder.h"
 
 #include <stddef.h>
 #include <stdint.h>

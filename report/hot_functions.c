@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "report.h"
-#include "u64map.h"
+#include "common/grow.h"
+#include "common/u64map.h"
 
 static int by_heat(const void *a, const void *b)
 {
@@ -38,10 +39,8 @@ void gt_hot_collect(const struct gt_go_trace *t, struct gt_hot *hot)
 			bool found;
 			uint64_t *slot = gt_report_must(gt_u64map_slot(&index, func, &found));
 			if (!found) {
-				if (hot->n == cap) {
-					cap = cap ? 2 * cap : 64;
-					hot->v = gt_report_must(realloc(hot->v, cap * sizeof *hot->v));
-				}
+				if (!gt_grow(&hot->v, &cap, hot->n + 1, sizeof *hot->v))
+					gt_report_must(NULL);
 				hot->v[hot->n] = (struct gt_hot_fn){
 					.func = gt_go_trace_string(t, func),
 					.file = gt_go_trace_string(t, s->frames[k].file),

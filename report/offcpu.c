@@ -1,16 +1,20 @@
 /* offcpu: see offcpu.h. */
 #include "offcpu.h"
 
+#include <gotrace/capture.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_samples.h"
-#include "kernel_file.h"
 #include "report.h"
-#include "symbolizer.h"
-#include "u64map.h"
+
+#include "common/grow.h"
+#include "common/hash.h"
+#include "common/u64map.h"
+#include "kernel/reader.h"
+#include "kernel/samples.h"
+#include "symbolizer/symbolizer.h"
 
 #define OFFCPU_FRAMES 16u   /* shown per stack: the wait is at the inner end */
 
@@ -37,10 +41,8 @@ static void add_group(struct collect *c, char *text)
 			free(text);
 			return;
 		}
-		if (c->o->n == c->cap) {
-			c->cap = c->cap ? 2 * c->cap : 32;
-			c->o->v = gt_report_must(realloc(c->o->v, c->cap * sizeof *c->o->v));
-		}
+		if (!gt_grow(&c->o->v, &c->cap, c->o->n + 1, sizeof *c->o->v))
+			gt_report_must(NULL);
 		c->o->v[c->o->n] = (struct gt_offcpu_group){ text, 1 };
 		*slot = ++c->o->n;
 		return;

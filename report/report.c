@@ -9,18 +9,17 @@
 #include "report.h"
 #include "report_internal.h"
 
-#include "capture_reader.h"
-#include "clock_fit.h"
-#include "convert.h"
-#include "kernel_file.h"
-#include "symbolizer.h"
-#include "u64map.h"
-#include "names.h"
 #include "hot_functions.h"
+#include "names.h"
 #include "offcpu.h"
-#include <gotrace/kernel_sched.h>
-#include "process_name.h"
-#include "tracker.h"
+
+#include "common/grow.h"
+#include "common/hash.h"
+#include "common/u64map.h"
+#include "encoder/encoder.h"
+#include "kernel/reader.h"
+#include "kernel/records.h"
+#include "symbolizer/symbolizer.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -44,15 +43,9 @@ void *gt_report_must(void *p)
 
 static void *grow(void *array, size_t *n, size_t want, size_t elem)
 {
-	if (want <= *n)
-		return array;
-	size_t cap = *n ? *n : 16;
-	while (cap < want)
-		cap *= 2;
-	char *bigger = gt_report_must(realloc(array, cap * elem));
-	memset(bigger + *n * elem, 0, (cap - *n) * elem);
-	*n = cap;
-	return bigger;
+	if (!gt_grow(&array, n, want, elem))
+		gt_report_must(NULL);
+	return array;
 }
 
 /* The row of tracked thread t; valid until the next call. */
@@ -99,34 +92,16 @@ static void rows_by_serial(struct report *r)
 		qsort(r->threads, n, sizeof *r->threads, thread_by_serial);
 }
 
-static size_t site_slot(const struct site_table *t, uint64_t key, uint8_t kind)
-{
-	size_t mask = t->n_slots - 1;
-	size_t i = (size_t)(((key ^ kind) * 0x9e3779b97f4a7c15ull) >> 20) & mask;
-	while (t->slots[i] != 0) {
-		const struct wait_site *s = &t->v[t->slots[i] - 1];
-		if (s->key == key && s->kind == kind)
-			break;
-		i = (i + 1) & mask;
-	}
-	return i;
-}
-
 static struct wait_site *site_of(struct site_table *t, uint64_t key, uint8_t kind)
 {
-	if (2 * (t->n + 1) > t->n_slots) {
-		free(t->slots);
-		t->n_slots = t->n_slots ? 2 * t->n_slots : 64;
-		t->slots = gt_report_must(calloc(t->n_slots, sizeof *t->slots));
-		for (size_t k = 0; k < t->n; k++)
-			t->slots[site_slot(t, t->v[k].key, t->v[k].kind)] = k + 1;
-	}
-	size_t i = site_slot(t, key, kind);
-	if (t->slots[i] != 0)
-		return &t->v[t->slots[i] - 1];
+	bool found;
+	uint64_t *newest = gt_report_must(gt_u64map_slot(&t->by_key, key, &found));
+	for (size_t i = *newest; i != 0; i = t->v[i - 1].same_key)
+		if (t->v[i - 1].kind == kind)
+			return &t->v[i - 1];
 	t->v = grow(t->v, &t->cap, t->n + 1, sizeof *t->v);
-	t->v[t->n] = (struct wait_site){ .key = key, .kind = kind };
-	t->slots[i] = ++t->n;
+	t->v[t->n] = (struct wait_site){ .key = key, .kind = kind, .same_key = *newest };
+	*newest = ++t->n;
 	return &t->v[t->n - 1];
 }
 
@@ -508,7 +483,7 @@ static void free_report(struct report *r)
 		for (size_t i = 0; i < tables[t]->n; i++)
 			free(tables[t]->v[i].stacks);
 		free(tables[t]->v);
-		free(tables[t]->slots);
+		gt_u64map_free(&tables[t]->by_key);
 	}
 	free(r->threads);
 	gt_tracker_free(r->tracker);

@@ -12,15 +12,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "clock_fit.h"
-#include "convert.h"
 #include "hot_functions.h"
 #include "offcpu.h"
 #include "report.h"
-#include "process_name.h"
-#include "symbolizer.h"
-#include "tracker.h"
-#include "u64map.h"
+
+#include "common/u64map.h"
+#include "encoder/encoder.h"
+#include "symbolizer/symbolizer.h"
 
 #define REPORT_MAX_FRAMES 16u
 
@@ -55,17 +53,18 @@ struct stack_stat {
 struct wait_site {
 	uint64_t key;        /* object address, or syscall number */
 	uint8_t kind;        /* gt_block_kind for objects, gt_fd_kind for syscalls */
+	size_t same_key;     /* index + 1 of the previous site of this key (another kind) */
 	uint64_t count, total_ns, max_ns;
 	struct stack_stat *stacks;
 	size_t n_stacks, cap_stacks;
 };
 
-/* Sites with a hash index on (key, kind): a program may contend on many objects. */
+/* Sites found by key (a u64 map to the newest site of that key), then by kind along the
+ * sites of the same key: a program may contend on many objects. */
 struct site_table {
 	struct wait_site *v;
 	size_t n, cap;
-	size_t *slots;       /* index + 1 into v; 0 = empty; a power of two, at most half full */
-	size_t n_slots;
+	struct gt_u64map by_key;  /* key -> index + 1 into v of its newest site */
 };
 
 struct stack_def {

@@ -9,7 +9,9 @@
 #include "gotrace_reader.h"
 #include "hot_functions.h"
 #include "report.h"
-#include "u64map.h"
+#include "common/grow.h"
+#include "common/hash.h"
+#include "common/u64map.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -81,10 +83,8 @@ static struct goroutine *goroutine_of(struct trace_report *r, uint64_t id)
 	uint64_t *index = gt_report_must(gt_u64map_slot(&r->g_index, id, &found));
 	if (!found) {
 		r->n_g += r->n_g == 0;   /* entry 0 stays unused */
-		if (r->n_g >= r->cap_g) {
-			r->cap_g = 2 * r->cap_g + 64;
-			r->g = gt_report_must(realloc(r->g, r->cap_g * sizeof *r->g));
-		}
+		if (!gt_grow(&r->g, &r->cap_g, r->n_g + 1, sizeof *r->g))
+			gt_report_must(NULL);
 		*index = r->n_g++;
 		r->g[*index] = (struct goroutine){ .id = id };
 	}
@@ -145,10 +145,8 @@ static void group_add(struct trace_report *r, uint8_t block, uint64_t stack, uin
 		if (group_is(&r->groups[i], block, key))
 			g = &r->groups[i];
 	if (g == NULL) {
-		if (r->n_groups == r->cap_groups) {
-			r->cap_groups = r->cap_groups ? 2 * r->cap_groups : 32;
-			r->groups = gt_report_must(realloc(r->groups, r->cap_groups * sizeof *r->groups));
-		}
+		if (!gt_grow(&r->groups, &r->cap_groups, r->n_groups + 1, sizeof *r->groups))
+			gt_report_must(NULL);
 		g = &r->groups[r->n_groups++];
 		*g = (struct stack_group){ .block = block, .stack = stack, .key = key };
 		if (!found)

@@ -45,8 +45,8 @@ void gt_sym_warn(struct gt_symbolizer *sym, const char *path, enum gt_sym_proble
 	for (size_t i = 0; i < sym->n_warned; i++)
 		if (sym->warned_paths[i] == path)
 			return;
-	if (gt_sym_reserve((void **)&sym->warned_paths, sym->n_warned, &sym->cap_warned,
-			   sizeof(*sym->warned_paths), 8) < 0)
+	if (!gt_grow(&sym->warned_paths, &sym->cap_warned, sym->n_warned + 1,
+		     sizeof(*sym->warned_paths)))
 		return;
 	sym->warned_paths[sym->n_warned++] = path;
 
@@ -70,8 +70,7 @@ void gt_sym_warn(struct gt_symbolizer *sym, const char *path, enum gt_sym_proble
 
 int gt_sym_push_frame(struct gt_symbolizer *sym, const struct gt_sym_frame *fr)
 {
-	if (gt_sym_reserve((void **)&sym->frames, sym->n_frames, &sym->cap_frames,
-			   sizeof(*sym->frames), 4096) < 0)
+	if (!gt_grow(&sym->frames, &sym->cap_frames, sym->n_frames + 1, sizeof(*sym->frames)))
 		return -1;
 	sym->frames[sym->n_frames++] = *fr;
 	return 0;
@@ -327,7 +326,7 @@ void gt_sym_image_close(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	free(img->cus);
 	img->cus = NULL;
 	img->n_cus = img->cap_cus = 0;
-	gt_sym_map_fini(&img->cu_by_offset);
+	gt_u64map_free(&img->cu_by_offset);
 	if (img->dwfl)
 		dwfl_end(img->dwfl);
 	img->dwfl = NULL;
@@ -507,8 +506,7 @@ static void collect_subprograms(Dwarf_Die *parent, struct gt_sym_cu_index *ix, s
 			while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0) {
 				if (end <= start)
 					continue;
-				if (gt_sym_reserve((void **)&ix->ranges, ix->n, cap, sizeof(*ix->ranges),
-						   64) < 0)
+				if (!gt_grow(&ix->ranges, cap, ix->n + 1, sizeof(*ix->ranges)))
 					return;
 				ix->ranges[ix->n++] =
 					(struct gt_sym_subprogram){ .lo = start, .hi = end, .die = child };
@@ -525,10 +523,10 @@ static void collect_subprograms(Dwarf_Die *parent, struct gt_sym_cu_index *ix, s
 static struct gt_sym_cu_index *cu_index(struct gt_sym_image *img, Dwarf_Die *cu)
 {
 	uint64_t key = dwarf_dieoffset(cu);
-	uint32_t at;
-	if (gt_sym_map_get(&img->cu_by_offset, key, &at))
-		return &img->cus[at];
-	if (gt_sym_reserve((void **)&img->cus, img->n_cus, &img->cap_cus, sizeof(*img->cus), 64) < 0)
+	const uint64_t *at = gt_u64map_find(&img->cu_by_offset, key);
+	if (at)
+		return &img->cus[*at];
+	if (!gt_grow(&img->cus, &img->cap_cus, img->n_cus + 1, sizeof(*img->cus)))
 		return NULL;
 	struct gt_sym_cu_index *ix = &img->cus[img->n_cus];
 	memset(ix, 0, sizeof(*ix));
@@ -536,10 +534,13 @@ static struct gt_sym_cu_index *cu_index(struct gt_sym_image *img, Dwarf_Die *cu)
 	collect_subprograms(cu, ix, &cap, 0);
 	if (ix->n > 1)
 		qsort(ix->ranges, ix->n, sizeof(*ix->ranges), compare_subprograms);
-	if (gt_sym_map_put(&img->cu_by_offset, key, (uint32_t)img->n_cus) < 0) {
+	bool found;
+	uint64_t *slot = gt_u64map_slot(&img->cu_by_offset, key, &found);
+	if (!slot) {
 		free(ix->ranges);
 		return NULL;
 	}
+	*slot = img->n_cus;
 	return &img->cus[img->n_cus++];
 }
 
@@ -588,8 +589,7 @@ static void collect_scopes(struct gt_sym_function_scopes *fs, Dwarf_Die *scope, 
 			continue;
 		if (!has_pc_attributes(&child))
 			continue; /* a declaration, or an inlined body optimised away */
-		if (gt_sym_reserve((void **)&fs->scopes, fs->n_scopes, &fs->cap_scopes,
-				   sizeof(*fs->scopes), 16) < 0)
+		if (!gt_grow(&fs->scopes, &fs->cap_scopes, fs->n_scopes + 1, sizeof(*fs->scopes)))
 			return;
 		int32_t index = (int32_t)fs->n_scopes++;
 		fs->scopes[index] = (struct gt_sym_scope){
@@ -600,8 +600,7 @@ static void collect_scopes(struct gt_sym_function_scopes *fs, Dwarf_Die *scope, 
 		while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0) {
 			if (end <= start)
 				continue;
-			if (gt_sym_reserve((void **)&fs->ranges, fs->n_ranges, &fs->cap_ranges,
-					   sizeof(*fs->ranges), 16) < 0)
+			if (!gt_grow(&fs->ranges, &fs->cap_ranges, fs->n_ranges + 1, sizeof(*fs->ranges)))
 				return;
 			fs->ranges[fs->n_ranges++] = (struct gt_sym_scope_range){
 				.lo = start, .hi = end, .scope = (uint32_t)index, .depth = depth,
@@ -734,8 +733,8 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 			 * frames already cached from it are dropped. */
 			gt_sym_warn(sym, img->path, GT_SYM_DEBUG_CORRUPT, NULL, img->base_name);
 			img->has_dwarf = false;
-			gt_sym_map_clear(&sym->stack_cache);
-			gt_sym_map_clear(&sym->function_cache);
+			gt_u64map_clear(&sym->stack_cache);
+			gt_u64map_clear(&sym->function_cache);
 			c.depth = 0;
 			line_file = NULL;
 			line_no = 0;

@@ -1,4 +1,4 @@
-/* Interned strings, the PC maps, C++ demangling and the start-up function list. */
+/* Interned strings, address ranges, C++ demangling and the start-up function list. */
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -11,125 +11,16 @@
 
 /* ---- interned strings ---------------------------------------------------------------- */
 
-#define ARENA_CHUNK_BYTES (64u * 1024u)
-
-struct gt_sym_arena_chunk {
-	struct gt_sym_arena_chunk *next;
-	size_t used, size;
-	char data[];
-};
-
-static uint64_t hash_bytes(const char *p, size_t n)
+const char *gt_sym_intern_n(struct gt_intern *s, const char *str, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	bool inserted;
+	const struct gt_intern_entry *e = gt_intern(s, str, len, 1, &inserted);
+	return e ? e->bytes : "?";
 }
 
-void gt_sym_strings_init(struct gt_sym_strings *s)
-{
-	memset(s, 0, sizeof(*s));
-}
-
-void gt_sym_strings_fini(struct gt_sym_strings *s)
-{
-	struct gt_sym_arena_chunk *c = s->chunks;
-	while (c) {
-		struct gt_sym_arena_chunk *next = c->next;
-		free(c);
-		c = next;
-	}
-	free(s->slots);
-	memset(s, 0, sizeof(*s));
-}
-
-static char *arena_alloc(struct gt_sym_strings *s, size_t n)
-{
-	struct gt_sym_arena_chunk *c = s->chunks;
-	if (!c || c->size - c->used < n) {
-		size_t size = n > ARENA_CHUNK_BYTES ? n : ARENA_CHUNK_BYTES;
-		struct gt_sym_arena_chunk *fresh = malloc(sizeof(*fresh) + size);
-		if (!fresh)
-			return NULL;
-		fresh->used = 0;
-		fresh->size = size;
-		/* A big one-off string goes behind the current chunk so the current one keeps
-		 * filling. */
-		if (c && size > ARENA_CHUNK_BYTES) {
-			fresh->next = c->next;
-			c->next = fresh;
-		} else {
-			fresh->next = c;
-			s->chunks = fresh;
-		}
-		c = fresh;
-	}
-	char *p = c->data + c->used;
-	c->used += n;
-	return p;
-}
-
-static int strings_grow(struct gt_sym_strings *s)
-{
-	size_t n = s->n_slots ? s->n_slots * 2 : 1024;
-	const char **slots = calloc(n, sizeof(*slots));
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < s->n_slots; i++) {
-		const char *str = s->slots[i];
-		if (!str)
-			continue;
-		size_t j = hash_bytes(str, strlen(str)) & (n - 1);
-		while (slots[j])
-			j = (j + 1) & (n - 1);
-		slots[j] = str;
-	}
-	free(s->slots);
-	s->slots = slots;
-	s->n_slots = n;
-	return 0;
-}
-
-const char *gt_sym_intern_n(struct gt_sym_strings *s, const char *str, size_t len)
-{
-	if ((s->n_used + 1) * 2 > s->n_slots && strings_grow(s) < 0)
-		return "?";
-	size_t mask = s->n_slots - 1;
-	size_t j = hash_bytes(str, len) & mask;
-	for (; s->slots[j]; j = (j + 1) & mask) {
-		const char *have = s->slots[j];
-		if (strncmp(have, str, len) == 0 && have[len] == '\0')
-			return have;
-	}
-	char *copy = arena_alloc(s, len + 1);
-	if (!copy)
-		return "?";
-	memcpy(copy, str, len);
-	copy[len] = '\0';
-	s->slots[j] = copy;
-	s->n_used++;
-	return copy;
-}
-
-const char *gt_sym_intern(struct gt_sym_strings *s, const char *str)
+const char *gt_sym_intern(struct gt_intern *s, const char *str)
 {
 	return gt_sym_intern_n(s, str, strlen(str));
-}
-
-int gt_sym_reserve(void **array, size_t count, size_t *cap, size_t elem_size, size_t first)
-{
-	if (count < *cap)
-		return 0;
-	size_t grown_cap = *cap ? *cap * 2 : first;
-	void *grown = realloc(*array, grown_cap * elem_size);
-	if (!grown)
-		return -1;
-	*array = grown;
-	*cap = grown_cap;
-	return 0;
 }
 
 ptrdiff_t gt_sym_find_range(const void *array, size_t n, size_t elem_size, uint64_t addr,
@@ -151,80 +42,6 @@ ptrdiff_t gt_sym_find_range(const void *array, size_t n, size_t elem_size, uint6
 			return (ptrdiff_t)i;
 	}
 	return -1;
-}
-
-/* ---- u64 -> u32 map ------------------------------------------------------------------ */
-
-static size_t map_index(uint64_t key, size_t mask)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return (size_t)key & mask;
-}
-
-bool gt_sym_map_get(const struct gt_sym_map *m, uint64_t key, uint32_t *value)
-{
-	if (!m->n_slots)
-		return false;
-	size_t mask = m->n_slots - 1;
-	for (size_t j = map_index(key, mask);; j = (j + 1) & mask) {
-		const struct gt_sym_map_slot *slot = &m->slots[j];
-		if (slot->key == 0)
-			return false;
-		if (slot->key == key + 1) {
-			*value = slot->value;
-			return true;
-		}
-	}
-}
-
-static int map_grow(struct gt_sym_map *m)
-{
-	size_t n = m->n_slots ? m->n_slots * 2 : 4096;
-	struct gt_sym_map_slot *slots = calloc(n, sizeof(*slots));
-	if (!slots)
-		return -1;
-	for (size_t i = 0; i < m->n_slots; i++) {
-		if (!m->slots[i].key)
-			continue;
-		size_t j = map_index(m->slots[i].key - 1, n - 1);
-		while (slots[j].key)
-			j = (j + 1) & (n - 1);
-		slots[j] = m->slots[i];
-	}
-	free(m->slots);
-	m->slots = slots;
-	m->n_slots = n;
-	return 0;
-}
-
-int gt_sym_map_put(struct gt_sym_map *m, uint64_t key, uint32_t value)
-{
-	if ((m->n_used + 1) * 2 > m->n_slots && map_grow(m) < 0)
-		return -1;
-	size_t mask = m->n_slots - 1;
-	size_t j = map_index(key, mask);
-	while (m->slots[j].key && m->slots[j].key != key + 1)
-		j = (j + 1) & mask;
-	if (!m->slots[j].key)
-		m->n_used++;
-	m->slots[j].key = key + 1;
-	m->slots[j].value = value;
-	return 0;
-}
-
-void gt_sym_map_clear(struct gt_sym_map *m)
-{
-	if (m->slots)
-		memset(m->slots, 0, m->n_slots * sizeof(*m->slots));
-	m->n_used = 0;
-}
-
-void gt_sym_map_fini(struct gt_sym_map *m)
-{
-	free(m->slots);
-	memset(m, 0, sizeof(*m));
 }
 
 /* ---- names --------------------------------------------------------------------------- */

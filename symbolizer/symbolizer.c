@@ -48,7 +48,6 @@ struct gt_symbolizer *gt_sym_new(const struct gt_sym_options *opt)
 	struct gt_symbolizer *sym = calloc(1, sizeof(*sym));
 	if (!sym)
 		return NULL;
-	gt_sym_strings_init(&sym->strings);
 	if (opt) {
 		sym->warn = opt->warn;
 		sym->warn_ctx = opt->warn_ctx;
@@ -84,11 +83,11 @@ void gt_sym_free(struct gt_symbolizer *sym)
 	free(sym->spaces);
 	free(sym->frames);
 	free(sym->entries);
-	gt_sym_map_fini(&sym->stack_cache);
-	gt_sym_map_fini(&sym->function_cache);
+	gt_u64map_free(&sym->stack_cache);
+	gt_u64map_free(&sym->function_cache);
 	free(sym->warned_paths);
 	free(sym->debuginfo_path);
-	gt_sym_strings_fini(&sym->strings);
+	gt_intern_free(&sym->strings);
 	free(sym);
 }
 
@@ -163,12 +162,11 @@ int gt_sym_add_module(struct gt_symbolizer *sym, const char *path, const uint8_t
 	sym->n_maps = kept;
 	sym->maps_version++;
 	if (replaced) {
-		gt_sym_map_clear(&sym->stack_cache);
-		gt_sym_map_clear(&sym->function_cache);
+		gt_u64map_clear(&sym->stack_cache);
+		gt_u64map_clear(&sym->function_cache);
 	}
 
-	if (gt_sym_reserve((void **)&sym->maps, sym->n_maps, &sym->cap_maps, sizeof(*sym->maps),
-			   32) < 0)
+	if (!gt_grow(&sym->maps, &sym->cap_maps, sym->n_maps + 1, sizeof(*sym->maps)))
 		return -1;
 	size_t at = sym->n_maps;
 	while (at > 0 && sym->maps[at - 1].lo > lo) {
@@ -212,18 +210,17 @@ int gt_sym_use_space(struct gt_symbolizer *sym, uint32_t space)
 
 /* ---- PC -> frames -------------------------------------------------------------------- */
 
-static uint32_t lookup(struct gt_symbolizer *sym, struct gt_sym_map *cache, uint64_t addr,
+static uint32_t lookup(struct gt_symbolizer *sym, struct gt_u64map *cache, uint64_t addr,
 		       bool inlines, bool *ok)
 {
-	uint32_t index;
 	/* the caches hold every space: user addresses are below 2^48 */
 	uint64_t key = addr ^ ((uint64_t)sym->space << 48);
 	*ok = true;
-	if (gt_sym_map_get(cache, key, &index))
-		return index;
+	const uint64_t *cached = gt_u64map_find(cache, key);
+	if (cached)
+		return (uint32_t)*cached;
 
-	if (gt_sym_reserve((void **)&sym->entries, sym->n_entries, &sym->cap_entries,
-			   sizeof(*sym->entries), 4096) < 0) {
+	if (!gt_grow(&sym->entries, &sym->cap_entries, sym->n_entries + 1, sizeof(*sym->entries))) {
 		*ok = false;
 		return 0;
 	}
@@ -258,9 +255,12 @@ static uint32_t lookup(struct gt_symbolizer *sym, struct gt_sym_map *cache, uint
 		if (gt_sym_push_frame(sym, &fr) == 0)
 			entry.count = 1;
 	}
-	index = (uint32_t)sym->n_entries;
+	uint32_t index = (uint32_t)sym->n_entries;
 	sym->entries[sym->n_entries++] = entry;
-	gt_sym_map_put(cache, key, index);
+	bool found;
+	uint64_t *slot = gt_u64map_slot(cache, key, &found);
+	if (slot)
+		*slot = index;
 	return index;
 }
 

@@ -8,6 +8,9 @@
 #include <elfutils/libdwfl.h>
 
 #include "symbolizer.h"
+#include "common/grow.h"
+#include "common/intern.h"
+#include "common/u64map.h"
 
 #define GT_SYM_NAME_MAX 1024u      /* longer names keep their last bytes */
 #define GT_SYM_BUILD_ID_MAX 64u
@@ -39,48 +42,18 @@ enum gt_sym_problem {
 const char *gt_sym_problem_message(enum gt_sym_problem p);
 bool gt_sym_problem_degrades(enum gt_sym_problem p);
 
-/* ---- interned strings: stable until gt_sym_free ---------------------------------------- */
+/* ---- interned strings (common/intern.h): stable until gt_sym_free --------------------- */
 
-struct gt_sym_arena_chunk;
-
-struct gt_sym_strings {
-	struct gt_sym_arena_chunk *chunks;
-	const char **slots;           /* open addressing, power of two */
-	size_t n_slots, n_used;
-};
-
-void gt_sym_strings_init(struct gt_sym_strings *s);
-void gt_sym_strings_fini(struct gt_sym_strings *s);
-/* The one stable copy of the first len bytes of str (a NUL is appended). */
-const char *gt_sym_intern_n(struct gt_sym_strings *s, const char *str, size_t len);
-const char *gt_sym_intern(struct gt_sym_strings *s, const char *str);
-
-/* Makes room for one more element in a growing array (*cap doubles, from first).
- * Returns -1 when memory runs out, the array then unchanged. */
-int gt_sym_reserve(void **array, size_t count, size_t *cap, size_t elem_size, size_t first);
+/* The one stable copy of the first len bytes of str (a NUL is appended); "?" when memory
+ * runs out. */
+const char *gt_sym_intern_n(struct gt_intern *s, const char *str, size_t len);
+const char *gt_sym_intern(struct gt_intern *s, const char *str);
 
 /* Sorted arrays of address ranges: every element starts with uint64_t lo, hi ([lo, hi)).
  * The element holding addr: the last one starting at or before it, or one of the
  * `tries` before that (a longer one around it).  -1 when none does. */
 ptrdiff_t gt_sym_find_range(const void *array, size_t n, size_t elem_size, uint64_t addr,
 			    size_t tries);
-
-/* ---- u64 -> u32 map (PC caches) ------------------------------------------------------ */
-
-struct gt_sym_map_slot {
-	uint64_t key;                 /* stored as key + 1: 0 marks an empty slot */
-	uint32_t value;
-};
-
-struct gt_sym_map {
-	struct gt_sym_map_slot *slots;
-	size_t n_slots, n_used;
-};
-
-bool gt_sym_map_get(const struct gt_sym_map *m, uint64_t key, uint32_t *value);
-int gt_sym_map_put(struct gt_sym_map *m, uint64_t key, uint32_t value);
-void gt_sym_map_clear(struct gt_sym_map *m);
-void gt_sym_map_fini(struct gt_sym_map *m);
 
 /* ---- modules ------------------------------------------------------------------------- */
 
@@ -153,7 +126,7 @@ struct gt_sym_image {
 	bool has_dwarf;               /* false: don't ask libdw again for every PC */
 	struct gt_sym_func *funcs;    /* sorted by lo, then rank */
 	size_t n_funcs;
-	struct gt_sym_map cu_by_offset;  /* CU DIE offset -> index into cus */
+	struct gt_u64map cu_by_offset;  /* CU DIE offset -> index into cus */
 	struct gt_sym_cu_index *cus;
 	size_t n_cus, cap_cus;
 	Dwfl *dwfl;
@@ -197,7 +170,7 @@ struct gt_symbolizer {
 	void (*warn)(void *ctx, const char *line);
 	void *warn_ctx;
 
-	struct gt_sym_strings strings;
+	struct gt_intern strings;
 	struct gt_sym_image *images;
 	struct gt_sym_mapping *maps;  /* sorted by lo, disjoint: the current space's */
 	size_t n_maps, cap_maps;
@@ -209,8 +182,8 @@ struct gt_symbolizer {
 	size_t n_frames, cap_frames;
 	struct gt_sym_entry *entries;
 	size_t n_entries, cap_entries;
-	struct gt_sym_map stack_cache;     /* adjusted PC -> entry */
-	struct gt_sym_map function_cache;  /* entry PC -> entry */
+	struct gt_u64map stack_cache;     /* adjusted PC -> entry */
+	struct gt_u64map function_cache;  /* entry PC -> entry */
 
 	const char **warned_paths;    /* interned paths already warned about */
 	size_t n_warned, cap_warned;

@@ -3,7 +3,7 @@
  * is refused one line says so and the trace is made from the hooks alone.  Each traced run
  * is compared with the same program run untraced. */
 #include "cli_support.h"
-#include "kernel_file.h"
+#include "kernel/samples.h"
 #include "oracle.h"
 
 #include <criterion/criterion.h>

@@ -7,7 +7,7 @@
  * waits.  Every traced run is compared with the same program run untraced, and every Go
  * reader must accept every trace. */
 #include "cli_support.h"
-#include "kernel_file.h"
+#include "kernel/reader.h"
 #include "oracle.h"
 
 #include <criterion/criterion.h>

@@ -1,6 +1,6 @@
 /* The conversion progress bar (cli_common.c) on a pseudo-terminal: nothing during the first
  * second, then a bar with the percentage, redrawn in place, erased at the end. */
-#include "cli_common.h"
+#include "cli/cli_common.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "convert.h"
+#include "encoder/encoder.h"
 #include "oracle.h"
 #include "traced_run.h"
 

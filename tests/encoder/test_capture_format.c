@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "capture_reader.h"            /* the encoder's */
+#include "encoder/capture_reader.h"    /* the encoder's */
 #include "../preload/capture_reader.h" /* the preload tests' (and gtcap-dump's) */
 #include "test_util.h"
 

@@ -1,6 +1,6 @@
 /* clock_fit: a CLOCK_MONOTONIC time (the kernel's scheduling records) back onto a capture's
  * clock, through the capture's clock pairs. */
-#include "clock_fit.h"
+#include "encoder/clock_fit.h"
 
 #include <criterion/criterion.h>
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture_reader.h"
+#include "encoder/capture_reader.h"
 #include "test_util.h"
 
 #define T0 1000000000ull

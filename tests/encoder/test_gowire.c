@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "test_util.h"
-#include "gowire.h"
+#include "common/varint.h"
+#include "encoder/gowire.h"
 #include "test_util.h"
 
 #define GO119_PARSER "/usr/lib/go-1.19/src/internal/trace/parser.go"

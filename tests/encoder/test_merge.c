@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture_set.h"
+#include "encoder/capture_set.h"
 #include "oracle.h"
 #include "test_util.h"
 

@@ -4,7 +4,7 @@
 #include "test_util.h"
 
 #include <criterion/criterion.h>
-#include <gotrace/kernel_sched.h>
+#include "kernel/records.h"
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #include <criterion/parameterized.h>
 #include <string.h>
 
-#include "process_name.h"
+#include "encoder/encoder.h"
 
 struct name_case {
 	const char *comm;

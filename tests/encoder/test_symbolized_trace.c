@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 #include "test_util.h"
 
 __attribute__((noinline)) int gt_test_worker_routine(int x)

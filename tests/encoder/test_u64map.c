@@ -1,6 +1,6 @@
 /* u64map: the map behind every table keyed by ids read from a file (threads, stacks,
  * goroutines, Ps, start routines, user tasks). */
-#include "u64map.h"
+#include "common/u64map.h"
 
 #include <criterion/criterion.h>
 

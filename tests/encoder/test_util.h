@@ -3,7 +3,11 @@
 #define GOTRACE_TEST_UTIL_H
 
 #include "capture_builder.h"
-#include "convert.h"
+#include "encoder/capture_reader.h"
+#include "encoder/cpu_samples.h"
+#include "encoder/encoder.h"
+#include "encoder/gowire.h"
+#include "encoder/model.h"
 #include "oracle.h"
 
 /* A fresh temporary directory (removed at exit is not needed: under /tmp). */

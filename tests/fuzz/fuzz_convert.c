@@ -4,9 +4,9 @@
  * (tests/fuzz/check-corpus).  Symbols are off so that a run depends on the input alone and
  * no file it names is opened (the capture report is left out for the same reason: its
  * symbolizer reads the ELF files of the modules named, for every input). */
-#include "convert.h"
+#include "encoder/encoder.h"
 #include "fuzz_input.h"
-#include "gotrace_reader.h"
+#include "report/gotrace_reader.h"
 
 #include <limits.h>
 #include <stdio.h>

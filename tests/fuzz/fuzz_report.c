@@ -2,7 +2,7 @@
  * when no capture sits beside it (report/gotrace_reader.c, report/trace_report.c), in text
  * and in JSON. */
 #include "fuzz_input.h"
-#include "report.h"
+#include "report/report.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* report.c on a capture written by hand, where every wait is known to the nanosecond:
  * per-object count / total / mean / max and per-stack split, per-thread time by kind,
  * syscalls per call site, threads still waiting at the end, recorder losses. */
-#include "report.h"
-#include "symbolizer.h"
+#include "report/report.h"
+#include "symbolizer/symbolizer.h"
 
 #include "report_scenario.h"
 

@@ -1,9 +1,9 @@
 /* gotrace report on a Go trace alone: a capture written by hand, where every wait is known
  * to the nanosecond, converted by gotrace, then read back by gotrace_reader.c.  The report's
  * numbers are the capture's. */
-#include "convert.h"
-#include "gotrace_reader.h"
-#include "report.h"
+#include "encoder/encoder.h"
+#include "report/gotrace_reader.h"
+#include "report/report.h"
 
 #include "report_scenario.h"
 

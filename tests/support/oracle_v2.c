@@ -1,7 +1,8 @@
 /* oracle_v2: see oracle_v2.h. */
 #include "oracle_v2.h"
 
-#include "gowire.h"
+#include "common/varint.h"
+#include "encoder/encoder.h"
 
 #include <fcntl.h>
 #include <glob.h>

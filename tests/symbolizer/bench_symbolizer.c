@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 /* CPU time of this thread: the machine may be shared, and waiting is not the
  * symbolizer's cost. */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 struct fx_warnings warnings;
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "fixture.h"
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 #define SRC(name) FX_SRC_DIR "/" name
 #define MAX_FRAMES 64

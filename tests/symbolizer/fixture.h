@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 #define FX_MAX 64
 

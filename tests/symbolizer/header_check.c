@@ -1,5 +1,5 @@
 /* The public header compiled as strict ISO C (-std=c11 -pedantic). */
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 int main(void)
 {

@@ -1,5 +1,5 @@
 // The public header from C++: it compiles, and its functions link with C linkage.
-#include "symbolizer.h"
+#include "symbolizer/symbolizer.h"
 
 int main()
 {

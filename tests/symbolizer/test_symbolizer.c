@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "symbolizer_private.h" /* the problem table */
+#include "symbolizer/symbolizer_private.h" /* the problem table */
 
 
 Test(inline_c, inline_frames_expanded_with_call_lines)

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "symbolizer_private.h" /* the problem table */
+#include "symbolizer/symbolizer_private.h" /* the problem table */
 
 /* The inline fixture's main module pointed at another file: every frame of it must read
  * "<base>+0x<off>" with the right offset, and exactly one warning names the module. */

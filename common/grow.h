@@ -1,4 +1,4 @@
-/* Growing arrays: one helper for the encoder's tables. */
+/* Growing arrays: the one helper of the offline layers' tables. */
 #ifndef GT_GROW_H
 #define GT_GROW_H
 

@@ -1,5 +1,5 @@
-/* kernel_sched: the launcher's perf events on the traced tree (kernel_sched.h). */
-#include "kernel_sched.h"
+/* recorder: the launcher's perf events on the traced tree (recorder.h). */
+#include "recorder.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,23 +19,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gotrace/kernel_sched.h"
-#include "kernel_file.h"
+#include "reader.h"
+#include "records.h"
 
 #define DATA_PAGES_MIN 8u
 /* 2 MiB per CPU first where the user may lock that much (root, CAP_IPC_LOCK, a large
  * ulimit -l), halved on EPERM down to 128 data pages + the header page, exactly the
- * unprivileged per-CPU allowance (perf_event_mlock_kb=516, PERF-EVENTS.md §1.2): samples are 8.4 KB each (0.85 MB/s per busy CPU at
- * 100 Hz), and on a loaded machine the drain falls behind a ping-pong's 150 k switches/s
- * (scripts/bench: 512 KiB lost 42 % of them where 2 MiB lost none). */
+ * unprivileged per-CPU allowance (perf_event_mlock_kb=516, kernel-records.md §1.2):
+ * samples are 8.4 KB each (0.85 MB/s per busy CPU at 100 Hz), and on a loaded machine the
+ * drain falls behind a ping-pong's 150 k switches/s (scripts/bench: 512 KiB lost 42 % of
+ * them where 2 MiB lost none). */
 #define DATA_PAGES_FIRST 512u
 #define STACK_USER_BYTES 8192u     /* perf's default: complete stacks through libgomp (§6.1) */
 #define STACK_OFFCPU_BYTES 2048u   /* 100 % complete off-CPU stacks with 2 KiB (§6.2) */
-#define REGS_USER_X86_64 0xff0fffull  /* AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15 */
 #define DRAIN_MS 100
 
-#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
-#define SAMPLES_TYPE (SAMPLE_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 struct gt_kernel_rec {
 	int n;                      /* CPUs with an event */
@@ -92,7 +90,7 @@ static int paranoid_level(void)
 	return level;
 }
 
-/* The one line for a refused perf_event_open (PERF-EVENTS.md §11). */
+/* The one line for a refused perf_event_open (docs/formats/kernel-records.md §11). */
 static void say_refused(int err)
 {
 	int level = paranoid_level();
@@ -121,7 +119,7 @@ static int open_event(pid_t pid, int cpu)
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_DUMMY,
 		.sample_period = 1,
-		.sample_type = SAMPLE_TYPE,
+		.sample_type = GT_KERNEL_TRAILER_TYPE,
 		.sample_id_all = 1,
 		.context_switch = 1,
 		.comm = 1,
@@ -149,15 +147,15 @@ static int open_sampler(pid_t pid, int cpu, unsigned hz, int ring_fd)
 		.type = PERF_TYPE_SOFTWARE,
 		.config = hz ? PERF_COUNT_SW_CPU_CLOCK : PERF_COUNT_SW_CONTEXT_SWITCHES,
 		.sample_period = hz ? 1000000000u / hz : 1,  /* cpu-clock counts ns */
-		.sample_type = SAMPLES_TYPE,
-		.sample_regs_user = REGS_USER_X86_64,
+		.sample_type = GT_KERNEL_SAMPLES_TYPE,
+		.sample_regs_user = GT_KERNEL_REGS_USER,
 		.sample_stack_user = hz ? STACK_USER_BYTES : STACK_OFFCPU_BYTES,
 		.sample_id_all = 1,
 		.exclude_callchain_kernel = 1,
 		.inherit = 1,
 		.disabled = 1,
 		.enable_on_exec = 1,
-		.exclude_kernel = hz ? 1 : 0,  /* a switch event fires in the kernel (§6.2) */
+		.exclude_kernel = hz ? 1 : 0,  /* a switch event fires in the kernel */
 		.exclude_hv = 1,
 		.use_clockid = 1,  /* SET_OUTPUT wants the ring owner's clock */
 		.clockid = CLOCK_MONOTONIC,
@@ -221,7 +219,7 @@ static void store(struct gt_kernel_rec *k, const void *rec, size_t size)
 	}
 }
 
-/* Copies CPU i's new records into the file (PERF-EVENTS.md §3). */
+/* Copies CPU i's new records into the file (docs/formats/kernel-records.md §3). */
 static void drain(struct gt_kernel_rec *k, int i)
 {
 	struct perf_event_mmap_page *pg = k->ring[i];
@@ -444,14 +442,14 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir,
 		.magic = GT_KERNEL_MAGIC,
 		.version = GT_KERNEL_VERSION,
 		.header_size = (uint32_t)(sizeof h + k->n_events * sizeof *k->events),
-		.sample_type = SAMPLE_TYPE,
+		.sample_type = GT_KERNEL_TRAILER_TYPE,
 		.clockid = CLOCK_MONOTONIC,
 		.n_cpus = (uint32_t)n,
 		.buffer_bytes = (uint32_t)k->data_bytes,
 		.pid = (uint32_t)pid,
 		.launcher_lost = GT_KERNEL_UNFINISHED,
-		.sample_sample_type = cpu || off ? SAMPLES_TYPE : 0,
-		.sample_regs_user = cpu || off ? REGS_USER_X86_64 : 0,
+		.sample_sample_type = cpu || off ? GT_KERNEL_SAMPLES_TYPE : 0,
+		.sample_regs_user = cpu || off ? GT_KERNEL_REGS_USER : 0,
 		.sample_stack_user = cpu ? STACK_USER_BYTES : off ? STACK_OFFCPU_BYTES : 0,
 		.sample_hz = cpu ? opt->sample_hz : 0,
 		.n_events = k->n_events,

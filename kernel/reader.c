@@ -1,7 +1,8 @@
-/* Reading the kernel scheduling file (kernel_file.h). */
-#include "kernel_file.h"
+/* reader: reading the kernel scheduling file (reader.h). */
+#include "reader.h"
 
-#include "grow.h"
+#include "common/grow.h"
+#include "samples.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,84 +15,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define TRAILER_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
-#define SAMPLES_TYPE (TRAILER_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
-
-/* { u32 pid, tid; u64 time; u32 cpu, res; u64 id } at the record's end */
+/* GT_KERNEL_TRAILER_TYPE's fields, at the record's end */
 struct trailer {
 	uint32_t pid, tid;
 	uint64_t time;
 	uint32_t cpu, res;
 	uint64_t id;
 };
-
-/* The kind of the event with id (GT_KERNEL_EV_*), 0 when the table does not have it. */
-static uint32_t event_kind(const struct gt_kernel_file *f, uint64_t id)
-{
-	for (uint32_t i = 0; i < f->h.n_events; i++)
-		if (f->events[i].id == id)
-			return f->events[i].kind;
-	return 0;
-}
-
-/* A SAMPLE record of the header's sample_sample_type: IDENTIFIER, IP, TID, TIME, CPU,
- * REGS_USER, STACK_USER in perf's field order. */
-static bool parse_sample(const struct gt_kernel_file *f, const unsigned char *p, size_t size,
-			 struct gt_kernel_sample *out)
-{
-	const unsigned char *q = p + sizeof(struct perf_event_header), *end = p + size;
-	uint64_t v[5];
-	if ((size_t)(end - q) < sizeof v)
-		return false;
-	memcpy(v, q, sizeof v);
-	q += sizeof v;
-	*out = (struct gt_kernel_sample){
-		.kind = event_kind(f, v[0]),
-		.ip = v[1],
-		.pid = (uint32_t)v[2],
-		.tid = (uint32_t)(v[2] >> 32),
-		.time = v[3],
-		.cpu = (uint32_t)v[4],
-		.regs_mask = f->h.sample_regs_user,
-	};
-	uint64_t abi, n;
-	if ((size_t)(end - q) < 8)
-		return false;
-	memcpy(&abi, q, 8);
-	q += 8;
-	if (abi != 0) {
-		n = (uint64_t)__builtin_popcountll(f->h.sample_regs_user);
-		if ((size_t)(end - q) < n * 8)
-			return false;
-		out->regs = (const uint64_t *)q;  /* records are 8-aligned in an 8-aligned file */
-		out->n_regs = (uint32_t)n;
-		q += n * 8;
-	}
-	if ((size_t)(end - q) < 8)
-		return false;
-	memcpy(&n, q, 8);
-	q += 8;
-	if (n != 0) {
-		uint64_t dyn;
-		if ((size_t)(end - q) < n + 8)
-			return false;
-		memcpy(&dyn, q + n, 8);
-		out->stack = q;
-		out->stack_size = dyn < n ? dyn : n;
-	}
-	return true;
-}
-
-bool gt_kernel_sample_at(const struct gt_kernel_file *f, uint64_t offset,
-			 struct gt_kernel_sample *out)
-{
-	struct perf_event_header h;
-	if (offset + sizeof h > f->records_len)
-		return false;
-	memcpy(&h, f->records + offset, sizeof h);
-	return h.type == PERF_RECORD_SAMPLE && h.size <= f->records_len - offset &&
-	       parse_sample(f, f->records + offset, h.size, out);
-}
 
 void gt_kernel_walk(const struct gt_kernel_file *f,
 		    void (*fn)(uint32_t, uint16_t, const struct gt_kernel_id *, void *),
@@ -122,7 +52,7 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 		if (h.type == PERF_RECORD_SAMPLE) {
 			/* no sample_id trailer: a sample is its own layout */
 			struct gt_kernel_sample smp;
-			if (parse_sample(f, p + off, h.size, &smp)) {
+			if (gt_kernel_sample_parse(f, p + off, h.size, &smp)) {
 				c->samples_cpu += smp.kind == GT_KERNEL_EV_CPU;
 				c->samples_offcpu += smp.kind == GT_KERNEL_EV_OFFCPU;
 				if (sample != NULL)
@@ -173,9 +103,9 @@ int gt_kernel_open(const char *path, struct gt_kernel_file *f, char *err, size_t
 		return -1;
 	}
 	if (h.version != GT_KERNEL_VERSION || h.header_size < sizeof h ||
-	    h.header_size > (uint64_t)st.st_size || h.sample_type != TRAILER_TYPE ||
+	    h.header_size > (uint64_t)st.st_size || h.sample_type != GT_KERNEL_TRAILER_TYPE ||
 	    (uint64_t)h.n_events * sizeof *f->events > h.header_size - sizeof h ||
-	    (h.sample_sample_type != 0 && h.sample_sample_type != SAMPLES_TYPE)) {
+	    (h.sample_sample_type != 0 && h.sample_sample_type != GT_KERNEL_SAMPLES_TYPE)) {
 		snprintf(err, err_size, "%s: kernel scheduling file version %u (sample type %#" PRIx64
 			 "), this gotrace reads version %u", path, h.version, h.sample_type,
 			 GT_KERNEL_VERSION);
@@ -281,15 +211,9 @@ struct index_build {
 
 static void index_add(struct index_build *b, struct gt_kernel_at at)
 {
-	if (b->ix->n == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 1024;
-		struct gt_kernel_at *v = realloc(b->ix->v, cap * sizeof *v);
-		if (v == NULL) {
-			b->failed = true;
-			return;
-		}
-		b->ix->v = v;
-		b->cap = cap;
+	if (!gt_grow(&b->ix->v, &b->cap, b->ix->n + 1, sizeof *b->ix->v)) {
+		b->failed = true;
+		return;
 	}
 	b->ix->v[b->ix->n++] = at;
 }

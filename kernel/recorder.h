@@ -1,11 +1,11 @@
-/* kernel_sched: `gotrace run` records the kernel's scheduling facts of the traced tree
- * (issue 15, ../shared/PERF-EVENTS.md): per-CPU inherited perf events opened on the command
- * between fork and exec, drained by a thread of gotrace into gotrace-<pid>.gtkern
- * (include/gotrace/kernel_sched.h) beside the captures.  The fds are gotrace's (CLOEXEC):
+/* recorder: `gotrace run` records the kernel's scheduling facts of the traced tree
+ * (issue 15, docs/formats/kernel-records.md): per-CPU inherited perf events opened on the
+ * command between fork and exec, drained by a thread of gotrace into gotrace-<pid>.gtkern
+ * (records.h) beside the captures.  The fds are gotrace's (CLOEXEC):
  * the command never has them.  Where perf is refused, one line says what is missing and how
  * to enable it, and the run goes on from the hooks alone. */
-#ifndef GOTRACE_KERNEL_SCHED_CLI_H
-#define GOTRACE_KERNEL_SCHED_CLI_H
+#ifndef GOTRACE_KERNEL_RECORDER_H
+#define GOTRACE_KERNEL_RECORDER_H
 
 #include <stdbool.h>
 #include <sys/types.h>

@@ -2,10 +2,13 @@
 #include "u64map.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
 
 static size_t home(uint64_t key, size_t cap)
 {
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 7) & (cap - 1);
+	return (size_t)(gt_hash_mix(key) >> 7) & (cap - 1);
 }
 
 static bool grow(struct gt_u64map *m)
@@ -82,11 +85,10 @@ void gt_u64map_free(struct gt_u64map *m)
 	*m = (struct gt_u64map){0};
 }
 
-uint64_t gt_hash_bytes(const void *p, size_t n)
+void gt_u64map_clear(struct gt_u64map *m)
 {
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull;
-	return h;
+	if (m->cap)
+		memset(m->keys, 0, m->cap * sizeof *m->keys);
+	m->n = 0;
+	m->has_zero = false;
 }

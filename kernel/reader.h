@@ -1,14 +1,14 @@
-/* Reading the kernel scheduling file of a run (include/gotrace/kernel_sched.h): its records
- * one by one, and the counts the summary shows.  The model does not use them yet (issue 15,
- * item 2). */
-#ifndef GOTRACE_ENCODER_KERNEL_FILE_H
-#define GOTRACE_ENCODER_KERNEL_FILE_H
+/* reader: reading the kernel scheduling file of a run (records.h): its records one by one,
+ * the counts the summary shows, the switches in time order, an index of switch-outs and
+ * off-CPU samples by thread.  A sample's own layout is samples.h's. */
+#ifndef GOTRACE_KERNEL_READER_H
+#define GOTRACE_KERNEL_READER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include <gotrace/kernel_sched.h>
+#include "records.h"
 
 /* The sample_id trailer of a record (sample_type GT: TID, TIME, CPU, IDENTIFIER). */
 struct gt_kernel_id {
@@ -54,22 +54,8 @@ struct gt_kernel_switch {
  * *out (malloc'd, *n of them), counted into *c.  0, or -1 with a message in err. */
 int gt_kernel_switches(const char *path, struct gt_kernel_switch **out, size_t *n,
 		       struct gt_kernel_counts *c, char *err, size_t err_size);
-/* A sample (PERF_RECORD_SAMPLE of a sampling event), pointing into the file's mapping. */
-struct gt_kernel_sample {
-	uint32_t kind;            /* GT_KERNEL_EV_CPU or GT_KERNEL_EV_OFFCPU */
-	uint32_t pid, tid, cpu;
-	uint64_t time;            /* CLOCK_MONOTONIC ns */
-	uint64_t ip;
-	const uint64_t *regs;     /* n_regs, in the bit order of the header's sample_regs_user;
-				   * NULL: no user registers (the sample hit no user code) */
-	uint32_t n_regs;
-	uint64_t regs_mask;
-	const uint8_t *stack;     /* the copy of the user stack from its SP on */
-	uint64_t stack_size;      /* bytes of it that are valid */
-};
-
 /* A kernel file mapped for reading its samples in any order (the encoder reads them by
- * time): gt_kernel_open, gt_kernel_walk, gt_kernel_sample_at, gt_kernel_close. */
+ * time): gt_kernel_open, gt_kernel_walk, gt_kernel_sample_at (samples.h), gt_kernel_close. */
 struct gt_kernel_file {
 	struct gt_kernel_header h;
 	const struct gt_kernel_event *events;
@@ -87,10 +73,6 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 		    void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
 		    void (*sample)(uint64_t offset, uint64_t time, uint32_t kind, void *ctx), void *ctx,
 		    struct gt_kernel_counts *c);
-/* The sample at offset (from gt_kernel_walk); false when it is not a whole sample. */
-bool gt_kernel_sample_at(const struct gt_kernel_file *f, uint64_t offset,
-			 struct gt_kernel_sample *out);
-
 /* Switch-outs or off-CPU samples by thread and time: the off-CPU sample of a switch-out
  * (--offcpu-stacks) is taken just before the kernel writes its SWITCH record, on the same
  * CPU, so the two meet by (pid, tid) and time.  The model's off-CPU blocks and the report

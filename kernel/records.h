@@ -1,7 +1,8 @@
-/* The kernel scheduling file of a `gotrace run` (issue 15): the perf records the launcher
- * drained from its per-CPU, inherited, enable_on_exec dummy events on the command
- * (context_switch, comm, task; use_clockid CLOCK_MONOTONIC), next to the captures as
- * gotrace-<pid>.gtkern.  See ../shared/PERF-EVENTS.md for why these attributes.
+/* records: the kernel scheduling file of a `gotrace run` (issue 15): the perf records the
+ * launcher (recorder.c) drained from its per-CPU, inherited, enable_on_exec dummy events on
+ * the command (context_switch, comm, task; use_clockid CLOCK_MONOTONIC), next to the
+ * captures as gotrace-<pid>.gtkern, read by reader.c.  See docs/formats/kernel-records.md
+ * for why these attributes.
  *
  * Samples (issue 15 items 3, 4): with --cpu-samples, a cpu-clock event per CPU, and with
  * --offcpu-stacks a context-switches event per CPU, both redirected into the switch event's
@@ -21,15 +22,26 @@
  * header.launcher_lost, written when the launcher ends: records it drained but could not
  * store (a write error).  A header whose launcher_lost is GT_KERNEL_UNFINISHED is a file the
  * launcher did not finish. */
-#ifndef GOTRACE_KERNEL_SCHED_H
-#define GOTRACE_KERNEL_SCHED_H
+#ifndef GOTRACE_KERNEL_RECORDS_H
+#define GOTRACE_KERNEL_RECORDS_H
 
+#include <linux/perf_event.h>
 #include <stdint.h>
 
 #define GT_KERNEL_MAGIC "GTKERN\0\0"
 #define GT_KERNEL_VERSION 2u
 #define GT_KERNEL_SUFFIX ".gtkern"
 #define GT_KERNEL_UNFINISHED UINT64_MAX
+
+/* header.sample_type: every record's sample_id trailer, { u32 pid, tid; u64 time;
+ * u32 cpu, res; u64 id } at its end. */
+#define GT_KERNEL_TRAILER_TYPE \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+/* header.sample_sample_type: a sample's own layout (samples.c decodes it). */
+#define GT_KERNEL_SAMPLES_TYPE \
+	(GT_KERNEL_TRAILER_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+/* header.sample_regs_user: AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15 (x86-64). */
+#define GT_KERNEL_REGS_USER 0xff0fffull
 
 struct gt_kernel_header {
 	char magic[8];          /* GT_KERNEL_MAGIC */

@@ -1,6 +1,7 @@
-/* u64map: a u64 -> u64 hash map (open addressing, no deletion), for tables keyed by ids read
- * from a file (thread serials, stack ids, goroutine ids, P ids): its memory grows with the
- * ids present, never with their values.  Any key, 0 included. */
+/* u64map: the one u64 -> u64 hash map of the offline layers (open addressing, no deletion),
+ * for tables keyed by ids read from a file (thread serials, stack ids, goroutine ids, P ids)
+ * or by addresses (the symbolizer's PC caches): its memory grows with the keys present, never
+ * with their values.  Any key, 0 included.  A string key: common/hash.h's gt_hash_bytes. */
 #ifndef GOTRACE_U64MAP_H
 #define GOTRACE_U64MAP_H
 
@@ -20,8 +21,8 @@ struct gt_u64map {
 uint64_t *gt_u64map_slot(struct gt_u64map *m, uint64_t key, bool *found);
 /* The value slot of key, or NULL when absent (never inserts). */
 uint64_t *gt_u64map_find(const struct gt_u64map *m, uint64_t key);
+/* Empties the map, keeping its memory (a cache emptied when what it caches changes). */
+void gt_u64map_clear(struct gt_u64map *m);
 void gt_u64map_free(struct gt_u64map *m);
-/* A 64-bit hash of bytes (FNV-1a), to key a map by a string: equal hashes are to be checked. */
-uint64_t gt_hash_bytes(const void *p, size_t n);
 
 #endif

@@ -1,0 +1,241 @@
+/* run_options: `gotrace run`'s usage and options (run.h). */
+#include "run.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gotrace/last.h>
+
+#define fail(...) gt_cli_fail("run", __VA_ARGS__)
+
+#define DEFAULT_OUTPUT "gotrace.trace"
+#define DEFAULT_CPU_SAMPLES_HZ 99u   /* not 100: no lockstep with 100 Hz timers */
+#define MAX_CPU_SAMPLES_HZ 10000u
+
+static const char run_usage[] =
+	"usage: gotrace run [OPTIONS] [--] COMMAND [ARGS...]\n"
+	"\n"
+	"Run COMMAND with libgotrace.so preloaded, wait for it, and convert what it did into a\n"
+	"Go execution trace for `go tool trace`.  Children that COMMAND starts are traced too:\n"
+	"one trace holds every process, each thread a goroutine labelled \"prog[pid] name\".\n"
+	"\n"
+	"  -o, --output FILE       trace to write (default: " DEFAULT_OUTPUT ")\n"
+	"      --stacks MODE       stack capture: unwind (libunwind, default), fp (frame\n"
+	"                          pointers, faster), none\n"
+	"      --stack-depth N     frames per stack, 1 to 128 (default 32)\n"
+	"      --start-delay SEC   start recording SEC seconds after the command starts\n"
+	"      --duration SEC      record for SEC seconds only (default: until it exits)\n"
+	"      --last DURATION|SIZE  flight recorder: keep only the most recent window of\n"
+	"                          each process, DURATION (30s, 500ms) or SIZE of records\n"
+	"                          (64M, 1G), with the threads, names and blocked waits\n"
+	"                          from before it; SIGUSR2 to gotrace then writes a\n"
+	"                          snapshot FILE.snapshot-N while recording goes on\n"
+	"      --no-follow         trace COMMAND's own process only (across exec), not its\n"
+	"                          children\n"
+	"      --per-process       one trace per process: FILE for the program COMMAND ended\n"
+	"                          as, FILE.<pid> for the others, FILE.<pid>-<n> for a program\n"
+	"                          image a process left by exec\n"
+	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
+	"                          directory)\n"
+	"      --format FORMAT     go1.22 (the default: read by Go 1.22 and later) or go1.19\n"
+	"                          (for Go 1.19-1.21, gotraceui v0.4); GOTRACE_FORMAT sets\n"
+	"                          the default\n"
+	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"
+	"                          for `gotrace report FILE`, or in --capture-dir DIR.\n"
+	"                          Without it they are removed after conversion, unless\n"
+	"                          conversion fails\n"
+	"      --max-capture SIZE  stop recording when the captures of the run hold SIZE\n"
+	"                          together (e.g. 512M, 2G; K, M, G, T are powers of 1024);\n"
+	"                          the program runs on.  Default: a quarter of the space\n"
+	"                          free where the captures are written, at the start\n"
+	"      --kernel=on|off     record the kernel's context switches of the traced tree\n"
+	"                          (perf events, where permitted; default on) into\n"
+	"                          gotrace-<pid>.gtkern beside the captures\n"
+	"      --cpu-samples HZ|off  with kernel records, sample each thread's stack HZ\n"
+	"                          times per second of its CPU time (default 99), written\n"
+	"                          into the trace as CPU samples\n"
+	"      --offcpu-stacks     with kernel records, the stack of every switch-out\n"
+	"                          (needs perf_event_paranoid <= 1, CAP_PERFMON or root;\n"
+	"                          costly on programs that switch often)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"gotrace waits for every traced process of the tree, daemons too.  Signals sent to\n"
+	"gotrace (INT, TERM, HUP, QUIT, USR1, USR2 but with --last) are forwarded to COMMAND\n"
+	"while it runs; once it has exited, INT or TERM stops the recording of the processes\n"
+	"still running, writes the trace and leaves them running.\n"
+	"Exit status: COMMAND's (128+N when it died of signal N); 1 when COMMAND succeeded but\n"
+	"the trace could not be written; 125-127 when COMMAND could not be started.\n"
+	"The GOTRACE_* environment variables of libgotrace.so apply too; see the README.\n";
+
+
+/* ---- options ------------------------------------------------------------------------ */
+
+enum {
+	OPT_STACKS = 256, OPT_NO_FOLLOW, OPT_CAPTURE_DIR, OPT_KEEP_CAPTURE, OPT_STACK_DEPTH,
+	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS, OPT_LAST, OPT_MAX_CAPTURE,
+	OPT_KERNEL,
+	OPT_CPU_SAMPLES,
+	OPT_OFFCPU_STACKS
+};
+
+enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
+
+/* Seconds as libgotrace.so reads them: digits with an optional fraction ("2", "0.5"). */
+static bool is_seconds(const char *text)
+{
+	size_t whole = strspn(text, "0123456789"), frac = 0;
+	const char *rest = text + whole;
+	if (*rest == '.') {
+		frac = strspn(rest + 1, "0123456789");
+		rest += 1 + frac;
+	}
+	return whole + frac > 0 && whole <= 8 && *rest == '\0';
+}
+
+int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "stacks", required_argument, NULL, OPT_STACKS },
+		{ "no-follow", no_argument, NULL, OPT_NO_FOLLOW },
+		{ "capture-dir", required_argument, NULL, OPT_CAPTURE_DIR },
+		{ "keep-capture", no_argument, NULL, OPT_KEEP_CAPTURE },
+		{ "stack-depth", required_argument, NULL, OPT_STACK_DEPTH },
+		{ "start-delay", required_argument, NULL, OPT_START_DELAY },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "last", required_argument, NULL, OPT_LAST },
+		{ "max-capture", required_argument, NULL, OPT_MAX_CAPTURE },
+		{ "kernel", required_argument, NULL, OPT_KERNEL },
+		{ "cpu-samples", required_argument, NULL, OPT_CPU_SAMPLES },
+		{ "offcpu-stacks", no_argument, NULL, OPT_OFFCPU_STACKS },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*opt = (struct run_options){ .output = DEFAULT_OUTPUT,
+				     .cpu_samples = DEFAULT_CPU_SAMPLES_HZ };
+	bool kernel_said = false;
+	optind = 0; /* glibc: full re-initialisation, whatever parsed argv before */
+	opterr = 0;
+	/* '+': the first non-option is the command; its own options are not ours. */
+	while ((c = getopt_long(argc, argv, "+:ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(run_usage, stdout);
+			return 0;
+		case 'o':
+			if (optarg[0] == '\0') {
+				fail("empty output file name");
+				return 2;
+			}
+			opt->output = optarg;
+			break;
+		case OPT_STACKS:
+			if (strcmp(optarg, "unwind") != 0 && strcmp(optarg, "fp") != 0 &&
+			    strcmp(optarg, "none") != 0) {
+				fail("--stacks must be unwind, fp or none, not '%s'", optarg);
+				return 2;
+			}
+			opt->stacks = optarg;
+			break;
+		case OPT_NO_FOLLOW:
+			opt->no_follow = true;
+			break;
+		case OPT_CAPTURE_DIR:
+			opt->capture_dir = optarg;
+			break;
+		case OPT_KEEP_CAPTURE:
+			opt->keep_capture = true;
+			break;
+		case OPT_PER_PROCESS:
+			opt->per_process = true;
+			break;
+		case OPT_STACK_DEPTH: {
+			char *end;
+			unsigned long depth = strtoul(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || depth < 1 ||
+			    depth > GT_MAX_STACK_DEPTH) {
+				fail("--stack-depth must be a number of frames from 1 to %u, not '%s'",
+				     GT_MAX_STACK_DEPTH, optarg);
+				return 2;
+			}
+			opt->stack_depth = optarg;
+			break;
+		}
+		case OPT_START_DELAY:
+		case OPT_DURATION:
+			if (!is_seconds(optarg)) {
+				fail("--%s must be seconds (e.g. 2 or 0.5), not '%s'",
+				     c == OPT_DURATION ? "duration" : "start-delay", optarg);
+				return 2;
+			}
+			*(c == OPT_DURATION ? &opt->duration : &opt->start_delay) = optarg;
+			break;
+		case OPT_FORMAT:
+			opt->format_text = optarg;
+			break;
+		case OPT_LAST: {
+			uint64_t bytes, ns;
+			if (!gt_parse_last(optarg, &bytes, &ns)) {
+				fail("--last must be a duration (30s, 500ms) or a size (64M, 1G), not '%s'",
+				     optarg);
+				return 2;
+			}
+			opt->last = optarg;
+			break;
+		}
+		case OPT_MAX_CAPTURE:
+			/* below a header and the smallest chunk, not one fact could be kept */
+			if (gt_cli_parse_size(optarg, &opt->max_capture) != 0 ||
+			    opt->max_capture < (64u << 10)) {
+				fail("--max-capture must be a size of at least 64K (e.g. 512M or "
+				     "2G), not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case OPT_KERNEL:
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+				fail("--kernel must be on or off, not '%s'", optarg);
+				return 2;
+			}
+			opt->no_kernel = strcmp(optarg, "off") == 0;
+			kernel_said = true;
+			break;
+		case OPT_CPU_SAMPLES: {
+			/* the limit of cpu-clock in period mode is ours: keep the cost small (§9) */
+			char *end;
+			unsigned long hz = strcmp(optarg, "off") == 0 ? 0 : strtoul(optarg, &end, 10);
+			if (strcmp(optarg, "off") != 0 &&
+			    (end == optarg || *end != '\0' || hz > MAX_CPU_SAMPLES_HZ)) {
+				fail("--cpu-samples must be a rate from 0 to %u (per second) or off, "
+				     "not '%s'", MAX_CPU_SAMPLES_HZ, optarg);
+				return 2;
+			}
+			opt->cpu_samples = (unsigned)hz;
+			if (hz && !kernel_said)
+				opt->no_kernel = false;
+			break;
+		}
+		case OPT_OFFCPU_STACKS:
+			opt->offcpu_stacks = true;
+			if (!kernel_said)
+				opt->no_kernel = false;
+			break;
+		default:
+			return gt_cli_bad_option("run", c, argv);
+		}
+	}
+	if (gt_cli_trace_format("run", opt->format_text, &opt->format) != 0)
+		return 2;
+	if (optind >= argc) {
+		fail("no command given (usage: gotrace run [OPTIONS] -- COMMAND [ARGS...])");
+		return 2;
+	}
+	opt->command = argv + optind;
+	return -1;
+}

@@ -1,0 +1,541 @@
+/* encoder: the encoder's one public header, all that cli/ and report/ include.  Captures
+ * are converted into a Go execution trace (gt_convert_file, gt_convert_files) with a summary
+ * of what was read, drawn and lost; a capture is read record by record in time order
+ * (gt_capture_*), its timestamps put on nanoseconds (gt_clock_*), its process named
+ * (gt_process_name_*); the Go trace formats' event tables are the report's trace reader's
+ * too.  Everything else in encoder/ is private. */
+#ifndef GOTRACE_ENCODER_H
+#define GOTRACE_ENCODER_H
+
+#include <gotrace/capture.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- the Go trace formats ------------------------------------------------------------ */
+
+/* The formats a trace is written in. */
+enum gt_trace_format {
+	/* "go 1.19 trace" (docs/formats/go119.md): Go 1.19-1.21, gotraceui 0.4 */
+	GT_FORMAT_GO119 = 0,
+	GT_FORMAT_GO122 = 1,   /* "go 1.22 trace" (docs/formats/go122.md): Go 1.22 and later */
+};
+
+/* The "go 1.19 trace" event types gotrace writes (docs/formats/go119.md): X(name, Go name,
+ * type byte, arguments after the timestamp delta not counting the stack, has a trailing
+ * stack id).  Batch, Frequency, Stack and String have no timestamp (special layouts, §1.3);
+ * their counts describe the values after the type byte.  GoInSyscall, FutileWakeup, GoStop
+ * and the Local variants are absent on purpose: Go 1.23+ viewers break on them (§3.3). */
+#define GT_GO_EVENTS(X)                                                          \
+	X(BATCH, "Batch", 1, 2, false)                 /* P id, base ticks */       \
+	X(FREQUENCY, "Frequency", 2, 1, false)         /* ticks per second */       \
+	X(STACK, "Stack", 3, 2, false)                 /* id, k, then k frames */   \
+	X(GOMAXPROCS, "Gomaxprocs", 4, 1, true)        /* procs, stack */           \
+	X(PROC_START, "ProcStart", 5, 1, false)        /* thread id */              \
+	X(PROC_STOP, "ProcStop", 6, 0, false)                                       \
+	X(GO_CREATE, "GoCreate", 13, 2, true)          /* G, new-stack, stack */    \
+	X(GO_START, "GoStart", 14, 2, false)           /* G, seq */                 \
+	X(GO_END, "GoEnd", 15, 0, false)                                            \
+	X(GO_SCHED, "GoSched", 17, 0, true)            /* stack */                  \
+	X(GO_PREEMPT, "GoPreempt", 18, 0, true)        /* stack */                  \
+	X(GO_SLEEP, "GoSleep", 19, 0, true)            /* stack */                  \
+	X(GO_BLOCK, "GoBlock", 20, 0, true)            /* stack */                  \
+	X(GO_UNBLOCK, "GoUnblock", 21, 2, true)        /* G, seq, stack */          \
+	X(GO_BLOCK_SYNC, "GoBlockSync", 25, 0, true)   /* stack */                  \
+	X(GO_BLOCK_COND, "GoBlockCond", 26, 0, true)   /* stack */                  \
+	X(GO_BLOCK_NET, "GoBlockNet", 27, 0, true)     /* stack */                  \
+	X(GO_SYSCALL, "GoSysCall", 28, 0, true)        /* stack */                  \
+	X(GO_SYSEXIT, "GoSysExit", 29, 3, false)       /* G, seq, real ticks */     \
+	X(GO_SYSBLOCK, "GoSysBlock", 30, 0, false)                                  \
+	X(GO_WAITING, "GoWaiting", 31, 1, false)       /* G */                      \
+	X(STRING, "String", 37, 2, false)              /* id, len, then bytes */    \
+	X(GO_START_LABEL, "GoStartLabel", 41, 3, false) /* G, seq, label string */  \
+	X(USER_TASK_CREATE, "UserTaskCreate", 45, 3, true) /* task, parent, name, stack */ \
+	X(USER_TASK_END, "UserTaskEnd", 46, 1, true)   /* task, stack */            \
+	X(USER_REGION, "UserRegion", 47, 3, true)      /* task, mode, name, stack */ \
+	X(USER_LOG, "UserLog", 48, 2, true)            /* task, key, stack; message */ \
+	X(CPU_SAMPLE, "CPUSample", 49, 3, true)        /* real ticks, P, G, stack */
+
+enum gt_go_event {
+#define GT_GO_EVENT_ENUM(name, goname, byte, nargs, stack) GT_GO_##name,
+	GT_GO_EVENTS(GT_GO_EVENT_ENUM)
+#undef GT_GO_EVENT_ENUM
+	GT_GO_EVENT_COUNT
+};
+
+struct gt_go_event_desc {
+	const char *name;     /* as Go's EventDescriptions spell it */
+	uint8_t type;         /* the wire type byte (low 6 bits) */
+	uint8_t nargs;        /* arguments after the timestamp, stack not counted */
+	bool has_stack;
+};
+extern const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT];
+
+/* The "go 1.22 trace" events gotrace writes (docs/formats/go122.md §2.1): X(name, Go name, type
+ * byte, arguments after the timestamp delta, stack ids included).  Batch and the table
+ * entries (Stack, String, Frequency) have no timestamp; their layouts are §1.2-1.6's. */
+#define GT_GO2_EVENTS(X)                                                                 \
+	X(BATCH, "EventBatch", 1, 4, false)          /* gen, M, base ticks, size */      \
+	X(STACKS, "Stacks", 2, 0, false)                                                 \
+	X(STACK, "Stack", 3, 2, false)               /* id, n, then n frames */          \
+	X(STRINGS, "Strings", 4, 0, false)                                               \
+	X(STRING, "String", 5, 2, false)             /* id, len, then bytes */           \
+	X(FREQUENCY, "Frequency", 8, 1, false)       /* ticks per second */              \
+	X(PROC_START, "ProcStart", 10, 2, true)      /* P, P seq */                      \
+	X(PROC_STOP, "ProcStop", 11, 0, true)                                            \
+	X(PROC_STATUS, "ProcStatus", 13, 2, true)    /* P, status */                     \
+	X(GO_CREATE, "GoCreate", 14, 3, true)        /* G, new stack, stack */           \
+	X(GO_START, "GoStart", 16, 2, true)          /* G, G seq */                      \
+	X(GO_DESTROY, "GoDestroy", 17, 0, true)                                          \
+	X(GO_DESTROY_SYSCALL, "GoDestroySyscall", 18, 0, true)                           \
+	X(GO_STOP, "GoStop", 19, 2, true)            /* reason string, stack */          \
+	X(GO_BLOCK, "GoBlock", 20, 2, true)          /* reason string, stack */          \
+	X(GO_UNBLOCK, "GoUnblock", 21, 3, true)      /* G, G seq, stack */               \
+	X(GO_SYSCALL_BEGIN, "GoSyscallBegin", 22, 2, true)  /* P seq, stack */           \
+	X(GO_SYSCALL_END, "GoSyscallEnd", 23, 0, true)                                   \
+	X(GO_SYSCALL_END_BLOCKED, "GoSyscallEndBlocked", 24, 0, true)                    \
+	X(GO_STATUS, "GoStatus", 25, 3, true)        /* G, M, status */                  \
+	X(GO_LABEL, "GoLabel", 39, 1, true)          /* label string */                  \
+	X(USER_TASK_BEGIN, "UserTaskBegin", 40, 4, true) /* task, parent, name, stack */ \
+	X(USER_TASK_END, "UserTaskEnd", 41, 2, true)     /* task, stack */               \
+	X(USER_REGION_BEGIN, "UserRegionBegin", 42, 3, true) /* task, name, stack */     \
+	X(USER_REGION_END, "UserRegionEnd", 43, 3, true)     /* task, name, stack */     \
+	X(USER_LOG, "UserLog", 44, 4, true)          /* task, key, value string, stack */
+
+enum gt_go2_event {
+#define GT_GO2_EVENT_ENUM(name, goname, byte, nargs, timed) GT_GO2_##name,
+	GT_GO2_EVENTS(GT_GO2_EVENT_ENUM)
+#undef GT_GO2_EVENT_ENUM
+	GT_GO2_EVENT_COUNT
+};
+
+struct gt_go2_event_desc {
+	const char *name;     /* as Go's tracev2 spec spells it */
+	uint8_t type;
+	uint8_t nargs;        /* after the timestamp delta (timed events) */
+	bool timed;
+};
+extern const struct gt_go2_event_desc gt_go2_events[GT_GO2_EVENT_COUNT];
+
+#define GT_WIRE_P_NONE UINT64_MAX      /* "no P" (written as 2^64-1, read as -1) */
+
+/* ---- reading a capture ---------------------------------------------------------------- */
+
+/* One capture file's records in one global timestamp order (capture_reader.c). */
+struct gt_capture;
+
+struct gt_capture_stats {
+	uint64_t records;            /* records delivered */
+	uint64_t chunks;             /* chunks with a valid header */
+	uint64_t chunks_unused;      /* chunks never handed out (magic 0) */
+	uint64_t chunks_bad;         /* foreign magic or impossible CPU: skipped whole */
+	uint64_t chunks_truncated;   /* cut by the end of the file */
+	uint64_t bytes_zero;         /* zero words skipped (uncommitted records) */
+	uint64_t bytes_garbage;      /* bytes skipped while resynchronising */
+	uint64_t resyncs;            /* times a valid record was found again after garbage */
+	uint64_t torn_tails;         /* chunks ending in a partial record */
+	uint64_t reordered;          /* records later than the reorder bound, clamped */
+	uint64_t reorder_capped;     /* times the reorder memory cap released records early */
+	uint64_t open_unknown;       /* one-word ends whose wait the reader did not see begin,
+				      * or descriptors without an FD record (capture.h, version
+				      * 3): obj, nr or key 0 */
+	uint64_t bytes_total;        /* record bytes the valid chunks hold (for progress) */
+	uint64_t bytes_read;         /* record bytes read so far (with bytes_zero and
+				      * bytes_garbage: the part of bytes_total consumed) */
+	/* ring captures (capture.h GT_FILE_RING) */
+	uint64_t chunks_keep;        /* keep chunks */
+	uint64_t ring_summary;       /* records that give the state at the window's start */
+	uint64_t before_window;      /* CPU chunks' records at or before it, not delivered */
+};
+
+/* One record in merged order.  rec stays valid until the next gt_capture_next call (a peek
+ * does not move it).  tsc may be raised above rec->tsc to keep its stream ordered. */
+struct gt_capture_record {
+	const struct gt_rec *rec;
+	const void *payload;
+	size_t payload_len;
+	uint32_t cpu;
+	uint64_t tsc;
+	uint32_t capture;           /* index in a capture set (capture_set.h); 0 otherwise */
+};
+
+/* Opens path.  On error returns NULL and writes one line (no newline) into err. */
+struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen);
+const struct gt_file_header *gt_capture_header(const struct gt_capture *c);
+/* true when the file ends inside its header, before the chunks the header counts, or
+ * inside a chunk in use (final once every record has been read) */
+bool gt_capture_truncated(const struct gt_capture *c);
+/* Next record in timestamp order; false at the end. */
+bool gt_capture_next(struct gt_capture *c, struct gt_capture_record *out);
+void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
+void gt_capture_close(struct gt_capture *c);
+
+
+/* ---- a capture's clock ---------------------------------------------------------------- */
+
+#define GT_CLOCK_TICKS_OFFSET 1000000000ull  /* ticks = ns since the capture start + 1 s */
+
+struct gt_clock {
+	uint64_t start_tsc, tsc_hz;  /* tsc_hz 0: timestamps are nanoseconds */
+	/* sums of the least-squares fit over (tsc - tsc0, mono - mono0) */
+	double n, sx, sy, sxx, sxy;
+	uint64_t tsc0, mono0;
+};
+
+/* Starts from the header's clock pair (the fit's first point for counter clocks). */
+void gt_clock_init(struct gt_clock *c, const struct gt_file_header *h);
+/* One GT_CLOCK pair: the record's own tsc (not clamped) and its CLOCK_MONOTONIC. */
+void gt_clock_add_pair(struct gt_clock *c, uint64_t tsc, uint64_t mono_ns);
+/* ns since the capture start at the nominal rate, + GT_CLOCK_TICKS_OFFSET (earlier
+ * timestamps stay positive down to 1 s before the start, then 0). */
+uint64_t gt_clock_ticks(const struct gt_clock *c, uint64_t tsc);
+/* ns since the capture start at the nominal rate; 0 for earlier timestamps. */
+uint64_t gt_clock_ns(const struct gt_clock *c, uint64_t tsc);
+/* Frequency (ticks per second) that makes nominal-rate ticks read as fitted nanoseconds:
+ * 1e9 unless the pairs say otherwise (a fit more than 1% off the header is not trusted). */
+uint64_t gt_clock_frequency(const struct gt_clock *c);
+/* A nominal-rate duration in fitted nanoseconds, as a trace reader shows it with
+ * gt_clock_frequency; the same number when the frequency is 1e9. */
+uint64_t gt_clock_fitted_ns(const struct gt_clock *c, uint64_t nominal_ns);
+
+/* ---- the process a capture records ------------------------------------------------------ */
+
+struct gt_process_name {
+	char name[64];                    /* the program as started or as it renamed itself */
+	char comm[16];                    /* the kernel's name of its main thread */
+	char cmdline[GT_CMDLINE_MAX + 1]; /* its arguments joined by spaces */
+};
+
+/* Before any GT_PROCESS_NAME (or in a capture without one): the executable's base name and
+ * the header's command line, as at the start. */
+void gt_process_name_from_header(struct gt_process_name *out, const struct gt_file_header *h);
+
+/* From a GT_PROCESS_NAME payload of payload_len bytes.  The name is the first argument
+ * without the directory of its first word ("/usr/bin/redis-server" -> "redis-server",
+ * "nginx: worker process" as it is), else comm. */
+void gt_process_name_from_fact(struct gt_process_name *out, const struct gt_p_process_name *p,
+			       size_t payload_len);
+
+/* ---- converting captures into a trace --------------------------------------------------- */
+
+#define GT_DEFAULT_SYSCALL_THRESHOLD_NS 20000u
+
+/* What the writer wrote. */
+struct gt_wire_stats {
+	uint64_t events;          /* timed events written */
+	uint64_t batches;
+	uint64_t strings;
+	uint64_t stacks;
+	uint64_t frames_cut;      /* frames dropped by the 128-frame / 2048-byte caps */
+	uint64_t ticks_clamped;   /* events asked for a tick below their P's last one */
+	uint64_t bytes;           /* file size so far */
+	uint64_t generations;     /* 1.22+: generations written */
+	uint64_t repaired;        /* 1.22+: events the model's order needed placed otherwise */
+	uint64_t skipped;         /* 1.22+: events the goroutine's state could not take */
+};
+
+/* What the model read and drew (model.c). */
+#define GT_MODEL_COUNTERS(X)                                                              \
+	X(facts, "facts read")                                                            \
+	X(threads, "threads (goroutines)")                                                \
+	X(preemptions, "invisible preemptions")                                           \
+	X(migrations, "CPU migrations")                                                   \
+	X(wakes_matched, "unblocks by a known waker")                                     \
+	X(unknown_wakeups, "unblocks by an unknown waker")                                \
+	X(syscalls_short, "short syscalls")                                               \
+	X(syscalls_blocking, "blocking syscalls")                                         \
+	X(net_waits, "network waits")                                                     \
+	X(kernel_wakes, "unblocks through pipes, sockets and child exits")               \
+	X(threads_appeared, "repaired: threads first seen without a start fact")          \
+	X(duplicate_creates, "repaired: threads created twice")                           \
+	X(causal_fallbacks, "repaired: wakes not after their block (unknown waker used)")   \
+	X(ends_without_begin, "repaired: block/syscall ends without a begin")             \
+	X(facts_after_end, "skipped: facts of threads already ended")                     \
+	X(user_annotations, "user tasks, regions and logs")                                \
+	X(user_skipped, "skipped: user region ends out of nesting, task ids live twice")  \
+	X(facts_ignored, "skipped: facts not shown in traces (process, unknown types)")   \
+	X(stacks_missing, "repaired: stacks referenced but never defined")                \
+	X(writer_dropped, "facts the recorder reported dropped")                          \
+	X(writer_stacks_lost, "stacks the recorder reported lost")                        \
+	X(writer_threads_lost, "threads the recorder's table could not hold")              \
+	X(writer_waiters_lost, "waits the recorder's table could not hold (waker unknown)") \
+	X(writer_reentry_lost, "calls from signal handlers that interrupted the recorder")     \
+	X(cond_release_unseen, "mutex waits whose waker (a condition wait) is not shown")    \
+	X(kernel_switches, "kernel: context switches drawn")                               \
+	X(kernel_preemptions, "kernel: preemptions")                                       \
+	X(kernel_untraced_waits, "kernel: off-CPU waits not seen by the hooks")            \
+	X(kernel_untraced_ends, "kernel: their ends (no hook names a waker)")              \
+	X(kernel_waits_again, "kernel: hook waits resumed and waiting again (lost hand-offs)") \
+	X(kernel_foreign, "kernel: switches not drawn (thread untraced, unstarted, ended, stopped)")
+
+struct gt_model_counters {
+#define GT_MODEL_COUNTER_FIELD(name, text) uint64_t name;
+	GT_MODEL_COUNTERS(GT_MODEL_COUNTER_FIELD)
+#undef GT_MODEL_COUNTER_FIELD
+};
+
+/* What became of the samples of the file; every sample is in exactly one of the first five. */
+struct gt_cpu_sample_counts {
+	uint64_t written;        /* CPU samples in the trace */
+	uint64_t outside;        /* before the trace's first fact or after its last */
+	uint64_t no_user;        /* no user registers (it hit kernel or no user code) */
+	uint64_t offcpu;         /* off-CPU samples: not CPU samples */
+	uint64_t elsewhere;      /* of processes with no capture in this trace (--per-process) */
+	uint64_t offcpu_waits;   /* of the off-CPU: stacks of untraced waits in the trace */
+	uint64_t partial;        /* of the written: unwinding stopped early (short copy, no CFI) */
+	uint64_t no_thread;      /* of the written: a thread the captures do not have (G 0) */
+	uint64_t kernel_lost;    /* records the kernel or the launcher dropped (any kind) */
+};
+
+/* "gotrace: CPU samples: N in the trace (...)" and every loss, one line on f. */
+void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f);
+
+
+struct gt_convert_options {
+	uint64_t syscall_threshold_ns;      /* 0: GT_DEFAULT_SYSCALL_THRESHOLD_NS */
+	const char *const *debug_dirs;      /* extra debug-info directories, NULL-terminated */
+	bool no_symbols;                    /* name frames by address (no symbolizer) */
+	/* A time window (window.h): from_ns and to_ns after the start of the earliest capture;
+	 * to_ns 0: to the end.  The threads alive at from_ns are in the trace from its start. */
+	uint64_t from_ns, to_ns;
+	/* Called every few thousand records with the capture bytes consumed so far and in all,
+	 * for a progress display; NULL: never. */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
+	/* The trace format (0: "go 1.19 trace"); for GT_FORMAT_GO122, the generation length in
+	 * ns (0: 1 s, as Go's runtime). */
+	enum gt_trace_format format;
+	uint64_t generation_ns;
+	/* The run's kernel scheduling records (kernel/reader.h), NULL: none.  Their context
+	 * switches place the threads (model.h gt_model_switch); a file that cannot be read is
+	 * left out, its reason in the summary's kernel_error. */
+	const char *kernel_path;
+};
+
+/* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */
+struct gt_convert_stop {
+	bool stopped;
+	int err;                            /* why: ENOSPC, EFBIG (RLIMIT_FSIZE), ... */
+	double at_seconds;                  /* when, from the start of recording */
+	uint64_t facts_lost;                /* facts the recorder met after it (threads it had
+					     * not met before count one per hook: a lower bound) */
+	uint64_t bound_bytes;               /* stopped at the --max-capture bound of so many
+					     * bytes (GT_FILE_AT_BOUND); 0: the file system */
+};
+/* From a capture's header. */
+void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out);
+/* The one line that says it (no newline): "recording stopped early at 1.234 s: no space left
+ * on the file system; at least 5000 facts after that were not recorded", or at the bound:
+ * "recording stopped at the --max-capture bound of 1 GiB after 12.300 s; at least 1234
+ * facts after that were not recorded". */
+void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t size);
+
+struct gt_convert_summary {
+	uint32_t pid;
+	char process[64];                   /* its name (gt_model_process), "" if unknown */
+	uint32_t captures;                  /* the processes in the trace (0 and 1: one) */
+	bool truncated;                     /* the capture file was cut short */
+	struct gt_convert_stop stop;
+	struct gt_capture_stats reader;
+	struct gt_model_counters model;
+	struct gt_wire_stats wire;
+	char kernel_error[256];             /* why the kernel records were not used, "" */
+	bool has_samples;                   /* kernel_path held CPU samples */
+	struct gt_cpu_sample_counts samples;
+	double seconds;                     /* wall clock */
+	double cpu_seconds;                 /* user + system */
+};
+
+/* Converts capture into a trace at out (written beside it, renamed into place when
+ * complete).  Returns 0, or -1 with one line in err. */
+int gt_convert_file(const char *capture, const char *out, const struct gt_convert_options *opt,
+		    struct gt_convert_summary *sum, char *err, size_t errlen);
+/* One capture of a trace of several. */
+struct gt_convert_capture {
+	const char *path;                   /* as given */
+	bool readable;                      /* else error says why; it is not in the trace */
+	char error[256];
+	char command[64];                   /* its process's name (gt_model_process) */
+	bool finalized;                     /* the process ended normally */
+	bool detached;                      /* gotrace stopped its recording; it went on */
+	uint64_t start_mono_ns;             /* CLOCK_MONOTONIC when its recording began */
+	double seconds;                     /* from its first fact to its last */
+	struct gt_convert_summary sum;      /* pid, process, stop, truncated, reader and model
+					     * counters of this capture (wire and times: in total) */
+};
+
+struct gt_convert_set_summary {
+	size_t n;
+	struct gt_convert_capture *captures;  /* in start order (the earliest first) */
+	struct gt_convert_summary total;      /* the sums; pid: the earliest capture's; stop
+					       * and process: the capture's when there is one */
+};
+
+/* Converts several captures (the processes of one run, or any captures of one machine)
+ * into one trace at out: their records merged by time, CPUs shared, each thread a goroutine
+ * labelled "prog[pid] name".  Captures that cannot be read are left out (their error in
+ * sum); fails only when none can be read or the trace cannot be written.  Free sum with
+ * gt_convert_set_summary_free, also after a failure. */
+int gt_convert_files(const char *const *captures, size_t n, const char *out,
+		     const struct gt_convert_options *opt, struct gt_convert_set_summary *sum,
+		     char *err, size_t errlen);
+void gt_convert_set_summary_free(struct gt_convert_set_summary *sum);
+
+/* What a trace may lack, summed once for every summary that prints it: facts the recorder
+ * reported lost, facts the model had to repair or skip, damage the reader skipped. */
+struct gt_convert_losses {
+	uint64_t dropped;        /* facts, stacks, threads and waits the recorder could not
+				  * keep, with the facts after an early stop */
+	uint64_t repaired;       /* facts shown at a corrected time or with a made-up part */
+	uint64_t skipped;        /* facts not shown in the trace */
+	uint64_t damaged_bytes;  /* bytes of garbage the reader skipped */
+	uint64_t torn_records;   /* records cut by a chunk's end */
+};
+void gt_convert_losses(const struct gt_convert_summary *sum, struct gt_convert_losses *out);
+/* The summary of `gotrace convert`: the totals, then every non-zero counter. */
+void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *sum);
+
+/* ---- the thread-and-wait tracker ---------------------------------------------------- */
+
+/* The tracker (tracker.c): the one thread-and-wait state of the captures, fed fact by fact in merged order.
+ *
+ * At any cut it answers which threads live (capture, serial, tid, name, start routine,
+ * existing at start), what each is doing (running, runnable, blocked on object O of kind K
+ * since T with its stack, in syscall N on descriptor D since T with its stack) and what the
+ * facts tell of holders (the last thread a wait's end let into a lock, the last one that
+ * released it).  A plain state machine over capture facts: it knows nothing of the trace it
+ * may be turned into.  Every user asks it instead of keeping a copy: the model, the window
+ * of --from/--to (window.c), the ring capture's state at its window's start (capture_ring.c)
+ * and the report.
+ *
+ * Its rules, one per fact, whoever asks:
+ *   - a thread is met by a fact of its own (rec->thread) or announced by its THREAD_NEW;
+ *     any fact of its own makes it live (again, after a THREAD_END or its capture's end);
+ *   - THREAD_NEW: the child's start routine (when none yet), its creator and create stack;
+ *     THREAD_START / THREAD_EXISTING: tid, start routine (when given); EXISTING aux bit 0
+ *     says it was blocked when first seen, until its next fact;
+ *   - a BLOCK_BEGIN or SYSCALL_BEGIN opens its wait (closing one left open: that end was
+ *     lost); the matching end (BLOCK_END for a block, SYSCALL_END for a syscall) or its
+ *     THREAD_END closes it; other facts leave it open (a signal handler's, or a mismatched
+ *     end);
+ *   - a YIELD leaves it runnable until its next fact;
+ *   - the end of a capture ends its threads; what they were doing stays readable. */
+
+/* Words of a wait's BEGIN record kept as read (header included): a BLOCK_BEGIN with its
+ * mutex tail or a SYSCALL_BEGIN with its kernel key fits; longer ones are not written. */
+#define GT_TRACKED_RAW_WORDS 8
+
+enum gt_tracked_life {
+	GT_LIFE_ANNOUNCED = 1,  /* its THREAD_NEW was read, no fact of its own yet */
+	GT_LIFE_LIVE,
+	GT_LIFE_ENDED,          /* its THREAD_END, or its capture's end */
+};
+
+enum gt_tracked_doing {
+	GT_DOING_RUNNING = 0,   /* its latest fact is its own, outside any wait */
+	GT_DOING_RUNNABLE,      /* announced and not started, or yielded */
+	GT_DOING_BLOCKED,       /* in a BLOCK_BEGIN's wait */
+	GT_DOING_SYSCALL,       /* in a SYSCALL_BEGIN's call */
+};
+
+/* A wait: a blocking call (BLOCK_BEGIN .. BLOCK_END) or a syscall (SYSCALL_BEGIN ..
+ * SYSCALL_END). */
+struct gt_tracked_wait {
+	bool open;
+	bool syscall;
+	uint8_t kind;           /* enum gt_block_kind, or enum gt_fd_kind for a syscall */
+	uint32_t stack;         /* capture stack id where it began, 0 = none */
+	uint64_t since_tsc;     /* its BEGIN's timestamp (as delivered: maybe clamped) */
+	uint32_t cpu;           /* where it began */
+	/* a block */
+	uint64_t obj;           /* object (per kind: capture.h gt_block_kind) */
+	uint32_t flags;         /* enum gt_block_flags */
+	uint64_t cond_mutex;    /* a condition wait's mutex, when its BEGIN names it; else 0 */
+	/* a syscall */
+	uint32_t nr;            /* SYS_* number */
+	int64_t arg;            /* the descriptor for a descriptor call, else its key argument */
+	uint64_t key;           /* the descriptor's kernel key (GT_OBJ_KERNEL), 0 = none */
+};
+
+struct gt_tracked_thread {
+	uint32_t capture, serial;
+	size_t order;               /* its place in the order met (gt_tracker_next's pos) */
+	uint32_t tid;               /* kernel thread id, 0 until its START/EXISTING */
+	char name[16];              /* its last THREAD_NAME, NUL-terminated ("" = none) */
+	bool named;
+	uint64_t start_routine;     /* 0 = unknown (a thread that existed before recording) */
+	bool announced;             /* a THREAD_NEW named it */
+	uint32_t creator;           /* that fact's thread (serial) */
+	uint32_t create_stack;      /* and its stack id */
+	bool identified;            /* its THREAD_START or THREAD_EXISTING was read */
+	bool existing;              /* ... and it was a THREAD_EXISTING (there before recording) */
+	uint32_t identity_stack;    /* that fact's stack (EXISTING: where first seen) */
+	bool blocked_at_start;      /* EXISTING said it was blocked, and no fact of it since */
+	enum gt_tracked_life life;
+	bool end_seen;              /* its own THREAD_END was read (even if facts follow) */
+	uint8_t end_how;            /* that fact's enum gt_end_how */
+	uint64_t end_tsc;
+	bool has_facts;             /* a fact of its own was read */
+	uint64_t first_tsc, last_tsc;  /* of its own facts */
+	uint32_t cpu;               /* of its latest fact (announced: its creator's) */
+	enum gt_tracked_doing doing;
+	struct gt_tracked_wait wait;   /* open: what it waits for now; else its last wait */
+	struct gt_tracked_wait last_syscall;  /* its latest SYSCALL_BEGIN's, open or not (zero:
+					       * none) */
+	/* the open wait's BEGIN record as read (0 words: none, or too long to keep) */
+	uint16_t raw_words;
+	size_t raw_payload_len;
+	uint64_t raw[GT_TRACKED_RAW_WORDS];
+};
+
+/* What the facts give of a lock's holders (mutexes and rwlocks): an uncontended acquire has
+ * no fact, so the last known acquirer is the last whose wait on it ended with the lock. */
+struct gt_tracked_object {
+	uint32_t capture;
+	uint64_t obj;
+	uint8_t kind;               /* enum gt_block_kind of its latest fact */
+	uint32_t acquired_by;       /* serial, 0 = none known */
+	uint64_t acquired_tsc;
+	uint32_t released_by;       /* the last WAKE on it: serial, 0 = none */
+	uint64_t released_tsc;
+};
+
+/* What one fact changed. */
+struct gt_tracker_change {
+	const struct gt_tracked_thread *thread;  /* the fact's thread, NULL: none */
+	/* a wait the fact closed (its end, a new begin, a THREAD_END): as it was while open */
+	bool closed;
+	struct gt_tracked_wait closed_wait;
+};
+
+struct gt_tracker;
+
+struct gt_tracker *gt_tracker_new(void);
+void gt_tracker_free(struct gt_tracker *tr);
+/* The next fact of the merged stream (GT_CAPTURE_END: the end of its capture).  change may be
+ * NULL.  false when memory runs out (the fact is then not tracked). */
+bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
+		     struct gt_tracker_change *change);
+/* Capture (a process image) has no more records: its threads end. */
+void gt_tracker_capture_end(struct gt_tracker *tr, uint32_t capture);
+
+/* The thread (capture, serial), NULL when never met.  Pointers stay valid until freed. */
+const struct gt_tracked_thread *gt_tracker_thread(const struct gt_tracker *tr, uint32_t capture,
+						  uint32_t serial);
+/* Every thread met, in the order first met: *pos from 0; NULL after the last. */
+const struct gt_tracked_thread *gt_tracker_next(const struct gt_tracker *tr, size_t *pos);
+/* Only those live at this cut (announced or live). */
+const struct gt_tracked_thread *gt_tracker_next_live(const struct gt_tracker *tr, size_t *pos);
+size_t gt_tracker_count(const struct gt_tracker *tr);
+/* What is known of lock obj of capture, NULL: nothing. */
+const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
+						  uint64_t obj);
+
+static inline bool gt_tracked_live(const struct gt_tracked_thread *t)
+{
+	return t->life == GT_LIFE_ANNOUNCED || t->life == GT_LIFE_LIVE;
+}
+
+#endif
