@@ -482,6 +482,8 @@ struct gt_tracked_thread {
 	uint32_t cpu;               /* of its latest fact (announced: its creator's) */
 	enum gt_tracked_doing doing;
 	struct gt_tracked_wait wait;   /* open: what it waits for now; else its last wait */
+	struct gt_tracked_wait last_syscall;  /* its latest SYSCALL_BEGIN's, open or not (zero:
+					       * none) */
 	/* the open wait's BEGIN record as read (0 words: none, or too long to keep) */
 	uint16_t raw_words;
 	size_t raw_payload_len;

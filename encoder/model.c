@@ -371,15 +371,13 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 
 static void fact_syscall_begin(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
-	const struct gt_p_syscall *s = r->payload;
 	struct mthread *t = gtm_fact_thread(m, r, ns, S_UNKNOWN);
 	if (!t)
 		return;
 	t->in_syscall = true;
 	t->sys_ns = ns;
-	t->sys_stack = s->stack;
 	t->sys_p = t->p;
-	t->sys_fd_kind = r->rec->aux;
+	t->facts = gt_tracker_thread(m->tracker, r->capture, r->rec->thread);
 	gtm_kobj_syscall_begin(m, t, r, ns);
 }
 
@@ -573,6 +571,7 @@ void gtm_count_for(struct gt_model *m, uint32_t capture)
 
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 {
+	gt_tracker_fact(m->tracker, r, NULL);
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
 	m->fact_tsc = r->tsc;
 	m->cur = r;
@@ -686,7 +685,8 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 	m->stack_defined = calloc(1, (1u << 24) / 8);
 	m->stack_referenced = calloc(1, (1u << 24) / 8);
 	m->caps = calloc(1, sizeof *m->caps);
-	if (!m->ps || !m->stack_defined || !m->stack_referenced || !m->caps ||
+	m->tracker = gt_tracker_new();
+	if (!m->ps || !m->stack_defined || !m->stack_referenced || !m->caps || !m->tracker ||
 	    !gtm_thread_get(m, 1)) {
 		gt_model_free(m);
 		return NULL;
@@ -775,5 +775,6 @@ void gt_model_free(struct gt_model *m)
 	free(m->caps);
 	free(m->stack_defined);
 	free(m->stack_referenced);
+	gt_tracker_free(m->tracker);
 	free(m);
 }

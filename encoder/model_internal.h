@@ -19,6 +19,7 @@
 #include "clock_fit.h"
 #include "model.h"
 #include "common/u64map.h"
+#include "encoder.h"
 
 #define SYNTH_STACK_BASE ((1ull << 24) + 1)
 #define SYNTH_PC_BASE 0xffff000000000000ull
@@ -53,20 +54,16 @@ struct mthread {
 	uint64_t credit_key;    /* a wake of this thread that found fewer waiters than it may */
 	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
 	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
-	uint64_t sys_ns;        /* fact time of the pending syscall */
-	uint64_t sys_obj;       /* its kernel key (capture.h GT_OBJ_KERNEL), 0 = none */
-	int64_t sys_arg;
-	uint32_t sys_nr;
+	uint64_t sys_ns;        /* fact time of the pending syscall (its call: gtm_sys) */
+	uint64_t sys_obj;       /* its wait-list key (a kernel key, a child), 0 = none */
 	uint64_t kobj_waker_fact;  /* model_kernel_objects.c: the fact (number) that ends its
 				    * pending syscall, once known */
 	uint64_t ahead_pos;     /* during a wake: place of its next fact in the lookahead */
-	uint32_t sys_stack;
 	uint32_t sys_p;
 	uint32_t p;             /* P it runs on when T_RUNNING */
 	uint32_t hnext;         /* next waiter in its wait bucket (serial), 0 = end */
 	uint8_t state;
 	uint8_t wait_kind;      /* gt_block_kind, WAIT_NET, WAIT_PROLOGUE */
-	uint8_t sys_fd_kind;
 	bool in_syscall;        /* a syscall began and is not yet resolved */
 	bool sys_awaiting_end;  /* resolved as blocked (or preempted inside it) before its end
 				 * fact arrived */
@@ -86,6 +83,8 @@ struct mthread {
 	uint32_t serial;        /* the model's: the capture's own when only one is converted */
 	uint32_t tid;           /* kernel thread id (the 1.22+ writer's M), 0 until known */
 	uint32_t capture;       /* the capture (process) it belongs to */
+	const struct gt_tracked_thread *facts;  /* what the facts say of it (m->tracker), NULL
+						 * before its first syscall */
 	uint32_t k_cpu;         /* the CPU the kernel last ran it on (model_kernel.c) */
 	bool k_seen;            /* the kernel reported a switch of it: it places it */
 	bool k_on;              /* on k_cpu now, by the kernel */
@@ -134,6 +133,7 @@ struct mcapture {
 
 struct gt_model {
 	struct gt_wire *w;
+	struct gt_tracker *tracker; /* the facts' view of threads and waits, fed first */
 	struct gt_model_options opt;
 	struct gt_file_header h;
 	struct gt_model_counters ctr;
@@ -226,6 +226,14 @@ static inline bool gtm_rec_is(const struct gt_model *m, const struct gt_capture_
  * the merged order of every capture (r->capture says whose); false beyond the lookahead or
  * at the end.  Lookahead record i is fact number n_facts + 1 + i. */
 bool gtm_peek(const struct gt_model *m, size_t i, struct gt_capture_record *out);
+
+/* t's latest syscall as the facts give it (call, descriptor, fd kind, stack): zero when
+ * none. */
+static inline const struct gt_tracked_wait *gtm_sys(const struct mthread *t)
+{
+	static const struct gt_tracked_wait none;
+	return t->facts ? &t->facts->last_syscall : &none;
+}
 
 /* The entry of serial if allocated, else NULL (never allocates). */
 static inline struct mthread *gtm_thread_find(const struct gt_model *m, uint32_t serial)

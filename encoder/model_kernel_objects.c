@@ -103,7 +103,7 @@ static enum kev record_event(const struct gt_model *m, const struct gt_capture_r
 /* May event ev (an exit: of pid) end t's pending syscall, which returned result / err? */
 static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t result, int err)
 {
-	switch (syscall_class(t->sys_nr)) {
+	switch (syscall_class(gtm_sys(t)->nr)) {
 	case KEV_IN:
 		return result > 0 ? ev == KEV_OUT : result == 0 && ev == KEV_CLOSE;
 	case KEV_POLL:   /* ready: data or a hang-up; 0 is its timeout */
@@ -115,9 +115,9 @@ static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t 
 	case KEV_WAIT:
 		if (ev != KEV_EXIT || result < 0)
 			return false;
-		if (t->sys_nr == SYS_wait4)
+		if (gtm_sys(t)->nr == SYS_wait4)
 			return (uint64_t)result == pid;
-		return t->sys_arg <= 0 || (uint64_t)t->sys_arg == pid;   /* waitid: 0 */
+		return gtm_sys(t)->arg <= 0 || (uint64_t)gtm_sys(t)->arg == pid;   /* waitid: 0 */
 	default:
 		return false;
 	}
@@ -167,11 +167,11 @@ static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_
 	}
 	*found_end = true;
 	const struct gt_p_syscall_end *e = c->payload;
-	if (c->rec->type != GT_SYSCALL_END || e->nr != t->sys_nr)
+	if (c->rec->type != GT_SYSCALL_END || e->nr != gtm_sys(t)->nr)
 		return -1;
 	int64_t result = e->result;
 	int err = e->err;
-	if (syscall_class(t->sys_nr) != KEV_WAIT) {
+	if (syscall_class(gtm_sys(t)->nr) != KEV_WAIT) {
 		long out = can_end(t, KEV_OUT, 0, result, err) ? last[KEV_OUT] : -1;
 		long cl = can_end(t, KEV_CLOSE, 0, result, err) ? last[KEV_CLOSE] : -1;
 		return out > cl ? out : cl;
@@ -210,12 +210,12 @@ uint8_t gtm_kobj_block(struct gt_model *m, struct mthread *t)
 {
 	if (!t->in_wait_list || !(t->wait_obj & GT_OBJ_KERNEL) || waker_pos(m, t) < 0)
 		return 0;
-	return syscall_class(t->sys_nr) == KEV_WAIT ? WAIT_KERNEL : WAIT_NET;
+	return syscall_class(gtm_sys(t)->nr) == KEV_WAIT ? WAIT_KERNEL : WAIT_NET;
 }
 
 bool gtm_kobj_polls_pipe(const struct mthread *t)
 {
-	return syscall_class(t->sys_nr) == KEV_POLL && t->sys_obj && !(t->sys_obj & GT_OBJ_SOCKET);
+	return syscall_class(gtm_sys(t)->nr) == KEV_POLL && t->sys_obj && !(t->sys_obj & GT_OBJ_SOCKET);
 }
 
 /* The record being modelled, by thread t (running), may end waits on kernel objects. */
@@ -247,8 +247,6 @@ void gtm_kobj_syscall_begin(struct gt_model *m, struct mthread *t,
 {
 	const struct gt_p_syscall *s = r->payload;
 	uint64_t key = 0, pid = 0;
-	t->sys_nr = s->nr;
-	t->sys_arg = s->arg;
 	t->sys_obj = 0;
 	t->kobj_waker_fact = KOBJ_UNKNOWN;
 	gtm_wait_remove(m, t);

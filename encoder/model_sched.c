@@ -207,7 +207,7 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 	t->in_syscall = false;
 	t->sys_awaiting_end = blocked;
 	uint32_t p = t->sys_p;
-	uint64_t stk = gtm_captured_stack_of(m, t->capture, t->sys_stack);
+	uint64_t stk = gtm_captured_stack_of(m, t->capture, gtm_sys(t)->stack);
 	/* with the kernel's switches, a syscall blocked exactly when it left its CPU */
 	if (!blocked && (now - t->sys_ns <= m->opt.syscall_threshold_ns || (m->kernel && t->k_seen))) {
 		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, now, 0);
@@ -218,14 +218,14 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 	if (kw == WAIT_KERNEL) {
 		/* a parent waiting for a child whose end is known: a wait with a waker */
 		gtm_emit(m, p, GT_GO_GO_BLOCK, t->sys_ns, t, NULL, stk,
-			 GT_WIRE_WAIT(GT_WIRE_WAIT_CHILD, t->sys_nr, t->sys_fd_kind), 0);
+			 GT_WIRE_WAIT(GT_WIRE_WAIT_CHILD, gtm_sys(t)->nr, gtm_sys(t)->kind), 0);
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_KERNEL;
 		m->ctr.syscalls_blocking++;
-	} else if ((fd_kind_is_net(t->sys_fd_kind) && !gtm_kobj_polls_pipe(t)) || kw) {
+	} else if ((fd_kind_is_net(gtm_sys(t)->kind) && !gtm_kobj_polls_pipe(t)) || kw) {
 		gtm_emit(m, p, GT_GO_GO_BLOCK_NET, t->sys_ns, t, NULL, stk,
-			 GT_WIRE_WAIT(GT_WIRE_WAIT_NET, t->sys_nr,
-				      gtm_kobj_polls_pipe(t) ? GT_FD_PIPE : t->sys_fd_kind), 0);
+			 GT_WIRE_WAIT(GT_WIRE_WAIT_NET, gtm_sys(t)->nr,
+				      gtm_kobj_polls_pipe(t) ? GT_FD_PIPE : gtm_sys(t)->kind), 0);
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_NET;
 		m->ctr.net_waits++;
@@ -383,6 +383,7 @@ void gtm_sched_finish(struct gt_model *m)
  * capture ends as it always did (the epilogue deschedules them). */
 void gt_model_capture_end(struct gt_model *m, uint32_t capture)
 {
+	gt_tracker_capture_end(m->tracker, capture);
 	if (!m->merged)
 		return;
 	uint64_t ns = capture < m->n_caps ? m->caps[capture].last_ns : m->now;

@@ -1,4 +1,4 @@
-/* tracker: see tracker.h. */
+/* tracker: see encoder.h, "the thread-and-wait tracker". */
 #include "encoder.h"
 
 #include <stdlib.h>
@@ -164,6 +164,8 @@ static void open_wait(struct gt_tracked_thread *t, const struct gt_capture_recor
 			w.key = ((const struct gt_p_syscall_obj *)(s + 1))->obj;
 	}
 	t->wait = w;
+	if (w.syscall)
+		t->last_syscall = w;
 	t->doing = w.syscall ? GT_DOING_SYSCALL : GT_DOING_BLOCKED;
 	t->raw_words = 0;
 	if (rec->nwords <= GT_TRACKED_RAW_WORDS) {

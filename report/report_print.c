@@ -267,7 +267,7 @@ void gtr_print_json(FILE *out, struct report *r, const struct gt_file_header *h,
 		if (gtr_waiting_at_end(t)) {
 			char name[32];
 			const struct gt_tracked_wait *w = &t->t->wait;
-			fputs(",\"gtr_waiting_at_end\":{\"in\":", out);
+			fputs(",\"waiting_at_end\":{\"in\":", out);
 			gt_report_json_string(out, w->syscall ? gt_report_syscall_name(w->nr, name, sizeof name)
 							      : gt_report_block_kind_name(w->kind));
 			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"since_ns\":%" PRIu64

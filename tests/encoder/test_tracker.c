@@ -1,4 +1,4 @@
-/* The thread-and-wait tracker (encoder/tracker.h): built captures read through the capture
+/* The thread-and-wait tracker (encoder/tracker.c, its API in encoder/encoder.h): built captures read through the capture
  * reader in merged order, the tracker's answers asserted at cuts. */
 #include <criterion/criterion.h>
 #include <limits.h>
