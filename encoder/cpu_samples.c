@@ -57,7 +57,7 @@ struct gt_cpu_samples *gt_cpu_samples_open(const char *path, char *err, size_t e
 		free(s);
 		return NULL;
 	}
-	/* each CPU's records are in time order, not the file (PERF-EVENTS.md §10) */
+	/* each CPU's records are in time order, not the file (docs/formats/kernel-records.md §10) */
 	gt_kernel_walk(&s->f, NULL, add_ref, s, &s->kc);
 	if (s->n > 1)   /* none: refs is NULL, which qsort must not get */
 		qsort(s->refs, s->n, sizeof *s->refs, by_time);

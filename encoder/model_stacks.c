@@ -86,7 +86,7 @@ static void addr_name(char *buf, size_t len, uint64_t pc)
 	snprintf(buf, len, "0x%" PRIx64, pc);
 }
 
-/* Go's readers keep the first frame written for a PC (GO-TRACE-FORMAT.md §3.3).  In a trace
+/* Go's readers keep the first frame written for a PC (docs/formats/go119.md §3.1).  In a trace
  * of several processes one address may be two functions (two programs mapped at the same
  * place, as without ASLR): a frame that differs from the one first written for its PC gets
  * the PC moved by its capture into bits 56..62, where no code is. */

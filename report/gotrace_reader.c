@@ -313,7 +313,7 @@ static int merge(struct gt_go_trace *t)
 	return 0;
 }
 
-/* ---- "go 1.22 trace" (GO-TRACE-V2.md) ------------------------------------------------------
+/* ---- "go 1.22 trace" (docs/formats/go122.md) ----------------------------------------------------
  *
  * Read back into the 1.19 vocabulary above, which is what the report counts: every M's
  * events take its goroutine context (kept across batches and generations), as Go's reader
@@ -395,7 +395,7 @@ static int v2_push(struct parser *ps, struct gt_go_trace *t, enum gt_go_event ki
 	return 0;
 }
 
-/* A CPU samples batch (GO-TRACE-V2.md §1.7): { 0x07 ticks M P G stack }*, as CPUSample
+/* A CPU samples batch (docs/formats/go122.md §1.7): { 0x07 ticks M P G stack }*, as CPUSample
  * events (G 0: none). */
 static int v2_samples(struct parser *ps, struct gt_go_trace *t, const uint8_t *end, uint64_t gen)
 {

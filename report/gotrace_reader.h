@@ -1,4 +1,4 @@
-/* gotrace_reader: reads back a "go 1.19 trace" (GO-TRACE-FORMAT.md §1) such as gotrace
+/* gotrace_reader: reads back a "go 1.19 trace" (docs/formats/go119.md §1) such as gotrace
  * writes: batches, varints, strings, stacks, each P's events with their goroutine context,
  * merged by timestamp.  The event types are gowire.h's table; types outside it are read
  * by their framing and kept with GT_GO_EVENT_COUNT as their kind.

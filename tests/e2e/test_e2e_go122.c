@@ -1,7 +1,7 @@
 /* End to end in the Go 1.22+ format: a program traced by libgotrace.so with
  * GOTRACE_FORMAT=go1.22 (GOTRACE_OUT: the library converts at exit) runs as it does untraced
  * (run_twins); Go 1.22, the strictest reader, and Go 1.23 accept its trace, which says what
- * the new format can: block reasons in C terms (GO-TRACE-V2.md §5.3), one M per OS thread
+ * the new format can: block reasons in C terms (docs/formats/go122.md §5.3), one M per OS thread
  * (the main thread's is the process id), thread names as labels, a generation every second,
  * and a trace cut inside a generation read up to the generation before. */
 #include <criterion/criterion.h>

@@ -1,4 +1,4 @@
-/* The scheduler model: one test per situation of GO-TRACE-FORMAT.md §5.3.  Each builds a
+/* The scheduler model: one test per situation of docs/formats/go119.md §5.3.  Each builds a
  * capture, converts it, and asserts on what Go 1.19 (`trace -d`) and Go 1.23 (`trace -d=1`,
  * with stacks) parse out of the result. */
 #include <criterion/criterion.h>

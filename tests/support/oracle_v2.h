@@ -1,4 +1,4 @@
-/* Go 1.22+ readers for "go 1.22 trace" files, called directly (GO-TRACE-V2.md §8) until
+/* Go 1.22+ readers for "go 1.22 trace" files, called directly (docs/formats/go122.md §8) until
  * trace-oracle runs them: the parse dump of one release, and the file's generations.
  *
  * The dump has the form gt_dump_123 returns (oracle.h): its gt_dump_123_* queries read it. */
@@ -35,8 +35,8 @@ ssize_t gt_trace_v2_generations(const char *trace, uint64_t *offsets, size_t cap
 uint64_t gt_trace_v2_batch_end(const char *trace, uint64_t offset);
 
 /* Whether every Go reader from 1.22 on reads TRACE's events in one order whatever order its
- * map iteration gives the threads: replays the readers' ordering model (GO-TRACE-V2.md §2.2;
- * order.go) taking at each step the earliest next event of any M, and requires that each M
+ * map iteration gives the threads: replays the readers' ordering model
+ * (docs/formats/go122.md §2.2; order.go) taking at each step the earliest next event of any M, and requires that each M
  * whose next event is that earliest one can take it.  Go 1.22-1.25 try the earliest M
  * first and, if it must wait, sort the rest by time and try all but the first of them: an
  * event tied with the waiting one can be skipped, and the reader fails with "failed to

@@ -1,4 +1,4 @@
-/* The oracle proves itself: hand-built traces that follow GO-TRACE-FORMAT.md pass every check
+/* The oracle proves itself: hand-built traces that follow docs/formats/go119.md pass every check
  * of every Go version, and traces that break one rule fail exactly the checks that rule breaks:
  * Go 1.19 and 1.22 read the 1.19 format with the old parser and viewer, Go 1.23 and 1.26
  * convert it, and each pair fails alike. */
@@ -10,7 +10,7 @@
 
 #include "oracle.h"
 
-/* ---- a minimal "go 1.19 trace" writer (GO-TRACE-FORMAT.md §1) ---------------------------- */
+/* ---- a minimal "go 1.19 trace" writer (docs/formats/go119.md §1) ---------------------------- */
 
 enum {
 	EV_BATCH = 1,
@@ -230,7 +230,7 @@ static const char *main_trace(enum variant v)
 
 TestSuite(oracle, .fini = remove_trace);
 
-/* ---- the writer itself matches the example bytes of GO-TRACE-FORMAT.md §1.3 ------------- */
+/* ---- the writer itself matches the example bytes of docs/formats/go119.md §1.3 ------------- */
 
 Test(oracle, writer_matches_format_examples)
 {
@@ -366,7 +366,7 @@ Test(oracle, missing_frequency_fails_every_parse)
 	free(report);
 }
 
-/* ---- the Go 1.22 format: GO-TRACE-V2.md §1.9's example ------------------------------------ */
+/* ---- the Go 1.22 format: docs/formats/go122.md §1.9's example -------------------------------- */
 
 /* Read natively from Go 1.22 on, each with its thread view; Go 1.19 cannot read it at all.
  * Last, the order check (gt_trace_v2_order_check). */
