@@ -16,8 +16,6 @@ const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT] = {
 #undef GT_GO_EVENT_DESC
 };
 
-static const uint8_t trace_header[16] = "go 1.19 trace\0\0";
-
 #define BATCH_FLUSH_BYTES (32u * 1024u)  /* a P buffer is written out past this size */
 #define OUT_BUFFER_BYTES (1u << 20)
 #define MAX_EVENT_BYTES (1u + 10u + 12u * 10u)
@@ -241,8 +239,9 @@ static bool batch_ensure(struct wire19 *w, struct wire_p *wp, size_t room)
 static const struct gt_wire_ops wire19_ops;
 static void w19_free(struct gt_wire *gw);
 
-struct gt_wire *gt_wire_open(int fd, uint32_t n_ps)
+struct gt_wire *gt_wire_open_go119(int fd, uint32_t n_ps, const struct gt_wire_options *opt)
 {
+	(void)opt;   /* nothing to choose in this format */
 	struct wire19 *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
@@ -258,7 +257,8 @@ struct gt_wire *gt_wire_open(int fd, uint32_t n_ps)
 		w19_free(&w->base);
 		return NULL;
 	}
-	out_append(w, trace_header, sizeof trace_header);
+	const char *header = gt_trace_formats[GT_FORMAT_GO119].header;
+	out_append(w, (const uint8_t *)header, GT_TRACE_HEADER_BYTES);
 	return &w->base;
 }
 

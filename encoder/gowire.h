@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace_format.h"
+
 /* The event types gotrace writes: X(name, Go name, type byte, arguments after the
  * timestamp delta not counting the stack, has a trailing stack id).  Batch, Frequency,
  * Stack and String have no timestamp (special layouts, §1.3); their counts describe the
@@ -145,30 +147,25 @@ struct gt_wire_stats {
 
 struct gt_wire;
 
-/* The "go 1.22 trace" writer (gowire_v2.c), behind the same calls: one M per thread, a
- * generation closed every generation_ns ticks or generation_bytes of events (0: 1 s, 4 MiB),
- * each with its own string and stack tables and Frequency (frequency(ctx) when the
- * generation starts: the clock fit so far; NULL: 1e9). */
-struct gt_wire_v2_options {
+/* The writers' options (trace_format.h's open functions): the "go 1.22 trace" writer
+ * (gowire_v2.c) has one M per thread and closes a generation every generation_ns ticks or
+ * generation_bytes of events (0: 1 s, 4 MiB), each with its own string and stack tables and
+ * Frequency (frequency(ctx) when the generation starts: the clock fit so far; NULL: 1e9).
+ * The "go 1.19 trace" writer has none of these. */
+struct gt_wire_options {
 	uint64_t generation_ns;
 	uint64_t generation_bytes;
 	uint64_t (*frequency)(const void *ctx);
 	const void *frequency_ctx;
 };
-struct gt_wire *gt_wire_open_v2(int fd, uint32_t n_ps, const struct gt_wire_v2_options *opt);
+/* The two writers, as gt_trace_formats lists them (fd is not closed by the writer; P ids
+ * 0 .. n_ps-1 may be used, plus GT_WIRE_P_NONE; the 16-byte header is written at once;
+ * NULL on ENOMEM). */
+struct gt_wire *gt_wire_open_go119(int fd, uint32_t n_ps, const struct gt_wire_options *opt);
+struct gt_wire *gt_wire_open_go122(int fd, uint32_t n_ps, const struct gt_wire_options *opt);
 /* Sets the frequency source of a 1.22+ writer (no effect on a 1.19 one). */
 void gt_wire_frequency_source(struct gt_wire *w, uint64_t (*frequency)(const void *ctx),
 			      const void *ctx);
-
-/* Writes to fd (not closed by the writer).  n_ps: P ids 0 .. n_ps-1 may be used, plus
- * GT_WIRE_P_NONE.  The 16-byte header is written at once.  Returns NULL on ENOMEM. */
-struct gt_wire *gt_wire_open(int fd, uint32_t n_ps);
-
-/* The formats a trace is written in. */
-enum gt_trace_format {
-	GT_FORMAT_GO119 = 0,   /* "go 1.19 trace" (GO-TRACE-FORMAT.md): Go 1.19-1.21, gotraceui 0.4 */
-	GT_FORMAT_GO122 = 1,   /* "go 1.22 trace" (GO-TRACE-V2.md): Go 1.22 and later */
-};
 
 /* Who performs an event: the thread whose goroutine is g (0: none known) and its kernel
  * thread id (0: unknown).  The 1.19 writer has no threads (a P is what runs) and ignores

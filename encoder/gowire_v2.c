@@ -43,8 +43,6 @@ const struct gt_go2_event_desc gt_go2_events[GT_GO2_EVENT_COUNT] = {
 #undef GT_GO2_EVENT_DESC
 };
 
-static const uint8_t trace_header[16] = "go 1.22 trace\0\0";
-
 #define NO_ID UINT64_MAX                 /* NoThread / NoProc / NoGoroutine */
 #define BATCH_FLUSH_BYTES (32u * 1024u)  /* an M's batch is written out past this size */
 #define MAX_BATCH_BYTES 65536u           /* the readers' limit on a batch's data */
@@ -111,7 +109,7 @@ struct idlist {
 
 struct wire22 {
 	struct gt_wire base;
-	struct gt_wire_v2_options opt;
+	struct gt_wire_options opt;
 	int fd;
 	int error;
 	struct bytebuf out;
@@ -1142,7 +1140,7 @@ static const struct gt_wire_ops wire22_ops = {
 	.free = w22_free,
 };
 
-struct gt_wire *gt_wire_open_v2(int fd, uint32_t n_ps, const struct gt_wire_v2_options *opt)
+struct gt_wire *gt_wire_open_go122(int fd, uint32_t n_ps, const struct gt_wire_options *opt)
 {
 	struct wire22 *w = calloc(1, sizeof *w);
 	if (!w)
@@ -1168,7 +1166,8 @@ struct gt_wire *gt_wire_open_v2(int fd, uint32_t n_ps, const struct gt_wire_v2_o
 	}
 	for (uint32_t p = 0; p < w->n_ps; p++)
 		w->ps[p].st = P_IDLE;
-	out_append(w, trace_header, sizeof trace_header);
+	const char *header = gt_trace_formats[GT_FORMAT_GO122].header;
+	out_append(w, (const uint8_t *)header, GT_TRACE_HEADER_BYTES);
 	return &w->base;
 }
 

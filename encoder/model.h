@@ -91,7 +91,7 @@ void gt_model_capture_counters(const struct gt_model *m, uint32_t capture,
 /* One record in merged order: the one opt->lookahead delivered last, when given. */
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r);
 /* The Frequency of the facts read so far (the clock fit until now; m: a struct gt_model, in
- * the shape of a gt_wire_v2_options frequency source). */
+ * the shape of a gt_wire_options frequency source). */
 uint64_t gt_model_frequency(const void *m);
 /* Epilogue (§5.4); returns the Frequency to write (ticks are ns at the header's rate,
  * corrected by the fit of the clock pairs). */
