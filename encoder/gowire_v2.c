@@ -1,8 +1,9 @@
-/* gowire_v2: the "go 1.22 trace" writer (GO-TRACE-V2.md) behind gowire.h's interface.
+/* gowire_v2: the "go 1.22 trace" writer (docs/formats/go122.md) behind gowire.h's interface.
  *
- * The model says what happened in the 1.19 vocabulary (events on Ps, CPU k = P k+1, P 0 its
- * prologue) and names who did it (gt_wire_actor); this writer says it again in the 1.22+
- * format, where every event belongs to a thread (an M, id = the thread's TID, §3.1):
+ * The model says what happened in gowire.h's scheduling events (on Ps, CPU k = P k+1, P 0
+ * its prologue, ordered as the 1.19 format needs) and names who did it (gt_wire_actor); this
+ * writer writes them in the 1.22+ format, where every event belongs to a thread (an M, id =
+ * the thread's TID, §3.1):
  *
  *   - an M holds a P exactly while its goroutine runs or sits in a syscall holding it:
  *     GoStart is preceded by ProcStart, every GoStop/GoBlock/GoDestroy followed by ProcStop
@@ -372,7 +373,7 @@ static void w22_free(struct gt_wire *gw)
 }
 
 static const struct gt_wire_ops wire22_ops = {
-	.event = w22_event,
+	.sched = w22_sched,
 	.user_log = w22_user_log,
 	.string = w22_string,
 	.define_stack = w22_define_stack,

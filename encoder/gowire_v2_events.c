@@ -105,10 +105,10 @@ static bool sys_writes(uint32_t nr)
 	       nr == SYS_sendmsg;
 }
 
-/* The block reason in C terms (GO-TRACE-V2.md §5.3), chosen for the profile it lands in:
+/* The block reason in C terms (docs/formats/go122.md), chosen for the profile it lands in:
  * "sync: <call>" (sync), "chan receive/send: <call> pipe" (sync: a hand-off from another
  * thread), "network" exactly (net), "sleep", "wait: <call>" (none). */
-static uint64_t block_reason(struct wire22 *w, enum gt_go_event ev, uint64_t wait)
+static uint64_t block_reason(struct wire22 *w, struct gt_wire_wait wait)
 {
 	static const char *const by_kind[GT_BK_COUNT] = {
 		[GT_BK_MUTEX] = "sync: pthread_mutex_lock",
@@ -121,7 +121,7 @@ static uint64_t block_reason(struct wire22 *w, enum gt_go_event ev, uint64_t wai
 		[GT_BK_SLEEP] = "sleep",
 		[GT_BK_FUTEX] = "sync: futex",
 	};
-	uint32_t kind = wait & 0xff, fd_kind = (wait >> 8) & 0xff, nr = (uint32_t)(wait >> 16);
+	uint32_t kind = wait.kind, fd_kind = wait.fd_kind, nr = wait.sys_nr;
 	if (kind < GT_BK_COUNT && by_kind[kind]) {
 		if (!w->reason_ids[kind])
 			w->reason_ids[kind] = w22_cstring(w, by_kind[kind]);
@@ -141,7 +141,7 @@ static uint64_t block_reason(struct wire22 *w, enum gt_go_event ev, uint64_t wai
 			 call ? call : "syscall on", fd_kind == GT_FD_PIPE ? "pipe" : "fd");
 		return w22_cstring(w, buf);
 	}
-	switch (ev) {
+	switch (gtw_block_event(wait.kind)) {   /* as the 1.19 format draws it */
 	case GT_GO_GO_BLOCK_NET: return w22_cstring(w, "network");
 	case GT_GO_GO_BLOCK_COND: return w22_cstring(w, by_kind[GT_BK_COND]);
 	case GT_GO_GO_SLEEP: return w22_cstring(w, "sleep");
@@ -152,7 +152,7 @@ static uint64_t block_reason(struct wire22 *w, enum gt_go_event ev, uint64_t wai
 
 
 /* ---------------------------------------------------------------------------------------- */
-/* the 1.19 vocabulary, said again */
+/* the model's scheduling events, said in this format */
 
 static bool g_slot(struct wire22 *w, uint64_t g)
 {
@@ -338,76 +338,73 @@ static void user(struct wire22 *w, uint64_t g, uint64_t ticks, enum gt_go2_event
 	w22_emit(w, w->gs[g].m, ev, ticks, args);
 }
 
-void w22_event(struct gt_wire *gw, uint64_t p, enum gt_go_event ev, uint64_t ticks,
-		      const uint64_t *args, const struct gt_wire_actor *who)
+void w22_sched(struct gt_wire *gw, const struct gt_sched_event *e)
 {
 	struct wire22 *w = w22(gw);
 	if (w->error)
 		return;
+	uint64_t p = e->p, ticks = e->ticks;
 	w22_gen_check(w, ticks);
-	uint32_t tid = who ? who->tid : 0;
-	uint64_t g = who && who->g < w->cap_gs ? who->g : 0;
-	if (!who || !who->g)
+	uint32_t tid = e->who.tid;
+	uint64_t g = e->who.g < w->cap_gs ? e->who.g : 0;
+	if (!e->who.g)
 		g = running_on(w, p);
-	switch (ev) {
-	case GT_GO_GOMAXPROCS:
+	switch (e->kind) {
+	case GT_SCHED_PROCS:
 		prologue_end(w);
 		break;
-	case GT_GO_GO_CREATE:
-		create(w, p, ticks, args, who ? who->g : 0, tid);
+	case GT_SCHED_GO_CREATE:
+		create(w, p, ticks, (const uint64_t[]){e->g, e->new_stack, e->stack}, e->who.g, tid);
 		break;
-	case GT_GO_GO_WAITING:
-		if (args[0] < w->cap_gs && w->gs[args[0]].st == G_PENDING)
-			w->gs[args[0]].wait_at_start = true;
+	case GT_SCHED_GO_WAITING:
+		if (e->g < w->cap_gs && w->gs[e->g].st == G_PENDING)
+			w->gs[e->g].wait_at_start = true;
 		break;
-	case GT_GO_GO_START:
-		start(w, p, ticks, args[0], 0, tid);
+	case GT_SCHED_GO_START:
+		start(w, p, ticks, e->g, e->label, tid);
 		break;
-	case GT_GO_GO_START_LABEL:
-		start(w, p, ticks, args[0], args[2], tid);
-		break;
-	case GT_GO_GO_PREEMPT:
+	case GT_SCHED_GO_STOP:
 		if (g)
-			g_stop(w, g, ticks, GT_GO2_GO_STOP, w22_cstring(w, "preempted"), args[0], G_RUNNABLE);
+			g_stop(w, g, ticks, GT_GO2_GO_STOP,
+			       w22_cstring(w, e->stop == GT_STOP_YIELD ? "sched_yield" : "preempted"),
+			       e->stack, G_RUNNABLE);
 		break;
-	case GT_GO_GO_SCHED:
+	case GT_SCHED_GO_BLOCK:
 		if (g)
-			g_stop(w, g, ticks, GT_GO2_GO_STOP, w22_cstring(w, "sched_yield"), args[0], G_RUNNABLE);
-		break;
-	case GT_GO_GO_BLOCK: case GT_GO_GO_BLOCK_SYNC: case GT_GO_GO_BLOCK_COND:
-	case GT_GO_GO_SLEEP: case GT_GO_GO_BLOCK_NET:
-		if (g)
-			g_stop(w, g, ticks, GT_GO2_GO_BLOCK, block_reason(w, ev, args[1]), args[0],
+			g_stop(w, g, ticks, GT_GO2_GO_BLOCK, block_reason(w, e->wait), e->stack,
 			       G_WAITING);
 		break;
-	case GT_GO_GO_UNBLOCK:
-		unblock(w, who && who->g ? g : 0, tid, args[0], args[2], ticks);
+	case GT_SCHED_GO_UNBLOCK:
+		unblock(w, e->who.g ? g : 0, tid, e->g, e->stack, ticks);
 		break;
-	case GT_GO_GO_END:
+	case GT_SCHED_GO_DESTROY:
 		if (g)
 			destroy(w, g, ticks);
 		break;
-	case GT_GO_GO_SYSCALL:
+	case GT_SCHED_GO_SYSCALL_BEGIN:
 		if (g)
-			syscall(w, g, ticks, args[0], args[1]);
+			syscall(w, g, ticks, e->stack, e->sys_end);
 		break;
-	case GT_GO_GO_SYSEXIT:
-		sysexit(w, args[0], ticks);
+	case GT_SCHED_GO_SYSCALL_END_BLOCKED:
+		sysexit(w, e->g, ticks);
 		break;
-	case GT_GO_PROC_STOP:
+	case GT_SCHED_PROC_STOP:
 		/* a P given up in a syscall; the others were stopped with their goroutine */
 		if (p < w->n_ps && w->ps[p].st == P_SYSCALL)
 			proc_stop(w, w->ps[p].m, ticks);
 		break;
-	case GT_GO_USER_TASK_CREATE:
-		user(w, g, ticks, GT_GO2_USER_TASK_BEGIN, args, args[2], args[3]);
+	case GT_SCHED_USER_TASK_BEGIN:
+		user(w, g, ticks, GT_GO2_USER_TASK_BEGIN,
+		     (const uint64_t[]){e->task, e->parent, e->name, e->stack}, e->name, e->stack);
 		break;
-	case GT_GO_USER_TASK_END:
-		user(w, g, ticks, GT_GO2_USER_TASK_END, args, 0, args[1]);
+	case GT_SCHED_USER_TASK_END:
+		user(w, g, ticks, GT_GO2_USER_TASK_END, (const uint64_t[]){e->task, e->stack}, 0,
+		     e->stack);
 		break;
-	case GT_GO_USER_REGION:
-		user(w, g, ticks, args[1] ? GT_GO2_USER_REGION_END : GT_GO2_USER_REGION_BEGIN,
-		     (const uint64_t[]){args[0], args[2], args[3]}, args[2], args[3]);
+	case GT_SCHED_USER_REGION_BEGIN: case GT_SCHED_USER_REGION_END:
+		user(w, g, ticks, e->kind == GT_SCHED_USER_REGION_END ? GT_GO2_USER_REGION_END
+								       : GT_GO2_USER_REGION_BEGIN,
+		     (const uint64_t[]){e->task, e->name, e->stack}, e->name, e->stack);
 		break;
 	default:   /* ProcStart, GoSysBlock: implied by the events above */
 		break;

@@ -147,8 +147,7 @@ uint64_t w22_stack(struct gt_wire *gw, const struct gt_wire_frame *frames, size_
 void w22_set_stack_id_base(struct gt_wire *gw, uint64_t id_base);
 
 /* gowire_v2_events.c: the ops that take the model's events */
-void w22_event(struct gt_wire *gw, uint64_t p, enum gt_go_event ev, uint64_t ticks,
-	       const uint64_t *args, const struct gt_wire_actor *who);
+void w22_sched(struct gt_wire *gw, const struct gt_sched_event *e);
 void w22_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_t task,
 		  uint64_t key, uint64_t stack, const char *msg, size_t len);
 bool w22_running_label(struct gt_wire *gw, uint64_t ticks, const struct gt_wire_actor *who,

@@ -1,7 +1,8 @@
-/* model: the scheduler model turning capture facts into Go 1.19 trace events
- * (GO-TRACE-FORMAT.md §5).  Threads become goroutines (main thread = G1, then fresh
- * sequential ids), CPU k becomes P k+1 (ProcStart thread id k+1, Gomaxprocs = n_cpus + 1).
- * Every event goes through one primitive, "thread T runs on CPU c at time t" (§5.2).
+/* model: the scheduler model turning capture facts into scheduling events (gowire.h
+ * GT_SCHED_EVENTS, in the default format's words; docs/formats/go122.md).  Threads become
+ * goroutines (main thread = G1, then fresh sequential ids), CPU k becomes P k+1 (ProcStart
+ * thread id k+1, Gomaxprocs = n_cpus + 1).  Every event goes through one primitive,
+ * "thread T runs on CPU c at time t" (docs/formats/go119.md).
  * Whatever the facts cannot explain is repaired and counted, never written as a trace a
  * reader rejects. */
 #ifndef GOTRACE_MODEL_H
