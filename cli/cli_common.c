@@ -162,31 +162,89 @@ uint64_t gt_cli_capture_bytes(const char *path)
 	return (uint64_t)(st.st_size < st.st_blocks * 512 ? st.st_size : st.st_blocks * 512);
 }
 
+/* Who reads fmt, as the messages say it: "Go 1.22 and later" (conj "and") / "Go 1.22 or
+ * later" (conj "or"), "Go 1.19-1.21, gotraceui v0.4" (sep ", ") / "... or gotraceui v0.4". */
+static void format_readers(const struct gt_trace_format_desc *fmt, const char *conj,
+			   const char *sep, char *buf, size_t size)
+{
+	int n = fmt->go_to ? snprintf(buf, size, "Go 1.%u-1.%u", fmt->go_from, fmt->go_to)
+			   : snprintf(buf, size, "Go 1.%u %s later", fmt->go_from, conj);
+	if (fmt->other_readers && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "%s%s", sep, fmt->other_readers);
+}
+
 int gt_cli_trace_format(const char *command, const char *text, enum gt_trace_format *out)
 {
 	const char *from = text ? "--format" : "GOTRACE_FORMAT";
 	if (!text)
 		text = getenv("GOTRACE_FORMAT");
-	if (!text || !*text) {
-		*out = GT_CLI_DEFAULT_FORMAT;
+	const struct gt_trace_format_desc *fmt =
+		!text || !*text ? gt_trace_format_default() : gt_trace_format_named(text);
+	if (fmt) {
+		*out = fmt->format;
 		return 0;
 	}
-	if (!strcmp(text, "go1.22") || !strcmp(text, "1.22")) {
-		*out = GT_FORMAT_GO122;
-		return 0;
-	}
-	if (!strcmp(text, "go1.19") || !strcmp(text, "1.19")) {
-		*out = GT_FORMAT_GO119;
-		return 0;
-	}
-	gt_cli_fail(command, "%s must be go1.22 (Go 1.22 and later) or go1.19 (Go 1.19-1.21, "
-		    "gotraceui 0.4), not '%s'", from, text);
+	/* every format, the default first: "go1.22 (Go 1.22 and later) or go1.19 (...)" */
+	char list[256] = "", readers[96];
+	size_t used = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (int f = 0; f < GT_FORMAT_COUNT && used < sizeof list; f++) {
+			if (gt_trace_formats[f].is_default != (pass == 0))
+				continue;
+			format_readers(&gt_trace_formats[f], "and", ", ", readers, sizeof readers);
+			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s (%s)",
+						 used ? " or " : "", gt_trace_formats[f].name, readers);
+		}
+	gt_cli_fail(command, "%s must be %s, not '%s'", from, list, text);
 	return 2;
 }
 
-/* Whether the Go at PATH (a go command) is older than Go 1.22, as its GOROOT's VERSION file
- * ("go1.21.5") says; an unreadable or unusual file is not taken as older. */
-static bool go_before_122(const char *path)
+/* Prints words from text after col columns already printed, wrapped to width with col
+ * spaces before each further line. */
+static void print_wrapped(FILE *f, const char *text, size_t col, size_t width)
+{
+	size_t at = col;
+	bool first = true;
+	while (*text) {
+		size_t n = strcspn(text, " ");
+		if (!first && at + 1 + n > width) {
+			fprintf(f, "\n%*s", (int)col, "");
+			at = col;
+			first = true;
+		}
+		fprintf(f, "%s%.*s", first ? "" : " ", (int)n, text);
+		at += n + !first;
+		first = false;
+		text += n;
+		text += strspn(text, " ");
+	}
+	fputc('\n', f);
+}
+
+void gt_cli_format_help(FILE *f, size_t col)
+{
+	char text[512], readers[96];
+	const struct gt_trace_format_desc *dflt = gt_trace_format_default();
+	format_readers(dflt, "and", ", ", readers, sizeof readers);
+	size_t used = (size_t)snprintf(text, sizeof text, "%s (the default: read by %s)", dflt->name,
+				       readers);
+	for (int k = 0; k < GT_FORMAT_COUNT && used < sizeof text; k++) {
+		if (&gt_trace_formats[k] == dflt)
+			continue;
+		format_readers(&gt_trace_formats[k], "and", ", ", readers, sizeof readers);
+		used += (size_t)snprintf(text + used, sizeof text - used, " or %s (for %s)",
+					 gt_trace_formats[k].name, readers);
+	}
+	if (used < sizeof text)
+		snprintf(text + used, sizeof text - used, "; GOTRACE_FORMAT sets the default");
+	int n = fprintf(f, "      --format FORMAT");
+	fprintf(f, "%*s", n < (int)col ? (int)col - n : 1, "");
+	print_wrapped(f, text, col, 83);
+}
+
+/* Whether the Go at PATH (a go command) is older than Go 1.minor, as its GOROOT's VERSION
+ * file ("go1.21.5") says; an unreadable or unusual file is not taken as older. */
+static bool go_before(const char *path, unsigned minor_wanted)
 {
 	char real[PATH_MAX], version[PATH_MAX + 16];
 	if (!realpath(path, real))
@@ -201,13 +259,13 @@ static bool go_before_122(const char *path)
 	unsigned major = 0, minor = 0;
 	int n = fscanf(f, "go%u.%u", &major, &minor);
 	fclose(f);
-	return n == 2 && major == 1 && minor < 22;
+	return n == 2 && major == 1 && minor < minor_wanted;
 }
 
-/* The newest Go from 1.22 on installed where scripts/lib/go-toolchains looks: Debian's
+/* The newest Go from 1.from on installed where scripts/lib/go-toolchains looks: Debian's
  * /usr/lib/go-1.NN, and the releases Debian bookworm lacks that scripts/setup unpacks into
  * $GT_GO_ROOT/1.NN (default /opt/gotrace-go); its go command in path, false when none. */
-static bool newest_go(char *path, size_t size)
+static bool newest_go(unsigned from, char *path, size_t size)
 {
 	const char *root = getenv("GT_GO_ROOT");
 	char pattern[2][PATH_MAX];
@@ -222,7 +280,7 @@ static bool newest_go(char *path, size_t size)
 		for (size_t i = 0; i < g.gl_pathc; i++) {
 			const char *v = strstr(g.gl_pathv[i], "/go-1.");
 			unsigned minor = v ? (unsigned)strtoul(v + 6, NULL, 10) : 0;
-			if (minor >= 22 && minor > best && access(g.gl_pathv[i], X_OK) == 0) {
+			if (minor >= from && minor > best && access(g.gl_pathv[i], X_OK) == 0) {
 				best = minor;
 				snprintf(path, size, "%s", g.gl_pathv[i]);
 			}
@@ -232,39 +290,58 @@ static bool newest_go(char *path, size_t size)
 	return best != 0;
 }
 
-/* How to call a Go whose `go tool trace` reads format: "go" when it is on PATH (for go1.22
- * unless its VERSION says it is older than 1.22; otherwise not checked: the hint says which
- * one is needed), else an installed Go (for go1.22 the newest: its viewer is the current
- * one), else NULL. */
-static const char *go_command(enum gt_trace_format format)
+/* How to call a Go whose `go tool trace` reads fmt: "go" when it is on PATH (for a format
+ * every later Go reads, unless its VERSION says it is older; otherwise not checked: the hint
+ * says which one is needed), else an installed Go (for such a format the newest: its viewer
+ * is the current one; else Debian's first that converts it, then its own), else NULL. */
+static const char *go_command(const struct gt_trace_format_desc *fmt)
 {
-	static const char *const go119[] = {"/usr/lib/go-1.23/bin/go", "/usr/lib/go-1.19/bin/go",
-					    NULL};
 	static char path[PATH_MAX];
 	if (gt_resolve_command("go", path, sizeof path) == 0 &&
-	    (format != GT_FORMAT_GO122 || !go_before_122(path)))
+	    (fmt->go_to || !go_before(path, fmt->go_from)))
 		return "go";
-	if (format == GT_FORMAT_GO122)
-		return newest_go(path, sizeof path) ? path : NULL;
-	for (const char *const *go = go119; *go; go++)
-		if (access(*go, X_OK) == 0)
-			return *go;
+	if (!fmt->go_to)
+		return newest_go(fmt->go_from, path, sizeof path) ? path : NULL;
+	unsigned minors[] = {fmt->go_converted_from, fmt->go_from};
+	for (size_t k = 0; k < sizeof minors / sizeof minors[0]; k++) {
+		snprintf(path, sizeof path, "/usr/lib/go-1.%u/bin/go", minors[k]);
+		if (minors[k] && access(path, X_OK) == 0)
+			return path;
+	}
+	return NULL;
+}
+
+/* The formats older readers read, for the hint after a trace only newer ones read: their
+ * readers ("Go 1.19-1.21 or gotraceui v0.4") and names ("go1.19"), NULL when none. */
+static const struct gt_trace_format_desc *older_format(const struct gt_trace_format_desc *fmt)
+{
+	for (int f = 0; f < GT_FORMAT_COUNT; f++)
+		if (gt_trace_formats[f].go_to && gt_trace_formats[f].go_to < fmt->go_from)
+			return &gt_trace_formats[f];
 	return NULL;
 }
 
 void gt_cli_next_steps(const char *output, enum gt_trace_format format, bool kept)
 {
-	const char *go = go_command(format);
-	if (go != NULL && format == GT_FORMAT_GO122)
-		fprintf(stderr, "gotrace: next: %s tool trace %s   (Go 1.22 or later; for older "
-			"readers, Go 1.19-1.21 or gotraceui v0.4, use --format go1.19)\n", go, output);
+	const struct gt_trace_format_desc *fmt = gt_trace_format_of(format);
+	const struct gt_trace_format_desc *older = fmt->go_to ? NULL : older_format(fmt);
+	const char *go = go_command(fmt);
+	char readers[96], older_readers[96];
+	format_readers(fmt, "or", ", ", readers, sizeof readers);
+	if (older)
+		format_readers(older, "or", " or ", older_readers, sizeof older_readers);
+	if (go != NULL && older)
+		fprintf(stderr, "gotrace: next: %s tool trace %s   (%s; for older readers, %s, use "
+			"--format %s)\n", go, output, readers, older_readers, older->name);
 	else if (go != NULL)
 		fprintf(stderr, "gotrace: next: %s tool trace %s\n", go, output);
+	else if (older)
+		fprintf(stderr, "gotrace: next: go tool trace %s   (no Go found: apt install "
+			"golang-1.23-go from bookworm-backports; %s reads this format, for older "
+			"readers use --format %s)\n", output, readers, older->name);
 	else
 		fprintf(stderr, "gotrace: next: go tool trace %s   (no Go found: apt install "
-			"golang-1.23-go from bookworm-backports%s)\n", output,
-			format == GT_FORMAT_GO122 ? "; Go 1.22 or later reads this format, for older "
-			"readers use --format go1.19" : "");
+			"golang-1.23-go from bookworm-backports)\n", output);
 	if (kept)
 		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; from the kept "
 			"capture)\n", output);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "encoder/encoder.h"
 
@@ -21,10 +22,13 @@ int gt_cli_bad_option(const char *command, int getopt_result, char **argv);
 int gt_cli_parse_size(const char *s, uint64_t *bytes);
 /* "20us", "1.5ms", "300ns", "2s"; a bare number is in units of bare_ns.  -1 for junk. */
 int gt_cli_parse_duration(const char *s, double bare_ns, uint64_t *ns);
-/* The trace format (--format TEXT): "go1.22" or "go1.19"; TEXT NULL: GOTRACE_FORMAT when set,
- * else GT_CLI_DEFAULT_FORMAT.  Returns 0, or the usage status 2 after saying what is wrong. */
-#define GT_CLI_DEFAULT_FORMAT GT_FORMAT_GO122
+/* The trace format (--format TEXT): a name of encoder.h's format table ("go1.22"); TEXT
+ * NULL: GOTRACE_FORMAT when set, else the table's default.  Returns 0, or the usage status 2
+ * after saying what is wrong. */
 int gt_cli_trace_format(const char *command, const char *text, enum gt_trace_format *out);
+/* The --format lines of a command's help, the text from column col on (the formats of the
+ * table, the default first). */
+void gt_cli_format_help(FILE *f, size_t col);
 /* The `next:` lines after a trace was written: how to open it with an installed Go that reads
  * its format, and how to report on it without Go (kept: its capture was kept beside it). */
 void gt_cli_next_steps(const char *output, enum gt_trace_format format, bool kept);

@@ -43,10 +43,9 @@ static void convert_usage(FILE *f)
 		"      --from T, --to T         only the time from T to T (after the start of the\n"
 		"                               first capture: 1.5s, 200ms, 90s; a bare number is\n"
 		"                               seconds); the threads alive at --from are in the\n"
-		"                               trace from its start, the blocked ones blocked\n"
-		"      --format FORMAT          go1.22 (the default: read by Go 1.22 and later) or\n"
-		"                               go1.19 (for Go 1.19-1.21, gotraceui v0.4);\n"
-		"                               GOTRACE_FORMAT sets the default\n"
+		"                               trace from its start, the blocked ones blocked\n");
+	gt_cli_format_help(f, 31);
+	fprintf(f,
 		"  -q, --quiet                  no summary on stderr\n"
 		"  -h, --help                   this text\n");
 }

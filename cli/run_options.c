@@ -38,10 +38,9 @@ static const char run_usage[] =
 	"                          as, FILE.<pid> for the others, FILE.<pid>-<n> for a program\n"
 	"                          image a process left by exec\n"
 	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
-	"                          directory)\n"
-	"      --format FORMAT     go1.22 (the default: read by Go 1.22 and later) or go1.19\n"
-	"                          (for Go 1.19-1.21, gotraceui v0.4); GOTRACE_FORMAT sets\n"
-	"                          the default\n"
+	"                          directory)\n";
+/* after the --format lines (gt_cli_format_help) */
+static const char run_usage_tail[] =
 	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"
 	"                          for `gotrace report FILE`, or in --capture-dir DIR.\n"
 	"                          Without it they are removed after conversion, unless\n"
@@ -127,6 +126,8 @@ int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 		switch (c) {
 		case 'h':
 			fputs(run_usage, stdout);
+			gt_cli_format_help(stdout, 26);
+			fputs(run_usage_tail, stdout);
 			return 0;
 		case 'o':
 			if (optarg[0] == '\0') {

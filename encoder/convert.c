@@ -237,9 +237,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		struct gt_sym_options so = {.debug_dirs = opt->debug_dirs};
 		sym = gt_sym_new(&so);
 	}
-	struct gt_wire_v2_options wo = {.generation_ns = opt->generation_ns};
-	struct gt_wire *w = opt->format == GT_FORMAT_GO122 ? gt_wire_open_v2(fd, base.n_cpus + 1, &wo)
-							   : gt_wire_open(fd, base.n_cpus + 1);
+	struct gt_wire_options wo = {.generation_ns = opt->generation_ns};
+	struct gt_wire *w = gt_trace_format_of(opt->format)->open(fd, base.n_cpus + 1, &wo);
 	struct gt_model_options mo = {
 		.syscall_threshold_ns = opt->syscall_threshold_ns ? opt->syscall_threshold_ns
 								   : GT_DEFAULT_SYSCALL_THRESHOLD_NS,

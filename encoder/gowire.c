@@ -16,8 +16,6 @@ const struct gt_go_event_desc gt_go_events[GT_GO_EVENT_COUNT] = {
 #undef GT_GO_EVENT_DESC
 };
 
-static const uint8_t trace_header[16] = "go 1.19 trace\0\0";
-
 #define BATCH_FLUSH_BYTES (32u * 1024u)  /* a P buffer is written out past this size */
 #define OUT_BUFFER_BYTES (1u << 20)
 #define MAX_EVENT_BYTES (1u + 10u + 12u * 10u)
@@ -145,8 +143,9 @@ static bool batch_ensure(struct wire19 *w, struct wire_p *wp, size_t room)
 static const struct gt_wire_ops wire19_ops;
 static void w19_free(struct gt_wire *gw);
 
-struct gt_wire *gt_wire_open(int fd, uint32_t n_ps)
+struct gt_wire *gt_wire_open_go119(int fd, uint32_t n_ps, const struct gt_wire_options *opt)
 {
+	(void)opt;   /* nothing to choose in this format */
 	struct wire19 *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
@@ -162,16 +161,15 @@ struct gt_wire *gt_wire_open(int fd, uint32_t n_ps)
 		w19_free(&w->base);
 		return NULL;
 	}
-	out_append(w, trace_header, sizeof trace_header);
+	const char *header = gt_trace_formats[GT_FORMAT_GO119].header;
+	out_append(w, (const uint8_t *)header, GT_TRACE_HEADER_BYTES);
 	return &w->base;
 }
 
-/* who: the 1.19 format has no threads of its own (a P is what runs). */
 static void w19_event(struct gt_wire *gw, uint64_t p, enum gt_go_event ev, uint64_t ticks,
-		      const uint64_t *args, const struct gt_wire_actor *who)
+		      const uint64_t *args)
 {
 	struct wire19 *w = (struct wire19 *)gw;
-	(void)who;
 	const struct gt_go_event_desc *d = &gt_go_events[ev];
 	struct wire_p *wp = wire_p(w, p);
 	if (!batch_ensure(w, wp, MAX_EVENT_BYTES))
@@ -461,7 +459,67 @@ static void w19_free(struct gt_wire *gw)
 	free(w);
 }
 
+enum gt_go_event gtw_block_event(uint8_t kind)
+{
+	switch (kind) {
+	case GT_BK_COND: return GT_GO_GO_BLOCK_COND;
+	case GT_BK_SLEEP: return GT_GO_GO_SLEEP;
+	case GT_WIRE_WAIT_NET: return GT_GO_GO_BLOCK_NET;
+	case GT_WIRE_WAIT_CHILD: case GT_WIRE_WAIT_UNTRACED: return GT_GO_GO_BLOCK;
+	default: return GT_GO_GO_BLOCK_SYNC;
+	}
+}
+
+/* The down-conversion: each scheduling event as the 1.19 event it stands for, on its P (the
+ * 1.19 format has no threads of its own: who is not written). */
+static void w19_sched(struct gt_wire *gw, const struct gt_sched_event *e)
+{
+	enum gt_go_event ev;
+	uint64_t a[4] = {0};
+	switch (e->kind) {
+	case GT_SCHED_PROC_START: ev = GT_GO_PROC_START; a[0] = e->p; break;
+	case GT_SCHED_PROC_STOP: ev = GT_GO_PROC_STOP; break;
+	case GT_SCHED_PROCS: ev = GT_GO_GOMAXPROCS; a[0] = e->n_procs; break;
+	case GT_SCHED_GO_CREATE:
+		ev = GT_GO_GO_CREATE;
+		a[0] = e->g, a[1] = e->new_stack, a[2] = e->stack;
+		break;
+	case GT_SCHED_GO_WAITING: ev = GT_GO_GO_WAITING; a[0] = e->g; break;
+	case GT_SCHED_GO_START:
+		ev = e->label ? GT_GO_GO_START_LABEL : GT_GO_GO_START;
+		a[0] = e->g, a[1] = e->seq, a[2] = e->label;
+		break;
+	case GT_SCHED_GO_STOP:
+		ev = e->stop == GT_STOP_YIELD ? GT_GO_GO_SCHED : GT_GO_GO_PREEMPT;
+		a[0] = e->stack;
+		break;
+	case GT_SCHED_GO_BLOCK: ev = gtw_block_event(e->wait.kind); a[0] = e->stack; break;
+	case GT_SCHED_GO_UNBLOCK:
+		ev = GT_GO_GO_UNBLOCK;
+		a[0] = e->g, a[1] = e->seq, a[2] = e->stack;
+		break;
+	case GT_SCHED_GO_DESTROY: ev = GT_GO_GO_END; break;
+	case GT_SCHED_GO_SYSCALL_BEGIN: ev = GT_GO_GO_SYSCALL; a[0] = e->stack; break;
+	case GT_SCHED_GO_SYSCALL_BLOCKED: ev = GT_GO_GO_SYSBLOCK; break;
+	case GT_SCHED_GO_SYSCALL_END_BLOCKED: ev = GT_GO_GO_SYSEXIT; a[0] = e->g, a[1] = e->seq; break;
+	case GT_SCHED_USER_TASK_BEGIN:
+		ev = GT_GO_USER_TASK_CREATE;
+		a[0] = e->task, a[1] = e->parent, a[2] = e->name, a[3] = e->stack;
+		break;
+	case GT_SCHED_USER_TASK_END: ev = GT_GO_USER_TASK_END; a[0] = e->task, a[1] = e->stack; break;
+	case GT_SCHED_USER_REGION_BEGIN: case GT_SCHED_USER_REGION_END:
+		ev = GT_GO_USER_REGION;
+		a[0] = e->task, a[1] = e->kind == GT_SCHED_USER_REGION_END, a[2] = e->name;
+		a[3] = e->stack;
+		break;
+	default:
+		return;
+	}
+	w19_event(gw, e->p, ev, e->ticks, a);
+}
+
 static const struct gt_wire_ops wire19_ops = {
+	.sched = w19_sched,
 	.event = w19_event,
 	.user_log = w19_user_log,
 	.string = w19_string,
@@ -476,16 +534,16 @@ static const struct gt_wire_ops wire19_ops = {
 };
 
 /* The one interface of both writers (gowire.h): each call goes to the writer's own. */
-void gt_wire_event_by(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
-		      const uint64_t *args, const struct gt_wire_actor *who)
+void gt_wire_sched(struct gt_wire *w, const struct gt_sched_event *e)
 {
-	w->ops->event(w, p, ev, ticks, args, who);
+	w->ops->sched(w, e);
 }
 
 void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
 		   const uint64_t *args)
 {
-	w->ops->event(w, p, ev, ticks, args, NULL);
+	if (w->ops->event)
+		w->ops->event(w, p, ev, ticks, args);
 }
 
 void gt_wire_user_log(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,

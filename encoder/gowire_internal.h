@@ -9,8 +9,10 @@
 #include "common/varint.h"
 
 struct gt_wire_ops {
+	void (*sched)(struct gt_wire *w, const struct gt_sched_event *e);
+	/* the 1.19 writer's own events (gt_wire_event); NULL in the 1.22 writer */
 	void (*event)(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
-		      const uint64_t *args, const struct gt_wire_actor *who);
+		      const uint64_t *args);
 	void (*user_log)(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task,
 			 uint64_t key, uint64_t stack, const char *msg, size_t len);
 	uint64_t (*string)(struct gt_wire *w, const char *s, size_t len);
@@ -49,6 +51,10 @@ uint64_t gtw_intern_string(struct gt_intern *t, uint64_t *next_id, const char **
 			   size_t *len, bool *fresh);
 uint64_t gtw_intern_stack(struct gt_intern *t, uint64_t *next_id,
 			  const struct gt_wire_frame *frames, size_t n, bool *fresh);
+
+/* The 1.19 event a wait of kind (struct gt_wire_wait) is drawn as: GoBlockSync, GoBlockCond,
+ * GoSleep, GoBlockNet or GoBlock. */
+enum gt_go_event gtw_block_event(uint8_t kind);
 
 /* Writes len bytes to fd (EINTR retried); 0 or the errno of the failure. */
 int gtw_write_all(int fd, const uint8_t *p, size_t len);

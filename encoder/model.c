@@ -38,7 +38,9 @@ static bool futex_did_not_wait(struct gt_model *m, uint32_t capture, uint32_t th
 static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event ev, uint8_t kind,
 			 uint64_t key, uint64_t stk, uint64_t ns, uint64_t block_ns, uint64_t block_tsc)
 {
-	gtm_emit(m, t->p, ev, ns, t, NULL, stk, GT_WIRE_WAIT(kind, 0, 0), 0);
+	(void)ev;   /* the 1.19 writer draws it from kind (gt_wire_block_event) */
+	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_BLOCK, .p = t->p, .stack = stk,
+		 .wait = {.kind = kind});
 	m->ps[t->p].running = 0;
 	t->state = T_WAITING;
 	t->wait_kind = kind;
@@ -274,9 +276,9 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 	/* never an empty creator stack: Go 1.19's task analysis reads its first frame when the
 	 * creator is inside a user region */
 	uint64_t stk = gtm_captured_stack(m, n->stack);
-	gtm_emit(m, t->p, GT_GO_GO_CREATE, ns, t, c, c->g,
-		 gtm_routine_stack(m, c, n->start_routine, S_PREEXISTING),
-		 stk ? stk : gtm_synth_stack(m, S_NO_FRAMES));
+	GTM_EMIT(m, ns, t, c, .kind = GT_SCHED_GO_CREATE, .p = t->p, .g = c->g,
+		 .new_stack = gtm_routine_stack(m, c, n->start_routine, S_PREEXISTING),
+		 .stack = stk ? stk : gtm_synth_stack(m, S_NO_FRAMES));
 	m->ctr.threads++;
 	tid_ahead(m, c, r, n->child);
 }
@@ -303,7 +305,7 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 	gtm_wake_waiters(m, t, t->serial | JOIN_KEY_BIT, GT_WAKE_ALL, ns,
 			 gtm_synth_stack(m, S_EXIT));
 	gtm_kobj_release(m, t, r, ns, gtm_synth_stack(m, S_EXIT));
-	gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
+	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
 	m->ps[t->p].running = 0;
 	t->state = T_DEAD;
 }
@@ -357,7 +359,7 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 		gtm_ensure_main(m);
 	gtm_create_in_prologue(m, t, serial);
 	if (r->rec->aux & 1) {
-		gtm_emit(m, 0, GT_GO_GO_WAITING, m->t0, t, NULL, t->g, 0, 0);
+		GTM_EMIT(m, m->t0, t, NULL, .kind = GT_SCHED_GO_WAITING, .p = 0, .g = t->g);
 		t->seq++;
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_PROLOGUE;
@@ -401,7 +403,8 @@ static void fact_yield(struct gt_model *m, const struct gt_capture_record *r, ui
 	struct mthread *t = gtm_fact_thread(m, r, ns, S_UNKNOWN);
 	if (!t)
 		return;
-	gtm_emit(m, t->p, GT_GO_GO_SCHED, ns, t, NULL, gtm_captured_stack(m, s->stack), 0, 0);
+	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_STOP, .p = t->p, .stop = GT_STOP_YIELD,
+		 .stack = gtm_captured_stack(m, s->stack));
 	m->ps[t->p].running = 0;
 	t->state = T_RUNNABLE;
 }
@@ -482,7 +485,8 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 		if (!live || (found && *live))
 			break;
 		*live = 1;
-		gtm_emit4(m, t->p, GT_GO_USER_TASK_CREATE, ns, t, u->id, u->parent, name_id, stk);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_USER_TASK_BEGIN, .p = t->p, .task = u->id,
+			 .parent = u->parent, .name = name_id, .stack = stk);
 		m->ctr.user_annotations++;
 		return;
 	case GT_USER_TASK_END:
@@ -490,7 +494,8 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 		if (!live || !found || !*live)
 			break;
 		*live = 0;
-		gtm_emit(m, t->p, GT_GO_USER_TASK_END, ns, t, NULL, u->id, stk, 0);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_USER_TASK_END, .p = t->p, .task = u->id,
+			 .stack = stk);
 		m->ctr.user_annotations++;
 		return;
 	case GT_USER_REGION_BEGIN:
@@ -498,7 +503,8 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 			break;
 		t->regions[t->n_regions].task = u->id;
 		t->regions[t->n_regions++].name = name_id;
-		gtm_emit4(m, t->p, GT_GO_USER_REGION, ns, t, u->id, 0, name_id, stk);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_USER_REGION_BEGIN, .p = t->p, .task = u->id,
+			 .name = name_id, .stack = stk);
 		m->ctr.user_annotations++;
 		return;
 	case GT_USER_REGION_END:
@@ -506,7 +512,8 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 		    t->regions[t->n_regions - 1].name != name_id)
 			break;
 		t->n_regions--;
-		gtm_emit4(m, t->p, GT_GO_USER_REGION, ns, t, u->id, 1, name_id, stk);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_USER_REGION_END, .p = t->p, .task = u->id,
+			 .name = name_id, .stack = stk);
 		m->ctr.user_annotations++;
 		return;
 	case GT_USER_LOG:

@@ -1,7 +1,8 @@
-/* model: the scheduler model turning capture facts into Go 1.19 trace events
- * (GO-TRACE-FORMAT.md §5).  Threads become goroutines (main thread = G1, then fresh
- * sequential ids), CPU k becomes P k+1 (ProcStart thread id k+1, Gomaxprocs = n_cpus + 1).
- * Every event goes through one primitive, "thread T runs on CPU c at time t" (§5.2).
+/* model: the scheduler model turning capture facts into scheduling events (gowire.h
+ * GT_SCHED_EVENTS, in the default format's words; docs/formats/go122.md).  Threads become
+ * goroutines (main thread = G1, then fresh sequential ids), CPU k becomes P k+1 (ProcStart
+ * thread id k+1, Gomaxprocs = n_cpus + 1).  Every event goes through one primitive,
+ * "thread T runs on CPU c at time t" (docs/formats/go119.md).
  * Whatever the facts cannot explain is repaired and counted, never written as a trace a
  * reader rejects. */
 #ifndef GOTRACE_MODEL_H
@@ -50,7 +51,7 @@ void gt_model_capture_counters(const struct gt_model *m, uint32_t capture,
 /* One record in merged order: the one opt->lookahead delivered last, when given. */
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r);
 /* The Frequency of the facts read so far (the clock fit until now; m: a struct gt_model, in
- * the shape of a gt_wire_v2_options frequency source). */
+ * the shape of a gt_wire_options frequency source). */
 uint64_t gt_model_frequency(const void *m);
 /* Epilogue (§5.4); returns the Frequency to write (ticks are ns at the header's rate,
  * corrected by the fit of the clock pairs). */

@@ -263,10 +263,12 @@ uint64_t gtm_next_tick(const struct gt_model *m, uint32_t p, const struct mthrea
 		       const struct mthread *b, uint64_t want);
 uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct mthread *b,
 		       uint64_t want);
-void gtm_emit(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
-	      struct mthread *a, struct mthread *b, uint64_t a0, uint64_t a1, uint64_t a2);
-void gtm_emit4(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
-	       struct mthread *a, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3);
+/* Emits e (its p and fields set; kind gt_sched_kind) performed by a (NULL: no thread),
+ * concerning a and b, at gtm_take_tick's tick for want. */
+void gtm_emit(struct gt_model *m, struct gt_sched_event e, uint64_t want, struct mthread *a,
+	      struct mthread *b);
+#define GTM_EMIT(m, want, a, b, ...) \
+	gtm_emit(m, (struct gt_sched_event){__VA_ARGS__}, want, a, b)
 void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t serial);
 void gtm_ensure_main(struct gt_model *m);
 void gtm_close_prologue(struct gt_model *m);

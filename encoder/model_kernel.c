@@ -93,7 +93,7 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 			return;
 	}
 	if (preempted) {
-		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_STOP, .p = t->p, .stop = GT_STOP_PREEMPTED);
 		t->state = T_RUNNABLE;
 		m->ctr.kernel_preemptions++;
 	} else if (t->hook_wait_open) {
@@ -105,8 +105,9 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 	} else {
 		/* named by the user stack the kernel copied at the switch-out, when it did */
 		uint64_t stack = gt_cpu_samples_offcpu_stack(m->offcpu, m, t, t->k_out_mono);
-		gtm_emit(m, t->p, GT_GO_GO_BLOCK, ns, t, NULL, stack ? stack : untraced_stack(m, t),
-			 GT_WIRE_WAIT(GT_WIRE_WAIT_UNTRACED, 0, 0), 0);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_BLOCK, .p = t->p,
+			 .stack = stack ? stack : untraced_stack(m, t),
+			 .wait = {.kind = GT_WIRE_WAIT_UNTRACED});
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_UNTRACED;
 		t->block_ns = ns;
@@ -179,7 +180,7 @@ static void thread_exit(struct gt_model *m, struct mthread *t, uint64_t ns)
 		gtm_syscall_resolve(m, t, ns, false);   /* exit_group, or whatever it was in */
 	if (t->state != T_RUNNING)
 		return;
-	gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
+	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
 	m->ps[t->p].running = 0;
 	t->state = T_DEAD;
 }

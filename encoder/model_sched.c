@@ -113,20 +113,12 @@ uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct
 	return t;
 }
 
-void gtm_emit(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
-	      struct mthread *a, struct mthread *b, uint64_t a0, uint64_t a1, uint64_t a2)
+void gtm_emit(struct gt_model *m, struct gt_sched_event e, uint64_t want, struct mthread *a,
+	      struct mthread *b)
 {
-	uint64_t args[3] = {a0, a1, a2};
-	struct gt_wire_actor who = {a ? a->g : 0, a ? a->tid : 0};
-	gt_wire_event_by(m->w, p, ev, gtm_take_tick(m, p, a, b, want), args, &who);
-}
-
-void gtm_emit4(struct gt_model *m, uint32_t p, enum gt_go_event ev, uint64_t want,
-	       struct mthread *a, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3)
-{
-	uint64_t args[4] = {a0, a1, a2, a3};
-	struct gt_wire_actor who = {a ? a->g : 0, a ? a->tid : 0};
-	gt_wire_event_by(m->w, p, ev, gtm_take_tick(m, p, a, NULL, want), args, &who);
+	e.who = (struct gt_wire_actor){a ? a->g : 0, a ? a->tid : 0};
+	e.ticks = gtm_take_tick(m, (uint32_t)e.p, a, b, want);
+	gt_wire_sched(m->w, &e);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -138,7 +130,7 @@ void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t seri
 	t->seq = 0;
 	t->state = T_RUNNABLE;
 	uint64_t ns = gtm_thread_routine_stack(m, t, serial == 1 ? S_MAIN : S_PREEXISTING);
-	gtm_emit(m, 0, GT_GO_GO_CREATE, m->t0, t, NULL, t->g, ns, 0);
+	GTM_EMIT(m, m->t0, t, NULL, .kind = GT_SCHED_GO_CREATE, .p = 0, .g = t->g, .new_stack = ns);
 	m->ctr.threads++;
 }
 
@@ -159,7 +151,7 @@ void gtm_close_prologue(struct gt_model *m)
 		return;
 	gtm_ensure_main(m);
 	/* Gomaxprocs strictly after every prologue event, strictly before every live one */
-	gtm_emit(m, 0, GT_GO_GOMAXPROCS, m->t0, NULL, NULL, m->n_ps, 0, 0);
+	GTM_EMIT(m, m->t0, NULL, NULL, .kind = GT_SCHED_PROCS, .p = 0, .n_procs = m->n_ps);
 	m->floor = m->ps[0].last + 1;
 	m->prologue_closed = true;
 	FOR_EACH_THREAD(m, t) {
@@ -210,29 +202,30 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 	uint64_t stk = gtm_captured_stack_of(m, t->capture, gtm_sys(t)->stack);
 	/* with the kernel's switches, a syscall blocked exactly when it left its CPU */
 	if (!blocked && (now - t->sys_ns <= m->opt.syscall_threshold_ns || (m->kernel && t->k_seen))) {
-		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, now, 0);
+		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_SYSCALL_BEGIN, .p = p, .stack = stk,
+			 .sys_end = now);
 		m->ctr.syscalls_short++;
 		return;
 	}
 	uint8_t kw = gtm_kobj_block(m, t);
 	if (kw == WAIT_KERNEL) {
 		/* a parent waiting for a child whose end is known: a wait with a waker */
-		gtm_emit(m, p, GT_GO_GO_BLOCK, t->sys_ns, t, NULL, stk,
-			 GT_WIRE_WAIT(GT_WIRE_WAIT_CHILD, gtm_sys(t)->nr, gtm_sys(t)->kind), 0);
+		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_BLOCK, .p = p, .stack = stk,
+			 .wait = {GT_WIRE_WAIT_CHILD, gtm_sys(t)->kind, gtm_sys(t)->nr});
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_KERNEL;
 		m->ctr.syscalls_blocking++;
 	} else if ((fd_kind_is_net(gtm_sys(t)->kind) && !gtm_kobj_polls_pipe(t)) || kw) {
-		gtm_emit(m, p, GT_GO_GO_BLOCK_NET, t->sys_ns, t, NULL, stk,
-			 GT_WIRE_WAIT(GT_WIRE_WAIT_NET, gtm_sys(t)->nr,
-				      gtm_kobj_polls_pipe(t) ? GT_FD_PIPE : gtm_sys(t)->kind), 0);
+		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_BLOCK, .p = p, .stack = stk,
+			 .wait = {GT_WIRE_WAIT_NET,
+				  gtm_kobj_polls_pipe(t) ? GT_FD_PIPE : gtm_sys(t)->kind, gtm_sys(t)->nr});
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_NET;
 		m->ctr.net_waits++;
 	} else {
-		gtm_emit(m, p, GT_GO_GO_SYSCALL, t->sys_ns, t, NULL, stk, 0, 0);
-		gtm_emit(m, p, GT_GO_GO_SYSBLOCK, t->sys_ns, t, NULL, 0, 0, 0);
-		gtm_emit(m, p, GT_GO_PROC_STOP, t->sys_ns, NULL, NULL, 0, 0, 0);
+		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_SYSCALL_BEGIN, .p = p, .stack = stk);
+		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_SYSCALL_BLOCKED, .p = p);
+		GTM_EMIT(m, t->sys_ns, NULL, NULL, .kind = GT_SCHED_PROC_STOP, .p = p);
 		m->ps[p].started = false;
 		t->state = T_SYSBLOCKED;
 		m->ctr.syscalls_blocking++;
@@ -254,7 +247,7 @@ static void deschedule_for(struct gt_model *m, uint32_t p, uint64_t ns)
 		gtm_syscall_resolve(m, xt, ns, true);
 		return;
 	}
-	gtm_emit(m, p, GT_GO_GO_PREEMPT, ns, xt, NULL, 0, 0, 0);
+	GTM_EMIT(m, ns, xt, NULL, .kind = GT_SCHED_GO_STOP, .p = p, .stop = GT_STOP_PREEMPTED);
 	xt->state = T_RUNNABLE;
 	m->ps[p].running = 0;
 	m->ctr.preemptions++;
@@ -275,14 +268,14 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 	if (t->state == T_RUNNING && t->in_syscall)
 		gtm_syscall_resolve(m, t, ns, true);
 	if (t->state == T_RUNNING) {
-		gtm_emit(m, t->p, GT_GO_GO_PREEMPT, ns, t, NULL, 0, 0, 0);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_STOP, .p = t->p, .stop = GT_STOP_PREEMPTED);
 		m->ps[t->p].running = 0;
 		t->state = T_RUNNABLE;
 		m->ctr.migrations++;
 	}
 	/* 3: a stopped P starts (thread id = P id = cpu + 1, never 0) */
 	if (!m->ps[p].started) {
-		gtm_emit(m, p, GT_GO_PROC_START, ns, NULL, NULL, p, 0, 0);
+		GTM_EMIT(m, ns, NULL, NULL, .kind = GT_SCHED_PROC_START, .p = p);
 		m->ps[p].started = true;
 	}
 	if (!t->g) {
@@ -291,8 +284,8 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		t->g = m->next_g++;
 		t->seq = 0;
 		bool main_t = t->serial == m->caps[t->capture].main_serial;
-		gtm_emit(m, p, GT_GO_GO_CREATE, ns, t, NULL, t->g,
-			 gtm_thread_routine_stack(m, t, main_t ? S_MAIN : S_PREEXISTING), 0);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_CREATE, .p = p, .g = t->g,
+			 .new_stack = gtm_thread_routine_stack(m, t, main_t ? S_MAIN : S_PREEXISTING));
 		t->state = T_RUNNABLE;
 		m->ctr.threads++;
 	}
@@ -302,8 +295,8 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 			     : t->wait_kind == GT_BK_SLEEP && reason == S_UNKNOWN ? S_TIMER
 										 : reason;
 		gtm_wait_remove(m, t);
-		gtm_emit(m, p, GT_GO_GO_UNBLOCK, ns, t, NULL, t->g, ++t->seq,
-			 gtm_synth_stack(m, r));
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_UNBLOCK, .p = p, .g = t->g, .seq = ++t->seq,
+			 .stack = gtm_synth_stack(m, r));
 		/* the end of a wait no hook saw has no waker to name: counted apart, so that
 		 * unknown wakers are those of the hooks' own waits */
 		if (t->wait_kind == WAIT_UNTRACED)
@@ -313,13 +306,12 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		if (t->cond_held && t->wait_kind == GT_BK_MUTEX && r == S_UNKNOWN)
 			m->ctr.cond_release_unseen++;
 	} else if (t->state == T_SYSBLOCKED) {
-		gtm_emit(m, p, GT_GO_GO_SYSEXIT, ns, t, NULL, t->g, ++t->seq, 0);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_SYSCALL_END_BLOCKED, .p = p, .g = t->g,
+			 .seq = ++t->seq);
 	}
 	/* 5 */
-	if (t->label)
-		gtm_emit(m, p, GT_GO_GO_START_LABEL, ns, t, NULL, t->g, ++t->seq, t->label);
-	else
-		gtm_emit(m, p, GT_GO_GO_START, ns, t, NULL, t->g, ++t->seq, 0);
+	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_START, .p = p, .g = t->g, .seq = ++t->seq,
+		 .label = t->label);
 	t->state = T_RUNNING;
 	t->p = p;
 	m->ps[p].running = t->serial;
@@ -367,12 +359,13 @@ void gtm_sched_finish(struct gt_model *m)
 	for (uint32_t p = 1; p < m->n_ps; p++) {
 		if (m->ps[p].running) {
 			struct mthread *t = gtm_thread_at(m, m->ps[p].running);
-			gtm_emit(m, p, GT_GO_GO_PREEMPT, m->now, t, NULL, 0, 0, 0);
+			GTM_EMIT(m, m->now, t, NULL, .kind = GT_SCHED_GO_STOP, .p = p,
+				 .stop = GT_STOP_PREEMPTED);
 			t->state = T_RUNNABLE;
 			m->ps[p].running = 0;
 		}
 		if (m->ps[p].started) {
-			gtm_emit(m, p, GT_GO_PROC_STOP, m->now, NULL, NULL, 0, 0, 0);
+			GTM_EMIT(m, m->now, NULL, NULL, .kind = GT_SCHED_PROC_STOP, .p = p);
 			m->ps[p].started = false;
 		}
 	}
@@ -393,7 +386,7 @@ void gt_model_capture_end(struct gt_model *m, uint32_t capture)
 		if (t->in_syscall)
 			gtm_syscall_resolve(m, t, ns, false);
 		if (t->state == T_RUNNING) {
-			gtm_emit(m, t->p, GT_GO_GO_END, ns, t, NULL, 0, 0, 0);
+			GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
 			m->ps[t->p].running = 0;
 			t->state = T_DEAD;
 		}

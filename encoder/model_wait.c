@@ -78,7 +78,8 @@ void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w
 		    uint64_t stack)
 {
 	gtm_wait_remove(m, w);
-	gtm_emit(m, waker->p, GT_GO_GO_UNBLOCK, ns, waker, w, w->g, ++w->seq, stack);
+	GTM_EMIT(m, ns, waker, w, .kind = GT_SCHED_GO_UNBLOCK, .p = waker->p, .g = w->g,
+		 .seq = ++w->seq, .stack = stack);
 	w->state = T_RUNNABLE;
 	m->ctr.wakes_matched++;
 	gtm_kernel_unblocked(m, w, ns);

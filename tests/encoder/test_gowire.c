@@ -103,7 +103,7 @@ static uint8_t *write_trace(void (*body)(struct gt_wire *), size_t *len, const c
 	snprintf(path, sizeof path, "%s/%s", test_tmpdir(), name);
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	cr_assert(fd >= 0);
-	struct gt_wire *w = gt_wire_open(fd, 3);
+	struct gt_wire *w = gt_wire_open_go119(fd, 3, NULL);
 	cr_assert(w);
 	body(w);
 	cr_assert_eq(gt_wire_finish(w, GT_WIRE_FREQUENCY_NS), 0);
@@ -263,7 +263,7 @@ Test(gowire, many_batches_per_p)
 	char path[4096];
 	snprintf(path, sizeof path, "%s/batches.trace", test_tmpdir());
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	struct gt_wire *w = gt_wire_open(fd, 2);
+	struct gt_wire *w = gt_wire_open_go119(fd, 2, NULL);
 	gt_wire_event(w, 1, GT_GO_GO_CREATE, 1, (uint64_t[]){1, 0, 0});
 	gt_wire_event(w, 1, GT_GO_GOMAXPROCS, 2, (uint64_t[]){2, 0});
 	gt_wire_event(w, 1, GT_GO_PROC_START, 3, (uint64_t[]){2});

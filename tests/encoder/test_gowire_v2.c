@@ -30,6 +30,7 @@ static void convert22_every(struct gt_cb *cb, const char *name, char *trace,
 	struct gt_convert_summary sum;
 	cr_assert_eq(gt_convert_file(cap, trace, &opt, &sum, err, sizeof err), 0, "%s", err);
 	cr_assert_eq(sum.wire.skipped, 0);
+	cr_assert_eq(sum.wire.repaired, 0);
 }
 
 static void convert22(struct gt_cb *cb, const char *name, char *trace)

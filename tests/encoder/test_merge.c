@@ -67,6 +67,7 @@ Test(merge, processes_stay_apart_on_one_clock)
 	struct gt_convert_options opt = {.no_symbols = true};
 	struct gt_convert_set_summary sum;
 	cr_assert_eq(gt_convert_files(caps, 2, trace, &opt, &sum, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(check_go122_writer(caps, 2, &opt), 0);
 	cr_assert_eq(sum.n, 2);
 	cr_expect_eq(sum.captures[0].sum.pid, 100, "the earliest capture first");
 	cr_expect_str_eq(sum.captures[1].command, "beta");

@@ -67,6 +67,8 @@ static struct gt_events *convert_with_kernel(struct gt_cb *cb, const char *name,
 	struct gt_convert_options opt = { .no_symbols = true, .kernel_path = kern };
 	cr_assert_eq(gt_convert_file(cap, trace, &opt, sum, err, sizeof err), 0, "%s", err);
 	cr_assert_str_empty(sum->kernel_error);
+	const char *caps[] = {cap};
+	cr_assert_eq(check_go122_writer(caps, 1, &opt), 0);
 	struct gt_events *t = gt_events_parse_119(trace);
 	cr_assert_not_null(t, "Go 1.19 rejects %s", trace);
 	return t;

@@ -17,6 +17,12 @@ const char *test_tmpdir(void);
 int convert_builder(struct gt_cb *cb, const char *name, char *trace,
 		    struct gt_convert_summary *sum, uint64_t syscall_threshold_ns);
 int convert_path(const char *capture, char *trace, struct gt_convert_summary *sum);
+/* Converts the n captures (one trace, opt's options; kernel_path too) in the go1.22 format
+ * beside the first and returns 0 when its writer wrote every event as the model emitted it
+ * (its repaired and skipped counters 0), else -1 after saying so on stderr (or the
+ * conversion's failure).  convert_builder and convert_path run it on every capture they
+ * convert. */
+int check_go122_writer(const char *const *caps, size_t n, const struct gt_convert_options *opt);
 
 /* Queries over tests/support/oracle.h that the encoder tests share. */
 /* Index of the K-th (0-based) Go 1.19 event of TYPE; with NAME, of TYPE whose argument NAME
