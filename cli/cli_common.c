@@ -199,6 +199,9 @@ int gt_cli_trace_format(const char *command, const char *text, enum gt_trace_for
 	return 2;
 }
 
+/* The widest line of the --format help (both commands wrap at it as they always did). */
+#define HELP_WIDTH 83
+
 /* Prints words from text after col columns already printed, wrapped to width with col
  * spaces before each further line. */
 static void print_wrapped(FILE *f, const char *text, size_t col, size_t width)
@@ -239,7 +242,7 @@ void gt_cli_format_help(FILE *f, size_t col)
 		snprintf(text + used, sizeof text - used, "; GOTRACE_FORMAT sets the default");
 	int n = fprintf(f, "      --format FORMAT");
 	fprintf(f, "%*s", n < (int)col ? (int)col - n : 1, "");
-	print_wrapped(f, text, col, 83);
+	print_wrapped(f, text, col, HELP_WIDTH);
 }
 
 /* Whether the Go at PATH (a go command) is older than Go 1.minor, as its GOROOT's VERSION
