@@ -35,7 +35,7 @@ enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DE
 #define WAIT_KERNEL 102      /* wait4/waitid whose child's end is known (GoBlock) */
 #define WAIT_UNTRACED 103    /* off its CPU without a hook around it (model_kernel.c) */
 
-/* Synthetic frames (GO-TRACE-FORMAT.md §5.6): unique PCs outside real code. */
+/* Synthetic frames (docs/formats/go119.md §5.6): unique PCs outside real code. */
 enum synth {
 	S_TIMEOUT, S_SIGNAL, S_UNKNOWN, S_TIMER, S_NETPOLL, S_PREEXISTING, S_MAIN, S_EXIT,
 	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_COUNT

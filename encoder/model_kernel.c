@@ -1,5 +1,5 @@
-/* model_kernel: the kernel's context switches (issue 15; ../shared/PERF-EVENTS.md §7) placing
- * the threads (see model_internal.h).  Once switches are given, a thread the kernel reports
+/* model_kernel: the kernel's context switches (docs/formats/kernel-records.md §7) placing the
+ * threads (see model_internal.h).  Once switches are given, a thread the kernel reports
  * runs exactly from its switch-in to its switch-out, on the CPU the kernel ran it on (P =
  * CPU + 1): a switch-in starts it (after a hook's wake: the exact scheduler latency), on
  * another CPU it migrates, a switch-out still runnable is a preemption, and one with no hook
@@ -53,8 +53,9 @@ void gt_model_offcpu_samples(struct gt_model *m, struct gt_cpu_samples *s)
 	m->offcpu = s;
 }
 
-/* Hook times and kernel times agree within about a microsecond (PERF-EVENTS.md §5); a
- * syscall's hook and its switch-out can be a few hundred ns apart. */
+/* Hook times and kernel times agree within about a microsecond
+ * (docs/formats/kernel-records.md §5); a syscall's hook and its switch-out can be a few
+ * hundred ns apart. */
 #define CLOCK_ERROR_NS 2000u
 
 /* A fact that leads a thread into the kernel: within the clocks' error after its switch-out,

@@ -157,7 +157,7 @@ Test(gowire, byte_exact_small_trace)
 
 static void spec_examples_body(struct gt_wire *w)
 {
-	/* GO-TRACE-FORMAT.md §1.3: GoStart g=2 seq=1 delta 5; GoCreate g=2 new=2 stk=5 delta 3 */
+	/* docs/formats/go119.md §1.3: GoStart g=2 seq=1 delta 5; GoCreate g=2 new=2 stk=5 delta 3 */
 	gt_wire_event(w, 2, GT_GO_GO_START, 5, (uint64_t[]){2, 1});
 	gt_wire_event(w, 2, GT_GO_GO_CREATE, 8, (uint64_t[]){2, 2, 5});
 	gt_wire_event(w, GT_WIRE_P_NONE, GT_GO_GO_UNBLOCK, 1000, (uint64_t[]){2, 2, 0});
