@@ -198,9 +198,20 @@ Test(samples, samples_in_the_vdso_name_their_callers, .timeout = 180)
 		free(stack);
 	}
 	free(dump);
-	/* 800 ms of its CPU at 999 Hz: about 800 samples, nearly all in the vDSO; a loaded
-	 * machine loses some */
-	cr_assert_geq(in_vdso, 400, "%zu of %zu samples in the vDSO", in_vdso, all);
+	/* 800 ms of its CPU at 999 Hz: about 800 samples, nearly all in the vDSO with the TSC
+	 * as clocksource (a loaded machine loses some).  With kvm-clock the vDSO's read is a
+	 * small part of each call: 89-124 of about 770 on such a host, with or without this
+	 * change's code; the callers are then judged on those. */
+	char source[32] = "";
+	FILE *cs = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	if (cs) {
+		if (fscanf(cs, "%31s", source) != 1)
+			source[0] = '\0';
+		fclose(cs);
+	}
+	size_t floor = strcmp(source, "tsc") == 0 ? 400 : 50;
+	cr_assert_geq(in_vdso, floor, "%zu of %zu samples in the vDSO (clocksource %s)", in_vdso,
+		      all, source);
 	/* without the vDSO's CFI, libdwfl's frame-pointer fallback loses the caller of the
 	 * samples taken where the vDSO function has no frame (2-4 of about 370 in 400 ms) */
 	cr_assert_eq(named, in_vdso, "%zu of %zu vDSO samples name burn_in_vdso; one without:\n%s",
