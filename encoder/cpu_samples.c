@@ -96,7 +96,7 @@ static struct mthread *thread_of(struct gt_cpu_samples *s, struct gt_model *m, u
 	struct mthread *found = NULL;
 	for (size_t i = 0; i < m->n_threads; i++) {
 		struct mthread *t = m->threads[i];
-		if (t->tid == tid && t->capture < m->n_caps && m->caps[t->capture].pid == pid &&
+		if (gtm_tid(t) == tid && t->capture < m->n_caps && m->caps[t->capture].pid == pid &&
 		    (found == NULL || found->serial < t->serial))
 			found = t;
 	}
@@ -177,7 +177,7 @@ uint64_t gt_cpu_samples_offcpu_stack(struct gt_cpu_samples *s, struct gt_model *
 	if (!s || !s->offcpu.n || t->capture >= m->n_caps)
 		return 0;
 	const struct gt_kernel_at *a = gt_kernel_index_find(&s->offcpu, m->caps[t->capture].pid,
-							    t->tid, mono_ns,
+							    gtm_tid(t), mono_ns,
 							    GT_KERNEL_SWITCH_SLACK_NS);
 	struct gt_kernel_sample k;
 	bool complete;

@@ -34,6 +34,17 @@ static bool futex_did_not_wait(struct gt_model *m, uint32_t capture, uint32_t th
 	return false;
 }
 
+/* The model's thread of a capture's thread serial, made when new (NULL: none), with what the
+ * facts say of it once the tracker has met it. */
+static struct mthread *record_thread(struct gt_model *m, uint32_t capture, uint32_t serial)
+{
+	uint32_t ours = gtm_serial(m, capture, serial);
+	struct mthread *t = ours ? gtm_thread_get(m, ours) : NULL;
+	if (t && !t->facts)
+		t->facts = gt_tracker_thread(m->tracker, capture, serial);
+	return t;
+}
+
 /* The running thread t blocks (its event ev at ns) on key, from block_ns / block_tsc on. */
 static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event ev, uint8_t kind,
 			 uint64_t key, uint64_t stk, uint64_t ns, uint64_t block_ns, uint64_t block_tsc)
@@ -244,11 +255,11 @@ static void tid_ahead(struct gt_model *m, struct mthread *c, const struct gt_cap
 		      uint32_t child)
 {
 	struct gt_capture_record next;
-	for (size_t i = 0; m->kernel && !c->tid && gtm_peek(m, i, &next); i++) {
+	for (size_t i = 0; m->kernel && !gtm_tid(c) && gtm_peek(m, i, &next); i++) {
 		if (next.capture != r->capture || next.rec->thread != child)
 			continue;
 		if (next.rec->type == GT_THREAD_START) {
-			c->tid = ((const struct gt_p_thread_start *)next.payload)->tid;
+			c->tid_ahead = ((const struct gt_p_thread_start *)next.payload)->tid;
 			gtm_kernel_tid(m, c);
 		}
 		return;
@@ -261,15 +272,13 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 	struct mthread *t = gtm_fact_thread(m, r, ns, S_UNKNOWN);
 	if (!t)
 		return;
-	uint32_t child = gtm_serial(m, r->capture, n->child);
-	struct mthread *c = child ? gtm_thread_get(m, child) : NULL;
+	struct mthread *c = record_thread(m, r->capture, n->child);
 	if (!c || c == t)
 		return;
 	if (c->g) {
 		m->ctr.duplicate_creates++;
 		return;
 	}
-	c->start_routine = n->start_routine;
 	c->g = m->next_g++;
 	c->seq = 0;
 	c->state = T_RUNNABLE;
@@ -285,15 +294,9 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 
 static void fact_thread_start(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
-	const struct gt_p_thread_start *s = r->payload;
-	uint32_t serial = gtm_rec_serial(m, r);
-	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
-	if (t && !t->g && s->start_routine)
-		t->start_routine = s->start_routine;
-	if (t) {
-		t->tid = s->tid;
+	struct mthread *t = record_thread(m, r->capture, r->rec->thread);
+	if (t)
 		gtm_kernel_tid(m, t);
-	}
 	gtm_fact_thread(m, r, ns, S_UNKNOWN);
 }
 
@@ -325,9 +328,10 @@ static void name_ahead(struct gt_model *m, struct mthread *t, const struct gt_ca
 		if (next.rec->type == GT_THREAD_NAME) {
 			const struct gt_p_thread_name *n = next.payload;
 			size_t len = strnlen(n->name, sizeof n->name);
-			len = len < sizeof t->name - 1 ? len : sizeof t->name - 1;
-			memcpy(t->name, n->name, len);
-			t->name[len] = 0;
+			len = len < sizeof t->name_ahead - 1 ? len : sizeof t->name_ahead - 1;
+			memcpy(t->name_ahead, n->name, len);
+			t->name_ahead[len] = 0;
+			t->named_ahead = true;
 		}
 		return;
 	}
@@ -336,19 +340,16 @@ static void name_ahead(struct gt_model *m, struct mthread *t, const struct gt_ca
 static void fact_existing(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
 	const struct gt_p_thread_start *s = r->payload;
-	uint32_t serial = gtm_rec_serial(m, r);
-	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
-	if (t) {
-		t->tid = s->tid;
+	struct mthread *t = record_thread(m, r->capture, r->rec->thread);
+	uint32_t serial = t ? t->serial : 0;
+	if (t)
 		gtm_kernel_tid(m, t);
-	}
 	if (!t || t->g) {
 		if (t && m->prologue_closed && t->state != T_DEAD)
 			gtm_fact_thread(m, r, ns, S_UNKNOWN);
 		return;
 	}
-	t->start_routine = s->start_routine;
-	if (!t->start_routine && r->rec->thread != 1)
+	if (!s->start_routine && r->rec->thread != 1)
 		name_ahead(m, t, r);
 	if (m->prologue_closed) {
 		/* met later by a hook: a live creation where it runs */
@@ -379,7 +380,6 @@ static void fact_syscall_begin(struct gt_model *m, const struct gt_capture_recor
 	t->in_syscall = true;
 	t->sys_ns = ns;
 	t->sys_p = t->p;
-	t->facts = gt_tracker_thread(m->tracker, r->capture, r->rec->thread);
 	gtm_kobj_syscall_begin(m, t, r, ns);
 }
 
@@ -414,35 +414,31 @@ static void fact_yield(struct gt_model *m, const struct gt_capture_record *r, ui
 static void thread_label(struct gt_model *m, struct mthread *t)
 {
 	const struct mcapture *cap = &m->caps[t->capture];
-	size_t len = strlen(t->name);
-	if (!len || strcmp(t->name, cap->default_name) == 0) {
+	const char *name = gtm_name(t);
+	size_t len = strlen(name);
+	if (!len || strcmp(name, cap->default_name) == 0) {
 		t->label = cap->label;
 		return;
 	}
 	if (m->merged) {
-		char label[sizeof cap->process + sizeof t->name + 2];
-		int k = snprintf(label, sizeof label, "%s %s", cap->process, t->name);
+		char label[sizeof cap->process + sizeof t->name_ahead + 2];
+		int k = snprintf(label, sizeof label, "%s %s", cap->process, name);
 		t->label = gt_wire_string(m->w, label, (size_t)k);
 		return;
 	}
-	t->label = gt_wire_string(m->w, t->name, len);
+	t->label = gt_wire_string(m->w, name, len);
 }
 
 static void fact_name(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
-	const struct gt_p_thread_name *n = r->payload;
-	uint32_t serial = gtm_rec_serial(m, r);
-	struct mthread *t = serial ? gtm_thread_get(m, serial) : NULL;
+	struct mthread *t = record_thread(m, r->capture, r->rec->thread);
 	if (!t)
 		return;
-	size_t len = strnlen(n->name, sizeof n->name);
-	size_t kept = len < sizeof t->name - 1 ? len : sizeof t->name - 1;
-	memcpy(t->name, n->name, kept);
-	t->name[kept] = 0;
+	t->named_ahead = false;   /* the tracker has this name now (the one read ahead, if any) */
 	thread_label(m, t);
 	/* renamed while it runs: shown now where the format can (a start shows it anyway) */
 	if (t->state == T_RUNNING && t->g && t->label) {
-		struct gt_wire_actor who = {t->g, t->tid};
+		struct gt_wire_actor who = {t->g, gtm_tid(t)};
 		if (gt_wire_running_label(m->w, gtm_next_tick(m, t->p, t, NULL, ns), &who, t->label))
 			gtm_take_tick(m, t->p, t, NULL, ns);   /* written: its tick is used */
 	}
@@ -578,7 +574,8 @@ void gtm_count_for(struct gt_model *m, uint32_t capture)
 
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 {
-	gt_tracker_fact(m->tracker, r, NULL);
+	struct gt_tracker_change change;
+	gt_tracker_fact(m->tracker, r, &change);
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
 	m->fact_tsc = r->tsc;
 	m->cur = r;
@@ -655,6 +652,11 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 		m->ctr.facts_ignored++;
 		break;
 	}
+	/* the fact's thread, made by its handler when new: what the facts say of it */
+	struct mthread *own = change.thread ? gtm_thread_find(m, gtm_serial_find(m, r->capture,
+									  r->rec->thread)) : NULL;
+	if (own && !own->facts)
+		own->facts = change.thread;
 	if (m->kernel)
 		gtm_kernel_fact_done(m, gtm_rec_serial(m, r), ns);
 	/* the record is the caller's: its capture may be closed before the next fact or the

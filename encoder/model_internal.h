@@ -46,8 +46,11 @@ struct mthread {
 	uint64_t seq;           /* §2.3 counter */
 	uint64_t dep;           /* tick of the last event concerning this G */
 	uint64_t label;         /* string id of its name, 0 = none */
-	char name[16];          /* its last name, even the inherited one ("" = none) */
-	uint64_t start_routine;
+	/* its THREAD_NAME read ahead at its THREAD_EXISTING (name_ahead in model.c), so that it
+	 * is created under it: the tracker has the name only once that fact comes */
+	bool named_ahead;
+	char name_ahead[16];
+	uint32_t tid_ahead;     /* its THREAD_START's tid read ahead (kernel switches), until then */
 	uint64_t wait_obj;      /* hash key of the object waited on */
 	uint64_t block_ns;      /* fact time of the block */
 	uint64_t block_tsc;     /* its timestamp: wakes are matched in ticks, not rounded ns */
@@ -81,10 +84,10 @@ struct mthread {
 	uint64_t defer_key, defer_ns, defer_tsc, defer_stack;
 	uint32_t first_cpu;
 	uint32_t serial;        /* the model's: the capture's own when only one is converted */
-	uint32_t tid;           /* kernel thread id (the 1.22+ writer's M), 0 until known */
 	uint32_t capture;       /* the capture (process) it belongs to */
-	const struct gt_tracked_thread *facts;  /* what the facts say of it (m->tracker), NULL
-						 * before its first syscall */
+	/* what the facts say of it (m->tracker): identity, open wait, latest syscall; NULL
+	 * while the tracker has not met it (a thread the model looked at ahead) */
+	const struct gt_tracked_thread *facts;
 	uint32_t k_cpu;         /* the CPU the kernel last ran it on (model_kernel.c) */
 	bool k_seen;            /* the kernel reported a switch of it: it places it */
 	bool k_on;              /* on k_cpu now, by the kernel */
@@ -233,6 +236,27 @@ static inline const struct gt_tracked_wait *gtm_sys(const struct mthread *t)
 {
 	static const struct gt_tracked_wait none;
 	return t->facts ? &t->facts->last_syscall : &none;
+}
+
+/* t's kernel thread id (the 1.22+ writer's M): its THREAD_START's or THREAD_EXISTING's, or
+ * read ahead; 0 until known. */
+static inline uint32_t gtm_tid(const struct mthread *t)
+{
+	return t->facts && t->facts->identified ? t->facts->tid : t->tid_ahead;
+}
+
+/* t's last name, even the inherited one ("" = none). */
+static inline const char *gtm_name(const struct mthread *t)
+{
+	if (t->named_ahead)
+		return t->name_ahead;
+	return t->facts ? t->facts->name : "";
+}
+
+/* t's start routine, 0 = unknown (a thread that existed before recording). */
+static inline uint64_t gtm_start_routine(const struct mthread *t)
+{
+	return t->facts ? t->facts->start_routine : 0;
 }
 
 /* The entry of serial if allocated, else NULL (never allocates). */

@@ -13,7 +13,7 @@
 void gtm_kernel_tid(struct gt_model *m, struct mthread *t)
 {
 	bool found;
-	uint64_t *slot = t->tid ? gt_u64map_slot(&m->by_tid, t->tid, &found) : NULL;
+	uint64_t *slot = gtm_tid(t) ? gt_u64map_slot(&m->by_tid, gtm_tid(t), &found) : NULL;
 	if (slot)
 		*slot = t->serial;
 }

@@ -116,7 +116,7 @@ uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct
 void gtm_emit(struct gt_model *m, struct gt_sched_event e, uint64_t want, struct mthread *a,
 	      struct mthread *b)
 {
-	e.who = (struct gt_wire_actor){a ? a->g : 0, a ? a->tid : 0};
+	e.who = (struct gt_wire_actor){a ? a->g : 0, a ? gtm_tid(a) : 0};
 	e.ticks = gtm_take_tick(m, (uint32_t)e.p, a, b, want);
 	gt_wire_sched(m->w, &e);
 }

@@ -208,21 +208,22 @@ uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t
 static struct gt_wire_frame thread_routine_frame(struct gt_model *m, const struct mthread *t,
 						 enum synth fallback, char name[24])
 {
-	size_t len = strnlen(t->name, sizeof t->name);
-	if (t->start_routine)
-		return routine_frame(m, t, t->start_routine, name);
-	if (fallback != S_PREEXISTING || !len || strcmp(t->name, m->caps[t->capture].default_name) == 0)
+	const char *own = gtm_name(t);
+	size_t len = strlen(own);
+	if (gtm_start_routine(t))
+		return routine_frame(m, t, gtm_start_routine(t), name);
+	if (fallback != S_PREEXISTING || !len || strcmp(own, m->caps[t->capture].default_name) == 0)
 		return synth_frame(fallback);
 	/* one frame per name, at a PC of its own past the synthetic ones */
-	uint64_t name_id = gt_wire_string(m->w, t->name, len);
-	return (struct gt_wire_frame){SYNTH_PC_BASE + S_COUNT + 1 + name_id, t->name, "[gotrace]", 0};
+	uint64_t name_id = gt_wire_string(m->w, own, len);
+	return (struct gt_wire_frame){SYNTH_PC_BASE + S_COUNT + 1 + name_id, own, "[gotrace]", 0};
 }
 
 uint64_t gtm_thread_routine_stack(struct gt_model *m, const struct mthread *t,
 				  enum synth fallback)
 {
-	if (t->start_routine)
-		return gtm_routine_stack(m, t, t->start_routine, fallback); /* cached by entry */
+	if (gtm_start_routine(t))
+		return gtm_routine_stack(m, t, gtm_start_routine(t), fallback); /* cached by entry */
 	char name[24];
 	struct gt_wire_frame f = thread_routine_frame(m, t, fallback, name);
 	return gt_wire_stack(m->w, &f, 1);
