@@ -463,6 +463,8 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
  *     THREAD_END closes it; other facts leave it open (a signal handler's, or a mismatched
  *     end);
  *   - a YIELD leaves it runnable until its next fact;
+ *   - a thread inherits its process's comm: the header's (gt_tracker_capture_header), or the
+ *     first GT_PROCESS_NAME's when that one names one; a name equal to it tells nothing;
  *   - the end of a capture ends its threads; what they were doing stays readable. */
 
 /* Words of a wait's BEGIN record kept as read (header included): a BLOCK_BEGIN with its
@@ -562,6 +564,15 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 		     struct gt_tracker_change *change);
 /* Capture (a process image) has no more records: its threads end. */
 void gt_tracker_capture_end(struct gt_tracker *tr, uint32_t capture);
+/* Capture's header: the comm its threads inherit until its first GT_PROCESS_NAME.  false
+ * when memory runs out. */
+bool gt_tracker_capture_header(struct gt_tracker *tr, uint32_t capture,
+			       const struct gt_file_header *h);
+/* The name capture's threads inherit, "" when not known. */
+const char *gt_tracker_inherited_name(const struct gt_tracker *tr, uint32_t capture);
+/* name (a thread of capture's) when it is its own: not empty, not the inherited one; else
+ * NULL. */
+const char *gt_tracker_own_name(const struct gt_tracker *tr, uint32_t capture, const char *name);
 
 /* The thread (capture, serial), NULL when never met.  Pointers stay valid until freed. */
 const struct gt_tracked_thread *gt_tracker_thread(const struct gt_tracker *tr, uint32_t capture,

@@ -414,12 +414,12 @@ static void fact_yield(struct gt_model *m, const struct gt_capture_record *r, ui
 static void thread_label(struct gt_model *m, struct mthread *t)
 {
 	const struct mcapture *cap = &m->caps[t->capture];
-	const char *name = gtm_name(t);
-	size_t len = strlen(name);
-	if (!len || strcmp(name, cap->default_name) == 0) {
+	const char *name = gtm_own_name(m, t);
+	if (!name) {
 		t->label = cap->label;
 		return;
 	}
+	size_t len = strlen(name);
 	if (m->merged) {
 		char label[sizeof cap->process + sizeof t->name_ahead + 2];
 		int k = snprintf(label, sizeof label, "%s %s", cap->process, name);
@@ -531,15 +531,12 @@ static void capture_label(struct gt_model *m, struct mcapture *cap, uint32_t pid
 		cap->label = gt_wire_cstring(m->w, cap->process);
 }
 
-/* The first name recorded gives the comm threads inherit; the last one names the process
- * (merged: its threads' labels follow). */
+/* The last name recorded names the process (merged: its threads' labels follow); the first
+ * one's comm, the one threads inherit, is the tracker's. */
 static void fact_process_name(struct gt_model *m, const struct gt_capture_record *r)
 {
 	struct mcapture *cap = &m->caps[m->fact_capture];
 	gt_process_name_from_fact(&cap->proc, r->payload, r->payload_len);
-	if (!cap->proc_named && cap->proc.comm[0])
-		memcpy(cap->default_name, cap->proc.comm, sizeof cap->default_name);
-	cap->proc_named = true;
 	capture_label(m, cap, cap->pid);
 	FOR_EACH_THREAD(m, t)
 		if (t->capture == m->fact_capture)
@@ -664,18 +661,19 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	m->cur = NULL;
 }
 
-/* The names a capture's threads are known by, until its GT_PROCESS_NAME says otherwise. */
-static void capture_names(struct gt_model *m, struct mcapture *cap,
-			  const struct gt_file_header *h)
+/* The names a capture's threads are known by, until its GT_PROCESS_NAME says otherwise;
+ * false when memory runs out. */
+static bool capture_names(struct gt_model *m, uint32_t capture, const struct gt_file_header *h)
 {
+	struct mcapture *cap = &m->caps[capture];
 	gt_process_name_from_header(&cap->proc, h);
-	memcpy(cap->default_name, cap->proc.comm, sizeof cap->default_name);
 	cap->pid = h->pid;
 	cap->ppid = h->ppid;
 	cap->stop_tsc = h->stop_at_tsc ? h->stop_at_tsc : UINT64_MAX;
 	if ((h->flags & GT_FILE_WRITE_FAILED) && h->stop_tsc && h->stop_tsc < cap->stop_tsc)
 		cap->stop_tsc = h->stop_tsc;
 	capture_label(m, cap, h->pid);
+	return gt_tracker_capture_header(m->tracker, capture, h);
 }
 
 struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
@@ -703,7 +701,10 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 	m->n_caps = 1;
 	m->caps[0].main_serial = 1;
 	gt_wire_set_stack_id_base(w, SYNTH_STACK_BASE);
-	capture_names(m, &m->caps[0], h);
+	if (!capture_names(m, 0, h)) {
+		gt_model_free(m);
+		return NULL;
+	}
 	gt_clock_init(&m->clock, h);
 	return m;
 }
@@ -715,7 +716,8 @@ int gt_model_add_capture(struct gt_model *m, const struct gt_file_header *h)
 		return -1;
 	m->caps = caps;
 	memset(&caps[m->n_caps], 0, sizeof *caps);
-	capture_names(m, &caps[m->n_caps], h);
+	if (!capture_names(m, m->n_caps, h))
+		return -1;
 	if (!m->merged) {
 		/* from now on every id is remapped: capture 0's main thread stays serial 1 (G1) */
 		bool found;

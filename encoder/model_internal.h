@@ -119,10 +119,7 @@ struct mproc {
 
 /* One capture of the trace (one process image); a trace of one capture has one. */
 struct mcapture {
-	char default_name[16];      /* the name threads inherit: the first comm recorded, else
-				     * the executable's, cut to 15 */
 	struct gt_process_name proc;  /* the latest name of the process */
-	bool proc_named;            /* a GT_PROCESS_NAME was read */
 	char process[48];           /* "name[pid]": the label prefix of its threads (merged) */
 	uint64_t label;             /* string id of process, merged traces only */
 	uint64_t last_ns;           /* time of its latest fact */
@@ -251,6 +248,12 @@ static inline const char *gtm_name(const struct mthread *t)
 	if (t->named_ahead)
 		return t->name_ahead;
 	return t->facts ? t->facts->name : "";
+}
+
+/* t's name when it is its own, not the one its process's threads inherit; else NULL. */
+static inline const char *gtm_own_name(const struct gt_model *m, const struct mthread *t)
+{
+	return gt_tracker_own_name(m->tracker, t->capture, gtm_name(t));
 }
 
 /* t's start routine, 0 = unknown (a thread that existed before recording). */

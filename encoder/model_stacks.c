@@ -208,14 +208,13 @@ uint64_t gtm_routine_stack(struct gt_model *m, const struct mthread *t, uint64_t
 static struct gt_wire_frame thread_routine_frame(struct gt_model *m, const struct mthread *t,
 						 enum synth fallback, char name[24])
 {
-	const char *own = gtm_name(t);
-	size_t len = strlen(own);
+	const char *own = gtm_own_name(m, t);
 	if (gtm_start_routine(t))
 		return routine_frame(m, t, gtm_start_routine(t), name);
-	if (fallback != S_PREEXISTING || !len || strcmp(own, m->caps[t->capture].default_name) == 0)
+	if (fallback != S_PREEXISTING || !own)
 		return synth_frame(fallback);
 	/* one frame per name, at a PC of its own past the synthetic ones */
-	uint64_t name_id = gt_wire_string(m->w, own, len);
+	uint64_t name_id = gt_wire_string(m->w, own, strlen(own));
 	return (struct gt_wire_frame){SYNTH_PC_BASE + S_COUNT + 1 + name_id, own, "[gotrace]", 0};
 }
 

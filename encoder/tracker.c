@@ -7,6 +7,12 @@
 #include "common/grow.h"
 #include "common/u64map.h"
 
+/* What a capture's threads share. */
+struct tracked_capture {
+	char inherited[16];   /* the comm its threads inherit */
+	bool process_named;   /* its first GT_PROCESS_NAME was read */
+};
+
 struct gt_tracker {
 	struct gt_u64map index;              /* capture << 32 | serial -> position + 1 */
 	struct gt_tracked_thread **threads;  /* each allocated once: pointers never move */
@@ -14,6 +20,8 @@ struct gt_tracker {
 	struct gt_u64map object_index;       /* object_key -> position + 1 in objects */
 	struct gt_tracked_object *objects;
 	size_t n_objects, cap_objects;
+	struct tracked_capture *caps;        /* by capture; zero: nothing known of it */
+	size_t cap_caps;
 };
 
 struct gt_tracker *gt_tracker_new(void)
@@ -31,6 +39,7 @@ void gt_tracker_free(struct gt_tracker *tr)
 	gt_u64map_free(&tr->index);
 	free(tr->objects);
 	gt_u64map_free(&tr->object_index);
+	free(tr->caps);
 	free(tr);
 }
 
@@ -120,6 +129,52 @@ static struct gt_tracked_object *object_of(struct gt_tracker *tr, uint32_t captu
 	}
 	struct gt_tracked_object *o = &tr->objects[*slot - 1];
 	return o->capture == capture && o->obj == obj ? o : NULL;
+}
+
+/* Capture's shared state, made when new; NULL when memory runs out. */
+static struct tracked_capture *capture_of(struct gt_tracker *tr, uint32_t capture)
+{
+	if (!gt_grow(&tr->caps, &tr->cap_caps, (size_t)capture + 1, sizeof *tr->caps))
+		return NULL;
+	return &tr->caps[capture];
+}
+
+bool gt_tracker_capture_header(struct gt_tracker *tr, uint32_t capture,
+			       const struct gt_file_header *h)
+{
+	struct tracked_capture *c = capture_of(tr, capture);
+	if (!c)
+		return false;
+	struct gt_process_name proc;
+	gt_process_name_from_header(&proc, h);
+	memcpy(c->inherited, proc.comm, sizeof c->inherited);
+	return true;
+}
+
+/* Only the first GT_PROCESS_NAME (recorded at the start) gives the comm threads inherit. */
+static void process_name(struct gt_tracker *tr, const struct gt_capture_record *r)
+{
+	const struct gt_p_process_name *p = r->payload;
+	struct tracked_capture *c = capture_of(tr, r->capture);
+	if (!c || c->process_named)
+		return;
+	c->process_named = true;
+	size_t len = strnlen(p->comm, sizeof p->comm);
+	if (!len)
+		return;
+	len = len < sizeof c->inherited - 1 ? len : sizeof c->inherited - 1;
+	memcpy(c->inherited, p->comm, len);
+	c->inherited[len] = '\0';
+}
+
+const char *gt_tracker_inherited_name(const struct gt_tracker *tr, uint32_t capture)
+{
+	return capture < tr->cap_caps ? tr->caps[capture].inherited : "";
+}
+
+const char *gt_tracker_own_name(const struct gt_tracker *tr, uint32_t capture, const char *name)
+{
+	return name[0] && strcmp(name, gt_tracker_inherited_name(tr, capture)) != 0 ? name : NULL;
 }
 
 static bool is_lock(uint8_t kind)
@@ -260,6 +315,8 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 		gt_tracker_capture_end(tr, r->capture);
 		return true;
 	}
+	if (rec->type == GT_PROCESS_NAME)
+		process_name(tr, r);
 	if (!rec->thread)
 		return true;
 	struct gt_tracked_thread *t = thread_of(tr, r->capture, rec->thread);

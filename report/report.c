@@ -209,9 +209,6 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		break;
 	case GT_PROCESS_NAME:
 		gt_process_name_from_fact(&r->proc, cr->payload, cr->payload_len);
-		if (!r->proc_named)
-			memcpy(r->inherited, r->proc.comm, sizeof r->inherited);
-		r->proc_named = true;
 		break;
 	case GT_PROCESS:
 		if (rec->aux == GT_PROC_EXEC)
@@ -297,9 +294,8 @@ void gtr_routine_text(struct report *r, const struct gt_tracked_thread *t, char 
 {
 	if (t->start_routine == 0) {
 		/* a thread that existed before recording: its own name (comm) if it has one */
-		bool named = t->name[0] && strcmp(t->name, r->inherited) != 0;
-		snprintf(buf, size, "%s", t->serial == 1 ? "main" : named ? t->name
-									   : "[pre-existing thread]");
+		const char *own = gt_tracker_own_name(r->tracker, t->capture, t->name);
+		snprintf(buf, size, "%s", t->serial == 1 ? "main" : own ? own : "[pre-existing thread]");
 		return;
 	}
 	struct gt_frame f = gt_sym_function(r->sym, t->start_routine);
@@ -509,9 +505,10 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	gt_clock_init(&r.clock, h);
 	gt_capture_stop(h, &r.stop);
 	gt_process_name_from_header(&r.proc, h);
-	memcpy(r.inherited, r.proc.comm, sizeof r.inherited);
 	r.sym = gt_sym_new(NULL);
 	r.tracker = gt_report_must(gt_tracker_new());
+	if (!gt_tracker_capture_header(r.tracker, 0, h))
+		gt_report_must(NULL);
 	if (r.sym == NULL) {
 		snprintf(err, errlen, "cannot start the symbolizer");
 		gt_capture_close(c);

@@ -91,8 +91,6 @@ struct report {
 	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
 	bool execd;                     /* the last exec announced did not fail */
 	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
-	char inherited[16];             /* the first comm recorded: threads start with it */
-	bool proc_named;
 	bool kernel;                    /* on_cpu holds the kernel's times */
 	struct gt_u64map on_cpu;        /* tid -> ns on a CPU, by the kernel's switches */
 	char kernel_line[256];          /* what the kernel records are, or why not used */

@@ -34,6 +34,7 @@ static struct gt_tracker *track_until(const char *name, uint64_t cut)
 	cr_assert_not_null(c, "%s", err);
 	struct gt_tracker *tr = gt_tracker_new();
 	cr_assert_not_null(tr);
+	cr_assert(gt_tracker_capture_header(tr, 0, gt_capture_header(c)));
 	struct gt_capture_record r;
 	while (gt_capture_next(c, &r) && r.tsc <= cut)
 		cr_assert(gt_tracker_fact(tr, &r, NULL));
@@ -169,6 +170,38 @@ Test(tracker, an_ended_thread_is_no_longer_live)
 	gt_tracker_capture_end(tr, 0);
 	cr_expect_eq(live_count(tr), 0, "the capture's end ends its threads");
 	cr_expect_not(thread(tr, 1)->end_seen, "not by a THREAD_END of their own");
+	gt_tracker_free(tr);
+}
+
+/* Threads inherit the header's comm (the executable's base name) until the first
+ * GT_PROCESS_NAME that names one; a later one renames the process, not what they inherit. */
+Test(tracker, a_name_equal_to_the_inherited_comm_is_not_a_threads_own)
+{
+	struct gt_cb *cb = gt_cb_new(1, 8192, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_thread_name(cb, 0, T0 + 11, 1, "test-program");
+	gt_cb_process_name(cb, 0, T0 + 20, GT_NAME_START, "srv", "srv", 4);
+	gt_cb_thread_name(cb, 0, T0 + 21, 1, "srv");
+	gt_cb_process_name(cb, 0, T0 + 30, GT_NAME_THREAD, "renamed", "renamed", 8);
+	gt_cb_thread_name(cb, 0, T0 + 31, 1, "test-program");
+	write_capture(cb, "inherit");
+
+	struct gt_tracker *tr = track_until("inherit", T0 + 11);
+	cr_expect_str_eq(gt_tracker_inherited_name(tr, 0), "test-program", "the header's");
+	cr_expect_null(gt_tracker_own_name(tr, 0, thread(tr, 1)->name));
+	cr_expect_str_eq(gt_tracker_own_name(tr, 0, "worker"), "worker");
+	cr_expect_null(gt_tracker_own_name(tr, 0, ""), "no name is no own name");
+	cr_expect_str_eq(gt_tracker_inherited_name(tr, 1), "", "a capture not given");
+	gt_tracker_free(tr);
+
+	tr = track_until("inherit", T0 + 21);
+	cr_expect_str_eq(gt_tracker_inherited_name(tr, 0), "srv", "the first GT_PROCESS_NAME's");
+	cr_expect_null(gt_tracker_own_name(tr, 0, thread(tr, 1)->name));
+	gt_tracker_free(tr);
+
+	tr = track_until("inherit", UINT64_MAX);
+	cr_expect_str_eq(gt_tracker_inherited_name(tr, 0), "srv", "not a later one's");
+	cr_expect_str_eq(gt_tracker_own_name(tr, 0, thread(tr, 1)->name), "test-program");
 	gt_tracker_free(tr);
 }
 
