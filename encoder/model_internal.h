@@ -41,33 +41,43 @@ enum synth {
 	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_COUNT
 };
 
+/* A thread as the model draws it.  What the facts say of it (identity, the wait its hook
+ * opened, its latest syscall) is the tracker's, in facts; the fields below are the model's
+ * own: its drawing state, its decisions (which wait a release ends, when a syscall blocked),
+ * the values it reads ahead of the tracker, and the times at which it applied a wait (at a
+ * kernel switch, or after the fact that began it), which are not the facts' times. */
 struct mthread {
+	/* drawing state (G, §2.3 sequence, ticks, label): the trace's, not the facts' */
 	uint64_t g;             /* 0: not created yet */
 	uint64_t seq;           /* §2.3 counter */
 	uint64_t dep;           /* tick of the last event concerning this G */
 	uint64_t label;         /* string id of its name, 0 = none */
-	/* its THREAD_NAME read ahead at its THREAD_EXISTING (name_ahead in model.c), so that it
-	 * is created under it: the tracker has the name only once that fact comes */
+	/* read ahead: its THREAD_NAME at its THREAD_EXISTING (name_ahead in model.c), so that it
+	 * is created under it; the tracker has the name once that fact comes */
 	bool named_ahead;
 	char name_ahead[16];
-	uint32_t tid_ahead;     /* its THREAD_START's tid read ahead (kernel switches), until then */
-	uint64_t wait_obj;      /* hash key of the object waited on */
-	uint64_t block_ns;      /* fact time of the block */
-	uint64_t block_tsc;     /* its timestamp: wakes are matched in ticks, not rounded ns */
+	uint32_t tid_ahead;     /* read ahead: its THREAD_START's tid (kernel switches) */
+	/* the wait the model drew (hook, syscall, kernel): its wait-list key (per process, join
+	 * keys by the model's serial), and when the model applied it (a kernel switch's time
+	 * for waits the hooks did not draw; ns by the clock fit of that moment) */
+	uint64_t wait_obj;
+	uint64_t block_ns;
+	uint64_t block_tsc;     /* wakes are matched in ticks, not rounded ns */
 	uint64_t credit_key;    /* a wake of this thread that found fewer waiters than it may */
 	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
 	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
-	uint64_t sys_ns;        /* fact time of the pending syscall (its call: gtm_sys) */
+	uint64_t sys_ns;        /* fact time of the pending syscall by the clock fit then (its
+				 * call: gtm_sys) */
 	uint64_t sys_obj;       /* its wait-list key (a kernel key, a child), 0 = none */
 	uint64_t kobj_waker_fact;  /* model_kernel_objects.c: the fact (number) that ends its
 				    * pending syscall, once known */
 	uint64_t ahead_pos;     /* during a wake: place of its next fact in the lookahead */
-	uint32_t sys_p;
+	uint32_t sys_p;         /* the P its pending syscall began on */
 	uint32_t p;             /* P it runs on when T_RUNNING */
 	uint32_t hnext;         /* next waiter in its wait bucket (serial), 0 = end */
-	uint8_t state;
-	uint8_t wait_kind;      /* gt_block_kind, WAIT_NET, WAIT_PROLOGUE */
-	bool in_syscall;        /* a syscall began and is not yet resolved */
+	uint8_t state;          /* enum tstate: as drawn */
+	uint8_t wait_kind;      /* gt_block_kind, or a model-only WAIT_* kind */
+	bool in_syscall;        /* a syscall began and is not yet resolved (drawn) */
 	bool sys_awaiting_end;  /* resolved as blocked (or preempted inside it) before its end
 				 * fact arrived */
 	bool in_wait_list;
@@ -76,34 +86,40 @@ struct mthread {
 	bool cond_held;         /* its mutex wait began while the holder was inside a condition
 				 * wait (GT_BLOCK_COND_HELD), whose release inside glibc may be its
 				 * waker */
-	uint32_t cond_holder;   /* that holder (serial) */
+	uint32_t cond_holder;   /* that holder (the model's serial) */
 	uint32_t cond_releaser; /* that condition waiter, whose block waits for this one's */
 	/* a condition wait whose block is drawn after that of defer_waiter (serial; 0 = none),
 	 * which its release inside glibc lets in (model.c, cond_release) */
 	uint32_t defer_waiter;
 	uint64_t defer_key, defer_ns, defer_tsc, defer_stack;
-	uint32_t first_cpu;
+	uint32_t first_cpu;     /* its THREAD_EXISTING's CPU: where the prologue starts it */
 	uint32_t serial;        /* the model's: the capture's own when only one is converted */
-	uint32_t capture;       /* the capture (process) it belongs to */
+	uint32_t capture;       /* the capture (process) it belongs to: the model's index */
 	/* what the facts say of it (m->tracker): identity, open wait, latest syscall; NULL
 	 * while the tracker has not met it (a thread the model looked at ahead) */
 	const struct gt_tracked_thread *facts;
-	uint32_t k_cpu;         /* the CPU the kernel last ran it on (model_kernel.c) */
+	/* the kernel's switches as the model applied them (model_kernel.c) */
+	uint32_t k_cpu;         /* the CPU the kernel last ran it on */
 	bool k_seen;            /* the kernel reported a switch of it: it places it */
 	bool k_on;              /* on k_cpu now, by the kernel */
 	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
 	bool k_out_pending;     /* ... and waits for its own fact just after it */
-	bool hook_wait_open;    /* a hook's block began and its end has not come yet */
+	/* the model drew a hook's block whose end has not come: set when drawn (a deferred
+	 * condition wait later than its BEGIN, none for a futex that did not wait or a join of
+	 * an ended thread), kept across a signal handler's syscall; not the tracker's open wait */
+	bool hook_wait_open;
 	uint8_t block_ev;       /* its event (enum gt_go_event) and stack: a lost hand-off */
 	uint64_t block_stack;   /* inside it blocks again as the same wait (model_kernel.c) */
 	bool waits_again;       /* its wait is such a second one */
-	uint64_t cond_mutex;    /* a condition wait's mutex (key) when its block names it, else 0 */
+	/* a condition wait's mutex as a wait-list key: the one its block names, else (older
+	 * recorders) the one of the wake just before at the same stack; 0 = none */
+	uint64_t cond_mutex;
 	uint64_t woke_mutex;    /* its last wake of a mutex (key) and that wake's stack id: a */
 	uint32_t woke_stack;    /* condition wait's, when its block does not name the mutex */
 	uint64_t k_out_ns, k_out_tsc;
 	uint64_t k_out_mono;    /* the kernel's time of it (its off-CPU sample's) */
 	uint64_t k_in_tsc;      /* its last switch-in */
-	uint8_t n_regions;      /* open user regions, innermost last */
+	uint8_t n_regions;      /* open user regions, innermost last: regions drawn, not facts */
 	struct {
 		uint64_t task, name;
 	} regions[MAX_REGIONS];
