@@ -148,7 +148,7 @@ static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 	}
 	s->c.partial += !complete;
 	s->c.no_thread += !t || !t->g;
-	struct gt_wire_actor who = { t ? t->g : 0, k->tid };
+	struct gt_wire_actor who = { t ? t->g : 0, t ? t->m_id : 0 };
 	uint64_t p = k->cpu + 1 < m->n_ps ? k->cpu + 1 : GT_WIRE_P_NONE;
 	gt_wire_cpu_sample(m->w, ticks, p, &who, stack);
 	s->c.written++;

@@ -204,9 +204,11 @@ static void w19_event(struct gt_wire *gw, uint64_t p, enum gt_go_event ev, uint6
 	w->stats.events++;
 }
 
-static void w19_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,
-		      uint64_t stack, const char *msg, size_t len)
+static void w19_user_log(struct gt_wire *gw, uint64_t p, const struct gt_wire_actor *who,
+			 uint64_t ticks, uint64_t task, uint64_t key, uint64_t stack, const char *msg,
+			 size_t len)
 {
+	(void)who;   /* the 1.19 format has no threads: a P is what runs */
 	struct wire19 *w = (struct wire19 *)gw;
 	struct wire_p *wp = wire_p(w, p);
 	if (!batch_ensure(w, wp, MAX_EVENT_BYTES + 10 + len))
@@ -546,10 +548,11 @@ void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t 
 		w->ops->event(w, p, ev, ticks, args);
 }
 
-void gt_wire_user_log(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,
-		      uint64_t stack, const char *msg, size_t len)
+void gt_wire_user_log(struct gt_wire *w, uint64_t p, const struct gt_wire_actor *who,
+		      uint64_t ticks, uint64_t task, uint64_t key, uint64_t stack, const char *msg,
+		      size_t len)
 {
-	w->ops->user_log(w, p, ticks, task, key, stack, msg, len);
+	w->ops->user_log(w, p, who, ticks, task, key, stack, msg, len);
 }
 
 uint64_t gt_wire_string(struct gt_wire *w, const char *s, size_t len)

@@ -33,16 +33,32 @@ struct gt_wire_frame {
 
 struct gt_wire;
 
+/* Where a P or a live goroutine stands at a generation boundary (the 1.22+ format states it
+ * again at the start of every generation). */
+enum gt_wire_status_kind {
+	GT_WIRE_P_IDLE, GT_WIRE_P_RUNNING, GT_WIRE_P_SYSCALL,       /* a P: held by m or not */
+	GT_WIRE_G_RUNNABLE, GT_WIRE_G_RUNNING, GT_WIRE_G_SYSCALL, GT_WIRE_G_WAITING,  /* a G */
+};
+struct gt_wire_status {
+	enum gt_wire_status_kind kind;
+	uint64_t id;                 /* the P or the G */
+	uint64_t m;                  /* its M (a P's holder; a G's thread), 0: none */
+};
+typedef void gt_wire_visit(void *arg, const struct gt_wire_status *s);
+
 /* The writers' options (the open functions of encoder.h's format table): the "go 1.22
  * trace" writer (gowire_v2.c) has one M per thread and closes a generation every
  * generation_ns ticks or generation_bytes of events (0: 1 s, 4 MiB), each with its own string
  * and stack tables and Frequency (frequency(ctx) when the generation starts: the clock fit so
- * far; NULL: 1e9).  The "go 1.19 trace" writer has none of these. */
+ * far; NULL: 1e9) and its live state (live(ctx, visit, arg): every P, then every live
+ * goroutine, given to visit).  The "go 1.19 trace" writer has none of these. */
 struct gt_wire_options {
 	uint64_t generation_ns;
 	uint64_t generation_bytes;
 	uint64_t (*frequency)(const void *ctx);
 	const void *frequency_ctx;
+	void (*live)(const void *ctx, gt_wire_visit *visit, void *arg);
+	const void *live_ctx;
 };
 /* The two writers, as gt_trace_formats lists them (fd is not closed by the writer; P ids
  * 0 .. n_ps-1 may be used, plus GT_WIRE_P_NONE; the 16-byte header is written at once;
@@ -53,12 +69,20 @@ struct gt_wire *gt_wire_open_go122(int fd, uint32_t n_ps, const struct gt_wire_o
 void gt_wire_frequency_source(struct gt_wire *w, uint64_t (*frequency)(const void *ctx),
 			      const void *ctx);
 
-/* Who performs an event: the thread whose goroutine is g (0: none known) and its kernel
- * thread id (0: unknown).  The 1.19 writer has no threads (a P is what runs) and ignores
- * it; the 1.22+ writer writes the event on that thread's M. */
+/* Sets where a 1.22+ writer learns the live state at each generation boundary: live(ctx,
+ * visit, arg) calls visit for every P and every live goroutine (no effect on a 1.19 one). */
+void gt_wire_live_state_source(struct gt_wire *w,
+			       void (*live)(const void *ctx, gt_wire_visit *visit, void *arg),
+			       const void *ctx);
+
+/* Who performs an event: the thread whose goroutine is g (0: none known) and its M, the id
+ * of its thread in the 1.22+ format (chosen by the model: its TID, or an id of its own when
+ * the TID is unknown or still held by another live thread; 0: none yet).  The 1.19 writer
+ * has no threads (a P is what runs) and ignores it; the 1.22+ writer writes the event on
+ * that M. */
 struct gt_wire_actor {
 	uint64_t g;
-	uint32_t tid;
+	uint64_t m;
 };
 
 /* What a goroutine waits for (its block reason in the 1.22+ format, its GoBlock* event in
@@ -78,18 +102,25 @@ struct gt_wire_wait {
  * reads besides ticks, p and who).  The go1.22 writer writes them on who's M; the go1.19
  * writer down-converts each to the 1.19 event(s) in brackets.
  *
- * The model still decides the order in the 1.19 shape: a P stays started while its
- * goroutines block (ProcStart/ProcStop are the 1.19 writer's; the go1.22 writer derives an
- * M's P from GoStart and GoStop/GoBlock/GoDestroy), and the go1.22 writer keeps its own
- * goroutine, M and P state.  What is left to move into the model (so that the writer only
- * encodes): the design note at the end of this header. */
+ * The model decides everything the 1.22+ format says of threads: each thread's M (who.m),
+ * when an M holds a P (it holds it exactly while its G runs, from its GoStart, or from its
+ * creation when it was first seen running, to its GoStop/GoBlock/GoDestroy, or in a syscall
+ * that blocked, until that syscall's PROC_STOP), when a label is new, which threads existed
+ * at the start, and, at each generation boundary, every P's and live G's status
+ * (gt_wire_live_state_source).  The go1.22 writer keeps only what the encoding needs:
+ * batches per M, the per-generation sequence numbers and the last tick each G and P changed
+ * (the readers' frontier, w22_emit).  PROC_START/PROC_STOP without an M are the 1.19
+ * format's pseudo-threads, ignored by the 1.22 writer. */
 #define GT_SCHED_EVENTS(X)                                                                 \
 	X(PROC_START)            /* P p starts (1.19 ProcStart, thread p) */               \
-	X(PROC_STOP)             /* P p stops: its thread blocked in a syscall, or the end */ \
+	X(PROC_STOP)             /* P p stops: its thread blocked in a syscall (who: that \
+				  * thread, whose M lets the P go), or the end */          \
 	X(PROCS)                 /* the prologue ends: n_procs P ids (Gomaxprocs) */       \
-	X(GO_CREATE)             /* g, new_stack, stack; by who (who.g == g: first seen) */ \
+	X(GO_CREATE)             /* g, new_stack, stack; by who (who.g == g: first seen, \
+				  * its M takes p); existing, waiting */                   \
 	X(GO_WAITING)            /* g existed before the trace, blocked (GoWaiting) */     \
-	X(GO_START)              /* g, seq, label (0: none) (GoStart / GoStartLabel) */    \
+	X(GO_START)              /* g, seq, label (0: none), new_label; holds_p (GoStart / \
+				  * GoStartLabel) */                                        \
 	X(GO_STOP)               /* the running G leaves p runnable: stop, stack */        \
 	X(GO_BLOCK)              /* the running G waits: wait, stack (GoBlock*) */         \
 	X(GO_UNBLOCK)            /* g, seq, stack: made runnable by who */                 \
@@ -120,11 +151,15 @@ struct gt_sched_event {
 	enum gt_sched_kind kind;
 	uint64_t ticks;              /* absolute; each P's strictly increase */
 	uint64_t p;                  /* the P (CPU k = P k+1, P 0 the prologue's) */
-	struct gt_wire_actor who;    /* the thread that performs it (g 0: the one running on p) */
+	struct gt_wire_actor who;    /* the thread that performs it */
 	uint64_t g, seq;             /* the goroutine it is about, its 1.19 sequence number */
 	uint64_t stack;              /* the performer's stack id, 0: none */
 	uint64_t new_stack;          /* GO_CREATE: the new goroutine's */
 	uint64_t label;              /* GO_START: its label string id, 0: none */
+	bool new_label;              /* GO_START: label differs from the one the G last showed */
+	bool holds_p;                /* GO_START: who's M holds p already (created on it) */
+	bool existing, waiting;      /* GO_CREATE: a thread there before the trace (created on
+				      * P 0 by its own M), blocked then (declared waiting) */
 	uint64_t sys_end;            /* GO_SYSCALL_BEGIN */
 	uint64_t n_procs;            /* PROCS */
 	enum gt_sched_stop stop;     /* GO_STOP */
@@ -143,8 +178,9 @@ void gt_wire_event(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t 
 
 /* UserLog: the event (task id, key string id, stack) followed, outside its length, by the
  * message bytes (§1.3). */
-void gt_wire_user_log(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task, uint64_t key,
-		      uint64_t stack, const char *msg, size_t len);
+void gt_wire_user_log(struct gt_wire *w, uint64_t p, const struct gt_wire_actor *who,
+		      uint64_t ticks, uint64_t task, uint64_t key, uint64_t stack, const char *msg,
+		      size_t len);
 
 /* Interned string id (1, 2, ...) for len bytes of s; defines it on first use.  Empty
  * strings are id 0; names longer than GT_WIRE_MAX_NAME keep their last bytes. */
@@ -178,39 +214,5 @@ bool gt_wire_running_label(struct gt_wire *w, uint64_t ticks, const struct gt_wi
 int gt_wire_finish(struct gt_wire *w, uint64_t ticks_per_second);
 void gt_wire_stats(const struct gt_wire *w, struct gt_wire_stats *out);
 void gt_wire_free(struct gt_wire *w);
-
-/* Design note: what is left for the go1.22 writer to hold no scheduler state (issue 21.2).
- *
- * Today (gowire_v2_events.c) the writer still keeps, per goroutine, M and P, what the model
- * knows already, and repairs nothing (its repaired/skipped counters are held at 0 by the
- * tests, check_go122_writer).  Each piece moves into the model's emission (model_sched.c
- * gtm_emit and its callers), one commit each, traces byte-identical:
- *
- *  1. M ids: who gains an m (the thread's TID; 2^33|g when unknown; g<<34|tid when a live
- *     thread holds the TID already; ids 1000000-1000005 moved off the viewer's rows): the
- *     writer's w22_m_of and m->owner go.
- *  2. P holding in the 1.22 sense (an M holds a P exactly while its G runs or sits in a
- *     syscall holding it): two events without a tick of their own, M_ACQUIRE_P before
- *     GO_START (from the model's ps[p].running change) and M_RELEASE_P after GO_STOP,
- *     GO_BLOCK, GO_DESTROY and GO_SYSCALL_BLOCKED; ProcStart/ProcStop of the 1.19 pseudo
- *     threads stay PROC_START/PROC_STOP (their ticks are the model's), ignored by this
- *     writer.  take_p, proc_stop, m->p, m->g, p2.m go.
- *  3. Generations: struct gt_wire_options gains live_state(ctx, visit), called at each
- *     boundary; the model visits every P (holder M, running/syscall/idle) and every live G
- *     (M, running/runnable/syscall/waiting), which the writer turns into ProcStatus and
- *     GoStatus, and resets its per-generation sequence numbers (G seq: GO_START and
- *     GO_UNBLOCK since the boundary; P seq: ProcStart and GoSyscallBegin) carried in the
- *     events as seq22/p_seq.  The same callback at PROCS lists the threads existing at the
- *     start (created on P 0 by their own M, or Waiting): G_PENDING and wait_at_start go.
- *  4. Labels: GO_LABEL as an event of its own when the model's label differs from the one
- *     last shown (label_shown moves to struct mthread); gt_wire_running_label goes.
- *  5. GoDestroySyscall: GO_DESTROY of a G in a blocked syscall says so (the model knows
- *     T_SYSBLOCKED).  Then struct g2/p2/m2's scheduling fields, g_stop's state checks and the
- *     repaired/skipped counters are deleted; what stays is encoding state: batches per M,
- *     the last tick each G and P changed (the readers' frontier tie, w22_emit), string and
- *     stack tables.
- *  6. The 1.19 writer then takes the events as they are: M_* ignored, seq22 unused, its
- *     PROC_START/PROC_STOP kept.
- */
 
 #endif

@@ -13,8 +13,9 @@ struct gt_wire_ops {
 	/* the 1.19 writer's own events (gt_wire_event); NULL in the 1.22 writer */
 	void (*event)(struct gt_wire *w, uint64_t p, enum gt_go_event ev, uint64_t ticks,
 		      const uint64_t *args);
-	void (*user_log)(struct gt_wire *w, uint64_t p, uint64_t ticks, uint64_t task,
-			 uint64_t key, uint64_t stack, const char *msg, size_t len);
+	void (*user_log)(struct gt_wire *w, uint64_t p, const struct gt_wire_actor *who,
+			 uint64_t ticks, uint64_t task, uint64_t key, uint64_t stack, const char *msg,
+			 size_t len);
 	uint64_t (*string)(struct gt_wire *w, const char *s, size_t len);
 	void (*define_stack)(struct gt_wire *w, uint64_t id, const struct gt_wire_frame *frames,
 			     size_t n);

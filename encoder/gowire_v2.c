@@ -1,13 +1,15 @@
 /* gowire_v2: the "go 1.22 trace" writer (docs/formats/go122.md) behind gowire.h's interface.
  *
  * The model says what happened in gowire.h's scheduling events (on Ps, CPU k = P k+1, P 0
- * its prologue, ordered as the 1.19 format needs) and names who did it (gt_wire_actor); this
- * writer writes them in the 1.22+ format, where every event belongs to a thread (an M, id =
- * the thread's TID, §3.1):
+ * its prologue, ordered as the 1.19 format needs) and names who did it and on which M
+ * (gt_wire_actor); this writer writes them in the 1.22+ format, where every event belongs to
+ * a thread (§3.1).  Who runs where is the model's to say; this writer keeps encoding state
+ * only (gowire_v2_internal.h):
  *
  *   - an M holds a P exactly while its goroutine runs or sits in a syscall holding it:
- *     GoStart is preceded by ProcStart, every GoStop/GoBlock/GoDestroy followed by ProcStop
- *     (the §3.2 primitive; the 1.19 ProcStart/ProcStop of pseudo-threads mean nothing here);
+ *     GoStart is preceded by ProcStart (unless the model says its M took the P to create it),
+ *     every GoStop/GoBlock/GoDestroy followed by ProcStop (the §3.2 primitive; the 1.19
+ *     ProcStart/ProcStop of pseudo-threads mean nothing here);
  *   - blocks carry reasons in C terms (§5.3) from the wait the model passes after the stack;
  *   - a syscall that did not block is GoSyscallBegin … GoSyscallEnd at its real end; one that
  *     blocked is GoSyscallBegin, ProcStop, and GoSyscallEndBlocked at its return;
@@ -15,7 +17,8 @@
  *     from time 0), or declared Waiting when they were blocked (§3.4);
  *   - generations close every generation_ns ticks or generation_bytes of events (§1.8): all
  *     batches of the generation, its Frequency, then the strings and stacks it used; the
- *     next one opens with the status of every P and live goroutine, so a reader keeps one
+ *     next one opens with the status of every P and live goroutine (the model's live-state
+ *     callback), so a reader keeps one
  *     generation in memory and a cut file is read up to its last complete generation.
  *
  * Ticks are the model's (ns at the capture's nominal rate); each generation's Frequency is
@@ -85,8 +88,11 @@ void w22_m_flush(struct wire22 *w, struct m2 *m)
 /* ---------------------------------------------------------------------------------------- */
 /* events on an M */
 
-static struct m2 *m_new(struct wire22 *w, uint64_t id)
+/* M id (0: NoThread), made on first use. */
+struct m2 *w22_m(struct wire22 *w, uint64_t id)
 {
+	if (!id)
+		id = NO_ID;
 	bool found;
 	uint64_t *slot = gt_u64map_slot(&w->m_by_id, id, &found);
 	if (slot && found)
@@ -103,45 +109,26 @@ static struct m2 *m_new(struct wire22 *w, uint64_t id)
 	return m;
 }
 
-/* The M of goroutine g: its thread's TID (§3.1: never 0 nor a viewer's pseudo-row id); a
- * TID still held by another live goroutine (a reused or duplicated one) gets an id of its
- * own. */
-struct m2 *w22_m_of(struct wire22 *w, uint64_t g, uint32_t tid)
+struct seq2 *w22_g(struct wire22 *w, uint64_t g)
 {
-	struct g2 *gg = &w->gs[g];
-	if (gg->m)
-		return gg->m;
-	if (!gg->tid)
-		gg->tid = tid;
-	uint64_t id = gg->tid ? gg->tid : (1ull << 33) | g;
-	if (id >= 1000000 && id <= 1000005)
-		id |= 1ull << 32;
-	struct m2 *m = m_new(w, id);
-	if (m && m->owner && m->owner != g && w->gs[m->owner].st != G_DEAD)
-		m = m_new(w, g << 34 | id);
-	if (!m)
-		return NULL;
-	m->owner = g;
-	gg->m = m;
-	return m;
+	if (g && g < (1ull << 32) && gt_grow(&w->gs, &w->cap_gs, g + 1, sizeof *w->gs))
+		return &w->gs[g];
+	if (g)
+		w->error = ENOMEM;
+	return NULL;
 }
 
-struct m2 *w22_no_thread(struct wire22 *w)
+/* Where ev records the time it changes a P's or a goroutine's state (NULL: it changes none
+ * that an event of another M waits for): its arguments' P or G, else those of the model's
+ * event being written. */
+static uint64_t *changed_by(struct wire22 *w, enum gt_go2_event ev, const uint64_t *args)
 {
-	return w->ms[0];
-}
-
-/* Where ev, by m, records the time it changes a P's or a goroutine's state (NULL: it changes
- * none that an event of another M waits for). */
-static uint64_t *changed_by(struct wire22 *w, struct m2 *m, enum gt_go2_event ev,
-			    const uint64_t *args)
-{
-	uint64_t g = m->g ? m->g : m->owner;
+	uint64_t g = w->ev_g, p = w->ev_p;
 	switch (ev) {
 	case GT_GO2_PROC_START: case GT_GO2_PROC_STATUS:
 		return args[0] < w->n_ps ? &w->ps[args[0]].changed : NULL;
 	case GT_GO2_PROC_STOP: case GT_GO2_GO_SYSCALL_BEGIN:
-		return m->p ? &w->ps[m->p - 1].changed : NULL;
+		return p < w->n_ps ? &w->ps[p].changed : NULL;
 	case GT_GO2_GO_START: case GT_GO2_GO_UNBLOCK: case GT_GO2_GO_STATUS: case GT_GO2_GO_CREATE:
 		return args[0] < w->cap_gs ? &w->gs[args[0]].changed : NULL;
 	case GT_GO2_GO_STOP: case GT_GO2_GO_BLOCK: case GT_GO2_GO_DESTROY:
@@ -176,7 +163,7 @@ void w22_emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t tic
 	 * for is read at most mul x its ticks, this one more than mul x its ticks - (the
 	 * batch's events + 2); with a margin for floats' rounding: at >= changed + 4, and a
 	 * new batch unless mul x (at - changed) >= events + 3. */
-	uint64_t *changed = changed_by(w, m, ev, args);
+	uint64_t *changed = changed_by(w, ev, args);
 	if (changed && (ev == GT_GO2_PROC_START || ev == GT_GO2_GO_START || ev == GT_GO2_GO_UNBLOCK)) {
 		if (at < *changed + 4)
 			at = *changed + 4;
@@ -204,6 +191,7 @@ void w22_emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t tic
 	m->buf.len += k;
 	m->n_ev++;
 	m->last = at;
+	m->ended = false;
 	w->gen_bytes += k;
 	w->stats.events++;
 }
@@ -217,6 +205,24 @@ void w22_emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t tic
 static uint64_t near_1e9(uint64_t freq)
 {
 	return freq >= 990000000u && freq <= 1010000000u ? freq : GT_WIRE_FREQUENCY_NS;
+}
+
+static void add_live(void *arg, const struct gt_wire_status *s)
+{
+	struct wire22 *w = arg;
+	if (s->kind >= GT_WIRE_G_RUNNABLE ? !w22_g(w, s->id) : s->id >= w->n_ps)
+		return;
+	if (!gt_grow(&w->live, &w->cap_live, w->n_live + 1, sizeof *w->live)) {
+		w->error = ENOMEM;
+		return;
+	}
+	w->live[w->n_live++] = *s;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct gt_wire_status *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static void gen_open(struct wire22 *w, uint64_t ticks)
@@ -233,20 +239,41 @@ static void gen_open(struct wire22 *w, uint64_t ticks)
 	w->gen_bytes = 0;
 	w->stats.generations++;
 	/* §3.4: every P and every live goroutine says where it stands */
-	for (uint32_t p = 0; p < w->n_ps; p++) {
-		struct p2 *pp = &w->ps[p];
-		pp->seq = 0;
-		EMIT(w, pp->m ? pp->m : w22_no_thread(w), PROC_STATUS, ticks, p, pp->m ? pp->st : P_IDLE);
+	w->n_live = 0;
+	for (uint32_t p = 0; p < w->n_ps; p++)
+		w->ps[p].seq = 0;
+	for (uint64_t g = 1; g < w->cap_gs; g++)
+		w->gs[g].seq = 0;
+	if (w->opt.live)
+		w->opt.live(w->opt.live_ctx, add_live, w);
+	size_t n_p = 0;
+	while (n_p < w->n_live && w->live[n_p].kind <= GT_WIRE_P_SYSCALL)
+		n_p++;
+	qsort(w->live, n_p, sizeof *w->live, by_id);
+	qsort(w->live + n_p, w->n_live - n_p, sizeof *w->live, by_id);
+	w->ev_g = 0;
+	size_t i = 0;
+	for (uint32_t p = 0; p < w->n_ps; p++) {   /* a P the model did not visit: idle */
+		const struct gt_wire_status *st = NULL;
+		for (; i < n_p && w->live[i].id <= p; i++)
+			st = w->live[i].id == p ? &w->live[i] : st;
+		if (st && st->kind != GT_WIRE_P_IDLE && st->m)
+			EMIT(w, w22_m(w, st->m), PROC_STATUS, ticks, p,
+			     st->kind == GT_WIRE_P_RUNNING ? P_RUNNING : P_SYSCALL);
+		else
+			EMIT(w, w22_m(w, 0), PROC_STATUS, ticks, p, P_IDLE);
 	}
-	for (uint64_t g = 1; g < w->cap_gs; g++) {
-		struct g2 *gg = &w->gs[g];
-		gg->seq = 0;
-		struct m2 *m = gg->m ? gg->m : w22_no_thread(w);
-		switch (gg->st) {
-		case G_RUNNING: EMIT(w, m, GO_STATUS, ticks, g, m->id, GS_RUNNING); break;
-		case G_SYSCALL: EMIT(w, m, GO_STATUS, ticks, g, m->id, GS_SYSCALL); break;
-		case G_RUNNABLE: EMIT(w, m, GO_STATUS, ticks, g, NO_ID, GS_RUNNABLE); break;
-		case G_WAITING: EMIT(w, m, GO_STATUS, ticks, g, NO_ID, GS_WAITING); break;
+	for (i = n_p; i < w->n_live; i++) {
+		const struct gt_wire_status *st = &w->live[i];
+		struct m2 *m = w22_m(w, st->m);
+		if (!m)
+			return;
+		w->ev_g = st->id;
+		switch (st->kind) {
+		case GT_WIRE_G_RUNNING: EMIT(w, m, GO_STATUS, ticks, st->id, m->id, GS_RUNNING); break;
+		case GT_WIRE_G_SYSCALL: EMIT(w, m, GO_STATUS, ticks, st->id, m->id, GS_SYSCALL); break;
+		case GT_WIRE_G_RUNNABLE: EMIT(w, m, GO_STATUS, ticks, st->id, NO_ID, GS_RUNNABLE); break;
+		case GT_WIRE_G_WAITING: EMIT(w, m, GO_STATUS, ticks, st->id, NO_ID, GS_WAITING); break;
 		default: break;
 		}
 	}
@@ -257,7 +284,7 @@ static void gen_close(struct wire22 *w, uint64_t freq)
 	for (size_t i = 0; i < w->n_ms; i++) {
 		struct m2 *m = w->ms[i];
 		w22_m_flush(w, m);
-		if (!m->owner && !m->p && !m->g) {
+		if (m->ended || m->id == NO_ID) {
 			free(m->buf.data);   /* a thread that ended: no more events */
 			m->buf = (struct bytebuf){0};
 		}
@@ -314,7 +341,7 @@ static void w22_cpu_sample(struct gt_wire *gw, uint64_t ticks, uint64_t p,
 	if (!b->len)
 		b->data[b->len++] = 0x06;   /* EvCPUSamples: the batch's kind */
 	uint64_t g = who ? who->g : 0;
-	uint64_t m = g && g < w->cap_gs && w->gs[g].m ? w->gs[g].m->id : NO_ID;
+	uint64_t m = who && who->m ? who->m : NO_ID;
 	w22_use_stack(w, stack);
 	b->data[b->len++] = 0x07;       /* EvCPUSample */
 	int64_t at = (int64_t)ticks + w->offset;
@@ -358,6 +385,7 @@ static void w22_free(struct gt_wire *gw)
 	gt_u64map_free(&w->m_by_id);
 	free(w->ps);
 	free(w->gs);
+	free(w->live);
 	free(w->out.data);
 	gt_intern_free(&w->strings);
 	gt_intern_free(&w->stacks);
@@ -405,13 +433,11 @@ struct gt_wire *gt_wire_open_go122(int fd, uint32_t n_ps, const struct gt_wire_o
 	w->out.cap = OUT_BUFFER_BYTES;
 	w->next_string_id = 1;
 	w->next_stack_id = 1;
-	if (!w->ps || !w->out.data || !m_new(w, NO_ID) ||
+	if (!w->ps || !w->out.data || !w22_m(w, NO_ID) ||
 	    !gt_grow(&w->strs, &w->cap_strs, 1, sizeof *w->strs)) {
 		w22_free(&w->base);
 		return NULL;
 	}
-	for (uint32_t p = 0; p < w->n_ps; p++)
-		w->ps[p].st = P_IDLE;
 	const char *header = gt_trace_formats[GT_FORMAT_GO122].header;
 	out_append(w, (const uint8_t *)header, GT_TRACE_HEADER_BYTES);
 	return &w->base;
@@ -426,3 +452,13 @@ void gt_wire_frequency_source(struct gt_wire *gw, uint64_t (*frequency)(const vo
 	w22(gw)->opt.frequency_ctx = ctx;
 }
 
+
+void gt_wire_live_state_source(struct gt_wire *gw,
+			       void (*live)(const void *ctx, gt_wire_visit *visit, void *arg),
+			       const void *ctx)
+{
+	if (gw->ops != &wire22_ops)
+		return;
+	w22(gw)->opt.live = live;
+	w22(gw)->opt.live_ctx = ctx;
+}

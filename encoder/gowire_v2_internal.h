@@ -3,6 +3,8 @@
  *   gowire_v2.c         the file: batches per M, w22_emit, generations, CPU samples, open/finish
  *   gowire_v2_tables.c  strings and stacks: global ids, defined again in every generation
  *   gowire_v2_events.c  the model's events said in this format (goroutines, Ms, Ps)
+ *
+ * The model decides who runs where (gowire.h): what is here is encoding state only.
  */
 #ifndef GOTRACE_GOWIRE_V2_INTERNAL_H
 #define GOTRACE_GOWIRE_V2_INTERNAL_H
@@ -20,38 +22,25 @@
 #define DEFAULT_GENERATION_NS 1000000000ull
 #define DEFAULT_GENERATION_BYTES (4ull << 20)
 
-enum { G_NONE, G_PENDING, G_RUNNABLE, G_RUNNING, G_SYSCALL, G_WAITING, G_DEAD };
 enum { GS_RUNNABLE = 1, GS_RUNNING = 2, GS_SYSCALL = 3, GS_WAITING = 4 };  /* GoStatus */
 enum { P_IDLE = 2, P_RUNNING = 1, P_SYSCALL = 3 };                        /* ProcStatus */
 
+/* What the encoding keeps per M: its open batch.  Who runs where is the model's. */
 struct m2 {
 	uint64_t id;
 	struct bytebuf buf;      /* the open batch's events */
 	uint64_t base;           /* its base ticks */
 	uint64_t n_ev;           /* its events */
 	uint64_t last;           /* last ticks written by this M (any generation) */
-	uint32_t p;              /* P held + 1, 0 = none */
-	uint64_t g;              /* its goroutine while running or in a syscall, 0 = none */
-	uint64_t owner;          /* the live goroutine whose thread this M is, 0 = none */
+	bool ended;              /* its last event ended its G: its buffer goes at the boundary */
 };
 
-struct g2 {
-	uint8_t st;
-	bool wait_at_start;      /* G_PENDING: blocked when the trace began */
-	uint32_t tid;
-	struct m2 *m;            /* its thread, once known */
+/* What the encoding keeps per G and per P: the sequence number of its last GoStart or
+ * GoUnblock (a G's) or ProcStart or GoSyscallBegin (a P's) in the open generation, and the
+ * ticks written of its last change of state (w22_emit). */
+struct seq2 {
 	uint64_t seq;
-	uint64_t new_stk;        /* G_PENDING: its creation's new stack */
-	uint64_t create_ticks;
-	uint64_t label_shown;    /* string id of the last GoLabel written */
-	uint64_t changed;        /* ticks written of its last change of state */
-};
-
-struct p2 {
-	uint8_t st;
-	uint64_t seq;
-	struct m2 *m;            /* holder, NULL when idle */
-	uint64_t changed;        /* ticks written of its last change of state */
+	uint64_t changed;
 };
 
 struct str2 {
@@ -85,9 +74,13 @@ struct wire22 {
 	struct gt_wire_stats stats;
 
 	uint32_t n_ps;
-	struct p2 *ps;
-	struct g2 *gs;
+	struct seq2 *ps;
+	struct seq2 *gs;
 	size_t cap_gs;
+	uint64_t ev_g;           /* the G and P of the model's event being written: what its */
+	uint64_t ev_p;           /* GoStop, ProcStop, ... change (w22_emit) */
+	struct gt_wire_status *live;  /* a boundary's statuses, Gs sorted by id */
+	size_t n_live, cap_live;
 	struct m2 **ms;          /* ms[0]: NoThread */
 	size_t n_ms, cap_ms;
 	struct gt_u64map m_by_id;  /* M id -> index in ms */
@@ -125,9 +118,10 @@ static inline struct wire22 *w22(struct gt_wire *w)
 void w22_batch_write(struct wire22 *w, uint64_t m_id, uint64_t base, const uint8_t *data,
 		     size_t len);
 void w22_m_flush(struct wire22 *w, struct m2 *m);
-/* The M of goroutine g (its thread's TID when known), made on first use; NULL on ENOMEM. */
-struct m2 *w22_m_of(struct wire22 *w, uint64_t g, uint32_t tid);
-struct m2 *w22_no_thread(struct wire22 *w);
+/* M id (0: NoThread), made on first use; NULL on ENOMEM. */
+struct m2 *w22_m(struct wire22 *w, uint64_t id);
+/* The slot of G g, grown to it; NULL (ENOMEM, or no G) when there is none. */
+struct seq2 *w22_g(struct wire22 *w, uint64_t g);
 /* Appends one event (type byte, tick delta, args) to m's batch. */
 void w22_emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t ticks,
 	      const uint64_t *args);
@@ -149,9 +143,10 @@ void w22_set_stack_id_base(struct gt_wire *gw, uint64_t id_base);
 
 /* gowire_v2_events.c: the ops that take the model's events */
 void w22_sched(struct gt_wire *gw, const struct gt_sched_event *e);
-void w22_user_log(struct gt_wire *gw, uint64_t p, uint64_t ticks, uint64_t task,
-		  uint64_t key, uint64_t stack, const char *msg, size_t len);
 bool w22_running_label(struct gt_wire *gw, uint64_t ticks, const struct gt_wire_actor *who,
 		       uint64_t label);
+void w22_user_log(struct gt_wire *gw, uint64_t p, const struct gt_wire_actor *who,
+		  uint64_t ticks, uint64_t task, uint64_t key, uint64_t stack, const char *msg,
+		  size_t len);
 
 #endif

@@ -281,13 +281,13 @@ static void fact_thread_new(struct gt_model *m, const struct gt_capture_record *
 	}
 	c->g = m->next_g++;
 	c->seq = 0;
-	c->state = T_RUNNABLE;
 	/* never an empty creator stack: Go 1.19's task analysis reads its first frame when the
 	 * creator is inside a user region */
 	uint64_t stk = gtm_captured_stack(m, n->stack);
 	GTM_EMIT(m, ns, t, c, .kind = GT_SCHED_GO_CREATE, .p = t->p, .g = c->g,
 		 .new_stack = gtm_routine_stack(m, c, n->start_routine, S_PREEXISTING),
 		 .stack = stk ? stk : gtm_synth_stack(m, S_NO_FRAMES));
+	c->state = T_RUNNABLE;   /* after: a generation's statuses list it once created */
 	m->ctr.threads++;
 	tid_ahead(m, c, r, n->child);
 }
@@ -358,7 +358,7 @@ static void fact_existing(struct gt_model *m, const struct gt_capture_record *r,
 	}
 	if (serial != 1)
 		gtm_ensure_main(m);
-	gtm_create_in_prologue(m, t, serial);
+	gtm_create_in_prologue(m, t, serial, r->rec->aux & 1);
 	if (r->rec->aux & 1) {
 		GTM_EMIT(m, m->t0, t, NULL, .kind = GT_SCHED_GO_WAITING, .p = 0, .g = t->g);
 		t->seq++;
@@ -437,10 +437,12 @@ static void fact_name(struct gt_model *m, const struct gt_capture_record *r, uin
 	t->named_ahead = false;   /* the tracker has this name now (the one read ahead, if any) */
 	thread_label(m, t);
 	/* renamed while it runs: shown now where the format can (a start shows it anyway) */
-	if (t->state == T_RUNNING && t->g && t->label) {
-		struct gt_wire_actor who = {t->g, gtm_tid(t)};
-		if (gt_wire_running_label(m->w, gtm_next_tick(m, t->p, t, NULL, ns), &who, t->label))
+	if (t->state == T_RUNNING && t->g && t->label && t->label != t->label_shown) {
+		struct gt_wire_actor who = {t->g, gtm_m_id(m, t)};
+		if (gt_wire_running_label(m->w, gtm_next_tick(m, t->p, t, NULL, ns), &who, t->label)) {
 			gtm_take_tick(m, t->p, t, NULL, ns);   /* written: its tick is used */
+			t->label_shown = t->label;
+		}
 	}
 }
 
@@ -513,8 +515,9 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 		m->ctr.user_annotations++;
 		return;
 	case GT_USER_LOG:
-		gt_wire_user_log(m->w, t->p, gtm_take_tick(m, t->p, t, NULL, ns), u->id, name_id,
-				 stk, msg, u->msg_len);
+		gt_wire_user_log(m->w, t->p, &(struct gt_wire_actor){t->g, gtm_m_id(m, t)},
+				 gtm_take_tick(m, t->p, t, NULL, ns), u->id, name_id, stk, msg,
+				 u->msg_len);
 		m->ctr.user_annotations++;
 		return;
 	default:
@@ -683,6 +686,7 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 	if (!m)
 		return NULL;
 	m->w = w;
+	gt_wire_live_state_source(w, gt_model_live_state, m);   /* its statuses are ours */
 	m->opt = *opt;
 	m->h = *h;
 	m->next_g = 2;
@@ -783,6 +787,7 @@ void gt_model_free(struct gt_model *m)
 	gt_u64map_free(&m->stack_ids);
 	gt_u64map_free(&m->frame_pcs);
 	gt_u64map_free(&m->by_tid);
+	gt_u64map_free(&m->m_owner);
 	free(m->caps);
 	free(m->stack_defined);
 	free(m->stack_referenced);

@@ -52,6 +52,8 @@ struct mthread {
 	uint64_t seq;           /* §2.3 counter */
 	uint64_t dep;           /* tick of the last event concerning this G */
 	uint64_t label;         /* string id of its name, 0 = none */
+	uint64_t label_shown;   /* the label its G last showed in the 1.22+ format (GoLabel) */
+	uint64_t m_id;          /* its M in the 1.22+ format (gtm_m_id), 0 = none yet */
 	/* read ahead: its THREAD_NAME at its THREAD_EXISTING (name_ahead in model.c), so that it
 	 * is created under it; the tracker has the name once that fact comes */
 	bool named_ahead;
@@ -202,6 +204,7 @@ struct gt_model {
 
 	bool kernel;                /* kernel switches given: they place the threads */
 	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
+	struct gt_u64map m_owner;   /* M id -> serial of the thread that has it (gtm_m_id) */
 	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
@@ -312,7 +315,12 @@ void gtm_emit(struct gt_model *m, struct gt_sched_event e, uint64_t want, struct
 	      struct mthread *b);
 #define GTM_EMIT(m, want, a, b, ...) \
 	gtm_emit(m, (struct gt_sched_event){__VA_ARGS__}, want, a, b)
-void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t serial);
+/* t existed before the trace: created on P 0 (waiting: it was blocked then). */
+void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t serial,
+			    bool waiting);
+void gt_model_live_state(const void *ctx, gt_wire_visit *visit, void *arg);
+/* t's M in the 1.22+ format, chosen on first use. */
+uint64_t gtm_m_id(struct gt_model *m, struct mthread *t);
 void gtm_ensure_main(struct gt_model *m);
 void gtm_close_prologue(struct gt_model *m);
 struct mthread *gtm_known_thread(struct gt_model *m, uint32_t serial);

@@ -113,24 +113,97 @@ uint64_t gtm_take_tick(struct gt_model *m, uint32_t p, struct mthread *a, struct
 	return t;
 }
 
+/* t's M in the 1.22+ format: its TID (2^33 | g while unknown), moved off the ids the
+ * viewer keeps for its own rows (1000000-1000005), and g << 34 | that when another live
+ * thread has it still (a TID reused or duplicated across the captures).  Chosen here,
+ * taken (m_take) once the writer has its first event. */
+static uint64_t m_choose(struct gt_model *m, const struct mthread *t)
+{
+	if (t->m_id)
+		return t->m_id;
+	uint64_t id = gtm_tid(t) ? gtm_tid(t) : (1ull << 33) | t->g;
+	if (id >= 1000000 && id <= 1000005)
+		id |= 1ull << 32;
+	const uint64_t *owner = gt_u64map_find(&m->m_owner, id);
+	if (owner && *owner != t->serial && gtm_thread_at(m, (uint32_t)*owner)->state != T_DEAD)
+		id |= t->g << 34;
+	return id;
+}
+
+static void m_take(struct gt_model *m, struct mthread *t, uint64_t id)
+{
+	if (t->m_id)
+		return;
+	if (!(id >> 34)) {   /* its TID's (g << 34 | TID is its own) */
+		bool found;
+		uint64_t *owner = gt_u64map_slot(&m->m_owner, id, &found);
+		if (!owner)
+			return;   /* no memory: chosen again next time */
+		*owner = t->serial;
+	}
+	t->m_id = id;
+}
+
+uint64_t gtm_m_id(struct gt_model *m, struct mthread *t)
+{
+	uint64_t id = m_choose(m, t);
+	m_take(m, t, id);
+	return id;
+}
+
+/* The live state at a generation boundary (gt_wire_options.live): every P, held by the M
+ * of the thread on it (a thread created on it holds it before it starts; one whose syscall
+ * blocked, until that syscall's PROC_STOP), then every G once the prologue has declared
+ * the threads that existed at the start. */
+void gt_model_live_state(const void *ctx, gt_wire_visit *visit, void *arg)
+{
+	struct gt_model *m = (struct gt_model *)ctx;
+	for (uint32_t p = 0; p < m->n_ps; p++) {
+		struct gt_wire_status s = {GT_WIRE_P_IDLE, p, 0};
+		if (m->ps[p].running) {
+			struct mthread *t = gtm_thread_at(m, m->ps[p].running);
+			s.kind = t->state == T_SYSBLOCKED ? GT_WIRE_P_SYSCALL : GT_WIRE_P_RUNNING;
+			s.m = gtm_m_id(m, t);
+		}
+		visit(arg, &s);
+	}
+	if (!m->prologue_closed)
+		return;
+	FOR_EACH_THREAD(m, t) {
+		static const uint8_t kinds[] = {
+			[T_RUNNABLE] = GT_WIRE_G_RUNNABLE, [T_RUNNING] = GT_WIRE_G_RUNNING,
+			[T_WAITING] = GT_WIRE_G_WAITING, [T_SYSBLOCKED] = GT_WIRE_G_SYSCALL,
+		};
+		if (t->g && t->state != T_UNSEEN && t->state != T_DEAD)
+			visit(arg, &(struct gt_wire_status){kinds[t->state], t->g, t->m_id});
+	}
+}
+
+/* A generation boundary of the 1.22+ writer falls before an event and lists the state it
+ * leaves (gt_model_live_state): every caller changes the model's state after its event. */
 void gtm_emit(struct gt_model *m, struct gt_sched_event e, uint64_t want, struct mthread *a,
 	      struct mthread *b)
 {
-	e.who = (struct gt_wire_actor){a ? a->g : 0, a ? gtm_tid(a) : 0};
+	if (a)
+		e.who = (struct gt_wire_actor){a->g, m_choose(m, a)};
 	e.ticks = gtm_take_tick(m, (uint32_t)e.p, a, b, want);
 	gt_wire_sched(m->w, &e);
+	if (a)
+		m_take(m, a, e.who.m);   /* after: a boundary before this event lists a without */
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* creation and the prologue */
 
-void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t serial)
+void gtm_create_in_prologue(struct gt_model *m, struct mthread *t, uint32_t serial,
+			    bool waiting)
 {
 	t->g = serial == 1 ? 1 : m->next_g++;
 	t->seq = 0;
 	t->state = T_RUNNABLE;
 	uint64_t ns = gtm_thread_routine_stack(m, t, serial == 1 ? S_MAIN : S_PREEXISTING);
-	GTM_EMIT(m, m->t0, t, NULL, .kind = GT_SCHED_GO_CREATE, .p = 0, .g = t->g, .new_stack = ns);
+	GTM_EMIT(m, m->t0, t, NULL, .kind = GT_SCHED_GO_CREATE, .p = 0, .g = t->g, .new_stack = ns,
+		 .existing = true, .waiting = waiting);
 	m->ctr.threads++;
 }
 
@@ -139,7 +212,7 @@ void gtm_ensure_main(struct gt_model *m)
 {
 	struct mthread *main_t = gtm_thread_get(m, 1);
 	if (main_t && !main_t->g)
-		gtm_create_in_prologue(m, main_t, 1);
+		gtm_create_in_prologue(m, main_t, 1, false);
 }
 
 static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns,
@@ -177,7 +250,7 @@ struct mthread *gtm_known_thread(struct gt_model *m, uint32_t serial)
 	if (!t->g && !m->prologue_closed) {
 		if (serial != 1)
 			gtm_ensure_main(m);
-		gtm_create_in_prologue(m, t, serial);
+		gtm_create_in_prologue(m, t, serial, false);
 	}
 	return t;
 }
@@ -224,10 +297,11 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 		m->ctr.net_waits++;
 	} else {
 		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_SYSCALL_BEGIN, .p = p, .stack = stk);
+		t->state = T_SYSBLOCKED;   /* its M holds p in the syscall until the PROC_STOP */
 		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_SYSCALL_BLOCKED, .p = p);
-		GTM_EMIT(m, t->sys_ns, NULL, NULL, .kind = GT_SCHED_PROC_STOP, .p = p);
+		GTM_EMIT(m, t->sys_ns, NULL, NULL, .kind = GT_SCHED_PROC_STOP, .p = p,
+			 .who = {t->g, gtm_m_id(m, t)});
 		m->ps[p].started = false;
-		t->state = T_SYSBLOCKED;
 		m->ctr.syscalls_blocking++;
 	}
 	m->ps[p].running = 0;
@@ -278,15 +352,17 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		GTM_EMIT(m, ns, NULL, NULL, .kind = GT_SCHED_PROC_START, .p = p);
 		m->ps[p].started = true;
 	}
-	if (!t->g) {
+	bool created = !t->g;
+	if (created) {
 		/* first seen mid-capture: created right here, by no goroutine (the main thread of
-		 * a process that began during the trace: "main") */
+		 * a process that began during the trace: "main"), its M taking p to do it */
 		t->g = m->next_g++;
 		t->seq = 0;
 		bool main_t = t->serial == m->caps[t->capture].main_serial;
 		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_CREATE, .p = p, .g = t->g,
 			 .new_stack = gtm_thread_routine_stack(m, t, main_t ? S_MAIN : S_PREEXISTING));
 		t->state = T_RUNNABLE;
+		m->ps[p].running = t->serial;   /* its M holds p from its creation */
 		m->ctr.threads++;
 	}
 	/* 4: nobody known woke it */
@@ -297,6 +373,7 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		gtm_wait_remove(m, t);
 		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_UNBLOCK, .p = p, .g = t->g, .seq = ++t->seq,
 			 .stack = gtm_synth_stack(m, r));
+		t->state = T_RUNNABLE;
 		/* the end of a wait no hook saw has no waker to name: counted apart, so that
 		 * unknown wakers are those of the hooks' own waits */
 		if (t->wait_kind == WAIT_UNTRACED)
@@ -308,10 +385,14 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 	} else if (t->state == T_SYSBLOCKED) {
 		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_SYSCALL_END_BLOCKED, .p = p, .g = t->g,
 			 .seq = ++t->seq);
+		t->state = T_RUNNABLE;
 	}
 	/* 5 */
+	bool new_label = t->label && t->label != t->label_shown;
 	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_START, .p = p, .g = t->g, .seq = ++t->seq,
-		 .label = t->label);
+		 .label = t->label, .new_label = new_label, .holds_p = created);
+	if (new_label)
+		t->label_shown = t->label;
 	t->state = T_RUNNING;
 	t->p = p;
 	m->ps[p].running = t->serial;
