@@ -1,12 +1,16 @@
 /* workload: small programs whose synchronisation a tracer records, for scripts/bench.
  *
- *   workload mutex   [ROUNDS]   4 threads take one lock ROUNDS times each (default 20000)
+ *   workload mutex   [ROUNDS [THREADS]]  THREADS threads (default 4) take one lock ROUNDS
+ *                               times each (default 20000)
  *   workload condvar [ROUNDS]   2 threads pass a turn through a condition variable
  *                               ROUNDS times each way (default 10000)
  *   workload pipe    [ROUNDS [SECONDS]]  2 threads pass one byte back and forth through 2
  *                               pipes ROUNDS times (default 10000), or until SECONDS have passed
  *   workload churn   [THREADS]  creates and joins THREADS threads one after the other
  *                               (default 10000)
+ *   workload server  [JOBS [WORKERS]]  2 producers hand JOBS jobs (default 100000) to
+ *                               WORKERS workers (default 8) through a queue of 16 slots
+ *                               guarded by one mutex and two condition variables
  *
  * Prints one line that the work did what it should (counts), so a run whose result differs
  * from the untraced one is seen. */
@@ -17,8 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MAX_THREADS 256
+
 static long rounds;
 static double seconds; /* pipe: stop after this long (0: after ROUNDS) */
+static int threads;    /* mutex, server: how many threads take the lock (workers) */
 
 static void check(int rc, const char *what)
 {
@@ -28,7 +35,7 @@ static void check(int rc, const char *what)
 	}
 }
 
-/* ---- mutex: 4 threads, one lock --------------------------------------------------------- */
+/* ---- mutex: THREADS threads, one lock --------------------------------------------------- */
 
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t all_started;
@@ -37,7 +44,7 @@ static unsigned long shared_counter;
 static void *mutex_worker(void *arg)
 {
 	(void)arg;
-	/* all four contend from the start, not one after the other as they are created */
+	/* all contend from the start, not one after the other as they are created */
 	pthread_barrier_wait(&all_started);
 	unsigned long local = 1;
 	for (long i = 0; i < rounds; i++) {
@@ -56,13 +63,13 @@ static void *mutex_worker(void *arg)
 
 static void run_mutex(void)
 {
-	pthread_t th[4];
-	check(pthread_barrier_init(&all_started, NULL, 4), "pthread_barrier_init");
-	for (int i = 0; i < 4; i++)
+	pthread_t th[MAX_THREADS];
+	check(pthread_barrier_init(&all_started, NULL, (unsigned)threads), "pthread_barrier_init");
+	for (int i = 0; i < threads; i++)
 		check(pthread_create(&th[i], NULL, mutex_worker, NULL), "pthread_create");
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < threads; i++)
 		check(pthread_join(th[i], NULL), "pthread_join");
-	printf("mutex: %ld rounds x 4 threads, counter %lu\n", rounds, shared_counter);
+	printf("mutex: %ld rounds x %d threads, counter %lu\n", rounds, threads, shared_counter);
 }
 
 /* ---- condvar ping-pong ------------------------------------------------------------------ */
@@ -171,35 +178,132 @@ static void run_churn(void)
 	printf("churn: %ld threads, sum %lu\n", rounds, sum);
 }
 
+/* ---- server: a work queue, more workers than CPUs ---------------------------------------- */
+
+/* A thread pool's shape: short critical sections on one lock, a little work per job outside
+ * it, workers waiting for jobs and producers waiting for room, so some threads are always
+ * blocked while the others lock and unlock; each job's result is added to a shared total
+ * under a second, seldom contended lock, as a server counts what it served. */
+#define QUEUE_SLOTS 16
+#define PRODUCERS 2
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t not_empty = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t not_full = PTHREAD_COND_INITIALIZER;
+static long queue[QUEUE_SLOTS];
+static int queue_head, queue_len;
+static int producers_done;
+static pthread_mutex_t total_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long jobs_total;
+
+/* the work of one job outside the lock: its result depends on the job alone, so the sum of
+ * all results is the same whichever worker took which job */
+static unsigned long job_work(long job, int steps)
+{
+	unsigned long x = (unsigned long)job;
+	for (int k = 0; k < steps; k++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	return x;
+}
+
+static void *server_producer(void *arg)
+{
+	long first = (long)arg;
+	for (long job = first; job < rounds; job += PRODUCERS) {
+		/* a request is read and parsed before it is queued */
+		long item = (long)(job_work(job, 100) >> 1);
+		pthread_mutex_lock(&queue_lock);
+		while (queue_len == QUEUE_SLOTS)
+			pthread_cond_wait(&not_full, &queue_lock);
+		queue[(queue_head + queue_len) % QUEUE_SLOTS] = item;
+		queue_len++;
+		pthread_cond_signal(&not_empty);
+		pthread_mutex_unlock(&queue_lock);
+	}
+	return NULL;
+}
+
+static void *server_worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&queue_lock);
+		while (queue_len == 0 && !producers_done)
+			pthread_cond_wait(&not_empty, &queue_lock);
+		if (queue_len == 0) {
+			pthread_mutex_unlock(&queue_lock);
+			break;
+		}
+		long job = queue[queue_head];
+		queue_head = (queue_head + 1) % QUEUE_SLOTS;
+		queue_len--;
+		pthread_cond_signal(&not_full);
+		pthread_mutex_unlock(&queue_lock);
+		unsigned long result = job_work(job, 1000);
+		pthread_mutex_lock(&total_lock);
+		jobs_total += result;
+		pthread_mutex_unlock(&total_lock);
+	}
+	return NULL;
+}
+
+static void run_server(void)
+{
+	pthread_t workers[MAX_THREADS], producers[PRODUCERS];
+	for (int i = 0; i < threads; i++)
+		check(pthread_create(&workers[i], NULL, server_worker, NULL), "pthread_create");
+	for (long i = 0; i < PRODUCERS; i++)
+		check(pthread_create(&producers[i], NULL, server_producer, (void *)i),
+		      "pthread_create");
+	for (int i = 0; i < PRODUCERS; i++)
+		check(pthread_join(producers[i], NULL), "pthread_join");
+	pthread_mutex_lock(&queue_lock);
+	producers_done = 1;
+	pthread_cond_broadcast(&not_empty);
+	pthread_mutex_unlock(&queue_lock);
+	for (int i = 0; i < threads; i++)
+		check(pthread_join(workers[i], NULL), "pthread_join");
+	printf("server: %ld jobs, %d workers, %d producers, sum %lu\n", rounds, threads, PRODUCERS,
+	       jobs_total);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		void (*run)(void);
 		long default_rounds;
+		char third; /* what a third argument is: 's' SECONDS, 't' THREADS, 0 none */
+		int default_threads;
 	} workloads[] = {
-		{"mutex", run_mutex, 20000},
-		{"condvar", run_condvar, 10000},
-		{"pipe", run_pipe, 10000},
-		{"churn", run_churn, 10000},
+		{"mutex", run_mutex, 20000, 't', 4},
+		{"condvar", run_condvar, 10000, 0, 0},
+		{"pipe", run_pipe, 10000, 's', 0},
+		{"churn", run_churn, 10000, 0, 0},
+		{"server", run_server, 100000, 't', 8},
 	};
-	if (argc < 2 || argc > 4 || (argc == 4 && strcmp(argv[1], "pipe"))) {
-		fprintf(stderr, "usage: workload mutex|condvar|pipe|churn [ROUNDS]\n"
-				"       workload pipe ROUNDS SECONDS\n");
-		return 2;
-	}
-	for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++) {
+	for (size_t i = 0; argc >= 2 && i < sizeof workloads / sizeof workloads[0]; i++) {
 		if (strcmp(argv[1], workloads[i].name))
 			continue;
+		if (argc > (workloads[i].third ? 4 : 3))
+			break;
 		rounds = argc >= 3 ? atol(argv[2]) : workloads[i].default_rounds;
-		seconds = argc == 4 ? atof(argv[3]) : 0;
-		if (rounds < 1 || seconds < 0) {
-			fprintf(stderr, "workload: ROUNDS must be positive, SECONDS >= 0\n");
+		seconds = argc == 4 && workloads[i].third == 's' ? atof(argv[3]) : 0;
+		threads = argc == 4 && workloads[i].third == 't' ? atoi(argv[3])
+								 : workloads[i].default_threads;
+		if (rounds < 1 || seconds < 0 || threads < 0 || threads > MAX_THREADS ||
+		    (workloads[i].third == 't' && threads < 1)) {
+			fprintf(stderr,
+				"workload: ROUNDS must be positive, SECONDS >= 0, THREADS"
+				" 1 to %d\n",
+				MAX_THREADS);
 			return 2;
 		}
 		workloads[i].run();
 		return 0;
 	}
-	fprintf(stderr, "workload: unknown workload %s\n", argv[1]);
+	fprintf(stderr, "usage: workload mutex|condvar|pipe|churn|server [ROUNDS]\n"
+			"       workload mutex|server ROUNDS THREADS\n"
+			"       workload pipe ROUNDS SECONDS\n");
 	return 2;
 }

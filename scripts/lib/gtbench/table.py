@@ -1,5 +1,6 @@
 """The table: rows of the microbenchmarks, workloads and throughput, rendered as text and as
 the markdown written into docs/benchmarks.md."""
+from .workloads import WORKLOAD_ROLES
 
 
 def verdict(ok):
@@ -65,12 +66,18 @@ def table(micro, ic, wl, enc, sym):
         s = name
         per = w["per"]
         u = per["untraced"]
-        row(s, "untraced", f"CPU {u['cpu']:.3f} s (runs within ±{w['spread'] * 100:.0f}%),"
-            f" wall {u['wall']:.3f} s, RSS {u['rss'] / 1024:.1f} MiB")
+
+        def spread(cfg, key, form):
+            """The smallest and largest of the repetitions, beside their median."""
+            return f"({w['min'][cfg][key]:{form}}-{w['max'][cfg][key]:{form}})"
+
+        row(s, "untraced", f"CPU {u['cpu']:.3f} s {spread('untraced', 'cpu', '.3f')},"
+            f" wall {u['wall']:.3f} s {spread('untraced', 'wall', '.3f')},"
+            f" RSS {u['rss'] / 1024:.1f} MiB; medians of {w['reps']} runs (min-max)")
         for cfg in w["configs"][1:]:
             p = per[cfg]
-            fig = (f"CPU {p['cpu']:.3f} s = {p['cpu_ratio']:.2f}x, wall {p['wall']:.3f} s ="
-                   f" {p['ratio']:.2f}x")
+            fig = (f"CPU {p['cpu']:.3f} s = {p['cpu_ratio']:.2f}x {spread(cfg, 'cpu_ratio', '.2f')},"
+                   f" wall {p['wall']:.3f} s = {p['ratio']:.2f}x {spread(cfg, 'ratio', '.2f')}")
             if cfg.startswith("gotrace"):
                 fig += (f", {p['facts']:.0f} facts, {p['added_ns']:+.0f} CPU ns/fact,"
                         f" RSS {p['rss'] / 1024:.1f} MiB")
@@ -81,8 +88,8 @@ def table(micro, ic, wl, enc, sym):
             elif cfg == "gotrace unwind" and "ping-pong" in name:
                 target, ok = "<= 1.5x (default stacks)", p["cpu_ratio"] <= 1.5
             elif cfg == "gotrace none":
-                fig += (f"; CPU vs LTTng-UST {p['vs_lttng']:.2f}x, strace -f adds"
-                        f" {p['vs_strace']:.0f}x more")
+                fig += (f"; CPU vs LTTng-UST {p['vs_lttng']:.2f}x {spread(cfg, 'vs_lttng', '.2f')},"
+                        f" strace -f adds {p['vs_strace']:.0f}x more")
                 target = "< LTTng-UST, strace adds >= 20x more"
                 ok = p["vs_lttng"] < 1 and p["vs_strace"] >= 20
             row(s, cfg, fig, target, ok)
@@ -136,6 +143,8 @@ How the figures are taken (`scripts/bench`, bench/):
 
 - Every figure is the median of the repetitions; every ratio and difference is taken within
   one repetition, its configurations run one after the other, then the median is taken.
+  A workload's times and ratios are followed by their spread: (smallest-largest) of the
+  repetitions.
 - Microbenchmark figures (bench/microbench.c) are ns per call, the fastest of 5 batches in one
   process.  "One fact" is `sched_yield` answered by bench/stub.c without entering the kernel:
   `LD_PRELOAD="libgotrace.so libgtbenchstub.so"` minus `libgtbenchstub.so` alone, divided by the
@@ -176,5 +185,11 @@ def markdown_table(rows):
     return "\n".join(out) + "\n"
 
 
+def workload_roles():
+    """What each workload stands for, one line each (kept with the table's figures)."""
+    return ("What each workload stands for:\n\n" +
+            "".join(f"- **{name}**: {role}.\n" for name, role in WORKLOAD_ROLES.items()))
+
+
 def render_markdown(rows, header):
-    return "\n".join([header, "", METHODS, markdown_table(rows)])
+    return "\n".join([header, "", METHODS, workload_roles(), markdown_table(rows)])

@@ -10,6 +10,30 @@ from .run import BenchError, clean_env, count_facts, measure, median, run_checke
 
 GOTRACE_CONFIGS = ("none", "fp", "unwind")
 
+# What each workload stands for, one line each, in the order they run (docs/benchmarks.md
+# prints them above the table).
+WORKLOAD_ROLES = {
+    "mutex (4 threads, one lock)":
+        "a hot lock; 4 threads spend as long inside one critical section as outside it, so"
+        " most lock calls contend",
+    "mutex (16 threads, one lock)":
+        "the same hot lock with 8 threads per CPU, most of them blocked on it while the"
+        " others lock and unlock",
+    "condvar ping-pong":
+        "a hand-off through a condition variable, every step a wait and a wake with no work"
+        " between",
+    "pipe ping-pong":
+        "request and reply over blocking I/O, one byte each way between two threads, mostly"
+        " system calls and wake-ups",
+    "thread churn": "a thread per task, short-lived threads created and joined one after another",
+    "server (8 workers, 2 producers)":
+        "a thread pool, more workers than CPUs taking jobs from one queue (a mutex, not_empty"
+        " and not_full condition variables) with short critical sections and a little work per"
+        " job, so some threads are always blocked",
+    "pigz -p 2": "a real program that mostly computes (compression), with few synchronisation calls",
+    "zstd -T2 -6": "another real compressor, with its own threading design and more memory",
+}
+
 
 def workloads(paths, reps, quick, work, lttng):
     wl, pre, count, gotrace = paths["workload"], paths["preload"], paths["count"], paths["gotrace"]
@@ -17,19 +41,28 @@ def workloads(paths, reps, quick, work, lttng):
     data = os.path.join(work, "input.bin")
     say(f"generating {mib} MiB of mixed text and random bytes")
     run_checked([paths["gendata"], data, str(mib)], "gendata")
+    # each runs 0.5 to 1.5 s untraced (full runs, 2 CPUs): a fixed amount of work, so the
+    # configurations of one repetition do the same; the small ones print their result
     small = {
-        "mutex (4 threads, one lock)": ([wl, "mutex", "6000" if quick else "30000"], True),
-        "condvar ping-pong": ([wl, "condvar", "4000" if quick else "20000"], True),
-        "pipe ping-pong": ([wl, "pipe", "4000" if quick else "20000"], True),
-        "thread churn": ([wl, "churn", "2000" if quick else "10000"], True),
+        "mutex (4 threads, one lock)": ([wl, "mutex", "300000" if quick else "1500000", "4"], True),
+        "mutex (16 threads, one lock)": ([wl, "mutex", "50000" if quick else "250000", "16"], True),
+        "condvar ping-pong": ([wl, "condvar", "12000" if quick else "60000"], True),
+        "pipe ping-pong": ([wl, "pipe", "16000" if quick else "80000"], True),
+        "thread churn": ([wl, "churn", "2400" if quick else "12000"], True),
+        "server (8 workers, 2 producers)":
+            ([wl, "server", "16000" if quick else "80000", "8"], True),
         "pigz -p 2": (["pigz", "-p", "2", "-c", data], False),
-        "zstd -T2": (["zstd", "-q", "-T2", "-c", data], False),
+        "zstd -T2 -6": (["zstd", "-q", "-T2", "-6", "-c", data], False),
     }
+    if list(small) != list(WORKLOAD_ROLES):
+        raise BenchError("gtbench/workloads.py: WORKLOAD_ROLES does not name the workloads")
+    # drd slows the lock workloads 60x (90 s a repetition): it runs on the three others only
+    with_drd = ("condvar ping-pong", "pipe ping-pong", "thread churn")
     base = clean_env()
     configs = ["untraced"] + [f"gotrace {s}" for s in GOTRACE_CONFIGS] + ["lttng-ust", "strace -f", "drd"]
     results = {}
     for name, (cmd, is_small) in small.items():
-        cfgs = [c for c in configs if c != "drd" or is_small]
+        cfgs = [c for c in configs if c != "drd" or name in with_drd]
         per = {c: {"wall": [], "cpu": [], "rss": [], "facts": [], "ratio": [], "cpu_ratio": [],
                    "added_ns": [], "rec_bytes": [], "file_bytes": [], "vs_lttng": [],
                    "vs_strace": []} for c in cfgs}
@@ -91,11 +124,13 @@ def workloads(paths, reps, quick, work, lttng):
             added_strace = per["strace -f"]["cpu"][-1] - u["cpu"][-1]
             none["vs_strace"].append(added_strace / added_none if added_none > 0 else float("inf"))
         conv = convert(gotrace, last_capture, work) if last_capture else None
-        cpus = per["untraced"]["cpu"]
-        spread = (max(cpus) - min(cpus)) / 2 / median(cpus) if median(cpus) > 0 else float("nan")
+        # the spread of the repetitions: each figure's (and ratio's) smallest and largest
         results[name] = {"per": {c: {k: median(v) for k, v in d.items()} for c, d in per.items()},
-                         "spread": spread,
-                         "differ": outputs_differ, "convert": conv, "configs": cfgs}
+                         "min": {c: {k: min(v, default=float("nan")) for k, v in d.items()}
+                                 for c, d in per.items()},
+                         "max": {c: {k: max(v, default=float("nan")) for k, v in d.items()}
+                                 for c, d in per.items()},
+                         "reps": reps, "differ": outputs_differ, "convert": conv, "configs": cfgs}
     return results
 
 
