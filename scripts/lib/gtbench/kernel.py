@@ -28,7 +28,7 @@ def kernel_costs(paths, reps, quick, work):
         run_checked([paths["gendata"], data, "20" if quick else "50"], "gendata")
     loads = {
         "pipe ping-pong": [wl, "pipe", "20000" if quick else "60000"],
-        "mutex (4 threads, one lock)": [wl, "mutex", "100000" if quick else "400000"],
+        "mutex (4 threads, one lock)": [wl, "mutex", "300000" if quick else "1500000", "4"],
         "pigz -p 2": ["pigz", "-p", "2", "-c", data],
     }
     base = clean_env()
