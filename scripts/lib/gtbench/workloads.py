@@ -17,8 +17,8 @@ WORKLOAD_ROLES = {
         "a hot lock; 4 threads spend as long inside one critical section as outside it, so"
         " most lock calls contend",
     "mutex (16 threads, one lock)":
-        "the same hot lock with 8 threads per CPU, most of them blocked on it while the"
-        " others lock and unlock",
+        "the same hot lock with far more threads than CPUs, most of them blocked on it while"
+        " the others lock and unlock",
     "condvar ping-pong":
         "a hand-off through a condition variable, every step a wait and a wake with no work"
         " between",
