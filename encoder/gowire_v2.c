@@ -249,8 +249,10 @@ static void gen_open(struct wire22 *w, uint64_t ticks)
 	size_t n_p = 0;
 	while (n_p < w->n_live && w->live[n_p].kind <= GT_WIRE_P_SYSCALL)
 		n_p++;
-	qsort(w->live, n_p, sizeof *w->live, by_id);
-	qsort(w->live + n_p, w->n_live - n_p, sizeof *w->live, by_id);
+	if (w->n_live) {   /* none: no array at all, which qsort may not be given */
+		qsort(w->live, n_p, sizeof *w->live, by_id);
+		qsort(w->live + n_p, w->n_live - n_p, sizeof *w->live, by_id);
+	}
 	w->ev_g = 0;
 	size_t i = 0;
 	for (uint32_t p = 0; p < w->n_ps; p++) {   /* a P the model did not visit: idle */
