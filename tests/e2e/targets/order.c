@@ -14,6 +14,11 @@
  *   order ring-pipe THREADS ROUNDS  a token ring over one pipe per thread (a byte read, then
  *                                   written into the next thread's pipe)
  *   order ring-poll THREADS ROUNDS  the same, each read after a poll for input on the pipe
+ *   order queue-cond WORKERS ROUNDS a work queue: main, the producer, puts WORKERS items in
+ *                                   one at a time (each with a signal of the queue's one
+ *                                   condvar) and waits on a semaphore until all are taken,
+ *                                   ROUNDS times; the workers wait on that condvar and take
+ *                                   items under the queue's mutex, contending for it
  *
  * In every ring, thread i (created i-th) waits only for a token that thread i-1 alone
  * passes, and main joins thread i after it ends: each unblock has exactly one possible
@@ -25,7 +30,11 @@
  * libgotrace.so, so that it is the hooks' "real" function: it runs open_window() in the
  * hook's gap, just before the real call (and passed() right after it); without it (the
  * untraced twin) the program runs them itself around its call, which the waiter then meets
- * the same way. */
+ * the same way.
+ *
+ * In the work queue only main signals or broadcasts the condvar, and the workers wait on no
+ * other: every end of a worker's condition wait is main's doing.  Their mutex waits, for each
+ * other or for main, have no one possible waker. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -248,12 +257,59 @@ static void *ring_pipe(void *arg)
 	return NULL;
 }
 
+/* ---- a work queue: workers wait on one condvar that only main signals ---------------------- */
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_ready = PTHREAD_COND_INITIALIZER;
+static long queue_items, queue_served;
+static int queue_closed;
+static sem_t queue_taken;
+
+static void *queue_worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&queue_lock);
+		while (!queue_items && !queue_closed)
+			pthread_cond_wait(&queue_ready, &queue_lock);
+		if (!queue_items) {
+			pthread_mutex_unlock(&queue_lock);
+			return NULL;
+		}
+		queue_items--;
+		queue_served++;
+		pthread_mutex_unlock(&queue_lock);
+		sem_post(&queue_taken);
+	}
+}
+
+static void queue_produce(void)
+{
+	for (long r = 0; r < rounds; r++) {
+		for (int k = 0; k < n_threads; k++) {
+			pthread_mutex_lock(&queue_lock);
+			queue_items++;
+			pthread_cond_signal(&queue_ready);
+			pthread_mutex_unlock(&queue_lock);
+		}
+		for (int k = 0; k < n_threads; k++)
+			while (sem_wait(&queue_taken))
+				;
+	}
+	pthread_mutex_lock(&queue_lock);
+	queue_closed = 1;
+	pthread_cond_broadcast(&queue_ready);
+	pthread_mutex_unlock(&queue_lock);
+}
+
 static void run(void *(*fn)(void *))
 {
 	pthread_t th[MAX_THREADS];
 	for (int i = 0; i < n_threads; i++)
 		if (pthread_create(&th[i], NULL, fn, (void *)(long)i))
 			abort();
+	if (fn == queue_worker)
+		queue_produce();
 	for (int i = 0; i < n_threads; i++)
 		pthread_join(th[i], NULL);
 }
@@ -303,6 +359,10 @@ int main(int argc, char **argv)
 			abort();
 		run(ring_pipe);
 		printf("%s %d threads %ld rounds\n", what, n_threads, rounds);
+	} else if (!strcmp(what, "queue-cond")) {
+		sem_init(&queue_taken, 0, 0);
+		run(queue_worker);
+		printf("queue-cond %d workers %ld items served\n", n_threads, queue_served);
 	} else {
 		return 2;
 	}
