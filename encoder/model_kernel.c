@@ -79,6 +79,43 @@ static bool own_entry_ahead(const struct gt_model *m, const struct mthread *t,
 	return false;
 }
 
+/* Whether fact r releases key: a wake of it, or a condition wait whose block names it as
+ * its mutex (glibc releases that mutex inside the wait, where no hook sees it). */
+static bool releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key)
+{
+	if (r->rec->type == GT_WAKE)
+		return gtm_object_key(m, r, ((const struct gt_p_wake *)r->payload)->obj) == key;
+	const struct gt_p_block *b = r->payload;
+	return r->rec->type == GT_BLOCK_BEGIN && r->rec->aux == GT_BK_COND &&
+	       r->payload_len >= sizeof *b + sizeof(struct gt_p_block_mutex) &&
+	       gtm_object_key(m, r, ((const struct gt_p_block_mutex *)(b + 1))->mutex) == key;
+}
+
+/* Whether t, woken from its hook wait and off its CPU again before the wait's end, lost a
+ * hand-off: a release of what it waits for again (its object; a condition waiter's mutex)
+ * comes in the lookahead before t's own next fact.  When t's own fact comes first, nothing
+ * it waits for was released: it slept inside the call for something else (a page fault, a
+ * lock inside glibc or in the tracer's slow path), an off-CPU wait the hooks did not see.
+ * Out of view, a lost hand-off is assumed. */
+static bool lost_hand_off(struct gt_model *m, const struct mthread *t)
+{
+	uint64_t key = t->wait_kind == GT_BK_COND ? t->cond_mutex : t->wait_obj;
+	if (t->wait_kind == GT_BK_SLEEP || !key)
+		return true;
+	struct gt_capture_record buf;
+	const struct gt_capture_record *r = m->pending;
+	size_t i = 0;
+	if (!r)
+		r = gtm_peek(m, i++, &buf) ? &buf : NULL;
+	for (; r; r = gtm_peek(m, i++, &buf) ? &buf : NULL) {
+		if (gtm_rec_is(m, r, t->serial))
+			return false;
+		if (r->capture == t->capture && releases(m, r, key))
+			return true;
+	}
+	return true;
+}
+
 static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc,
 		       bool preempted)
 {
@@ -97,7 +134,7 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_STOP, .p = t->p, .stop = GT_STOP_PREEMPTED);
 		t->state = T_RUNNABLE;
 		m->ctr.kernel_preemptions++;
-	} else if (t->hook_wait_open) {
+	} else if (t->hook_wait_open && lost_hand_off(m, t)) {
 		/* woken from its hook wait and off its CPU again before the wait's end: a lost
 		 * hand-off (it lost the race for the lock and sleeps again inside the same call),
 		 * the same wait again, so that the next release names its waker */

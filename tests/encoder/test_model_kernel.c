@@ -268,6 +268,45 @@ Test(model_kernel, a_lost_hand_off_waits_again_for_the_next_release)
 	gt_events_free(t);
 }
 
+/* Woken from its mutex wait, a thread sleeps again inside the same call before the wait's
+ * end, but no release of the mutex comes before that end (its own next fact): it slept for
+ * something else (a page fault, the tracer's own slow path), not for the mutex.  That sleep
+ * is an off-CPU wait no hook saw, ended by its switch-in: no second mutex wait ended by an
+ * unknown waker (tests/e2e order::rwlock_ring_true_wakers_kernel met it 1 run in 10). */
+Test(model_kernel, a_sleep_with_no_release_before_the_wait_end_is_no_hand_off)
+{
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_block_begin(cb, 1, T0 + 10000, T2, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 1, T0 + 41500, T2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 0, T0 + 50000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 50100, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 60000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 1, OUT, T2_TID },   /* its wait */
+		{ 21000, 1, IN, T2_TID },    /* let in by the release */
+		{ 22000, 1, OUT, T2_TID },   /* asleep again, and no release follows */
+		{ 41000, 1, IN, T2_TID },
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_no_hand_off", sw, 6, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	cr_assert_eq(sum.model.kernel_waits_again, 0);
+	cr_assert_eq(sum.model.kernel_untraced_waits, 1);
+	cr_assert_eq(sum.model.kernel_untraced_ends, 1);
+	cr_assert_eq(count19(t, "GoBlockSync"), 1);
+	cr_assert_eq(count19(t, "GoBlock"), 1);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
+	cr_assert_eq(by[0], 1, "the mutex wait unblocked by G%lld", (long long)by[0]);
+	cr_assert(at[1] >= 41000 - 10 - 2 && at[1] <= 41000 - 10 + 2, "running again at %lld ns",
+		  (long long)at[1]);
+	gt_events_free(t);
+}
+
 /* A thread preempted inside a syscall (a write that woke its reader, which took its CPU)
  * ends that syscall after it runs again: the end of a syscall drawn where it was preempted,
  * not an end without a begin to repair. */
