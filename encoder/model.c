@@ -68,12 +68,20 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 	}
 }
 
+/* t's wait, just drawn, is a wait again: a release stamped just before may be its waker. */
+static void wait_again(struct gt_model *m, struct mthread *t, uint64_t ns)
+{
+	t->waits_again = true;
+	if (m->n_credits && t->in_wait_list)
+		gtm_wait_credit(m, t, ns);
+}
+
 void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc)
 {
 	if (t->wait_kind != GT_BK_COND) {
 		block_thread(m, t, t->block_ev, t->wait_kind, t->wait_obj, t->block_stack, ns, ns,
 			     tsc);
-		t->waits_again = true;
+		wait_again(m, t, ns);
 		return;
 	}
 	/* Signalled, a condition waiter sleeps again to take its mutex back (glibc's
@@ -82,7 +90,7 @@ void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_
 	 * never a later signal of the condition. */
 	block_thread(m, t, GT_GO_GO_BLOCK_SYNC, GT_BK_MUTEX, t->cond_mutex, t->block_stack, ns, ns,
 		     tsc);
-	t->waits_again = true;
+	wait_again(m, t, ns);
 }
 
 /* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the

@@ -68,6 +68,7 @@ struct mthread {
 	uint64_t credit_key;    /* a wake of this thread that found fewer waiters than it may */
 	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
 	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
+	bool credit_again;      /* ... only its waiters' waits again (gtm_wake_again) */
 	uint64_t sys_ns;        /* fact time of the pending syscall by the clock fit then (its
 				 * call: gtm_sys) */
 	uint64_t sys_obj;       /* its wait-list key (a kernel key, a child), 0 = none */
@@ -344,9 +345,11 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 		      uint64_t ns, uint64_t stack);
 /* A release of key that wakes a sleeper no hook saw block (GT_WAKE_UNSEEN): the earliest of
  * its waiters waiting again (a sleep the kernel showed inside a hook wait, gtm_block_again),
- * if any, is unblocked (true). */
+ * if any, is unblocked (true); else the first to wait again before the waker's next fact. */
 bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
 		    uint64_t stack);
+/* Whether a release of key that found no wait again is still to let one in (its credit) */
+bool gtm_again_credit(struct gt_model *m, uint64_t key);
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
 void gtm_credit_end(struct gt_model *m, uint32_t serial);
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);

@@ -135,6 +135,19 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
 	}
 }
 
+/* Blocks on key that begin before waker's next fact, up to count of them (only waits again,
+ * when again), are woken by its release (stack) as they block. */
+static void give_credit(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
+			uint64_t stack, bool again)
+{
+	if (!waker->credit_count)
+		m->n_credits++;
+	waker->credit_key = key;
+	waker->credit_count = count;
+	waker->credit_stack = stack;
+	waker->credit_again = again;
+}
+
 /* Wakes up to count waiters on key that blocked strictly before the release (in ticks).  The
  * ones whose next fact comes first in the lookahead go first (a mutex is not FIFO: the waiter
  * that resumes first is the one this release let in), then block order. */
@@ -162,11 +175,7 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 		/* The recorder stamps a wake before the release and writes it only if a waiter
 		 * is registered after the release: a waiter that registered in between took its
 		 * timestamp after the wake's.  It blocks before the releaser's next fact. */
-		if (!waker->credit_count)
-			m->n_credits++;
-		waker->credit_key = key;
-		waker->credit_count = count;
-		waker->credit_stack = stack;
+		give_credit(m, waker, key, count, stack, false);
 	}
 }
 
@@ -181,6 +190,20 @@ bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uin
 			return true;
 		}
 	}
+	/* The release is stamped before the real one, which lets in the thread that went to
+	 * sleep on key in between: the first wait again before waker's next fact. */
+	if (waker->state == T_RUNNING)
+		give_credit(m, waker, key, 1, stack, true);
+	return false;
+}
+
+bool gtm_again_credit(struct gt_model *m, uint64_t key)
+{
+	if (m->n_credits)
+		FOR_EACH_THREAD(m, w)
+			if (w->credit_count && w->credit_again && w->credit_key == key &&
+			    w->state == T_RUNNING)
+				return true;
 	return false;
 }
 
@@ -198,7 +221,8 @@ void gtm_credit_end(struct gt_model *m, uint32_t serial)
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns)
 {
 	FOR_EACH_THREAD(m, w) {
-		if (!w->credit_count || w == t || w->credit_key != t->wait_obj)
+		if (!w->credit_count || w == t || w->credit_key != t->wait_obj ||
+		    (w->credit_again && !t->waits_again))
 			continue;
 		if (w->state != T_RUNNING)
 			continue;
