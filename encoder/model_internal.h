@@ -343,13 +343,18 @@ void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack);
-/* A release of key that wakes a sleeper no hook saw block (GT_WAKE_UNSEEN): the earliest of
- * its waiters waiting again (a sleep the kernel showed inside a hook wait, gtm_block_again),
- * if any, is unblocked (true); else the first to wait again before the waker's next fact. */
+/* A release of key that wakes a sleeper no hook saw block (GT_WAKE_UNSEEN): the one of
+ * its waiters waiting again (a sleep the kernel showed inside a hook wait, gtm_block_again)
+ * whose next fact comes first, else a hooked waiter whose wait ends before any other
+ * release, is unblocked (true); else the first to wait again before the waker's next fact. */
 bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
 		    uint64_t stack);
-/* Whether a release of key that found no wait again is still to let one in (its credit) */
-bool gtm_again_credit(struct gt_model *m, uint64_t key);
+/* Whether fact r releases key: a wake of it, or a condition wait whose block names it as its
+ * mutex (glibc releases that mutex inside the wait, where no hook sees it). */
+bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key);
+/* Whether a release of key that found no wait again is still to let one in, t aside (its
+ * credit) */
+bool gtm_again_credit(struct gt_model *m, const struct mthread *t, uint64_t key);
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
 void gtm_credit_end(struct gt_model *m, uint32_t serial);
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);

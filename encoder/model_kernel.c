@@ -79,18 +79,6 @@ static bool own_entry_ahead(const struct gt_model *m, const struct mthread *t,
 	return false;
 }
 
-/* Whether fact r releases key: a wake of it, or a condition wait whose block names it as
- * its mutex (glibc releases that mutex inside the wait, where no hook sees it). */
-static bool releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key)
-{
-	if (r->rec->type == GT_WAKE)
-		return gtm_object_key(m, r, ((const struct gt_p_wake *)r->payload)->obj) == key;
-	const struct gt_p_block *b = r->payload;
-	return r->rec->type == GT_BLOCK_BEGIN && r->rec->aux == GT_BK_COND &&
-	       r->payload_len >= sizeof *b + sizeof(struct gt_p_block_mutex) &&
-	       gtm_object_key(m, r, ((const struct gt_p_block_mutex *)(b + 1))->mutex) == key;
-}
-
 /* Whether t, woken from its hook wait and off its CPU again before the wait's end, lost a
  * hand-off: a release of what it waits for again (its object; a condition waiter's mutex)
  * comes in the lookahead before t's own next fact, or came just before (stamped before the
@@ -101,7 +89,7 @@ static bool releases(const struct gt_model *m, const struct gt_capture_record *r
 static bool lost_hand_off(struct gt_model *m, const struct mthread *t)
 {
 	uint64_t key = t->wait_kind == GT_BK_COND ? t->cond_mutex : t->wait_obj;
-	if (t->wait_kind == GT_BK_SLEEP || !key || gtm_again_credit(m, key))
+	if (t->wait_kind == GT_BK_SLEEP || !key || gtm_again_credit(m, t, key))
 		return true;
 	struct gt_capture_record buf;
 	const struct gt_capture_record *r = m->pending;
@@ -111,7 +99,7 @@ static bool lost_hand_off(struct gt_model *m, const struct mthread *t)
 	for (; r; r = gtm_peek(m, i++, &buf) ? &buf : NULL) {
 		if (gtm_rec_is(m, r, t->serial))
 			return false;
-		if (r->capture == t->capture && releases(m, r, key))
+		if (r->capture == t->capture && gtm_releases(m, r, key))
 			return true;
 	}
 	return true;
@@ -254,6 +242,8 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		return;
 	}
 	m->ctr.kernel_switches++;
+	if (!s->in && !s->preempted && t->credit_again)
+		gtm_credit_end(m, t->serial);   /* asleep: its unseen release is done */
 	if (s->in)
 		switch_in(m, t, s->cpu, ns);
 	else

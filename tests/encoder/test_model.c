@@ -703,6 +703,18 @@ Test(model, mutex_released_inside_a_condition_wait_wakes_an_earlier_waiter)
 	done(&r);
 }
 
+/* G2's block and G1's condvar block at the same tick, on two CPUs (queue-cond met it: two
+ * CPUs can read one TSC value): G2's, merged first, is let in by G1's release all the same. */
+Test(model, mutex_released_inside_a_condition_wait_wakes_a_waiter_of_the_same_tick)
+{
+	struct gt_cb *cb = two_threads();
+	mutex_wait_cond_held(cb, 0, T0 + 1000, 2, MAIN);
+	cond_wait_releasing(cb, 1, T0 + 1000, MAIN);
+	struct run r;
+	signal_and_check(cb, "condheldsametick", &r, 1, 0, 0);
+	done(&r);
+}
+
 /* G1 preempted by G3 on its CPU before G2 blocks: G1 starts again where G2 blocked, to let
  * it in and block. */
 Test(model, mutex_released_inside_a_preempted_condition_wait)

@@ -467,6 +467,29 @@ Test(model_kernel, an_unseen_release_ends_no_hook_wait)
 	gt_events_free(t);
 }
 
+/* A hooked waiter that registered after an unseen release's first look, and took the mutex
+ * and left the table before its second (it never slept): that release, the last before its
+ * wait's end, let it in (queue-cond met it about once in 10 runs). */
+Test(model_kernel, an_unseen_release_just_before_a_hook_wait_ends_is_its_waker)
+{
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_block_begin(cb, 1, T0 + 10000, T2, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_wake(cb, 0, T0 + 10300, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
+	gt_cb_block_end(cb, 1, T0 + 10600, T2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_capture_end(cb, 0, T0 + 40000);
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_unseen_hook_wait", NULL, 0, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 1);
+	cr_assert_eq(by[0], 1);
+	cr_assert(at[0] >= 10300 - 10 - 2 && at[0] <= 10300 - 10 + 2, "unblocked at %lld ns",
+		  (long long)at[0]);
+	gt_events_free(t);
+}
+
 static void unseen_release_before_the_sleep(struct gt_cb *cb)
 {
 	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
