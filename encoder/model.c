@@ -93,11 +93,27 @@ void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_
 	wait_again(m, t, ns);
 }
 
-/* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the
- * lookahead after the condition wait r (obj cond), before the next fact of r's thread and
- * before any wake of cond; 0 when none is in view (the lookahead is bounded). */
+/* Whether thread's wait, begun at lookahead record i - 1, ends before any release of key. */
+static bool ends_before_a_release(struct gt_model *m, size_t i, uint32_t capture, uint32_t thread,
+				  uint64_t key)
+{
+	struct gt_capture_record n;
+	for (; gtm_peek(m, i, &n); i++) {
+		if (gtm_releases(m, &n, key))
+			return false;
+		if (n.capture == capture && n.rec->thread == thread)
+			return n.rec->type == GT_BLOCK_END;
+	}
+	return false;
+}
+
+/* The thread whose block on mutex, held by r's thread, comes in the lookahead after the
+ * condition wait r (obj cond), before the next fact of r's thread and before any wake of
+ * cond: flagged GT_BLOCK_COND_HELD by that holder, or not flagged (it looked before the
+ * holder marked its wait) and ended before any other release of the mutex; 0 when none is
+ * in view (the lookahead is bounded). */
 static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
-				       uint64_t cond, uint64_t mutex)
+				       uint64_t cond, uint64_t key)
 {
 	struct gt_capture_record n;
 	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
@@ -109,8 +125,12 @@ static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_captu
 		const struct gt_p_wake *w = n.payload;
 		if (n.rec->type == GT_WAKE && n.rec->aux == GT_BK_COND && w->obj == cond)
 			return 0;
-		if (n.rec->type == GT_BLOCK_BEGIN && n.rec->aux == GT_BK_MUTEX && b->obj == mutex &&
-		    (b->flags & GT_BLOCK_COND_HELD) && b->flags >> GT_BLOCK_HOLDER_SHIFT == r->rec->thread)
+		if (n.rec->type != GT_BLOCK_BEGIN || n.rec->aux != GT_BK_MUTEX ||
+		    gtm_object_key(m, &n, b->obj) != key)
+			continue;
+		if ((b->flags & GT_BLOCK_COND_HELD) ? b->flags >> GT_BLOCK_HOLDER_SHIFT == r->rec->thread
+						    : ends_before_a_release(m, i + 1, n.capture,
+									    n.rec->thread, key))
 			return gtm_serial(m, r->capture, n.rec->thread);
 	}
 	return 0;
@@ -131,9 +151,9 @@ static void cond_release_end(struct gt_model *m, struct mthread *x, struct mthre
 		     x->defer_ns, x->defer_tsc);
 }
 
-/* A condition wait t whose block r names its mutex (capture.h gt_p_block_mutex) releases it
- * inside glibc, after this fact: a GT_BLOCK_COND_HELD waiter already blocked on it is let
- * in now; one that blocks later (before t's next fact) is let in then, and t's block is
+/* A condition wait t whose block r names its mutex (capture.h gt_p_block_mutex), or follows
+ * the wake of it its look wrote, releases it inside glibc, after this fact: a
+ * GT_BLOCK_COND_HELD waiter already blocked on it is let in now; one that blocks later (before t's next fact) is let in then, and t's block is
  * drawn after it (t runs inside glibc until it has released the mutex).  Returns true when
  * t's block is deferred so. */
 static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r,
@@ -144,11 +164,11 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 	 * gt_p_block_mutex), at the same stack */
 	t->cond_mutex = t->woke_stack == b->stack ? t->woke_mutex : 0;
 	t->woke_mutex = 0;
-	if (r->payload_len < sizeof *b + sizeof(struct gt_p_block_mutex))
+	if (r->payload_len >= sizeof *b + sizeof(struct gt_p_block_mutex))
+		t->cond_mutex = gtm_object_key(m, r, ((const struct gt_p_block_mutex *)(b + 1))->mutex);
+	if (!t->cond_mutex)
 		return false;
-	uint64_t mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
-	t->cond_mutex = gtm_object_key(m, r, mutex);
-	struct mthread *w = gtm_cond_held_waiter(m, gtm_object_key(m, r, mutex), t->serial);
+	struct mthread *w = gtm_cond_held_waiter(m, t->cond_mutex, t->serial);
 	if (w) {
 		gtm_unblock_by(m, t, w, ns, stk);
 		return false;
@@ -157,7 +177,7 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 	 * before it slept): glibc's release wakes it */
 	if (gtm_wake_again(m, t, t->cond_mutex, ns, stk))
 		return false;
-	uint32_t serial = cond_held_waiter_ahead(m, r, b->obj, mutex);
+	uint32_t serial = cond_held_waiter_ahead(m, r, b->obj, t->cond_mutex);
 	if (!serial || !(w = gtm_thread_get(m, serial)) || w == t)
 		return false;
 	w->cond_releaser = t->serial;
@@ -200,7 +220,7 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	t->cond_held = kind == GT_BK_MUTEX && (b->flags & GT_BLOCK_COND_HELD);
 	t->cond_holder = t->cond_held ? gtm_serial(m, r->capture, b->flags >> GT_BLOCK_HOLDER_SHIFT) : 0;
 	block_thread(m, t, ev, kind, key, stk, ns, ns, r->tsc);
-	if (t->cond_held && t->cond_releaser) {
+	if (kind == GT_BK_MUTEX && t->cond_releaser) {
 		struct mthread *x = gtm_thread_find(m, t->cond_releaser);
 		t->cond_releaser = 0;
 		if (x && x->defer_waiter == t->serial)

@@ -715,6 +715,33 @@ Test(model, mutex_released_inside_a_condition_wait_wakes_a_waiter_of_the_same_ti
 	done(&r);
 }
 
+/* G2 looked at the mutex before G1 marked its condition wait (its block is not flagged), and
+ * its wait ends before any other release of the mutex: G1's release inside its wait is the
+ * one that let it in. */
+Test(model, mutex_released_inside_a_condition_wait_wakes_an_unflagged_waiter)
+{
+	struct gt_cb *cb = two_threads();
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	gt_cb_block_begin(cb, 1, T0 + 1100, 2, GT_BK_MUTEX, MUTEX, 1);
+	struct run r;
+	signal_and_check(cb, "condunflagged", &r, 1, 0, 0);
+	done(&r);
+}
+
+/* A condition wait whose look saw a waiter of the mutex writes a wake of it and a block that
+ * does not name it: it releases that mutex inside glibc all the same, and a flagged waiter
+ * blocking just after is let in by it. */
+Test(model, mutex_released_inside_a_condition_wait_not_naming_it)
+{
+	struct gt_cb *cb = two_threads();
+	gt_cb_wake(cb, 0, T0 + 990, MAIN, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_begin(cb, 0, T0 + 1000, MAIN, GT_BK_COND, COND, 1);
+	mutex_wait_cond_held(cb, 1, T0 + 1100, 2, MAIN);
+	struct run r;
+	signal_and_check(cb, "condunnamed", &r, 1, 0, 0);
+	done(&r);
+}
+
 /* G1 preempted by G3 on its CPU before G2 blocks: G1 starts again where G2 blocked, to let
  * it in and block. */
 Test(model, mutex_released_inside_a_preempted_condition_wait)
