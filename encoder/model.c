@@ -110,13 +110,15 @@ static bool ends_before_a_release(struct gt_model *m, size_t i, uint32_t capture
 /* The thread whose block on mutex, held by r's thread, comes in the lookahead after the
  * condition wait r (obj cond), before the next fact of r's thread and before any wake of
  * cond: flagged GT_BLOCK_COND_HELD by that holder, or not flagged (it looked before the
- * holder marked its wait) and ended before any other release of the mutex; 0 when none is
- * in view (the lookahead is bounded). */
+ * holder marked its wait) with no other release of the mutex around it before its end; 0
+ * when none is in view (the lookahead is bounded). */
 static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
 				       uint64_t cond, uint64_t key)
 {
 	struct gt_capture_record n;
+	bool released = false;   /* by another: an unflagged wait after it is not r's */
 	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
+		released = released || gtm_releases(m, &n, key);
 		if (n.capture != r->capture)
 			continue;   /* the waiter, the mutex and the holder's serial are r's process's */
 		if (n.rec->thread == r->rec->thread)
@@ -129,8 +131,8 @@ static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_captu
 		    gtm_object_key(m, &n, b->obj) != key)
 			continue;
 		if ((b->flags & GT_BLOCK_COND_HELD) ? b->flags >> GT_BLOCK_HOLDER_SHIFT == r->rec->thread
-						    : ends_before_a_release(m, i + 1, n.capture,
-									    n.rec->thread, key))
+						    : !released && ends_before_a_release(m, i + 1, n.capture,
+										       n.rec->thread, key))
 			return gtm_serial(m, r->capture, n.rec->thread);
 	}
 	return 0;

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "oracle.h"
 #include "test_util.h"
@@ -725,6 +726,31 @@ Test(model, mutex_released_inside_a_condition_wait_wakes_an_unflagged_waiter)
 	gt_cb_block_begin(cb, 1, T0 + 1100, 2, GT_BK_MUTEX, MUTEX, 1);
 	struct run r;
 	signal_and_check(cb, "condunflagged", &r, 1, 0, 0);
+	done(&r);
+}
+
+/* G3's condition wait releases the mutex after G1's did: an unflagged wait that blocks
+ * after both was let in by G3's, the last release before it (queue-cond, hooks alone: G1's
+ * release taken for it made a wrong waker once in 10 runs). */
+Test(model, an_unflagged_waiter_is_let_in_by_the_last_release_before_it)
+{
+	struct gt_cb *cb = three_threads();
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	cond_wait_releasing(cb, 2, T0 + 1050, 3);
+	gt_cb_block_begin(cb, 1, T0 + 1100, 2, GT_BK_MUTEX, MUTEX, 1);
+	gt_cb_block_end(cb, 1, T0 + 1300, 2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_wake(cb, 1, T0 + 1400, 2, GT_BK_COND, COND, 1, 1);
+	gt_cb_wake(cb, 1, T0 + 1410, 2, GT_BK_COND, COND, 1, 1);
+	gt_cb_syscall_begin(cb, 1, T0 + 1450, 2, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 1, T0 + 1460, 2, SYS_getpid, 1);
+	gt_cb_block_end(cb, 0, T0 + 1500, MAIN, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_block_end(cb, 2, T0 + 1600, 3, GT_BK_COND, COND, GT_BR_OK);
+	struct run r;
+	convert_and_parse(cb, "condunflaggedlast", &r, 0);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 2, 0))->g, 3, "G2's waker");
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 2, "G1 signalled by G2");
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 3, 0))->g, 2, "G3 signalled by G2");
+	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
 	done(&r);
 }
 
