@@ -276,6 +276,8 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 		key = (serial ? serial : wk->obj) | JOIN_KEY_BIT;
 	}
 	gtm_wake_waiters(m, t, key, wk->count ? wk->count : 1, ns, stk);
+	if (r->rec->aux == GT_BK_MUTEX && m->kernel)
+		gtm_wake_sleeper(m, t, key, ns, stk);
 }
 
 /* With the kernel's switches: c's tid from its THREAD_START in the lookahead, so that it runs

@@ -349,6 +349,11 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
  * release, is unblocked (true); else the first to wait again before the waker's next fact. */
 bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
 		    uint64_t stack);
+/* After a hooked release of mutex key has let in its waiters: the thread asleep on it again
+ * whose wait ends before any other release, if any, is unblocked too (the release's futex
+ * wake went to it while a hooked waiter that never slept took the mutex). */
+void gtm_wake_sleeper(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
+		      uint64_t stack);
 /* Whether fact r releases key: a wake of it, or a condition wait whose block names it as its
  * mutex (glibc releases that mutex inside the wait, where no hook sees it). */
 bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key);

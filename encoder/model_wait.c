@@ -207,22 +207,30 @@ bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, u
 	       gtm_object_key(m, r, ((const struct gt_p_block_mutex *)(b + 1))->mutex) == key;
 }
 
-/* The hooked waiter on key whose wait ends before any other release of key in the lookahead:
- * it was let in by this release, whose looks missed it (it registered after the first and
- * had left the table by the second), NULL when none. */
-static struct mthread *hook_waiter_ending_first(struct gt_model *m, uint64_t key)
+/* The mutex waiter on key (again: of the waits again, else of the hooked waits) whose wait
+ * ends before any other release of key in the lookahead: the release being modelled, the
+ * last before that end, let it in; NULL when none. */
+static struct mthread *waiter_ending_first(struct gt_model *m, uint64_t key, bool again)
 {
 	struct gt_capture_record r;
 	for (size_t i = 0; gtm_peek(m, i, &r); i++) {
 		if (gtm_releases(m, &r, key))
 			return NULL;
-		if (r.rec->type != GT_BLOCK_END || r.rec->aux != GT_BK_MUTEX)
+		if (r.rec->type != GT_BLOCK_END)
 			continue;
 		struct mthread *w = gtm_thread_find(m, gtm_serial_find(m, r.capture, r.rec->thread));
-		if (w && !w->waits_again && w->wait_kind == GT_BK_MUTEX && may_wake(m, w, key))
+		if (w && w->waits_again == again && w->wait_kind == GT_BK_MUTEX && may_wake(m, w, key))
 			return w;
 	}
 	return NULL;
+}
+
+void gtm_wake_sleeper(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
+		      uint64_t stack)
+{
+	struct mthread *w = m->n_buckets ? waiter_ending_first(m, key, true) : NULL;
+	if (w)
+		gtm_unblock_by(m, waker, w, ns, stack);
 }
 
 bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
@@ -231,8 +239,8 @@ bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uin
 	if (m->n_buckets) {
 		place_in_lookahead(m, key, 1, true);
 		struct mthread *w = first_waiter(m, key, true);
-		if (!w)
-			w = hook_waiter_ending_first(m, key);
+		if (!w)   /* one whose looks missed it: registered after the first, gone by the second */
+			w = waiter_ending_first(m, key, false);
 		if (w) {
 			gtm_unblock_by(m, waker, w, ns, stack);
 			return true;

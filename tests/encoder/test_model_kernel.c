@@ -490,6 +490,50 @@ Test(model_kernel, an_unseen_release_just_before_a_hook_wait_ends_is_its_waker)
 	gt_events_free(t);
 }
 
+/* T3's release of the mutex (a hooked wake, count 1) lets in MAIN, a hooked waiter that never
+ * slept, and its futex wake goes to T2, asleep on the mutex again inside its condition wait:
+ * T2's wait ends before any other release, so that release is its waker too (queue-cond met
+ * it about once in 40 runs). */
+Test(model_kernel, a_hooked_release_also_wakes_the_sleeper_ending_first)
+{
+	enum { T3 = 3, T3_TID = 1003 };
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_thread_new(cb, 0, T0 + 300, MAIN, T3, 0, 0x401000);
+	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
+	gt_cb_thread_start(cb, 1, T0 + 11000, T3, T3_TID, 0x401000);
+	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_COND, COND, 1, 0);
+	gt_cb_block_begin(cb, 0, T0 + 29000, MAIN, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_wake(cb, 1, T0 + 30000, T3, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 0, T0 + 30500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_block_end(cb, 1, T0 + 31500, T2, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_capture_end(cb, 0, T0 + 40000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 1, OUT, T2_TID },    /* its condition wait */
+		{ 10800, 1, IN, T3_TID },
+		{ 20500, 1, PREEMPT, T3_TID },
+		{ 21000, 1, IN, T2_TID },     /* signalled */
+		{ 22000, 1, OUT, T2_TID },    /* asleep on the mutex inside glibc */
+		{ 22500, 1, IN, T3_TID },
+		{ 31000, 1, PREEMPT, T3_TID },
+		{ 31100, 1, IN, T2_TID },     /* woken by T3's release */
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_hooked_and_sleeper", sw, 10, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	cr_assert_eq(sum.model.kernel_waits_again, 1);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
+	cr_assert(by[0] == 1 && by[1] == 3, "unblocked by G%lld and G%lld", (long long)by[0],
+		  (long long)by[1]);
+	ssize_t u = gt_events_find_arg(t, 0, "GoUnblock", "g", 1);
+	cr_assert_geq(u, 0);
+	cr_assert_eq(t->ev[u].g, 3, "MAIN's mutex wait unblocked by G%lld", (long long)t->ev[u].g);
+	gt_events_free(t);
+}
+
 static void unseen_release_before_the_sleep(struct gt_cb *cb)
 {
 	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
