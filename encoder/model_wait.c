@@ -86,11 +86,13 @@ void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w
 }
 
 /* A waiter on key that the release being modelled may wake: it blocked strictly before, in
- * ticks (two facts a few ticks apart may round to the same ns). */
+ * ticks (two facts a few ticks apart may round to the same ns); a wait again, which begins at
+ * a switch-out on the kernel's clock, also at the release's very tick (its sleep came before
+ * the real release, which follows the release's stamp). */
 static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t key)
 {
 	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING &&
-	       w->block_tsc < m->fact_tsc;
+	       (w->block_tsc < m->fact_tsc || (w->waits_again && w->block_tsc == m->fact_tsc));
 }
 
 struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder)
@@ -123,8 +125,9 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want, 
 	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
-		if (w->wait_obj == key && w->state == T_WAITING && w->block_tsc >= m->fact_tsc)
-			m->ctr.causal_fallbacks++;
+		if (w->wait_obj == key && w->state == T_WAITING && !w->waits_again &&
+		    w->block_tsc >= m->fact_tsc)
+			m->ctr.causal_fallbacks++;   /* a wait again after the release: its credit's */
 		if (may_wake_of(m, w, key, again)) {
 			w->ahead_pos = UINT64_MAX;
 			n++;
