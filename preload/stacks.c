@@ -76,6 +76,28 @@ GT_INLINE uint64_t hash_end(uint64_t h, unsigned n)
 	return h;
 }
 
+/* The hash of a buffer of frames: the same steps in four chains (frame i in chain i % 4)
+ * that run side by side, each multiply waiting for the one before in its chain only, folded
+ * in order at the end.  A stack that differs from another in one frame never has its hash. */
+GT_INLINE uint64_t hash_frames(const uintptr_t *pcs, unsigned n)
+{
+	uint64_t h0 = GT_HASH_SEED, h1 = GT_HASH_SEED + 1, h2 = GT_HASH_SEED + 2, h3 = GT_HASH_SEED + 3;
+	unsigned i = 0;
+	for (; i + 4 <= n; i += 4) {
+		h0 = hash_step(h0, pcs[i]);
+		h1 = hash_step(h1, pcs[i + 1]);
+		h2 = hash_step(h2, pcs[i + 2]);
+		h3 = hash_step(h3, pcs[i + 3]);
+	}
+	if (i < n)
+		h0 = hash_step(h0, pcs[i++]);
+	if (i < n)
+		h1 = hash_step(h1, pcs[i++]);
+	if (i < n)
+		h2 = hash_step(h2, pcs[i]);
+	return hash_end(hash_step(hash_step(hash_step(h0, h1), h2), h3), n);
+}
+
 /* ---- the thread's alternate signal stack ------------------------------------------------
  * As last set through sigaltstack (hooked) or found at start.  A new thread has none (the
  * kernel clears it for CLONE_VM children); a fork child inherits both it and this copy. */
@@ -114,19 +136,35 @@ GT_INLINE int fp_ok(const uintptr_t *fp, uintptr_t hi)
 	return !((uintptr_t)fp & (sizeof(uintptr_t) - 1)) && (!hi || (uintptr_t)fp + 16 <= hi);
 }
 
+GT_INLINE uintptr_t stack_top(uintptr_t sp, const struct gt_tls *t)
+{
+	return on_altstack(sp) ? gt_alt.lo + gt_alt.size : t->stack_hi;
+}
+
+/* The first frame record from fp on whose return address is the program's: the hook's
+ * (libgotrace.so keeps frame pointers).  NULL when the chain ends before. */
+GT_INLINE uintptr_t *past_own_frames(uintptr_t *fp, uintptr_t hi)
+{
+	for (unsigned own = 0; own < GT_STACK_OWN_MAX; own++) {
+		if (!fp_ok(fp, hi))
+			return NULL;
+		if (!in_self(fp[1]))
+			return fp;
+		uintptr_t *next = (uintptr_t *)fp[0];
+		if (next <= fp)
+			return NULL;
+		fp = next;
+	}
+	return NULL;
+}
+
 GT_INLINE unsigned fp_frames(uintptr_t *fp, const struct gt_tls *t, unsigned depth,
 			     uint64_t *hash, uint64_t *out)
 {
-	uintptr_t hi = on_altstack((uintptr_t)fp) ? gt_alt.lo + gt_alt.size : t->stack_hi;
+	uintptr_t hi = stack_top((uintptr_t)fp, t);
 	unsigned n = 0;
 	uint64_t h = GT_HASH_SEED;
-	for (unsigned own = 0; fp_ok(fp, hi) && in_self(fp[1]) && own < GT_STACK_OWN_MAX; own++) {
-		uintptr_t *next = (uintptr_t *)fp[0];
-		if (next <= fp)
-			goto done;
-		fp = next;
-	}
-	while (n < depth && fp_ok(fp, hi)) {
+	for (fp = past_own_frames(fp, hi); fp && n < depth && fp_ok(fp, hi);) {
 		uintptr_t ret = fp[1];
 		uintptr_t *next = (uintptr_t *)fp[0];
 		if (!ret)
@@ -139,7 +177,6 @@ GT_INLINE unsigned fp_frames(uintptr_t *fp, const struct gt_tls *t, unsigned dep
 			break;
 		fp = next;
 	}
-done:
 	*hash = hash_end(h, n);
 	return n;
 }
@@ -255,7 +292,7 @@ static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 #define GT_WALK_MAP (68u << 10)
 #define GT_WALK_GUARD 4096u
 #define GT_WALKS_MAX 64u
-/* the tracer's frame a walk adds between unw_backtrace and stack_id_unwind: gt_call_on */
+/* the tracer's frame a walk adds between unw_backtrace and stack_id_unwind: gt_unwind_at */
 #define GT_OWN_FRAMES_WALK 1u
 
 struct gt_walk {
@@ -276,18 +313,14 @@ uintptr_t gt_call_on(void *fn, void *top, uintptr_t a, uintptr_t b, uintptr_t c)
 #else
 #define GT_ENDBR ""
 #endif
-__asm__(".text\n"
-	".p2align 4\n"
-	".globl gt_call_on\n"
-	".hidden gt_call_on\n"
-	".type gt_call_on, @function\n"
-	"gt_call_on:\n"
-	".cfi_startproc\n" GT_ENDBR
-	"push %rbp\n"
-	".cfi_def_cfa_offset 16\n"
-	".cfi_offset %rbp, -16\n"
-	"mov %rsp, %rbp\n"
-	".cfi_def_cfa_register %rbp\n"
+/* a function of ours with a frame-pointer frame: its start up to the frame, its end after */
+#define GT_ASM_FRAME_BEGIN(name)                                                                  \
+	".text\n.p2align 4\n.globl " name "\n.hidden " name "\n.type " name ", @function\n" name  \
+	":\n.cfi_startproc\n" GT_ENDBR "push %rbp\n.cfi_def_cfa_offset 16\n"                       \
+	".cfi_offset %rbp, -16\nmov %rsp, %rbp\n.cfi_def_cfa_register %rbp\n"
+#define GT_ASM_FRAME_END(name)                                                                    \
+	"pop %rbp\n.cfi_def_cfa %rsp, 8\nret\n.cfi_endproc\n.size " name ", .-" name "\n"
+__asm__(GT_ASM_FRAME_BEGIN("gt_call_on")
 	"mov %rdi, %rax\n"
 	"mov %rsi, %rsp\n"
 	"mov %rdx, %rdi\n"
@@ -295,17 +328,45 @@ __asm__(".text\n"
 	"mov %r8, %rdx\n"
 	"call *%rax\n"
 	"mov %rbp, %rsp\n"
-	"pop %rbp\n"
-	".cfi_def_cfa %rsp, 8\n"
-	"ret\n"
-	".cfi_endproc\n"
-	".size gt_call_on, .-gt_call_on\n");
+	GT_ASM_FRAME_END("gt_call_on"));
+
+/* unw_backtrace (fn) on the walk stack, seen by it as called from the program: the frame
+ * pointer at the call is frame, the hook's frame record (saved frame pointer, return
+ * address), and this function's unwind rule (CFA = frame pointer + 16) leads from there
+ * straight to the hook's caller.  libunwind's walk thus passes over one frame of ours, not
+ * all of them: they cost as much per frame as the program's.  Only the frame pointer, the
+ * stack pointer and the return address matter on libunwind's fast path; an unwinder that
+ * restored other registers through this frame (an exception thrown from a handler that
+ * interrupted the walk) would give the program's frames ours: no conforming program does.
+ * frame NULL: the frame pointer stays this function's (a walk through all our frames). */
+#define GT_UNWIND_FROM_CALLER 1
+int gt_unwind_at(void *fn, void *top, uintptr_t *pcs, unsigned want, const uintptr_t *frame) GT_HIDDEN;
+__asm__(GT_ASM_FRAME_BEGIN("gt_unwind_at")
+	"mov %rdi, %rax\n"
+	"lea -16(%rsi), %rsp\n"
+	"mov %rbp, (%rsp)\n" /* this frame, at the walk stack's top */
+	"mov %rdx, %rdi\n"
+	"mov %rcx, %rsi\n"
+	"test %r8, %r8\n"
+	"cmovnz %r8, %rbp\n"
+	"call *%rax\n"
+	"mov (%rsp), %rbp\n"
+	"mov %rbp, %rsp\n"
+	GT_ASM_FRAME_END("gt_unwind_at"));
 #else
 /* elsewhere everything stays on the program's stack (only the frame buffer is ours) */
 uintptr_t gt_call_on(void *fn, void *top, uintptr_t a, uintptr_t b, uintptr_t c)
 {
 	(void)top;
 	return ((uintptr_t(*)(uintptr_t, uintptr_t, uintptr_t))fn)(a, b, c);
+}
+
+/* and libunwind walks all the tracer's frames */
+#define GT_UNWIND_FROM_CALLER 0
+static int gt_unwind_at(void *fn, void *top, uintptr_t *pcs, unsigned want, const uintptr_t *frame)
+{
+	(void)top, (void)frame;
+	return ((int (*)(uintptr_t *, int))fn)(pcs, (int)want);
 }
 #endif
 
@@ -358,17 +419,36 @@ static void walk_give(struct gt_walk *w) { atomic_store_explicit(&w->busy, 0, me
 
 GT_INLINE void *walk_top(struct gt_walk *w) { return (void *)((uintptr_t)w & ~(uintptr_t)15); }
 
+/* The low end of a walk stack: its stack grows down from the top and never gets there
+ * while the walk is held for this (a handler interrupting the holder runs on its own). */
+GT_INLINE char *walk_low(struct gt_walk *w)
+{
+	return (char *)(((uintptr_t)w + sizeof *w + 4095 - GT_WALK_MAP) & ~(uintptr_t)4095) +
+	       GT_WALK_GUARD;
+}
+
+GT_INLINE uint64_t signals_hold(void)
+{
+	uint64_t all = ~0ull, old;
+	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof all);
+	return old;
+}
+
+GT_INLINE void signals_restore(uint64_t old)
+{
+	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
+}
+
 /* fn(a, b, c) on w's stack (NULL: none could be had, on this one) with every signal held
  * back: on the alternate stack (see above), and around the tracer's locks (a program's
  * handler run while it holds one could wait for a thread that waits for it) */
 static GT_NOINLINE uintptr_t call_masked(struct gt_walk *w, void *fn, uintptr_t a, uintptr_t b,
 					 uintptr_t c)
 {
-	uint64_t all = ~0ull, old;
-	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof all);
+	uint64_t old = signals_hold();
 	uintptr_t r = w ? gt_call_on(fn, walk_top(w), a, b, c) :
 			  ((uintptr_t(*)(uintptr_t, uintptr_t, uintptr_t))fn)(a, b, c);
-	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
+	signals_restore(old);
 	return r;
 }
 
@@ -381,14 +461,72 @@ GT_INLINE uintptr_t call_on(struct gt_walk *w, int masked, void *fn, uintptr_t a
 	return call_masked(w, fn, a, b, c);
 }
 
-/* unw_backtrace on the walk stack into w->pcs; the tracer's leading frames skipped */
-GT_INLINE unsigned unwind(struct gt_walk *w, int alt, unsigned want, unsigned *skip)
+static GT_NOINLINE int unwind_masked(struct gt_walk *w, unsigned want, const uintptr_t *frame)
 {
-	int got = (int)call_on(w, alt, (void *)gt_unw_backtrace, (uintptr_t)w->pcs, want, 0);
+	uint64_t old = signals_hold();
+	int got = gt_unwind_at((void *)gt_unw_backtrace, walk_top(w), w->pcs, want, frame);
+	signals_restore(old);
+	return got;
+}
+
+/* unw_backtrace on the walk stack into w->pcs, from frame (gt_unwind_at), with signals held
+ * back when masked; the tracer's leading frames skipped */
+GT_INLINE unsigned unwind(struct gt_walk *w, int masked, unsigned want, const uintptr_t *frame,
+			  unsigned *skip)
+{
+	int got = GT_LIKELY(!masked) ?
+			  gt_unwind_at((void *)gt_unw_backtrace, walk_top(w), w->pcs, want, frame) :
+			  unwind_masked(w, want, frame);
 	unsigned n = got > 0 ? (unsigned)got : 0;
 	for (*skip = 0; *skip < n && in_self(w->pcs[*skip]); (*skip)++)
 		;
 	return n;
+}
+
+/* GOTRACE_STACK_CHECK: walks from the hook's frame compared with walks through all our
+ * frames (the walk libunwind made before gt_unwind_at), those that differed, walks made in
+ * full because libunwind did not find the hook's return address where our frames said */
+static _Atomic uint64_t gt_check_walks, gt_check_differ, gt_check_full;
+
+/* The frames a walk from the hook's frame found (pcs, n; from_frame 0: it fell back to the
+ * full walk), against the full walk's, made now */
+static GT_NOINLINE void check_walk(struct gt_walk *w, int alt, const uintptr_t *pcs, unsigned n,
+				   int from_frame)
+{
+	if (!from_frame) {
+		gt_add(&gt_check_full, 1);
+		return;
+	}
+	uintptr_t *found = (uintptr_t *)walk_low(w); /* w->pcs is walked over again */
+	for (unsigned i = 0; i < n; i++)
+		found[i] = pcs[i];
+	unsigned skip, m = unwind(w, alt, gt_cfg.stack_depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1,
+				  NULL, &skip);
+	m -= skip;
+	if (m > gt_cfg.stack_depth)
+		m = gt_cfg.stack_depth;
+	int same = m == n;
+	for (unsigned i = 0; same && i < n; i++)
+		same = found[i] == w->pcs[skip + i];
+	gt_add(&gt_check_walks, 1);
+	if (!same)
+		gt_add(&gt_check_differ, 1);
+}
+
+void gt_stacks_check_say(void)
+{
+	if (!gt_cfg.stack_check || gt_stack_mode != GT_STACKS_UNWIND)
+		return;
+	char a[24], b[24], c[24], tail[160];
+	a[gt_fmt_u64(a, gt_load(&gt_check_walks))] = 0;
+	b[gt_fmt_u64(b, gt_load(&gt_check_differ))] = 0;
+	c[gt_fmt_u64(c, gt_load(&gt_check_full))] = 0;
+	size_t k = gt_append(tail, 0, sizeof tail, " walks from the hook's frame compared, ");
+	k = gt_append(tail, k, sizeof tail, b);
+	k = gt_append(tail, k, sizeof tail, " differed, ");
+	k = gt_append(tail, k, sizeof tail, c);
+	gt_append(tail, k, sizeof tail, " walked in full");
+	gt_warn("stack check: ", a, tail);
 }
 
 static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
@@ -402,29 +540,39 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 		gt_lose(GT_NOTICE_STACKS_LOST);
 		goto out;
 	}
-	int alt = on_altstack((uintptr_t)__builtin_frame_address(0));
-	/* unwinding costs per frame: ask for the caller's estimate of our own frames (and
-	 * call_masked's), and only when that proved short ask again with room for all of them */
+	uintptr_t *fp = __builtin_frame_address(0);
+	int alt = on_altstack((uintptr_t)fp);
+	/* unwinding costs per frame.  From the hook's frame (found through our frame pointers)
+	 * libunwind passes over gt_unwind_at's alone; it must then find the hook's return
+	 * address next, else it walks again through all our frames.  Without: ask for the
+	 * caller's estimate of our own frames (and unwind_masked's), and only when that proved
+	 * short ask again with room for all of them. */
+	const uintptr_t *frame = GT_UNWIND_FROM_CALLER ? past_own_frames(fp, stack_top((uintptr_t)fp, t)) : NULL;
 	unsigned depth = gt_cfg.stack_depth, skip, n;
-	unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
+	unsigned want = frame ? depth + GT_OWN_FRAMES_WALK :
+				depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
 	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
 	t->busy = 1 | GT_BUSY_CALLOUT; /* libunwind calls hooked functions (hooks_io.c) */
-	n = unwind(w, alt, want, &skip);
-	if (n == want && n - skip < depth && want < most)
-		n = unwind(w, alt, want = most, &skip);
+	n = unwind(w, alt, want, frame, &skip);
+	if (frame ? n <= skip || w->pcs[skip] != frame[1] : n == want && n - skip < depth && want < most) {
+		frame = NULL;
+		n = unwind(w, alt, most, NULL, &skip);
+	}
 	t->busy = 1;
 	const uintptr_t *pcs = w->pcs + skip;
 	n -= skip;
 	if (n > depth)
 		n = depth;
 	if (n) {
-		uint64_t h = GT_HASH_SEED;
-		for (unsigned i = 0; i < n; i++)
-			h = hash_step(h, pcs[i]);
 		int fresh;
-		id = stack_id_of(hash_end(h, n), &fresh);
+		id = stack_id_of(hash_frames(pcs, n), &fresh);
 		if (fresh)
 			write_stack(NULL, id, pcs, n);
+	}
+	if (GT_UNLIKELY(gt_cfg.stack_check)) {
+		t->busy = 1 | GT_BUSY_CALLOUT;
+		check_walk(w, alt, pcs, n, frame != NULL);
+		t->busy = 1;
 	}
 	walk_give(w);
 out:
@@ -464,14 +612,6 @@ uintptr_t gt_offstack(int masked, void *fn, uintptr_t a, uintptr_t b, uintptr_t 
 	if (w)
 		walk_give(w);
 	return r;
-}
-
-/* The low end of a walk stack: its stack grows down from the top and never gets there
- * while the walk is held for this (a handler interrupting the holder runs on its own). */
-GT_INLINE char *walk_low(struct gt_walk *w)
-{
-	return (char *)(((uintptr_t)w + sizeof *w + 4095 - GT_WALK_MAP) & ~(uintptr_t)4095) +
-	       GT_WALK_GUARD;
 }
 
 void *gt_scratch_take(void)
@@ -516,6 +656,9 @@ void gt_stacks_reset(void)
 	if (gt_stack_table)
 		map_table(1);
 	gt_store(&gt_next_stack_id, 1);
+	gt_store(&gt_check_walks, 0);
+	gt_store(&gt_check_differ, 0);
+	gt_store(&gt_check_full, 0);
 	/* walks of the parent's other threads were cut short: their stacks are free here */
 	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
 		struct gt_walk *w = gt_load(&gt_walks[k]);

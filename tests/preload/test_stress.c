@@ -248,3 +248,49 @@ Test(stress, sigkill_at_random_times, .fini = teardown, .timeout = 120)
 		run_cleanup(&traced);
 	}
 }
+
+/* Stacks libunwind walks from the hook's frame (stacks.c, gt_unwind_at) are the stacks of
+ * the walk through all the tracer's frames.  With GOTRACE_STACK_CHECK=1 every such walk is
+ * made again the long way and compared; each process that ends says how many it compared
+ * and how many differed.  Returns how many were compared; none may have differed. */
+static unsigned long walks_compared(const char *program, const char *const args[])
+{
+	const char *argv[8] = {program};
+	for (int i = 0; args[i] && i < 6; i++)
+		argv[i + 1] = args[i];
+	const char *env[] = {"GOTRACE_STACKS=unwind", "GOTRACE_STACK_CHECK=1", NULL};
+	memset(&traced, 0, sizeof traced);
+	cr_assert_eq(run_program(&traced, 1, argv, env), 0);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s %s: status %#x",
+		  argv[0], args[0], traced.status);
+	unsigned long compared = 0, lines = 0;
+	const char *say = "gotrace: stack check: ";
+	for (const char *p = traced.err; (p = strstr(p, say)); p += strlen(say)) {
+		unsigned long n, differed, full;
+		cr_assert_eq(sscanf(p + strlen(say), "%lu walks from the hook's frame compared, %lu differed, "
+						    "%lu walked in full", &n, &differed, &full), 3, "%.200s", p);
+		cr_assert_eq(differed, 0, "%s %s: %.200s", argv[0], args[0], p);
+		compared += n;
+		lines++;
+	}
+	cr_assert_geq(lines, 1, "%s %s said nothing of its stacks: %.500s", argv[0], args[0], traced.err);
+	cr_log_info("%s %s: %lu walks compared in %lu processes", argv[0], args[0], compared, lines);
+	run_cleanup(&traced);
+	return compared;
+}
+
+Test(stress, unwind_from_hook_frame_as_full_walk, .fini = teardown, .timeout = 300)
+{
+	static const char *const stress[][3] = {
+		{"signals", NULL}, {"forks", NULL}, {"cancel", NULL}, {"churn", "2000", NULL},
+		{"dlopen", "50", NULL}, {"live", NULL},
+	};
+	static const char *const target[][2] = {
+		{"threads", NULL}, {"mutex", NULL}, {"sync", NULL}, {"syscalls", NULL},
+		{"fork", NULL}, {"signal", NULL}, {"many", NULL},
+	};
+	for (size_t i = 0; i < sizeof stress / sizeof stress[0]; i++)
+		cr_assert_geq(walks_compared(stress_program(), stress[i]), 10u, "gt-stress %s", stress[i][0]);
+	for (size_t i = 0; i < sizeof target / sizeof target[0]; i++)
+		cr_assert_geq(walks_compared(test_target(), target[i]), 1u, "gt-target %s", target[i][0]);
+}
