@@ -1,6 +1,7 @@
-/* Call stacks: captured with libunwind (unw_backtrace) or by walking frame pointers, the
- * tracer's own frames trimmed, deduplicated in a lock-free hash table so each distinct stack
- * is written once as a GT_STACK record and facts carry its 24-bit id.
+/* Call stacks: captured with libunwind's rules (frame_rules.c, libunwind's unw_backtrace
+ * for the frames they do not cover) or by walking frame pointers, from the hook's frame on,
+ * deduplicated in a lock-free hash table so each distinct stack is written once as a
+ * GT_STACK record and facts carry its 24-bit id.
  *
  * The program's stack lends a hook a few hundred bytes at most: a signal handler on an 8 KiB
  * alternate stack or a thread with a 16 KiB stack has no more to spare.  libunwind needs
@@ -9,6 +10,7 @@
 #include "stacks.h"
 #include "config.h"
 #include "facts.h"
+#include "frame_rules.h"
 #include "hooks.def"
 #include "lifecycle.h"
 #include "modules.h"
@@ -483,20 +485,22 @@ GT_INLINE unsigned unwind(struct gt_walk *w, int masked, unsigned want, const ui
 	return n;
 }
 
-/* GOTRACE_STACK_CHECK: walks from the hook's frame compared with walks through all our
- * frames (the walk libunwind made before gt_unwind_at), those that differed, walks made in
- * full because libunwind did not find the hook's return address where our frames said */
-static _Atomic uint64_t gt_check_walks, gt_check_differ, gt_check_full;
+/* GOTRACE_STACK_CHECK: walks from the hook's frame compared with libunwind's walk through
+ * all our frames (the only walk before gt_unwind_at and the rule cache), how many of them
+ * were made by the rules, how many differed, walks made in full in the first place */
+static _Atomic uint64_t gt_check_walks, gt_check_ruled, gt_check_differ, gt_check_full;
+enum { GT_WALKED_IN_FULL, GT_WALKED_FROM_FRAME, GT_WALKED_BY_RULES };
 
-/* The frames a walk from the hook's frame found (pcs, n; from_frame 0: it fell back to the
- * full walk), against the full walk's, made now */
+/* The frames a walk found (pcs, n; how: GT_WALKED_*) against the full walk's, made now */
 static GT_NOINLINE void check_walk(struct gt_walk *w, int alt, const uintptr_t *pcs, unsigned n,
-				   int from_frame)
+				   int how)
 {
-	if (!from_frame) {
+	if (how == GT_WALKED_IN_FULL) {
 		gt_add(&gt_check_full, 1);
 		return;
 	}
+	if (how == GT_WALKED_BY_RULES)
+		gt_add(&gt_check_ruled, 1);
 	uintptr_t *found = (uintptr_t *)walk_low(w); /* w->pcs is walked over again */
 	for (unsigned i = 0; i < n; i++)
 		found[i] = pcs[i];
@@ -517,16 +521,34 @@ void gt_stacks_check_say(void)
 {
 	if (!gt_cfg.stack_check || gt_stack_mode != GT_STACKS_UNWIND)
 		return;
-	char a[24], b[24], c[24], tail[160];
+	char a[24], r[24], b[24], c[24], tail[200];
 	a[gt_fmt_u64(a, gt_load(&gt_check_walks))] = 0;
+	r[gt_fmt_u64(r, gt_load(&gt_check_ruled))] = 0;
 	b[gt_fmt_u64(b, gt_load(&gt_check_differ))] = 0;
 	c[gt_fmt_u64(c, gt_load(&gt_check_full))] = 0;
-	size_t k = gt_append(tail, 0, sizeof tail, " walks from the hook's frame compared, ");
+	size_t k = gt_append(tail, 0, sizeof tail, " walks from the hook's frame compared (");
+	k = gt_append(tail, k, sizeof tail, r);
+	k = gt_append(tail, k, sizeof tail, " by the rule cache), ");
 	k = gt_append(tail, k, sizeof tail, b);
 	k = gt_append(tail, k, sizeof tail, " differed, ");
 	k = gt_append(tail, k, sizeof tail, c);
 	gt_append(tail, k, sizeof tail, " walked in full");
 	gt_warn("stack check: ", a, tail);
+}
+
+/* The stack from the hook's frame by the rules kept for its return addresses
+ * (frame_rules.c), those not known yet learned first, on the walk stack; GT_WALK_LIBUNWIND
+ * when a frame is libunwind's to step, or the rules would not stay learned. */
+GT_INLINE int walk_by_rules(struct gt_walk *w, const uintptr_t *frame, unsigned depth)
+{
+	uintptr_t missing;
+	int got = gt_frame_rules_walk(frame, depth, w->pcs, &missing);
+	for (unsigned learned = 0; GT_UNLIKELY(got == GT_WALK_MISSING); learned++) {
+		if (learned > depth || !call_on(w, 1, (void *)gt_frame_rule_learn, missing, 0, 0))
+			return GT_WALK_LIBUNWIND;
+		got = gt_frame_rules_walk(frame, depth, w->pcs, &missing);
+	}
+	return got;
 }
 
 static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
@@ -553,10 +575,16 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 				depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
 	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
 	t->busy = 1 | GT_BUSY_CALLOUT; /* libunwind calls hooked functions (hooks_io.c) */
-	n = unwind(w, alt, want, frame, &skip);
-	if (frame ? n <= skip || w->pcs[skip] != frame[1] : n == want && n - skip < depth && want < most) {
-		frame = NULL;
-		n = unwind(w, alt, most, NULL, &skip);
+	int ruled = frame ? walk_by_rules(w, frame, depth) : GT_WALK_LIBUNWIND;
+	if (ruled >= 0) {
+		n = (unsigned)ruled;
+		skip = 0;
+	} else {
+		n = unwind(w, alt, want, frame, &skip);
+		if (frame ? n <= skip || w->pcs[skip] != frame[1] : n == want && n - skip < depth && want < most) {
+			frame = NULL;
+			n = unwind(w, alt, most, NULL, &skip);
+		}
 	}
 	t->busy = 1;
 	const uintptr_t *pcs = w->pcs + skip;
@@ -571,7 +599,7 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 	}
 	if (GT_UNLIKELY(gt_cfg.stack_check)) {
 		t->busy = 1 | GT_BUSY_CALLOUT;
-		check_walk(w, alt, pcs, n, frame != NULL);
+		check_walk(w, alt, pcs, n, ruled >= 0 ? GT_WALKED_BY_RULES : frame ? GT_WALKED_FROM_FRAME : GT_WALKED_IN_FULL);
 		t->busy = 1;
 	}
 	walk_give(w);
@@ -646,6 +674,8 @@ void gt_stacks_setup(void)
 		open_libunwind();
 	if (gt_stack_mode != GT_STACKS_NONE && !gt_stack_table)
 		map_table(0);
+	if (gt_stack_mode == GT_STACKS_UNWIND)
+		gt_frame_rules_setup();
 	if (!gt_stack_table)
 		gt_stack_mode = GT_STACKS_NONE;
 }
@@ -657,6 +687,7 @@ void gt_stacks_reset(void)
 		map_table(1);
 	gt_store(&gt_next_stack_id, 1);
 	gt_store(&gt_check_walks, 0);
+	gt_store(&gt_check_ruled, 0);
 	gt_store(&gt_check_differ, 0);
 	gt_store(&gt_check_full, 0);
 	/* walks of the parent's other threads were cut short: their stacks are free here */
