@@ -442,7 +442,7 @@ int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs, 
 	uint64_t gen = gt_load(&gt_rules_gen);
 	uintptr_t pc = frame[1], sp = (uintptr_t)frame + 16, bp = frame[0];
 	unsigned n = 0;
-	/* from gt_unwind_at's frame libunwind finds these three and records pc */
+	/* the hook's caller as libunwind finds it when it steps out of the hook's frame */
 	while (pc >= 0x4000) {
 		pcs[n++] = pc;
 		if (n == depth)

@@ -1,7 +1,7 @@
-/* Call stacks: captured with libunwind's rules (frame_rules.c, libunwind's unw_backtrace
- * for the frames they do not cover) or by walking frame pointers, from the hook's frame on,
- * deduplicated in a lock-free hash table so each distinct stack is written once as a
- * GT_STACK record and facts carry its 24-bit id.
+/* Call stacks: walked from the hook's frame with the unwind rules libunwind would use
+ * (frame_rules.c), by libunwind (unw_backtrace, the tracer's own frames trimmed) when a frame
+ * needs more, or by frame pointers; deduplicated in a lock-free hash table so each distinct
+ * stack is written once as a GT_STACK record and facts carry its 24-bit id.
  *
  * The program's stack lends a hook a few hundred bytes at most: a signal handler on an 8 KiB
  * alternate stack or a thread with a 16 KiB stack has no more to spare.  libunwind needs
@@ -294,7 +294,7 @@ static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 #define GT_WALK_MAP (68u << 10)
 #define GT_WALK_GUARD 4096u
 #define GT_WALKS_MAX 64u
-/* the tracer's frame a walk adds between unw_backtrace and stack_id_unwind: gt_unwind_at */
+/* the tracer's frame a walk adds between unw_backtrace and stack_id_unwind: gt_call_on */
 #define GT_OWN_FRAMES_WALK 1u
 
 struct gt_walk {
@@ -315,14 +315,18 @@ uintptr_t gt_call_on(void *fn, void *top, uintptr_t a, uintptr_t b, uintptr_t c)
 #else
 #define GT_ENDBR ""
 #endif
-/* a function of ours with a frame-pointer frame: its start up to the frame, its end after */
-#define GT_ASM_FRAME_BEGIN(name)                                                                  \
-	".text\n.p2align 4\n.globl " name "\n.hidden " name "\n.type " name ", @function\n" name  \
-	":\n.cfi_startproc\n" GT_ENDBR "push %rbp\n.cfi_def_cfa_offset 16\n"                       \
-	".cfi_offset %rbp, -16\nmov %rsp, %rbp\n.cfi_def_cfa_register %rbp\n"
-#define GT_ASM_FRAME_END(name)                                                                    \
-	"pop %rbp\n.cfi_def_cfa %rsp, 8\nret\n.cfi_endproc\n.size " name ", .-" name "\n"
-__asm__(GT_ASM_FRAME_BEGIN("gt_call_on")
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl gt_call_on\n"
+	".hidden gt_call_on\n"
+	".type gt_call_on, @function\n"
+	"gt_call_on:\n"
+	".cfi_startproc\n" GT_ENDBR
+	"push %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"mov %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
 	"mov %rdi, %rax\n"
 	"mov %rsi, %rsp\n"
 	"mov %rdx, %rdi\n"
@@ -330,45 +334,17 @@ __asm__(GT_ASM_FRAME_BEGIN("gt_call_on")
 	"mov %r8, %rdx\n"
 	"call *%rax\n"
 	"mov %rbp, %rsp\n"
-	GT_ASM_FRAME_END("gt_call_on"));
-
-/* unw_backtrace (fn) on the walk stack, seen by it as called from the program: the frame
- * pointer at the call is frame, the hook's frame record (saved frame pointer, return
- * address), and this function's unwind rule (CFA = frame pointer + 16) leads from there
- * straight to the hook's caller.  libunwind's walk thus passes over one frame of ours, not
- * all of them: they cost as much per frame as the program's.  Only the frame pointer, the
- * stack pointer and the return address matter on libunwind's fast path; an unwinder that
- * restored other registers through this frame (an exception thrown from a handler that
- * interrupted the walk) would give the program's frames ours: no conforming program does.
- * frame NULL: the frame pointer stays this function's (a walk through all our frames). */
-#define GT_UNWIND_FROM_CALLER 1
-int gt_unwind_at(void *fn, void *top, uintptr_t *pcs, unsigned want, const uintptr_t *frame) GT_HIDDEN;
-__asm__(GT_ASM_FRAME_BEGIN("gt_unwind_at")
-	"mov %rdi, %rax\n"
-	"lea -16(%rsi), %rsp\n"
-	"mov %rbp, (%rsp)\n" /* this frame, at the walk stack's top */
-	"mov %rdx, %rdi\n"
-	"mov %rcx, %rsi\n"
-	"test %r8, %r8\n"
-	"cmovnz %r8, %rbp\n"
-	"call *%rax\n"
-	"mov (%rsp), %rbp\n"
-	"mov %rbp, %rsp\n"
-	GT_ASM_FRAME_END("gt_unwind_at"));
+	"pop %rbp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size gt_call_on, .-gt_call_on\n");
 #else
 /* elsewhere everything stays on the program's stack (only the frame buffer is ours) */
 uintptr_t gt_call_on(void *fn, void *top, uintptr_t a, uintptr_t b, uintptr_t c)
 {
 	(void)top;
 	return ((uintptr_t(*)(uintptr_t, uintptr_t, uintptr_t))fn)(a, b, c);
-}
-
-/* and libunwind walks all the tracer's frames */
-#define GT_UNWIND_FROM_CALLER 0
-static int gt_unwind_at(void *fn, void *top, uintptr_t *pcs, unsigned want, const uintptr_t *frame)
-{
-	(void)top, (void)frame;
-	return ((int (*)(uintptr_t *, int))fn)(pcs, (int)want);
 }
 #endif
 
@@ -429,28 +405,17 @@ GT_INLINE char *walk_low(struct gt_walk *w)
 	       GT_WALK_GUARD;
 }
 
-GT_INLINE uint64_t signals_hold(void)
-{
-	uint64_t all = ~0ull, old;
-	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof all);
-	return old;
-}
-
-GT_INLINE void signals_restore(uint64_t old)
-{
-	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
-}
-
 /* fn(a, b, c) on w's stack (NULL: none could be had, on this one) with every signal held
  * back: on the alternate stack (see above), and around the tracer's locks (a program's
  * handler run while it holds one could wait for a thread that waits for it) */
 static GT_NOINLINE uintptr_t call_masked(struct gt_walk *w, void *fn, uintptr_t a, uintptr_t b,
 					 uintptr_t c)
 {
-	uint64_t old = signals_hold();
+	uint64_t all = ~0ull, old;
+	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof all);
 	uintptr_t r = w ? gt_call_on(fn, walk_top(w), a, b, c) :
 			  ((uintptr_t(*)(uintptr_t, uintptr_t, uintptr_t))fn)(a, b, c);
-	signals_restore(old);
+	gt_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof old);
 	return r;
 }
 
@@ -463,49 +428,29 @@ GT_INLINE uintptr_t call_on(struct gt_walk *w, int masked, void *fn, uintptr_t a
 	return call_masked(w, fn, a, b, c);
 }
 
-static GT_NOINLINE int unwind_masked(struct gt_walk *w, unsigned want, const uintptr_t *frame)
+/* unw_backtrace on the walk stack into w->pcs; the tracer's leading frames skipped */
+GT_INLINE unsigned unwind(struct gt_walk *w, int alt, unsigned want, unsigned *skip)
 {
-	uint64_t old = signals_hold();
-	int got = gt_unwind_at((void *)gt_unw_backtrace, walk_top(w), w->pcs, want, frame);
-	signals_restore(old);
-	return got;
-}
-
-/* unw_backtrace on the walk stack into w->pcs, from frame (gt_unwind_at), with signals held
- * back when masked; the tracer's leading frames skipped */
-GT_INLINE unsigned unwind(struct gt_walk *w, int masked, unsigned want, const uintptr_t *frame,
-			  unsigned *skip)
-{
-	int got = GT_LIKELY(!masked) ?
-			  gt_unwind_at((void *)gt_unw_backtrace, walk_top(w), w->pcs, want, frame) :
-			  unwind_masked(w, want, frame);
+	int got = (int)call_on(w, alt, (void *)gt_unw_backtrace, (uintptr_t)w->pcs, want, 0);
 	unsigned n = got > 0 ? (unsigned)got : 0;
 	for (*skip = 0; *skip < n && in_self(w->pcs[*skip]); (*skip)++)
 		;
 	return n;
 }
 
-/* GOTRACE_STACK_CHECK: walks from the hook's frame compared with libunwind's walk through
- * all our frames (the only walk before gt_unwind_at and the rule cache), how many of them
- * were made by the rules, how many differed, walks made in full in the first place */
-static _Atomic uint64_t gt_check_walks, gt_check_ruled, gt_check_differ, gt_check_full;
-enum { GT_WALKED_IN_FULL, GT_WALKED_FROM_FRAME, GT_WALKED_BY_RULES };
+/* GOTRACE_STACK_CHECK: walks by the rules compared with libunwind's, those that differed,
+ * stacks left to libunwind */
+static _Atomic uint64_t gt_check_walks, gt_check_differ, gt_check_libunwind;
 
-/* The frames a walk found (pcs, n; how: GT_WALKED_*) against the full walk's, made now */
-static GT_NOINLINE void check_walk(struct gt_walk *w, int alt, const uintptr_t *pcs, unsigned n,
-				   int how)
+/* The frames the rules found (pcs, n) against libunwind's walk through all our frames (the
+ * only walk before the rules), made now */
+static GT_NOINLINE void check_walk(struct gt_walk *w, int alt, const uintptr_t *pcs, unsigned n)
 {
-	if (how == GT_WALKED_IN_FULL) {
-		gt_add(&gt_check_full, 1);
-		return;
-	}
-	if (how == GT_WALKED_BY_RULES)
-		gt_add(&gt_check_ruled, 1);
 	uintptr_t *found = (uintptr_t *)walk_low(w); /* w->pcs is walked over again */
 	for (unsigned i = 0; i < n; i++)
 		found[i] = pcs[i];
 	unsigned skip, m = unwind(w, alt, gt_cfg.stack_depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1,
-				  NULL, &skip);
+				  &skip);
 	m -= skip;
 	if (m > gt_cfg.stack_depth)
 		m = gt_cfg.stack_depth;
@@ -521,18 +466,15 @@ void gt_stacks_check_say(void)
 {
 	if (!gt_cfg.stack_check || gt_stack_mode != GT_STACKS_UNWIND)
 		return;
-	char a[24], r[24], b[24], c[24], tail[200];
+	char a[24], b[24], c[24], tail[160];
 	a[gt_fmt_u64(a, gt_load(&gt_check_walks))] = 0;
-	r[gt_fmt_u64(r, gt_load(&gt_check_ruled))] = 0;
 	b[gt_fmt_u64(b, gt_load(&gt_check_differ))] = 0;
-	c[gt_fmt_u64(c, gt_load(&gt_check_full))] = 0;
-	size_t k = gt_append(tail, 0, sizeof tail, " walks from the hook's frame compared (");
-	k = gt_append(tail, k, sizeof tail, r);
-	k = gt_append(tail, k, sizeof tail, " by the rule cache), ");
+	c[gt_fmt_u64(c, gt_load(&gt_check_libunwind))] = 0;
+	size_t k = gt_append(tail, 0, sizeof tail, " walks by the rule cache compared with libunwind's, ");
 	k = gt_append(tail, k, sizeof tail, b);
 	k = gt_append(tail, k, sizeof tail, " differed, ");
 	k = gt_append(tail, k, sizeof tail, c);
-	gt_append(tail, k, sizeof tail, " walked in full");
+	gt_append(tail, k, sizeof tail, " stacks walked by libunwind");
 	gt_warn("stack check: ", a, tail);
 }
 
@@ -564,27 +506,22 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 	}
 	uintptr_t *fp = __builtin_frame_address(0);
 	int alt = on_altstack((uintptr_t)fp);
-	/* unwinding costs per frame.  From the hook's frame (found through our frame pointers)
-	 * libunwind passes over gt_unwind_at's alone; it must then find the hook's return
-	 * address next, else it walks again through all our frames.  Without: ask for the
-	 * caller's estimate of our own frames (and unwind_masked's), and only when that proved
-	 * short ask again with room for all of them. */
-	const uintptr_t *frame = GT_UNWIND_FROM_CALLER ? past_own_frames(fp, stack_top((uintptr_t)fp, t)) : NULL;
-	unsigned depth = gt_cfg.stack_depth, skip, n;
-	unsigned want = frame ? depth + GT_OWN_FRAMES_WALK :
-				depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
-	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
+	unsigned depth = gt_cfg.stack_depth, skip = 0, n;
+	/* from the hook's frame record (found through our frame pointers) by the rules */
+	const uintptr_t *frame = past_own_frames(fp, stack_top((uintptr_t)fp, t));
 	t->busy = 1 | GT_BUSY_CALLOUT; /* libunwind calls hooked functions (hooks_io.c) */
 	int ruled = frame ? walk_by_rules(w, frame, depth) : GT_WALK_LIBUNWIND;
 	if (ruled >= 0) {
 		n = (unsigned)ruled;
-		skip = 0;
 	} else {
-		n = unwind(w, alt, want, frame, &skip);
-		if (frame ? n <= skip || w->pcs[skip] != frame[1] : n == want && n - skip < depth && want < most) {
-			frame = NULL;
-			n = unwind(w, alt, most, NULL, &skip);
-		}
+		/* libunwind from here: unwinding costs per frame, so ask for the caller's estimate
+		 * of our own frames (and call_masked's), and only when that proved short ask
+		 * again with room for all of them */
+		unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
+		unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
+		n = unwind(w, alt, want, &skip);
+		if (n == want && n - skip < depth && want < most)
+			n = unwind(w, alt, most, &skip);
 	}
 	t->busy = 1;
 	const uintptr_t *pcs = w->pcs + skip;
@@ -599,7 +536,10 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 	}
 	if (GT_UNLIKELY(gt_cfg.stack_check)) {
 		t->busy = 1 | GT_BUSY_CALLOUT;
-		check_walk(w, alt, pcs, n, ruled >= 0 ? GT_WALKED_BY_RULES : frame ? GT_WALKED_FROM_FRAME : GT_WALKED_IN_FULL);
+		if (ruled >= 0)
+			check_walk(w, alt, pcs, n);
+		else
+			gt_add(&gt_check_libunwind, 1);
 		t->busy = 1;
 	}
 	walk_give(w);
@@ -687,9 +627,8 @@ void gt_stacks_reset(void)
 		map_table(1);
 	gt_store(&gt_next_stack_id, 1);
 	gt_store(&gt_check_walks, 0);
-	gt_store(&gt_check_ruled, 0);
 	gt_store(&gt_check_differ, 0);
-	gt_store(&gt_check_full, 0);
+	gt_store(&gt_check_libunwind, 0);
 	/* walks of the parent's other threads were cut short: their stacks are free here */
 	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
 		struct gt_walk *w = gt_load(&gt_walks[k]);

@@ -249,13 +249,12 @@ Test(stress, sigkill_at_random_times, .fini = teardown, .timeout = 120)
 	}
 }
 
-/* Stacks walked from the hook's frame (stacks.c: by the rules kept per return address,
- * frame_rules.c, or by libunwind from there, gt_unwind_at) are the stacks of libunwind's
- * walk through all the tracer's frames, the only walk before.  With GOTRACE_STACK_CHECK=1
- * every such walk is made again the long way and compared; each process that ends says how
- * many it compared, how many of them the rules walked, and how many differed.  None may
- * differ; *ruled gets how many the rules walked. */
-static unsigned long walks_compared(const char *program, const char *const args[], unsigned long *ruled)
+/* Stacks walked by the unwind rules kept per return address (frame_rules.c) are the stacks
+ * libunwind walks, as they were before the rules.  With GOTRACE_STACK_CHECK=1 libunwind
+ * walks every one again and the two are compared; each process that ends says how many it
+ * compared, how many differed and how many stacks were libunwind's alone (a frame the rules
+ * do not cover).  None may differ; returns how many were compared. */
+static unsigned long walks_compared(const char *program, const char *const args[])
 {
 	const char *argv[8] = {program};
 	for (int i = 0; args[i] && i < 6; i++)
@@ -265,27 +264,26 @@ static unsigned long walks_compared(const char *program, const char *const args[
 	cr_assert_eq(run_program(&traced, 1, argv, env), 0);
 	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s %s: status %#x",
 		  argv[0], args[0], traced.status);
-	unsigned long compared = 0, lines = 0;
+	unsigned long compared = 0, by_libunwind = 0, lines = 0;
 	const char *say = "gotrace: stack check: ";
-	*ruled = 0;
 	for (const char *p = traced.err; (p = strstr(p, say)); p += strlen(say)) {
-		unsigned long n, by_rules, differed, full;
-		cr_assert_eq(sscanf(p + strlen(say), "%lu walks from the hook's frame compared (%lu by the "
-						    "rule cache), %lu differed, %lu walked in full",
-				    &n, &by_rules, &differed, &full), 4, "%.200s", p);
+		unsigned long n, differed, alone;
+		cr_assert_eq(sscanf(p + strlen(say), "%lu walks by the rule cache compared with libunwind's, "
+						    "%lu differed, %lu stacks walked by libunwind",
+				    &n, &differed, &alone), 3, "%.200s", p);
 		cr_assert_eq(differed, 0, "%s %s: %.200s", argv[0], args[0], p);
 		compared += n;
-		*ruled += by_rules;
+		by_libunwind += alone;
 		lines++;
 	}
 	cr_assert_geq(lines, 1, "%s %s said nothing of its stacks: %.500s", argv[0], args[0], traced.err);
-	cr_log_info("%s %s: %lu walks compared (%lu by the rules) in %lu processes", argv[0], args[0],
-		    compared, *ruled, lines);
+	cr_log_info("%s %s: %lu walks compared, %lu stacks libunwind's alone, in %lu processes",
+		    argv[0], args[0], compared, by_libunwind, lines);
 	run_cleanup(&traced);
 	return compared;
 }
 
-Test(stress, unwind_from_hook_frame_as_full_walk, .fini = teardown, .timeout = 300)
+Test(stress, rule_walks_as_libunwind, .fini = teardown, .timeout = 300)
 {
 	static const char *const stress[][3] = {
 		{"signals", NULL}, {"forks", NULL}, {"cancel", NULL}, {"churn", "2000", NULL},
@@ -295,17 +293,10 @@ Test(stress, unwind_from_hook_frame_as_full_walk, .fini = teardown, .timeout = 3
 		{"threads", NULL}, {"mutex", NULL}, {"sync", NULL}, {"syscalls", NULL},
 		{"fork", NULL}, {"signal", NULL}, {"many", NULL},
 	};
-	unsigned long ruled, ruled_all = 0, compared_all = 0;
-	for (size_t i = 0; i < sizeof stress / sizeof stress[0]; i++) {
-		compared_all += walks_compared(stress_program(), stress[i], &ruled);
-		ruled_all += ruled;
-	}
-	for (size_t i = 0; i < sizeof target / sizeof target[0]; i++) {
-		compared_all += walks_compared(test_target(), target[i], &ruled);
-		ruled_all += ruled;
-	}
-	/* both ways of walking from the hook's frame were compared, many times: a handler's
-	 * stack crosses a signal frame, which only libunwind steps */
-	cr_assert_geq(ruled_all, 10000u);
-	cr_assert_geq(compared_all - ruled_all, 1000u);
+	unsigned long compared = 0;
+	for (size_t i = 0; i < sizeof stress / sizeof stress[0]; i++)
+		compared += walks_compared(stress_program(), stress[i]);
+	for (size_t i = 0; i < sizeof target / sizeof target[0]; i++)
+		compared += walks_compared(test_target(), target[i]);
+	cr_assert_geq(compared, 100000u, "the rules walked few stacks");
 }
