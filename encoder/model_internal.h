@@ -361,6 +361,10 @@ bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, u
  * credit) */
 bool gtm_again_credit(struct gt_model *m, const struct mthread *t, uint64_t key);
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
+/* t, preempted after a release it stamped that found fewer waiters than it may wake (its
+ * credit), runs again at ns: the release is made now, and lets in those that blocked on it
+ * since (a worker preempted inside sem_post, queue-cond). */
+void gtm_credit_resume(struct gt_model *m, struct mthread *t, uint64_t ns);
 void gtm_credit_end(struct gt_model *m, uint32_t serial);
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);
 void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w, uint64_t ns,

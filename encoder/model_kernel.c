@@ -195,6 +195,7 @@ static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint6
 		return;
 	gtm_kernel_take_cpu(m, t, cpu);
 	gtm_run_thread(m, t, cpu, ns);
+	gtm_credit_resume(m, t, ns);
 }
 
 /* t exited on its CPU without a hook seeing it end (killed by its process's exit or exec,
@@ -242,8 +243,8 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		return;
 	}
 	m->ctr.kernel_switches++;
-	if (!s->in && !s->preempted && t->credit_again)
-		gtm_credit_end(m, t->serial);   /* asleep: its unseen release is done */
+	if (!s->in && !s->preempted)
+		gtm_credit_end(m, t->serial);   /* asleep: its release is done */
 	if (s->in)
 		switch_in(m, t, s->cpu, ns);
 	else

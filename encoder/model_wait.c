@@ -125,9 +125,11 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want, 
 	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
+		/* not a wait again after the release (its credit's), nor a flagged wait at the
+		 * same tick, which its holder's condition wait lets in (gtm_cond_held_waiter) */
 		if (w->wait_obj == key && w->state == T_WAITING && !w->waits_again &&
-		    w->block_tsc >= m->fact_tsc)
-			m->ctr.causal_fallbacks++;   /* a wait again after the release: its credit's */
+		    (w->block_tsc > m->fact_tsc || (w->block_tsc == m->fact_tsc && !w->cond_held)))
+			m->ctr.causal_fallbacks++;
 		if (may_wake_of(m, w, key, again)) {
 			w->ahead_pos = UINT64_MAX;
 			n++;
@@ -256,15 +258,34 @@ bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uin
 	return false;
 }
 
-/* Whether w's credit may let t in on key (again: t waits again).  A hooked wake's stands
- * while w runs on; an unseen release's stands until w's next fact or sleep (model_kernel.c),
- * although w may be drawn blocked: a condition wait releases its mutex after its block's
- * stamp, inside glibc. */
+/* Whether w's credit lets t in on key now (again: t waits again).  A credit stands until w's
+ * next fact or sleep (model_kernel.c).  A hooked wake's lets in while w runs (preempted, its
+ * release comes when it runs again: gtm_credit_resume); an unseen release's although w may be
+ * drawn blocked (a condition wait releases its mutex after its block's stamp, inside glibc). */
 static bool credit_open(const struct mthread *w, const struct mthread *t, uint64_t key, bool again)
 {
 	if (!w->credit_count || w == t || w->credit_key != key)
 		return false;
 	return w->credit_again ? again : w->state == T_RUNNING;
+}
+
+void gtm_credit_resume(struct gt_model *m, struct mthread *t, uint64_t ns)
+{
+	if (!t->credit_count || t->credit_again || !m->n_buckets)
+		return;
+	/* released at its switch-in: may_wake compares blocks with that time */
+	uint64_t fact_tsc = m->fact_tsc;
+	m->fact_tsc = t->k_in_tsc;
+	place_in_lookahead(m, t->credit_key, t->credit_count, false);
+	while (t->credit_count) {
+		struct mthread *w = first_waiter(m, t->credit_key, false);
+		if (!w)
+			break;
+		gtm_unblock_by(m, t, w, ns, t->credit_stack);
+		if (t->credit_count != GT_WAKE_ALL && !--t->credit_count)
+			m->n_credits--;
+	}
+	m->fact_tsc = fact_tsc;
 }
 
 bool gtm_again_credit(struct gt_model *m, const struct mthread *t, uint64_t key)

@@ -768,6 +768,20 @@ Test(model, mutex_released_inside_a_condition_wait_not_naming_it)
 	done(&r);
 }
 
+/* G1's look wrote a wake of the mutex at the very tick of G2's flagged block (merged first),
+ * then its condition block without the mutex: no repair, G1's release lets G2 in. */
+Test(model, a_wake_at_a_flagged_blocks_tick_is_its_holders_release)
+{
+	struct gt_cb *cb = two_threads();
+	mutex_wait_cond_held(cb, 0, T0 + 1000, 2, MAIN);
+	gt_cb_wake(cb, 1, T0 + 1000, MAIN, GT_BK_MUTEX, MUTEX, 1, 1);
+	gt_cb_block_begin(cb, 1, T0 + 1010, MAIN, GT_BK_COND, COND, 1);
+	struct run r;
+	signal_and_check(cb, "condheldwaketick", &r, 1, 0, 0);
+	cr_expect_eq(r.sum.model.causal_fallbacks, 0);
+	done(&r);
+}
+
 /* G1 preempted by G3 on its CPU before G2 blocks: G1 starts again where G2 blocked, to let
  * it in and block. */
 Test(model, mutex_released_inside_a_preempted_condition_wait)

@@ -534,6 +534,44 @@ Test(model_kernel, a_hooked_release_also_wakes_the_sleeper_ending_first)
 	gt_events_free(t);
 }
 
+/* T2 posts twice; the first post ends MAIN's wait, the second finds none, and T2 is preempted
+ * before its next fact, inside sem_post: that post is made after the preemption and ends
+ * MAIN's next wait (queue-cond: a worker preempted inside sem_post). */
+Test(model_kernel, a_release_preempted_before_its_next_fact_keeps_its_credit)
+{
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_block_begin(cb, 0, T0 + 10000, MAIN, GT_BK_SEM, MUTEX, 0);
+	gt_cb_wake(cb, 1, T0 + 20000, T2, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_wake(cb, 1, T0 + 20500, T2, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 0, T0 + 22000, MAIN, GT_BK_SEM, MUTEX, GT_BR_OK);
+	gt_cb_block_begin(cb, 0, T0 + 23000, MAIN, GT_BK_SEM, MUTEX, 0);
+	gt_cb_block_end(cb, 0, T0 + 31000, MAIN, GT_BK_SEM, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 1, T0 + 40000, T2, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 1, T0 + 40100, T2, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 50000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 0, OUT, 0 },         /* MAIN's first wait */
+		{ 21000, 1, PREEMPT, T2_TID },/* inside its second sem_post */
+		{ 21500, 0, IN, 0 },
+		{ 23500, 0, OUT, 0 },         /* MAIN's second wait */
+		{ 30000, 1, IN, T2_TID },     /* the second post is made */
+		{ 30500, 0, IN, 0 },
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_preempted_release", sw, 8, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	ssize_t u = gt_events_find_arg(t, 0, "GoUnblock", "g", 1);
+	cr_assert_geq(u, 0);
+	ssize_t u2 = gt_events_find_arg(t, (size_t)u + 1, "GoUnblock", "g", 1);
+	cr_assert_geq(u2, 0);
+	cr_assert(t->ev[u].g == 2 && t->ev[u2].g == 2, "MAIN unblocked by G%lld and G%lld",
+		  (long long)t->ev[u].g, (long long)t->ev[u2].g);
+	gt_events_free(t);
+}
+
 static void unseen_release_before_the_sleep(struct gt_cb *cb)
 {
 	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
