@@ -343,6 +343,7 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
 	m->ps[t->p].running = 0;
 	t->state = T_DEAD;
+	gtm_credit_end(m, t->serial);   /* a dead thread lets nobody in (its join wake's rest) */
 }
 
 /* A thread's name from its THREAD_NAME among the next few records (the recorder writes it
@@ -813,6 +814,7 @@ void gt_model_free(struct gt_model *m)
 	gt_u64map_free(&m->by_serial);
 	free(m->ps);
 	free(m->buckets);
+	free(m->credit_holders);
 	gt_u64map_free(&m->routine_stacks);
 	gt_u64map_free(&m->tasks);
 	gt_u64map_free(&m->serials);

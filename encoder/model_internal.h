@@ -172,7 +172,9 @@ struct gt_model {
 	uint32_t *buckets;          /* wait lists: heads (serials) of waiter chains */
 	size_t n_buckets;
 	size_t n_waiting;
-	size_t n_credits;           /* threads with a credit_count */
+	uint32_t *credit_holders;   /* serials of the threads with a credit_count, so that a */
+	size_t n_credits;           /* block looks at them, not at every thread (model_wait.c) */
+	size_t cap_credits;
 	size_t n_deferred;          /* threads with a defer_waiter */
 
 	bool prologue_closed;

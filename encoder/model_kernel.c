@@ -211,6 +211,7 @@ static void thread_exit(struct gt_model *m, struct mthread *t, uint64_t ns)
 	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
 	m->ps[t->p].running = 0;
 	t->state = T_DEAD;
+	gtm_credit_end(m, t->serial);
 }
 
 static void model_switch(struct gt_model *m, const struct gt_model_switch *s)

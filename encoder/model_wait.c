@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "common/grow.h"
 #include "common/hash.h"
 
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key)
@@ -155,8 +156,12 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want, 
 static void give_credit(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 			uint64_t stack, bool again)
 {
-	if (!waker->credit_count)
-		m->n_credits++;
+	if (!waker->credit_count) {
+		if (!gt_grow(&m->credit_holders, &m->cap_credits, m->n_credits + 1,
+			     sizeof *m->credit_holders))
+			return;   /* out of memory: its late waiters get unknown wakers (counted) */
+		m->credit_holders[m->n_credits++] = waker->serial;
+	}
 	waker->credit_key = key;
 	waker->credit_count = count;
 	waker->credit_stack = stack;
@@ -269,6 +274,39 @@ static bool credit_open(const struct mthread *w, const struct mthread *t, uint64
 	return w->credit_again ? again : w->state == T_RUNNING;
 }
 
+/* t's credit is spent or ended */
+static void credit_drop(struct gt_model *m, struct mthread *t)
+{
+	t->credit_count = 0;
+	for (size_t i = 0; i < m->n_credits; i++)
+		if (m->credit_holders[i] == t->serial) {
+			m->credit_holders[i] = m->credit_holders[--m->n_credits];
+			return;
+		}
+}
+
+/* One credit of w is used */
+static void credit_use(struct gt_model *m, struct mthread *w)
+{
+	if (w->credit_count != GT_WAKE_ALL && !--w->credit_count)
+		credit_drop(m, w);
+}
+
+/* The holder of the credit that lets t in on key now, of the lowest serial (again: t waits
+ * again; only_again: of unseen releases only); NULL when none. */
+static struct mthread *credit_for(struct gt_model *m, const struct mthread *t, uint64_t key,
+				  bool again, bool only_again)
+{
+	struct mthread *best = NULL;
+	for (size_t i = 0; i < m->n_credits; i++) {
+		struct mthread *w = gtm_thread_find(m, m->credit_holders[i]);
+		if (w && credit_open(w, t, key, again) && (!only_again || w->credit_again) &&
+		    (!best || w->serial < best->serial))
+			best = w;
+	}
+	return best;
+}
+
 void gtm_credit_resume(struct gt_model *m, struct mthread *t, uint64_t ns)
 {
 	if (!t->credit_count || t->credit_again || !m->n_buckets)
@@ -282,40 +320,30 @@ void gtm_credit_resume(struct gt_model *m, struct mthread *t, uint64_t ns)
 		if (!w)
 			break;
 		gtm_unblock_by(m, t, w, ns, t->credit_stack);
-		if (t->credit_count != GT_WAKE_ALL && !--t->credit_count)
-			m->n_credits--;
+		credit_use(m, t);
 	}
 	m->fact_tsc = fact_tsc;
 }
 
 bool gtm_again_credit(struct gt_model *m, const struct mthread *t, uint64_t key)
 {
-	if (m->n_credits)
-		FOR_EACH_THREAD(m, w)
-			if (w->credit_again && credit_open(w, t, key, true))
-				return true;
-	return false;
+	return credit_for(m, t, key, true, true) != NULL;
 }
 
 /* A wake's credit ends with its thread's next fact. */
 void gtm_credit_end(struct gt_model *m, uint32_t serial)
 {
 	struct mthread *t = gtm_thread_find(m, serial);
-	if (t && t->credit_count) {
-		t->credit_count = 0;
-		m->n_credits--;
-	}
+	if (t && t->credit_count)
+		credit_drop(m, t);
 }
 
 /* t has just blocked on its wait_obj at ns: a credit on that object wakes it at once. */
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns)
 {
-	FOR_EACH_THREAD(m, w) {
-		if (!credit_open(w, t, t->wait_obj, t->waits_again))
-			continue;
+	struct mthread *w = credit_for(m, t, t->wait_obj, t->waits_again, false);
+	if (w) {
 		gtm_unblock_by(m, w, t, ns, w->credit_stack);
-		if (w->credit_count != GT_WAKE_ALL && !--w->credit_count)
-			m->n_credits--;
-		return;
+		credit_use(m, w);
 	}
 }
