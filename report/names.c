@@ -4,7 +4,6 @@
 #include <gotrace/capture.h>
 
 #include <stdio.h>
-#include <sys/syscall.h>
 
 const char *gt_report_block_kind_name(uint8_t kind)
 {
@@ -34,22 +33,7 @@ const char *gt_report_fd_kind_name(uint8_t kind)
 	}
 }
 
-#define SC(name) { SYS_##name, #name }
-static const struct { long nr; const char *name; } syscall_names[] = {
-	SC(read), SC(write), SC(pread64), SC(pwrite64), SC(readv), SC(writev),
-	SC(preadv), SC(pwritev), SC(openat), SC(close), SC(fsync), SC(fdatasync),
-	SC(accept4), SC(connect), SC(recvfrom), SC(sendto), SC(recvmsg), SC(sendmsg),
-	SC(recvmmsg), SC(sendmmsg), SC(ppoll), SC(pselect6), SC(epoll_pwait), SC(wait4),
-	SC(waitid), SC(nanosleep), SC(clock_nanosleep), SC(futex), SC(rt_sigtimedwait),
-	SC(rt_sigsuspend), SC(ioctl), SC(flock), SC(fcntl), SC(sendfile), SC(splice),
-	SC(msync), SC(sync), SC(syncfs), SC(sync_file_range), SC(copy_file_range),
-	SC(io_getevents), SC(msgrcv), SC(msgsnd), SC(semop), SC(semtimedop), SC(mq_timedreceive),
-	SC(mq_timedsend), SC(getrandom), SC(tee), SC(vmsplice),
-#ifdef SYS_poll
-	SC(poll), SC(select), SC(epoll_wait), SC(pause), SC(open), SC(accept),
-#endif
-};
-#undef SC
+#include "syscall_names.h"   /* every call of the target: gen_syscall_names.py */
 
 const char *gt_report_syscall_name(uint32_t nr, char *buf, size_t size)
 {

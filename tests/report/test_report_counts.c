@@ -1,6 +1,7 @@
 /* report.c on a capture written by hand, where every wait is known to the nanosecond:
  * per-object count / total / mean / max and per-stack split, per-thread time by kind,
  * syscalls per call site, threads still waiting at the end, recorder losses. */
+#include "report/names.h"
 #include "report/report.h"
 #include "symbolizer/symbolizer.h"
 
@@ -295,4 +296,17 @@ Test(report_names, start_routine_column_widens_to_the_longest_name)
 	cr_assert_not_null(strstr(json, want), "%s", json);
 	free(json);
 	unlink(capture_path);
+}
+
+/* Every system call of the target is named, from <sys/syscall.h> at build time (issue 27:
+ * postgres' setgroups showed as syscall_116); a number no call has stays a number. */
+Test(report_names, every_system_call_has_its_name)
+{
+	char buf[32];
+	cr_expect_str_eq(gt_report_syscall_name(SYS_setgroups, buf, sizeof buf), "setgroups");
+	cr_expect_str_eq(gt_report_syscall_name(SYS_read, buf, sizeof buf), "read");
+	cr_expect_str_eq(gt_report_syscall_name(SYS_io_uring_enter, buf, sizeof buf), "io_uring_enter");
+	cr_expect_str_eq(gt_report_syscall_name(SYS_clock_nanosleep, buf, sizeof buf),
+			 "clock_nanosleep");
+	cr_expect_str_eq(gt_report_syscall_name(100000, buf, sizeof buf), "syscall_100000");
 }
