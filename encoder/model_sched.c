@@ -6,6 +6,7 @@
 #include "model_internal.h"
 
 #include <stdlib.h>
+#include <sys/syscall.h>
 
 #include "capture_set.h"
 
@@ -263,6 +264,15 @@ static bool fd_kind_is_net(uint8_t k)
 	return k == GT_FD_SOCKET || k == GT_FD_POLL;
 }
 
+/* A select or poll over no descriptor (its n is 0): a sleep for its timeout, not a network
+ * wait.  (epoll_wait's argument is its descriptor.) */
+static bool selects_nothing(const struct gt_tracked_wait *s)
+{
+	return s->kind == GT_FD_POLL && s->arg == 0 &&
+	       (s->nr == SYS_select || s->nr == SYS_pselect6 || s->nr == SYS_poll ||
+		s->nr == SYS_ppoll);
+}
+
 /* Decides a pending syscall of t (running on sys_p since sys_ns): short → GoSysCall;
  * blocking → GoBlockNet for network kinds, else GoSysCall + GoSysBlock + ProcStop. */
 void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bool blocked)
@@ -287,6 +297,12 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 			 .wait = {GT_WIRE_WAIT_CHILD, gtm_sys(t)->kind, gtm_sys(t)->nr});
 		t->state = T_WAITING;
 		t->wait_kind = WAIT_KERNEL;
+		m->ctr.syscalls_blocking++;
+	} else if (selects_nothing(gtm_sys(t)) && !kw) {
+		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_BLOCK, .p = p, .stack = stk,
+			 .wait = {GT_BK_SLEEP, gtm_sys(t)->kind, gtm_sys(t)->nr});
+		t->state = T_WAITING;
+		t->wait_kind = GT_BK_SLEEP;
 		m->ctr.syscalls_blocking++;
 	} else if ((fd_kind_is_net(gtm_sys(t)->kind) && !gtm_kobj_polls_pipe(t)) || kw) {
 		GTM_EMIT(m, t->sys_ns, t, NULL, .kind = GT_SCHED_GO_BLOCK, .p = p, .stack = stk,

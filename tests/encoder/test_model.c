@@ -322,6 +322,30 @@ Test(model, sched_yield_is_gosched)
 	done(&r);
 }
 
+/* A select or poll over no descriptor waits for its timeout alone (issue 27: drawn as a
+ * network wait before): a sleep, ended by its timer; one over descriptors stays a network
+ * wait. */
+Test(model, a_select_over_no_descriptor_is_a_sleep)
+{
+	struct gt_cb *cb = start_capture(1);
+	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_POLL, SYS_select, 0, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 1001000, MAIN, SYS_select, 0);   /* 1 ms */
+	gt_cb_syscall_begin(cb, 0, T0 + 1002000, MAIN, GT_FD_POLL, SYS_select, 4, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 2002000, MAIN, SYS_select, 1);
+	gt_cb_syscall_begin(cb, 0, T0 + 2003000, MAIN, GT_FD_POLL, SYS_poll, 0, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 3003000, MAIN, SYS_poll, 0);
+	struct run r;
+	convert_and_parse(cb, "select0", &r, 0);
+	cr_expect_eq(count19(r.t19, "GoSleep"), 2);
+	cr_expect_eq(count19(r.t19, "GoBlockNet"), 1);
+	cr_expect_str_eq(reason23(&r, "GoID=1 Running->Waiting"), "sleep");
+	struct ev23 u23;
+	cr_assert(find23(r.t23, "GoID=1 Waiting->Runnable", 0, &u23));
+	cr_expect_str_eq(u23.stack, "[timer]");
+	cr_expect_eq(r.sum.model.net_waits, 1);
+	done(&r);
+}
+
 Test(model, socket_waits_are_network_blocks)
 {
 	struct gt_cb *cb = start_capture(1);
