@@ -5,6 +5,7 @@
 #include "report/report.h"
 
 #include <errno.h>
+#include <glob.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,7 +27,9 @@ static const char report_usage[] =
 	"site; the threads still waiting when recording ended (for a hung program).\n"
 	"\n"
 	"CAPTURE is a .gtcap file.  For a Go trace TRACE, the report reads the capture kept\n"
-	"beside it as TRACE.gtcap (`gotrace run --keep-capture`) when there is one.  Without\n"
+	"beside it as TRACE.gtcap (`gotrace run --keep-capture`) when there is one, and those\n"
+	"of the run's other processes (TRACE.PID.gtcap, TRACE.PID-N.gtcap), one report each\n"
+	"(with --json the first only, the others named on stderr).  Without\n"
 	"it, the report reads the Go trace itself: per goroutine (one per thread) the time\n"
 	"running, blocked by kind (sync, cond, net, sleep) and in syscalls, and the stacks that\n"
 	"blocked longest; lock addresses, fd kinds and syscall names are only in the capture.\n"
@@ -84,6 +87,32 @@ static int report_from(report_fn *report, const char *file, const struct gt_repo
 		return 1;
 	}
 	return 0;
+}
+
+/* The captures `gotrace run --keep-capture` kept beside trace for the run's other processes
+ * (trace.PID.gtcap, trace.PID-N.gtcap), after trace.gtcap's report: a report each in text;
+ * named on stderr with --json, whose output is one object.  The run's kernel records
+ * (trace.gtkern, in opt) are every process's. */
+static int report_other_processes(const char *trace, const struct gt_report_options *opt)
+{
+	char pattern[PATH_MAX + 16];
+	snprintf(pattern, sizeof pattern, "%s.[0-9]*.gtcap", trace);
+	glob_t g;
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return 0;   /* none */
+	int rc = 0;
+	if (opt->json)
+		fprintf(stderr, "gotrace report: the JSON report is of %s.gtcap; %zu other processes' "
+				"captures beside it, each reported by its own file: %s ...\n",
+			trace, g.gl_pathc, g.gl_pathv[0]);
+	for (size_t i = 0; !opt->json && rc == 0 && i < g.gl_pathc; i++) {
+		printf("\n");
+		struct gt_report_options each = *opt;
+		each.trace = NULL;   /* the trace is the run's, not this process's alone */
+		rc = report_from(gt_report_capture, g.gl_pathv[i], &each);
+	}
+	globfree(&g);
+	return rc;
 }
 
 int gt_cmd_report(int argc, char **argv)
@@ -154,5 +183,8 @@ int gt_cmd_report(int argc, char **argv)
 		if (access(kernel, F_OK) == 0)
 			opt.kernel = kernel;
 	}
-	return report_from(gt_report_capture, capture, &opt);
+	int rc = report_from(gt_report_capture, capture, &opt);
+	if (rc == 0 && opt.trace)
+		rc = report_other_processes(file, &opt);
+	return rc;
 }

@@ -292,3 +292,34 @@ Test(report, go122_trace_reports_as_its_go119_twin, .timeout = 60)
 	cli_result_free(&r19);
 	cli_result_free(&r22);
 }
+
+/* A run of several processes kept a capture per process (TRACE.gtcap, TRACE.PID.gtcap): the
+ * text report covers every one of them, each under its own header; --json, one object, is
+ * of the first and names the others on stderr (issue 27: the others were left out silently). */
+Test(report, every_process_of_a_kept_run, .timeout = 60)
+{
+	char dir[512], trace[600];
+	struct cli_result r;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "tree.trace");
+	const char *run[] = { cli_gotrace, "run", "--keep-capture", "-o", trace, "--", "/bin/sh",
+			      "-c", "/bin/echo one | /bin/cat; /bin/true", NULL };
+	cli_run(&r, run, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_result_free(&r);
+	report(&r, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	int reports = 0;
+	for (const char *p = r.out; (p = strstr(p, "gotrace report\n")); p++)
+		reports++;
+	cr_assert_geq(reports, 4, "sh, echo, cat and true each a report: %d\n%s", reports, r.out);
+	cr_assert_not_null(strstr(r.out, "process: pid"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, ", cat (/bin/cat)"), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, ", echo (/bin/echo one)"), "%s", r.out);
+	cli_result_free(&r);
+	report(&r, trace, "--json");
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(r.out[0], '{', "%s", r.out);
+	cr_assert_not_null(strstr(r.err, "other processes' captures beside it"), "%s", r.err);
+	cli_result_free(&r);
+}
