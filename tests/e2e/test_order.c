@@ -284,7 +284,8 @@ static size_t check_pair(size_t mates)
 	size_t theirs = 0;
 	for (size_t i = 0; i < ev->n; i++) {
 		const struct gt_event *b = &ev->ev[i];
-		if (strncmp(b->type, "GoBlock", 7) || (b->g != main_g && index_of(gs, 1 + mates, b->g) < 0))
+		if (strncmp(b->type, "GoBlock", 7) ||
+		    (b->g != main_g && index_of(gs, 1 + mates, b->g) < 0))
 			continue;
 		ssize_t u = gt_events_find_arg(ev, i + 1, "GoUnblock", "g", (uint64_t)b->g);
 		cr_assert_geq(u, 0, "%s of G%ld never unblocked", b->type, (long)b->g);

@@ -250,14 +250,15 @@ static void *mate_waiter(void *arg)
 static void window(int condwait, int mate)
 {
 	pthread_t th, mate_th;
-	pthread_mutex_t *m = bucket_mate();
-	pthread_mutex_init(m, NULL);
+	pthread_mutex_t *m = NULL;
 	pthread_mutex_lock(&wm);
 	if (pthread_create(&th, NULL, window_waiter, NULL))
 		abort();
 	while (!atomic_load(&waiter_tid))
 		syscall(SYS_sched_yield);
 	if (mate) {
+		m = bucket_mate();
+		pthread_mutex_init(m, NULL);
 		pthread_mutex_lock(m);
 		if (pthread_create(&mate_th, NULL, mate_waiter, m) || pthread_detach(mate_th))
 			abort();
