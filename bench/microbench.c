@@ -17,7 +17,9 @@
  * The operations a tracer hooks: "mutex" (an uncontended lock + unlock pair; "mutex-mutexwait"
  * the same while another thread is blocked on another mutex, "mutex-condwait" while two are
  * blocked on a condition variable, "mutex-handoff" right after the same mutex was contended:
- * this thread slept on it and was let in), "yield"
+ * this thread slept on it and was let in; "rwlock" and "sem" the pair of a rwlock and of a
+ * semaphore, "rwlock-rwlockwait" and "sem-semwait" the same while another thread is blocked on
+ * another one), "yield"
  * (sched_yield), "read" (one byte of /dev/zero), "pipe" (one byte written into a pipe and
  * read back: a pipe's descriptors carry their kernel key), and "yield-stub" / "read-stub", which call
  * the same functions on an fd (or for a call) that bench/stub.c answers without entering the
@@ -27,6 +29,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -220,6 +223,72 @@ static void *block_on_held(void *arg)
 	return NULL;
 }
 
+/* "rwlock" and "sem": the pair of a rwlock (write lock + unlock) and of a semaphore (post +
+ * wait), each in a function of its own as bench_pair; "rwlock-rwlockwait" and "sem-semwait":
+ * while another thread is blocked on another rwlock (held for writing) or semaphore (at 0) */
+static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t rwlock_held = PTHREAD_RWLOCK_INITIALIZER;
+static sem_t sem, sem_held;
+static _Atomic pid_t blocked_tid;
+
+static __attribute__((noinline, noclone)) void bench_rwlock_pair(pthread_rwlock_t *l, long i)
+{
+	pthread_rwlock_wrlock(l);
+	sink = (uint64_t)i;
+	pthread_rwlock_unlock(l);
+}
+
+static __attribute__((noinline, noclone)) void bench_sem_pair(sem_t *s, long i)
+{
+	sem_post(s);
+	sink = (uint64_t)i;
+	sem_wait(s);
+}
+
+static void op_rwlock(long n)
+{
+	for (long i = 0; i < n; i++)
+		bench_rwlock_pair(&rwlock, i);
+}
+
+static void op_sem(long n)
+{
+	for (long i = 0; i < n; i++)
+		bench_sem_pair(&sem, i);
+}
+
+static void *block_on_rwlock(void *arg)
+{
+	(void)arg;
+	atomic_store(&blocked_tid, (pid_t)syscall(SYS_gettid));
+	pthread_rwlock_wrlock(&rwlock_held);
+	pthread_rwlock_unlock(&rwlock_held);
+	return NULL;
+}
+
+static void *block_on_sem(void *arg)
+{
+	(void)arg;
+	atomic_store(&blocked_tid, (pid_t)syscall(SYS_gettid));
+	sem_wait(&sem_held);
+	return NULL;
+}
+
+/* Whether thread tid sleeps in futex(2): /proc/self/task/TID/syscall names the call once the
+ * thread is off the CPU.  Raw system calls: no hook writes a fact for them. */
+static int sleeps_in_futex(pid_t tid)
+{
+	char path[64], buf[64];
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	syscall(SYS_close, fd);
+	buf[n > 0 ? n : 0] = 0;
+	return atoi(buf) == SYS_futex;
+}
+
 /* "mutex-condwait": COND_WAITERS threads blocked on a condition variable */
 #define COND_WAITERS 2
 static pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -363,7 +432,7 @@ static __attribute__((noinline)) void at_depth(int depth, struct run *r)
 
 /* The pair with other threads around it: they start, reach the state the shape needs, the
  * pairs run, and they are let go and joined. */
-static int mutex_shape(const char *name, struct run *r)
+static int lock_shape(const char *name, struct run *r)
 {
 	pthread_t th[COND_WAITERS];
 	int n = 0;
@@ -373,6 +442,14 @@ static int mutex_shape(const char *name, struct run *r)
 		while (n && !mutex_has_sleeper(&held))
 			yield_raw();
 		r->op = op_mutex;
+	} else if (!strcmp(name, "rwlock-rwlockwait") || !strcmp(name, "sem-semwait")) {
+		int rw = !strcmp(name, "rwlock-rwlockwait");
+		if (rw)
+			pthread_rwlock_wrlock(&rwlock_held);
+		n = !pthread_create(&th[0], NULL, rw ? block_on_rwlock : block_on_sem, NULL);
+		while (n && (!atomic_load(&blocked_tid) || !sleeps_in_futex(atomic_load(&blocked_tid))))
+			yield_raw();
+		r->op = rw ? op_rwlock : op_sem;
 	} else if (!strcmp(name, "mutex-condwait")) {
 		for (int i = 0; i < COND_WAITERS; i++)
 			n += !pthread_create(&th[n], NULL, wait_on_cond, NULL);
@@ -393,6 +470,10 @@ static int mutex_shape(const char *name, struct run *r)
 	at_depth(BENCH_DEPTH, r);
 	if (!strcmp(name, "mutex-mutexwait"))
 		pthread_mutex_unlock(&held);
+	if (!strcmp(name, "rwlock-rwlockwait"))
+		pthread_rwlock_unlock(&rwlock_held);
+	if (!strcmp(name, "sem-semwait"))
+		sem_post(&sem_held);
 	pthread_mutex_lock(&cond_mutex);
 	cond_go = 1;
 	pthread_cond_broadcast(&cond);
@@ -417,6 +498,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct run r = {.batch = calls / BATCHES};
+	sem_init(&sem, 0, 0);
+	sem_init(&sem_held, 0, 0);
 	if (!strcmp(name, "rdtsc"))
 		r.op = op_rdtsc;
 	else if (!strcmp(name, "rdtscp"))
@@ -446,9 +529,14 @@ int main(int argc, char **argv)
 		r.op = op_unw;
 	} else if (!strcmp(name, "mutex"))
 		r.op = op_mutex;
+	else if (!strcmp(name, "rwlock"))
+		r.op = op_rwlock;
+	else if (!strcmp(name, "sem"))
+		r.op = op_sem;
 	else if (!strcmp(name, "mutex-mutexwait") || !strcmp(name, "mutex-condwait") ||
-		 !strcmp(name, "mutex-handoff"))
-		return mutex_shape(name, &r);
+		 !strcmp(name, "mutex-handoff") || !strcmp(name, "rwlock-rwlockwait") ||
+		 !strcmp(name, "sem-semwait"))
+		return lock_shape(name, &r);
 	else if (!strcmp(name, "yield") || !strcmp(name, "yield-stub"))
 		r.op = op_yield; /* the stub answers every sched_yield when it is preloaded */
 	else if (!strcmp(name, "read") || !strcmp(name, "read-stub")) {
