@@ -43,6 +43,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "../tests/preload/targets/wait_blocked.h"
 #include "gotrace/capture.h"
 #include "stub.h"
 
@@ -183,20 +184,23 @@ static void op_unw(long n)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The pair every mutex operation measures, in a function of its own: callgrind counts the
- * instructions inside it alone (--toggle-collect=bench_pair), whatever the shape around it. */
-static __attribute__((noinline, noclone)) void bench_pair(pthread_mutex_t *m, long i)
-{
-	pthread_mutex_lock(m);
-	sink = (uint64_t)i;
-	pthread_mutex_unlock(m);
-}
+/* A pair of calls that an operation measures, in a function of its own (fn): callgrind counts
+ * the instructions inside it alone (--toggle-collect=fn), whatever the shape around it; op
+ * makes n pairs on obj. */
+#define BENCH_PAIR(fn, op, type, obj, first, second) \
+	static __attribute__((noinline, noclone)) void fn(type *o, long i) \
+	{ \
+		first(o); \
+		sink = (uint64_t)i; \
+		second(o); \
+	} \
+	static void op(long n) \
+	{ \
+		for (long i = 0; i < n; i++) \
+			fn(&obj, i); \
+	}
 
-static void op_mutex(long n)
-{
-	for (long i = 0; i < n; i++)
-		bench_pair(&lock, i);
-}
+BENCH_PAIR(bench_pair, op_mutex, pthread_mutex_t, lock, pthread_mutex_lock, pthread_mutex_unlock)
 
 /* The shapes around the pair: other threads blocked elsewhere, or the same mutex contended
  * just before.  Helpers wait for a state they can see, yielding by raw system call (no hook
@@ -231,36 +235,14 @@ static pthread_rwlock_t rwlock_held = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t sem, sem_held;
 static _Atomic pid_t blocked_tid;
 
-static __attribute__((noinline, noclone)) void bench_rwlock_pair(pthread_rwlock_t *l, long i)
-{
-	pthread_rwlock_wrlock(l);
-	sink = (uint64_t)i;
-	pthread_rwlock_unlock(l);
-}
-
-static __attribute__((noinline, noclone)) void bench_sem_pair(sem_t *s, long i)
-{
-	sem_post(s);
-	sink = (uint64_t)i;
-	sem_wait(s);
-}
-
-static void op_rwlock(long n)
-{
-	for (long i = 0; i < n; i++)
-		bench_rwlock_pair(&rwlock, i);
-}
-
-static void op_sem(long n)
-{
-	for (long i = 0; i < n; i++)
-		bench_sem_pair(&sem, i);
-}
+BENCH_PAIR(bench_rwlock_pair, op_rwlock, pthread_rwlock_t, rwlock, pthread_rwlock_wrlock,
+	   pthread_rwlock_unlock)
+BENCH_PAIR(bench_sem_pair, op_sem, sem_t, sem, sem_post, sem_wait)
 
 static void *block_on_rwlock(void *arg)
 {
 	(void)arg;
-	atomic_store(&blocked_tid, (pid_t)syscall(SYS_gettid));
+	atomic_store(&blocked_tid, gt_gettid());
 	pthread_rwlock_wrlock(&rwlock_held);
 	pthread_rwlock_unlock(&rwlock_held);
 	return NULL;
@@ -269,24 +251,9 @@ static void *block_on_rwlock(void *arg)
 static void *block_on_sem(void *arg)
 {
 	(void)arg;
-	atomic_store(&blocked_tid, (pid_t)syscall(SYS_gettid));
+	atomic_store(&blocked_tid, gt_gettid());
 	sem_wait(&sem_held);
 	return NULL;
-}
-
-/* Whether thread tid sleeps in futex(2): /proc/self/task/TID/syscall names the call once the
- * thread is off the CPU.  Raw system calls: no hook writes a fact for them. */
-static int sleeps_in_futex(pid_t tid)
-{
-	char path[64], buf[64];
-	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
-	syscall(SYS_close, fd);
-	buf[n > 0 ? n : 0] = 0;
-	return atoi(buf) == SYS_futex;
 }
 
 /* "mutex-condwait": COND_WAITERS threads blocked on a condition variable */
@@ -446,9 +413,13 @@ static int lock_shape(const char *name, struct run *r)
 		int rw = !strcmp(name, "rwlock-rwlockwait");
 		if (rw)
 			pthread_rwlock_wrlock(&rwlock_held);
+		uintptr_t obj = rw ? (uintptr_t)&rwlock_held : (uintptr_t)&sem_held;
 		n = !pthread_create(&th[0], NULL, rw ? block_on_rwlock : block_on_sem, NULL);
-		while (n && (!atomic_load(&blocked_tid) || !sleeps_in_futex(atomic_load(&blocked_tid))))
+		while (n && !atomic_load(&blocked_tid))
 			yield_raw();
+		if (n) /* asleep in futex(2) on the object (tests' helper, raw system calls) */
+			gt_wait_blocked(atomic_load(&blocked_tid), SYS_futex, obj,
+					obj + (rw ? sizeof rwlock_held : sizeof sem_held));
 		r->op = rw ? op_rwlock : op_sem;
 	} else if (!strcmp(name, "mutex-condwait")) {
 		for (int i = 0; i < COND_WAITERS; i++)
