@@ -68,12 +68,20 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 	}
 }
 
+/* t's wait, just drawn, is a wait again: a release stamped just before may be its waker. */
+static void wait_again(struct gt_model *m, struct mthread *t, uint64_t ns)
+{
+	t->waits_again = true;
+	if (m->n_credits && t->in_wait_list)
+		gtm_wait_credit(m, t, ns);
+}
+
 void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc)
 {
 	if (t->wait_kind != GT_BK_COND) {
 		block_thread(m, t, t->block_ev, t->wait_kind, t->wait_obj, t->block_stack, ns, ns,
 			     tsc);
-		t->waits_again = true;
+		wait_again(m, t, ns);
 		return;
 	}
 	/* Signalled, a condition waiter sleeps again to take its mutex back (glibc's
@@ -82,17 +90,35 @@ void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_
 	 * never a later signal of the condition. */
 	block_thread(m, t, GT_GO_GO_BLOCK_SYNC, GT_BK_MUTEX, t->cond_mutex, t->block_stack, ns, ns,
 		     tsc);
-	t->waits_again = true;
+	wait_again(m, t, ns);
 }
 
-/* The thread whose GT_BLOCK_COND_HELD block on mutex, held by r's thread, comes in the
- * lookahead after the condition wait r (obj cond), before the next fact of r's thread and
- * before any wake of cond; 0 when none is in view (the lookahead is bounded). */
-static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
-				       uint64_t cond, uint64_t mutex)
+/* Whether thread's wait, begun at lookahead record i - 1, ends before any release of key. */
+static bool ends_before_a_release(struct gt_model *m, size_t i, uint32_t capture, uint32_t thread,
+				  uint64_t key)
 {
 	struct gt_capture_record n;
+	for (; gtm_peek(m, i, &n); i++) {
+		if (gtm_releases(m, &n, key))
+			return false;
+		if (n.capture == capture && n.rec->thread == thread)
+			return n.rec->type == GT_BLOCK_END;
+	}
+	return false;
+}
+
+/* The thread whose block on mutex, held by r's thread, comes in the lookahead after the
+ * condition wait r (obj cond), before the next fact of r's thread and before any wake of
+ * cond: flagged GT_BLOCK_COND_HELD by that holder, or not flagged (it looked before the
+ * holder marked its wait) with no other release of the mutex around it before its end; 0
+ * when none is in view (the lookahead is bounded). */
+static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
+				       uint64_t cond, uint64_t key)
+{
+	struct gt_capture_record n;
+	bool released = false;   /* by another: an unflagged wait after it is not r's */
 	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
+		released = released || gtm_releases(m, &n, key);
 		if (n.capture != r->capture)
 			continue;   /* the waiter, the mutex and the holder's serial are r's process's */
 		if (n.rec->thread == r->rec->thread)
@@ -101,8 +127,12 @@ static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_captu
 		const struct gt_p_wake *w = n.payload;
 		if (n.rec->type == GT_WAKE && n.rec->aux == GT_BK_COND && w->obj == cond)
 			return 0;
-		if (n.rec->type == GT_BLOCK_BEGIN && n.rec->aux == GT_BK_MUTEX && b->obj == mutex &&
-		    (b->flags & GT_BLOCK_COND_HELD) && b->flags >> GT_BLOCK_HOLDER_SHIFT == r->rec->thread)
+		if (n.rec->type != GT_BLOCK_BEGIN || n.rec->aux != GT_BK_MUTEX ||
+		    gtm_object_key(m, &n, b->obj) != key)
+			continue;
+		if ((b->flags & GT_BLOCK_COND_HELD) ? b->flags >> GT_BLOCK_HOLDER_SHIFT == r->rec->thread
+						    : !released && ends_before_a_release(m, i + 1, n.capture,
+										       n.rec->thread, key))
 			return gtm_serial(m, r->capture, n.rec->thread);
 	}
 	return 0;
@@ -123,9 +153,9 @@ static void cond_release_end(struct gt_model *m, struct mthread *x, struct mthre
 		     x->defer_ns, x->defer_tsc);
 }
 
-/* A condition wait t whose block r names its mutex (capture.h gt_p_block_mutex) releases it
- * inside glibc, after this fact: a GT_BLOCK_COND_HELD waiter already blocked on it is let
- * in now; one that blocks later (before t's next fact) is let in then, and t's block is
+/* A condition wait t whose block r names its mutex (capture.h gt_p_block_mutex), or follows
+ * the wake of it its look wrote, releases it inside glibc, after this fact: a
+ * GT_BLOCK_COND_HELD waiter already blocked on it is let in now; one that blocks later (before t's next fact) is let in then, and t's block is
  * drawn after it (t runs inside glibc until it has released the mutex).  Returns true when
  * t's block is deferred so. */
 static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r,
@@ -136,11 +166,11 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 	 * gt_p_block_mutex), at the same stack */
 	t->cond_mutex = t->woke_stack == b->stack ? t->woke_mutex : 0;
 	t->woke_mutex = 0;
-	if (r->payload_len < sizeof *b + sizeof(struct gt_p_block_mutex))
+	if (r->payload_len >= sizeof *b + sizeof(struct gt_p_block_mutex))
+		t->cond_mutex = gtm_object_key(m, r, ((const struct gt_p_block_mutex *)(b + 1))->mutex);
+	if (!t->cond_mutex)
 		return false;
-	uint64_t mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
-	t->cond_mutex = gtm_object_key(m, r, mutex);
-	struct mthread *w = gtm_cond_held_waiter(m, gtm_object_key(m, r, mutex), t->serial);
+	struct mthread *w = gtm_cond_held_waiter(m, t->cond_mutex, t->serial);
 	if (w) {
 		gtm_unblock_by(m, t, w, ns, stk);
 		return false;
@@ -149,7 +179,7 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 	 * before it slept): glibc's release wakes it */
 	if (gtm_wake_again(m, t, t->cond_mutex, ns, stk))
 		return false;
-	uint32_t serial = cond_held_waiter_ahead(m, r, b->obj, mutex);
+	uint32_t serial = cond_held_waiter_ahead(m, r, b->obj, t->cond_mutex);
 	if (!serial || !(w = gtm_thread_get(m, serial)) || w == t)
 		return false;
 	w->cond_releaser = t->serial;
@@ -192,7 +222,7 @@ static void fact_block_begin(struct gt_model *m, const struct gt_capture_record 
 	t->cond_held = kind == GT_BK_MUTEX && (b->flags & GT_BLOCK_COND_HELD);
 	t->cond_holder = t->cond_held ? gtm_serial(m, r->capture, b->flags >> GT_BLOCK_HOLDER_SHIFT) : 0;
 	block_thread(m, t, ev, kind, key, stk, ns, ns, r->tsc);
-	if (t->cond_held && t->cond_releaser) {
+	if (kind == GT_BK_MUTEX && t->cond_releaser) {
 		struct mthread *x = gtm_thread_find(m, t->cond_releaser);
 		t->cond_releaser = 0;
 		if (x && x->defer_waiter == t->serial)
@@ -246,6 +276,8 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 		key = (serial ? serial : wk->obj) | JOIN_KEY_BIT;
 	}
 	gtm_wake_waiters(m, t, key, wk->count ? wk->count : 1, ns, stk);
+	if (r->rec->aux == GT_BK_MUTEX && m->kernel)
+		gtm_wake_sleeper(m, t, key, ns, stk);
 }
 
 /* With the kernel's switches: c's tid from its THREAD_START in the lookahead, so that it runs

@@ -68,6 +68,7 @@ struct mthread {
 	uint64_t credit_key;    /* a wake of this thread that found fewer waiters than it may */
 	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
 	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
+	bool credit_again;      /* ... only its waiters' waits again (gtm_wake_again) */
 	uint64_t sys_ns;        /* fact time of the pending syscall by the clock fit then (its
 				 * call: gtm_sys) */
 	uint64_t sys_obj;       /* its wait-list key (a kernel key, a child), 0 = none */
@@ -342,12 +343,28 @@ void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack);
-/* A release of key that wakes a sleeper no hook saw block (GT_WAKE_UNSEEN): the earliest of
- * its waiters waiting again (a sleep the kernel showed inside a hook wait, gtm_block_again),
- * if any, is unblocked (true). */
+/* A release of key that wakes a sleeper no hook saw block (GT_WAKE_UNSEEN): the one of
+ * its waiters waiting again (a sleep the kernel showed inside a hook wait, gtm_block_again)
+ * whose next fact comes first, else a hooked waiter whose wait ends before any other
+ * release, is unblocked (true); else the first to wait again before the waker's next fact. */
 bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
 		    uint64_t stack);
+/* After a hooked release of mutex key has let in its waiters: the thread asleep on it again
+ * whose wait ends before any other release, if any, is unblocked too (the release's futex
+ * wake went to it while a hooked waiter that never slept took the mutex). */
+void gtm_wake_sleeper(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
+		      uint64_t stack);
+/* Whether fact r releases key: a wake of it, or a condition wait whose block names it as its
+ * mutex (glibc releases that mutex inside the wait, where no hook sees it). */
+bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key);
+/* Whether a release of key that found no wait again is still to let one in, t aside (its
+ * credit) */
+bool gtm_again_credit(struct gt_model *m, const struct mthread *t, uint64_t key);
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns);
+/* t, preempted after a release it stamped that found fewer waiters than it may wake (its
+ * credit), runs again at ns: the release is made now, and lets in those that blocked on it
+ * since (a worker preempted inside sem_post, queue-cond). */
+void gtm_credit_resume(struct gt_model *m, struct mthread *t, uint64_t ns);
 void gtm_credit_end(struct gt_model *m, uint32_t serial);
 size_t gtm_bucket_of(const struct gt_model *m, uint64_t key);
 void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w, uint64_t ns,

@@ -79,6 +79,32 @@ static bool own_entry_ahead(const struct gt_model *m, const struct mthread *t,
 	return false;
 }
 
+/* Whether t, woken from its hook wait and off its CPU again before the wait's end, lost a
+ * hand-off: a release of what it waits for again (its object; a condition waiter's mutex)
+ * comes in the lookahead before t's own next fact, or came just before (stamped before the
+ * real release: gtm_again_credit).  When t's own fact comes first, nothing
+ * it waits for was released: it slept inside the call for something else (a page fault, a
+ * lock inside glibc or in the tracer's slow path), an off-CPU wait the hooks did not see.
+ * Out of view, a lost hand-off is assumed. */
+static bool lost_hand_off(struct gt_model *m, const struct mthread *t)
+{
+	uint64_t key = t->wait_kind == GT_BK_COND ? t->cond_mutex : t->wait_obj;
+	if (t->wait_kind == GT_BK_SLEEP || !key || gtm_again_credit(m, t, key))
+		return true;
+	struct gt_capture_record buf;
+	const struct gt_capture_record *r = m->pending;
+	size_t i = 0;
+	if (!r)
+		r = gtm_peek(m, i++, &buf) ? &buf : NULL;
+	for (; r; r = gtm_peek(m, i++, &buf) ? &buf : NULL) {
+		if (gtm_rec_is(m, r, t->serial))
+			return false;
+		if (r->capture == t->capture && gtm_releases(m, r, key))
+			return true;
+	}
+	return true;
+}
+
 static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_t tsc,
 		       bool preempted)
 {
@@ -97,7 +123,7 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_STOP, .p = t->p, .stop = GT_STOP_PREEMPTED);
 		t->state = T_RUNNABLE;
 		m->ctr.kernel_preemptions++;
-	} else if (t->hook_wait_open) {
+	} else if (t->hook_wait_open && lost_hand_off(m, t)) {
 		/* woken from its hook wait and off its CPU again before the wait's end: a lost
 		 * hand-off (it lost the race for the lock and sleeps again inside the same call),
 		 * the same wait again, so that the next release names its waker */
@@ -169,6 +195,7 @@ static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint6
 		return;
 	gtm_kernel_take_cpu(m, t, cpu);
 	gtm_run_thread(m, t, cpu, ns);
+	gtm_credit_resume(m, t, ns);
 }
 
 /* t exited on its CPU without a hook seeing it end (killed by its process's exit or exec,
@@ -216,6 +243,8 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		return;
 	}
 	m->ctr.kernel_switches++;
+	if (!s->in && !s->preempted)
+		gtm_credit_end(m, t->serial);   /* asleep: its release is done */
 	if (s->in)
 		switch_in(m, t, s->cpu, ns);
 	else

@@ -86,11 +86,13 @@ void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w
 }
 
 /* A waiter on key that the release being modelled may wake: it blocked strictly before, in
- * ticks (two facts a few ticks apart may round to the same ns). */
+ * ticks (two facts a few ticks apart may round to the same ns); a wait again, which begins at
+ * a switch-out on the kernel's clock, also at the release's very tick (its sleep came before
+ * the real release, which follows the release's stamp). */
 static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t key)
 {
 	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING &&
-	       w->block_tsc < m->fact_tsc;
+	       (w->block_tsc < m->fact_tsc || (w->waits_again && w->block_tsc == m->fact_tsc));
 }
 
 struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder)
@@ -98,24 +100,37 @@ struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t 
 	for (uint32_t s = m->n_buckets ? m->buckets[gtm_bucket_of(m, key)] : 0; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
-		if (w->cond_held && w->cond_holder == holder && may_wake(m, w, key))
+		/* its block names this holder: modelled before, it came first, even at the same
+		 * tick (two CPUs can read one TSC value) */
+		if (w->cond_held && w->cond_holder == holder && w->in_wait_list && w->wait_obj == key &&
+		    w->state == T_WAITING && w->block_tsc <= m->fact_tsc)
 			return w;
 	}
 	return NULL;
 }
 
+/* A waiter on key that the release being modelled may wake, of those it looks for (again:
+ * only waits again, gtm_wake_again). */
+static bool may_wake_of(const struct gt_model *m, const struct mthread *w, uint64_t key, bool again)
+{
+	return may_wake(m, w, key) && (!again || w->waits_again);
+}
+
 /* Gives each waiter that may be woken the place of its next fact in the lookahead
  * (ahead_pos, UINT64_MAX when not there).  The lookahead is read in order, so it stops once
  * the first `want` of them are placed: the rest cannot come before them. */
-static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
+static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want, bool again)
 {
 	size_t n = 0, placed = 0;
 	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
-		if (w->wait_obj == key && w->state == T_WAITING && w->block_tsc >= m->fact_tsc)
+		/* not a wait again after the release (its credit's), nor a flagged wait at the
+		 * same tick, which its holder's condition wait lets in (gtm_cond_held_waiter) */
+		if (w->wait_obj == key && w->state == T_WAITING && !w->waits_again &&
+		    (w->block_tsc > m->fact_tsc || (w->block_tsc == m->fact_tsc && !w->cond_held)))
 			m->ctr.causal_fallbacks++;
-		if (may_wake(m, w, key)) {
+		if (may_wake_of(m, w, key, again)) {
 			w->ahead_pos = UINT64_MAX;
 			n++;
 		}
@@ -128,30 +143,51 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want)
 	struct gt_capture_record r;
 	for (size_t i = 0; placed < n && gtm_peek(m, i, &r); i++) {
 		struct mthread *w = gtm_thread_find(m, gtm_serial_find(m, r.capture, r.rec->thread));
-		if (w && w->ahead_pos == UINT64_MAX && may_wake(m, w, key)) {
+		if (w && w->ahead_pos == UINT64_MAX && may_wake_of(m, w, key, again)) {
 			w->ahead_pos = i;
 			placed++;
 		}
 	}
 }
 
-/* Wakes up to count waiters on key that blocked strictly before the release (in ticks).  The
- * ones whose next fact comes first in the lookahead go first (a mutex is not FIFO: the waiter
- * that resumes first is the one this release let in), then block order. */
+/* Blocks on key that begin before waker's next fact, up to count of them (only waits again,
+ * when again), are woken by its release (stack) as they block. */
+static void give_credit(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
+			uint64_t stack, bool again)
+{
+	if (!waker->credit_count)
+		m->n_credits++;
+	waker->credit_key = key;
+	waker->credit_count = count;
+	waker->credit_stack = stack;
+	waker->credit_again = again;
+}
+
+/* The waiter on key a release lets in first, after place_in_lookahead: the one whose next
+ * fact comes first in the lookahead (a mutex is not FIFO: the waiter that resumes first is
+ * the one this release let in), then block order; NULL when none may be woken. */
+static struct mthread *first_waiter(struct gt_model *m, uint64_t key, bool again)
+{
+	struct mthread *best = NULL;
+	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
+		struct mthread *w = gtm_thread_at(m, s);
+		s = w->hnext;
+		if (may_wake_of(m, w, key, again) && (!best || w->ahead_pos < best->ahead_pos))
+			best = w;
+	}
+	return best;
+}
+
+/* Wakes up to count waiters on key that blocked strictly before the release (in ticks), in
+ * the order of first_waiter. */
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
 		      uint64_t ns, uint64_t stack)
 {
 	if (!m->n_buckets)
 		return;
-	place_in_lookahead(m, key, count);
+	place_in_lookahead(m, key, count, false);
 	while (count) {
-		struct mthread *best = NULL;
-		for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
-			struct mthread *w = gtm_thread_at(m, s);
-			s = w->hnext;
-			if (may_wake(m, w, key) && (!best || w->ahead_pos < best->ahead_pos))
-				best = w;
-		}
+		struct mthread *best = first_waiter(m, key, false);
 		if (!best)
 			break;
 		gtm_unblock_by(m, waker, best, ns, stack);
@@ -162,25 +198,102 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 		/* The recorder stamps a wake before the release and writes it only if a waiter
 		 * is registered after the release: a waiter that registered in between took its
 		 * timestamp after the wake's.  It blocks before the releaser's next fact. */
-		if (!waker->credit_count)
-			m->n_credits++;
-		waker->credit_key = key;
-		waker->credit_count = count;
-		waker->credit_stack = stack;
+		give_credit(m, waker, key, count, stack, false);
 	}
+}
+
+bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key)
+{
+	if (r->rec->type == GT_WAKE)
+		return gtm_object_key(m, r, ((const struct gt_p_wake *)r->payload)->obj) == key;
+	const struct gt_p_block *b = r->payload;
+	return r->rec->type == GT_BLOCK_BEGIN && r->rec->aux == GT_BK_COND &&
+	       r->payload_len >= sizeof *b + sizeof(struct gt_p_block_mutex) &&
+	       gtm_object_key(m, r, ((const struct gt_p_block_mutex *)(b + 1))->mutex) == key;
+}
+
+/* The mutex waiter on key (again: of the waits again, else of the hooked waits) whose wait
+ * ends before any other release of key in the lookahead: the release being modelled, the
+ * last before that end, let it in; NULL when none. */
+static struct mthread *waiter_ending_first(struct gt_model *m, uint64_t key, bool again)
+{
+	struct gt_capture_record r;
+	for (size_t i = 0; gtm_peek(m, i, &r); i++) {
+		if (gtm_releases(m, &r, key))
+			return NULL;
+		if (r.rec->type != GT_BLOCK_END)
+			continue;
+		struct mthread *w = gtm_thread_find(m, gtm_serial_find(m, r.capture, r.rec->thread));
+		if (w && w->waits_again == again && w->wait_kind == GT_BK_MUTEX && may_wake(m, w, key))
+			return w;
+	}
+	return NULL;
+}
+
+void gtm_wake_sleeper(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
+		      uint64_t stack)
+{
+	struct mthread *w = m->n_buckets ? waiter_ending_first(m, key, true) : NULL;
+	if (w)
+		gtm_unblock_by(m, waker, w, ns, stack);
 }
 
 bool gtm_wake_again(struct gt_model *m, struct mthread *waker, uint64_t key, uint64_t ns,
 		    uint64_t stack)
 {
-	for (uint32_t s = m->n_buckets ? m->buckets[gtm_bucket_of(m, key)] : 0; s;) {
-		struct mthread *w = gtm_thread_at(m, s);
-		s = w->hnext;
-		if (w->waits_again && may_wake(m, w, key)) {
+	if (m->n_buckets) {
+		place_in_lookahead(m, key, 1, true);
+		struct mthread *w = first_waiter(m, key, true);
+		if (!w)   /* one whose looks missed it: registered after the first, gone by the second */
+			w = waiter_ending_first(m, key, false);
+		if (w) {
 			gtm_unblock_by(m, waker, w, ns, stack);
 			return true;
 		}
 	}
+	/* The release is stamped before the real one, which lets in the thread that went to
+	 * sleep on key in between: the first wait again before waker's next fact. */
+	if (waker->state == T_RUNNING)
+		give_credit(m, waker, key, 1, stack, true);
+	return false;
+}
+
+/* Whether w's credit lets t in on key now (again: t waits again).  A credit stands until w's
+ * next fact or sleep (model_kernel.c).  A hooked wake's lets in while w runs (preempted, its
+ * release comes when it runs again: gtm_credit_resume); an unseen release's although w may be
+ * drawn blocked (a condition wait releases its mutex after its block's stamp, inside glibc). */
+static bool credit_open(const struct mthread *w, const struct mthread *t, uint64_t key, bool again)
+{
+	if (!w->credit_count || w == t || w->credit_key != key)
+		return false;
+	return w->credit_again ? again : w->state == T_RUNNING;
+}
+
+void gtm_credit_resume(struct gt_model *m, struct mthread *t, uint64_t ns)
+{
+	if (!t->credit_count || t->credit_again || !m->n_buckets)
+		return;
+	/* released at its switch-in: may_wake compares blocks with that time */
+	uint64_t fact_tsc = m->fact_tsc;
+	m->fact_tsc = t->k_in_tsc;
+	place_in_lookahead(m, t->credit_key, t->credit_count, false);
+	while (t->credit_count) {
+		struct mthread *w = first_waiter(m, t->credit_key, false);
+		if (!w)
+			break;
+		gtm_unblock_by(m, t, w, ns, t->credit_stack);
+		if (t->credit_count != GT_WAKE_ALL && !--t->credit_count)
+			m->n_credits--;
+	}
+	m->fact_tsc = fact_tsc;
+}
+
+bool gtm_again_credit(struct gt_model *m, const struct mthread *t, uint64_t key)
+{
+	if (m->n_credits)
+		FOR_EACH_THREAD(m, w)
+			if (w->credit_again && credit_open(w, t, key, true))
+				return true;
 	return false;
 }
 
@@ -198,9 +311,7 @@ void gtm_credit_end(struct gt_model *m, uint32_t serial)
 void gtm_wait_credit(struct gt_model *m, struct mthread *t, uint64_t ns)
 {
 	FOR_EACH_THREAD(m, w) {
-		if (!w->credit_count || w == t || w->credit_key != t->wait_obj)
-			continue;
-		if (w->state != T_RUNNING)
+		if (!credit_open(w, t, t->wait_obj, t->waits_again))
 			continue;
 		gtm_unblock_by(m, w, t, ns, w->credit_stack);
 		if (w->credit_count != GT_WAKE_ALL && !--w->credit_count)

@@ -187,6 +187,17 @@ void gt_config_load(void)
 			bad("GOTRACE_FOLLOW", v, "expected 0 or 1; using 1");
 	}
 
+	/* A test knob: every stack libunwind walks from the hook's frame is walked again
+	 * through all the tracer's frames and the two compared (stacks.c). */
+	gt_cfg.stack_check = 0;
+	v = getenv("GOTRACE_STACK_CHECK");
+	if (v && *v) {
+		if (!strcmp(v, "0") || !strcmp(v, "1"))
+			gt_cfg.stack_check = *v == '1';
+		else
+			bad("GOTRACE_STACK_CHECK", v, "expected 0 or 1; using 0");
+	}
+
 	/* A test knob rather than a user one: lets tests exercise chunk turnover and file growth. */
 	gt_cfg.chunk_size = 1u << 20;
 	v = getenv("GOTRACE_CHUNK_SIZE");

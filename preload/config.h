@@ -17,6 +17,7 @@ struct gt_config {
 	uint64_t last_bytes;      /* GOTRACE_LAST as a size: a ring of that many chunk bytes */
 	uint64_t last_ns;         /* GOTRACE_LAST as a duration (0, 0: no ring) */
 	int follow;               /* exec'd programs stay traced */
+	int stack_check;          /* GOTRACE_STACK_CHECK: each unwind stack also walked the long way */
 	int is_root;              /* the process the user started (not a traced child) */
 	char root_pid[24];        /* its pid, for children's GOTRACE_ROOT_PID (child_env.c) */
 	uint64_t max_capture;     /* GOTRACE_MAX_CAPTURE: bytes for the run's captures, 0: none */

@@ -364,6 +364,7 @@ int gt_finalize(void)
 	if (gt_load(&gt_state) == GT_ST_RECORDING) /* its command line as the process leaves it */
 		gt_proc_name_emit(GT_NAME_END);
 	stop_recording(1);
+	gt_stacks_check_say();
 	if (!gt_cap.header)
 		return 0;
 	atomic_fetch_or((_Atomic uint32_t *)&gt_cap.header->flags, GT_FILE_FINALIZED);

@@ -4,6 +4,7 @@
 #include "facts.h"
 #include "hooks.def"
 #include "stacks.h"
+#include "frame_rules.h"
 
 #include <elf.h>
 #include <link.h>
@@ -264,7 +265,9 @@ GT_EXPORT void *dlopen(const char *file, int mode)
 GT_EXPORT int dlclose(void *handle)
 {
 	int r = GT_REAL(dlclose)(handle);
-	if (r == 0)
+	if (r == 0) {
+		gt_frame_rules_forget();
 		as_tracer(emit_unloaded);
+	}
 	return r;
 }

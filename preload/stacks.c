@@ -1,6 +1,7 @@
-/* Call stacks: captured with libunwind (unw_backtrace) or by walking frame pointers, the
- * tracer's own frames trimmed, deduplicated in a lock-free hash table so each distinct stack
- * is written once as a GT_STACK record and facts carry its 24-bit id.
+/* Call stacks: walked from the hook's frame with the unwind rules libunwind would use
+ * (frame_rules.c), by libunwind (unw_backtrace, the tracer's own frames trimmed) when a frame
+ * needs more, or by frame pointers; deduplicated in a lock-free hash table so each distinct
+ * stack is written once as a GT_STACK record and facts carry its 24-bit id.
  *
  * The program's stack lends a hook a few hundred bytes at most: a signal handler on an 8 KiB
  * alternate stack or a thread with a 16 KiB stack has no more to spare.  libunwind needs
@@ -9,6 +10,7 @@
 #include "stacks.h"
 #include "config.h"
 #include "facts.h"
+#include "frame_rules.h"
 #include "hooks.def"
 #include "lifecycle.h"
 #include "modules.h"
@@ -76,6 +78,28 @@ GT_INLINE uint64_t hash_end(uint64_t h, unsigned n)
 	return h;
 }
 
+/* The hash of a buffer of frames: the same steps in four chains (frame i in chain i % 4)
+ * that run side by side, each multiply waiting for the one before in its chain only, folded
+ * in order at the end.  A stack that differs from another in one frame never has its hash. */
+GT_INLINE uint64_t hash_frames(const uintptr_t *pcs, unsigned n)
+{
+	uint64_t h0 = GT_HASH_SEED, h1 = GT_HASH_SEED + 1, h2 = GT_HASH_SEED + 2, h3 = GT_HASH_SEED + 3;
+	unsigned i = 0;
+	for (; i + 4 <= n; i += 4) {
+		h0 = hash_step(h0, pcs[i]);
+		h1 = hash_step(h1, pcs[i + 1]);
+		h2 = hash_step(h2, pcs[i + 2]);
+		h3 = hash_step(h3, pcs[i + 3]);
+	}
+	if (i < n)
+		h0 = hash_step(h0, pcs[i++]);
+	if (i < n)
+		h1 = hash_step(h1, pcs[i++]);
+	if (i < n)
+		h2 = hash_step(h2, pcs[i]);
+	return hash_end(hash_step(hash_step(hash_step(h0, h1), h2), h3), n);
+}
+
 /* ---- the thread's alternate signal stack ------------------------------------------------
  * As last set through sigaltstack (hooked) or found at start.  A new thread has none (the
  * kernel clears it for CLONE_VM children); a fork child inherits both it and this copy. */
@@ -114,19 +138,35 @@ GT_INLINE int fp_ok(const uintptr_t *fp, uintptr_t hi)
 	return !((uintptr_t)fp & (sizeof(uintptr_t) - 1)) && (!hi || (uintptr_t)fp + 16 <= hi);
 }
 
+GT_INLINE uintptr_t stack_top(uintptr_t sp, const struct gt_tls *t)
+{
+	return on_altstack(sp) ? gt_alt.lo + gt_alt.size : t->stack_hi;
+}
+
+/* The first frame record from fp on whose return address is the program's: the hook's
+ * (libgotrace.so keeps frame pointers).  NULL when the chain ends before. */
+GT_INLINE uintptr_t *past_own_frames(uintptr_t *fp, uintptr_t hi)
+{
+	for (unsigned own = 0; own < GT_STACK_OWN_MAX; own++) {
+		if (!fp_ok(fp, hi))
+			return NULL;
+		if (!in_self(fp[1]))
+			return fp;
+		uintptr_t *next = (uintptr_t *)fp[0];
+		if (next <= fp)
+			return NULL;
+		fp = next;
+	}
+	return NULL;
+}
+
 GT_INLINE unsigned fp_frames(uintptr_t *fp, const struct gt_tls *t, unsigned depth,
 			     uint64_t *hash, uint64_t *out)
 {
-	uintptr_t hi = on_altstack((uintptr_t)fp) ? gt_alt.lo + gt_alt.size : t->stack_hi;
+	uintptr_t hi = stack_top((uintptr_t)fp, t);
 	unsigned n = 0;
 	uint64_t h = GT_HASH_SEED;
-	for (unsigned own = 0; fp_ok(fp, hi) && in_self(fp[1]) && own < GT_STACK_OWN_MAX; own++) {
-		uintptr_t *next = (uintptr_t *)fp[0];
-		if (next <= fp)
-			goto done;
-		fp = next;
-	}
-	while (n < depth && fp_ok(fp, hi)) {
+	for (fp = past_own_frames(fp, hi); fp && n < depth && fp_ok(fp, hi);) {
 		uintptr_t ret = fp[1];
 		uintptr_t *next = (uintptr_t *)fp[0];
 		if (!ret)
@@ -139,7 +179,6 @@ GT_INLINE unsigned fp_frames(uintptr_t *fp, const struct gt_tls *t, unsigned dep
 			break;
 		fp = next;
 	}
-done:
 	*hash = hash_end(h, n);
 	return n;
 }
@@ -358,6 +397,14 @@ static void walk_give(struct gt_walk *w) { atomic_store_explicit(&w->busy, 0, me
 
 GT_INLINE void *walk_top(struct gt_walk *w) { return (void *)((uintptr_t)w & ~(uintptr_t)15); }
 
+/* The low end of a walk stack: its stack grows down from the top and never gets there
+ * while the walk is held for this (a handler interrupting the holder runs on its own). */
+GT_INLINE char *walk_low(struct gt_walk *w)
+{
+	return (char *)(((uintptr_t)w + sizeof *w + 4095 - GT_WALK_MAP) & ~(uintptr_t)4095) +
+	       GT_WALK_GUARD;
+}
+
 /* fn(a, b, c) on w's stack (NULL: none could be had, on this one) with every signal held
  * back: on the alternate stack (see above), and around the tracer's locks (a program's
  * handler run while it holds one could wait for a thread that waits for it) */
@@ -391,6 +438,61 @@ GT_INLINE unsigned unwind(struct gt_walk *w, int alt, unsigned want, unsigned *s
 	return n;
 }
 
+/* GOTRACE_STACK_CHECK: walks by the rules compared with libunwind's, those that differed,
+ * stacks left to libunwind */
+static _Atomic uint64_t gt_check_walks, gt_check_differ, gt_check_libunwind;
+
+/* The frames the rules found (pcs, n) against libunwind's walk through all our frames (the
+ * only walk before the rules), made now */
+static GT_NOINLINE void check_walk(struct gt_walk *w, int alt, const uintptr_t *pcs, unsigned n)
+{
+	uintptr_t *found = (uintptr_t *)walk_low(w); /* w->pcs is walked over again */
+	for (unsigned i = 0; i < n; i++)
+		found[i] = pcs[i];
+	unsigned skip, m = unwind(w, alt, gt_cfg.stack_depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1,
+				  &skip);
+	m -= skip;
+	if (m > gt_cfg.stack_depth)
+		m = gt_cfg.stack_depth;
+	int same = m == n;
+	for (unsigned i = 0; same && i < n; i++)
+		same = found[i] == w->pcs[skip + i];
+	gt_add(&gt_check_walks, 1);
+	if (!same)
+		gt_add(&gt_check_differ, 1);
+}
+
+void gt_stacks_check_say(void)
+{
+	if (!gt_cfg.stack_check || gt_stack_mode != GT_STACKS_UNWIND)
+		return;
+	char a[24], b[24], c[24], tail[160];
+	a[gt_fmt_u64(a, gt_load(&gt_check_walks))] = 0;
+	b[gt_fmt_u64(b, gt_load(&gt_check_differ))] = 0;
+	c[gt_fmt_u64(c, gt_load(&gt_check_libunwind))] = 0;
+	size_t k = gt_append(tail, 0, sizeof tail, " walks by the rule cache compared with libunwind's, ");
+	k = gt_append(tail, k, sizeof tail, b);
+	k = gt_append(tail, k, sizeof tail, " differed, ");
+	k = gt_append(tail, k, sizeof tail, c);
+	gt_append(tail, k, sizeof tail, " stacks walked by libunwind");
+	gt_warn("stack check: ", a, tail);
+}
+
+/* The stack from the hook's frame by the rules kept for its return addresses
+ * (frame_rules.c), those not known yet learned first, on the walk stack; GT_WALK_LIBUNWIND
+ * when a frame is libunwind's to step, or the rules would not stay learned. */
+GT_INLINE int walk_by_rules(struct gt_walk *w, const uintptr_t *frame, unsigned depth)
+{
+	uintptr_t missing;
+	int got = gt_frame_rules_walk(frame, depth, w->pcs, &missing);
+	for (unsigned learned = 0; GT_UNLIKELY(got == GT_WALK_MISSING); learned++) {
+		if (learned > depth || !call_on(w, 1, (void *)gt_frame_rule_learn, missing, 0, 0))
+			return GT_WALK_LIBUNWIND;
+		got = gt_frame_rules_walk(frame, depth, w->pcs, &missing);
+	}
+	return got;
+}
+
 static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
 {
 	uint8_t was_busy = t->busy;
@@ -402,29 +504,43 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 		gt_lose(GT_NOTICE_STACKS_LOST);
 		goto out;
 	}
-	int alt = on_altstack((uintptr_t)__builtin_frame_address(0));
-	/* unwinding costs per frame: ask for the caller's estimate of our own frames (and
-	 * call_masked's), and only when that proved short ask again with room for all of them */
-	unsigned depth = gt_cfg.stack_depth, skip, n;
-	unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
-	unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
+	uintptr_t *fp = __builtin_frame_address(0);
+	int alt = on_altstack((uintptr_t)fp);
+	unsigned depth = gt_cfg.stack_depth, skip = 0, n;
+	/* from the hook's frame record (found through our frame pointers) by the rules */
+	const uintptr_t *frame = past_own_frames(fp, stack_top((uintptr_t)fp, t));
 	t->busy = 1 | GT_BUSY_CALLOUT; /* libunwind calls hooked functions (hooks_io.c) */
-	n = unwind(w, alt, want, &skip);
-	if (n == want && n - skip < depth && want < most)
-		n = unwind(w, alt, want = most, &skip);
+	int ruled = frame ? walk_by_rules(w, frame, depth) : GT_WALK_LIBUNWIND;
+	if (ruled >= 0) {
+		n = (unsigned)ruled;
+	} else {
+		/* libunwind from here: unwinding costs per frame, so ask for the caller's estimate
+		 * of our own frames (and call_masked's), and only when that proved short ask
+		 * again with room for all of them */
+		unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
+		unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
+		n = unwind(w, alt, want, &skip);
+		if (n == want && n - skip < depth && want < most)
+			n = unwind(w, alt, most, &skip);
+	}
 	t->busy = 1;
 	const uintptr_t *pcs = w->pcs + skip;
 	n -= skip;
 	if (n > depth)
 		n = depth;
 	if (n) {
-		uint64_t h = GT_HASH_SEED;
-		for (unsigned i = 0; i < n; i++)
-			h = hash_step(h, pcs[i]);
 		int fresh;
-		id = stack_id_of(hash_end(h, n), &fresh);
+		id = stack_id_of(hash_frames(pcs, n), &fresh);
 		if (fresh)
 			write_stack(NULL, id, pcs, n);
+	}
+	if (GT_UNLIKELY(gt_cfg.stack_check)) {
+		t->busy = 1 | GT_BUSY_CALLOUT;
+		if (ruled >= 0)
+			check_walk(w, alt, pcs, n);
+		else
+			gt_add(&gt_check_libunwind, 1);
+		t->busy = 1;
 	}
 	walk_give(w);
 out:
@@ -466,14 +582,6 @@ uintptr_t gt_offstack(int masked, void *fn, uintptr_t a, uintptr_t b, uintptr_t 
 	return r;
 }
 
-/* The low end of a walk stack: its stack grows down from the top and never gets there
- * while the walk is held for this (a handler interrupting the holder runs on its own). */
-GT_INLINE char *walk_low(struct gt_walk *w)
-{
-	return (char *)(((uintptr_t)w + sizeof *w + 4095 - GT_WALK_MAP) & ~(uintptr_t)4095) +
-	       GT_WALK_GUARD;
-}
-
 void *gt_scratch_take(void)
 {
 	GT_STATIC_ASSERT(GT_SCRATCH_BYTES <= GT_WALK_MAP / 2, "a walk keeps most of its stack");
@@ -506,6 +614,8 @@ void gt_stacks_setup(void)
 		open_libunwind();
 	if (gt_stack_mode != GT_STACKS_NONE && !gt_stack_table)
 		map_table(0);
+	if (gt_stack_mode == GT_STACKS_UNWIND)
+		gt_frame_rules_setup();
 	if (!gt_stack_table)
 		gt_stack_mode = GT_STACKS_NONE;
 }
@@ -516,6 +626,9 @@ void gt_stacks_reset(void)
 	if (gt_stack_table)
 		map_table(1);
 	gt_store(&gt_next_stack_id, 1);
+	gt_store(&gt_check_walks, 0);
+	gt_store(&gt_check_differ, 0);
+	gt_store(&gt_check_libunwind, 0);
 	/* walks of the parent's other threads were cut short: their stacks are free here */
 	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
 		struct gt_walk *w = gt_load(&gt_walks[k]);

@@ -25,6 +25,8 @@ int gt_from_libunwind(void *pc) GT_HIDDEN;
 /* pc lies in libgotrace.so or in that libunwind: a hooked call from there is the tracer's */
 int gt_tracer_pc(uintptr_t pc) GT_HIDDEN;
 void gt_stacks_setup(void) GT_HIDDEN;
+/* GOTRACE_STACK_CHECK's outcome, one line on stderr */
+void gt_stacks_check_say(void) GT_HIDDEN;
 
 /* Work that needs more of a stack than a hook may borrow from the program's (at most 512
  * bytes more than the untraced call) runs on the tracer's walk stacks.

@@ -268,6 +268,45 @@ Test(model_kernel, a_lost_hand_off_waits_again_for_the_next_release)
 	gt_events_free(t);
 }
 
+/* Woken from its mutex wait, a thread sleeps again inside the same call before the wait's
+ * end, but no release of the mutex comes before that end (its own next fact): it slept for
+ * something else (a page fault, the tracer's own slow path), not for the mutex.  That sleep
+ * is an off-CPU wait no hook saw, ended by its switch-in: no second mutex wait ended by an
+ * unknown waker (tests/e2e order::rwlock_ring_true_wakers_kernel met it 1 run in 10). */
+Test(model_kernel, a_sleep_with_no_release_before_the_wait_end_is_no_hand_off)
+{
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_block_begin(cb, 1, T0 + 10000, T2, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 1, T0 + 41500, T2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 0, T0 + 50000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 50100, MAIN, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 60000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 1, OUT, T2_TID },   /* its wait */
+		{ 21000, 1, IN, T2_TID },    /* let in by the release */
+		{ 22000, 1, OUT, T2_TID },   /* asleep again, and no release follows */
+		{ 41000, 1, IN, T2_TID },
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_no_hand_off", sw, 6, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	cr_assert_eq(sum.model.kernel_waits_again, 0);
+	cr_assert_eq(sum.model.kernel_untraced_waits, 1);
+	cr_assert_eq(sum.model.kernel_untraced_ends, 1);
+	cr_assert_eq(count19(t, "GoBlockSync"), 1);
+	cr_assert_eq(count19(t, "GoBlock"), 1);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
+	cr_assert_eq(by[0], 1, "the mutex wait unblocked by G%lld", (long long)by[0]);
+	cr_assert(at[1] >= 41000 - 10 - 2 && at[1] <= 41000 - 10 + 2, "running again at %lld ns",
+		  (long long)at[1]);
+	gt_events_free(t);
+}
+
 /* A thread preempted inside a syscall (a write that woke its reader, which took its CPU)
  * ends that syscall after it runs again: the end of a syscall drawn where it was preempted,
  * not an end without a begin to repair. */
@@ -425,6 +464,138 @@ Test(model_kernel, an_unseen_release_ends_no_hook_wait)
 	cr_assert_eq(unblocks_of_t2(t, at, by), 1);
 	cr_assert_eq(by[0], 1);
 	cr_assert_geq(at[0], 30000 - 10 - 2, "unblocked at %lld ns", (long long)at[0]);
+	gt_events_free(t);
+}
+
+/* A hooked waiter that registered after an unseen release's first look, and took the mutex
+ * and left the table before its second (it never slept): that release, the last before its
+ * wait's end, let it in (queue-cond met it about once in 10 runs). */
+Test(model_kernel, an_unseen_release_just_before_a_hook_wait_ends_is_its_waker)
+{
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_block_begin(cb, 1, T0 + 10000, T2, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_wake(cb, 0, T0 + 10300, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
+	gt_cb_block_end(cb, 1, T0 + 10600, T2, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_wake(cb, 0, T0 + 30000, MAIN, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_capture_end(cb, 0, T0 + 40000);
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_unseen_hook_wait", NULL, 0, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 1);
+	cr_assert_eq(by[0], 1);
+	cr_assert(at[0] >= 10300 - 10 - 2 && at[0] <= 10300 - 10 + 2, "unblocked at %lld ns",
+		  (long long)at[0]);
+	gt_events_free(t);
+}
+
+/* T3's release of the mutex (a hooked wake, count 1) lets in MAIN, a hooked waiter that never
+ * slept, and its futex wake goes to T2, asleep on the mutex again inside its condition wait:
+ * T2's wait ends before any other release, so that release is its waker too (queue-cond met
+ * it about once in 40 runs). */
+Test(model_kernel, a_hooked_release_also_wakes_the_sleeper_ending_first)
+{
+	enum { T3 = 3, T3_TID = 1003 };
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_thread_new(cb, 0, T0 + 300, MAIN, T3, 0, 0x401000);
+	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
+	gt_cb_thread_start(cb, 1, T0 + 11000, T3, T3_TID, 0x401000);
+	gt_cb_wake(cb, 0, T0 + 20000, MAIN, GT_BK_COND, COND, 1, 0);
+	gt_cb_block_begin(cb, 0, T0 + 29000, MAIN, GT_BK_MUTEX, MUTEX, 0);
+	gt_cb_wake(cb, 1, T0 + 30000, T3, GT_BK_MUTEX, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 0, T0 + 30500, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_block_end(cb, 1, T0 + 31500, T2, GT_BK_COND, COND, GT_BR_OK);
+	gt_cb_capture_end(cb, 0, T0 + 40000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 1, OUT, T2_TID },    /* its condition wait */
+		{ 10800, 1, IN, T3_TID },
+		{ 20500, 1, PREEMPT, T3_TID },
+		{ 21000, 1, IN, T2_TID },     /* signalled */
+		{ 22000, 1, OUT, T2_TID },    /* asleep on the mutex inside glibc */
+		{ 22500, 1, IN, T3_TID },
+		{ 31000, 1, PREEMPT, T3_TID },
+		{ 31100, 1, IN, T2_TID },     /* woken by T3's release */
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_hooked_and_sleeper", sw, 10, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	cr_assert_eq(sum.model.kernel_waits_again, 1);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
+	cr_assert(by[0] == 1 && by[1] == 3, "unblocked by G%lld and G%lld", (long long)by[0],
+		  (long long)by[1]);
+	ssize_t u = gt_events_find_arg(t, 0, "GoUnblock", "g", 1);
+	cr_assert_geq(u, 0);
+	cr_assert_eq(t->ev[u].g, 3, "MAIN's mutex wait unblocked by G%lld", (long long)t->ev[u].g);
+	gt_events_free(t);
+}
+
+/* T2 posts twice; the first post ends MAIN's wait, the second finds none, and T2 is preempted
+ * before its next fact, inside sem_post: that post is made after the preemption and ends
+ * MAIN's next wait (queue-cond: a worker preempted inside sem_post). */
+Test(model_kernel, a_release_preempted_before_its_next_fact_keeps_its_credit)
+{
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_block_begin(cb, 0, T0 + 10000, MAIN, GT_BK_SEM, MUTEX, 0);
+	gt_cb_wake(cb, 1, T0 + 20000, T2, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_wake(cb, 1, T0 + 20500, T2, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_block_end(cb, 0, T0 + 22000, MAIN, GT_BK_SEM, MUTEX, GT_BR_OK);
+	gt_cb_block_begin(cb, 0, T0 + 23000, MAIN, GT_BK_SEM, MUTEX, 0);
+	gt_cb_block_end(cb, 0, T0 + 31000, MAIN, GT_BK_SEM, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 1, T0 + 40000, T2, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 1, T0 + 40100, T2, SYS_getpid, 1);
+	gt_cb_capture_end(cb, 0, T0 + 50000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 0, OUT, 0 },         /* MAIN's first wait */
+		{ 21000, 1, PREEMPT, T2_TID },/* inside its second sem_post */
+		{ 21500, 0, IN, 0 },
+		{ 23500, 0, OUT, 0 },         /* MAIN's second wait */
+		{ 30000, 1, IN, T2_TID },     /* the second post is made */
+		{ 30500, 0, IN, 0 },
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_preempted_release", sw, 8, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	ssize_t u = gt_events_find_arg(t, 0, "GoUnblock", "g", 1);
+	cr_assert_geq(u, 0);
+	ssize_t u2 = gt_events_find_arg(t, (size_t)u + 1, "GoUnblock", "g", 1);
+	cr_assert_geq(u2, 0);
+	cr_assert(t->ev[u].g == 2 && t->ev[u2].g == 2, "MAIN unblocked by G%lld and G%lld",
+		  (long long)t->ev[u].g, (long long)t->ev[u2].g);
+	gt_events_free(t);
+}
+
+static void unseen_release_before_the_sleep(struct gt_cb *cb)
+{
+	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
+	gt_cb_wake(cb, 0, T0 + 21500, MAIN, GT_BK_MUTEX, MUTEX, GT_WAKE_UNSEEN, 0);
+	gt_cb_syscall_begin(cb, 0, T0 + 25000, MAIN, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 25100, MAIN, SYS_getpid, 1);
+}
+
+/* That release is stamped before the real one: a waiter that goes to sleep on the mutex
+ * between the two (at 22000, before main's next fact) is the one it lets in, although no
+ * wait again was there when the wake came (queue-cond met it about once per 100 signals). */
+Test(model_kernel, an_unseen_release_just_before_the_sleep_is_its_waker)
+{
+	struct gt_convert_summary sum;
+	struct gt_events *t = wait_again_let_in("kernel_unseen_before_sleep",
+						unseen_release_before_the_sleep, &sum);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	cr_assert_eq(sum.model.kernel_waits_again, 1);
+	int64_t at[4], by[4];
+	cr_assert_eq(unblocks_of_t2(t, at, by), 2);
+	cr_assert(by[0] == 1 && by[1] == 1, "unblocked by G%lld and G%lld", (long long)by[0],
+		  (long long)by[1]);
+	cr_assert(at[1] >= 22000 - 10 - 2 && at[1] <= 22000 - 10 + 2, "unblocked at %lld ns",
+		  (long long)at[1]);
 	gt_events_free(t);
 }
 

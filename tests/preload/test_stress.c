@@ -248,3 +248,55 @@ Test(stress, sigkill_at_random_times, .fini = teardown, .timeout = 120)
 		run_cleanup(&traced);
 	}
 }
+
+/* Stacks walked by the unwind rules kept per return address (frame_rules.c) are the stacks
+ * libunwind walks, as they were before the rules.  With GOTRACE_STACK_CHECK=1 libunwind
+ * walks every one again and the two are compared; each process that ends says how many it
+ * compared, how many differed and how many stacks were libunwind's alone (a frame the rules
+ * do not cover).  None may differ; returns how many were compared. */
+static unsigned long walks_compared(const char *program, const char *const args[])
+{
+	const char *argv[8] = {program};
+	for (int i = 0; args[i] && i < 6; i++)
+		argv[i + 1] = args[i];
+	const char *env[] = {"GOTRACE_STACKS=unwind", "GOTRACE_STACK_CHECK=1", NULL};
+	memset(&traced, 0, sizeof traced);
+	cr_assert_eq(run_program(&traced, 1, argv, env), 0);
+	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s %s: status %#x",
+		  argv[0], args[0], traced.status);
+	unsigned long compared = 0, by_libunwind = 0, lines = 0;
+	const char *say = "gotrace: stack check: ";
+	for (const char *p = traced.err; (p = strstr(p, say)); p += strlen(say)) {
+		unsigned long n, differed, alone;
+		cr_assert_eq(sscanf(p + strlen(say), "%lu walks by the rule cache compared with libunwind's, "
+						    "%lu differed, %lu stacks walked by libunwind",
+				    &n, &differed, &alone), 3, "%.200s", p);
+		cr_assert_eq(differed, 0, "%s %s: %.200s", argv[0], args[0], p);
+		compared += n;
+		by_libunwind += alone;
+		lines++;
+	}
+	cr_assert_geq(lines, 1, "%s %s said nothing of its stacks: %.500s", argv[0], args[0], traced.err);
+	cr_log_info("%s %s: %lu walks compared, %lu stacks libunwind's alone, in %lu processes",
+		    argv[0], args[0], compared, by_libunwind, lines);
+	run_cleanup(&traced);
+	return compared;
+}
+
+Test(stress, rule_walks_as_libunwind, .fini = teardown, .timeout = 300)
+{
+	static const char *const stress[][3] = {
+		{"signals", NULL}, {"forks", NULL}, {"cancel", NULL}, {"churn", "2000", NULL},
+		{"dlopen", "50", NULL}, {"live", NULL},
+	};
+	static const char *const target[][2] = {
+		{"threads", NULL}, {"mutex", NULL}, {"sync", NULL}, {"syscalls", NULL},
+		{"fork", NULL}, {"signal", NULL}, {"many", NULL},
+	};
+	unsigned long compared = 0;
+	for (size_t i = 0; i < sizeof stress / sizeof stress[0]; i++)
+		compared += walks_compared(stress_program(), stress[i]);
+	for (size_t i = 0; i < sizeof target / sizeof target[0]; i++)
+		compared += walks_compared(test_target(), target[i]);
+	cr_assert_geq(compared, 100000u, "the rules walked few stacks");
+}

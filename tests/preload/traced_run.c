@@ -234,6 +234,11 @@ void run_cleanup(struct run *r)
 	char path[PATH_MAX + 300];
 	if (!d)
 		return;
+	if (getenv("GT_TEST_KEEP")) { /* for a look at a failure's capture and trace */
+		fprintf(stderr, "kept: %s\n", r->dir);
+		closedir(d);
+		return;
+	}
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
