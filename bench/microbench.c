@@ -14,7 +14,12 @@
  * CPU's chunk in a MAP_SHARED file mapping and a 16-byte (compact) record stored as two words,
  * its first word last (include/gotrace/capture.h).  "unwN" is
  * libunwind's unw_backtrace of N frames (N <= 40), opened as libgotrace.so opens it.
- * The operations a tracer hooks: "mutex" (an uncontended lock + unlock pair), "yield"
+ * The operations a tracer hooks: "mutex" (an uncontended lock + unlock pair; "mutex-mutexwait"
+ * the same while another thread is blocked on another mutex, "mutex-condwait" while two are
+ * blocked on a condition variable, "mutex-handoff" right after the same mutex was contended:
+ * this thread slept on it and was let in; "rwlock" and "sem" the pair of a rwlock and of a
+ * semaphore, "rwlock-rwlockwait" and "sem-semwait" the same while another thread is blocked on
+ * another one), "yield"
  * (sched_yield), "read" (one byte of /dev/zero), "pipe" (one byte written into a pipe and
  * read back: a pipe's descriptors carry their kernel key), and "yield-stub" / "read-stub", which call
  * the same functions on an fd (or for a call) that bench/stub.c answers without entering the
@@ -24,6 +29,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -32,10 +38,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/rseq.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "../tests/preload/targets/wait_blocked.h"
 #include "gotrace/capture.h"
 #include "stub.h"
 
@@ -176,13 +184,160 @@ static void op_unw(long n)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void op_mutex(long n)
+/* A pair of calls that an operation measures, in a function of its own (fn): callgrind counts
+ * the instructions inside it alone (--toggle-collect=fn), whatever the shape around it; op
+ * makes n pairs on obj. */
+#define BENCH_PAIR(fn, op, type, obj, first, second) \
+	static __attribute__((noinline, noclone)) void fn(type *o, long i) \
+	{ \
+		first(o); \
+		sink = (uint64_t)i; \
+		second(o); \
+	} \
+	static void op(long n) \
+	{ \
+		for (long i = 0; i < n; i++) \
+			fn(&obj, i); \
+	}
+
+BENCH_PAIR(bench_pair, op_mutex, pthread_mutex_t, lock, pthread_mutex_lock, pthread_mutex_unlock)
+
+/* The shapes around the pair: other threads blocked elsewhere, or the same mutex contended
+ * just before.  Helpers wait for a state they can see, yielding by raw system call (no hook
+ * writes a fact for it, no sleep). */
+static void yield_raw(void)
 {
-	for (long i = 0; i < n; i++) {
+	syscall(SYS_sched_yield);
+}
+
+/* glibc's lock word: 2 once a thread sleeps on the mutex (a hooked waiter registers before) */
+static int mutex_has_sleeper(pthread_mutex_t *m)
+{
+	return __atomic_load_n(&m->__data.__lock, __ATOMIC_ACQUIRE) == 2;
+}
+
+/* "mutex-mutexwait": one thread blocked on another mutex, which this one holds */
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void *block_on_held(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&held);
+	pthread_mutex_unlock(&held);
+	return NULL;
+}
+
+/* "rwlock" and "sem": the pair of a rwlock (write lock + unlock) and of a semaphore (post +
+ * wait), each in a function of its own as bench_pair; "rwlock-rwlockwait" and "sem-semwait":
+ * while another thread is blocked on another rwlock (held for writing) or semaphore (at 0) */
+static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t rwlock_held = PTHREAD_RWLOCK_INITIALIZER;
+static sem_t sem, sem_held;
+static _Atomic pid_t blocked_tid;
+
+BENCH_PAIR(bench_rwlock_pair, op_rwlock, pthread_rwlock_t, rwlock, pthread_rwlock_wrlock,
+	   pthread_rwlock_unlock)
+BENCH_PAIR(bench_sem_pair, op_sem, sem_t, sem, sem_post, sem_wait)
+
+static void *block_on_rwlock(void *arg)
+{
+	(void)arg;
+	atomic_store(&blocked_tid, gt_gettid());
+	pthread_rwlock_wrlock(&rwlock_held);
+	pthread_rwlock_unlock(&rwlock_held);
+	return NULL;
+}
+
+static void *block_on_sem(void *arg)
+{
+	(void)arg;
+	atomic_store(&blocked_tid, gt_gettid());
+	sem_wait(&sem_held);
+	return NULL;
+}
+
+/* "mutex-condwait": COND_WAITERS threads blocked on a condition variable */
+#define COND_WAITERS 2
+static pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int cond_ready, cond_go;
+
+static void *wait_on_cond(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&cond_mutex);
+	cond_ready++;
+	while (!cond_go)
+		pthread_cond_wait(&cond, &cond_mutex);
+	pthread_mutex_unlock(&cond_mutex);
+	return NULL;
+}
+
+/* "mutex-handoff": before each pair, the helper holds `lock`, this thread blocks on it, the
+ * helper's unlock lets it in (glibc leaves the word contended) and this thread's unlock ends
+ * the contention; then the pair, timed alone (rdtsc around it, the bracket's own cost
+ * taken off: the rest of the round is not the pair's). */
+enum { HANDOFF_IDLE, HANDOFF_TAKE, HANDOFF_HELD, HANDOFF_STOP };
+static _Atomic int handoff = HANDOFF_IDLE;
+static uint64_t pair_ticks, bracket_ticks;
+
+static void *handoff_helper(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		int s;
+		while ((s = atomic_load(&handoff)) != HANDOFF_TAKE)
+			if (s == HANDOFF_STOP)
+				return NULL;
+			else
+				yield_raw();
 		pthread_mutex_lock(&lock);
-		sink = (uint64_t)i;
+		atomic_store(&handoff, HANDOFF_HELD);
+		while (!mutex_has_sleeper(&lock))
+			yield_raw();
 		pthread_mutex_unlock(&lock);
 	}
+}
+
+static inline uint64_t ticks(void)
+{
+	unsigned aux;
+	uint64_t t = __rdtscp(&aux);
+	_mm_lfence();
+	return t;
+}
+
+static void op_handoff(long n)
+{
+	for (long i = 0; i < n; i++) {
+		atomic_store(&handoff, HANDOFF_TAKE);
+		while (atomic_load(&handoff) != HANDOFF_HELD)
+			yield_raw();
+		atomic_store(&handoff, HANDOFF_IDLE);
+		pthread_mutex_lock(&lock); /* sleeps until the helper sees it asleep and unlocks */
+		pthread_mutex_unlock(&lock);
+		uint64_t t0 = ticks();
+		bench_pair(&lock, i);
+		uint64_t t1 = ticks();
+		uint64_t t2 = ticks();
+		pair_ticks += t1 - t0;
+		bracket_ticks += t2 - t1;
+	}
+}
+
+/* ns per tick, over a 20 ms stretch of the monotonic clock */
+static double ns_per_tick(void)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	uint64_t t0 = ticks(), t1;
+	double ns;
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		t1 = ticks();
+		ns = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	} while (ns < 2e7);
+	return ns / (double)(t1 - t0);
 }
 
 static void op_yield(long n)
@@ -229,13 +384,76 @@ static __attribute__((noinline)) void at_depth(int depth, struct run *r)
 	}
 	r->op(r->batch);
 	r->best_ns = 1e300;
+	double tick_ns = r->op == op_handoff ? ns_per_tick() : 0;
 	for (int b = 0; b < BATCHES; b++) {
+		pair_ticks = bracket_ticks = 0;
 		double t0 = now_ns();
 		r->op(r->batch);
 		double dt = (now_ns() - t0) / (double)r->batch;
+		if (r->op == op_handoff) /* the pairs alone: the round around them is setup */
+			dt = ((double)pair_ticks - (double)bracket_ticks) * tick_ns / (double)r->batch;
 		if (dt < r->best_ns)
 			r->best_ns = dt;
 	}
+}
+
+/* The pair with other threads around it: they start, reach the state the shape needs, the
+ * pairs run, and they are let go and joined. */
+static int lock_shape(const char *name, struct run *r)
+{
+	pthread_t th[COND_WAITERS];
+	int n = 0;
+	if (!strcmp(name, "mutex-mutexwait")) {
+		pthread_mutex_lock(&held);
+		n = !pthread_create(&th[0], NULL, block_on_held, NULL);
+		while (n && !mutex_has_sleeper(&held))
+			yield_raw();
+		r->op = op_mutex;
+	} else if (!strcmp(name, "rwlock-rwlockwait") || !strcmp(name, "sem-semwait")) {
+		int rw = !strcmp(name, "rwlock-rwlockwait");
+		if (rw)
+			pthread_rwlock_wrlock(&rwlock_held);
+		uintptr_t obj = rw ? (uintptr_t)&rwlock_held : (uintptr_t)&sem_held;
+		n = !pthread_create(&th[0], NULL, rw ? block_on_rwlock : block_on_sem, NULL);
+		while (n && !atomic_load(&blocked_tid))
+			yield_raw();
+		if (n) /* asleep in futex(2) on the object (tests' helper, raw system calls) */
+			gt_wait_blocked(atomic_load(&blocked_tid), SYS_futex, obj,
+					obj + (rw ? sizeof rwlock_held : sizeof sem_held));
+		r->op = rw ? op_rwlock : op_sem;
+	} else if (!strcmp(name, "mutex-condwait")) {
+		for (int i = 0; i < COND_WAITERS; i++)
+			n += !pthread_create(&th[n], NULL, wait_on_cond, NULL);
+		for (int ready = 0; ready < n; yield_raw()) {
+			pthread_mutex_lock(&cond_mutex); /* free: each waiter is inside its wait */
+			ready = cond_ready;
+			pthread_mutex_unlock(&cond_mutex);
+		}
+		r->op = op_mutex;
+	} else {
+		n = !pthread_create(&th[0], NULL, handoff_helper, NULL);
+		r->op = op_handoff;
+	}
+	if (n != (strcmp(name, "mutex-condwait") ? 1 : COND_WAITERS)) {
+		fprintf(stderr, "microbench: pthread_create failed\n");
+		return 1;
+	}
+	at_depth(BENCH_DEPTH, r);
+	if (!strcmp(name, "mutex-mutexwait"))
+		pthread_mutex_unlock(&held);
+	if (!strcmp(name, "rwlock-rwlockwait"))
+		pthread_rwlock_unlock(&rwlock_held);
+	if (!strcmp(name, "sem-semwait"))
+		sem_post(&sem_held);
+	pthread_mutex_lock(&cond_mutex);
+	cond_go = 1;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&cond_mutex);
+	atomic_store(&handoff, HANDOFF_STOP);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	printf("%.3f %ld\n", r->best_ns, r->batch * (BATCHES + 1));
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -251,6 +469,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct run r = {.batch = calls / BATCHES};
+	sem_init(&sem, 0, 0);
+	sem_init(&sem_held, 0, 0);
 	if (!strcmp(name, "rdtsc"))
 		r.op = op_rdtsc;
 	else if (!strcmp(name, "rdtscp"))
@@ -280,6 +500,14 @@ int main(int argc, char **argv)
 		r.op = op_unw;
 	} else if (!strcmp(name, "mutex"))
 		r.op = op_mutex;
+	else if (!strcmp(name, "rwlock"))
+		r.op = op_rwlock;
+	else if (!strcmp(name, "sem"))
+		r.op = op_sem;
+	else if (!strcmp(name, "mutex-mutexwait") || !strcmp(name, "mutex-condwait") ||
+		 !strcmp(name, "mutex-handoff") || !strcmp(name, "rwlock-rwlockwait") ||
+		 !strcmp(name, "sem-semwait"))
+		return lock_shape(name, &r);
 	else if (!strcmp(name, "yield") || !strcmp(name, "yield-stub"))
 		r.op = op_yield; /* the stub answers every sched_yield when it is preloaded */
 	else if (!strcmp(name, "read") || !strcmp(name, "read-stub")) {

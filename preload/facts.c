@@ -53,8 +53,11 @@ GT_INLINE void block_register(struct gt_tls *t, uint8_t kind, uint64_t obj, int 
 	t->busy = 1;
 	t->waiter_registered = 0;
 	if (register_waiter) {
-		uint64_t seq = gt_add(&gt_n_blocked[kind], GT_REGISTERED + 1) >> 32;
+		/* in the table before its bucket counts it: a release that finds the count
+		 * finds the waiter (GT_RELEASE_WAITED) */
 		int slot = gt_waiters_add(obj);
+		uint64_t seq = atomic_fetch_add_explicit(gt_blocked_word(kind, obj), GT_REGISTERED + 1,
+							 memory_order_release) >> 32;
 		t->waiter_registered = (uint8_t)(1 | (slot != 0) << 1);
 		if (!slot)
 			gt_lose(GT_NOTICE_WAITERS_LOST);
@@ -118,7 +121,7 @@ void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t released = mutex;
-	if (gt_blocked(GT_BK_MUTEX) && gt_waiters_has(mutex)) {
+	if (gt_blocked(GT_BK_MUTEX, mutex) && gt_waiters_has(mutex)) {
 		uint64_t tsc = gt_now(&cpu);
 		gt_fact_wake_emit(t, t->serial, GT_BK_MUTEX, mutex, stack, 1, tsc, cpu);
 		released = 0;
@@ -134,7 +137,7 @@ static void unregister_waiter(struct gt_tls *t, uint8_t kind, uint64_t obj)
 	if (t->waiter_registered & 2)
 		gt_waiters_remove(obj);
 	if (t->waiter_registered & 1)
-		atomic_fetch_sub_explicit(&gt_n_blocked[kind], 1, memory_order_relaxed);
+		atomic_fetch_sub_explicit(gt_blocked_word(kind, obj), 1, memory_order_relaxed);
 	t->waiter_registered = 0;
 }
 

@@ -283,12 +283,12 @@ GT_EXPORT long syscall(long nr, ...)
 	case FUTEX_CMP_REQUEUE:
 	case FUTEX_UNLOCK_PI: {
 		/* looked for before and after, stamped between (hooks_sync.c, GT_RELEASE_WAITED) */
-		uint64_t before = gt_load(&gt_n_blocked[GT_BK_FUTEX]);
+		uint64_t before = gt_load(gt_blocked_word(GT_BK_FUTEX, word));
 		int seen = (uint32_t)before && gt_waiters_has(word);
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
 		long r = GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);
-		if (seen || (gt_blocked(GT_BK_FUTEX) && gt_waiters_has(word)) ||
+		if (seen || (gt_blocked(GT_BK_FUTEX, word) && gt_waiters_has(word)) ||
 		    gt_waiters_registered_since(word, GT_BK_FUTEX, before, tsc)) {
 			int saved = errno;
 			gt_fact_wake_at(t, GT_BK_FUTEX, word,

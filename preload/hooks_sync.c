@@ -6,11 +6,11 @@
  * the try returns what the lock would return whenever the lock would not block (0,
  * EOWNERDEAD, EAGAIN, EINVAL, ENOTRECOVERABLE), and EBUSY leads to the real lock.
  * Releases write a WAKE only when a hooked thread is blocked on that object: when nobody
- * waits, a relaxed load of a per-kind word before the real call and one after it.  A waiter
- * takes its timestamp, then registers (the word counts it), then (mutex, rwlock, semaphore)
- * tries once more and records its block only if that fails; the releaser looks for waiters
- * before its release and after it, so a waiter that release let in is seen, even one that
- * has resumed since (GT_RELEASE_WAITED, release_raced). */
+ * waits, a load of a word per kind and bucket of objects (waiters.h) before the real call
+ * and one after it.  A waiter takes its timestamp, then registers (the word counts it), then
+ * (mutex, rwlock, semaphore) tries once more and records its block only if that fails; the
+ * releaser looks for waiters before its release and after it, so a waiter that release let
+ * in is seen, even one that has resumed since (GT_RELEASE_WAITED, release_raced). */
 #include "facts.h"
 #include "hooks.def"
 #include "shared_objs.h"
@@ -129,32 +129,8 @@ static uint64_t registered_since(uint8_t kind, uint64_t obj, uint64_t before, ui
 	return rd > wr ? rd : wr;
 }
 
-/* A release when threads of its kind are blocked.  It looks for waiters before the real
- * call (a waiter registered then is still blocked: it can leave only through a release) and,
- * if none, once more after it: one that registered in between failed its retry before this
- * release, which may be what let it in, and may have resumed and left the table already
- * (its registration since `before` says so).  The wake is stamped between the first look
- * and the release, written after the release (errno kept). */
-#define GT_RELEASE_WAITED(fn, real, type, kind, count) \
-	static GT_NOINLINE int fn(type *o, uint64_t before) \
-	{ \
-		struct gt_tls *t = gt_enter(); \
-		if (!t) \
-			return real(o); \
-		int seen = gt_waiters_has(GT_OBJ(o)); \
-		unsigned cpu; \
-		uint64_t tsc = gt_now(&cpu); \
-		int r = real(o); \
-		if (seen || gt_waiters_has(GT_OBJ(o)) || registered_since(kind, GT_OBJ(o), before, tsc)) { \
-			int e = errno; \
-			gt_fact_wake_at(t, kind, GT_OBJ(o), count, tsc, cpu); \
-			errno = e; \
-		} \
-		return r; \
-	}
-
-/* A release when no thread of its kind was blocked at its look, but its kind's word changed
- * by the look after the release: a waiter registered in between, and its failed retry came
+/* A release that saw no waiter on its object at its look, but whose bucket's word changed by
+ * its look after the release: a waiter registered in between, and its failed retry came
  * before this release, which may be what let it in (it may have resumed and gone since).  A
  * timestamp before the release would cost every uncontended release an rdtsc, and one taken
  * now may follow the waiter's resume: the wake takes the time the waiter registered at. */
@@ -178,19 +154,46 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 	return r;
 }
 
-/* The release hooks: the kind's word loaded before the real call (blocked threads: the
- * waited path) and after it (changed: the raced path), both reached by tail calls, so the
- * recording function returns to the hook's caller. */
+/* A release when threads of its kind are blocked on objects of its bucket.  A waiter on its
+ * own object, seen before the real call, is still blocked (it can leave only through a
+ * release): the wake is stamped between the look and the release, written after it (errno
+ * kept).  Without one, the release goes on as an uncontended one: a waiter shows in the table
+ * before its bucket counts it (block_register), so those counted are on other objects, and
+ * one that registers on this object after the look changes the word (release_raced). */
+#define GT_RELEASE_WAITED(fn, real, type, kind, count) \
+	static GT_NOINLINE int fn(type *o, _Atomic uint64_t *word, uint64_t before) \
+	{ \
+		struct gt_tls *t; \
+		if (!gt_waiters_has(GT_OBJ(o)) || !(t = gt_enter())) { \
+			int r = real(o); \
+			if (gt_load(word) != before) \
+				return release_raced(kind, GT_OBJ(o), count, r, before); \
+			return r; \
+		} \
+		unsigned cpu; \
+		uint64_t tsc = gt_now(&cpu); \
+		int r = real(o); \
+		int e = errno; \
+		gt_fact_wake_at(t, kind, GT_OBJ(o), count, tsc, cpu); \
+		errno = e; \
+		return r; \
+	}
+
+/* The release hooks: the word of the object's bucket loaded before the real call (blocked
+ * threads: the waited path) and after it (changed: the raced path), both reached by tail
+ * calls, so the recording function returns to the hook's caller. */
 #define GT_RELEASE_HOOK(name, real, type, kind, count, waited, shared_release, shared) \
 	GT_EXPORT GT_FRAMELESS int name(type *o) \
 	{ \
 		if (GT_UNLIKELY(shared_release(o))) \
 			return shared(o); \
-		uint64_t before = gt_load(&gt_n_blocked[kind]); \
+		_Atomic uint64_t *word = gt_blocked_word(kind, GT_OBJ(o)); \
+		/* acquire: the waiters the word counts are in the table (block_register) */ \
+		uint64_t before = atomic_load_explicit(word, memory_order_acquire); \
 		if (GT_UNLIKELY((uint32_t)before)) \
-			return waited(o, before); \
+			return waited(o, word, before); \
 		int r = real(o); \
-		if (GT_UNLIKELY(gt_load(&gt_n_blocked[kind]) != before)) \
+		if (GT_UNLIKELY(gt_load(word) != before)) \
 			return release_raced(kind, GT_OBJ(o), count, r, before); \
 		return r; \
 	}
@@ -213,7 +216,7 @@ static GT_NOINLINE int mutex_unlock_contended(pthread_mutex_t *m)
 	struct gt_tls *t = gt_enter();
 	if (!t)
 		return GT_REAL_PRESET(pthread_mutex_unlock)(m);
-	uint64_t before = gt_load(&gt_n_blocked[GT_BK_MUTEX]);
+	uint64_t before = gt_load(gt_blocked_word(GT_BK_MUTEX, GT_OBJ(m)));
 	int seen = (uint32_t)before && gt_waiters_has(GT_OBJ(m));
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
@@ -266,21 +269,42 @@ GT_RWLOCK_HOOK(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOC
 GT_RWLOCK_HOOK(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR,
 	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
 
-/* Readers and writers wait on the same object: one wake covers both kinds, and both counts
- * are looked at before and after the release. */
-GT_RELEASE_WAITED(rwlock_unlock_waited, GT_REAL(pthread_rwlock_unlock), pthread_rwlock_t, GT_BK_RWLOCK_WR,
-		  GT_WAKE_ALL)
+/* Readers and writers wait on the same object: one wake covers both kinds, and both words
+ * are looked at before and after the release (for release_raced, both registration counts
+ * packed in one word).  A waiter seen before the real call: as GT_RELEASE_WAITED. */
+static inline int rwlock_unlock_looked(pthread_rwlock_t *l, uint64_t rd, uint64_t wr)
+{
+	int r = GT_REAL(pthread_rwlock_unlock)(l);
+	if (GT_UNLIKELY(gt_load(gt_blocked_word(GT_BK_RWLOCK_RD, GT_OBJ(l))) != rd ||
+			gt_load(gt_blocked_word(GT_BK_RWLOCK_WR, GT_OBJ(l))) != wr))
+		return release_raced(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, r,
+				     (rd & ~0xffffffffull) | wr >> 32);
+	return r;
+}
+
+static GT_NOINLINE int rwlock_unlock_waited(pthread_rwlock_t *l, uint64_t rd, uint64_t wr)
+{
+	struct gt_tls *t;
+	if (!gt_waiters_has(GT_OBJ(l)) || !(t = gt_enter()))
+		return rwlock_unlock_looked(l, rd, wr);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	int r = GT_REAL(pthread_rwlock_unlock)(l);
+	int e = errno;
+	gt_fact_wake_at(t, GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, tsc, cpu);
+	errno = e;
+	return r;
+}
 
 GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
-	uint64_t rd = gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]), wr = gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR]);
-	uint64_t before = (rd & ~0xffffffffull) | wr >> 32;
+	_Atomic uint64_t *rd_word = gt_blocked_word(GT_BK_RWLOCK_RD, GT_OBJ(l));
+	_Atomic uint64_t *wr_word = gt_blocked_word(GT_BK_RWLOCK_WR, GT_OBJ(l));
+	uint64_t rd = atomic_load_explicit(rd_word, memory_order_acquire);
+	uint64_t wr = atomic_load_explicit(wr_word, memory_order_acquire);
 	if (GT_UNLIKELY((uint32_t)rd | (uint32_t)wr))
-		return rwlock_unlock_waited(l, before);
-	int r = GT_REAL(pthread_rwlock_unlock)(l);
-	if (GT_UNLIKELY(gt_load(&gt_n_blocked[GT_BK_RWLOCK_RD]) != rd || gt_load(&gt_n_blocked[GT_BK_RWLOCK_WR]) != wr))
-		return release_raced(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, r, before);
-	return r;
+		return rwlock_unlock_waited(l, rd, wr);
+	return rwlock_unlock_looked(l, rd, wr);
 }
 
 /* ---- condition variables ---------------------------------------------------------------

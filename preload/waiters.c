@@ -5,7 +5,7 @@
  * window. */
 #include "waiters.h"
 
-_Atomic uint64_t gt_n_blocked[GT_BK_COUNT];
+_Atomic uint64_t gt_n_blocked[GT_BK_COUNT][GT_BLOCKED_BUCKETS];
 static _Atomic uint64_t gt_waiters[GT_WAITER_SLOTS];
 _Atomic uint64_t gt_waiter_last[GT_WAITER_SLOTS], gt_waiter_tsc[GT_WAITER_SLOTS];
 
@@ -84,5 +84,6 @@ void gt_waiters_reset(void)
 		gt_store(&gt_waiter_tsc[i], 0);
 	}
 	for (unsigned k = 0; k < GT_BK_COUNT; k++)
-		gt_store(&gt_n_blocked[k], 0);
+		for (unsigned b = 0; b < GT_BLOCKED_BUCKETS; b++)
+			gt_store(&gt_n_blocked[k][b], 0);
 }

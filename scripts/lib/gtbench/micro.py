@@ -7,6 +7,19 @@ import subprocess
 from .run import BenchError, clean_env, count_facts, measure, median, run_checked, say
 
 
+# The uncontended pairs (bench/microbench.c) in the shapes around them, as (microbench's
+# operation, the function that holds the pair alone): a mutex's lock+unlock with nobody
+# blocked, a thread blocked on another mutex, two on a condition variable, and right after
+# this thread slept on the same mutex; a rwlock's write lock+unlock and a semaphore's
+# post+wait, alone and while a thread is blocked on another one.
+PAIR_SHAPES = {"mutex": ("mutex", "bench_pair"), "mutexwait": ("mutex-mutexwait", "bench_pair"),
+               "condwait": ("mutex-condwait", "bench_pair"),
+               "handoff": ("mutex-handoff", "bench_pair"),
+               "rwlock": ("rwlock", "bench_rwlock_pair"),
+               "rwlockwait": ("rwlock-rwlockwait", "bench_rwlock_pair"),
+               "sem": ("sem", "bench_sem_pair"), "semwait": ("sem-semwait", "bench_sem_pair")}
+
+
 def microbench(paths, reps, quick, work):
     mb, stub, pre, count = paths["microbench"], paths["stub"], paths["preload"], paths["count"]
     n_fast = 2_000_000 if quick else 5_000_000
@@ -42,7 +55,7 @@ def microbench(paths, reps, quick, work):
         return ns, made, n_facts
 
     rows = {k: [] for k in ("rdtsc", "rdtscp", "rseq", "getcpu", "reserve", "unw16", "unw32",
-                            "mutex_u", "mutex_t", "mutex_ratio",
+                            *(f"{shape}_{x}" for shape in PAIR_SHAPES for x in ("u", "t", "ratio")),
                             "none", "fp", "unwind", "none_floor", "fp_floor", "unwind_unw",
                             "read_none", "read_unwind", "read_fact_none",
                             "readreal_none", "readreal_unwind", "readreal_base",
@@ -57,12 +70,14 @@ def microbench(paths, reps, quick, work):
         unw16 = run("unw16", n_unw)[0]
         rows["unw16"].append(unw16)
         rows["unw32"].append(run("unw32", n_unw)[0])
-        # uncontended lock + unlock: same binary, without and with the preload
-        mu = run("mutex", n_fast)[0]
-        mt = run("mutex", n_fast, preload=pre, stacks="none")[0]
-        rows["mutex_u"].append(mu)
-        rows["mutex_t"].append(mt)
-        rows["mutex_ratio"].append(mt / mu)
+        # the uncontended pairs in each shape: same binary, without and with the preload
+        for shape, (op, _) in PAIR_SHAPES.items():
+            calls = n_fast if op != "mutex-handoff" else n_fact
+            mu = run(op, calls)[0]
+            mt = run(op, calls, preload=pre, stacks="none")[0]
+            rows[shape + "_u"].append(mu)
+            rows[shape + "_t"].append(mt)
+            rows[shape + "_ratio"].append(mt / mu)
         # one fact: sched_yield answered by the stub, traced minus stub alone, per fact
         for stacks in ("none", "fp", "unwind"):
             b = run("yield-stub", n_fact, preload=stub)[0]
@@ -124,15 +139,32 @@ def instructions(paths, work, quick):
         (c0, i0), (c1, i1) = totals
         return (i1 - i0) / (c1 - c0)
 
+    def per_pair(op, fn, calls, preload=None):
+        """Instructions inside fn alone (callgrind --toggle-collect), per pair."""
+        env = dict(base, TMPDIR=work)
+        if preload:
+            env.update(LD_PRELOAD=preload, GOTRACE_CAPTURE_DIR=capdir, GOTRACE_STACKS="none")
+        r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                            "--collect-atstart=no", f"--toggle-collect={fn}",
+                            paths["microbench"], op, str(calls)], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        m = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
+        for f in os.listdir(capdir):
+            os.unlink(os.path.join(capdir, f))
+        if r.returncode != 0 or not m or not int(m.group(1).replace(",", "")):
+            raise BenchError(f"callgrind of microbench {op}: {r.stderr.strip()[-200:]}")
+        return int(m.group(1).replace(",", "")) / int(r.stdout.split()[1])
+
     say("instruction counts (callgrind)")
     k = 1 if quick else 2
     pre, stub = paths["preload"], paths["stub"]
     both = f"{pre} {stub}"
     ic = {"reserve": per_call("reserve", 10000 * k, 60000 * k),
           "unw16": per_call("unw16", 2000 * k, 12000 * k),
-          "unw32": per_call("unw32", 2000 * k, 12000 * k),
-          "mutex_u": per_call("mutex", 10000 * k, 60000 * k),
-          "mutex_t": per_call("mutex", 10000 * k, 60000 * k, pre, "none")}
+          "unw32": per_call("unw32", 2000 * k, 12000 * k)}
+    for shape, (op, fn) in PAIR_SHAPES.items():
+        ic[shape + "_u"] = per_pair(op, fn, 10000 * k)
+        ic[shape + "_t"] = per_pair(op, fn, 10000 * k, pre)
     stub_only = per_call("yield-stub", 5000 * k, 30000 * k, stub)
     for stacks in ("none", "fp", "unwind"):
         ic["fact_" + stacks] = per_call("yield-stub", 2000 * k, 12000 * k, both, stacks) - stub_only

@@ -11,6 +11,8 @@
  *                                   the waiter table) before the hook looks again
  *   order window-condwait           a mutex waiter arrives between the condvar wait hook's
  *                                   look for waiters and glibc's release of the mutex
+ *   order window-unlock-bucket      window-unlock while a second thread sleeps on another
+ *                                   mutex of the same bucket of blocked counts (main holds it)
  *   order ring-pipe THREADS ROUNDS  a token ring over one pipe per thread (a byte read, then
  *                                   written into the next thread's pipe)
  *   order ring-poll THREADS ROUNDS  the same, each read after a poll for input on the pipe
@@ -216,14 +218,54 @@ static int arm(void *obj, void (*after)(void))
 	return arm_window != NULL;
 }
 
-static void window(int condwait)
+/* A mutex whose bucket of blocked counts is wm's: the hooks' release of wm then finds
+ * threads blocked in its bucket, none on wm itself.  The bucket is the hash of
+ * preload/waiters.h, gt_blocked_word, repeated here. */
+static _Alignas(64) char mates[64 * 1024];
+static _Atomic pid_t mate_tid;
+static _Atomic int mate_done;
+
+static unsigned blocked_bucket(const void *obj)
 {
-	pthread_t th;
+	return (uint32_t)(uintptr_t)obj * 0x9E3779B9u >> 24;
+}
+
+static pthread_mutex_t *bucket_mate(void)
+{
+	for (size_t off = 0; off + sizeof(pthread_mutex_t) <= sizeof mates; off += 8)
+		if (blocked_bucket(mates + off) == blocked_bucket(&wm))
+			return (pthread_mutex_t *)(void *)(mates + off);
+	abort();
+}
+
+static void *mate_waiter(void *arg)
+{
+	atomic_store(&mate_tid, gt_gettid());
+	pthread_mutex_lock(arg);
+	pthread_mutex_unlock(arg);
+	atomic_store(&mate_done, 1);
+	return NULL;
+}
+
+static void window(int condwait, int mate)
+{
+	pthread_t th, mate_th;
+	pthread_mutex_t *m = NULL;
 	pthread_mutex_lock(&wm);
 	if (pthread_create(&th, NULL, window_waiter, NULL))
 		abort();
 	while (!atomic_load(&waiter_tid))
 		syscall(SYS_sched_yield);
+	if (mate) {
+		m = bucket_mate();
+		pthread_mutex_init(m, NULL);
+		pthread_mutex_lock(m);
+		if (pthread_create(&mate_th, NULL, mate_waiter, m) || pthread_detach(mate_th))
+			abort();
+		while (!atomic_load(&mate_tid))
+			syscall(SYS_sched_yield);
+		gt_wait_blocked(atomic_load(&mate_tid), SYS_futex, (uintptr_t)m, (uintptr_t)m + 4);
+	}
 	if (condwait) {
 		arm(&wc, NULL);
 		while (!ready)
@@ -236,6 +278,11 @@ static void window(int condwait)
 		passed();
 	}
 	pthread_join(th, NULL);
+	if (mate) { /* detached, not joined: main's only blocks are the window's */
+		pthread_mutex_unlock(m);
+		while (!atomic_load(&mate_done))
+			syscall(SYS_sched_yield);
+	}
 }
 
 /* ---- ring over pipes ------------------------------------------------------------------------ */
@@ -317,7 +364,7 @@ static void run(void *(*fn)(void *))
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strncmp(argv[1], "window-", 7)) {
-		window(!strcmp(argv[1], "window-condwait"));
+		window(!strcmp(argv[1], "window-condwait"), !strcmp(argv[1], "window-unlock-bucket"));
 		printf("%s\n", argv[1]);
 		return 0;
 	}
