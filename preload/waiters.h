@@ -8,6 +8,15 @@
 #define GT_WAITER_SLOTS 1024u
 #define GT_WAITER_PROBES 8u
 
+/* An object as the table's words hold it, above their 16 low bits: an address as it is (under
+ * 2^48); a kernel key (GT_OBJ_KERNEL, bit 62: a process-shared object) with its top 16 bits
+ * folded into the 48 (kept whole, they made its words never match: 8 waits, then every
+ * wait lost).  Two objects may share a key: a release then writes a wake nobody takes. */
+GT_INLINE uint64_t gt_waiter_key(uint64_t obj)
+{
+	return (obj ^ (obj >> 48) * 0x9E3779B97F4Aull) & ((1ull << 48) - 1);
+}
+
 /* an object's first slot in the table */
 GT_INLINE unsigned gt_waiter_home(uint64_t obj)
 {
@@ -48,7 +57,8 @@ int gt_waiters_has(uint64_t obj) GT_HIDDEN;
  * comes after that waiter's block began, before its resume, and after every fact the
  * releaser wrote before it loaded the word.  now: a time near the registration (days,
  * not weeks), from which its full tsc is rebuilt. */
-uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before, uint64_t now) GT_HIDDEN;
+uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before,
+				     uint64_t now) GT_HIDDEN;
 void gt_waiters_reset(void) GT_HIDDEN;
 
 /* ---- the table itself, for gt_waiters_stamp ---- */
@@ -73,8 +83,9 @@ GT_INLINE void gt_waiters_stamp(int slot, uint64_t obj, uint8_t kind, uint64_t s
 	uint64_t tag = (seq >> 12 & 0xfff) << GT_TSC_TAG_SHIFT;
 	atomic_store_explicit(&gt_waiter_tsc[h], tag | (gt_now(&cpu) & GT_TSC_UNTAGGED),
 			      memory_order_release);
-	atomic_store_explicit(&gt_waiter_last[h], obj << 16 | (uint64_t)(kind & 0xf) << 12 |
-			      (seq & 0xfff), memory_order_release);
+	atomic_store_explicit(&gt_waiter_last[h],
+			      gt_waiter_key(obj) << 16 | (uint64_t)(kind & 0xf) << 12 | (seq & 0xfff),
+			      memory_order_release);
 }
 
 #endif
