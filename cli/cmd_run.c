@@ -186,6 +186,7 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 		set_env_var("LD_PRELOAD", library);
 	}
 	set_env_var("GOTRACE_CAPTURE_DIR", capture_dir);
+	set_env_var("GOTRACE_RUN", "1");   /* the summary says what the library would */
 	/* The library must only write captures: gotrace converts them afterwards. */
 	unsetenv("GOTRACE_OUT");
 	if (opt->stacks != NULL)

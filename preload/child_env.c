@@ -46,7 +46,7 @@ static const char *const gt_env_names[] = {
 	"GOTRACE_OUT", "GOTRACE_CAPTURE_DIR", "GOTRACE_STACKS", "GOTRACE_STACK_DEPTH",
 	"GOTRACE_START_DELAY", "GOTRACE_DURATION", "GOTRACE_FOLLOW", "GOTRACE_CHUNK_SIZE",
 	"GOTRACE_ROOT_PID", "GOTRACE_TSC_HZ", "GOTRACE_LAST", "GOTRACE_MAX_CAPTURE",
-	"GOTRACE_STACK_CHECK",
+	"GOTRACE_STACK_CHECK", "GOTRACE_RUN",
 };
 
 static const char *env_get(char *const envp[], const char *name)

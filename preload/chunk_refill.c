@@ -113,7 +113,7 @@ static int take_budget(uint64_t bytes, struct gt_file_error *e)
 	if (gt_budget_take(bytes))
 		return 1;
 	atomic_fetch_or((_Atomic uint32_t *)&gt_cap.header->flags, GT_FILE_AT_BOUND);
-	*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound: ", EFBIG};
+	*e = (struct gt_file_error){"the captures reached the GOTRACE_MAX_CAPTURE bound", EFBIG};
 	return 0;
 }
 

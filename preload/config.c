@@ -128,6 +128,9 @@ void gt_config_load(void)
 			bad("GOTRACE_OUT", "...", "path too long; no trace at exit");
 	}
 
+	v = getenv("GOTRACE_RUN");
+	gt_cfg.under_run = v && !strcmp(v, "1");
+
 	/* room for "/gotrace-<pid>-<n>.gtcap" */
 	gt_cfg.capture_dir[0] = 0;
 	v = getenv("GOTRACE_CAPTURE_DIR");

@@ -19,6 +19,8 @@ struct gt_config {
 	int follow;               /* exec'd programs stay traced */
 	int stack_check;          /* GOTRACE_STACK_CHECK: each unwind stack also walked the long way */
 	int is_root;              /* the process the user started (not a traced child) */
+	int under_run;            /* GOTRACE_RUN=1: started by `gotrace run`, whose summary says
+				   * where recording stopped at the --max-capture bound */
 	char root_pid[24];        /* its pid, for children's GOTRACE_ROOT_PID (child_env.c) */
 	uint64_t max_capture;     /* GOTRACE_MAX_CAPTURE: bytes for the run's captures, 0: none */
 	uint64_t tsc_hz;          /* GOTRACE_TSC_HZ: the TSC rate an ancestor measured, 0: none */

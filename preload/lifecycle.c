@@ -82,7 +82,12 @@ static void gt_fail(const char *what, int err)
 		gt_disable();
 	}
 	gt_slots_full();
-	gt_warn(what, gt_errno_text(err, eb), "; recording stopped, the program continues");
+	/* on the program's stderr, but not the bound when gotrace run's summary says it; the
+	 * bound is no error of the file (its EFBIG is "file size limit exceeded") */
+	int bound = gt_cap.header && (gt_cap.header->flags & GT_FILE_AT_BOUND);
+	if (!(gt_cfg.under_run && bound))
+		gt_warn(what, bound ? "" : gt_errno_text(err, eb),
+			"; recording stopped, the program continues");
 }
 
 static uint64_t *open_chunk(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final)

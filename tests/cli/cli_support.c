@@ -139,6 +139,24 @@ char *cli_path(char *out, size_t size, const char *dir, const char *name)
 	return out;
 }
 
+char *cli_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&text, &size);
+	char buf[4096];
+	size_t n;
+	while (m && (n = fread(buf, 1, sizeof buf, f)) > 0)
+		fwrite(buf, 1, n, m);
+	fclose(f);
+	if (m)
+		fclose(m);
+	return text;
+}
+
 bool cli_file_exists(const char *path)
 {
 	struct stat st;

@@ -31,6 +31,8 @@ void cli_tempdir(char *out, size_t size);
 char *cli_path(char *out, size_t size, const char *dir, const char *name);
 
 bool cli_file_exists(const char *path);
+/* The whole of the file at path (malloc'd, NUL-terminated), NULL when it cannot be read. */
+char *cli_read_file(const char *path);
 
 /* Creates "<dir>/<name>" holding text (mode 0644); its path goes into out. */
 void cli_write_file(char *out, size_t size, const char *dir, const char *name, const char *text);

@@ -89,17 +89,24 @@ static bool has_budget_page(const char *dir)
  * programs print and exit as they do untraced, and the trace converts and reads. */
 Test(max_capture, stops_the_run_at_the_bound_unnoticed, .timeout = 120)
 {
-	char dir[512], caps[600], trace[600], script[2048];
+	char dir[512], caps[600], trace[600], script[2048], traced_script[2048];
+	char plain_err[600], traced_err[600];
 	struct cli_result plain, traced;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(caps, sizeof caps, dir, "caps");
 	cli_path(trace, sizeof trace, dir, "t.trace");
-	/* each example run records about 56 KiB: the second one meets the bound */
-	snprintf(script, sizeof script, "%s 240 4 && %s 240 4", cli_workpool, cli_workpool);
+	cli_path(plain_err, sizeof plain_err, dir, "plain.err");
+	cli_path(traced_err, sizeof traced_err, dir, "traced.err");
+	/* each example run records about 56 KiB: the second one meets the bound; the programs'
+	 * own stderr goes to a file, apart from gotrace's */
+	snprintf(script, sizeof script, "%s 240 4 2>>%s && %s 240 4 2>>%s", cli_workpool, plain_err,
+		 cli_workpool, plain_err);
+	snprintf(traced_script, sizeof traced_script, "%s 240 4 2>>%s && %s 240 4 2>>%s",
+		 cli_workpool, traced_err, cli_workpool, traced_err);
 	const char *plain_argv[] = { "/bin/sh", "-c", script, NULL };
 	const char *traced_argv[] = { cli_gotrace, "run", "--max-capture", "96K", "--capture-dir",
 				      caps, "--keep-capture", "-o", trace, "--", "/bin/sh", "-c",
-				      script, NULL };
+				      traced_script, NULL };
 	/* 16 KiB chunks: the bound is met after a few of them */
 	const char *env[] = { "GOTRACE_CHUNK_SIZE=16384", NULL };
 	cli_run(&plain, plain_argv, env);
@@ -107,6 +114,11 @@ Test(max_capture, stops_the_run_at_the_bound_unnoticed, .timeout = 120)
 	cr_assert_eq(plain.status, 0, "%s", plain.err);
 	cr_assert_eq(traced.status, plain.status, "status %d, stderr: %s", traced.status, traced.err);
 	cr_assert_str_eq(traced.out, plain.out, "the program noticed: stderr %s", traced.err);
+	/* the stop is gotrace's to say, in its summary, not on the program's stderr */
+	char *pe = cli_read_file(plain_err), *te = cli_read_file(traced_err);
+	cr_assert_str_eq(te ? te : "", pe ? pe : "", "the program's stderr");
+	free(pe);
+	free(te);
 	cr_assert_not_null(strstr(traced.err, "recording stopped at the --max-capture bound of "
 					      "96 KiB after "),
 			   "no bound message: %s", traced.err);
