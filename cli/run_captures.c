@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,20 +359,46 @@ void gt_run_convert_all(const struct run_options *opt, const struct run_captures
 	convert_per_process(opt, rc, all_ok);
 }
 
+/* A previous run's captures kept beside the same FILE (FILE.PID.gtcap, FILE.PID-N.gtcap) are
+ * removed before this run's come, as FILE.gtcap and FILE.gtkern are replaced: the captures
+ * beside FILE are then its run's alone, which `gotrace report FILE` reports together. */
+static void remove_previous_captures(const char *out)
+{
+	char pattern[PATH_MAX + 16];
+	snprintf(pattern, sizeof pattern, "%s.[0-9]*.gtcap", out);
+	glob_t g;
+	if (glob(pattern, 0, NULL, &g) != 0)
+		return;
+	size_t removed = 0;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		removed += unlink(g.gl_pathv[i]) == 0;
+	if (removed)
+		fprintf(stderr, "gotrace: %zu captures of a previous run beside %s removed\n",
+			removed, out);
+	globfree(&g);
+}
+
 /* --keep-capture without --capture-dir: the captures move next to the traces, as
- * FILE.gtcap and FILE.<pid>.gtcap, where `gotrace report FILE` finds them.  Returns
- * whether the command's own capture got there. */
+ * FILE.gtcap and FILE.<pid>.gtcap, where `gotrace report FILE` finds them; one line names
+ * them (a build's hundreds of processes are not a line each).  Returns whether the
+ * command's own capture got there. */
 bool gt_run_keep_beside_output(const struct run_options *opt, const struct capture_dir *cd,
 			       const struct run_captures *rc)
 {
 	bool main_kept = false, left = false;
+	size_t kept = 0;
+	char named[PATH_MAX + 64] = "";   /* the command's own, else the first kept */
+	remove_previous_captures(opt->output);
 	for (size_t i = 0; i < rc->n; i++) {
 		char target[PATH_MAX + 64];
 		const struct gt_trace_image *cap = &rc->img[i];
 		gt_trace_image_name(opt->output, cap, rc->main_pid, ".gtcap", target, sizeof target);
 		if (rename(cap->capture, target) == 0) {
-			main_kept |= is_main(rc, i) && cap->last;
-			fprintf(stderr, "gotrace: capture kept as %s\n", target);
+			bool main_image = is_main(rc, i) && cap->last;
+			main_kept |= main_image;
+			if (main_image || !kept)
+				snprintf(named, sizeof named, "%s", target);
+			kept++;
 		} else {
 			/* Another file system (EXDEV): a capture may be large, leave it be. */
 			fprintf(stderr, "gotrace: capture kept as %s (cannot move it to %s: %s)\n",
@@ -379,6 +406,11 @@ bool gt_run_keep_beside_output(const struct run_options *opt, const struct captu
 			left = true;
 		}
 	}
+	if (kept > 1)
+		fprintf(stderr, "gotrace: capture kept as %s, and %zu more of the run's other "
+				"processes beside it (%s.PID.gtcap)\n", named, kept - 1, opt->output);
+	else if (kept)
+		fprintf(stderr, "gotrace: capture kept as %s\n", named);
 	if (rc->kernel != NULL) {
 		char target[PATH_MAX + 16];
 		snprintf(target, sizeof target, "%s" GT_KERNEL_SUFFIX, opt->output);

@@ -293,9 +293,10 @@ Test(report, go122_trace_reports_as_its_go119_twin, .timeout = 60)
 	cli_result_free(&r22);
 }
 
-/* A run of several processes kept a capture per process (TRACE.gtcap, TRACE.PID.gtcap): the
- * text report covers every one of them, each under its own header; --json, one object, is
- * of the first and names the others on stderr (issue 27: the others were left out silently). */
+/* A run of several processes kept a capture per process (TRACE.gtcap, TRACE.PID.gtcap), named
+ * on one line: the text report covers every one of them, each under its own header; --json,
+ * one object, is of the first and names the others on stderr (issue 27: the others were left
+ * out silently).  A later run with the same TRACE removes them: its report is its own. */
 Test(report, every_process_of_a_kept_run, .timeout = 60)
 {
 	char dir[512], trace[600];
@@ -306,6 +307,8 @@ Test(report, every_process_of_a_kept_run, .timeout = 60)
 			      "-c", "/bin/echo one | /bin/cat; /bin/true", NULL };
 	cli_run(&r, run, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(cli_count_of(r.err, "capture kept as"), 1, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "more of the run's other processes beside it"), "%s", r.err);
 	cli_result_free(&r);
 	report(&r, trace, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
@@ -321,5 +324,16 @@ Test(report, every_process_of_a_kept_run, .timeout = 60)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_eq(r.out[0], '{', "%s", r.out);
 	cr_assert_not_null(strstr(r.err, "other processes' captures beside it"), "%s", r.err);
+	cli_result_free(&r);
+	const char *again[] = { cli_gotrace, "run", "--keep-capture", "-o", trace, "--", "/bin/true",
+				NULL };
+	cli_run(&r, again, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "captures of a previous run beside"), "%s", r.err);
+	cli_result_free(&r);
+	report(&r, trace, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(cli_count_of(r.out, "gotrace report\n"), 1, "%s", r.out);
+	cr_assert_not_null(strstr(r.out, ", true (/bin/true)"), "%s", r.out);
 	cli_result_free(&r);
 }
