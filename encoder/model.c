@@ -155,9 +155,9 @@ static void cond_release_end(struct gt_model *m, struct mthread *x, struct mthre
 
 /* A condition wait t whose block r names its mutex (capture.h gt_p_block_mutex), or follows
  * the wake of it its look wrote, releases it inside glibc, after this fact: a
- * GT_BLOCK_COND_HELD waiter already blocked on it is let in now; one that blocks later (before t's next fact) is let in then, and t's block is
- * drawn after it (t runs inside glibc until it has released the mutex).  Returns true when
- * t's block is deferred so. */
+ * GT_BLOCK_COND_HELD waiter already blocked on it is let in now; one that blocks later
+ * (before t's next fact) is let in then, and t's block is drawn after it (t runs inside
+ * glibc until it has released the mutex).  Returns true when t's block is deferred so. */
 static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_capture_record *r,
 			 uint64_t key, uint64_t stk, uint64_t ns)
 {

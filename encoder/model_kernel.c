@@ -82,10 +82,10 @@ static bool own_entry_ahead(const struct gt_model *m, const struct mthread *t,
 /* Whether t, woken from its hook wait and off its CPU again before the wait's end, lost a
  * hand-off: a release of what it waits for again (its object; a condition waiter's mutex)
  * comes in the lookahead before t's own next fact, or came just before (stamped before the
- * real release: gtm_again_credit).  When t's own fact comes first, nothing
- * it waits for was released: it slept inside the call for something else (a page fault, a
- * lock inside glibc or in the tracer's slow path), an off-CPU wait the hooks did not see.
- * Out of view, a lost hand-off is assumed. */
+ * real release: gtm_again_credit).  When t's own fact comes first, nothing it waits for was
+ * released: it slept inside the call for something else (a page fault, a lock inside glibc
+ * or in the tracer's slow path), an off-CPU wait the hooks did not see.  Out of view, a lost
+ * hand-off is assumed. */
 static bool lost_hand_off(struct gt_model *m, const struct mthread *t)
 {
 	uint64_t key = t->wait_kind == GT_BK_COND ? t->cond_mutex : t->wait_obj;

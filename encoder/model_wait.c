@@ -86,13 +86,19 @@ void gtm_unblock_by(struct gt_model *m, struct mthread *waker, struct mthread *w
 	gtm_kernel_unblocked(m, w, ns);
 }
 
+/* w is in key's wait list, waiting */
+static bool waits_on(const struct mthread *w, uint64_t key)
+{
+	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING;
+}
+
 /* A waiter on key that the release being modelled may wake: it blocked strictly before, in
  * ticks (two facts a few ticks apart may round to the same ns); a wait again, which begins at
  * a switch-out on the kernel's clock, also at the release's very tick (its sleep came before
  * the real release, which follows the release's stamp). */
 static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t key)
 {
-	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING &&
+	return waits_on(w, key) &&
 	       (w->block_tsc < m->fact_tsc || (w->waits_again && w->block_tsc == m->fact_tsc));
 }
 
@@ -103,8 +109,8 @@ struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t 
 		s = w->hnext;
 		/* its block names this holder: modelled before, it came first, even at the same
 		 * tick (two CPUs can read one TSC value) */
-		if (w->cond_held && w->cond_holder == holder && w->in_wait_list && w->wait_obj == key &&
-		    w->state == T_WAITING && w->block_tsc <= m->fact_tsc)
+		if (w->cond_held && w->cond_holder == holder && waits_on(w, key) &&
+		    w->block_tsc <= m->fact_tsc)
 			return w;
 	}
 	return NULL;
@@ -126,9 +132,10 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want, 
 	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
-		/* not a wait again after the release (its credit's), nor a flagged wait at the
-		 * same tick, which its holder's condition wait lets in (gtm_cond_held_waiter) */
-		if (w->wait_obj == key && w->state == T_WAITING && !w->waits_again &&
+		/* a hooked release's, not a wait again after it (its credit's) nor a flagged
+		 * wait at the same tick, which its holder's condition wait lets in
+		 * (gtm_cond_held_waiter) */
+		if (!again && w->wait_obj == key && w->state == T_WAITING && !w->waits_again &&
 		    (w->block_tsc > m->fact_tsc || (w->block_tsc == m->fact_tsc && !w->cond_held)))
 			m->ctr.causal_fallbacks++;
 		if (may_wake_of(m, w, key, again)) {
