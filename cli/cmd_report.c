@@ -3,9 +3,9 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "report/report.h"
+#include "trace_set.h"
 
 #include <errno.h>
-#include <glob.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -95,11 +95,9 @@ static int report_from(report_fn *report, const char *file, const struct gt_repo
  * (trace.gtkern, in opt) are every process's. */
 static int report_other_processes(const char *trace, const struct gt_report_options *opt)
 {
-	char pattern[PATH_MAX + 16];
-	snprintf(pattern, sizeof pattern, "%s.[0-9]*.gtcap", trace);
 	glob_t g;
-	if (glob(pattern, 0, NULL, &g) != 0)
-		return 0;   /* none */
+	if (!gt_trace_other_captures(trace, &g))
+		return 0;
 	int rc = 0;
 	if (opt->json)
 		fprintf(stderr, "gotrace report: the JSON report is of %s.gtcap; %zu other processes' "

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -364,10 +363,8 @@ void gt_run_convert_all(const struct run_options *opt, const struct run_captures
  * beside FILE are then its run's alone, which `gotrace report FILE` reports together. */
 static void remove_previous_captures(const char *out)
 {
-	char pattern[PATH_MAX + 16];
-	snprintf(pattern, sizeof pattern, "%s.[0-9]*.gtcap", out);
 	glob_t g;
-	if (glob(pattern, 0, NULL, &g) != 0)
+	if (!gt_trace_other_captures(out, &g))
 		return;
 	size_t removed = 0;
 	for (size_t i = 0; i < g.gl_pathc; i++)

@@ -111,3 +111,10 @@ void gt_trace_image_name(const char *out, const struct gt_trace_image *img, uint
 	else
 		snprintf(name, size, "%s.%u%s", out, img->pid, suffix);
 }
+
+bool gt_trace_other_captures(const char *out, glob_t *g)
+{
+	char pattern[PATH_MAX + 16];
+	snprintf(pattern, sizeof pattern, "%s.[0-9]*.gtcap", out);
+	return glob(pattern, 0, NULL, g) == 0;
+}

@@ -5,6 +5,7 @@
 #ifndef GOTRACE_TRACE_SET_H
 #define GOTRACE_TRACE_SET_H
 
+#include <glob.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,5 +44,10 @@ void gt_trace_images_identify(struct gt_trace_image *img, size_t n,
  * FILE itself. */
 void gt_trace_image_name(const char *out, const struct gt_trace_image *img, uint32_t main_pid,
 			 const char *suffix, char *name, size_t size);
+
+/* The captures of the processes other than the command's that gt_trace_image_name names
+ * beside OUT (OUT.PID.gtcap, OUT.PID-N.gtcap) and that exist, sorted, into G (globfree it);
+ * false when there are none. */
+bool gt_trace_other_captures(const char *out, glob_t *g);
 
 #endif
