@@ -300,13 +300,17 @@ Test(report, go122_trace_reports_as_its_go119_twin, .timeout = 60)
 Test(report, every_process_of_a_kept_run, .timeout = 60)
 {
 	char dir[512], trace[600];
-	struct cli_result r;
+	struct cli_result r, plain;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "tree.trace");
 	const char *run[] = { cli_gotrace, "run", "--keep-capture", "-o", trace, "--", "/bin/sh",
 			      "-c", "/bin/echo one | /bin/cat; /bin/true", NULL };
+	cli_run(&plain, run + 6, NULL);
 	cli_run(&r, run, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(r.status, plain.status, "%s", r.err);
+	cr_assert_str_eq(r.out, plain.out);
+	cr_assert_str_eq(r.out, "one\n");
+	cli_result_free(&plain);
 	cr_assert_eq(cli_count_of(r.err, "capture kept as"), 1, "%s", r.err);
 	cr_assert_not_null(strstr(r.err, "more of the run's other processes beside it"), "%s", r.err);
 	cli_result_free(&r);
@@ -329,6 +333,7 @@ Test(report, every_process_of_a_kept_run, .timeout = 60)
 				NULL };
 	cli_run(&r, again, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_empty(r.out);
 	cr_assert_not_null(strstr(r.err, "captures of a previous run beside"), "%s", r.err);
 	cli_result_free(&r);
 	report(&r, trace, NULL);

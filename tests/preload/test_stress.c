@@ -253,15 +253,18 @@ Test(stress, sigkill_at_random_times, .fini = teardown, .timeout = 120)
  * libunwind walks, as they were before the rules.  With GOTRACE_STACK_CHECK=1 libunwind
  * walks every one again and the two are compared; each process that ends says how many it
  * compared, how many differed and how many stacks were libunwind's alone (a frame the rules
- * do not cover).  None may differ; returns how many were compared. */
+ * do not cover).  The program ends as untraced, with the same output.  None may differ;
+ * returns how many were compared. */
 static unsigned long walks_compared(const char *program, const char *const args[])
 {
 	const char *argv[8] = {program};
 	for (int i = 0; args[i] && i < 6; i++)
 		argv[i + 1] = args[i];
 	const char *env[] = {"GOTRACE_STACKS=unwind", "GOTRACE_STACK_CHECK=1", NULL};
+	memset(&plain, 0, sizeof plain);
 	memset(&traced, 0, sizeof traced);
-	cr_assert_eq(run_program(&traced, 1, argv, env), 0);
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s %s: %s", argv[0], args[0], diff);
 	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s %s: status %#x",
 		  argv[0], args[0], traced.status);
 	unsigned long compared = 0, by_libunwind = 0, lines = 0;
@@ -279,6 +282,7 @@ static unsigned long walks_compared(const char *program, const char *const args[
 	cr_assert_geq(lines, 1, "%s %s said nothing of its stacks: %.500s", argv[0], args[0], traced.err);
 	cr_log_info("%s %s: %lu walks compared, %lu stacks libunwind's alone, in %lu processes",
 		    argv[0], args[0], compared, by_libunwind, lines);
+	run_cleanup(&plain);
 	run_cleanup(&traced);
 	return compared;
 }
