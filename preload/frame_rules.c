@@ -42,11 +42,17 @@ static uint64_t rule_word(unsigned kind, int on_rsp, int64_t cfa_off, int64_t rb
 	       (uint64_t)(uint32_t)cfa_off << 19;
 }
 
-GT_INLINE unsigned rule_slot(uintptr_t pc) { return (unsigned)((pc * 0x9E3779B97F4A7C15ull) >> 49); }
+GT_INLINE unsigned rule_slot(uintptr_t pc)
+{
+	return (unsigned)((pc * 0x9E3779B97F4A7C15ull) >> 49);
+}
 
 /* the generation's low 17 bits: a rule 2^17 dlcloses old would be taken for a new one */
 #define GT_GEN_MASK 0x1ffffu
-GT_INLINE uint64_t rule_key(uintptr_t pc, uint64_t gen) { return pc | (gen & GT_GEN_MASK) << GT_PC_BITS; }
+GT_INLINE uint64_t rule_key(uintptr_t pc, uint64_t gen)
+{
+	return pc | (gen & GT_GEN_MASK) << GT_PC_BITS;
+}
 
 /* pc's rule, GT_RULE_UNKNOWN when none is kept for this generation */
 GT_INLINE uint64_t rule_of(uintptr_t pc, uint64_t gen)

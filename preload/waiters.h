@@ -62,9 +62,9 @@ uint64_t gt_waiters_registered_since(uint64_t obj, uint8_t kind, uint64_t before
 void gt_waiters_reset(void) GT_HIDDEN;
 
 /* ---- the table itself, for gt_waiters_stamp ---- */
-/* by slot, the latest registration in it: (obj << 16 | kind << 12 | bits 0-11 of its bucket's
- * registration count before it), and the tsc taken right after it, tagged with bits 12-23 of
- * that count in its top 12 bits.  The tagged tsc is stored first: a reader that sees a
+/* by slot, the latest registration in it: (gt_waiter_key(obj) << 16 | kind << 12 | bits 0-11
+ * of its bucket's registration count before it), and the tsc taken right after it, tagged
+ * with bits 12-23 of that count in its top 12 bits.  The tagged tsc is stored first: a reader that sees a
  * registration sees its time (a preempted writer once paired a new registration with a time
  * 25 ms old, before the releaser's own previous facts), and the 24 bits together tell a
  * registration since `before` from one 2048 registrations older. */
