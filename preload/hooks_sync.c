@@ -12,6 +12,7 @@
  * releaser looks for waiters before its release and after it, so a waiter that release let
  * in is seen, even one that has resumed since (GT_RELEASE_WAITED, release_raced). */
 #include "facts.h"
+#include "glibc_locks.h"
 #include "hooks.def"
 #include "shared_objs.h"
 #include "stacks.h"
@@ -79,7 +80,8 @@ static uint64_t shared_obj(int pshared, const void *o)
 
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
-/* The uncontended lock is the try and nothing else; everything that records is in a
+/* The uncontended lock is the try and nothing else (glibc's own, done here for a default
+ * mutex: glibc_locks.h); everything that records is in a
  * noinline function the hook tail-calls, so the hook builds no frame and its caller's
  * return address is the recording function's (frame-pointer stacks stay whole).
  * Contended: timestamp, registration, then one more try: an unlock that let this thread in
@@ -108,7 +110,8 @@ static uint64_t shared_obj(int pshared, const void *o)
 	} \
 	GT_EXPORT GT_FRAMELESS int name params \
 	{ \
-		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
+		int r = gt_glibc_mutex_plain(m) ? gt_glibc_mutex_trylock(m) \
+						: GT_REAL_PRESET(pthread_mutex_trylock)(m); \
 		if (GT_LIKELY(r != EBUSY)) \
 			return r; \
 		return name##_contended args; \
@@ -181,8 +184,16 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 
 /* The release hooks: the word of the object's bucket loaded before the real call (blocked
  * threads: the waited path) and after it (changed: the raced path), both reached by tail
- * calls, so the recording function returns to the hook's caller. */
-#define GT_RELEASE_HOOK(name, real, type, kind, count, waited, shared_release, shared) \
+ * calls, so the recording function returns to the hook's caller.  released(o): glibc's
+ * uncontended release done here (glibc_locks.h), else 0 and the real call does it. */
+#define GT_RELEASE_HOOK(name, real, type, kind, count, waited, shared_release, shared, released) \
+	static GT_NOINLINE int name##_real(type *o, _Atomic uint64_t *word, uint64_t before) \
+	{ \
+		int r = real(o); \
+		if (GT_UNLIKELY(gt_load(word) != before)) \
+			return release_raced(kind, GT_OBJ(o), count, r, before); \
+		return r; \
+	} \
 	GT_EXPORT GT_FRAMELESS int name(type *o) \
 	{ \
 		if (GT_UNLIKELY(shared_release(o))) \
@@ -192,10 +203,11 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 		uint64_t before = atomic_load_explicit(word, memory_order_acquire); \
 		if (GT_UNLIKELY((uint32_t)before)) \
 			return waited(o, word, before); \
-		int r = real(o); \
+		if (!released(o)) \
+			return name##_real(o, word, before); \
 		if (GT_UNLIKELY(gt_load(word) != before)) \
-			return release_raced(kind, GT_OBJ(o), count, r, before); \
-		return r; \
+			return release_raced(kind, GT_OBJ(o), count, 0, before); \
+		return 0; \
 	}
 
 GT_RELEASE_WAITED(mutex_unlock_waited, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1)
@@ -230,8 +242,14 @@ static GT_NOINLINE int mutex_unlock_contended(pthread_mutex_t *m)
 	return r;
 }
 
+/* a default mutex nobody sleeps on (gt_mutex_has_waiters said so): released as glibc does */
+GT_INLINE int mutex_released(pthread_mutex_t *m)
+{
+	return gt_glibc_mutex_plain(m) && gt_glibc_mutex_unlock(m);
+}
+
 GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
-		mutex_unlock_waited, gt_mutex_has_waiters, mutex_unlock_contended)
+		mutex_unlock_waited, gt_mutex_has_waiters, mutex_unlock_contended, mutex_released)
 
 /* ---- rwlocks ---------------------------------------------------------------------------- */
 
@@ -347,15 +365,22 @@ GT_RELEASE_SHARED(cond_signal_shared, GT_REAL(pthread_cond_signal), pthread_cond
 GT_RELEASE_SHARED(cond_broadcast_shared, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
 		  GT_WAKE_ALL, gt_cond_has_waiters)
 
+/* a condvar's release is glibc's alone */
+GT_INLINE int cond_released(pthread_cond_t *c)
+{
+	(void)c;
+	return 0;
+}
+
 GT_RELEASE_HOOK(pthread_cond_signal, GT_REAL(pthread_cond_signal), pthread_cond_t, GT_BK_COND, 1,
-		cond_signal_waited, gt_cond_pshared, cond_signal_shared)
+		cond_signal_waited, gt_cond_pshared, cond_signal_shared, cond_released)
 GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
-		GT_WAKE_ALL, cond_broadcast_waited, gt_cond_pshared, cond_broadcast_shared)
+		GT_WAKE_ALL, cond_broadcast_waited, gt_cond_pshared, cond_broadcast_shared, cond_released)
 
 /* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------ */
 
-#define GT_SEM_HOOK(name, params, args) \
-	GT_EXPORT int name params \
+#define GT_SEM_HOOK(name, first, params, args) \
+	static GT_NOINLINE int name##_general params \
 	{ \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
@@ -379,18 +404,32 @@ GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread
 		gt_fact_block_end(t, GT_BK_SEM, obj, r ? e : 0); \
 		errno = e; \
 		return r; \
+	} \
+	GT_EXPORT GT_FRAMELESS int name params \
+	{ \
+		first; \
+		if (gt_glibc_sem_take(s)) \
+			return 0; \
+		return name##_general args; \
 	}
 
-GT_SEM_HOOK(sem_wait, (sem_t *s), (s))
-GT_SEM_HOOK(sem_timedwait, (sem_t *s, const struct timespec *ts), (s, ts))
-GT_SEM_HOOK(sem_clockwait, (sem_t *s, clockid_t c, const struct timespec *ts), (s, c, ts))
+/* sem_wait is a cancellation point even when it does not block, as glibc's checks first */
+GT_SEM_HOOK(sem_wait, pthread_testcancel(), (sem_t *s), (s))
+GT_SEM_HOOK(sem_timedwait, (void)0, (sem_t *s, const struct timespec *ts), (s, ts))
+GT_SEM_HOOK(sem_clockwait, (void)0, (sem_t *s, clockid_t c, const struct timespec *ts), (s, c, ts))
 
 GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
 
 GT_RELEASE_SHARED(sem_post_shared, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, gt_sem_has_waiters)
 
+/* a process-private semaphore nobody sleeps on: posted as glibc does */
+GT_INLINE int sem_posted(sem_t *s)
+{
+	return gt_glibc_sem_post(s);
+}
+
 GT_RELEASE_HOOK(sem_post, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, sem_post_waited, gt_sem_pshared,
-		sem_post_shared)
+		sem_post_shared, sem_posted)
 
 /* ---- barriers ----------------------------------------------------------------------------
  * Every arriver but the last blocks; the last (glibc returns PTHREAD_BARRIER_SERIAL_THREAD

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "exit_convert.h"
 #include "facts.h"
+#include "glibc_locks.h"
 #include "hooks.def"
 #include "modules.h"
 #include "proc_name.h"
@@ -380,6 +381,7 @@ int gt_finalize(void)
 __attribute__((constructor)) static void gt_constructor(void)
 {
 	gt_resolve_all();
+	gt_glibc_locks_check();
 	if (gt_load(&gt_state) == GT_ST_UNINIT)
 		gt_init();
 	struct gt_tls *t = gt_enter(); /* announces the main thread */

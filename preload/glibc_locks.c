@@ -1,0 +1,95 @@
+/* The check that glibc_locks.h's mutex paths are the running glibc's: they are run against
+ * glibc's own functions on a mutex of this file, and any difference leaves glibc doing it
+ * all.  The semaphore's layout needs no check: a process-shared semaphore is shared with
+ * processes of other glibc builds, so glibc keeps it as it is (since 2.21). */
+#include "glibc_locks.h"
+
+#include "hooks.def"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <gnu/libc-version.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gt_glibc_plain_kind = -1;
+uint64_t gt_glibc_post_below;
+uint32_t gt_glibc_take_from = UINT32_MAX;
+ptrdiff_t gt_glibc_tid_offset;
+
+/* glibc's elision (glibc.elision.enable=1 in GLIBC_TUNABLES) marks a default mutex at its
+ * first lock and takes it in a transaction: only glibc's own lock does that. */
+static int elision_asked(void)
+{
+	const char *t = getenv("GLIBC_TUNABLES");
+	return t && strstr(t, "elision.enable=1");
+}
+
+/* The word of glibc's thread descriptor (at the thread pointer) that holds tid: the only one
+ * in its first KiB equal to it, else -1. */
+static ptrdiff_t find_tid_offset(int tid)
+{
+	const int32_t *self = __builtin_thread_pointer();
+	ptrdiff_t found = -1;
+	for (ptrdiff_t i = 1; i < 256; i++) {
+		if (self[i] != tid)
+			continue;
+		if (found >= 0)
+			return -1;
+		found = i * (ptrdiff_t)sizeof(int32_t);
+	}
+	return found;
+}
+
+static int mutex_is(const pthread_mutex_t *m, int lock, int owner, unsigned users)
+{
+	return m->__data.__lock == lock && m->__data.__owner == owner &&
+	       m->__data.__nusers == users && m->__data.__count == 0 && m->__data.__kind == 0;
+}
+
+static int mutex_agrees(int tid)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	if (GT_REAL(pthread_mutex_lock)(&m) || !mutex_is(&m, 1, tid, 1))
+		return 0;
+	gt_glibc_tid_offset = find_tid_offset(tid);
+	if (gt_glibc_tid_offset < 0 || gt_glibc_tid() != tid)
+		return 0;
+	if (GT_REAL(pthread_mutex_unlock)(&m) || !mutex_is(&m, 0, 0, 0))
+		return 0;
+	/* ours then glibc's, glibc's then ours, and a busy one */
+	if (gt_glibc_mutex_trylock(&m) || !mutex_is(&m, 1, tid, 1) ||
+	    GT_REAL(pthread_mutex_trylock)(&m) != EBUSY || gt_glibc_mutex_trylock(&m) != EBUSY ||
+	    GT_REAL(pthread_mutex_unlock)(&m) || !mutex_is(&m, 0, 0, 0))
+		return 0;
+	if (GT_REAL(pthread_mutex_lock)(&m) || !gt_glibc_mutex_unlock(&m) || !mutex_is(&m, 0, 0, 0))
+		return 0;
+	return 1;
+}
+
+/* Whether fn is glibc's own: a library preloaded after this one that interposes it too (a
+ * lock profiler, a test's window) is called as the original, so the hooks must not bypass it. */
+static int from_libc(void *fn)
+{
+	Dl_info here, libc;
+	return dladdr(fn, &here) && dladdr((void *)gnu_get_libc_version, &libc) &&
+	       here.dli_fbase == libc.dli_fbase;
+}
+
+void gt_glibc_locks_check(void)
+{
+	if (gt_glibc_plain_kind == 0 || elision_asked())
+		return;
+	if (from_libc((void *)GT_REAL(pthread_mutex_lock)) &&
+	    from_libc((void *)GT_REAL(pthread_mutex_timedlock)) &&
+	    from_libc((void *)GT_REAL(pthread_mutex_clocklock)) &&
+	    from_libc((void *)GT_REAL_PRESET(pthread_mutex_trylock)) &&
+	    from_libc((void *)GT_REAL_PRESET(pthread_mutex_unlock)))
+		gt_glibc_plain_kind = mutex_agrees((int)gt_sys0(SYS_gettid)) ? 0 : -1;
+	if (from_libc((void *)GT_REAL(sem_post)) && from_libc((void *)GT_REAL(sem_wait)) &&
+	    from_libc((void *)GT_REAL(sem_timedwait)) && from_libc((void *)GT_REAL(sem_clockwait)) &&
+	    from_libc((void *)GT_REAL(sem_trywait))) {
+		gt_glibc_post_below = SEM_VALUE_MAX;
+		gt_glibc_take_from = 1;
+	}
+}
