@@ -99,7 +99,8 @@ static bool lost_hand_off(struct gt_model *m, const struct mthread *t)
 	for (; r; r = gtm_peek(m, i++, &buf) ? &buf : NULL) {
 		if (gtm_rec_is(m, r, t->serial))
 			return false;
-		if (r->capture == t->capture && gtm_releases(m, r, key))
+		/* a process-shared object (its kernel key) is released by any process */
+		if ((r->capture == t->capture || key & GT_OBJ_KERNEL) && gtm_releases(m, r, key))
 			return true;
 	}
 	return true;

@@ -329,8 +329,8 @@ static void woken_by(const struct gt_events *ev, const char *block, uint64_t g, 
 
 /* `gotrace run -o` of gt-kobj SCENARIO N, compared with the untraced run, nothing lost; the
  * trace parsed. */
-static struct gt_events *kobj_trace(const char *scenario, const char *n, const char *out,
-				     const char *const *options)
+static struct gt_events *kobj_trace_of(const char *scenario, const char *n, const char *out,
+					const char *const *options, int processes)
 {
 	char dir[512], trace[600];
 	struct cli_result r;
@@ -339,7 +339,9 @@ static struct gt_events *kobj_trace(const char *scenario, const char *n, const c
 	const char *argv[] = { kobj, scenario, n, NULL };
 	run_both(argv, options, trace, &r);
 	cr_assert_str_eq(r.out, out);
-	cr_assert_not_null(strstr(r.err, ": 2 processes,"), "%s", r.err);
+	char procs[32];
+	snprintf(procs, sizeof procs, ": %d processes,", processes);
+	cr_assert_not_null(strstr(r.err, procs), "%s", r.err);
 	cr_assert_null(strstr(r.err, "dropped"), "%s", r.err);
 	cli_result_free(&r);
 	char *report = NULL;
@@ -348,6 +350,12 @@ static struct gt_events *kobj_trace(const char *scenario, const char *n, const c
 	struct gt_events *ev = gt_events_parse_119(trace);
 	cr_assert_not_null(ev);
 	return ev;
+}
+
+static struct gt_events *kobj_trace(const char *scenario, const char *n, const char *out,
+				     const char *const *options)
+{
+	return kobj_trace_of(scenario, n, out, options, 2);
 }
 
 /* the parent writes 20 lines, each once the child sleeps in read, then closes the pipe; it
@@ -424,5 +432,89 @@ Test(one_trace, a_process_shared_semaphore_is_posted_to_the_waiter_of_another_pr
 	cr_assert_neq(pid_of(ev, child), pid_of(ev, parent), "two processes");
 	woken_by(ev, "GoBlockSync", child, 10, parent);
 	woken_by(ev, "GoBlockSync", thread, 10, parent);
+	gt_events_free(ev);
+}
+
+/* The goroutine that makes the first event of type `type` (GT_ANY when none). */
+static int64_t first_of(const struct gt_events *ev, const char *type)
+{
+	ssize_t i = gt_events_find(ev, 0, type, GT_ANY, GT_ANY);
+	return i < 0 ? GT_ANY : ev->ev[i].g;
+}
+
+/* 100 times a child sleeps on a process-shared mutex its parent holds: each wait ends by the
+ * parent's unlock (issue 27 item 1) */
+Test(one_trace, a_process_shared_mutex_is_handed_to_the_waiter_of_another_process,
+     .timeout = 120)
+{
+	struct gt_events *ev = kobj_trace("pmutex", "100", "child locked 100 times\nchild exited 0\n",
+					  NULL);
+	int64_t child = first_of(ev, "GoBlockSync");
+	cr_assert_neq(child, GT_ANY, "the child's waits");
+	ssize_t u = gt_events_find_arg(ev, 0, "GoUnblock", "g", (uint64_t)child);
+	cr_assert_geq(u, 0);
+	uint64_t parent = (uint64_t)ev->ev[u].g;
+	cr_assert_neq(pid_of(ev, (uint64_t)child), pid_of(ev, parent), "two processes");
+	woken_by(ev, "GoBlockSync", (uint64_t)child, 100, parent);
+	gt_events_free(ev);
+}
+
+/* 100 times a child waits on a process-shared condition variable until its parent signals it
+ * (issue 27 item 1) */
+Test(one_trace, a_process_shared_condition_is_signalled_by_another_process, .timeout = 120)
+{
+	struct gt_events *ev = kobj_trace("pcond", "100", "child waited for 100 turns\nchild exited 0\n",
+					  NULL);
+	int64_t child = first_of(ev, "GoBlockCond");
+	cr_assert_neq(child, GT_ANY, "the child's waits");
+	ssize_t u = gt_events_find_arg(ev, 0, "GoUnblock", "g", (uint64_t)child);
+	cr_assert_geq(u, 0);
+	uint64_t parent = (uint64_t)ev->ev[u].g;
+	cr_assert_neq(pid_of(ev, (uint64_t)child), pid_of(ev, parent), "two processes");
+	/* woken by the signal, the child may sleep again inside glibc on the mutex the parent
+	 * still holds: that wait (GoBlockSync, or an untraced GoBlock before issue 27's fix, with
+	 * no waker) ends by the parent's unlock */
+	cr_assert_eq(gt_events_count(ev, "GoBlockCond", child, GT_ANY), 100);
+	size_t again = gt_events_count(ev, "GoBlockSync", child, GT_ANY);
+	cr_assert_eq(gt_events_count(ev, "GoBlock", child, GT_ANY), 0, "waits without a waker");
+	size_t k = 0;
+	for (ssize_t i = 0; (i = gt_events_find_arg(ev, (size_t)i, "GoUnblock", "g", (uint64_t)child)) >= 0;
+	     i++, k++)
+		cr_expect_eq(ev->ev[i].g, (int64_t)parent, "unblock %zu of the child by %ld", k,
+			     (long)ev->ev[i].g);
+	cr_assert_eq(k, 100 + again, "%zu unblocks for 100 condition waits and %zu mutex waits", k,
+		     again);
+	gt_events_free(ev);
+}
+
+/* postgres' shape: six processes, each sleeping 50 times on a semaphore of its own, each wait
+ * ended by the one process that posts them all */
+Test(one_trace, many_processes_each_on_its_own_semaphore_are_woken_by_the_poster,
+     .timeout = 180)
+{
+	struct gt_events *ev = kobj_trace_of("psem-many", "50",
+					     "6 children waited 50 times each, 0 did not\n", NULL, 7);
+	uint64_t waiters[8], parent = 0;
+	int children = 0;
+	for (size_t i = 0; i < ev->n; i++) {
+		if (strcmp(ev->ev[i].type, "GoBlockSync"))
+			continue;
+		uint64_t g = (uint64_t)ev->ev[i].g;
+		bool seen = false;
+		for (int k = 0; k < children; k++)
+			seen |= waiters[k] == g;
+		if (seen)
+			continue;
+		cr_assert_lt(children, 8, "more than six goroutines wait on semaphores");
+		waiters[children++] = g;
+		ssize_t u = gt_events_find_arg(ev, 0, "GoUnblock", "g", g);
+		cr_assert_geq(u, 0, "goroutine %lu never unblocked", (unsigned long)g);
+		if (!parent)
+			parent = (uint64_t)ev->ev[u].g;
+		cr_assert_neq(pid_of(ev, g), pid_of(ev, parent), "goroutine %lu in the poster's process",
+			      (unsigned long)g);
+		woken_by(ev, "GoBlockSync", g, 50, parent);
+	}
+	cr_assert_eq(children, 6, "%d children's waits seen", children);
 	gt_events_free(ev);
 }

@@ -23,6 +23,9 @@
  *                         holds it until the child sleeps trying to lock it
  *   gt-kobj pcond N       a process-shared condition variable (and mutex): N times the child
  *                         waits for its turn, the parent signals once it sleeps
+ *   gt-kobj psem-many N   postgres' shape: MANY_CHILDREN children, each sleeping on a
+ *                         semaphore of its own in one shared array (PGSemaphoreLock); N rounds,
+ *                         in each the parent posts every child's once that child sleeps on it
  * Each prints lines that do not depend on timing.  Its polling loops yield through raw
  * system calls: a waiting process adds no facts to its capture (however long the other one
  * takes to be scheduled), so the facts a wake is matched with stay close together. */
@@ -365,6 +368,51 @@ static int pcond(int n)
 	return 0;
 }
 
+/* psem-many: each child's semaphore and waits done, in memory all share */
+enum { MANY_CHILDREN = 6 };
+static struct many {
+	sem_t sem[MANY_CHILDREN];
+	_Atomic long done[MANY_CHILDREN];
+} *many;
+static int many_me;
+
+static void many_child(int n)
+{
+	int ok = 0;
+	for (int i = 0; i < n; i++) {
+		ok += sem_wait(&many->sem[many_me]) == 0;
+		atomic_fetch_add(&many->done[many_me], 1);
+	}
+	fflush(stdout);
+	_exit(ok != n);   /* no line of its own: the children's would interleave */
+}
+
+static int psem_many(int n)
+{
+	many = mmap(NULL, sizeof *many, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (many == MAP_FAILED)
+		die("mmap");
+	pid_t child[MANY_CHILDREN];
+	for (many_me = 0; many_me < MANY_CHILDREN; many_me++) {
+		if (sem_init(&many->sem[many_me], 1, 0))
+			die("sem_init");
+		child[many_me] = fork_child(many_child, n);
+	}
+	for (long i = 0; i < n; i++)
+		for (int c = 0; c < MANY_CHILDREN; c++) {
+			while (atomic_load(&many->done[c]) < i)
+				syscall(SYS_sched_yield);
+			wait_child_in(child[c], SYS_futex, (uintptr_t)&many->sem[c]);
+			if (sem_post(&many->sem[c]))
+				die("sem_post");
+		}
+	int bad = 0;
+	for (int c = 0; c < MANY_CHILDREN; c++)
+		bad += child_status(child[c]) != 0;
+	printf("%d children waited %d times each, %d did not\n", MANY_CHILDREN, n, bad);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3)
@@ -391,5 +439,7 @@ int main(int argc, char **argv)
 		return pmutex(n);
 	if (!strcmp(argv[1], "pcond"))
 		return pcond(n);
+	if (!strcmp(argv[1], "psem-many"))
+		return psem_many(n);
 	return 2;
 }
