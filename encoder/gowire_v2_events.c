@@ -81,7 +81,7 @@ static uint64_t block_reason(struct wire22 *w, struct gt_wire_wait wait)
 		return w22_cstring(w, buf);
 	}
 	if (kind == GT_WIRE_WAIT_NET && fd_kind != GT_FD_SOCKET &&
-	    (fd_kind == GT_FD_PIPE || fd_kind == GT_FD_OTHER)) {
+	    (fd_kind == GT_FD_PIPE || fd_kind == GT_FD_OTHER || fd_kind == GT_FD_ANON)) {
 		snprintf(buf, sizeof buf, "%s: %s %s", sys_writes(nr) ? "chan send" : "chan receive",
 			 call ? call : "syscall on", fd_kind == GT_FD_PIPE ? "pipe" : "fd");
 		return w22_cstring(w, buf);

@@ -38,6 +38,10 @@ uint8_t gt_fd_kind(int fd)
 		kind = GT_FD_PIPE;
 	else if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
 		kind = GT_FD_FILE;
+	else if (S_ISDIR(st.st_mode))
+		kind = GT_FD_DIR;
+	else if (!(st.st_mode & S_IFMT))   /* anon_inode: no file type */
+		kind = GT_FD_ANON;
 	else
 		kind = GT_FD_OTHER;
 	if (fd < GT_FD_CACHE) {

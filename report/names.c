@@ -28,6 +28,8 @@ const char *gt_report_fd_kind_name(uint8_t kind)
 	case GT_FD_PIPE: return "pipe";
 	case GT_FD_FILE: return "file";
 	case GT_FD_OTHER: return "device";
+	case GT_FD_DIR: return "directory";
+	case GT_FD_ANON: return "anon inode";
 	case GT_FD_POLL: return "poll";
 	default: return "-";
 	}

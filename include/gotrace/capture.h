@@ -272,8 +272,10 @@ enum gt_fd_kind {
 	GT_FD_SOCKET = 1,
 	GT_FD_PIPE = 2,        /* pipe or FIFO */
 	GT_FD_FILE = 3,        /* regular file or block device */
-	GT_FD_OTHER = 4,       /* char device, eventfd, timerfd, ... */
+	GT_FD_OTHER = 4,       /* char device (or anything not below) */
 	GT_FD_POLL = 5,        /* readiness wait over several fds: poll, select, epoll_wait */
+	GT_FD_DIR = 6,         /* directory (an fsync of it, say) */
+	GT_FD_ANON = 7,        /* anonymous inode: eventfd, timerfd, signalfd, epoll, inotify */
 };
 
 enum gt_notice {

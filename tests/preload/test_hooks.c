@@ -222,6 +222,8 @@ Test(hooks, syscalls, .fini = teardown, .timeout = 30)
 	cr_assert_not_null(syscall_begin(SYS_pread64, GT_FD_FILE, 0));
 	cr_assert_not_null(syscall_begin(SYS_flock, GT_FD_FILE, 0));
 	cr_assert_not_null(syscall_begin(SYS_fcntl, GT_FD_FILE, 0), "fcntl F_SETLKW");
+	cr_assert_not_null(syscall_begin(SYS_read, GT_FD_ANON, 0), "read of an eventfd");
+	cr_assert_not_null(syscall_begin(SYS_fsync, GT_FD_DIR, 0), "fsync of a directory");
 	cr_assert_not_null(syscall_begin(SYS_openat, -1, 0));
 	cr_assert_not_null(syscall_begin(SYS_wait4, GT_FD_NONE, 0));
 	cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_FORK), 1u);

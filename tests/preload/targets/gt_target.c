@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/select.h>
@@ -319,6 +320,15 @@ static int s_syscalls(void)
 	printf("open %d\n", fd >= 0);
 	close(fd);
 	unlink(path);
+
+	/* descriptors that are neither files nor devices: an eventfd, a directory */
+	int efd = eventfd(1, 0);
+	uint64_t count;
+	printf("eventfd read %zd\n", read(efd, &count, sizeof count));
+	close(efd);
+	int dir = open("/tmp", O_RDONLY | O_DIRECTORY);
+	printf("fsync directory %d\n", fsync(dir));
+	close(dir);
 
 	pid_t pid = fork();
 	if (pid == 0)
