@@ -326,6 +326,10 @@ void gt_sym_image_close(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	free(img->cus);
 	img->cus = NULL;
 	img->n_cus = img->cap_cus = 0;
+	free(img->unit_ranges);
+	img->unit_ranges = NULL;
+	img->n_unit_ranges = 0;
+	img->unit_ranges_read = false;
 	gt_u64map_free(&img->cu_by_offset);
 	if (img->dwfl)
 		dwfl_end(img->dwfl);
@@ -646,6 +650,75 @@ static void name_scope(struct gt_symbolizer *sym, struct inline_chain *c, Dwarf_
 	scope->named = true;
 }
 
+static int unit_range_cmp(const void *a, const void *b)
+{
+	const struct gt_sym_unit_range *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every unit's address ranges (dwarf_ranges reads DW_AT_ranges or low_pc/high_pc). */
+static void read_unit_ranges(struct gt_sym_image *img)
+{
+	img->unit_ranges_read = true;
+	size_t cap = 0;
+	Dwarf_Addr bias;
+	for (Dwarf_Die *cu = NULL; (cu = dwfl_module_nextcu(img->mod, cu, &bias));) {
+		Dwarf_Addr base, lo, hi;
+		for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &lo, &hi)) > 0;) {
+			if (lo >= hi)
+				continue;
+			if (!gt_grow(&img->unit_ranges, &cap, img->n_unit_ranges + 1,
+				     sizeof *img->unit_ranges))
+				return;
+			img->unit_ranges[img->n_unit_ranges++] =
+				(struct gt_sym_unit_range){lo, hi, dwarf_dieoffset(cu)};
+		}
+	}
+	if (img->n_unit_ranges)
+		qsort(img->unit_ranges, img->n_unit_ranges, sizeof *img->unit_ranges, unit_range_cmp);
+}
+
+/* The unit holding addr: libdw's lookup (through .debug_aranges), else the units' own
+ * ranges; NULL when none holds it. */
+static Dwarf_Die *unit_at(struct gt_sym_image *img, uint64_t addr, Dwarf_Addr *bias,
+			  Dwarf_Die *storage)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(img->mod, addr, bias);
+	if (cu)
+		return cu;
+	Dwarf *dw = dwfl_module_getdwarf(img->mod, bias);
+	if (!dw)
+		return NULL;
+	if (!img->unit_ranges_read)
+		read_unit_ranges(img);
+	uint64_t a = addr - *bias;
+	size_t lo = 0, hi = img->n_unit_ranges;
+	while (lo < hi) {   /* the last range starting at or below a */
+		size_t mid = lo + (hi - lo) / 2;
+		if (img->unit_ranges[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= img->unit_ranges[lo - 1].hi)
+		return NULL;
+	return dwarf_offdie(dw, img->unit_ranges[lo - 1].unit, storage);
+}
+
+/* The source line of addr in its unit cu, when libdw's module lookup found none. */
+static void unit_line(struct gt_symbolizer *sym, struct inline_chain *c, Dwarf_Die *cu,
+		      uint64_t dw_addr, const char **line_file, uint32_t *line_no)
+{
+	Dwarf_Line *l = dwarf_getsrc_die(cu, dw_addr);
+	int lineno = 0;
+	const char *raw = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+	if (!raw || dwarf_lineno(l, &lineno) != 0)
+		return;
+	Dwarf_Attribute at;
+	*line_file = source_path(sym, c, raw, dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &at)));
+	*line_no = *line_file && lineno > 0 ? (uint32_t)lineno : 0;
+}
+
 /* The DWARF part: source line of addr and the chain of inlined bodies around it, from
  * the unit's function index and the function's own index of inlined bodies. */
 static void dwarf_chain(struct gt_symbolizer *sym, struct gt_sym_image *img, uint64_t addr,
@@ -670,7 +743,10 @@ static void dwarf_chain(struct gt_symbolizer *sym, struct gt_sym_image *img, uin
 	}
 
 	Dwarf_Addr cu_bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(img->mod, addr, &cu_bias);
+	Dwarf_Die unit;
+	Dwarf_Die *cu = unit_at(img, addr, &cu_bias, &unit);
+	if (cu && !dl)
+		unit_line(sym, c, cu, addr - cu_bias, line_file, line_no);
 	struct gt_sym_cu_index *ix = cu ? cu_index(img, cu) : NULL;
 	struct gt_sym_subprogram *sp = ix ? subprogram_at(ix, addr - cu_bias) : NULL;
 	if (!sp)

@@ -113,6 +113,11 @@ struct gt_sym_func {
 
 /* One object file as recorded (path, build-id, bias), with its own Dwfl so that a module
  * replaced in the map (dlclose, dlopen elsewhere) never disturbs another one. */
+struct gt_sym_unit_range {
+	uint64_t lo, hi;              /* [lo, hi), DWARF addresses */
+	uint64_t unit;                /* its unit's DIE offset */
+};
+
 struct gt_sym_image {
 	const char *path;             /* interned; as recorded */
 	const char *base_name;        /* interned; for "module+0xoff" */
@@ -129,6 +134,11 @@ struct gt_sym_image {
 	struct gt_u64map cu_by_offset;  /* CU DIE offset -> index into cus */
 	struct gt_sym_cu_index *cus;
 	size_t n_cus, cap_cus;
+	/* the units' address ranges, read once when libdw finds no unit for an address: a
+	 * module without .debug_aranges (clang emits none) */
+	struct gt_sym_unit_range *unit_ranges;
+	size_t n_unit_ranges;
+	bool unit_ranges_read;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct gt_sym_image *next;    /* all images, owned by the symbolizer */

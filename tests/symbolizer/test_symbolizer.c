@@ -209,6 +209,29 @@ Test(modules, position_dependent_executable)
 	gt_sym_free(sym);
 }
 
+/* clang emits no .debug_aranges, through which libdw finds the unit of an address: the
+ * units' own ranges give the same frames, lines and inlined bodies (issue 27 item 8) */
+Test(debuginfo, lines_without_debug_aranges)
+{
+	struct fixture fx;
+	struct gt_symbolizer *sym = load(&fx, FX_NOARANGES, NULL);
+	int fd = open(FX_NOARANGES, O_RDONLY);
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstrndx;
+	cr_assert(elf && elf_getshdrstrndx(elf, &shstrndx) == 0);
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		gelf_getshdr(scn, &sh);
+		cr_assert_str_neq(elf_strptr(elf, shstrndx, sh.sh_name), ".debug_aranges");
+	}
+	elf_end(elf);
+	close(fd);
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+}
+
 Test(debuginfo, gnu_debuglink_beside_the_binary)
 {
 	struct fixture fx;
