@@ -655,6 +655,16 @@ int gt_capture_create(struct gt_file_error *e)
 
 /* ---- the end ------------------------------------------------------------------------ */
 
+/* Chunk 0's reserved bytes cut to `bytes`: the failed reservations past its limit counted
+ * beyond what the file holds, which the reader would take for a chunk cut short. */
+static void end_first_chunk(uint64_t bytes)
+{
+	_Atomic uint64_t *used = (_Atomic uint64_t *)(gt_chunk_addr(0) + offsetof(struct gt_chunk_header, used));
+	uint64_t u = gt_load(used);
+	while (u > bytes && !atomic_compare_exchange_weak(used, &u, bytes))
+		;
+}
+
 void gt_capture_trim(void)
 {
 	gt_growth_lock();
@@ -665,10 +675,16 @@ void gt_capture_trim(void)
 	 * stride, the rest a hole, so that the reader never takes it for a truncated chunk */
 	if (len > gt_cap.file_bytes && gt_cap.chunk_limit == gt_cap.chunk_size)
 		len = gt_cap.file_bytes;
+	/* RLIMIT_FSIZE refuses that stride (it is why chunk 0 never widened): the file ends with
+	 * chunk 0's pages, and its count of reserved bytes with them */
+	if (len > gt_cap.file_bytes && over_fsize(len)) {
+		len = gt_cap.file_bytes;
+		end_first_chunk(len - GT_FILE_HEADER_SIZE);
+	}
 	struct gt_file_error e;
 	uint64_t now_len = gt_cap.reserved > gt_cap.file_bytes ? gt_cap.reserved : gt_cap.file_bytes;
 	if (len != now_len && capture_fd_open(&e) == 0) {
-		gt_sys2(SYS_ftruncate, gt_cap.fd, (long)len);
+		file_call(SYS_ftruncate, (long)len, 0, 0);
 		capture_fd_close();
 	}
 	gt_growth_unlock();

@@ -5,6 +5,7 @@
  * nothing may get lost: stacks inside a dlopen constructor are symbolized, a relative
  * GOTRACE_OUT survives a chdir. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,17 @@
 static struct run plain, traced, tool;
 static struct capture cap;
 static char mounted[PATH_MAX + 16];
+static char shm_dir[32]; /* a capture directory on /dev/shm, when not "" */
 
 static void teardown(void)
 {
 	capture_close(&cap);
+	if (shm_dir[0]) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof path, "%s/gotrace-%d.gtcap", shm_dir, (int)traced.pid);
+		unlink(path);
+		rmdir(shm_dir);
+	}
 	if (mounted[0]) {
 		umount(mounted);
 		rmdir(mounted);
@@ -134,6 +142,55 @@ Test(losses, file_size_limit_fills_what_it_can, .fini = teardown, .timeout = 120
 	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
 	check_stopped(capture_path(&traced, NULL, 0), EFBIG, 2097152, 300000);
 	check_said(capture_path(&traced, NULL, 0), "file size limit (RLIMIT_FSIZE)");
+}
+
+struct fsize_case {
+	long mib;
+	int on_tmpfs; /* the capture on /dev/shm, else beside the run on a disk */
+};
+
+ParameterizedTestParameters(losses, file_size_limit_never_kills_the_program)
+{
+	static struct fsize_case cases[] = {{1, 1}, {1, 0}, {2, 1}, {2, 0}, {4, 1}, {4, 0}};
+	return cr_make_param_array(struct fsize_case, cases, sizeof cases / sizeof *cases);
+}
+
+/* ulimit -f, set before the program starts (bare LD_PRELOAD): the program writes half of it
+ * itself and exits 0 as untraced; the capture stops at the limit without SIGXFSZ, even where
+ * chunk 0 never got its full stride (1 MiB), and says so. */
+ParameterizedTest(struct fsize_case *c, losses, file_size_limit_never_kills_the_program,
+		  .fini = teardown, .timeout = 120)
+{
+	char own[PATH_MAX + 16], capdir[PATH_MAX + 32], bytes[24];
+	if (c->on_tmpfs)
+		cr_assert(mkdtemp(strcpy(shm_dir, "/dev/shm/gt-test-XXXXXX")));
+	snprintf(bytes, sizeof bytes, "%ld", c->mib << 19);
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	cr_assert(mkdtemp(strcpy(plain.dir, "/tmp/gt-test-XXXXXX")));
+	cr_assert(mkdtemp(strcpy(traced.dir, "/tmp/gt-test-XXXXXX")));
+	plain.fsize_limit = traced.fsize_limit = c->mib << 20;
+	snprintf(own, sizeof own, "%s/own", traced.dir);
+	snprintf(capdir, sizeof capdir, "GOTRACE_CAPTURE_DIR=%s", c->on_tmpfs ? shm_dir : traced.dir);
+	const char *argv[] = {prog("gt-losses"), "busy", "200000", bytes, own, NULL};
+	const char *env[] = {"GOTRACE_STACKS=none", capdir, NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	char capture[PATH_MAX + 64];
+	snprintf(capture, sizeof capture, "%s", capture_path(&traced, c->on_tmpfs ? shm_dir : NULL, 0));
+	char want[64];
+	snprintf(want, sizeof want, "busy 200000 wrote %ld\n", c->mib << 19);
+	cr_assert_str_eq(traced.out, want);
+	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
+	cr_assert(strstr(traced.err, "file size limit exceeded"), "%s", traced.err);
+	cr_assert_eq(capture_open(&cap, capture), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED, "exited normally after the stop");
+	cr_assert_eq(cap.hdr->stop_errno, EFBIG);
+	cr_assert_leq(cap.size, (size_t)(c->mib << 20));
+	cr_assert_eq(cap.bad_bytes, 0u);
+	capture_close(&cap);
+	memset(&cap, 0, sizeof cap);
+	check_said(capture, "file size limit (RLIMIT_FSIZE)");
 }
 
 Test(losses, full_file_system, .fini = teardown, .timeout = 180)
