@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "config.h"
 #include "fastpath.h"
+#include "files_apart.h"
 #include "ring.h"
 #include "stacks.h"
 
@@ -305,14 +306,35 @@ static int back_unopened(uint64_t len, uint64_t keep, uint64_t w, struct gt_file
 	return 0;
 }
 
+/* What a growth or trim does with the capture's descriptor, in a thread whose descriptor
+ * table is not the program's (files_apart.h): its arguments and result. */
+struct file_job {
+	uint64_t n, last;
+	struct gt_file_error *e;
+};
+
+static long back_chunks(void *job);
+static long back_page(void *job);
+static long reserve_for_drop_apart(void *job);
+static long trim_apart(void *job);
+
 /* Chunks 0..n-1 backed by the file and mapped (under the growth lock), the last one up to
  * `last` bytes.  The descriptor is needed once per growth step or window, not per chunk. */
 int gt_capture_back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 {
 	uint64_t need = GT_FILE_HEADER_SIZE + (n - 1) * (uint64_t)gt_cap.chunk_size + last;
-	uint64_t w = (n - 1) / gt_cap.window_chunks;
-	if (need <= gt_cap.file_bytes && w < gt_cap.n_windows)
+	if (need <= gt_cap.file_bytes && (n - 1) / gt_cap.window_chunks < gt_cap.n_windows)
 		return 0;
+	struct file_job job = {n, last, e};
+	return (int)gt_files_apart(back_chunks, &job);
+}
+
+static long back_chunks(void *job)
+{
+	struct file_job *j = job;
+	struct gt_file_error *e = j->e;
+	uint64_t need = GT_FILE_HEADER_SIZE + (j->n - 1) * (uint64_t)gt_cap.chunk_size + j->last;
+	uint64_t w = (j->n - 1) / gt_cap.window_chunks;
 	int err = EBADF;
 	/* EBADF: a thread of the program closed every descriptor meanwhile; open it once more */
 	for (int attempt = 0; attempt < 2 && err == EBADF; attempt++) {
@@ -332,6 +354,13 @@ int gt_capture_back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
  * held): 1, else 0 (not even a page fits, or no chunk may be opened). */
 int gt_capture_back_page(uint64_t k)
 {
+	struct file_job job = {k, 0, NULL};
+	return (int)gt_files_apart(back_page, &job);
+}
+
+static long back_page(void *job)
+{
+	uint64_t k = ((struct file_job *)job)->n;
 	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_cap.chunk_size;
 	struct gt_file_error e;
 	int ok = !gt_cap.truncated && k < gt_cap.max_chunks && at == gt_cap.file_bytes;
@@ -436,17 +465,25 @@ static int open_capture(void)
 
 static void reserve_for_drop(void)
 {
-	struct gt_file_error e;
 	uint8_t was_busy = gt_tls.busy;
 	gt_tls.busy = 1;
 	if (gt_cap.sparse && take_growth(0)) {
-		if (gt_cap.header && !gt_cap.truncated && capture_fd_open(&e) == 0) {
-			reserve_to(gt_cap.file_bytes + GT_DROP_RESERVE);
-			capture_fd_close();
-		}
+		if (gt_cap.header && !gt_cap.truncated)
+			gt_files_apart(reserve_for_drop_apart, NULL);
 		gt_growth_unlock();
 	}
 	gt_tls.busy = was_busy;
+}
+
+static long reserve_for_drop_apart(void *job)
+{
+	struct gt_file_error e;
+	(void)job;
+	if (capture_fd_open(&e) == 0) {
+		reserve_to(gt_cap.file_bytes + GT_DROP_RESERVE);
+		capture_fd_close();
+	}
+	return 0;
 }
 
 int64_t gt_capture_user_dir(uint32_t uid)
@@ -681,13 +718,21 @@ void gt_capture_trim(void)
 		len = gt_cap.file_bytes;
 		end_first_chunk(len - GT_FILE_HEADER_SIZE);
 	}
-	struct gt_file_error e;
 	uint64_t now_len = gt_cap.reserved > gt_cap.file_bytes ? gt_cap.reserved : gt_cap.file_bytes;
-	if (len != now_len && capture_fd_open(&e) == 0) {
-		file_call(SYS_ftruncate, (long)len, 0, 0);
+	struct file_job job = {len, 0, NULL};
+	if (len != now_len)
+		gt_files_apart(trim_apart, &job);
+	gt_growth_unlock();
+}
+
+static long trim_apart(void *job)
+{
+	struct gt_file_error e;
+	if (capture_fd_open(&e) == 0) {
+		file_call(SYS_ftruncate, (long)((struct file_job *)job)->n, 0, 0);
 		capture_fd_close();
 	}
-	gt_growth_unlock();
+	return 0;
 }
 
 void gt_capture_forget(void)

@@ -3,6 +3,7 @@
  * same in every process that maps it, wherever it maps it.  Only slow paths ask (a wait that
  * blocks, a release that finds waiters), and only for objects marked process-shared. */
 #include "shared_objs.h"
+#include "files_apart.h"
 
 #include <fcntl.h>
 
@@ -54,7 +55,9 @@ static int maps_feed(struct maps_line *l, char c)
 	return 0;
 }
 
-uint64_t gt_shared_obj(const void *addr)
+/* The key of the memory at addr, read in a thread with a descriptor table of its own: the
+ * reads of /proc/self/maps take no number of the program's. */
+static long shared_obj_apart(void *addr)
 {
 	long fd = gt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -77,5 +80,10 @@ uint64_t gt_shared_obj(const void *addr)
 		}
 	}
 	gt_sys1(SYS_close, fd);
-	return key;
+	return (long)key;
+}
+
+uint64_t gt_shared_obj(const void *addr)
+{
+	return (uint64_t)gt_files_apart(shared_obj_apart, (void *)addr);
 }

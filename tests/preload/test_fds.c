@@ -3,6 +3,7 @@
  * the tracer shows (not even libunwind's pipe), RLIMIT_NOFILE and RLIMIT_AS budgets are its
  * own.  Each test runs gt-fds untraced and traced (run_twins) and reads the capture. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -73,6 +74,36 @@ Test(fds, low_descriptors_closed_reopened_duplicated, .fini = teardown, .timeout
 	assert_complete(80000);
 	/* more than one window of 64 chunks */
 	cr_assert_gt(cap.hdr->n_chunks, 64u);
+}
+
+/* open returns the lowest free descriptor (POSIX; daemons rely on it): 200 000 times
+ * close(fd) then open() gives fd back, traced as untraced, while the capture grows in 16 KiB
+ * chunks and, with "shared", other threads yield and ping-pong process-shared semaphores
+ * (whose slow paths look the memory up in /proc/self/maps).  Alone, no descriptor of the
+ * tracer is left where the next open would find it. */
+struct others {
+	char name[8];
+};
+
+ParameterizedTestParameters(fds, lowest_free_descriptor_while_others_run)
+{
+	static struct others others[] = {{"alone"}, {"shared"}};
+	return cr_make_param_array(struct others, others, 2);
+}
+
+ParameterizedTest(struct others *others, fds, lowest_free_descriptor_while_others_run,
+		  .fini = teardown, .timeout = 120)
+{
+	const char *argv[] = {gt_fds(), "lowest", "200000", others->name, NULL};
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", NULL};
+	twins(argv, env);
+	cr_assert_str_eq(traced.out, "lowest: 200000 opens, 0 gave another number than the one "
+				     "just closed\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(cap.hdr->flags & GT_FILE_WRITE_FAILED, 0u);
+	cr_assert_gt(cap.hdr->n_chunks, 64u, "the capture grew past a window");
 }
 
 Test(fds, shell_exec_3_to_a_file, .fini = teardown, .timeout = 60)
