@@ -392,24 +392,59 @@ static size_t user_dir(char *buf, size_t cap, uint64_t uid)
 	return gt_append(buf, n, cap, num);
 }
 
-/* gotrace-<pid>[-<n>].gtcap created in the directory path[0..n): the descriptor or -errno
- * (-EEXIST: every name taken) */
-static long create_in(char *path, size_t dir_len, size_t cap, uint64_t pid)
+/* path[dir_len..] = gotrace-<pid>[-<n>].gtcap (n 0: no suffix) */
+static void capture_name(char *path, size_t dir_len, size_t cap, uint64_t pid, uint64_t n)
 {
 	char num[24];
-	for (unsigned attempt = 0; attempt < 100; attempt++) {
-		size_t n = dir_len;
-		path[n] = 0;
-		n = gt_append(path, n, cap, "gotrace-");
-		num[gt_fmt_u64(num, pid)] = 0;
-		n = gt_append(path, n, cap, num);
-		if (attempt) {
-			/* the same pid after exec, or a stale file: never overwrite */
-			n = gt_append(path, n, cap, "-");
-			num[gt_fmt_u64(num, attempt)] = 0;
-			n = gt_append(path, n, cap, num);
-		}
-		gt_append(path, n, cap, ".gtcap");
+	size_t at = dir_len;
+	path[at] = 0;
+	at = gt_append(path, at, cap, "gotrace-");
+	num[gt_fmt_u64(num, pid)] = 0;
+	at = gt_append(path, at, cap, num);
+	if (n) {
+		at = gt_append(path, at, cap, "-");
+		num[gt_fmt_u64(num, n)] = 0;
+		at = gt_append(path, at, cap, num);
+	}
+	gt_append(path, at, cap, ".gtcap");
+}
+
+static int name_taken(char *path, size_t dir_len, size_t cap, uint64_t pid, uint64_t n)
+{
+	static struct stat st; /* creation runs once at a time, off the program's stack */
+	capture_name(path, dir_len, cap, pid, n);
+	return gt_sys4(SYS_newfstatat, AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) != -ENOENT;
+}
+
+/* The first n whose name is free, as the images of one pid take them in turn (0, 1, 2, ...):
+ * doubling, then halving, so that the 1000th exec'd image looks at 20 names, not 1000. */
+static uint64_t first_free_name(char *path, size_t dir_len, size_t cap, uint64_t pid)
+{
+	if (!name_taken(path, dir_len, cap, pid, 0))
+		return 0;
+	uint64_t taken = 0, free = 1;
+	while (free < (1ull << 40) && name_taken(path, dir_len, cap, pid, free)) {
+		taken = free;
+		free *= 2;
+	}
+	while (free - taken > 1) {
+		uint64_t mid = taken + (free - taken) / 2;
+		if (name_taken(path, dir_len, cap, pid, mid))
+			taken = mid;
+		else
+			free = mid;
+	}
+	return free;
+}
+
+/* gotrace-<pid>[-<n>].gtcap created in the directory path[0..n): the descriptor or -errno
+ * (-EEXIST: every name tried was taken meanwhile) */
+static long create_in(char *path, size_t dir_len, size_t cap, uint64_t pid)
+{
+	uint64_t n = first_free_name(path, dir_len, cap, pid);
+	for (unsigned attempt = 0; attempt < 100; attempt++, n++) {
+		/* the same pid after exec, or a stale file: never overwrite */
+		capture_name(path, dir_len, cap, pid, n);
 		long fd = gt_sys4(SYS_openat, AT_FDCWD, path,
 				  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd != -EEXIST)

@@ -264,6 +264,37 @@ Test(losses, exec_image_called_exec, .fini = teardown, .timeout = 120)
 	cr_assert(!strstr(tool.err, "did not finish normally"), "%s", tool.err);
 }
 
+/* A program that execs itself 200 times is traced in every image: each capture is named
+ * (gotrace-PID-1 ... -200: the names do not stop at 99), each image but the last says it
+ * exec'd, the last ended normally, and the run's summary calls no image unfinished. */
+Test(losses, every_one_of_200_self_execs_traced, .fini = teardown, .timeout = 120)
+{
+	const char *argv[] = {prog("gt-losses"), "execs", "200", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, NULL);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "execs done\n");
+	cr_assert_eq(count_gotrace_lines(traced.err), 0, "%s", traced.err);
+	cr_assert_eq(run_count_captures(&traced), 201);
+	for (int nth = 0; nth <= 200; nth++) {
+		cr_assert_eq(run_capture(&traced, traced.pid, nth, &cap), 0, "image %d", nth);
+		cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 1u, "image %d", nth);
+		cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_EXEC), nth < 200 ? 1u : 0u);
+		cr_assert_eq(!!(cap.hdr->flags & GT_FILE_FINALIZED), nth == 200, "image %d", nth);
+		capture_close(&cap);
+		memset(&cap, 0, sizeof cap);
+	}
+	char out[PATH_MAX + 16];
+	snprintf(out, sizeof out, "%s/x.trace", traced.dir);
+	const char *run[] = {test_gotrace(), "run", "-o", out, "--", prog("gt-losses"), "execs",
+			     "200", NULL};
+	run_gotrace(run);
+	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
+	cr_assert_str_eq(tool.out, plain.out);
+	cr_assert(strstr(tool.err, ": 201 processes, 201 threads,"), "%s", tool.err);
+	cr_assert(!strstr(tool.err, "did not finish normally"), "%s", tool.err);
+	cr_assert(!strstr(tool.err, "cannot create the capture"), "%s", tool.err);
+}
+
 /* Runs a program that overflows a table, twins compared; the capture stays open in cap and
  * the notices of kind are summed. */
 static uint64_t run_overflow(const char *const argv[], const char *const env[], const char *out,

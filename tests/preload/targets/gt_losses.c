@@ -11,6 +11,7 @@
  *                      the tracer's thread table holds
  *   stacks BITS        2^BITS yields, each from a call path of its own (more stacks than the
  *                      tracer's stack table holds)
+ *   execs N            execs itself N times (each image one yield), the last exits 0
  *   busy N BYTES FILE  two threads make N yields each while main writes BYTES to FILE, 4 KiB
  *                      a write (under a file size limit the program itself keeps to) */
 #include <dlfcn.h>
@@ -182,6 +183,21 @@ static int busy(long n, long bytes, const char *path)
 	return 0;
 }
 
+static int execs(char *self, long left)
+{
+	sched_yield();
+	if (left <= 0) {
+		printf("execs done\n");
+		return 0;
+	}
+	char n[24];
+	snprintf(n, sizeof n, "%ld", left - 1);
+	char *argv[] = {self, (char *)"execs", n, NULL};
+	execv(self, argv);
+	perror("execv");
+	return 1;
+}
+
 /* ---- stacks: one call path per bit pattern ---- */
 static volatile int sink;
 
@@ -222,9 +238,11 @@ int main(int argc, char **argv)
 		return many_threads(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "stacks"))
 		return stacks(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "execs"))
+		return execs(argv[0], atol(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "busy"))
 		return busy(atol(argv[2]), atol(argv[3]), argv[4]);
 	fprintf(stderr, "usage: gt-losses yields N [FSIZE] | chdir DIR | dlopen LIB | waiters N | "
-		"threads N | stacks BITS | busy N BYTES FILE\n");
+		"threads N | stacks BITS | busy N BYTES FILE | execs N\n");
 	return 2;
 }
