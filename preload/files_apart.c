@@ -10,7 +10,6 @@
 #include "files_apart.h"
 #include "stacks.h"
 
-#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 
@@ -106,6 +105,15 @@ long gt_apart_clone(unsigned long flags, void *top, _Atomic int *ctid, struct ap
 }
 #endif
 
+GT_INLINE void cpu_relax(void)
+{
+#if defined(__x86_64__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield");
+#endif
+}
+
 long gt_files_apart(long (*fn)(void *), void *arg)
 {
 	void *stack = gt_scratch_take();
@@ -121,9 +129,17 @@ long gt_files_apart(long (*fn)(void *), void *arg)
 		gt_scratch_give(stack);
 		return fn(arg);
 	}
-	int v;
-	while ((v = atomic_load(&a.tid)) != 0)
-		gt_sys4(SYS_futex, &a.tid, FUTEX_WAIT, v, NULL);
+	/* The caller waits runnable, never asleep: the thread usually runs on another CPU and
+	 * is done in tens of µs.  A caller that slept here would show in the kernel's records as
+	 * an off-CPU wait inside the hook, between a release's wake and its return (the model
+	 * then draws that wake from no goroutine); a yield is a preemption.  The yields also let
+	 * the thread run where it shares one CPU with the caller (pinned, SCHED_FIFO). */
+	for (unsigned spin = 0; atomic_load(&a.tid) != 0; spin++) {
+		if (spin < 1024)
+			cpu_relax();
+		else
+			gt_sys0(SYS_sched_yield);
+	}
 	gt_scratch_give(stack);
 	return a.result;
 }
