@@ -235,6 +235,8 @@ static void no_readahead(long addr, uint64_t bytes)
 
 static int map_window(uint64_t w)
 {
+	if (w && gt_load(&gt_memlock_future))
+		return ENOMEM;
 	uint64_t bytes = gt_cap.window_chunks * gt_cap.chunk_size;
 	long r = gt_sys((long)SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, gt_cap.fd,
 			(long)(GT_FILE_HEADER_SIZE + w * bytes));
@@ -250,6 +252,8 @@ static int map_window(uint64_t w)
  * file pages again, here window w-1 and w, of which w is kept. */
 static int dup_window(uint64_t w)
 {
+	if (gt_load(&gt_memlock_future))
+		return ENOMEM;
 	uint64_t bytes = gt_cap.window_chunks * gt_cap.chunk_size;
 	long r = gt_sys((long)SYS_mremap, (long)gt_cap.windows[w - 1], 0, (long)(2 * bytes),
 			MREMAP_MAYMOVE, 0, 0);
@@ -345,7 +349,10 @@ static long back_chunks(void *job)
 			err = map_window(gt_cap.n_windows);
 		capture_fd_close();
 	}
-	if (err)
+	if (err == ENOMEM && gt_load(&gt_memlock_future))
+		*e = (struct gt_file_error){"the program locked its memory (mlockall): a new window of "
+					    "the capture would count against its RLIMIT_MEMLOCK: ", err};
+	else if (err)
 		*e = (struct gt_file_error){"the capture file could not grow: ", err};
 	return err ? -1 : 0;
 }
@@ -784,6 +791,7 @@ void gt_capture_forget(void)
 	if (gt_cap.fd >= 0)
 		capture_fd_close();
 	gt_cap.path[0] = 0;
+	gt_store(&gt_memlock_future, 0); /* a fork child inherits no memory lock */
 	gt_store(&gt_cap.dropped, 0);
 	gt_store(&gt_cap.dropped_reported, 0);
 	gt_store(&gt_cap.growth_lock, 0);

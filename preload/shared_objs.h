@@ -12,6 +12,10 @@
  * calls and a descriptor open for the read's duration only; costs a few tens of µs. */
 uint64_t gt_shared_obj(const void *addr) GT_HIDDEN;
 
+/* Every mapping of the process, [start, end) into spans (at most cap): how many.  Opens
+ * /proc/self/maps: for a thread of files_apart.h. */
+size_t gt_maps_read(uint64_t (*spans)[2], size_t cap) GT_HIDDEN;
+
 /* glibc's semaphore on 64-bit atomics (nptl/semaphoreP.h, struct new_sem): the value in the
  * low 32 bits of data, the number of waiters in the high 32; private is FUTEX_PRIVATE (0,
  * LLL_PRIVATE) for a process-private one and FUTEX_SHARED (128, LLL_SHARED) for pshared. */
