@@ -29,8 +29,8 @@ struct gt_follow {
 	void *usr2_ctx;
 };
 
-/* Before the fork: subreaper, SIGPIPE and SIGXFSZ ignored, SIGCHLD and the forwarded signals blocked and
- * read through a signalfd.  0, or -1 after a message. */
+/* Before the fork: subreaper, SIGPIPE and SIGXFSZ ignored, SIGCHLD and the forwarded signals
+ * blocked and read through a signalfd.  0, or -1 after a message. */
 int gt_follow_prepare(struct gt_follow *f);
 
 /* In the child, before exec: the signal mask and SIGPIPE and SIGXFSZ dispositions gotrace
