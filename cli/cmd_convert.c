@@ -14,6 +14,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "encoder/encoder.h"
+#include "leftovers.h"
 #include "kernel/recorder.h"
 #include "one_trace.h"
 #include "trace_set.h"
@@ -250,6 +251,8 @@ int gt_cmd_convert(int argc, char **argv)
 		default: convert_usage(stderr); free(debug_dirs); return 2;
 		}
 	}
+	if (!quiet) /* not at a traced program's exit (GOTRACE_OUT): its stderr is its own */
+		gt_leftovers_report();
 	if (!out || optind >= argc) {
 		fprintf(stderr, "gotrace convert: %s (see gotrace convert --help)\n",
 			!out ? "no output file (-o FILE)" : "no capture file given");

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "follow.h"
+#include "leftovers.h"
 #include "one_trace.h"
 #include "program_check.h"
 #include "snapshot.h"
@@ -364,6 +365,7 @@ int gt_cmd_run(int argc, char **argv)
 		return ret;
 	if (check_writable(opt.output) != 0 || find_preload_library(library, sizeof library) != 0)
 		return EXIT_GOTRACE_FAILED;
+	gt_leftovers_report();
 	struct capture_dir cd;
 	if (gt_run_prepare_capture_dir(&cd, opt.capture_dir, opt.keep_capture) != 0)
 		return EXIT_GOTRACE_FAILED;
@@ -393,9 +395,12 @@ int gt_cmd_run(int argc, char **argv)
 		kept_beside = gt_run_keep_beside_output(&opt, &cd, &rc);
 	else if (all_ok && !opt.keep_capture)
 		gt_run_remove_captures(&cd, &rc, kernel_path());
-	else if (rc.n > 0)
+	else if (rc.n > 0) {
+		if (cd.created)
+			gt_leftovers_unmark(cd.path); /* kept on purpose, and said here */
 		fprintf(stderr, "gotrace: %s kept in %s%s\n", rc.n == 1 ? "capture" : "captures",
 			cd.path, all_ok ? "" : " (convert again with: gotrace convert CAPTURE -o FILE)");
+	}
 	if (all_ok)
 		gt_cli_next_steps(opt.output, opt.format, kept_beside);
 	gt_run_free_captures(&rc);

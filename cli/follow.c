@@ -45,6 +45,8 @@ int gt_follow_prepare(struct gt_follow *f)
 	/* gotrace's own messages to a closed pipe fail with EPIPE instead of killing it */
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	sigaction(SIGPIPE, &ign, &f->old_pipe);
+	/* and a file of gotrace's at RLIMIT_FSIZE (kernel records, the trace) fails with EFBIG */
+	sigaction(SIGXFSZ, &ign, &f->old_xfsz);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (size_t i = 0; i < N_FORWARDED; i++)
@@ -53,7 +55,7 @@ int gt_follow_prepare(struct gt_follow *f)
 	f->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (f->sigfd < 0) {
 		fail("signalfd: %s", strerror(errno));
-		sigprocmask(SIG_SETMASK, &f->old_mask, NULL);
+		gt_follow_child(f);
 		return -1;
 	}
 	return 0;
@@ -62,6 +64,7 @@ int gt_follow_prepare(struct gt_follow *f)
 void gt_follow_child(const struct gt_follow *f)
 {
 	sigaction(SIGPIPE, &f->old_pipe, NULL);
+	sigaction(SIGXFSZ, &f->old_xfsz, NULL);
 	sigprocmask(SIG_SETMASK, &f->old_mask, NULL);
 }
 

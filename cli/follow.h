@@ -7,8 +7,9 @@
  * alone.  While the command runs, the signals gotrace forwards go to the command; once it has
  * exited, SIGINT or SIGTERM stops recording in every traced process still running (through
  * the stop word of its capture's header: the program does not notice) and ends the wait.
- * SIGPIPE is ignored by gotrace, so a closed stderr never kills it mid-conversion; the
- * command gets the disposition gotrace found. */
+ * SIGPIPE is ignored by gotrace, so a closed stderr never kills it mid-conversion, and so is
+ * SIGXFSZ, so a file of its own at RLIMIT_FSIZE fails with EFBIG; the command gets the
+ * dispositions gotrace found. */
 #ifndef GOTRACE_FOLLOW_H
 #define GOTRACE_FOLLOW_H
 
@@ -20,6 +21,7 @@
 struct gt_follow {
 	sigset_t old_mask;          /* gotrace's signal mask before: the command's */
 	struct sigaction old_pipe;  /* SIGPIPE as gotrace found it: the command's */
+	struct sigaction old_xfsz;  /* SIGXFSZ likewise */
 	int sigfd;                  /* the signals gotrace waits for (signalfd) */
 	double command_ended;       /* CLOCK_MONOTONIC seconds when the command exited */
 	/* set after gt_follow_prepare: SIGUSR2 calls it instead of being forwarded */
@@ -27,11 +29,12 @@ struct gt_follow {
 	void *usr2_ctx;
 };
 
-/* Before the fork: subreaper, SIGPIPE ignored, SIGCHLD and the forwarded signals blocked and
- * read through a signalfd.  0, or -1 after a message. */
+/* Before the fork: subreaper, SIGPIPE and SIGXFSZ ignored, SIGCHLD and the forwarded signals
+ * blocked and read through a signalfd.  0, or -1 after a message. */
 int gt_follow_prepare(struct gt_follow *f);
 
-/* In the child, before exec: the signal mask and SIGPIPE disposition gotrace found. */
+/* In the child, before exec: the signal mask and SIGPIPE and SIGXFSZ dispositions gotrace
+ * found. */
 void gt_follow_child(const struct gt_follow *f);
 
 /* Waits for COMMAND (its wait status into *status) and then for every traced process of the

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "leftovers.h"
 #include "one_trace.h"
 #include "program_check.h"
 
@@ -65,6 +66,11 @@ int gt_run_prepare_capture_dir(struct capture_dir *cd, const char *requested, bo
 			return -1;
 		}
 		cd->created = true;
+		if (gt_leftovers_mark(cd->path) != 0) {
+			fail("cannot mark %s as this run's: %s", cd->path, strerror(errno));
+			rmdir(cd->path);
+			return -1;
+		}
 		/* others may enter, not list or create: a traced process that becomes another
 		 * user makes uid-<uid> here (0700, that user's) for the programs it then runs;
 		 * every capture stays 0600 */
@@ -213,6 +219,8 @@ void gt_run_remove_captures(const struct capture_dir *cd, const struct run_captu
 	}
 	if (d != NULL)
 		closedir(d);
+	if (cd->created)
+		gt_leftovers_unmark(cd->path);
 	if (cd->created && rmdir(cd->path) != 0)
 		fprintf(stderr, "gotrace: left %s behind: %s\n", cd->path, strerror(errno));
 }
@@ -416,6 +424,8 @@ bool gt_run_keep_beside_output(const struct run_options *opt, const struct captu
 		else
 			left = true;
 	}
+	if (cd->created)
+		gt_leftovers_unmark(cd->path);
 	if (!left && cd->created)
 		rmdir(cd->path);
 	return main_kept;

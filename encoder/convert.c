@@ -469,6 +469,8 @@ void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t siz
 	case ENOSPC: why = "no space left on the file system"; break;
 	case EFBIG: why = "the file size limit (RLIMIT_FSIZE) was reached"; break;
 	case EDQUOT: why = "the disk quota was exceeded"; break;
+	case ENOMEM: why = "no memory could be mapped for the capture (RLIMIT_AS, or RLIMIT_MEMLOCK "
+			   "after the program's mlockall)"; break;
 	case 0: why = "the capture could not grow"; break;
 	default: why = strerror(s->err); break;
 	}

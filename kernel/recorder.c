@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -47,6 +48,8 @@ struct gt_kernel_rec {
 	int stop[2];                /* a byte: drain once more and end */
 	pthread_t thread;
 	uint64_t write_lost;        /* records drained and not stored */
+	uint64_t stored;            /* bytes of whole records in the file */
+	int store_err;              /* the write that stopped the file (EFBIG: RLIMIT_FSIZE) */
 	uint64_t drain_cpu_ns;      /* the drain thread's CPU time, when it ends */
 	char path[PATH_MAX];
 	char *tmp;                  /* a record that wraps around the ring, made whole */
@@ -203,20 +206,30 @@ static int online_cpus(int **cpus)
 	return n;
 }
 
+/* One record into the file.  The first write refused (a full disk, RLIMIT_FSIZE: gotrace
+ * ignores SIGXFSZ) stops the file after its last whole record; the records after it are
+ * counted, and gt_kernel_finish says why. */
 static void store(struct gt_kernel_rec *k, const void *rec, size_t size)
 {
 	const char *p = rec;
-	while (size > 0) {
-		ssize_t w = write(k->out, p, size);
+	size_t left = size;
+	while (left > 0 && !k->store_err) {
+		ssize_t w = write(k->out, p, left);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			k->write_lost++;
-			return;
+			k->store_err = w < 0 ? errno : EIO;
+			if (left < size && ftruncate(k->out, (off_t)k->stored) == 0)
+				lseek(k->out, (off_t)k->stored, SEEK_SET);
+			break;
 		}
 		p += w;
-		size -= (size_t)w;
+		left -= (size_t)w;
 	}
+	if (k->store_err)
+		k->write_lost++;
+	else
+		k->stored += size;
 }
 
 /* Copies CPU i's new records into the file (docs/formats/kernel-records.md §3). */
@@ -492,6 +505,11 @@ void gt_kernel_finish(struct gt_kernel_rec *k)
 	for (int i = 0; i < k->n; i++)
 		drain(k, i);
 	uint64_t lost = k->write_lost, cpu = k->drain_cpu_ns;
+	if (k->store_err)
+		fprintf(stderr, "gotrace: kernel records stopped at %.1f MiB: %s; %" PRIu64
+			" records after that were not stored\n", (double)k->stored / 1048576,
+			k->store_err == EFBIG ? "the file size limit (RLIMIT_FSIZE) was reached"
+					      : strerror(k->store_err), lost);
 	if (pwrite(k->out, &cpu, sizeof cpu, offsetof(struct gt_kernel_header, launcher_cpu_ns)) !=
 	    (ssize_t)sizeof cpu ||
 	    pwrite(k->out, &lost, sizeof lost, offsetof(struct gt_kernel_header, launcher_lost)) !=

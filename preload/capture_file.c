@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "config.h"
 #include "fastpath.h"
+#include "files_apart.h"
 #include "ring.h"
 #include "stacks.h"
 
@@ -234,6 +235,8 @@ static void no_readahead(long addr, uint64_t bytes)
 
 static int map_window(uint64_t w)
 {
+	if (w && gt_load(&gt_memlock_future))
+		return ENOMEM;
 	uint64_t bytes = gt_cap.window_chunks * gt_cap.chunk_size;
 	long r = gt_sys((long)SYS_mmap, 0, (long)bytes, PROT_READ | PROT_WRITE, MAP_SHARED, gt_cap.fd,
 			(long)(GT_FILE_HEADER_SIZE + w * bytes));
@@ -249,6 +252,8 @@ static int map_window(uint64_t w)
  * file pages again, here window w-1 and w, of which w is kept. */
 static int dup_window(uint64_t w)
 {
+	if (gt_load(&gt_memlock_future))
+		return ENOMEM;
 	uint64_t bytes = gt_cap.window_chunks * gt_cap.chunk_size;
 	long r = gt_sys((long)SYS_mremap, (long)gt_cap.windows[w - 1], 0, (long)(2 * bytes),
 			MREMAP_MAYMOVE, 0, 0);
@@ -305,14 +310,35 @@ static int back_unopened(uint64_t len, uint64_t keep, uint64_t w, struct gt_file
 	return 0;
 }
 
+/* What a growth or trim does with the capture's descriptor, in a thread whose descriptor
+ * table is not the program's (files_apart.h): its arguments and result. */
+struct file_job {
+	uint64_t n, last;
+	struct gt_file_error *e;
+};
+
+static long back_chunks(void *job);
+static long back_page(void *job);
+static long reserve_for_drop_apart(void *job);
+static long trim_apart(void *job);
+
 /* Chunks 0..n-1 backed by the file and mapped (under the growth lock), the last one up to
  * `last` bytes.  The descriptor is needed once per growth step or window, not per chunk. */
 int gt_capture_back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 {
 	uint64_t need = GT_FILE_HEADER_SIZE + (n - 1) * (uint64_t)gt_cap.chunk_size + last;
-	uint64_t w = (n - 1) / gt_cap.window_chunks;
-	if (need <= gt_cap.file_bytes && w < gt_cap.n_windows)
+	if (need <= gt_cap.file_bytes && (n - 1) / gt_cap.window_chunks < gt_cap.n_windows)
 		return 0;
+	struct file_job job = {n, last, e};
+	return (int)gt_files_apart(back_chunks, &job);
+}
+
+static long back_chunks(void *job)
+{
+	struct file_job *j = job;
+	struct gt_file_error *e = j->e;
+	uint64_t need = GT_FILE_HEADER_SIZE + (j->n - 1) * (uint64_t)gt_cap.chunk_size + j->last;
+	uint64_t w = (j->n - 1) / gt_cap.window_chunks;
 	int err = EBADF;
 	/* EBADF: a thread of the program closed every descriptor meanwhile; open it once more */
 	for (int attempt = 0; attempt < 2 && err == EBADF; attempt++) {
@@ -323,7 +349,10 @@ int gt_capture_back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
 			err = map_window(gt_cap.n_windows);
 		capture_fd_close();
 	}
-	if (err)
+	if (err == ENOMEM && gt_load(&gt_memlock_future))
+		*e = (struct gt_file_error){"the program locked its memory (mlockall): a new window of "
+					    "the capture would count against its RLIMIT_MEMLOCK: ", err};
+	else if (err)
 		*e = (struct gt_file_error){"the capture file could not grow: ", err};
 	return err ? -1 : 0;
 }
@@ -332,6 +361,13 @@ int gt_capture_back_chunks(uint64_t n, uint64_t last, struct gt_file_error *e)
  * held): 1, else 0 (not even a page fits, or no chunk may be opened). */
 int gt_capture_back_page(uint64_t k)
 {
+	struct file_job job = {k, 0, NULL};
+	return (int)gt_files_apart(back_page, &job);
+}
+
+static long back_page(void *job)
+{
+	uint64_t k = ((struct file_job *)job)->n;
 	uint64_t at = GT_FILE_HEADER_SIZE + k * (uint64_t)gt_cap.chunk_size;
 	struct gt_file_error e;
 	int ok = !gt_cap.truncated && k < gt_cap.max_chunks && at == gt_cap.file_bytes;
@@ -363,24 +399,59 @@ static size_t user_dir(char *buf, size_t cap, uint64_t uid)
 	return gt_append(buf, n, cap, num);
 }
 
-/* gotrace-<pid>[-<n>].gtcap created in the directory path[0..n): the descriptor or -errno
- * (-EEXIST: every name taken) */
-static long create_in(char *path, size_t dir_len, size_t cap, uint64_t pid)
+/* path[dir_len..] = gotrace-<pid>[-<n>].gtcap (n 0: no suffix) */
+static void capture_name(char *path, size_t dir_len, size_t cap, uint64_t pid, uint64_t n)
 {
 	char num[24];
-	for (unsigned attempt = 0; attempt < 100; attempt++) {
-		size_t n = dir_len;
-		path[n] = 0;
-		n = gt_append(path, n, cap, "gotrace-");
-		num[gt_fmt_u64(num, pid)] = 0;
-		n = gt_append(path, n, cap, num);
-		if (attempt) {
-			/* the same pid after exec, or a stale file: never overwrite */
-			n = gt_append(path, n, cap, "-");
-			num[gt_fmt_u64(num, attempt)] = 0;
-			n = gt_append(path, n, cap, num);
-		}
-		gt_append(path, n, cap, ".gtcap");
+	size_t at = dir_len;
+	path[at] = 0;
+	at = gt_append(path, at, cap, "gotrace-");
+	num[gt_fmt_u64(num, pid)] = 0;
+	at = gt_append(path, at, cap, num);
+	if (n) {
+		at = gt_append(path, at, cap, "-");
+		num[gt_fmt_u64(num, n)] = 0;
+		at = gt_append(path, at, cap, num);
+	}
+	gt_append(path, at, cap, ".gtcap");
+}
+
+static int name_taken(char *path, size_t dir_len, size_t cap, uint64_t pid, uint64_t n)
+{
+	static struct stat st; /* creation runs once at a time, off the program's stack */
+	capture_name(path, dir_len, cap, pid, n);
+	return gt_sys4(SYS_newfstatat, AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) != -ENOENT;
+}
+
+/* The first n whose name is free, as the images of one pid take them in turn (0, 1, 2, ...):
+ * doubling, then halving, so that the 1000th exec'd image looks at 20 names, not 1000. */
+static uint64_t first_free_name(char *path, size_t dir_len, size_t cap, uint64_t pid)
+{
+	if (!name_taken(path, dir_len, cap, pid, 0))
+		return 0;
+	uint64_t taken = 0, free = 1;
+	while (free < (1ull << 40) && name_taken(path, dir_len, cap, pid, free)) {
+		taken = free;
+		free *= 2;
+	}
+	while (free - taken > 1) {
+		uint64_t mid = taken + (free - taken) / 2;
+		if (name_taken(path, dir_len, cap, pid, mid))
+			taken = mid;
+		else
+			free = mid;
+	}
+	return free;
+}
+
+/* gotrace-<pid>[-<n>].gtcap created in the directory path[0..n): the descriptor or -errno
+ * (-EEXIST: every name tried was taken meanwhile) */
+static long create_in(char *path, size_t dir_len, size_t cap, uint64_t pid)
+{
+	uint64_t n = first_free_name(path, dir_len, cap, pid);
+	for (unsigned attempt = 0; attempt < 100; attempt++, n++) {
+		/* the same pid after exec, or a stale file: never overwrite */
+		capture_name(path, dir_len, cap, pid, n);
 		long fd = gt_sys4(SYS_openat, AT_FDCWD, path,
 				  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd != -EEXIST)
@@ -436,17 +507,25 @@ static int open_capture(void)
 
 static void reserve_for_drop(void)
 {
-	struct gt_file_error e;
 	uint8_t was_busy = gt_tls.busy;
 	gt_tls.busy = 1;
 	if (gt_cap.sparse && take_growth(0)) {
-		if (gt_cap.header && !gt_cap.truncated && capture_fd_open(&e) == 0) {
-			reserve_to(gt_cap.file_bytes + GT_DROP_RESERVE);
-			capture_fd_close();
-		}
+		if (gt_cap.header && !gt_cap.truncated)
+			gt_files_apart(reserve_for_drop_apart, NULL);
 		gt_growth_unlock();
 	}
 	gt_tls.busy = was_busy;
+}
+
+static long reserve_for_drop_apart(void *job)
+{
+	struct gt_file_error e;
+	(void)job;
+	if (capture_fd_open(&e) == 0) {
+		reserve_to(gt_cap.file_bytes + GT_DROP_RESERVE);
+		capture_fd_close();
+	}
+	return 0;
 }
 
 int64_t gt_capture_user_dir(uint32_t uid)
@@ -655,6 +734,16 @@ int gt_capture_create(struct gt_file_error *e)
 
 /* ---- the end ------------------------------------------------------------------------ */
 
+/* Chunk 0's reserved bytes cut to `bytes`: the failed reservations past its limit counted
+ * beyond what the file holds, which the reader would take for a chunk cut short. */
+static void end_first_chunk(uint64_t bytes)
+{
+	_Atomic uint64_t *used = (_Atomic uint64_t *)(gt_chunk_addr(0) + offsetof(struct gt_chunk_header, used));
+	uint64_t u = gt_load(used);
+	while (u > bytes && !atomic_compare_exchange_weak(used, &u, bytes))
+		;
+}
+
 void gt_capture_trim(void)
 {
 	gt_growth_lock();
@@ -665,13 +754,27 @@ void gt_capture_trim(void)
 	 * stride, the rest a hole, so that the reader never takes it for a truncated chunk */
 	if (len > gt_cap.file_bytes && gt_cap.chunk_limit == gt_cap.chunk_size)
 		len = gt_cap.file_bytes;
-	struct gt_file_error e;
+	/* RLIMIT_FSIZE refuses that stride (it is why chunk 0 never widened): the file ends with
+	 * chunk 0's pages, and its count of reserved bytes with them */
+	if (len > gt_cap.file_bytes && over_fsize(len)) {
+		len = gt_cap.file_bytes;
+		end_first_chunk(len - GT_FILE_HEADER_SIZE);
+	}
 	uint64_t now_len = gt_cap.reserved > gt_cap.file_bytes ? gt_cap.reserved : gt_cap.file_bytes;
-	if (len != now_len && capture_fd_open(&e) == 0) {
-		gt_sys2(SYS_ftruncate, gt_cap.fd, (long)len);
+	struct file_job job = {len, 0, NULL};
+	if (len != now_len)
+		gt_files_apart(trim_apart, &job);
+	gt_growth_unlock();
+}
+
+static long trim_apart(void *job)
+{
+	struct gt_file_error e;
+	if (capture_fd_open(&e) == 0) {
+		file_call(SYS_ftruncate, (long)((struct file_job *)job)->n, 0, 0);
 		capture_fd_close();
 	}
-	gt_growth_unlock();
+	return 0;
 }
 
 void gt_capture_forget(void)
@@ -688,6 +791,7 @@ void gt_capture_forget(void)
 	if (gt_cap.fd >= 0)
 		capture_fd_close();
 	gt_cap.path[0] = 0;
+	gt_store(&gt_memlock_future, 0); /* a fork child inherits no memory lock */
 	gt_store(&gt_cap.dropped, 0);
 	gt_store(&gt_cap.dropped_reported, 0);
 	gt_store(&gt_cap.growth_lock, 0);

@@ -45,6 +45,9 @@ struct gt_capture {
 	char path[GT_PATH_MAX];           /* "" until created */
 };
 extern struct gt_capture gt_cap GT_HIDDEN;
+/* the program's mlockall(MCL_FUTURE) was emulated (memlock.c): every new mapping would count
+ * against its RLIMIT_MEMLOCK, so the capture maps no new window */
+extern _Atomic int gt_memlock_future GT_HIDDEN;
 
 /* why the file could not be created or grown: a message prefix and an errno */
 struct gt_file_error {

@@ -481,6 +481,12 @@ int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs, 
 
 void gt_frame_rules_forget(void) { gt_add(&gt_rules_gen, 1); }
 
+int gt_frame_rules_own(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t r = (uintptr_t)gt_rules;
+	return r && lo < r + GT_RULE_SLOTS * sizeof(struct gt_rule_slot) && hi > r;
+}
+
 void gt_frame_rules_setup(void)
 {
 	if (gt_rules)
@@ -505,6 +511,12 @@ uintptr_t gt_frame_rule_learn(uintptr_t pc)
 }
 
 void gt_frame_rules_forget(void) {}
+
+int gt_frame_rules_own(uintptr_t lo, uintptr_t hi)
+{
+	(void)lo, (void)hi;
+	return 0;
+}
 
 void gt_frame_rules_setup(void) {}
 

@@ -16,6 +16,8 @@ int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs,
 uintptr_t gt_frame_rule_learn(uintptr_t pc) GT_HIDDEN;
 /* after a dlclose: rules learned before are not used again */
 void gt_frame_rules_forget(void) GT_HIDDEN;
+/* [lo, hi) overlaps the rule table */
+int gt_frame_rules_own(uintptr_t lo, uintptr_t hi) GT_HIDDEN;
 void gt_frame_rules_setup(void) GT_HIDDEN;
 
 #endif

@@ -8,6 +8,7 @@
  * change reads /proc/self/comm and /proc/self/cmdline, the kernel's own view, and writes. */
 #include "proc_name.h"
 #include "facts.h"
+#include "files_apart.h"
 
 #include <fcntl.h>
 #include <string.h>
@@ -17,15 +18,30 @@ static _Atomic int gt_name_busy;
 static uintptr_t gt_arg_start, gt_arg_end; /* argument area; 0: unknown */
 static uint64_t gt_arg_hash;               /* of the area when the last name was written */
 
-/* Bytes of path read into buf (at most cap), 0 when it cannot be read. */
-static size_t read_proc(const char *path, char *buf, size_t cap)
+struct proc_read {
+	const char *path;
+	char *buf;
+	size_t cap;
+};
+
+static long read_proc_apart(void *job)
 {
-	long fd = gt_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	struct proc_read *r = job;
+	long fd = gt_sys4(SYS_openat, AT_FDCWD, r->path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
-	long n = gt_sys3(SYS_read, fd, buf, cap);
+	long n = gt_sys3(SYS_read, fd, r->buf, r->cap);
 	gt_sys1(SYS_close, fd);
-	return n > 0 ? (size_t)n : 0;
+	return n > 0 ? n : 0;
+}
+
+/* Bytes of path read into buf (at most cap), 0 when it cannot be read; the file is open in a
+ * descriptor table of its own (files_apart.h): a thread's creation or the end reads it while
+ * other threads of the program open theirs. */
+static size_t read_proc(const char *path, char *buf, size_t cap)
+{
+	struct proc_read r = {path, buf, cap};
+	return (size_t)gt_files_apart(read_proc_apart, &r);
 }
 
 static uint64_t fnv1a(uint64_t h, const volatile char *s, size_t n)

@@ -3,6 +3,7 @@
  * same in every process that maps it, wherever it maps it.  Only slow paths ask (a wait that
  * blocks, a release that finds waiters), and only for objects marked process-shared. */
 #include "shared_objs.h"
+#include "files_apart.h"
 
 #include <fcntl.h>
 
@@ -54,7 +55,9 @@ static int maps_feed(struct maps_line *l, char c)
 	return 0;
 }
 
-uint64_t gt_shared_obj(const void *addr)
+/* The key of the memory at addr, read in a thread with a descriptor table of its own: the
+ * reads of /proc/self/maps take no number of the program's. */
+static long shared_obj_apart(void *addr)
 {
 	long fd = gt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -77,5 +80,34 @@ uint64_t gt_shared_obj(const void *addr)
 		}
 	}
 	gt_sys1(SYS_close, fd);
-	return key;
+	return (long)key;
+}
+
+size_t gt_maps_read(uint64_t (*spans)[2], size_t cap)
+{
+	long fd = gt_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	struct maps_line l = {{0}, 0, 0, 0};
+	char buf[128];
+	long n;
+	size_t got = 0;
+	while (got < cap && (n = gt_sys3(SYS_read, fd, buf, sizeof buf)) > 0) {
+		for (long i = 0; i < n && got < cap; i++) {
+			if (!maps_feed(&l, buf[i]))
+				continue;
+			if (l.field >= 2) {
+				spans[got][0] = l.v[0];
+				spans[got++][1] = l.v[1];
+			}
+			l = (struct maps_line){{0}, 0, 0, 0};
+		}
+	}
+	gt_sys1(SYS_close, fd);
+	return got;
+}
+
+uint64_t gt_shared_obj(const void *addr)
+{
+	return (uint64_t)gt_files_apart(shared_obj_apart, (void *)addr);
 }

@@ -13,6 +13,10 @@
  * calls and a descriptor open for the read's duration only; costs a few tens of µs. */
 uint64_t gt_shared_obj(const void *addr) GT_HIDDEN;
 
+/* Every mapping of the process, [start, end) into spans (at most cap): how many.  Opens
+ * /proc/self/maps: for a thread of files_apart.h. */
+size_t gt_maps_read(uint64_t (*spans)[2], size_t cap) GT_HIDDEN;
+
 static inline int gt_sem_pshared(const void *s)
 {
 	return ((const volatile struct gt_glibc_sem *)s)->private_ != 0;

@@ -582,6 +582,23 @@ uintptr_t gt_offstack(int masked, void *fn, uintptr_t a, uintptr_t b, uintptr_t 
 	return r;
 }
 
+/* [lo, hi) overlaps the stack table, a walk stack or the libunwind we opened */
+int gt_stacks_own(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t table = (uintptr_t)gt_stack_table;
+	if (table && lo < table + GT_STACK_SLOTS * sizeof(uint64_t) && hi > table)
+		return 1;
+	if (gt_unw_hi && lo < gt_unw_hi && hi > gt_unw_lo)
+		return 1;
+	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k]);
+		uintptr_t top = (uintptr_t)w + sizeof *w, base = top > GT_WALK_MAP ? top - GT_WALK_MAP : 0;
+		if (w && lo < top && hi > (base & ~(uintptr_t)4095))
+			return 1;
+	}
+	return 0;
+}
+
 void *gt_scratch_take(void)
 {
 	GT_STATIC_ASSERT(GT_SCRATCH_BYTES <= GT_WALK_MAP / 2, "a walk keeps most of its stack");

@@ -38,6 +38,8 @@ uintptr_t gt_offstack(int masked, void *fn, uintptr_t a, uintptr_t b, uintptr_t 
  * until given back; NULL when none can be had */
 #define GT_SCRATCH_BYTES (20u << 10)
 void *gt_scratch_take(void) GT_HIDDEN;
+/* [lo, hi) overlaps the tracer's stack memory: the stack table, a walk stack, libunwind */
+int gt_stacks_own(uintptr_t lo, uintptr_t hi) GT_HIDDEN;
 void gt_scratch_give(void *mem) GT_HIDDEN;
 
 #endif

@@ -7,10 +7,12 @@
 #include "oracle.h"
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define ROUND_TRIPS 2000
 
@@ -206,4 +208,82 @@ Test(kernel, offcpu_samples_meet_their_switch_outs, .timeout = 120)
 	gt_kernel_index_free(&samples);
 	gt_kernel_close(&f);
 	cli_result_free(&r);
+}
+
+/* the ping-pong's parent, from its PIDFILE */
+static int traced_pid(const char *pidfile)
+{
+	int pid = 0;
+	FILE *f = fopen(pidfile, "r");
+	cr_assert_not_null(f);
+	cr_assert_eq(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	return pid;
+}
+
+struct fsize_case {
+	long mib;
+	bool on_disk; /* --capture-dir on the test's disk, else the default (a tmpfs) */
+};
+
+ParameterizedTestParameters(kernel, a_file_size_limit_stops_the_records_not_gotrace)
+{
+	static struct fsize_case cases[] = { { 1, false }, { 1, true }, { 2, false },
+					     { 2, true }, { 4, false }, { 4, true } };
+	return cr_make_param_array(struct fsize_case, cases, sizeof cases / sizeof *cases);
+}
+
+/* ulimit -f (prlimit) over gotrace run and the ping-pong it traces: the kernel records pass
+ * the limit within 100 000 round trips.  gotrace stops that file at its last whole record,
+ * says so in one line, and still converts; the program exits as it does untraced. */
+ParameterizedTest(struct fsize_case *c, kernel, a_file_size_limit_stops_the_records_not_gotrace,
+		  .timeout = 180)
+{
+	char dir[512], trace[600], pidfile[600], caps[600], kern[700], err[1024], fsize[32];
+	struct cli_result plain, traced;
+	cli_tempdir(dir, sizeof dir);
+	snprintf(fsize, sizeof fsize, "--fsize=%ld", c->mib << 20);
+	cli_path(pidfile, sizeof pidfile, dir, "plain.pids");
+	const char *plain_argv[] = { "/usr/bin/prlimit", fsize, GT_TEST_PINGPONG, "100000",
+				     pidfile, NULL };
+	cli_run(&plain, plain_argv, NULL);
+	cli_path(trace, sizeof trace, dir, "p.trace");
+	cli_path(pidfile, sizeof pidfile, dir, "traced.pids");
+	cli_path(caps, sizeof caps, dir, "caps");
+	const char *argv[16] = { "/usr/bin/prlimit", fsize, cli_gotrace, "run", "--format",
+				 "go1.19", "--keep-capture", "-o", trace };
+	size_t n = 9;
+	if (c->on_disk) {
+		cr_assert_eq(mkdir(caps, 0700), 0);
+		argv[n++] = "--capture-dir";
+		argv[n++] = caps;
+	}
+	const char *rest[] = { "--", GT_TEST_PINGPONG, "100000", pidfile, NULL };
+	memcpy(argv + n, rest, sizeof rest);
+	cli_run(&traced, argv, NULL);
+	cr_assert_eq(plain.status, 0, "untraced: %d %s", plain.status, plain.err);
+	cr_assert_eq(traced.status, plain.status, "traced status %d: %s", traced.status, traced.err);
+	cr_assert_str_eq(traced.out, plain.out);
+	if (strstr(traced.err, "no kernel scheduling data"))
+		cr_skip_test("perf refused here: no kernel records to limit (%s)", traced.err);
+	cr_assert_eq(cli_count_of(traced.err, "gotrace: kernel records stopped at "), 1, "%s",
+		     traced.err);
+	cr_assert_eq(cli_count_of(traced.err, "the file size limit (RLIMIT_FSIZE) was reached; "),
+		     3, "the kernel records and both captures: %s", traced.err);
+	struct gt_events *events = gt_events_parse_119(trace);
+	cr_assert_not_null(events, "Go 1.19 rejects the trace: %s", traced.err);
+	gt_events_free(events);
+	/* the kept file ends with a whole record and counts what it could not store */
+	if (c->on_disk) /* kept where the run wrote it */
+		snprintf(kern, sizeof kern, "%s/gotrace-%d%s", caps, traced_pid(pidfile),
+			 GT_KERNEL_SUFFIX);
+	else
+		snprintf(kern, sizeof kern, "%s%s", trace, GT_KERNEL_SUFFIX);
+	struct gt_kernel_counts k;
+	cr_assert_eq(gt_kernel_read(kern, NULL, NULL, &k, err, sizeof err), 0, "%s", err);
+	cr_assert(!k.unfinished && !k.truncated);
+	cr_assert_gt(k.launcher_lost, 0);
+	cr_assert_leq(k.bytes, (uint64_t)c->mib << 20);
+	cli_result_free(&plain);
+	cli_result_free(&traced);
 }

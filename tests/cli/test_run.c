@@ -16,6 +16,7 @@
 #include <linux/magic.h>
 #include <stdint.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/statfs.h>
@@ -679,4 +680,92 @@ Test(run, format_go122_and_its_hint)
 	cr_assert_eq(r.status, 2);
 	cr_assert_not_null(strstr(r.err, "--format must be go1.22"), "%s", r.err);
 	cli_result_free(&r);
+}
+
+/* The one gotrace-* directory in DIR (a capture directory a run left there) into out. */
+static void only_capture_dir(const char *dir, char *out, size_t size)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+	cr_assert_not_null(d);
+	while ((e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "gotrace-", 8) == 0 && n++ == 0)
+			snprintf(out, size, "%s/%s", dir, e->d_name);
+	closedir(d);
+	cr_assert_eq(n, 1, "%d capture directories in %s", n, dir);
+}
+
+/* kill -9 of gotrace run leaves its captures in its directory (/dev/shm by default; TMPDIR
+ * here, so that the test sees only its own): the next run and gotrace convert name that
+ * directory, how many captures it holds, and how to convert or remove it, in one line; the
+ * next run's command behaves as untraced; once removed, nothing is said. */
+Test(run, captures_of_a_killed_run_are_named_by_the_next, .timeout = 120)
+{
+	char dir[512], tmp[600], tmpdir[620], trace[600], left[1000], line[2400];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(tmp, sizeof tmp, dir, "tmp");
+	cr_assert_eq(mkdir(tmp, 0700), 0);
+	snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", tmp);
+	cli_path(trace, sizeof trace, dir, "killed.trace");
+	cr_assert_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0); /* cat is ours once gotrace is gone */
+	int in[2];
+	cr_assert_eq(pipe(in), 0);
+	pid_t gotrace = fork();
+	cr_assert_geq(gotrace, 0);
+	if (gotrace == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(in[0], 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		close(in[1]);
+		putenv(tmpdir);
+		execl(cli_gotrace, cli_gotrace, "run", "-o", trace, "--", "/bin/cat", (char *)NULL);
+		_exit(99);
+	}
+	close(in[0]);
+	pid_t cat = cli_wait_for_child(gotrace, "cat");
+	cr_assert_eq(kill(gotrace, SIGKILL), 0);
+	int status;
+	cr_assert_eq(waitpid(gotrace, &status, 0), gotrace);
+	close(in[1]); /* cat reads the end and exits 0, as it does untraced */
+	cr_assert_eq(waitpid(cat, &status, 0), cat);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "cat: %#x", status);
+	only_capture_dir(tmp, left, sizeof left);
+	snprintf(line, sizeof line, "gotrace: %s holds 1 capture (", left);
+
+	struct cli_result plain, next;
+	const char *plain_argv[] = { "/bin/echo", "next", NULL };
+	cli_run(&plain, plain_argv, NULL);
+	cli_path(trace, sizeof trace, dir, "next.trace");
+	const char *next_argv[] = { cli_gotrace, "run", "-o", trace, "--", "/bin/echo", "next", NULL };
+	const char *env[] = { tmpdir, NULL };
+	cli_run(&next, next_argv, env);
+	cr_assert_eq(next.status, plain.status, "%s", next.err);
+	cr_assert_str_eq(next.out, plain.out);
+	cr_assert_eq(cli_count_of(next.err, line), 1, "no '%s' in: %s", line, next.err);
+	snprintf(line, sizeof line, "convert: gotrace convert %s -o FILE; remove: rm -r %s\n",
+		 left, left);
+	cr_assert_eq(cli_count_of(next.err, line), 1, "no '%s' in: %s", line, next.err);
+	cr_assert_eq(cli_count_of(next.err, "killed before it cleaned up"), 1, "%s", next.err);
+	cli_result_free(&next);
+
+	/* gotrace convert names it too, and converts it */
+	cli_path(trace, sizeof trace, dir, "left.trace");
+	const char *convert_argv[] = { cli_gotrace, "convert", left, "-o", trace, NULL };
+	cli_run(&next, convert_argv, env);
+	cr_assert_eq(next.status, 0, "%s", next.err);
+	cr_assert_eq(cli_count_of(next.err, line), 1, "no '%s' in: %s", line, next.err);
+	cr_assert(cli_file_exists(trace));
+	cli_result_free(&next);
+
+	/* removed as it says: the next run says nothing of it */
+	snprintf(line, sizeof line, "rm -r %s", left);
+	cr_assert_eq(system(line), 0);
+	cli_path(trace, sizeof trace, dir, "after.trace");
+	cli_run(&next, next_argv, env);
+	cr_assert_eq(next.status, plain.status, "%s", next.err);
+	cr_assert_eq(cli_count_of(next.err, "killed before it cleaned up"), 0, "%s", next.err);
+	cli_result_free(&next);
+	cli_result_free(&plain);
 }

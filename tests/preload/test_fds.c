@@ -3,6 +3,7 @@
  * the tracer shows (not even libunwind's pipe), RLIMIT_NOFILE and RLIMIT_AS budgets are its
  * own.  Each test runs gt-fds untraced and traced (run_twins) and reads the capture. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -73,6 +74,80 @@ Test(fds, low_descriptors_closed_reopened_duplicated, .fini = teardown, .timeout
 	assert_complete(80000);
 	/* more than one window of 64 chunks */
 	cr_assert_gt(cap.hdr->n_chunks, 64u);
+}
+
+/* open returns the lowest free descriptor (POSIX; daemons rely on it): 200 000 times
+ * close(fd) then open() gives fd back, traced as untraced, while the capture grows in 16 KiB
+ * chunks and, with "shared", other threads yield and ping-pong process-shared semaphores
+ * (whose slow paths look the memory up in /proc/self/maps).  Alone, no descriptor of the
+ * tracer is left where the next open would find it. */
+struct others {
+	char name[8];
+};
+
+ParameterizedTestParameters(fds, lowest_free_descriptor_while_others_run)
+{
+	static struct others others[] = {{"alone"}, {"shared"}};
+	return cr_make_param_array(struct others, others, 2);
+}
+
+ParameterizedTest(struct others *others, fds, lowest_free_descriptor_while_others_run,
+		  .fini = teardown, .timeout = 120)
+{
+	const char *argv[] = {gt_fds(), "lowest", "200000", others->name, NULL};
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", NULL};
+	twins(argv, env);
+	cr_assert_str_eq(traced.out, "lowest: 200000 opens, 0 gave another number than the one "
+				     "just closed\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(cap.hdr->flags & GT_FILE_WRITE_FAILED, 0u);
+	cr_assert_gt(cap.hdr->n_chunks, 64u, "the capture grew past a window");
+}
+
+/* mlockall(MCL_CURRENT | MCL_FUTURE) under an 8 MiB RLIMIT_MEMLOCK, CAP_IPC_LOCK dropped by
+ * the program itself (capset: the tests may run as root): it locks what it locks untraced,
+ * its thread and allocations get what they get untraced; the tracer's mappings count for
+ * nothing.  With 1 MiB chunks the capture's 32 MiB window (more than the limit) stays
+ * unlocked; with 16 KiB chunks its 1 MiB windows turn over, and the capture stops (one line)
+ * where it would have to map one more, locked. */
+struct memlock_case {
+	char chunk[16];
+	int stops;
+};
+
+ParameterizedTestParameters(fds, mlockall_under_the_locked_memory_limit)
+{
+	static struct memlock_case cases[] = {{"1048576", 0}, {"16384", 1}};
+	return cr_make_param_array(struct memlock_case, cases, 2);
+}
+
+ParameterizedTest(struct memlock_case *c, fds, mlockall_under_the_locked_memory_limit,
+		  .fini = teardown, .timeout = 60)
+{
+	char chunk[48];
+	snprintf(chunk, sizeof chunk, "GOTRACE_CHUNK_SIZE=%s", c->chunk);
+	const char *argv[] = {gt_fds(), "mlockall", "8", NULL};
+	const char *env[] = {chunk, NULL};
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(plain.out, "setrlimit: 0\ndrop CAP_IPC_LOCK: 0\nmlockall: 0\nthread: 0\n"
+				    "16 MiB more: refused\nmunlockall: 0\n");
+	cr_assert_eq(count_gotrace_lines(traced.err), c->stops, "%s", traced.err);
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	if (!c->stops) {
+		assert_complete(200000); /* every yield of the thread */
+		return;
+	}
+	cr_assert(strstr(traced.err, "the program locked its memory (mlockall)"), "%s", traced.err);
+	cr_assert(cap.hdr->flags & GT_FILE_WRITE_FAILED);
+	cr_assert_eq(cap.hdr->stop_errno, ENOMEM);
+	cr_assert_gt(capture_count(&cap, GT_YIELD, -1), 10000u, "the mapped windows were used");
 }
 
 Test(fds, shell_exec_3_to_a_file, .fini = teardown, .timeout = 60)

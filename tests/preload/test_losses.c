@@ -5,6 +5,7 @@
  * nothing may get lost: stacks inside a dlopen constructor are symbolized, a relative
  * GOTRACE_OUT survives a chdir. */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +21,17 @@
 static struct run plain, traced, tool;
 static struct capture cap;
 static char mounted[PATH_MAX + 16];
+static char shm_dir[32]; /* a capture directory on /dev/shm, when not "" */
 
 static void teardown(void)
 {
 	capture_close(&cap);
+	if (shm_dir[0]) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof path, "%s/gotrace-%d.gtcap", shm_dir, (int)traced.pid);
+		unlink(path);
+		rmdir(shm_dir);
+	}
 	if (mounted[0]) {
 		umount(mounted);
 		rmdir(mounted);
@@ -136,6 +144,55 @@ Test(losses, file_size_limit_fills_what_it_can, .fini = teardown, .timeout = 120
 	check_said(capture_path(&traced, NULL, 0), "file size limit (RLIMIT_FSIZE)");
 }
 
+struct fsize_case {
+	long mib;
+	int on_tmpfs; /* the capture on /dev/shm, else beside the run on a disk */
+};
+
+ParameterizedTestParameters(losses, file_size_limit_never_kills_the_program)
+{
+	static struct fsize_case cases[] = {{1, 1}, {1, 0}, {2, 1}, {2, 0}, {4, 1}, {4, 0}};
+	return cr_make_param_array(struct fsize_case, cases, sizeof cases / sizeof *cases);
+}
+
+/* ulimit -f, set before the program starts (bare LD_PRELOAD): the program writes half of it
+ * itself and exits 0 as untraced; the capture stops at the limit without SIGXFSZ, even where
+ * chunk 0 never got its full stride (1 MiB), and says so. */
+ParameterizedTest(struct fsize_case *c, losses, file_size_limit_never_kills_the_program,
+		  .fini = teardown, .timeout = 120)
+{
+	char own[PATH_MAX + 16], capdir[PATH_MAX + 32], bytes[24];
+	if (c->on_tmpfs)
+		cr_assert(mkdtemp(strcpy(shm_dir, "/dev/shm/gt-test-XXXXXX")));
+	snprintf(bytes, sizeof bytes, "%ld", c->mib << 19);
+	memset(&plain, 0, sizeof plain);
+	memset(&traced, 0, sizeof traced);
+	cr_assert(mkdtemp(strcpy(plain.dir, "/tmp/gt-test-XXXXXX")));
+	cr_assert(mkdtemp(strcpy(traced.dir, "/tmp/gt-test-XXXXXX")));
+	plain.fsize_limit = traced.fsize_limit = c->mib << 20;
+	snprintf(own, sizeof own, "%s/own", traced.dir);
+	snprintf(capdir, sizeof capdir, "GOTRACE_CAPTURE_DIR=%s", c->on_tmpfs ? shm_dir : traced.dir);
+	const char *argv[] = {prog("gt-losses"), "busy", "200000", bytes, own, NULL};
+	const char *env[] = {"GOTRACE_STACKS=none", capdir, NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	char capture[PATH_MAX + 64];
+	snprintf(capture, sizeof capture, "%s", capture_path(&traced, c->on_tmpfs ? shm_dir : NULL, 0));
+	char want[64];
+	snprintf(want, sizeof want, "busy 200000 wrote %ld\n", c->mib << 19);
+	cr_assert_str_eq(traced.out, want);
+	cr_assert_eq(count_gotrace_lines(traced.err), 1, "%s", traced.err);
+	cr_assert(strstr(traced.err, "file size limit exceeded"), "%s", traced.err);
+	cr_assert_eq(capture_open(&cap, capture), 0);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED, "exited normally after the stop");
+	cr_assert_eq(cap.hdr->stop_errno, EFBIG);
+	cr_assert_leq(cap.size, (size_t)(c->mib << 20));
+	cr_assert_eq(cap.bad_bytes, 0u);
+	capture_close(&cap);
+	memset(&cap, 0, sizeof cap);
+	check_said(capture, "file size limit (RLIMIT_FSIZE)");
+}
+
 Test(losses, full_file_system, .fini = teardown, .timeout = 180)
 {
 	if (geteuid() != 0)
@@ -205,6 +262,37 @@ Test(losses, exec_image_called_exec, .fini = teardown, .timeout = 120)
 	cr_assert_str_eq(tool.out, plain.out);
 	cr_assert_eq(lines_with(tool.err, "then exec'd another program"), 1, "%s", tool.err);
 	cr_assert(!strstr(tool.err, "did not finish normally"), "%s", tool.err);
+}
+
+/* A program that execs itself 200 times is traced in every image: each capture is named
+ * (gotrace-PID-1 ... -200: the names do not stop at 99), each image but the last says it
+ * exec'd, the last ended normally, and the run's summary calls no image unfinished. */
+Test(losses, every_one_of_200_self_execs_traced, .fini = teardown, .timeout = 120)
+{
+	const char *argv[] = {prog("gt-losses"), "execs", "200", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, NULL);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "execs done\n");
+	cr_assert_eq(count_gotrace_lines(traced.err), 0, "%s", traced.err);
+	cr_assert_eq(run_count_captures(&traced), 201);
+	for (int nth = 0; nth <= 200; nth++) {
+		cr_assert_eq(run_capture(&traced, traced.pid, nth, &cap), 0, "image %d", nth);
+		cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 1u, "image %d", nth);
+		cr_assert_eq(capture_count(&cap, GT_PROCESS, GT_PROC_EXEC), nth < 200 ? 1u : 0u);
+		cr_assert_eq(!!(cap.hdr->flags & GT_FILE_FINALIZED), nth == 200, "image %d", nth);
+		capture_close(&cap);
+		memset(&cap, 0, sizeof cap);
+	}
+	char out[PATH_MAX + 16];
+	snprintf(out, sizeof out, "%s/x.trace", traced.dir);
+	const char *run[] = {test_gotrace(), "run", "-o", out, "--", prog("gt-losses"), "execs",
+			     "200", NULL};
+	run_gotrace(run);
+	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
+	cr_assert_str_eq(tool.out, plain.out);
+	cr_assert(strstr(tool.err, ": 201 processes, 201 threads,"), "%s", tool.err);
+	cr_assert(!strstr(tool.err, "did not finish normally"), "%s", tool.err);
+	cr_assert(!strstr(tool.err, "cannot create the capture"), "%s", tool.err);
 }
 
 /* Runs a program that overflows a table, twins compared; the capture stays open in cap and

@@ -6,10 +6,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -275,6 +279,122 @@ static int s_nocfi(void)
 }
 #endif
 
+/* ---- lowest: open returns the lowest free descriptor, whatever the other threads do ---- */
+static atomic_int lowest_done;
+
+/* chunks filled: one fact a yield */
+static void *filler(void *arg)
+{
+	while (!atomic_load(&lowest_done))
+		sched_yield();
+	return arg;
+}
+
+/* a ping-pong of two process-shared semaphores: each side's wait blocks, and a blocking wait
+ * on a process-shared object is where the tracer looks its memory up */
+static sem_t *pp;
+
+static void *ping(void *arg)
+{
+	while (!atomic_load(&lowest_done)) {
+		sem_post(&pp[0]);
+		sem_wait(&pp[1]);
+	}
+	return arg;
+}
+
+static void *pong(void *arg)
+{
+	while (!atomic_load(&lowest_done)) {
+		sem_wait(&pp[0]);
+		sem_post(&pp[1]);
+	}
+	return arg;
+}
+
+/* close(fd); open() N times, counting each open that did not give the number just closed,
+ * while OTHERS threads run: none ("alone"), a thread that yields ("grow": the capture grows
+ * meanwhile), or that thread and two that ping-pong ("shared") */
+static int s_lowest(long n, int others)
+{
+	const char *path = "lowest.data";
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	pp = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (fd < 0 || pp == MAP_FAILED)
+		return 1;
+	sem_init(&pp[0], 1, 0);
+	sem_init(&pp[1], 1, 0);
+	pthread_t th[3];
+	void *(*body[3])(void *) = {filler, ping, pong};
+	for (int i = 0; i < others; i++)
+		pthread_create(&th[i], NULL, body[i], NULL);
+	long other = 0;
+	for (long i = 0; i < n; i++) {
+		close(fd);
+		int again = open(path, O_RDWR);
+		if (again < 0)
+			return 1;
+		other += again != fd;
+		fd = again;
+	}
+	atomic_store(&lowest_done, 1);
+	sem_post(&pp[0]); /* whichever side waits goes on, sees the end */
+	sem_post(&pp[1]);
+	for (int i = 0; i < others; i++)
+		pthread_join(th[i], NULL);
+	say("lowest: %ld opens, %ld gave another number than the one just closed\n", n, other);
+	return other ? 1 : 0;
+}
+
+/* ---- mlockall under RLIMIT_MEMLOCK ---- */
+
+/* CAP_IPC_LOCK dropped (effective and permitted, this thread's: the process has one yet), so
+ * that RLIMIT_MEMLOCK holds as for an ordinary user: raw capget/capset, no libcap */
+static int drop_ipc_lock(void)
+{
+	struct { uint32_t version; int pid; } head = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+	struct { uint32_t effective, permitted, inheritable; } data[2];
+	if (syscall(SYS_capget, &head, data) != 0)
+		return -1;
+	data[0].effective &= ~(1u << 14); /* CAP_IPC_LOCK */
+	data[0].permitted &= ~(1u << 14);
+	return (int)syscall(SYS_capset, &head, data);
+}
+
+static void *toucher(void *arg)
+{
+	char *p = malloc(1 << 20); /* locked as it faults in: counted against the limit */
+	for (int i = 0; p && i < (1 << 20); i += 4096)
+		p[i] = 1;
+	for (int i = 0; i < 200000; i++)
+		sched_yield();
+	free(p);
+	return arg;
+}
+
+/* mlockall(MCL_CURRENT | MCL_FUTURE) under an RLIMIT_MEMLOCK of MIB MiB, then a thread that
+ * touches 1 MiB and yields 200 000 times, then 16 MiB more; each step's result printed */
+static int s_mlockall(long mib)
+{
+	struct rlimit lim = {(rlim_t)mib << 20, (rlim_t)mib << 20};
+	say("setrlimit: %s\n", res(setrlimit(RLIMIT_MEMLOCK, &lim)));
+	say("drop CAP_IPC_LOCK: %s\n", res(drop_ipc_lock()));
+	say("mlockall: %s\n", res(mlockall(MCL_CURRENT | MCL_FUTURE)));
+	pthread_t th;
+	pthread_attr_t small; /* an 8 MiB stack, locked, would not fit */
+	pthread_attr_init(&small);
+	pthread_attr_setstacksize(&small, 256 << 10);
+	int r = pthread_create(&th, &small, toucher, NULL);
+	say("thread: %d\n", r);
+	if (!r)
+		pthread_join(th, NULL);
+	void *big = malloc(16 << 20); /* past the limit: refused untraced as traced */
+	say("16 MiB more: %s\n", big ? "got" : "refused");
+	free(big);
+	say("munlockall: %s\n", res(munlockall()));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s = argc > 1 ? argv[1] : "";
@@ -294,6 +414,11 @@ int main(int argc, char **argv)
 		return s_replace();
 	if (!strcmp(s, "nocfi"))
 		return s_nocfi();
-	fprintf(stderr, "usage: gt-fds lowfds|closeall|nofile [LIMIT]|lsfd|exec-lsfd|as|replace|nocfi\n");
+	if (!strcmp(s, "mlockall") && argc == 3)
+		return s_mlockall(atol(argv[2]));
+	if (!strcmp(s, "lowest") && argc == 4)
+		return s_lowest(atol(argv[2]), !strcmp(argv[3], "shared") ? 3 : !strcmp(argv[3], "grow"));
+	fprintf(stderr, "usage: gt-fds lowfds|closeall|nofile [LIMIT]|lsfd|exec-lsfd|as|replace|nocfi"
+		"|lowest N alone|grow|shared|mlockall MIB\n");
 	return 2;
 }

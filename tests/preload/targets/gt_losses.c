@@ -10,7 +10,10 @@
  *   threads N          N threads alive (ended, not joined) at once, then joined: more than
  *                      the tracer's thread table holds
  *   stacks BITS        2^BITS yields, each from a call path of its own (more stacks than the
- *                      tracer's stack table holds) */
+ *                      tracer's stack table holds)
+ *   execs N            execs itself N times (each image one yield), the last exits 0
+ *   busy N BYTES FILE  two threads make N yields each while main writes BYTES to FILE, 4 KiB
+ *                      a write (under a file size limit the program itself keeps to) */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
@@ -151,6 +154,50 @@ static int many_threads(int n)
 	return 0;
 }
 
+static void *yielder(void *arg)
+{
+	for (long i = 0, n = (long)(intptr_t)arg; i < n; i++)
+		sched_yield();
+	return NULL;
+}
+
+static int busy(long n, long bytes, const char *path)
+{
+	static char page[4096];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, yielder, (void *)(intptr_t)n);
+	FILE *f = fopen(path, "w");
+	long wrote = 0;
+	while (f && wrote < bytes) {
+		size_t k = bytes - wrote < (long)sizeof page ? (size_t)(bytes - wrote) : sizeof page;
+		if (fwrite(page, 1, k, f) != k || fflush(f) != 0)
+			break;
+		wrote += (long)k;
+	}
+	if (f)
+		fclose(f);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	printf("busy %ld wrote %ld\n", n, wrote);
+	return 0;
+}
+
+static int execs(char *self, long left)
+{
+	sched_yield();
+	if (left <= 0) {
+		printf("execs done\n");
+		return 0;
+	}
+	char n[24];
+	snprintf(n, sizeof n, "%ld", left - 1);
+	char *argv[] = {self, (char *)"execs", n, NULL};
+	execv(self, argv);
+	perror("execv");
+	return 1;
+}
+
 /* ---- stacks: one call path per bit pattern ---- */
 static volatile int sink;
 
@@ -191,7 +238,11 @@ int main(int argc, char **argv)
 		return many_threads(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "stacks"))
 		return stacks(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "execs"))
+		return execs(argv[0], atol(argv[2]));
+	if (argc == 5 && !strcmp(argv[1], "busy"))
+		return busy(atol(argv[2]), atol(argv[3]), argv[4]);
 	fprintf(stderr, "usage: gt-losses yields N [FSIZE] | chdir DIR | dlopen LIB | waiters N | "
-		"threads N | stacks BITS\n");
+		"threads N | stacks BITS | busy N BYTES FILE | execs N\n");
 	return 2;
 }
