@@ -19,7 +19,7 @@ def install_peers():
 
 
 BENCH_TARGETS = ["bench/microbench", "bench/libgtbenchstub.so", "bench/workload",
-                 "bench/gendata", "bench/count_facts", "cli/gotrace"]
+                 "bench/reqserver", "bench/gendata", "bench/count_facts", "cli/gotrace"]
 
 
 def build(build_dir, preload_override):

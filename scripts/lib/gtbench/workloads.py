@@ -45,12 +45,12 @@ def workloads(paths, reps, quick, work, lttng):
     # configurations of one repetition do the same; the small ones print their result
     small = {
         "mutex (4 threads, one lock)": ([wl, "mutex", "300000" if quick else "1500000", "4"], True),
-        "mutex (16 threads, one lock)": ([wl, "mutex", "50000" if quick else "250000", "16"], True),
+        "mutex (16 threads, one lock)": ([wl, "mutex", "80000" if quick else "400000", "16"], True),
         "condvar ping-pong": ([wl, "condvar", "16000" if quick else "80000"], True),
         "pipe ping-pong": ([wl, "pipe", "20000" if quick else "100000"], True),
         "thread churn": ([wl, "churn", "3600" if quick else "18000"], True),
         "server (8 workers, 2 producers)":
-            ([wl, "server", "16000" if quick else "80000", "8"], True),
+            ([wl, "server", "48000" if quick else "240000", "8"], True),
         "pigz -p 2": (["pigz", "-p", "2", "-c", data], False),
         "zstd -T2 -6": (["zstd", "-q", "-T2", "-6", "-c", data], False),
     }
