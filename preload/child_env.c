@@ -6,6 +6,7 @@
 #include "config.h"
 #include "lifecycle.h"
 #include "modules.h"
+#include "stacks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,13 @@ int gt_follow_spawn(void)
 	return gt_cfg.follow && gt_load(&gt_state) != GT_ST_DETACHED;
 }
 
+/* The program's envp can be read at slot i, the slots before it could (checked once per
+ * page): a bad one is the kernel's to answer (EFAULT) */
+static int slot_readable(char *const envp[], size_t i)
+{
+	return (i && (uintptr_t)&envp[i] % 4096) || gt_readable(&envp[i], sizeof *envp);
+}
+
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
 		    size_t nscratch)
 {
@@ -116,9 +124,14 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 		return (char **)envp;
 	size_t n = 0;
 	long preload = -1;
-	for (; envp[n]; n++)
+	for (;; n++) {
+		if (!slot_readable(envp, n))
+			return (char **)envp;
+		if (!envp[n])
+			break;
 		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
 			preload = (long)n;
+	}
 	int has_self = preload >= 0 && strstr(envp[preload] + 11, GT_SELF_NAME);
 	/* the root's pid and absolute paths reach children only this way: the program's environ
 	 * is left alone */

@@ -198,15 +198,15 @@ GT_EXPORT int pipe2(int fds[2], int flags)
 
 /* rt_sigprocmask reads the new set before it looks at `how`: with an invalid one it fails
  * EFAULT when the 8 bytes cannot be read, EINVAL when they can, and changes nothing.
- * Readability goes by pages, so the aligned 8 bytes holding addr answer for it.  Checked once
- * against an address that cannot be read; if the kernel answered otherwise, nothing is
- * readable (a shorter stack, never a fault). */
+ * Readability goes by pages, so the aligned 8 bytes holding addr answer for it. */
 static int probe_unreadable(uintptr_t addr)
 {
 	return gt_sys4(SYS_rt_sigprocmask, -1, addr & ~(uintptr_t)7, NULL, 8) != -EINVAL;
 }
 
-static long unw_validate(uintptr_t addr)
+/* Checked once against an address that cannot be read; if the kernel answered otherwise,
+ * nothing is readable (a shorter stack or a fact without its argument, never a fault). */
+int gt_kernel_reads(uintptr_t addr)
 {
 	static _Atomic int works; /* 0 unknown, 1 yes, 2 no */
 	int w = gt_load(&works);
@@ -216,7 +216,12 @@ static long unw_validate(uintptr_t addr)
 		w = kernel_page && !probe_unreadable((uintptr_t)&here) ? 1 : 2;
 		gt_store(&works, w);
 	}
-	if (w != 1 || probe_unreadable(addr)) {
+	return w == 1 && !probe_unreadable(addr);
+}
+
+static long unw_validate(uintptr_t addr)
+{
+	if (!gt_kernel_reads(addr)) {
 		errno = EFAULT;
 		return -1;
 	}
