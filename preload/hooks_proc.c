@@ -318,14 +318,7 @@ static _Atomic int shell_lock;
 static int shell_users;
 static struct sigaction shell_intr, shell_quit;
 
-static void shell_lock_take(void)
-{
-	int expected = 0;
-	while (!atomic_compare_exchange_weak(&shell_lock, &expected, 1)) {
-		expected = 0;
-		gt_sys0(SYS_sched_yield);
-	}
-}
+static void shell_lock_take(void) { gt_lock(&shell_lock); }
 
 static void shell_restore(const sigset_t *omask)
 {
@@ -334,7 +327,7 @@ static void shell_restore(const sigset_t *omask)
 		sigaction(SIGINT, &shell_intr, NULL);
 		sigaction(SIGQUIT, &shell_quit, NULL);
 	}
-	atomic_store(&shell_lock, 0);
+	gt_unlock(&shell_lock);
 	sigprocmask(SIG_SETMASK, omask, NULL);
 }
 
@@ -362,7 +355,7 @@ static int shell_spawn(const char *cmd, char **env, void *env_mem)
 		sigaction(SIGINT, &ign, &shell_intr);
 		sigaction(SIGQUIT, &ign, &shell_quit);
 	}
-	atomic_store(&shell_lock, 0);
+	gt_unlock(&shell_lock);
 	sigset_t omask, reset;
 	sigaddset(&ign.sa_mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &ign.sa_mask, &omask);
