@@ -5,9 +5,11 @@
 #include "capture_file.h"
 #include "facts.h"
 #include "hooks.def"
+#include "lifecycle.h"
 #include "stacks.h"
 
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <stdarg.h>
 
 /* a new descriptor (open, F_DUPFD, accept) may have the number of a closed one whose kind is cached */
@@ -262,6 +264,8 @@ GT_EXPORT long syscall(long nr, ...)
 			gt_capture_user_dir((uint32_t)(nr == SYS_setuid ? a0 : a1));
 		errno = saved;
 	}
+	if (GT_UNLIKELY(nr == SYS_seccomp) && (a0 == SECCOMP_SET_MODE_STRICT || a0 == SECCOMP_SET_MODE_FILTER))
+		gt_sandbox_enter();
 	if (nr != SYS_futex || !(t = gt_enter())) {
 		if (GT_UNLIKELY(nr == SYS_clone || nr == SYS_clone3 || nr == SYS_exit))
 			gt_raw_syscall(nr, a0);

@@ -439,7 +439,7 @@ GT_EXPORT int daemon(int nochdir, int noclose)
  * converter (GOTRACE_OUT converts at exit() alone). */
 GT_EXPORT void _exit(int status)
 {
-	if (!gt_self()->busy)
+	if (!gt_self()->busy && !gt_detached())
 		gt_offstack(1, (void *)gt_finalize, 0, 0, 0);
 	GT_REAL(_exit)(status);
 	__builtin_unreachable();
@@ -447,7 +447,7 @@ GT_EXPORT void _exit(int status)
 
 GT_EXPORT void _Exit(int status)
 {
-	if (!gt_self()->busy)
+	if (!gt_self()->busy && !gt_detached())
 		gt_offstack(1, (void *)gt_finalize, 0, 0, 0);
 	GT_REAL(_Exit)(status);
 	__builtin_unreachable();

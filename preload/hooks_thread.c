@@ -193,6 +193,8 @@ GT_EXPORT int prctl(int option, ...)
 	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
 	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
+	if (option == PR_SET_SECCOMP)
+		gt_sandbox_enter();
 	int r = GT_REAL(prctl)(option, a2, a3, a4, a5);
 	struct gt_tls *t;
 	if (option == PR_SET_NAME && r == 0 && (t = gt_enter())) {
