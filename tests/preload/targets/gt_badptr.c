@@ -111,6 +111,7 @@ static long c_execve_argv(void)
 	char *envp[] = {NULL};
 	return execve("/bin/true", bad, envp);
 }
+static long c_clone3(void) { return syscall(SYS_clone3, bad, 88); }
 static long c_sigaltstack(void) { return sigaltstack(bad, NULL); }
 static long c_prctl_name(void) { return prctl(PR_SET_NAME, bad, 0, 0, 0); }
 static long c_pipe(void) { return pipe(bad); }
@@ -153,6 +154,7 @@ static const struct {
 	{"cond_signal", c_cond_signal},
 	{"execve-envp", c_execve_envp},
 	{"execve-argv", c_execve_argv},
+	{"clone3", c_clone3},
 	{"sigaltstack", c_sigaltstack},
 	{"prctl-name", c_prctl_name},
 	{"pipe", c_pipe},
