@@ -50,6 +50,22 @@ static const char *const gt_env_names[] = {
 	"GOTRACE_STACK_CHECK", "GOTRACE_RUN",
 };
 
+#define GT_N_NAMES (sizeof gt_env_names / sizeof gt_env_names[0])
+
+/* What a child's environment gets from us and the program did not pass is named in
+ * GOTRACE_HIDE ("LD_PRELOAD:GOTRACE_ROOT_PID:..."): the child's constructor takes it out of
+ * environ again (gt_child_env_hide), keeping the settings' values here. */
+#define GT_HIDE "GOTRACE_HIDE"
+static char gt_hidden_store[GT_ENV_SCRATCH];
+static const char *gt_hidden[GT_N_NAMES];
+
+/* setting k as this process was given it */
+static const char *our_setting(size_t k)
+{
+	const char *v = getenv(gt_env_names[k]);
+	return v ? v : gt_hidden[k];
+}
+
 static const char *env_get(char *const envp[], const char *name)
 {
 	size_t len = strlen(name);
@@ -118,9 +134,10 @@ static int slot_readable(char *const envp[], size_t i)
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
 		    size_t nscratch)
 {
+	static char *const no_env[] = {NULL};
 	if (!envp)
-		envp = environ;
-	if (!envp || !gt_self_path[0])
+		envp = no_env; /* Linux runs the child with an empty environment */
+	if (!gt_self_path[0])
 		return (char **)envp;
 	size_t n = 0;
 	long preload = -1;
@@ -140,12 +157,11 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 		fix |= our_value(gt_env_names[k], env_get(envp, gt_env_names[k])) != NULL;
 	if ((follow && has_self && !fix) || (!follow && !has_self))
 		return (char **)envp;
-	if (n + 2 + sizeof gt_env_names / sizeof gt_env_names[0] > nbuf)
+	if (n + 3 + GT_N_NAMES > nbuf)
 		return (char **)envp;
+	char hide[512] = GT_HIDE "=";
+	size_t nhide = sizeof GT_HIDE;
 	size_t m = 0, used = 0;
-	for (size_t i = 0; i < n; i++)
-		if (((long)i != preload || (follow && has_self)) && !(follow && replaced(envp[i])))
-			buf[m++] = envp[i];
 	char *value = scratch;
 	size_t cap = nscratch;
 	if (follow && !has_self) {
@@ -162,15 +178,23 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 			used += strlen(envp[preload] + 11);
 		}
 		value[used++] = 0;
-		buf[m++] = value;
+		nhide = gt_append(hide, nhide, sizeof hide, "LD_PRELOAD:");
 	}
+	/* the program's entries in their order, LD_PRELOAD in its place when it had one */
+	for (size_t i = 0; i < n; i++)
+		if ((long)i == preload && follow && !has_self)
+			buf[m++] = value;
+		else if (((long)i != preload || (follow && has_self)) && !(follow && replaced(envp[i])))
+			buf[m++] = envp[i];
+	if (follow && !has_self && preload < 0)
+		buf[m++] = value;
 	if (follow) {
 		/* our_value's settings, and all of ours in an environment built from scratch */
 		for (size_t k = 0; k < sizeof gt_env_names / sizeof gt_env_names[0]; k++) {
 			const char *theirs = env_get(envp, gt_env_names[k]);
 			const char *v = our_value(gt_env_names[k], theirs);
 			if (!v && !has_self && !theirs) {
-				v = getenv(gt_env_names[k]);
+				v = our_setting(k);
 				v = v && our_value(gt_env_names[k], v) ? our_value(gt_env_names[k], v) : v;
 			}
 			size_t nl = strlen(gt_env_names[k]);
@@ -182,6 +206,14 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 			strcpy(entry + nl + 1, v);
 			used += nl + strlen(v) + 2;
 			buf[m++] = entry;
+			if (!theirs) {
+				nhide = gt_append(hide, nhide, sizeof hide, gt_env_names[k]);
+				nhide = gt_append(hide, nhide, sizeof hide, ":");
+			}
+		}
+		if (nhide > sizeof GT_HIDE && nhide + 1 < sizeof hide && used + nhide + 1 < cap) {
+			buf[m++] = strcpy(scratch + used, hide);
+			used += nhide + 1;
 		}
 	} else {
 		memcpy(value, "LD_PRELOAD=", 11);
@@ -191,4 +223,60 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 	}
 	buf[m] = NULL;
 	return buf;
+}
+
+/* environ's entry NAME=..., taken out (the rest moved up) and its bytes cleared, so that
+ * /proc/self/environ shows NULs there; its value copied into store first (NULL: not kept).
+ * Returns the copy, or NULL. */
+static const char *env_remove(const char *name, char *store, size_t cap, size_t *used)
+{
+	size_t len = strlen(name);
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, name, len) || (*e)[len] != '=')
+			continue;
+		char *entry = *e;
+		const char *copy = NULL;
+		size_t vlen = strlen(entry + len + 1);
+		if (store && *used + vlen + 1 <= cap) {
+			copy = memcpy(store + *used, entry + len + 1, vlen + 1);
+			*used += vlen + 1;
+		}
+		do
+			e[0] = e[1];
+		while (*e++);
+		memset(entry, 0, len + 1 + vlen);
+		return copy;
+	}
+	return NULL;
+}
+
+void gt_child_env_hide(void)
+{
+	char list[512];
+	const char *marked = getenv(GT_HIDE);
+	if (!marked || strlen(marked) >= sizeof list)
+		return;
+	strcpy(list, marked);
+	env_remove(GT_HIDE, NULL, 0, NULL);
+	size_t used = 0;
+	for (char *save = NULL, *name = strtok_r(list, ":", &save); name; name = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(name, "LD_PRELOAD")) {
+			/* ours alone, or ours in front of the program's: the program's stays */
+			char *v = getenv("LD_PRELOAD"), rest[GT_ENV_SCRATCH];
+			size_t n = v ? strip_self(v, rest, sizeof rest) : 0;
+			if (!v)
+				continue;
+			if (!n) {
+				env_remove("LD_PRELOAD", NULL, 0, NULL);
+				continue;
+			}
+			size_t was = strlen(v);
+			memcpy(v, rest, n + 1);
+			memset(v + n, 0, was - n);
+			continue;
+		}
+		for (size_t k = 0; k < GT_N_NAMES; k++)
+			if (!strcmp(name, gt_env_names[k]))
+				gt_hidden[k] = env_remove(name, gt_hidden_store, sizeof gt_hidden_store, &used);
+	}
 }

@@ -421,6 +421,7 @@ __attribute__((constructor)) static void gt_constructor(void)
 	gt_resolve_all();
 	if (gt_load(&gt_state) == GT_ST_UNINIT)
 		gt_init();
+	gt_child_env_hide(); /* once the settings are read */
 	struct gt_tls *t = gt_enter(); /* announces the main thread */
 	(void)t;
 }
