@@ -433,6 +433,19 @@ GT_EXPORT int daemon(int nochdir, int noclose)
 	return GT_REAL(daemon)(nochdir, noclose);
 }
 
+/* ---- getppid: an orphan's adopter ---------------------------------------------------------
+ * gotrace run is a subreaper, so as to wait for daemons: an orphan of the tree becomes its
+ * child.  getppid names the process that adopts orphans without gotrace (init, or a
+ * subreaper above it; gotrace asked before it became one).  The command is gotrace's child
+ * indeed.  /proc/PID/stat still shows gotrace. */
+GT_EXPORT pid_t getppid(void)
+{
+	pid_t p = GT_REAL(getppid)();
+	if (GT_UNLIKELY(p == gt_cfg.reaper) && p > 0 && gt_sys0(SYS_getpid) != gt_cfg.command)
+		return gt_cfg.adopter;
+	return p;
+}
+
 /* ---- _exit and _Exit skip atexit and destructors: finalize here ------------------------- */
 
 /* Immediate and async-signal-safe like the call itself: end records only, never the
