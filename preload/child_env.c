@@ -131,6 +131,20 @@ static int slot_readable(char *const envp[], size_t i)
 	return (i && (uintptr_t)&envp[i] % 4096) || gt_readable(&envp[i], sizeof *envp);
 }
 
+/* GOTRACE_HIDE=NAME:NAME:... for the settings in mask (bit GT_N_NAMES: LD_PRELOAD), into
+ * out; NULL when it does not fit */
+static char *hide_entry(uint32_t mask, char *out, size_t cap)
+{
+	GT_STATIC_ASSERT(GT_N_NAMES < 32, "a bit per setting");
+	size_t n = gt_append(out, 0, cap, GT_HIDE "=");
+	for (size_t k = 0; k <= GT_N_NAMES; k++)
+		if (mask & 1u << k) {
+			n = gt_append(out, n, cap, k < GT_N_NAMES ? gt_env_names[k] : "LD_PRELOAD");
+			n = gt_append(out, n, cap, ":");
+		}
+	return n + 1 < cap ? out : NULL;
+}
+
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
 		    size_t nscratch)
 {
@@ -159,8 +173,7 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 		return (char **)envp;
 	if (n + 3 + GT_N_NAMES > nbuf)
 		return (char **)envp;
-	char hide[512] = GT_HIDE "=";
-	size_t nhide = sizeof GT_HIDE;
+	uint32_t hide = 0; /* settings k added: bit k; LD_PRELOAD: bit GT_N_NAMES */
 	size_t m = 0, used = 0;
 	char *value = scratch;
 	size_t cap = nscratch;
@@ -178,7 +191,7 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 			used += strlen(envp[preload] + 11);
 		}
 		value[used++] = 0;
-		nhide = gt_append(hide, nhide, sizeof hide, "LD_PRELOAD:");
+		hide |= 1u << GT_N_NAMES;
 	}
 	/* the program's entries in their order, LD_PRELOAD in its place when it had one */
 	for (size_t i = 0; i < n; i++)
@@ -206,15 +219,11 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 			strcpy(entry + nl + 1, v);
 			used += nl + strlen(v) + 2;
 			buf[m++] = entry;
-			if (!theirs) {
-				nhide = gt_append(hide, nhide, sizeof hide, gt_env_names[k]);
-				nhide = gt_append(hide, nhide, sizeof hide, ":");
-			}
+			if (!theirs)
+				hide |= 1u << k;
 		}
-		if (nhide > sizeof GT_HIDE && nhide + 1 < sizeof hide && used + nhide + 1 < cap) {
-			buf[m++] = strcpy(scratch + used, hide);
-			used += nhide + 1;
-		}
+		if (hide && (buf[m] = hide_entry(hide, scratch + used, cap - used)))
+			m++;
 	} else {
 		memcpy(value, "LD_PRELOAD=", 11);
 		size_t len = strip_self(envp[preload] + 11, value + 11, cap - 11);
