@@ -6,6 +6,7 @@
 #include "facts.h"
 #include "hooks.def"
 #include "lifecycle.h"
+#include "seccomp_filter.h"
 #include "stacks.h"
 
 #include <linux/futex.h>
@@ -264,7 +265,9 @@ GT_EXPORT long syscall(long nr, ...)
 			gt_capture_user_dir((uint32_t)(nr == SYS_setuid ? a0 : a1));
 		errno = saved;
 	}
-	if (GT_UNLIKELY(nr == SYS_seccomp) && (a0 == SECCOMP_SET_MODE_STRICT || a0 == SECCOMP_SET_MODE_FILTER))
+	if (GT_UNLIKELY(nr == SYS_seccomp) &&
+	    (a0 == SECCOMP_SET_MODE_STRICT ||
+	     (a0 == SECCOMP_SET_MODE_FILTER && !gt_filter_lets_tracer_through((void *)a2))))
 		gt_sandbox_enter();
 	if (nr != SYS_futex || !(t = gt_enter())) {
 		if (GT_UNLIKELY(nr == SYS_clone || nr == SYS_clone3 || nr == SYS_exit))
