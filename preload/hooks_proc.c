@@ -441,7 +441,7 @@ GT_EXPORT int daemon(int nochdir, int noclose)
 GT_EXPORT pid_t getppid(void)
 {
 	pid_t p = GT_REAL(getppid)();
-	if (GT_UNLIKELY(p == gt_cfg.reaper) && p > 0 && gt_sys0(SYS_getpid) != gt_cfg.command)
+	if (GT_UNLIKELY(p == gt_cfg.reaper) && p > 0 && !gt_cfg.is_command)
 		return gt_cfg.adopter;
 	return p;
 }

@@ -345,6 +345,7 @@ int gt_init(void)
 static void after_fork_child(void)
 {
 	int st = gt_load(&gt_state);
+	gt_cfg.is_command = 0; /* gotrace's command is its parent */
 	if (st == GT_ST_DETACHED && !gt_load(&gt_enabled) && gt_cap.header &&
 	    (gt_cap.header->flags & GT_FILE_SANDBOXED))
 		return; /* in the parent's sandbox: no system call of ours */
