@@ -158,7 +158,8 @@ int gt_readable(const void *p, size_t len)
 	uintptr_t top = stack_top(sp, gt_self());
 	if (top > sp && (on_altstack(sp) || top - sp <= GT_STACK_SURE) && a >= sp && a + len <= top)
 		return 1;
-	return gt_kernel_reads(a) && gt_kernel_reads(a + len - 1);
+	return gt_kernel_reads(a) &&
+	       (((a ^ (a + len - 1)) & ~(uintptr_t)4095) == 0 || gt_kernel_reads(a + len - 1));
 }
 
 /* The first frame record from fp on whose return address is the program's: the hook's
