@@ -173,7 +173,7 @@ static void remove_budget_page(const char *capture_dir, pid_t root)
 
 /* In the child, between fork and exec. */
 static void prepare_child_env(const struct run_options *opt, const char *library,
-			      const char *capture_dir)
+			      const char *capture_dir, pid_t adopter)
 {
 	const char *old = getenv("LD_PRELOAD");
 	if (old != NULL && old[0] != '\0') {
@@ -188,6 +188,12 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 	}
 	set_env_var("GOTRACE_CAPTURE_DIR", capture_dir);
 	set_env_var("GOTRACE_RUN", "1");   /* the summary says what the library would */
+	if (adopter > 0) { /* gotrace, the adopter it stands in for, the command (not an orphan) */
+		char reaper[64];
+		snprintf(reaper, sizeof reaper, "%d:%d:%d", (int)getppid(), (int)adopter,
+			 (int)getpid());
+		set_env_var("GOTRACE_REAPER", reaper);
+	}
 	/* The library must only write captures: gotrace converts them afterwards. */
 	unsetenv("GOTRACE_OUT");
 	if (opt->stacks != NULL)
@@ -282,7 +288,7 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 		char go;
 		while (read(go_pipe[0], &go, 1) < 0 && errno == EINTR)
 			;
-		prepare_child_env(opt, library, cd->path);
+		prepare_child_env(opt, library, cd->path, follow->adopter);
 		execv(path, opt->command);
 		int err = errno;
 		if (write(exec_err_pipe[1], &err, sizeof err) < 0)

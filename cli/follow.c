@@ -34,19 +34,58 @@ static double monotonic_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The process that adopts an orphan of ours while gotrace is no subreaper (init, or a
+ * subreaper above gotrace): a grandchild made an orphan says whom getppid() names once its
+ * parent is reaped.  0 when it cannot be found. */
+static pid_t orphan_adopter(void)
+{
+	int go[2], answer[2];
+	pid_t adopter = 0;
+	if (pipe2(go, O_CLOEXEC) != 0)
+		return 0;
+	if (pipe2(answer, O_CLOEXEC) != 0) {
+		close(go[0]);
+		close(go[1]);
+		return 0;
+	}
+	pid_t child = fork();
+	if (child == 0) {
+		if (fork() == 0) {
+			char c;
+			close(go[1]);
+			pid_t p = read(go[0], &c, 1) == 1 ? getppid() : 0;
+			_exit(write(answer[1], &p, sizeof p) == (ssize_t)sizeof p ? 0 : 1);
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	close(answer[1]);
+	int st;
+	if (child > 0 && waitpid(child, &st, 0) == child && write(go[1], "", 1) == 1 &&
+	    read(answer[0], &adopter, sizeof adopter) != (ssize_t)sizeof adopter)
+		adopter = 0;
+	close(go[1]);
+	close(answer[0]);
+	return adopter;
+}
+
 int gt_follow_prepare(struct gt_follow *f)
 {
 	sigset_t set;
 	*f = (struct gt_follow){ .sigfd = -1 };
-	/* orphans of the tree (daemons) are reparented to gotrace, which reaps them */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
-		fprintf(stderr, "gotrace: cannot become a subreaper (%s): daemons of the command "
-			"are not waited for\n", strerror(errno));
 	/* gotrace's own messages to a closed pipe fail with EPIPE instead of killing it */
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	sigaction(SIGPIPE, &ign, &f->old_pipe);
 	/* and a file of gotrace's at RLIMIT_FSIZE (kernel records, the trace) fails with EFBIG */
 	sigaction(SIGXFSZ, &ign, &f->old_xfsz);
+	/* orphans of the tree (daemons) are reparented to gotrace, which reaps them; the
+	 * library's getppid names the one that would have adopted them (GOTRACE_REAPER) */
+	f->adopter = orphan_adopter();
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+		fprintf(stderr, "gotrace: cannot become a subreaper (%s): daemons of the command "
+			"are not waited for\n", strerror(errno));
+		f->adopter = 0;
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	for (size_t i = 0; i < N_FORWARDED; i++)

@@ -1,7 +1,8 @@
 /* follow: `gotrace run` follows the command's whole process tree (follow.c).
  *
  * gotrace is a child subreaper: orphans of the tree (double-forking daemons included) become
- * its children and are reaped by it.  After the command exits, it waits for every traced
+ * its children and are reaped by it; the library's getppid names the adopter they would have
+ * had (gt_follow.adopter, passed in GOTRACE_REAPER).  After the command exits, it waits for every traced
  * process still alive -- a process of its tree with libgotrace.so mapped, or one whose capture
  * is in the run's directory -- named by pid and start time (/proc/PID/stat), never by pid
  * alone.  While the command runs, the signals gotrace forwards go to the command; once it has
@@ -27,10 +28,12 @@ struct gt_follow {
 	/* set after gt_follow_prepare: SIGUSR2 calls it instead of being forwarded */
 	void (*on_usr2)(void *ctx);
 	void *usr2_ctx;
+	pid_t adopter;              /* who adopts an orphan of gotrace's tree when gotrace is
+				     * no subreaper (asked before it became one); 0: unknown */
 };
 
-/* Before the fork: subreaper, SIGPIPE and SIGXFSZ ignored, SIGCHLD and the forwarded signals
- * blocked and read through a signalfd.  0, or -1 after a message. */
+/* Before the fork: the orphans' adopter found, subreaper, SIGPIPE and SIGXFSZ ignored, SIGCHLD
+ * and the forwarded signals blocked and read through a signalfd.  0, or -1 after a message. */
 int gt_follow_prepare(struct gt_follow *f);
 
 /* In the child, before exec: the signal mask and SIGPIPE and SIGXFSZ dispositions gotrace

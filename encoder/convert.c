@@ -436,6 +436,7 @@ void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out
 	out->facts_lost = h->facts_lost;
 	if (h->flags & GT_FILE_AT_BOUND)
 		out->bound_bytes = h->max_capture_bytes;
+	out->sandboxed = (h->flags & GT_FILE_SANDBOXED) != 0;
 }
 
 /* "1 GiB", "512 MiB", "1.5 GiB", "4096 B" */
@@ -462,6 +463,12 @@ void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t siz
 		snprintf(buf, size, "recording stopped at the --max-capture bound of %s after %.3f s; "
 			 "at least %" PRIu64 " facts after that were not recorded", bound,
 			 s->at_seconds, s->facts_lost);
+		return;
+	}
+	if (s->sandboxed) {
+		snprintf(buf, size, "recording stopped at %.3f s: the process entered a seccomp "
+			 "sandbox (the recorder's system calls could kill it); it ran on untraced",
+			 s->at_seconds);
 		return;
 	}
 	const char *why;

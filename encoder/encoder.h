@@ -365,13 +365,16 @@ struct gt_convert_stop {
 					     * not met before count one per hook: a lower bound) */
 	uint64_t bound_bytes;               /* stopped at the --max-capture bound of so many
 					     * bytes (GT_FILE_AT_BOUND); 0: the file system */
+	bool sandboxed;                     /* the process entered a seccomp sandbox
+					     * (GT_FILE_SANDBOXED): its later facts not counted */
 };
 /* From a capture's header. */
 void gt_capture_stop(const struct gt_file_header *h, struct gt_convert_stop *out);
 /* The one line that says it (no newline): "recording stopped early at 1.234 s: no space left
  * on the file system; at least 5000 facts after that were not recorded", or at the bound:
  * "recording stopped at the --max-capture bound of 1 GiB after 12.300 s; at least 1234
- * facts after that were not recorded". */
+ * facts after that were not recorded", or "recording stopped at 0.120 s: the process entered
+ * a seccomp sandbox (the recorder's system calls could kill it); it ran on untraced". */
 void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t size);
 
 struct gt_convert_summary {

@@ -36,6 +36,14 @@ long gt_sys(long nr, long a, long b, long c, long d, long e, long f) GT_HIDDEN;
 #define gt_sys3(n, a, b, c) gt_sys((n), (long)(a), (long)(b), (long)(c), 0, 0, 0)
 #define gt_sys4(n, a, b, c, d) gt_sys((n), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
 
+/* ---- the tracer's own locks ------------------------------------------------------------
+ * A word holding 0 or its holder's tid, a priority-inheriting futex (futex(2), FUTEX_LOCK_PI):
+ * a waiter sleeps and lends its priority to the holder, so a real-time thread never spins
+ * while the thread it waits for is preempted on its CPU.  gt_lock: 1 taken, 0 when the
+ * calling thread holds it already (a signal handler interrupted it). */
+int gt_lock(_Atomic int *word) GT_HIDDEN;
+void gt_unlock(_Atomic int *word) GT_HIDDEN;
+
 /* ---- messages: no malloc, no stdio (they may run in a signal handler or at _exit) ----- */
 
 /* One line on stderr through write(2), async-signal-safe ("gotrace: " prefix added). */

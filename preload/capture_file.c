@@ -54,24 +54,14 @@ void gt_capture_setup(uint32_t chunk_size)
 	gt_cap.fd = -1;
 }
 
-/* 1 with the growth lock held; 0 (unless wait) when this thread holds it already: a signal
- * handler interrupted it */
-static int take_growth(int wait)
-{
-	int tid = (int)gt_sys0(SYS_gettid), expected = 0;
-	while (!atomic_compare_exchange_weak_explicit(&gt_cap.growth_lock, &expected, tid,
-						      memory_order_acquire, memory_order_relaxed)) {
-		if (expected == tid && !wait)
-			return 0;
-		expected = 0;
-		gt_sys0(SYS_sched_yield);
-	}
-	return 1;
-}
+/* 1 with the growth lock held; 0 when this thread holds it already: a signal handler
+ * interrupted it (signals are held back while it grows the file: only a handler's change of
+ * credentials, reserve_for_drop, finds it so) */
+static int take_growth(void) { return gt_lock(&gt_cap.growth_lock); }
 
-void gt_growth_lock(void) { take_growth(1); }
+void gt_growth_lock(void) { take_growth(); }
 
-void gt_growth_unlock(void) { atomic_store_explicit(&gt_cap.growth_lock, 0, memory_order_release); }
+void gt_growth_unlock(void) { gt_unlock(&gt_cap.growth_lock); }
 
 /* Only the machine's CPUs can have a chunk, and only a slot that has one is written: storing
  * into all 4096 faulted in the table's 64 untouched pages at every process's end. */
@@ -509,7 +499,7 @@ static void reserve_for_drop(void)
 {
 	uint8_t was_busy = gt_tls.busy;
 	gt_tls.busy = 1;
-	if (gt_cap.sparse && take_growth(0)) {
+	if (gt_cap.sparse && take_growth()) {
 		if (gt_cap.header && !gt_cap.truncated)
 			gt_files_apart(reserve_for_drop_apart, NULL);
 		gt_growth_unlock();

@@ -30,7 +30,7 @@ struct gt_capture {
 	_Atomic uint64_t last_clock_tsc;  /* of the last clock pair written */
 	_Atomic uint64_t install_seq;     /* seq of the next chunk installed */
 	_Atomic(char *) spare_chunk;      /* taken but never installed (a lost race) */
-	_Atomic int growth_lock;          /* 0, or the thread id of its holder */
+	_Atomic int growth_lock;          /* 0, or the thread id of its holder (gt_lock) */
 
 	_Alignas(64) int fd;              /* >= 0 from capture_fd_open to capture_fd_close */
 	int sparse;                       /* its file system extends it without writing zeros */
@@ -80,7 +80,7 @@ int64_t gt_capture_user_dir(uint32_t uid) GT_HIDDEN;
 #define GT_FIRST_CHUNK (64u << 10)
 
 /* The growth lock: held while the file grows or is trimmed and while chunks are taken or
- * retired; a spin with sched_yield, never a lock the program can hold. */
+ * retired; a futex of the tracer's own (gt_lock), never a lock the program can hold. */
 void gt_growth_lock(void) GT_HIDDEN;
 void gt_growth_unlock(void) GT_HIDDEN;
 /* Chunks 0..n-1 backed by the file and mapped (growth lock held), the last one up to `last`

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "lifecycle.h"
 #include "modules.h"
+#include "stacks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +47,24 @@ static const char *const gt_env_names[] = {
 	"GOTRACE_OUT", "GOTRACE_CAPTURE_DIR", "GOTRACE_STACKS", "GOTRACE_STACK_DEPTH",
 	"GOTRACE_START_DELAY", "GOTRACE_DURATION", "GOTRACE_FOLLOW", "GOTRACE_CHUNK_SIZE",
 	"GOTRACE_ROOT_PID", "GOTRACE_TSC_HZ", "GOTRACE_LAST", "GOTRACE_MAX_CAPTURE",
-	"GOTRACE_STACK_CHECK", "GOTRACE_RUN",
+	"GOTRACE_STACK_CHECK", "GOTRACE_RUN", "GOTRACE_REAPER",
 };
+
+#define GT_N_NAMES (sizeof gt_env_names / sizeof gt_env_names[0])
+
+/* What a child's environment gets from us and the program did not pass is named in
+ * GOTRACE_HIDE ("LD_PRELOAD:GOTRACE_ROOT_PID:..."): the child's constructor takes it out of
+ * environ again (gt_child_env_hide), keeping the settings' values here. */
+#define GT_HIDE "GOTRACE_HIDE"
+static char gt_hidden_store[GT_ENV_SCRATCH];
+static const char *gt_hidden[GT_N_NAMES];
+
+/* setting k as this process was given it */
+static const char *our_setting(size_t k)
+{
+	const char *v = getenv(gt_env_names[k]);
+	return v ? v : gt_hidden[k];
+}
 
 static const char *env_get(char *const envp[], const char *name)
 {
@@ -107,18 +124,45 @@ int gt_follow_spawn(void)
 	return gt_cfg.follow && gt_load(&gt_state) != GT_ST_DETACHED;
 }
 
+/* The program's envp can be read at slot i, the slots before it could (checked once per
+ * page): a bad one is the kernel's to answer (EFAULT) */
+static int slot_readable(char *const envp[], size_t i)
+{
+	return (i && (uintptr_t)&envp[i] % 4096) || gt_readable(&envp[i], sizeof *envp);
+}
+
+/* GOTRACE_HIDE=NAME:NAME:... for the settings in mask (bit GT_N_NAMES: LD_PRELOAD), into
+ * out; NULL when it does not fit */
+static char *hide_entry(uint32_t mask, char *out, size_t cap)
+{
+	GT_STATIC_ASSERT(GT_N_NAMES < 32, "a bit per setting");
+	size_t n = gt_append(out, 0, cap, GT_HIDE "=");
+	for (size_t k = 0; k <= GT_N_NAMES; k++)
+		if (mask & 1u << k) {
+			n = gt_append(out, n, cap, k < GT_N_NAMES ? gt_env_names[k] : "LD_PRELOAD");
+			n = gt_append(out, n, cap, ":");
+		}
+	return n + 1 < cap ? out : NULL;
+}
+
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
 		    size_t nscratch)
 {
+	static char *const no_env[] = {NULL};
 	if (!envp)
-		envp = environ;
-	if (!envp || !gt_self_path[0])
+		envp = no_env; /* Linux runs the child with an empty environment */
+	if (!gt_self_path[0])
 		return (char **)envp;
 	size_t n = 0;
 	long preload = -1;
-	for (; envp[n]; n++)
+	for (;; n++) {
+		if (!slot_readable(envp, n))
+			return (char **)envp;
+		if (!envp[n])
+			break;
 		if (!strncmp(envp[n], "LD_PRELOAD=", 11))
 			preload = (long)n;
+	}
 	int has_self = preload >= 0 && strstr(envp[preload] + 11, GT_SELF_NAME);
 	/* the root's pid and absolute paths reach children only this way: the program's environ
 	 * is left alone */
@@ -127,12 +171,10 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 		fix |= our_value(gt_env_names[k], env_get(envp, gt_env_names[k])) != NULL;
 	if ((follow && has_self && !fix) || (!follow && !has_self))
 		return (char **)envp;
-	if (n + 2 + sizeof gt_env_names / sizeof gt_env_names[0] > nbuf)
+	if (n + 3 + GT_N_NAMES > nbuf)
 		return (char **)envp;
+	uint32_t hide = 0; /* settings k added: bit k; LD_PRELOAD: bit GT_N_NAMES */
 	size_t m = 0, used = 0;
-	for (size_t i = 0; i < n; i++)
-		if (((long)i != preload || (follow && has_self)) && !(follow && replaced(envp[i])))
-			buf[m++] = envp[i];
 	char *value = scratch;
 	size_t cap = nscratch;
 	if (follow && !has_self) {
@@ -149,15 +191,23 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 			used += strlen(envp[preload] + 11);
 		}
 		value[used++] = 0;
-		buf[m++] = value;
+		hide |= 1u << GT_N_NAMES;
 	}
+	/* the program's entries in their order, LD_PRELOAD in its place when it had one */
+	for (size_t i = 0; i < n; i++)
+		if ((long)i == preload && follow && !has_self)
+			buf[m++] = value;
+		else if (((long)i != preload || (follow && has_self)) && !(follow && replaced(envp[i])))
+			buf[m++] = envp[i];
+	if (follow && !has_self && preload < 0)
+		buf[m++] = value;
 	if (follow) {
 		/* our_value's settings, and all of ours in an environment built from scratch */
 		for (size_t k = 0; k < sizeof gt_env_names / sizeof gt_env_names[0]; k++) {
 			const char *theirs = env_get(envp, gt_env_names[k]);
 			const char *v = our_value(gt_env_names[k], theirs);
 			if (!v && !has_self && !theirs) {
-				v = getenv(gt_env_names[k]);
+				v = our_setting(k);
 				v = v && our_value(gt_env_names[k], v) ? our_value(gt_env_names[k], v) : v;
 			}
 			size_t nl = strlen(gt_env_names[k]);
@@ -169,7 +219,11 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 			strcpy(entry + nl + 1, v);
 			used += nl + strlen(v) + 2;
 			buf[m++] = entry;
+			if (!theirs)
+				hide |= 1u << k;
 		}
+		if (hide && (buf[m] = hide_entry(hide, scratch + used, cap - used)))
+			m++;
 	} else {
 		memcpy(value, "LD_PRELOAD=", 11);
 		size_t len = strip_self(envp[preload] + 11, value + 11, cap - 11);
@@ -178,4 +232,60 @@ char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, cha
 	}
 	buf[m] = NULL;
 	return buf;
+}
+
+/* environ's entry NAME=..., taken out (the rest moved up) and its bytes cleared, so that
+ * /proc/self/environ shows NULs there; its value copied into store first (NULL: not kept).
+ * Returns the copy, or NULL. */
+static const char *env_remove(const char *name, char *store, size_t cap, size_t *used)
+{
+	size_t len = strlen(name);
+	for (char **e = environ; e && *e; e++) {
+		if (strncmp(*e, name, len) || (*e)[len] != '=')
+			continue;
+		char *entry = *e;
+		const char *copy = NULL;
+		size_t vlen = strlen(entry + len + 1);
+		if (store && *used + vlen + 1 <= cap) {
+			copy = memcpy(store + *used, entry + len + 1, vlen + 1);
+			*used += vlen + 1;
+		}
+		do
+			e[0] = e[1];
+		while (*e++);
+		memset(entry, 0, len + 1 + vlen);
+		return copy;
+	}
+	return NULL;
+}
+
+void gt_child_env_hide(void)
+{
+	char list[512];
+	const char *marked = getenv(GT_HIDE);
+	if (!marked || strlen(marked) >= sizeof list)
+		return;
+	strcpy(list, marked);
+	env_remove(GT_HIDE, NULL, 0, NULL);
+	size_t used = 0;
+	for (char *save = NULL, *name = strtok_r(list, ":", &save); name; name = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(name, "LD_PRELOAD")) {
+			/* ours alone, or ours in front of the program's: the program's stays */
+			char *v = getenv("LD_PRELOAD"), rest[GT_ENV_SCRATCH];
+			size_t n = v ? strip_self(v, rest, sizeof rest) : 0;
+			if (!v)
+				continue;
+			if (!n) {
+				env_remove("LD_PRELOAD", NULL, 0, NULL);
+				continue;
+			}
+			size_t was = strlen(v);
+			memcpy(v, rest, n + 1);
+			memset(v + n, 0, was - n);
+			continue;
+		}
+		for (size_t k = 0; k < GT_N_NAMES; k++)
+			if (!strcmp(name, gt_env_names[k]))
+				gt_hidden[k] = env_remove(name, gt_hidden_store, sizeof gt_hidden_store, &used);
+	}
 }

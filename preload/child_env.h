@@ -9,10 +9,15 @@
 #define GT_ENV_SLOTS 1024
 #define GT_ENV_SCRATCH 8192
 
-/* envp (NULL: environ) for a child: LD_PRELOAD kept/added (follow) or stripped; the result
+/* envp (NULL: empty, as execve takes it) for a child: LD_PRELOAD kept/added (follow) or stripped; the result
  * points into envp, buf and scratch, or is envp itself */
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
 		    size_t nscratch) GT_HIDDEN;
+
+/* In a child exec'd by a traced process: what the exec hook added to the environment and
+ * the program did not pass (GOTRACE_HIDE) is taken out of environ before main, so that the
+ * program sees the environment it was given; the settings stay known to gt_child_env. */
+void gt_child_env_hide(void) GT_HIDDEN;
 
 /* the follow argument for an exec (the process's next image) and for a spawned child */
 int gt_follow_exec(void) GT_HIDDEN;

@@ -226,6 +226,18 @@ void gt_config_load(void)
 	if (v && *v && parse_uint(v, &x) && x >= 100000000u && x <= 100000000000ull)
 		gt_cfg.tsc_hz = x;
 
+	gt_cfg.reaper = gt_cfg.adopter = gt_cfg.is_command = 0;
+	v = getenv("GOTRACE_REAPER");
+	if (v) {
+		char *end;
+		long r = strtol(v, &end, 10), a = *end == ':' ? strtol(end + 1, &end, 10) : 0;
+		long c = *end == ':' ? strtol(end + 1, &end, 10) : 0;
+		if (!*end && r > 0 && a > 0 && c > 0) {
+			gt_cfg.reaper = (int)r, gt_cfg.adopter = (int)a;
+			gt_cfg.is_command = c == gt_sys0(SYS_getpid);
+		}
+	}
+
 	/* The first traced process is the root.  Its children learn its pid from the environment
 	 * their exec or spawn gets (child_env.c), never from ours: the program's stays its own. */
 	char pidbuf[24];

@@ -24,6 +24,10 @@ struct gt_config {
 	char root_pid[24];        /* its pid, for children's GOTRACE_ROOT_PID (child_env.c) */
 	uint64_t max_capture;     /* GOTRACE_MAX_CAPTURE: bytes for the run's captures, 0: none */
 	uint64_t tsc_hz;          /* GOTRACE_TSC_HZ: the TSC rate an ancestor measured, 0: none */
+	/* GOTRACE_REAPER "R:A:C": gotrace run (R), a subreaper, stands in for A as the adopter of
+	 * orphans; C, its command, is R's own child (0: none of these).  is_command: this
+	 * process is C (its fork children are not) */
+	int reaper, adopter, is_command;
 };
 extern struct gt_config gt_cfg GT_HIDDEN;
 void gt_config_load(void) GT_HIDDEN;

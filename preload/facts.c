@@ -268,10 +268,12 @@ void gt_fact_syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64
 		syscall_begin(t, nr, fd_kind, arg, 0, 0);
 }
 
-/* A poll for input on one pipe or socket is a wait on it: its key rides along. */
+/* A poll for input on one pipe or socket is a wait on it: its key rides along.  fds is read
+ * only when it can be (the kernel answers a bad one with EFAULT). */
 void gt_fact_poll_begin(struct gt_tls *t, uint32_t nr, const struct pollfd *fds, unsigned long n)
 {
-	int fd = n == 1 && (fds[0].events & (POLLIN | POLLRDNORM)) ? fds[0].fd : -1;
+	int fd = n == 1 && gt_readable(fds, sizeof *fds) && (fds[0].events & (POLLIN | POLLRDNORM)) ?
+			 fds[0].fd : -1;
 	int tail = fd >= 0 && fd < GT_FD_CACHE && gt_fd_has_obj(gt_fd_kind(fd));
 	syscall_begin(t, nr, GT_FD_POLL, (int64_t)n, tail, tail ? gt_fd_objs[fd] : 0);
 }

@@ -5,9 +5,12 @@
 #include "capture_file.h"
 #include "facts.h"
 #include "hooks.def"
+#include "lifecycle.h"
+#include "seccomp_filter.h"
 #include "stacks.h"
 
 #include <linux/futex.h>
+#include <linux/seccomp.h>
 #include <stdarg.h>
 
 /* a new descriptor (open, F_DUPFD, accept) may have the number of a closed one whose kind is cached */
@@ -198,15 +201,15 @@ GT_EXPORT int pipe2(int fds[2], int flags)
 
 /* rt_sigprocmask reads the new set before it looks at `how`: with an invalid one it fails
  * EFAULT when the 8 bytes cannot be read, EINVAL when they can, and changes nothing.
- * Readability goes by pages, so the aligned 8 bytes holding addr answer for it.  Checked once
- * against an address that cannot be read; if the kernel answered otherwise, nothing is
- * readable (a shorter stack, never a fault). */
+ * Readability goes by pages, so the aligned 8 bytes holding addr answer for it. */
 static int probe_unreadable(uintptr_t addr)
 {
 	return gt_sys4(SYS_rt_sigprocmask, -1, addr & ~(uintptr_t)7, NULL, 8) != -EINVAL;
 }
 
-static long unw_validate(uintptr_t addr)
+/* Checked once against an address that cannot be read; if the kernel answered otherwise,
+ * nothing is readable (a shorter stack or a fact without its argument, never a fault). */
+int gt_kernel_reads(uintptr_t addr)
 {
 	static _Atomic int works; /* 0 unknown, 1 yes, 2 no */
 	int w = gt_load(&works);
@@ -216,7 +219,12 @@ static long unw_validate(uintptr_t addr)
 		w = kernel_page && !probe_unreadable((uintptr_t)&here) ? 1 : 2;
 		gt_store(&works, w);
 	}
-	if (w != 1 || probe_unreadable(addr)) {
+	return w == 1 && !probe_unreadable(addr);
+}
+
+static long unw_validate(uintptr_t addr)
+{
+	if (!gt_kernel_reads(addr)) {
 		errno = EFAULT;
 		return -1;
 	}
@@ -257,6 +265,10 @@ GT_EXPORT long syscall(long nr, ...)
 			gt_capture_user_dir((uint32_t)(nr == SYS_setuid ? a0 : a1));
 		errno = saved;
 	}
+	if (GT_UNLIKELY(nr == SYS_seccomp) &&
+	    (a0 == SECCOMP_SET_MODE_STRICT ||
+	     (a0 == SECCOMP_SET_MODE_FILTER && !gt_filter_lets_tracer_through((void *)a2))))
+		gt_sandbox_enter();
 	if (nr != SYS_futex || !(t = gt_enter())) {
 		if (GT_UNLIKELY(nr == SYS_clone || nr == SYS_clone3 || nr == SYS_exit))
 			gt_raw_syscall(nr, a0);

@@ -318,14 +318,7 @@ static _Atomic int shell_lock;
 static int shell_users;
 static struct sigaction shell_intr, shell_quit;
 
-static void shell_lock_take(void)
-{
-	int expected = 0;
-	while (!atomic_compare_exchange_weak(&shell_lock, &expected, 1)) {
-		expected = 0;
-		gt_sys0(SYS_sched_yield);
-	}
-}
+static void shell_lock_take(void) { gt_lock(&shell_lock); }
 
 static void shell_restore(const sigset_t *omask)
 {
@@ -334,7 +327,7 @@ static void shell_restore(const sigset_t *omask)
 		sigaction(SIGINT, &shell_intr, NULL);
 		sigaction(SIGQUIT, &shell_quit, NULL);
 	}
-	atomic_store(&shell_lock, 0);
+	gt_unlock(&shell_lock);
 	sigprocmask(SIG_SETMASK, omask, NULL);
 }
 
@@ -362,7 +355,7 @@ static int shell_spawn(const char *cmd, char **env, void *env_mem)
 		sigaction(SIGINT, &ign, &shell_intr);
 		sigaction(SIGQUIT, &ign, &shell_quit);
 	}
-	atomic_store(&shell_lock, 0);
+	gt_unlock(&shell_lock);
 	sigset_t omask, reset;
 	sigaddset(&ign.sa_mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &ign.sa_mask, &omask);
@@ -440,13 +433,26 @@ GT_EXPORT int daemon(int nochdir, int noclose)
 	return GT_REAL(daemon)(nochdir, noclose);
 }
 
+/* ---- getppid: an orphan's adopter ---------------------------------------------------------
+ * gotrace run is a subreaper, so as to wait for daemons: an orphan of the tree becomes its
+ * child.  getppid names the process that adopts orphans without gotrace (init, or a
+ * subreaper above it; gotrace asked before it became one).  The command is gotrace's child
+ * indeed.  /proc/PID/stat still shows gotrace. */
+GT_EXPORT pid_t getppid(void)
+{
+	pid_t p = GT_REAL(getppid)();
+	if (GT_UNLIKELY(p == gt_cfg.reaper) && p > 0 && !gt_cfg.is_command)
+		return gt_cfg.adopter;
+	return p;
+}
+
 /* ---- _exit and _Exit skip atexit and destructors: finalize here ------------------------- */
 
 /* Immediate and async-signal-safe like the call itself: end records only, never the
  * converter (GOTRACE_OUT converts at exit() alone). */
 GT_EXPORT void _exit(int status)
 {
-	if (!gt_self()->busy)
+	if (!gt_self()->busy && !gt_detached())
 		gt_offstack(1, (void *)gt_finalize, 0, 0, 0);
 	GT_REAL(_exit)(status);
 	__builtin_unreachable();
@@ -454,7 +460,7 @@ GT_EXPORT void _exit(int status)
 
 GT_EXPORT void _Exit(int status)
 {
-	if (!gt_self()->busy)
+	if (!gt_self()->busy && !gt_detached())
 		gt_offstack(1, (void *)gt_finalize, 0, 0, 0);
 	GT_REAL(_Exit)(status);
 	__builtin_unreachable();

@@ -507,9 +507,10 @@ GT_EXPORT GT_FRAMELESS int sched_yield(void)
 	return GT_REAL(sched_yield)();
 }
 
+/* a sleep's length, 0 when unknown: read only when it can be (the kernel answers EFAULT) */
 static uint64_t ts_ns(const struct timespec *ts)
 {
-	if (!ts || ts->tv_sec < 0 || ts->tv_nsec < 0)
+	if (!gt_readable(ts, sizeof *ts) || ts->tv_sec < 0 || ts->tv_nsec < 0)
 		return 0;
 	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 }

@@ -4,11 +4,13 @@
 #include "hooks.def"
 #include "lifecycle.h"
 #include "proc_name.h"
+#include "seccomp_filter.h"
 #include "stacks.h"
 
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 
 /* What the parent hands the child, held from pthread_create until the child starts.  A
@@ -193,6 +195,9 @@ GT_EXPORT int prctl(int option, ...)
 	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
 	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
+	if (option == PR_SET_SECCOMP && (a2 == SECCOMP_MODE_STRICT ||
+					  (a2 == SECCOMP_MODE_FILTER && !gt_filter_lets_tracer_through((void *)a3))))
+		gt_sandbox_enter();
 	int r = GT_REAL(prctl)(option, a2, a3, a4, a5);
 	struct gt_tls *t;
 	if (option == PR_SET_NAME && r == 0 && (t = gt_enter())) {

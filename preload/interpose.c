@@ -2,6 +2,8 @@
 #include "base.h"
 #include "hooks.def"
 
+#include <linux/futex.h>
+#include <limits.h>
 #include <string.h>
 
 #define GT_DEFINE_REAL(ret, name, params, args, ver) ret (*real_##name) params;
@@ -99,8 +101,9 @@ void gt_resolve_all(void)
 	if (gt_resolving)
 		return; /* dlsym re-entered a hook: gt_resolve_one finds what it needs */
 	if (!atomic_compare_exchange_strong(&gt_resolved, &expected, 1)) {
+		/* asleep, not spinning: the resolving thread may need this one's CPU */
 		while (gt_load(&gt_resolved) != 2)
-			gt_sys0(SYS_sched_yield);
+			gt_sys4(SYS_futex, &gt_resolved, FUTEX_WAIT_PRIVATE, 1, NULL);
 		return;
 	}
 	gt_resolving = 1;
@@ -119,6 +122,7 @@ void gt_resolve_all(void)
 	GT_REALS(GT_RESOLVE)
 	gt_resolving = 0;
 	atomic_store(&gt_resolved, 2);
+	gt_sys3(SYS_futex, &gt_resolved, FUTEX_WAKE_PRIVATE, INT_MAX);
 }
 
 long gt_sys(long nr, long a, long b, long c, long d, long e, long f)
@@ -149,6 +153,34 @@ long gt_sys(long nr, long a, long b, long c, long d, long e, long f)
 #else
 #error "gotrace supports x86-64 and aarch64"
 #endif
+}
+
+int gt_lock(_Atomic int *word)
+{
+	int tid = (int)gt_sys0(SYS_gettid), expected = 0;
+	while (!atomic_compare_exchange_strong_explicit(word, &expected, tid, memory_order_acquire,
+							memory_order_relaxed)) {
+		if ((expected & FUTEX_TID_MASK) == tid)
+			return 0;
+		long r = gt_sys4(SYS_futex, word, FUTEX_LOCK_PI_PRIVATE, 0, NULL);
+		if (r == 0)
+			return 1;
+		if (r == -EDEADLK)
+			return 0;
+		/* a holder that is gone (it exited holding the word): taken over */
+		if (r == -ESRCH && atomic_compare_exchange_strong(word, &expected, tid))
+			return 1;
+		expected = 0; /* EINTR, EAGAIN (the holder is exiting): try again */
+	}
+	return 1;
+}
+
+void gt_unlock(_Atomic int *word)
+{
+	int tid = (int)gt_sys0(SYS_gettid);
+	if (!atomic_compare_exchange_strong_explicit(word, &tid, 0, memory_order_release,
+						     memory_order_relaxed))
+		gt_sys2(SYS_futex, word, FUTEX_UNLOCK_PI_PRIVATE); /* waiters: the kernel hands over */
 }
 
 size_t gt_fmt_u64(char *buf, uint64_t v)

@@ -225,6 +225,42 @@ static void stop_recording(int process_end)
 	gt_slots_full();
 }
 
+/* As a capture that could not grow and a process that ends (gt_fail, gt_finalize), without
+ * the notice on stderr: the stop said in the header, the file trimmed. */
+static int end_for_sandbox(void)
+{
+	int st = gt_load(&gt_state);
+	if (st == GT_ST_DETACHED || !gt_cap.header || !owns_capture(1)) {
+		gt_store(&gt_state, GT_ST_DETACHED);
+		gt_disable();
+		return 0;
+	}
+	gt_self()->busy = 1;
+	gt_store(&gt_state, GT_ST_DETACHED);
+	gt_disable();
+	gt_slots_full();
+	if (st == GT_ST_RECORDING || st == GT_ST_DELAYED) {
+		unsigned cpu;
+		gt_cap.header->stop_tsc = gt_now(&cpu);
+		atomic_fetch_or((_Atomic uint32_t *)&gt_cap.header->flags,
+				GT_FILE_WRITE_FAILED | GT_FILE_SANDBOXED);
+	}
+	atomic_fetch_or((_Atomic uint32_t *)&gt_cap.header->flags, GT_FILE_FINALIZED);
+	gt_capture_trim();
+	gt_self()->busy = 0;
+	return 1;
+}
+
+void gt_sandbox_enter(void)
+{
+	if (gt_detached())
+		return;
+	int saved = errno;
+	gt_enter(); /* a fork child's capture is made by its first fact: it says the stop */
+	gt_offstack(1, (void *)end_for_sandbox, 0, 0, 0);
+	errno = saved;
+}
+
 /* ---- initialisation and fork children ------------------------------------------------ */
 
 static uint64_t ns_to_ticks(uint64_t ns)
@@ -310,6 +346,10 @@ int gt_init(void)
 static void after_fork_child(void)
 {
 	int st = gt_load(&gt_state);
+	gt_cfg.is_command = 0; /* gotrace's command is its parent */
+	if (st == GT_ST_DETACHED && !gt_load(&gt_enabled) && gt_cap.header &&
+	    (gt_cap.header->flags & GT_FILE_SANDBOXED))
+		return; /* in the parent's sandbox: no system call of ours */
 	gt_capture_forget();
 	gt_cfg.is_root = 0;
 	gt_store(&gt_next_serial, 2);
@@ -384,6 +424,7 @@ __attribute__((constructor)) static void gt_constructor(void)
 	gt_glibc_locks_check();
 	if (gt_load(&gt_state) == GT_ST_UNINIT)
 		gt_init();
+	gt_child_env_hide(); /* once the settings are read */
 	struct gt_tls *t = gt_enter(); /* announces the main thread */
 	(void)t;
 }
@@ -392,6 +433,6 @@ __attribute__((constructor)) static void gt_constructor(void)
  * (it would inherit the mask), both on a stack of the tracer's. */
 __attribute__((destructor)) static void gt_destructor(void)
 {
-	if (gt_offstack(1, (void *)gt_finalize, 0, 0, 0) && gt_cfg.out)
+	if (!gt_detached() && gt_offstack(1, (void *)gt_finalize, 0, 0, 0) && gt_cfg.out)
 		gt_offstack(0, (void *)gt_exit_convert, (uintptr_t)gt_cap.path, 0, 0);
 }

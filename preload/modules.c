@@ -25,16 +25,9 @@ static int gt_walk_gen;
 static unsigned long long gt_walk_adds; /* the loader's load count at the last walk */
 static _Atomic int gt_modules_lock;
 
-static void modules_lock(void)
-{
-	int expected = 0;
-	while (!atomic_compare_exchange_weak(&gt_modules_lock, &expected, 1)) {
-		expected = 0;
-		gt_sys0(SYS_sched_yield);
-	}
-}
+static void modules_lock(void) { gt_lock(&gt_modules_lock); }
 
-static void modules_unlock(void) { atomic_store(&gt_modules_lock, 0); }
+static void modules_unlock(void) { gt_unlock(&gt_modules_lock); }
 
 static void object_range(struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
 {

@@ -232,7 +232,7 @@ void gt_raw_syscall(long nr, long a0)
 {
 	if (nr == SYS_clone || nr == SYS_clone3) {
 		unsigned long flags = nr == SYS_clone ? (unsigned long)a0 :
-				      a0 ? *(const unsigned long *)a0 : 0;
+				      gt_readable((const void *)a0, sizeof(long)) ? *(const unsigned long *)a0 : 0;
 		if ((flags & CLONE_VM) && !(flags & CLONE_SETTLS) && gt_load(&gt_enabled)) {
 			gt_enter(); /* the creator announced before the TLS is shared */
 			raw_share();

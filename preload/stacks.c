@@ -143,6 +143,25 @@ GT_INLINE uintptr_t stack_top(uintptr_t sp, const struct gt_tls *t)
 	return on_altstack(sp) ? gt_alt.lo + gt_alt.size : t->stack_hi;
 }
 
+/* The program's len bytes at p can be read without a fault: they lie on the stack between
+ * the stack pointer and its top, or the kernel says so.  A hook reads an argument only once
+ * this holds: the kernel answers a bad pointer with EFAULT, where a read of ours would be a
+ * SIGSEGV the program never gets untraced.  The stack pointer counts as on the thread's
+ * stack only within its top 8 KiB (less than any thread's stack): one on a stack of the
+ * program's own (coroutines) may lie anywhere below, with holes up to the thread's top. */
+#define GT_STACK_SURE (8u << 10)
+int gt_readable(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, sp = (uintptr_t)__builtin_frame_address(0);
+	if (!p || a + len < a)
+		return 0;
+	uintptr_t top = stack_top(sp, gt_self());
+	if (top > sp && (on_altstack(sp) || top - sp <= GT_STACK_SURE) && a >= sp && a + len <= top)
+		return 1;
+	return gt_kernel_reads(a) &&
+	       (((a ^ (a + len - 1)) & ~(uintptr_t)4095) == 0 || gt_kernel_reads(a + len - 1));
+}
+
 /* The first frame record from fp on whose return address is the program's: the hook's
  * (libgotrace.so keeps frame pointers).  NULL when the chain ends before. */
 GT_INLINE uintptr_t *past_own_frames(uintptr_t *fp, uintptr_t hi)

@@ -25,6 +25,11 @@ int gt_from_libunwind(void *pc) GT_HIDDEN;
 /* pc lies in libgotrace.so or in that libunwind: a hooked call from there is the tracer's */
 int gt_tracer_pc(uintptr_t pc) GT_HIDDEN;
 void gt_stacks_setup(void) GT_HIDDEN;
+/* len bytes at p, an argument of the program's, can be read without a fault (a system call
+ * when they are not on the thread's stack) */
+int gt_readable(const void *p, size_t len) GT_HIDDEN;
+/* the kernel can read the byte at addr (one system call; hooks_io.c) */
+int gt_kernel_reads(uintptr_t addr) GT_HIDDEN;
 /* GOTRACE_STACK_CHECK's outcome, one line on stderr */
 void gt_stacks_check_say(void) GT_HIDDEN;
 

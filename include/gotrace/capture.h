@@ -77,6 +77,9 @@ enum gt_file_flags {
 	GT_FILE_AT_BOUND = 1u << 6,      /* with GT_FILE_WRITE_FAILED: recording stopped at the
 					  * bound of max_capture_bytes (GOTRACE_MAX_CAPTURE), not
 					  * because the file system refused (stop_errno EFBIG) */
+	GT_FILE_SANDBOXED = 1u << 7,     /* with GT_FILE_WRITE_FAILED: recording stopped when the
+					  * process entered a seccomp sandbox, which may refuse the
+					  * writer's system calls; its later facts are not counted */
 };
 
 struct gt_file_header {
