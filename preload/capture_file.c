@@ -437,8 +437,7 @@ static int open_capture(void)
 static void reserve_for_drop(void)
 {
 	struct gt_file_error e;
-	uint8_t was_busy = gt_tls.busy;
-	gt_tls.busy = 1;
+	uint8_t was_busy = gt_busy_nest(&gt_tls, 1);
 	if (gt_cap.sparse && take_growth(0)) {
 		if (gt_cap.header && !gt_cap.truncated && capture_fd_open(&e) == 0) {
 			reserve_to(gt_cap.file_bytes + GT_DROP_RESERVE);

@@ -50,9 +50,11 @@ void gt_emit_c_slow(struct gt_tls *t, int tried, uint32_t thread, uint8_t type, 
  * Inlined in the callers, so the stack is taken at the same depth from the hook. */
 GT_INLINE void block_register(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
 {
-	t->busy = 1;
+	gt_busy_on(t);
 	t->waiter_registered = 0;
 	if (register_waiter) {
+		t->registered_obj = obj;
+		t->pending_kind = kind; /* read only with a pending block, or by jumps.c */
 		/* in the table before its bucket counts it: a release that finds the count
 		 * finds the waiter (GT_RELEASE_WAITED) */
 		int slot = gt_waiters_add(obj);
@@ -117,7 +119,7 @@ void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const st
  * is let in by the release inside the real wait. */
 void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
 {
-	t->busy = 1;
+	gt_busy_on(t);
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t released = mutex;
@@ -193,7 +195,7 @@ void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc)
 void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count, uint64_t tsc,
 		     unsigned cpu)
 {
-	t->busy = 1;
+	gt_busy_on(t);
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	gt_fact_wake_emit(t, t->serial, kind, obj, stack, count, tsc, cpu);
 	t->busy = 0;
@@ -233,7 +235,7 @@ static int fd_defined(int fd, uint8_t kind, uint64_t obj)
 GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg, int tail,
 			     uint64_t obj)
 {
-	t->busy = 1;
+	gt_busy_on(t);
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
@@ -346,8 +348,7 @@ void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine)
 struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 {
 	int st = gt_load(&gt_state);
-	uint8_t was_busy = t->busy;
-	t->busy = 1;
+	uint8_t was_busy = gt_busy_nest(t, 1);
 	if (st == GT_ST_UNINIT) {
 		gt_init();
 		st = gt_load(&gt_state);
@@ -395,13 +396,30 @@ void gt_finish_pending(struct gt_tls *t)
 		gt_fact_syscall_end(t, t->pending_nr, -1, ECANCELED);
 }
 
+/* A signal handler's jump left the thread's pending call, or the tracer's work before the
+ * call began: the call ends now, interrupted by the signal; a waiter registration is undone. */
+void gt_fact_call_left(struct gt_tls *t)
+{
+	int recording = gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING && t->serial &&
+			t->epoch == gt_load(&gt_epoch);
+	if (recording && t->pending == GT_PENDING_BLOCK) {
+		gt_fact_block_end(t, t->pending_kind, t->pending_obj, EINTR);
+	} else if (recording && t->pending == GT_PENDING_SYSCALL) {
+		gt_fact_syscall_end(t, t->pending_nr, -1, EINTR);
+	} else {
+		unregister_waiter(t, t->pending_kind, t->registered_obj);
+		t->pending = GT_PENDING_NONE;
+	}
+}
+
 void gt_thread_end(struct gt_tls *t, uint8_t how)
 {
 	if (t->ended & GT_TLS_ENDED)
 		return;
+	gt_walks_give_left();
 	if (gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING && t->serial &&
 	    t->epoch == gt_load(&gt_epoch)) {
-		t->busy = 1;
+		gt_busy_on(t);
 		gt_finish_pending(t);
 		/* Marked ended before the wake is stamped, and a join stamps its block before it
 		 * reads the mark: a join that saw us alive began before our wake. */

@@ -260,9 +260,8 @@ static GT_NOINLINE void write_stack(const struct gt_tls *t, uint32_t id, const u
 
 static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 {
-	uint8_t was_busy = t->busy;
+	uint8_t was_busy = gt_busy_nest(t, 1);
 	int saved_errno = errno;
-	t->busy = 1;
 	uint64_t h;
 	uint32_t id = 0;
 	unsigned n = walk_fp(t, gt_cfg.stack_depth, &h);
@@ -299,6 +298,8 @@ static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 
 struct gt_walk {
 	_Atomic uint32_t busy;
+	uintptr_t owner;       /* the holder's thread pointer */
+	int left;              /* the owner jumped out of the work that held it (jumps.c) */
 	uintptr_t pcs[GT_MAX_STACK_DEPTH + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1];
 };
 static struct gt_walk *_Atomic gt_walks[GT_WALKS_MAX];
@@ -365,15 +366,47 @@ static struct gt_walk *walk_new(unsigned k)
 	return none; /* another thread's, just published */
 }
 
+/* A walk stack is held by the thread whose thread pointer is its owner.  A signal handler
+ * that interrupted the work holding some may jump out of it (jumps.c): they are given back
+ * then, but the one the handler runs on, which is marked left and given back when its owner
+ * meets it taking a walk, or at its end (gt_walks_give_left). */
+GT_INLINE uintptr_t thread_id(void) { return (uintptr_t)__builtin_thread_pointer(); }
+
+static void walk_give(struct gt_walk *w)
+{
+	w->owner = 0;
+	w->left = 0;
+	atomic_store_explicit(&w->busy, 0, memory_order_release);
+}
+
+/* w given back when this thread left it */
+GT_INLINE void walk_reclaim(struct gt_walk *w)
+{
+	if (GT_UNLIKELY(w->left) && w->owner == thread_id())
+		walk_give(w);
+}
+
+void gt_walks_give_left(void)
+{
+	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k]);
+		if (w)
+			walk_reclaim(w);
+	}
+}
+
 static GT_NOINLINE struct gt_walk *walk_take_slow(unsigned k)
 {
 	for (unsigned i = 0; i < GT_WALKS_MAX; i++, k++) {
 		struct gt_walk *w = gt_load(&gt_walks[k % GT_WALKS_MAX]);
 		if (!w && !(w = walk_new(k % GT_WALKS_MAX)))
 			continue;
+		walk_reclaim(w);
 		if (!gt_load(&w->busy) &&
-		    !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire))
+		    !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire)) {
+			w->owner = thread_id();
 			return w;
+		}
 	}
 	return NULL;
 }
@@ -388,12 +421,12 @@ GT_INLINE struct gt_walk *walk_take(void)
 							  gt_clock.rseq_offset + 4) % GT_WALKS_MAX;
 #endif
 	struct gt_walk *w = gt_load(&gt_walks[k]);
-	if (GT_LIKELY(w && !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire)))
+	if (GT_LIKELY(w && !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire))) {
+		w->owner = thread_id();
 		return w;
+	}
 	return walk_take_slow(k);
 }
-
-static void walk_give(struct gt_walk *w) { atomic_store_explicit(&w->busy, 0, memory_order_release); }
 
 GT_INLINE void *walk_top(struct gt_walk *w) { return (void *)((uintptr_t)w & ~(uintptr_t)15); }
 
@@ -403,6 +436,43 @@ GT_INLINE char *walk_low(struct gt_walk *w)
 {
 	return (char *)(((uintptr_t)w + sizeof *w + 4095 - GT_WALK_MAP) & ~(uintptr_t)4095) +
 	       GT_WALK_GUARD;
+}
+
+/* sp lies on a walk stack (its guard page included) */
+static int on_walk_stack(uintptr_t sp)
+{
+	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k]);
+		if (w && sp >= (uintptr_t)walk_low(w) - GT_WALK_GUARD && sp < (uintptr_t)(w + 1))
+			return 1;
+	}
+	return 0;
+}
+
+void gt_walks_left(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k]);
+		if (!w || !gt_load(&w->busy) || w->owner != thread_id())
+			continue;
+		if (sp >= (uintptr_t)walk_low(w) - GT_WALK_GUARD && sp < (uintptr_t)(w + 1))
+			w->left = 1; /* the handler runs on it */
+		else
+			walk_give(w);
+	}
+}
+
+int gt_jump_leaves(uintptr_t frame_sp, uintptr_t to_sp)
+{
+	/* a handler runs deeper on the stack it interrupted, or on the alternate stack */
+	int walk_frame = on_walk_stack(frame_sp), walk_to = on_walk_stack(to_sp);
+	if (walk_frame != walk_to)
+		return walk_frame;
+	int alt_frame = on_altstack(frame_sp), alt_to = on_altstack(to_sp);
+	if (alt_frame != alt_to)
+		return alt_frame;
+	return to_sp > frame_sp;
 }
 
 /* fn(a, b, c) on w's stack (NULL: none could be had, on this one) with every signal held
@@ -495,9 +565,8 @@ GT_INLINE int walk_by_rules(struct gt_walk *w, const uintptr_t *frame, unsigned 
 
 static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
 {
-	uint8_t was_busy = t->busy;
+	uint8_t was_busy = gt_busy_nest(t, 1);
 	int saved_errno = errno;
-	t->busy = 1;
 	uint32_t id = 0;
 	struct gt_walk *w = walk_take();
 	if (GT_UNLIKELY(!w)) {

@@ -1,0 +1,118 @@
+/* Signal handlers and blocking calls (tests/preload/test_signals.c).
+ *
+ *   gt-signals jump N    a SIGALRM handler siglongjmps out of N blocking reads, N sleeps,
+ *                        N condition waits and N semaphore waits; then the program makes a
+ *                        known number of calls, and says how many of each it made
+ *
+ * Every wait here blocks until the timer's signal ends it: its handler leaves by siglongjmp,
+ * as interpreters and servers with timeouts do. */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static sigjmp_buf jump_back;
+static volatile sig_atomic_t jumps;
+
+static void jump_handler(int sig)
+{
+	(void)sig;
+	jumps++;
+	siglongjmp(jump_back, 1);
+}
+
+/* the timer fires once, us microseconds from now */
+static void arm(long us)
+{
+	struct itimerval it = {.it_value = {.tv_sec = 0, .tv_usec = us}};
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+enum { W_READ, W_SLEEP, W_COND, W_SEM, W_KINDS };
+static const char *const wait_names[W_KINDS] = {"read", "sleep", "cond", "sem"};
+
+struct cond_pair {
+	pthread_cond_t cond;
+	pthread_mutex_t m;
+};
+
+/* Blocks in one call of the kind until the timer's handler jumps out of it. */
+static void wait_until_jumped(int kind, int fd, struct cond_pair *pair)
+{
+	char c;
+	struct timespec long_sleep = {.tv_sec = 30};
+	static sem_t sem;
+	switch (kind) {
+	case W_READ:
+		if (read(fd, &c, 1) >= 0)
+			exit(3);
+		break;
+	case W_SLEEP:
+		nanosleep(&long_sleep, NULL);
+		break;
+	case W_COND:
+		/* a fresh pair each time (made before the timer is armed: a jump out of malloc
+		 * would leave its lock held): the abandoned wait stays counted in the old
+		 * condvar, and a jump before the wait released it leaves the mutex locked */
+		pthread_mutex_lock(&pair->m);
+		pthread_cond_wait(&pair->cond, &pair->m);
+		break;
+	case W_SEM:
+		sem_init(&sem, 0, 0);
+		sem_wait(&sem);
+		break;
+	}
+	exit(4); /* not reached: nothing ends these waits but the jump */
+}
+
+/* One wait left by the handler's jump, the timer armed for delay_us: the delay varies so
+ * that some signals land in the hooks' own work, before the call blocks */
+static __attribute__((noinline)) void jump_out(int kind, int fd, long delay_us)
+{
+	struct cond_pair pair = {PTHREAD_COND_INITIALIZER, PTHREAD_MUTEX_INITIALIZER};
+	if (!sigsetjmp(jump_back, 1)) {
+		arm(delay_us);
+		wait_until_jumped(kind, fd, &pair);
+	}
+}
+
+static int s_jump(int n)
+{
+	struct sigaction sa = {.sa_handler = jump_handler};
+	sigaction(SIGALRM, &sa, NULL);
+	int p[2];
+	if (pipe(p))
+		return 2;
+	for (int kind = 0; kind < W_KINDS; kind++) {
+		for (int i = 0; i < n; i++)
+			jump_out(kind, p[0], 1 + 23 * (i % 50));
+		printf("%s jumped out of %d\n", wait_names[kind], n);
+	}
+	/* what comes after: each of these must be recorded */
+	struct timespec tick = {.tv_nsec = 1000};
+	for (int i = 0; i < 300; i++)
+		nanosleep(&tick, NULL);
+	for (int i = 0; i < 1000; i++) {
+		if (write(p[1], "x", 1) != 1 || read(p[0], &(char){0}, 1) != 1)
+			return 5;
+		sched_yield();
+	}
+	printf("jumps %d, then 300 sleeps, 1000 writes, 1000 reads, 1000 yields\n", (int)jumps);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "jump"))
+		return s_jump(atoi(argv[2]));
+	fprintf(stderr, "usage: gt-signals jump N\n");
+	return 2;
+}
