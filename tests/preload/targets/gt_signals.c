@@ -3,14 +3,22 @@
  *   gt-signals jump N    a SIGALRM handler siglongjmps out of N blocking reads, N sleeps,
  *                        N condition waits and N semaphore waits; then the program makes a
  *                        known number of calls, and says how many of each it made
+ *   gt-signals threads N N threads with 256 KiB stacks each take a signal whose handler
+ *                        writes (a hooked call on a stack that crosses a signal frame), then
+ *                        wait together while the main thread reads its RSS: stderr "rss KB"
+ *   gt-signals alloc N   N threads allocate and free (an allocator preloaded first: jemalloc,
+ *                        tcmalloc), each after a signal whose handler writes, and meet on a
+ *                        shared mutex; says what it allocated
  *
  * Every wait here blocks until the timer's signal ends it: its handler leaves by siglongjmp,
  * as interpreters and servers with timeouts do. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,11 +116,123 @@ static int s_jump(int n)
 	return 0;
 }
 
+/* ---- threads parked after a signal ---------------------------------------------------- */
+
+static pthread_barrier_t parked, released;
+static int devnull = -1;
+
+static void write_handler(int sig)
+{
+	(void)sig;
+	if (write(devnull, "s", 1) != 1)
+		_exit(6);
+}
+
+static void *signalled_thread(void *arg)
+{
+	(void)arg;
+	pthread_kill(pthread_self(), SIGUSR1);
+	pthread_barrier_wait(&parked);
+	pthread_barrier_wait(&released);
+	return NULL;
+}
+
+static long rss_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static int s_threads(int n)
+{
+	devnull = open("/dev/null", O_WRONLY);
+	struct sigaction sa = {.sa_handler = write_handler};
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	pthread_barrier_init(&parked, NULL, (unsigned)n + 1);
+	pthread_barrier_init(&released, NULL, (unsigned)n + 1);
+	pthread_t *th = calloc((size_t)n, sizeof *th);
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], &attr, signalled_thread, NULL))
+			return 7;
+	pthread_barrier_wait(&parked);
+	fprintf(stderr, "rss %ld\n", rss_kb());
+	pthread_barrier_wait(&released);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	printf("%d threads took a signal and waited\n", n);
+	return 0;
+}
+
+/* ---- allocation-heavy threads ----------------------------------------------------------- */
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long shared_sum;
+
+static void *allocating_thread(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	unsigned long sum = 0;
+	void *kept[64] = {0};
+	pthread_kill(pthread_self(), SIGUSR1);
+	for (int i = 0; i < 20000; i++) {
+		seed = seed * 1103515245u + 12345u;
+		size_t size = 16 + (seed >> 8) % ((seed & 1) ? 64 : 65536);
+		unsigned k = (seed >> 20) % 64;
+		free(kept[k]);
+		kept[k] = malloc(size);
+		memset(kept[k], (int)(i & 0xff), size < 64 ? size : 64);
+		sum += size;
+		if (i % 1000 == 0) {
+			pthread_mutex_lock(&shared_lock);
+			shared_sum += sum;
+			pthread_mutex_unlock(&shared_lock);
+		}
+	}
+	for (int k = 0; k < 64; k++)
+		free(kept[k]);
+	return (void *)sum;
+}
+
+static int s_alloc(int n)
+{
+	devnull = open("/dev/null", O_WRONLY);
+	struct sigaction sa = {.sa_handler = write_handler};
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_t th[64];
+	if (n > 64)
+		return 2;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&th[i], NULL, allocating_thread, (void *)(uintptr_t)(i + 1)))
+			return 7;
+	unsigned long total = 0;
+	for (int i = 0; i < n; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		total += (unsigned long)r;
+	}
+	printf("%d threads allocated %lu bytes (%lu met on the lock)\n", n, total, shared_sum);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "jump"))
 		return s_jump(atoi(argv[2]));
-	fprintf(stderr, "usage: gt-signals jump N\n");
+	if (argc == 3 && !strcmp(argv[1], "threads"))
+		return s_threads(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "alloc"))
+		return s_alloc(atoi(argv[2]));
+	fprintf(stderr, "usage: gt-signals jump|threads|alloc N\n");
 	return 2;
 }
