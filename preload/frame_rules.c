@@ -10,8 +10,9 @@
  * interrupted registers are read from the ucontext the kernel put there, and the interrupted
  * instruction's rule is kept under its address + 1 (a return address's rule is the call's).
  * Anything else (a CFA expression, no unwind information, an encoding not handled here) is
- * remembered as such, and the stack is left to libunwind whole.  Lookups take no lock; learning a rule takes the loader's lock
- * (dl_iterate_phdr, as libunwind's own misses do) and runs on a walk stack (stacks.c). */
+ * remembered as such, and the stack is left to libunwind whole.  Lookups take no lock;
+ * learning a rule takes the loader's lock (dl_iterate_phdr, as libunwind's own misses do)
+ * and runs on a walk stack (stacks.c). */
 #include "frame_rules.h"
 
 #include <link.h>

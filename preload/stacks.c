@@ -89,9 +89,11 @@ static void open_libunwind(void)
 			continue;
 #if defined(__x86_64__)
 		gt_unw_getcontext = (int (*)(unw_context_t *))dlsym(h, GT_UNW_NAME(unw_tdep_getcontext));
-		gt_unw_init_local = (int (*)(unw_cursor_t *, unw_context_t *))dlsym(h, GT_UNW_NAME(unw_init_local));
+		gt_unw_init_local = (int (*)(unw_cursor_t *, unw_context_t *))
+			dlsym(h, GT_UNW_NAME(unw_init_local));
 		gt_unw_step = (int (*)(unw_cursor_t *))dlsym(h, GT_UNW_NAME(unw_step));
-		gt_unw_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, GT_UNW_NAME(unw_get_reg));
+		gt_unw_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))
+			dlsym(h, GT_UNW_NAME(unw_get_reg));
 		if (gt_unw_getcontext && gt_unw_init_local && gt_unw_step && gt_unw_get_reg)
 			gt_unw_trace = unw_walk;
 #endif

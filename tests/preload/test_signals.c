@@ -89,9 +89,9 @@ static void jumps(const char *stacks)
 	cr_assert_eq(run_convert_all(&traced, why, sizeof why), 1, "%s", why);
 }
 
-Test(signals, jump_out_of_blocking_calls_unwind, .fini = teardown, .timeout = 120) { jumps("unwind"); }
-Test(signals, jump_out_of_blocking_calls_fp, .fini = teardown, .timeout = 120) { jumps("fp"); }
-Test(signals, jump_out_of_blocking_calls_none, .fini = teardown, .timeout = 120) { jumps("none"); }
+Test(signals, jump_out_unwind, .fini = teardown, .timeout = 120) { jumps("unwind"); }
+Test(signals, jump_out_fp, .fini = teardown, .timeout = 120) { jumps("fp"); }
+Test(signals, jump_out_none, .fini = teardown, .timeout = 120) { jumps("none"); }
 
 /* ---- memory per thread (issue 28 item 12) ------------------------------------------------
  * Each of 2000 threads with 256 KiB stacks makes a hooked call in a signal handler, a stack
@@ -134,7 +134,8 @@ ParameterizedTestParameters(signals, allocator_preloaded_first)
 	return cr_make_param_array(struct allocator, libs, sizeof libs / sizeof libs[0]);
 }
 
-ParameterizedTest(struct allocator *a, signals, allocator_preloaded_first, .fini = teardown, .timeout = 120)
+ParameterizedTest(struct allocator *a, signals, allocator_preloaded_first, .fini = teardown,
+		  .timeout = 120)
 {
 	static const char *const dirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
 					   "/usr/lib64", "/usr/lib"};
