@@ -20,6 +20,11 @@
 /* ---- per-thread state (one small initial-exec TLS struct) -------------------------- */
 
 enum gt_pending { GT_PENDING_NONE = 0, GT_PENDING_BLOCK = 1, GT_PENDING_SYSCALL = 2 };
+/* pending's bits beside the call (facts.c, calls nested in a pending one): a signal handler's
+ * call nested in it saved the outer call's state; the outer call had a call nested in it */
+#define GT_PENDING_CALL 3u
+#define GT_PENDING_OUTER 0x80u
+#define GT_PENDING_NESTED 0x40u
 
 struct gt_tls {
 	uint32_t serial;          /* capture-local thread id, 0 = not yet known */

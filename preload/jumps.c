@@ -44,8 +44,11 @@ static void jump_from_hook(const struct __jmp_buf_tag *env)
 		work_left = 1;
 		t->busy = 0;
 	}
-	/* a pending call, or a registration of a block the work had not begun */
+	/* a pending call, or a registration of a block the work had not begun; then the call
+	 * that one was nested in (facts.c), when the jump leaves it too */
 	if (t->pending != GT_PENDING_NONE ? gt_jump_leaves(t->busy_sp, to) : work_left)
+		gt_fact_call_left(t);
+	while ((t->pending & GT_PENDING_CALL) && gt_jump_leaves(t->busy_sp, to))
 		gt_fact_call_left(t);
 	if (work_left) /* last: this handler may run on one of them */
 		gt_walks_left();

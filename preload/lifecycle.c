@@ -326,6 +326,7 @@ static void after_fork_child(void)
 	t->serial = 0;
 	t->epoch = 0;
 	t->pending = GT_PENDING_NONE;
+	gt_outers_reset();
 	atomic_fetch_add(&gt_epoch, 1);
 	/* A child of a process gotrace detached stays untraced, and so do its programs. */
 	if (st == GT_ST_DETACHED) {

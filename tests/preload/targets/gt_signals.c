@@ -3,9 +3,14 @@
  *   gt-signals jump N    a SIGALRM handler siglongjmps out of N blocking reads, N sleeps,
  *                        N condition waits and N semaphore waits; then the program makes a
  *                        known number of calls, and says how many of each it made
+ *   gt-signals jump-after-write N
+ *                        the same, the handler writing (a call nested in the wait) first
  *   gt-signals threads N N threads with 256 KiB stacks each take a signal whose handler
  *                        writes (a hooked call on a stack that crosses a signal frame), then
  *                        wait together while the main thread reads its RSS: stderr "rss KB"
+ *   gt-signals nested    a read on a pipe blocks about 300 ms; a child exits 100 ms into it
+ *                        and the SIGCHLD handler reaps it (waitpid, nested in the read);
+ *                        another child writes 300 ms after that reap: stderr "read MS"
  *   gt-signals alloc N   N threads allocate and free (an allocator preloaded first: jemalloc,
  *                        tcmalloc), each after a signal whose handler writes, and meet on a
  *                        shared mutex; says what it allocated
@@ -24,15 +29,21 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include "wait_blocked.h"
 
 static sigjmp_buf jump_back;
 static volatile sig_atomic_t jumps;
+static int handler_writes = -1; /* >= 0: the handler writes there before it jumps */
 
 static void jump_handler(int sig)
 {
 	(void)sig;
 	jumps++;
+	if (handler_writes >= 0 && write(handler_writes, "j", 1) != 1)
+		_exit(8);
 	siglongjmp(jump_back, 1);
 }
 
@@ -91,8 +102,10 @@ static __attribute__((noinline)) void jump_out(int kind, int fd, long delay_us)
 	}
 }
 
-static int s_jump(int n)
+static int s_jump(int n, int nested)
 {
+	if (nested)
+		handler_writes = open("/dev/null", O_WRONLY);
 	struct sigaction sa = {.sa_handler = jump_handler};
 	sigaction(SIGALRM, &sa, NULL);
 	int p[2];
@@ -173,6 +186,68 @@ static int s_threads(int n)
 	return 0;
 }
 
+/* ---- a handler's call nested in a blocking read ------------------------------------------ */
+
+static volatile sig_atomic_t reaped;
+static volatile pid_t quick_child;
+
+static void reap_handler(int sig)
+{
+	(void)sig;
+	int saved = errno, st;
+	if (quick_child > 0 && waitpid(quick_child, &st, WNOHANG) == quick_child)
+		reaped = 1;
+	errno = saved;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int s_nested(void)
+{
+	struct sigaction sa = {.sa_handler = reap_handler, .sa_flags = SA_RESTART};
+	sigaction(SIGCHLD, &sa, NULL);
+	int p[2];
+	if (pipe(p))
+		return 2;
+	pid_t parent = getpid();
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old); /* the handler knows the child's pid first */
+	pid_t quick = fork();
+	quick_child = quick;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (quick == 0) { /* exits 100 ms into the parent's read */
+		gt_proc_wait_blocked(parent, parent, SYS_read, (uintptr_t)p[0], (uintptr_t)p[0] + 1);
+		struct timespec t = {.tv_nsec = 100000000};
+		nanosleep(&t, NULL);
+		_exit(0);
+	}
+	pid_t writer = fork();
+	if (writer == 0) { /* writes 300 ms after the handler reaped the first child */
+		while (kill(quick, 0) == 0) /* raw: the polls are not the scenario's */
+			syscall(SYS_sched_yield);
+		struct timespec t = {.tv_nsec = 300000000};
+		nanosleep(&t, NULL);
+		_exit(write(p[1], "x", 1) == 1 ? 0 : 1);
+	}
+	char c;
+	double start = now_ms();
+	ssize_t n = read(p[0], &c, 1);
+	double took = now_ms() - start;
+	fprintf(stderr, "read %.1f\n", took);
+	int st;
+	waitpid(writer, &st, 0);
+	printf("read %zd byte, the handler %s the child during it, the writer exited %d\n", n,
+	       reaped ? "reaped" : "did not reap", WEXITSTATUS(st));
+	return 0;
+}
+
 /* ---- allocation-heavy threads ----------------------------------------------------------- */
 
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -228,11 +303,15 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc == 3 && !strcmp(argv[1], "jump"))
-		return s_jump(atoi(argv[2]));
+		return s_jump(atoi(argv[2]), 0);
+	if (argc == 3 && !strcmp(argv[1], "jump-after-write"))
+		return s_jump(atoi(argv[2]), 1);
 	if (argc == 3 && !strcmp(argv[1], "threads"))
 		return s_threads(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "alloc"))
 		return s_alloc(atoi(argv[2]));
-	fprintf(stderr, "usage: gt-signals jump|threads|alloc N\n");
+	if (argc == 2 && !strcmp(argv[1], "nested"))
+		return s_nested();
+	fprintf(stderr, "usage: gt-signals jump|threads|alloc N, gt-signals nested\n");
 	return 2;
 }
