@@ -461,10 +461,12 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
  *   - THREAD_NEW: the child's start routine (when none yet), its creator and create stack;
  *     THREAD_START / THREAD_EXISTING: tid, start routine (when given); EXISTING aux bit 0
  *     says it was blocked when first seen, until its next fact;
- *   - a BLOCK_BEGIN or SYSCALL_BEGIN opens its wait (closing one left open: that end was
- *     lost); the matching end (BLOCK_END for a block, SYSCALL_END for a syscall) or its
- *     THREAD_END closes it; other facts leave it open (a signal handler's, or a mismatched
- *     end);
+ *   - a BLOCK_BEGIN or SYSCALL_BEGIN opens its wait; the matching end (BLOCK_END for a
+ *     block, SYSCALL_END for a syscall) or its THREAD_END closes it; other facts leave it
+ *     open (a signal handler's, or a mismatched end);
+ *   - a BEGIN while its wait is open is a call a signal handler made inside it (the
+ *     recorder ends every call a handler's jump leaves, and a thread's end its open calls):
+ *     nested, it and its end change nothing, and the open wait keeps its length;
  *   - a YIELD leaves it runnable until its next fact;
  *   - a thread inherits its process's comm: the header's (gt_tracker_capture_header), or the
  *     first GT_PROCESS_NAME's when that one names one; a name equal to it tells nothing;
@@ -531,6 +533,7 @@ struct gt_tracked_thread {
 	struct gt_tracked_wait wait;   /* open: what it waits for now; else its last wait */
 	struct gt_tracked_wait last_syscall;  /* its latest SYSCALL_BEGIN's, open or not (zero:
 					       * none) */
+	uint32_t nested;            /* calls begun inside the open wait and not ended yet */
 	/* the open wait's BEGIN record as read (0 words: none, or too long to keep) */
 	uint16_t raw_words;
 	size_t raw_payload_len;
@@ -555,6 +558,7 @@ struct gt_tracker_change {
 	/* a wait the fact closed (its end, a new begin, a THREAD_END): as it was while open */
 	bool closed;
 	struct gt_tracked_wait closed_wait;
+	bool nested;   /* a BEGIN or an END of a call nested in the thread's open wait */
 };
 
 struct gt_tracker;

@@ -634,17 +634,19 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	uint8_t type = r->rec->type;
 	if (!m->prologue_closed && !fact_is_prologue(type))
 		gtm_close_prologue(m);
+	/* a call a signal handler made inside the thread's open wait (change.nested): the wait
+	 * goes on, as if it had not been made */
 	switch (type) {
 	case GT_THREAD_NEW: fact_thread_new(m, r, ns); break;
 	case GT_THREAD_START: fact_thread_start(m, r, ns); break;
 	case GT_THREAD_END: fact_thread_end(m, r, ns); break;
 	case GT_THREAD_NAME: fact_name(m, r, ns); break;
 	case GT_THREAD_EXISTING: fact_existing(m, r, ns); break;
-	case GT_BLOCK_BEGIN: fact_block_begin(m, r, ns); break;
-	case GT_BLOCK_END: fact_block_end(m, r, ns); break;
+	case GT_BLOCK_BEGIN: if (!change.nested) fact_block_begin(m, r, ns); break;
+	case GT_BLOCK_END: if (!change.nested) fact_block_end(m, r, ns); break;
 	case GT_WAKE: fact_wake(m, r, ns); break;
-	case GT_SYSCALL_BEGIN: fact_syscall_begin(m, r, ns); break;
-	case GT_SYSCALL_END: fact_syscall_end(m, r, ns); break;
+	case GT_SYSCALL_BEGIN: if (!change.nested) fact_syscall_begin(m, r, ns); break;
+	case GT_SYSCALL_END: if (!change.nested) fact_syscall_end(m, r, ns); break;
 	case GT_YIELD: fact_yield(m, r, ns); break;
 	case GT_STACK: {
 		const struct gt_p_stack *st = r->payload;

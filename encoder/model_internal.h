@@ -107,6 +107,7 @@ struct mthread {
 	bool k_on;              /* on k_cpu now, by the kernel */
 	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
 	bool k_out_pending;     /* ... and waits for its own fact just after it */
+	bool k_handler;         /* on its CPU for a signal handler inside its open wait */
 	/* the model drew a hook's block whose end has not come: set when drawn (a deferred
 	 * condition wait later than its BEGIN, none for a futex that did not wait or a join of
 	 * an ended thread), kept across a signal handler's syscall; not the tracker's open wait */

@@ -150,6 +150,10 @@ static void switch_out(struct gt_model *m, struct mthread *t, uint64_t ns, uint6
 static void switched_out(struct gt_model *m, struct mthread *t, uint64_t ns,
 			 const struct gt_model_switch *s)
 {
+	if (t->k_handler) { /* back into its wait, which goes on */
+		t->k_handler = false;
+		return;
+	}
 	t->k_out_ns = ns;
 	t->k_out_tsc = s->tsc;
 	t->k_out_mono = s->mono_ns;
@@ -186,8 +190,31 @@ void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t c
 		out_now(m, gtm_thread_at(m, x));
 }
 
+/* t, switched in while its wait is open (a hook block, or a syscall that blocked, its end
+ * still to come), runs a signal handler inside it when its next fact is a call the handler
+ * makes (any BEGIN while the wait is open: the tracker nests it). */
+static bool runs_handler(struct gt_model *m, const struct mthread *t)
+{
+	if (!t->sys_awaiting_end && !(t->hook_wait_open && t->state == T_WAITING))
+		return false;
+	struct gt_capture_record buf;
+	const struct gt_capture_record *r = m->pending;
+	size_t i = 0;
+	if (!r)
+		r = gtm_peek(m, i++, &buf) ? &buf : NULL;
+	for (; r; r = gtm_peek(m, i++, &buf) ? &buf : NULL)
+		if (gtm_rec_is(m, r, t->serial))
+			return r->rec->type == GT_BLOCK_BEGIN || r->rec->type == GT_SYSCALL_BEGIN;
+	return false;
+}
+
 static void switch_in(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns)
 {
+	/* a signal handler's run inside the wait: the wait goes on, its length and waker kept */
+	if (runs_handler(m, t)) {
+		t->k_handler = true;
+		return;
+	}
 	/* A hook wait that a known thread ends (a lock, a condition, a pipe) waits for its
 	 * waker's fact, which then starts it here; a sleep, an untraced wait or a wait from
 	 * before the trace has no waker to wait for. */

@@ -191,16 +191,15 @@ static void close_wait(struct gt_tracked_thread *t, struct gt_tracker_change *ch
 		change->closed_wait = t->wait;
 	}
 	t->wait.open = false;
+	t->nested = 0;
 	t->raw_words = 0;
 	t->doing = GT_DOING_RUNNING;
 }
 
 /* A BLOCK_BEGIN or SYSCALL_BEGIN of t: its wait, and the record as read. */
-static void open_wait(struct gt_tracked_thread *t, const struct gt_capture_record *r,
-		      struct gt_tracker_change *change)
+static void open_wait(struct gt_tracked_thread *t, const struct gt_capture_record *r)
 {
 	const struct gt_rec *rec = r->rec;
-	close_wait(t, change);   /* one left open: its end was lost */
 	struct gt_tracked_wait w = {.open = true, .kind = rec->aux, .since_tsc = r->tsc,
 				    .cpu = r->cpu, .syscall = rec->type == GT_SYSCALL_BEGIN};
 	if (!w.syscall) {
@@ -347,10 +346,22 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 		break;
 	case GT_BLOCK_BEGIN:
 	case GT_SYSCALL_BEGIN:
-		open_wait(t, r, change);
+		if (t->wait.open) {
+			t->nested++;
+			if (change)
+				change->nested = true;
+			break;
+		}
+		open_wait(t, r);
 		break;
 	case GT_BLOCK_END:
 	case GT_SYSCALL_END:
+		if (t->nested) {
+			t->nested--;
+			if (change)
+				change->nested = true;
+			break;
+		}
 		if (t->wait.open && t->wait.syscall == (rec->type == GT_SYSCALL_END))
 			close_wait(t, change);
 		if (rec->type == GT_BLOCK_END)

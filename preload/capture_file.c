@@ -497,8 +497,7 @@ static int open_capture(void)
 
 static void reserve_for_drop(void)
 {
-	uint8_t was_busy = gt_tls.busy;
-	gt_tls.busy = 1;
+	uint8_t was_busy = gt_busy_nest(&gt_tls, 1);
 	if (gt_cap.sparse && take_growth()) {
 		if (gt_cap.header && !gt_cap.truncated)
 			gt_files_apart(reserve_for_drop_apart, NULL);

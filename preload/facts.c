@@ -17,6 +17,86 @@ extern void *__libc_stack_end;
 
 _Atomic uint32_t gt_next_serial = 2;
 
+/* ---- calls nested in a pending call ----------------------------------------------------
+ * A signal handler may make a hooked call while the thread's call is pending (a waitpid in
+ * a SIGCHLD handler during a read).  The nested call's facts come between the outer call's
+ * begin and end, and the outer call's state (what a jump out or the thread's end would end,
+ * its waiter registration) is kept in a slot per thread until the nested call ends: pending
+ * says GT_PENDING_OUTER meanwhile, and GT_PENDING_NESTED afterwards, so that the outer end
+ * is written in full (the one-word forms name the thread's last wait, which was the nested
+ * one).  One level is kept: a call nested deeper takes the outer call's place, as a call
+ * whose end was lost (the encoder repairs it). */
+struct gt_outer {
+	_Atomic uint32_t serial;  /* 0: free */
+	uint8_t pending, kind, waiter_registered;
+	uint32_t nr;
+	uint64_t registered_obj, obj;
+	uintptr_t busy_sp;
+};
+#define GT_OUTERS 256u
+static struct gt_outer gt_outers[GT_OUTERS];
+
+/* A call begins while t's is pending: the pending one's state saved, when a slot is free */
+static GT_NOINLINE void outer_save(struct gt_tls *t)
+{
+	struct gt_outer *o = &gt_outers[t->serial % GT_OUTERS];
+	uint32_t free_slot = 0;
+	if ((t->pending & GT_PENDING_OUTER) ||
+	    !atomic_compare_exchange_strong(&o->serial, &free_slot, t->serial))
+		return;
+	o->pending = t->pending & GT_PENDING_CALL;
+	o->kind = t->pending_kind;
+	o->waiter_registered = t->waiter_registered;
+	o->nr = t->pending_nr;
+	o->registered_obj = t->registered_obj;
+	o->obj = t->pending_obj;
+	o->busy_sp = t->busy_sp;
+	t->pending = GT_PENDING_OUTER;
+	t->waiter_registered = 0;
+}
+
+GT_INLINE void outer_check(struct gt_tls *t)
+{
+	if (GT_UNLIKELY(t->pending & GT_PENDING_CALL))
+		outer_save(t);
+}
+
+/* The nested call ended (written: it began; its block's obj stays in pending_obj, which the
+ * one-word forms name): the outer one is pending again */
+static GT_NOINLINE void outer_restore(struct gt_tls *t, int written)
+{
+	struct gt_outer *o = &gt_outers[t->serial % GT_OUTERS];
+	t->pending = (uint8_t)(o->pending | (written ? GT_PENDING_NESTED : 0));
+	t->pending_kind = o->kind;
+	t->waiter_registered = o->waiter_registered;
+	t->pending_nr = o->nr;
+	t->registered_obj = o->registered_obj;
+	t->busy_sp = o->busy_sp;
+	atomic_store_explicit(&o->serial, 0, memory_order_release);
+}
+
+/* the pending call's obj (a nested block's took pending_obj's place) */
+GT_INLINE uint64_t pending_call_obj(const struct gt_tls *t)
+{
+	if (!(t->pending & GT_PENDING_NESTED))
+		return t->pending_obj;
+	return t->waiter_registered ? t->registered_obj : GT_NO_OBJ;
+}
+
+GT_INLINE void pending_ended(struct gt_tls *t)
+{
+	if (GT_UNLIKELY(t->pending & GT_PENDING_OUTER))
+		outer_restore(t, (t->pending & GT_PENDING_CALL) != 0);
+	else
+		t->pending = GT_PENDING_NONE;
+}
+
+void gt_outers_reset(void)
+{
+	for (unsigned i = 0; i < GT_OUTERS; i++)
+		gt_store(&gt_outers[i].serial, 0);
+}
+
 int gt_block_result(int rc)
 {
 	switch (rc) {
@@ -50,9 +130,12 @@ void gt_emit_c_slow(struct gt_tls *t, int tried, uint32_t thread, uint8_t type, 
  * Inlined in the callers, so the stack is taken at the same depth from the hook. */
 GT_INLINE void block_register(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter)
 {
-	t->busy = 1;
+	gt_busy_on(t);
+	outer_check(t);
 	t->waiter_registered = 0;
 	if (register_waiter) {
+		t->registered_obj = obj;
+		t->pending_kind = kind; /* read only with a pending block, or by jumps.c */
 		/* in the table before its bucket counts it: a release that finds the count
 		 * finds the waiter (GT_RELEASE_WAITED) */
 		int slot = gt_waiters_add(obj);
@@ -99,7 +182,7 @@ GT_INLINE void block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const 
 	gt_emit_c(t, serial, GT_BLOCK_BEGIN, kind, b->tsc, b->cpu, &p, mutex ? sizeof p : sizeof p.b,
 		  compact ? 2 + (mutex && near < 0) : 0, gt_compact_word(ctype, aux, serial, hi),
 		  obj | (uint64_t)stack << 48, mutex);
-	t->pending = GT_PENDING_BLOCK;
+	t->pending = GT_PENDING_BLOCK | (t->pending & GT_PENDING_OUTER);
 	t->pending_kind = kind;
 	t->pending_obj = obj;
 	t->busy = 0;
@@ -117,7 +200,7 @@ void gt_fact_block_commit(struct gt_tls *t, uint8_t kind, uint64_t obj, const st
  * is let in by the release inside the real wait. */
 void gt_fact_cond_wait_begin(struct gt_tls *t, uint64_t cond, uint64_t mutex)
 {
-	t->busy = 1;
+	gt_busy_on(t);
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t released = mutex;
@@ -144,6 +227,8 @@ static void unregister_waiter(struct gt_tls *t, uint8_t kind, uint64_t obj)
 void gt_fact_block_cancel(struct gt_tls *t, uint8_t kind, uint64_t obj)
 {
 	unregister_waiter(t, kind, obj);
+	if (GT_UNLIKELY(t->pending & GT_PENDING_OUTER))
+		outer_restore(t, 0);
 	t->busy = 0;
 }
 
@@ -180,7 +265,7 @@ void gt_fact_block_end_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc, 
 		gt_emit_c(t, serial, GT_BLOCK_END, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
 			  gt_compact_word(GT_C_BLOCK_END, kind, serial, p.result), obj | (uint64_t)rc << 48, 0);
 	unregister_waiter(t, kind, obj);
-	t->pending = GT_PENDING_NONE;
+	pending_ended(t);
 }
 
 void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc)
@@ -193,7 +278,7 @@ void gt_fact_block_end(struct gt_tls *t, uint8_t kind, uint64_t obj, int rc)
 void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count, uint64_t tsc,
 		     unsigned cpu)
 {
-	t->busy = 1;
+	gt_busy_on(t);
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	gt_fact_wake_emit(t, t->serial, kind, obj, stack, count, tsc, cpu);
 	t->busy = 0;
@@ -233,7 +318,8 @@ static int fd_defined(int fd, uint8_t kind, uint64_t obj)
 GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int64_t arg, int tail,
 			     uint64_t obj)
 {
-	t->busy = 1;
+	gt_busy_on(t);
+	outer_check(t);
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
@@ -252,7 +338,7 @@ GT_INLINE void syscall_begin(struct gt_tls *t, uint32_t nr, uint8_t fd_kind, int
 	else
 		gt_emit_c(t, serial, GT_SYSCALL_BEGIN, fd_kind, tsc, cpu, &q.s, sizeof q.s,
 			  compact ? 2 : 0, gt_compact_word(GT_C_SYSCALL_BEGIN, fd_kind, serial, 0), w1, 0);
-	t->pending = GT_PENDING_SYSCALL;
+	t->pending = GT_PENDING_SYSCALL | (t->pending & GT_PENDING_OUTER);
 	t->pending_nr = nr;
 	t->busy = 0;
 }
@@ -295,7 +381,7 @@ void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err)
 		gt_emit_c(t, serial, GT_SYSCALL_END, 0, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
 			  gt_compact_word(GT_C_SYSCALL_END, 0, serial, 0),
 			  (uint32_t)result | (uint64_t)nr << 32 | (uint64_t)err << 44, 0);
-	t->pending = GT_PENDING_NONE;
+	pending_ended(t);
 }
 
 void gt_fact_thread_name(uint32_t serial, const char *name)
@@ -348,8 +434,7 @@ void gt_fact_thread_start(struct gt_tls *t, uint64_t start_routine)
 struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 {
 	int st = gt_load(&gt_state);
-	uint8_t was_busy = t->busy;
-	t->busy = 1;
+	uint8_t was_busy = gt_busy_nest(t, 1);
 	if (st == GT_ST_UNINIT) {
 		gt_init();
 		st = gt_load(&gt_state);
@@ -388,22 +473,49 @@ struct gt_tls *gt_thread_adopt(struct gt_tls *t)
 	return t;
 }
 
+/* The pending call ends with err (and the one it was nested in, when all): the thread was
+ * cancelled or exited inside it, or a signal handler's jump left it */
+static void pending_end(struct gt_tls *t, int err, int all)
+{
+	do {
+		unsigned call = t->pending & GT_PENDING_CALL;
+		if (call == GT_PENDING_BLOCK)
+			gt_fact_block_end(t, t->pending_kind, pending_call_obj(t), err);
+		else if (call == GT_PENDING_SYSCALL)
+			gt_fact_syscall_end(t, t->pending_nr, -1, err);
+		else
+			pending_ended(t);
+	} while (all && t->pending != GT_PENDING_NONE);
+}
+
 /* A blocking call that never returned (the thread was cancelled or exited inside it). */
 void gt_finish_pending(struct gt_tls *t)
 {
-	if (t->pending == GT_PENDING_BLOCK)
-		gt_fact_block_end(t, t->pending_kind, t->pending_obj, ECANCELED);
-	else if (t->pending == GT_PENDING_SYSCALL)
-		gt_fact_syscall_end(t, t->pending_nr, -1, ECANCELED);
+	pending_end(t, ECANCELED, 1);
+}
+
+/* A signal handler's jump left the thread's pending call, or the tracer's work before the
+ * call began: the call ends now, interrupted by the signal; a waiter registration is undone. */
+void gt_fact_call_left(struct gt_tls *t)
+{
+	int recording = gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING && t->serial &&
+			t->epoch == gt_load(&gt_epoch);
+	if (recording && (t->pending & GT_PENDING_CALL)) {
+		pending_end(t, EINTR, 0);
+	} else {
+		unregister_waiter(t, t->pending_kind, t->registered_obj);
+		pending_ended(t);
+	}
 }
 
 void gt_thread_end(struct gt_tls *t, uint8_t how)
 {
 	if (t->ended & GT_TLS_ENDED)
 		return;
+	gt_walks_give_left();
 	if (gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING && t->serial &&
 	    t->epoch == gt_load(&gt_epoch)) {
-		t->busy = 1;
+		gt_busy_on(t);
 		gt_finish_pending(t);
 		/* Marked ended before the wake is stamped, and a join stamps its block before it
 		 * reads the mark: a join that saw us alive began before our wake. */

@@ -128,6 +128,8 @@ GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind
 
 extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
 
+void gt_fact_call_left(struct gt_tls *t) GT_HIDDEN;
+void gt_outers_reset(void) GT_HIDDEN; /* a fork child: the other threads' calls are gone */
 void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;
 /* stamped by the caller (tsc, cpu from gt_now) before it decided that it blocks */
 void gt_fact_block_begin_at(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter,

@@ -20,6 +20,11 @@
 /* ---- per-thread state (one small initial-exec TLS struct) -------------------------- */
 
 enum gt_pending { GT_PENDING_NONE = 0, GT_PENDING_BLOCK = 1, GT_PENDING_SYSCALL = 2 };
+/* pending's bits beside the call (facts.c, calls nested in a pending one): a signal handler's
+ * call nested in it saved the outer call's state; the outer call had a call nested in it */
+#define GT_PENDING_CALL 3u
+#define GT_PENDING_OUTER 0x80u
+#define GT_PENDING_NESTED 0x40u
 
 struct gt_tls {
 	uint32_t serial;          /* capture-local thread id, 0 = not yet known */
@@ -45,11 +50,42 @@ struct gt_tls {
 	 * delta reaches from its first_tsc: later ones count from it (capture.h, version 3) */
 	const char *late_chunk;
 	uint64_t late_tsc;
+	/* a stack address of the tracer's work that last set busy, kept while the call it began
+	 * is pending: a signal handler's jump (siglongjmp) above it leaves them (jumps.c) */
+	uintptr_t busy_sp;
+	uint64_t registered_obj;  /* waiter_registered's object, before its block is begun */
 };
 extern __thread struct gt_tls gt_tls GT_HIDDEN __attribute__((tls_model("initial-exec")));
 #define GT_NO_OBJ UINT64_MAX      /* objs leave bit 63 clear (capture.h) */
 #define GT_TLS_ENDED 1
 #define GT_TLS_SHARED 2
+/* The stack pointer, for busy_sp */
+GT_INLINE uintptr_t gt_sp(void)
+{
+#if defined(__x86_64__)
+	uintptr_t sp;
+	__asm__("mov %%rsp, %0" : "=r"(sp));
+	return sp;
+#else
+	return (uintptr_t)__builtin_frame_address(0);
+#endif
+}
+/* The tracer's work begins on this thread: a handler's hooks pass straight through until
+ * it ends, or until a jump out of the handler leaves it (jumps.c) */
+GT_INLINE void gt_busy_on(struct gt_tls *t)
+{
+	t->busy_sp = gt_sp();
+	t->busy = 1;
+}
+/* the same where the work may be nested in other work: what busy was, for the end to restore */
+GT_INLINE uint8_t gt_busy_nest(struct gt_tls *t, uint8_t busy)
+{
+	uint8_t was = t->busy;
+	if (!was)
+		t->busy_sp = gt_sp();
+	t->busy = busy;
+	return was;
+}
 /* busy: the tracer calls code that calls hooks itself (libunwind, the loader's resolution) */
 #define GT_BUSY_CALLOUT 2
 /* busy for good or for a while: another process runs on this memory and TLS (a vfork child,

@@ -5,14 +5,21 @@
  * CFA - 8, rbp unchanged or saved at CFA + offset" (what libunwind calls a standard frame)
  * is stepped here; its rule is found once in the object's .eh_frame (through
  * .eh_frame_hdr's table, as libunwind finds it) and kept in a table all threads share,
- * keyed by return address.  Anything else (a signal frame, a CFA expression, no unwind
- * information, an encoding not handled here) is remembered as such, and the stack is left
- * to libunwind whole.  Lookups take no lock; learning a rule takes the loader's lock
- * (dl_iterate_phdr, as libunwind's own misses do) and runs on a walk stack (stacks.c). */
+ * keyed by return address.  A signal frame (the return address is glibc's __restore_rt,
+ * known by its code as libunwind knows it) is stepped as libunwind's fast path steps it: the
+ * interrupted registers are read from the ucontext the kernel put there, and the interrupted
+ * instruction's rule is kept under its address + 1 (a return address's rule is the call's).
+ * Anything else (a CFA expression, no unwind information, an encoding not handled here) is
+ * remembered as such, and the stack is left to libunwind whole.  Lookups take no lock;
+ * learning a rule takes the loader's lock (dl_iterate_phdr, as libunwind's own misses do)
+ * and runs on a walk stack (stacks.c). */
 #include "frame_rules.h"
 
 #include <link.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/ucontext.h>
 
 #if defined(__x86_64__)
 
@@ -31,6 +38,8 @@ static _Atomic uint64_t gt_rules_gen = 1;
 /* Rule word: bits 0-1 the kind, bit 2 CFA on rsp (else rbp), bits 3-18 where rbp is saved
  * (CFA-relative, -1: unchanged), bits 19-50 the CFA's offset. */
 enum { GT_RULE_UNKNOWN, GT_RULE_STANDARD, GT_RULE_LAST, GT_RULE_LIBUNWIND };
+/* a signal frame: libunwind's kind, with the bit no libunwind rule sets */
+#define GT_RULE_SIGRETURN (GT_RULE_LIBUNWIND | 1u << 2)
 #define GT_RULE_KIND(r) ((unsigned)(r) & 3u)
 #define GT_RULE_ON_RSP(r) (((r) >> 2) & 1u)
 #define GT_RULE_RBP_OFF(r) ((int64_t)(int16_t)((r) >> 3))
@@ -409,6 +418,18 @@ struct gt_rule_search {
 	uint64_t rule;
 };
 
+/* the object's loaded segments hold these n bytes at pc */
+static int code_holds(const struct dl_phdr_info *info, uintptr_t pc, const uint8_t *code, size_t n)
+{
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && pc >= lo && pc - lo + n <= ph->p_memsz)
+			return !memcmp((const void *)pc, code, n);
+	}
+	return 0;
+}
+
 static int search_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -426,6 +447,12 @@ static int search_object(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!inside)
 		return 0;
+	/* __restore_rt: mov $15 (rt_sigreturn), %rax; syscall */
+	static const uint8_t sigreturn[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+	if (code_holds(info, s->pc, sigreturn, sizeof sigreturn)) {
+		s->rule = GT_RULE_SIGRETURN;
+		return 1;
+	}
 	const uint8_t *fde = eh ? find_fde((const uint8_t *)(info->dlpi_addr + eh->p_vaddr), s->pc) : NULL;
 	s->rule = fde ? rule_from_fde(fde, s->pc) : GT_RULE_LIBUNWIND;
 	return 1;
@@ -447,22 +474,32 @@ int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs, 
 		return GT_WALK_LIBUNWIND;
 	uint64_t gen = gt_load(&gt_rules_gen);
 	uintptr_t pc = frame[1], sp = (uintptr_t)frame + 16, bp = frame[0];
+	uintptr_t at = pc; /* whose rule: a return address, an interrupted instruction's + 1 */
 	unsigned n = 0;
 	/* the hook's caller as libunwind finds it when it steps out of the hook's frame */
 	while (pc >= 0x4000) {
 		pcs[n++] = pc;
 		if (n == depth)
 			break;
-		if (pc >> GT_PC_BITS)
+		if (at >> GT_PC_BITS)
 			return GT_WALK_LIBUNWIND;
-		uint64_t rule = rule_of(pc, gen);
+		uint64_t rule = rule_of(at, gen);
+		if (rule == GT_RULE_SIGRETURN) {
+			/* the kernel's ucontext follows the handler's return address */
+			const char *uc = (const char *)sp;
+			pc = *(const uintptr_t *)(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RIP]));
+			sp = *(const uintptr_t *)(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]));
+			bp = *(const uintptr_t *)(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]));
+			at = pc + 1;
+			continue;
+		}
 		switch (GT_RULE_KIND(rule)) {
 		case GT_RULE_STANDARD:
 			break;
 		case GT_RULE_LAST:
 			return (int)n;
 		case GT_RULE_UNKNOWN:
-			*missing = pc;
+			*missing = at;
 			return GT_WALK_MISSING;
 		default:
 			return GT_WALK_LIBUNWIND;
@@ -472,6 +509,7 @@ int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs, 
 		if (cfa <= sp || (cfa & 7))
 			return GT_WALK_LIBUNWIND;
 		pc = ((const uintptr_t *)cfa)[-1];
+		at = pc;
 		if (GT_RULE_RBP_OFF(rule) != -1)
 			bp = *(const uintptr_t *)(cfa + (uintptr_t)GT_RULE_RBP_OFF(rule));
 		sp = cfa;

@@ -464,7 +464,7 @@ static GT_NOINLINE int yield_traced(int tried, uint64_t tsc, unsigned cpu)
 {
 	struct gt_tls *t = tried == 1 ? gt_enter() : &gt_tls;
 	if (t) {
-		t->busy = 1;
+		gt_busy_on(t);
 		uint32_t stack = tried == 1 ? gt_stack_id(t, GT_OWN_FRAMES_HOOK) : 0;
 		struct gt_p_stackonly p = {.stack = stack};
 		uint32_t serial = t->serial;
@@ -495,7 +495,7 @@ GT_EXPORT GT_FRAMELESS int sched_yield(void)
 	struct gt_tls *t = gt_enter_fast(&clock);
 	if (GT_UNLIKELY(!t))
 		return yield_traced(1, 0, 0);
-	t->busy = 1;
+	gt_busy_on(t);
 	unsigned cpu;
 	uint64_t tsc = gt_now_fast(clock, &cpu);
 	uint32_t serial = t->serial;

@@ -87,7 +87,7 @@ static void *gt_thread_trampoline(void *p)
 	gt_threads_put(pthread_self(), serial, 1);
 	if (gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING &&
 	    epoch == gt_load(&gt_epoch)) {
-		t->busy = 1;
+		gt_busy_on(t);
 		t->epoch = epoch;
 		gt_fact_thread_start(t, (uint64_t)(uintptr_t)fn);
 		t->busy = 0;
@@ -109,7 +109,7 @@ GT_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	s->serial = atomic_fetch_add(&gt_next_serial, 1);
 	s->epoch = t->epoch;
 	uint32_t serial = s->serial;
-	t->busy = 1;
+	gt_busy_on(t);
 	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_HOOK);
 	t->busy = 0;
 	unsigned cpu;

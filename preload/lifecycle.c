@@ -135,9 +135,8 @@ uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 {
 	int saved_errno = errno;
 	struct gt_tls *t = gt_self();
-	uint8_t was_busy = t->busy;
+	uint8_t was_busy = gt_busy_nest(t, 1);
 	uint64_t *r = NULL;
-	t->busy = 1;
 	switch (gt_load(&gt_state)) {
 	case GT_ST_UNINIT:
 		gt_init();
@@ -276,8 +275,8 @@ int gt_init(void)
 	if (!atomic_compare_exchange_strong(&gt_state, &expected, GT_ST_INITIALIZING))
 		return expected == GT_ST_RECORDING || expected == GT_ST_DELAYED;
 	struct gt_tls *t = gt_self();
-	uint8_t was_busy = t->busy;
-	t->busy = 1 | GT_BUSY_CALLOUT; /* the loader and libunwind's constructors call hooks */
+	/* the loader and libunwind's constructors call hooks */
+	uint8_t was_busy = gt_busy_nest(t, 1 | GT_BUSY_CALLOUT);
 	gt_resolve_all();
 	if (!gt_image_ready) {
 		gt_config_load();
@@ -368,6 +367,7 @@ static void after_fork_child(void)
 	t->serial = 0;
 	t->epoch = 0;
 	t->pending = GT_PENDING_NONE;
+	gt_outers_reset();
 	atomic_fetch_add(&gt_epoch, 1);
 	/* A child of a process gotrace detached stays untraced, and so do its programs. */
 	if (st == GT_ST_DETACHED) {
@@ -402,7 +402,7 @@ int gt_finalize(void)
 		return 0;
 	if (!owns_capture(1))
 		return 0; /* never end, trim or convert another process's capture */
-	t->busy = 1;
+	gt_busy_on(t);
 	if (stopped_early)
 		gt_disable();
 	if (st == GT_ST_DELAYED)

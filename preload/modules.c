@@ -241,7 +241,7 @@ static void as_tracer(void (*walk)(void))
 	if (!t)
 		return;
 	int saved = errno;
-	t->busy = 1;
+	gt_busy_on(t);
 	gt_offstack(1, (void *)walk, 0, 0, 0); /* kilobytes of stack; the loader's lock */
 	t->busy = 0;
 	errno = saved;

@@ -163,7 +163,7 @@ static int raw_start(struct gt_raw *e, int own_tls)
 	}
 	if (!t->busy && gt_load(&gt_enabled) && gt_load(&gt_state) == GT_ST_RECORDING &&
 	    t->epoch == gt_load(&gt_epoch)) {
-		t->busy = 1;
+		gt_busy_on(t);
 		gt_fact_thread_start(t, (uint64_t)(uintptr_t)fn);
 		t->busy = 0;
 	}
@@ -204,7 +204,7 @@ GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	if (thread && t) {
 		e->tls.serial = atomic_fetch_add(&gt_next_serial, 1);
 		e->tls.epoch = t->epoch;
-		t->busy = 1;
+		gt_busy_on(t);
 		stack_id = gt_stack_id(t, GT_OWN_FRAMES_HOOK);
 		t->busy = 0;
 		tsc = gt_now(&cpu); /* stamped before: the child's start comes after */

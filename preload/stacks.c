@@ -1,5 +1,5 @@
 /* Call stacks: walked from the hook's frame with the unwind rules libunwind would use
- * (frame_rules.c), by libunwind (unw_backtrace, the tracer's own frames trimmed) when a frame
+ * (frame_rules.c), by libunwind (frame by frame, the tracer's own frames trimmed) when a frame
  * needs more, or by frame pointers; deduplicated in a lock-free hash table so each distinct
  * stack is written once as a GT_STACK record and facts carry its 24-bit id.
  *
@@ -18,6 +18,9 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <sys/mman.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 
 uint32_t gt_stack_mode;
 
@@ -39,23 +42,70 @@ static void map_table(int fixed)
 /* libunwind is opened RTLD_LOCAL, never linked: its libunwind.so exports the _Unwind_*
  * ABI and a weak backtrace(), which would otherwise take over the program's C++ exceptions,
  * thread cancellation and glibc's backtrace() (a linked libunwind made pthread_exit crash in
- * libgcc's unwinder). */
+ * libgcc's unwinder).
+ *
+ * Its walk is taken frame by frame (unw_init_local, unw_step), not by unw_backtrace: that
+ * one's fast path keeps a trace cache per thread, 256 KiB mapped at the thread's first walk,
+ * found through a __thread variable of the dlopened libunwind, which glibc allocates with
+ * the program's malloc at the thread's first use (issue 27 item 3, issue 28 item 12); the
+ * frame by frame walk costs more (its cache of rules takes a lock and masks signals at every
+ * frame: 15 us for a walk that unw_backtrace's cache makes in 0.4), but stacks are libunwind's
+ * only where the rules (frame_rules.c) cannot step.  GOTRACE_STACK_CHECK, a test knob that
+ * has libunwind walk every stack again, keeps unw_backtrace.  Where libunwind's getcontext is
+ * no function to look up (aarch64: inline assembly), unw_backtrace it is. */
+#define GT_UNW_NAME(f) GT_UNW_NAME_(f)
+#define GT_UNW_NAME_(f) #f
+static int (*gt_unw_trace)(void **, int);  /* unw_walk, or libunwind's unw_backtrace */
 static int (*gt_unw_backtrace)(void **, int);
+static int (*gt_unw_getcontext)(unw_context_t *);
+static int (*gt_unw_init_local)(unw_cursor_t *, unw_context_t *);
+static int (*gt_unw_step)(unw_cursor_t *);
+static int (*gt_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 static uintptr_t gt_unw_lo, gt_unw_hi; /* its text, found once (no loader lock later) */
 
 int gt_from_libunwind(void *pc) { return (uintptr_t)pc - gt_unw_lo < gt_unw_hi - gt_unw_lo; }
 
+/* The return addresses above this frame's caller into pcs, at most n, as unw_backtrace's
+ * slow path finds them (noinline: the context is this frame's) */
+static GT_NOINLINE int unw_walk(void **pcs, int n)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t ip;
+	int got = 0;
+	if (gt_unw_getcontext(&uc) < 0 || gt_unw_init_local(&c, &uc) < 0)
+		return 0;
+	while (got < n && gt_unw_step(&c) > 0 && gt_unw_get_reg(&c, UNW_REG_IP, &ip) == 0)
+		pcs[got++] = (void *)(uintptr_t)ip;
+	return got;
+}
+
 static void open_libunwind(void)
 {
 	static const char *const names[] = {"libunwind.so.8", "libunwind.so"};
-	for (unsigned i = 0; i < sizeof names / sizeof names[0] && !gt_unw_backtrace; i++) {
+	for (unsigned i = 0; i < sizeof names / sizeof names[0] && !gt_unw_trace; i++) {
 		void *h = GT_REAL(dlopen)(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (h)
-			gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+		if (!h)
+			continue;
+#if defined(__x86_64__)
+		gt_unw_getcontext = (int (*)(unw_context_t *))dlsym(h, GT_UNW_NAME(unw_tdep_getcontext));
+		gt_unw_init_local = (int (*)(unw_cursor_t *, unw_context_t *))
+			dlsym(h, GT_UNW_NAME(unw_init_local));
+		gt_unw_step = (int (*)(unw_cursor_t *))dlsym(h, GT_UNW_NAME(unw_step));
+		gt_unw_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))
+			dlsym(h, GT_UNW_NAME(unw_get_reg));
+		if (gt_unw_getcontext && gt_unw_init_local && gt_unw_step && gt_unw_get_reg)
+			gt_unw_trace = unw_walk;
+#endif
+		gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+		if (!gt_unw_trace)
+			gt_unw_trace = gt_unw_backtrace;
+		if (gt_unw_trace && gt_unw_backtrace)
+			gt_module_range((uintptr_t)gt_unw_backtrace, &gt_unw_lo, &gt_unw_hi);
+		else
+			gt_unw_trace = NULL;
 	}
-	if (gt_unw_backtrace)
-		gt_module_range((uintptr_t)gt_unw_backtrace, &gt_unw_lo, &gt_unw_hi);
-	if (!gt_unw_backtrace) {
+	if (!gt_unw_trace) {
 		gt_warn("libunwind is not available: GOTRACE_STACKS=unwind falls back to fp", "", "");
 		gt_stack_mode = GT_STACKS_FP;
 	}
@@ -279,9 +329,8 @@ static GT_NOINLINE void write_stack(const struct gt_tls *t, uint32_t id, const u
 
 static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 {
-	uint8_t was_busy = t->busy;
+	uint8_t was_busy = gt_busy_nest(t, 1);
 	int saved_errno = errno;
-	t->busy = 1;
 	uint64_t h;
 	uint32_t id = 0;
 	unsigned n = walk_fp(t, gt_cfg.stack_depth, &h);
@@ -313,11 +362,13 @@ static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 #define GT_WALK_MAP (68u << 10)
 #define GT_WALK_GUARD 4096u
 #define GT_WALKS_MAX 64u
-/* the tracer's frame a walk adds between unw_backtrace and stack_id_unwind: gt_call_on */
+/* the tracer's frame a walk adds between libunwind's walk and stack_id_unwind: gt_call_on */
 #define GT_OWN_FRAMES_WALK 1u
 
 struct gt_walk {
 	_Atomic uint32_t busy;
+	uintptr_t owner;       /* the holder's thread pointer */
+	int left;              /* the owner jumped out of the work that held it (jumps.c) */
 	uintptr_t pcs[GT_MAX_STACK_DEPTH + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1];
 };
 static struct gt_walk *_Atomic gt_walks[GT_WALKS_MAX];
@@ -384,15 +435,47 @@ static struct gt_walk *walk_new(unsigned k)
 	return none; /* another thread's, just published */
 }
 
+/* A walk stack is held by the thread whose thread pointer is its owner.  A signal handler
+ * that interrupted the work holding some may jump out of it (jumps.c): they are given back
+ * then, but the one the handler runs on, which is marked left and given back when its owner
+ * meets it taking a walk, or at its end (gt_walks_give_left). */
+GT_INLINE uintptr_t thread_id(void) { return (uintptr_t)__builtin_thread_pointer(); }
+
+static void walk_give(struct gt_walk *w)
+{
+	w->owner = 0;
+	w->left = 0;
+	atomic_store_explicit(&w->busy, 0, memory_order_release);
+}
+
+/* w given back when this thread left it */
+GT_INLINE void walk_reclaim(struct gt_walk *w)
+{
+	if (GT_UNLIKELY(w->left) && w->owner == thread_id())
+		walk_give(w);
+}
+
+void gt_walks_give_left(void)
+{
+	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k]);
+		if (w)
+			walk_reclaim(w);
+	}
+}
+
 static GT_NOINLINE struct gt_walk *walk_take_slow(unsigned k)
 {
 	for (unsigned i = 0; i < GT_WALKS_MAX; i++, k++) {
 		struct gt_walk *w = gt_load(&gt_walks[k % GT_WALKS_MAX]);
 		if (!w && !(w = walk_new(k % GT_WALKS_MAX)))
 			continue;
+		walk_reclaim(w);
 		if (!gt_load(&w->busy) &&
-		    !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire))
+		    !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire)) {
+			w->owner = thread_id();
 			return w;
+		}
 	}
 	return NULL;
 }
@@ -407,12 +490,12 @@ GT_INLINE struct gt_walk *walk_take(void)
 							  gt_clock.rseq_offset + 4) % GT_WALKS_MAX;
 #endif
 	struct gt_walk *w = gt_load(&gt_walks[k]);
-	if (GT_LIKELY(w && !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire)))
+	if (GT_LIKELY(w && !atomic_exchange_explicit(&w->busy, 1, memory_order_acquire))) {
+		w->owner = thread_id();
 		return w;
+	}
 	return walk_take_slow(k);
 }
-
-static void walk_give(struct gt_walk *w) { atomic_store_explicit(&w->busy, 0, memory_order_release); }
 
 GT_INLINE void *walk_top(struct gt_walk *w) { return (void *)((uintptr_t)w & ~(uintptr_t)15); }
 
@@ -422,6 +505,43 @@ GT_INLINE char *walk_low(struct gt_walk *w)
 {
 	return (char *)(((uintptr_t)w + sizeof *w + 4095 - GT_WALK_MAP) & ~(uintptr_t)4095) +
 	       GT_WALK_GUARD;
+}
+
+/* sp lies on a walk stack (its guard page included) */
+static int on_walk_stack(uintptr_t sp)
+{
+	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k]);
+		if (w && sp >= (uintptr_t)walk_low(w) - GT_WALK_GUARD && sp < (uintptr_t)(w + 1))
+			return 1;
+	}
+	return 0;
+}
+
+void gt_walks_left(void)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
+		struct gt_walk *w = gt_load(&gt_walks[k]);
+		if (!w || !gt_load(&w->busy) || w->owner != thread_id())
+			continue;
+		if (sp >= (uintptr_t)walk_low(w) - GT_WALK_GUARD && sp < (uintptr_t)(w + 1))
+			w->left = 1; /* the handler runs on it */
+		else
+			walk_give(w);
+	}
+}
+
+int gt_jump_leaves(uintptr_t frame_sp, uintptr_t to_sp)
+{
+	/* a handler runs deeper on the stack it interrupted, or on the alternate stack */
+	int walk_frame = on_walk_stack(frame_sp), walk_to = on_walk_stack(to_sp);
+	if (walk_frame != walk_to)
+		return walk_frame;
+	int alt_frame = on_altstack(frame_sp), alt_to = on_altstack(to_sp);
+	if (alt_frame != alt_to)
+		return alt_frame;
+	return to_sp > frame_sp;
 }
 
 /* fn(a, b, c) on w's stack (NULL: none could be had, on this one) with every signal held
@@ -447,10 +567,11 @@ GT_INLINE uintptr_t call_on(struct gt_walk *w, int masked, void *fn, uintptr_t a
 	return call_masked(w, fn, a, b, c);
 }
 
-/* unw_backtrace on the walk stack into w->pcs; the tracer's leading frames skipped */
+/* libunwind's walk on the walk stack into w->pcs; the tracer's leading frames skipped */
 GT_INLINE unsigned unwind(struct gt_walk *w, int alt, unsigned want, unsigned *skip)
 {
-	int got = (int)call_on(w, alt, (void *)gt_unw_backtrace, (uintptr_t)w->pcs, want, 0);
+	void *walk = GT_UNLIKELY(gt_cfg.stack_check) ? (void *)gt_unw_backtrace : (void *)gt_unw_trace;
+	int got = (int)call_on(w, alt, walk, (uintptr_t)w->pcs, want, 0);
 	unsigned n = got > 0 ? (unsigned)got : 0;
 	for (*skip = 0; *skip < n && in_self(w->pcs[*skip]); (*skip)++)
 		;
@@ -514,9 +635,8 @@ GT_INLINE int walk_by_rules(struct gt_walk *w, const uintptr_t *frame, unsigned 
 
 static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
 {
-	uint8_t was_busy = t->busy;
+	uint8_t was_busy = gt_busy_nest(t, 1);
 	int saved_errno = errno;
-	t->busy = 1;
 	uint32_t id = 0;
 	struct gt_walk *w = walk_take();
 	if (GT_UNLIKELY(!w)) {
@@ -646,7 +766,7 @@ uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames)
 void gt_stacks_setup(void)
 {
 	altstack_query();
-	if (gt_stack_mode == GT_STACKS_UNWIND && !gt_unw_backtrace)
+	if (gt_stack_mode == GT_STACKS_UNWIND && !gt_unw_trace)
 		open_libunwind();
 	if (gt_stack_mode != GT_STACKS_NONE && !gt_stack_table)
 		map_table(0);

@@ -33,6 +33,15 @@ int gt_kernel_reads(uintptr_t addr) GT_HIDDEN;
 /* GOTRACE_STACK_CHECK's outcome, one line on stderr */
 void gt_stacks_check_say(void) GT_HIDDEN;
 
+/* A jump (siglongjmp) to the frame whose stack pointer is to_sp leaves the frame at frame_sp:
+ * the jump's target lies above it on the same stack, or the frame is on a stack the target is
+ * not (the tracer's walk stack, the alternate signal stack) */
+int gt_jump_leaves(uintptr_t frame_sp, uintptr_t to_sp) GT_HIDDEN;
+/* a jump left the tracer's work on this thread: the walk stacks it holds are given back, the
+ * one it may run on now at its next walk or its end (gt_walks_give_left) */
+void gt_walks_left(void) GT_HIDDEN;
+void gt_walks_give_left(void) GT_HIDDEN;
+
 /* Work that needs more of a stack than a hook may borrow from the program's (at most 512
  * bytes more than the untraced call) runs on the tracer's walk stacks.
  * gt_offstack: fn(a, b, c) there (on the program's stack when none can be had), signals

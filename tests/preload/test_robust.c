@@ -54,6 +54,26 @@ Test(robust, no_malloc_counter_works, .fini = teardown, .timeout = 60)
 	nomalloc("none", "GT_NOMALLOC_SELFTEST=1", "mallocs 200\n");
 }
 
+/* A thread's first walk (a hooked call in a signal handler crosses a signal frame, which
+ * libunwind's unw_backtrace walked) allocates nothing of the program's: unw_backtrace's
+ * per-thread cache sat behind a __thread variable of the dlopened libunwind, which glibc
+ * allocated with malloc. */
+Test(robust, no_malloc_in_first_walks, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {test_program("gt-nomalloc"), "handlers", NULL};
+	const char *env[] = {"GOTRACE_STACKS=unwind", NULL};
+	memset(&run, 0, sizeof run);
+	cr_assert_eq(run_program(&run, 1, argv, env), 0);
+	cr_assert(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0, "%s", run.err);
+	cr_assert_str_eq(run.out, "handlers 20 mallocs 0\n");
+	cr_assert_eq(run_capture(&run, run.pid, 0, &cap), 0);
+	size_t writes = 0;
+	for (size_t i = 0; i < cap.n; i++)
+		writes += cap.recs[i].h->type == GT_SYSCALL_BEGIN &&
+			  *(const uint32_t *)cap.recs[i].payload == SYS_write;
+	cr_assert_eq(writes, 20u, "each handler's write went through the hook");
+}
+
 Test(robust, hooks_in_signal_handler, .fini = teardown, .timeout = 30)
 {
 	memset(&run, 0, sizeof run);

@@ -5,8 +5,13 @@
  * "gt-nomalloc threads": 300 threads created while none of them can start yet (the creator
  * runs SCHED_FIFO on one CPU, the children SCHED_OTHER on it), so every start record the
  * hook hands a child is held at once; prints "mallocs N" counted over the creations (glibc
- * allocates too: compare with the untraced run). */
+ * allocates too: compare with the untraced run).
+ * "gt-nomalloc handlers": 20 new threads each take a signal whose handler writes, a stack the
+ * unwind rules leave to libunwind (its signal frame), the thread's first walk; prints
+ * "handlers 20 mallocs N" counted over the handlers. */
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <semaphore.h>
@@ -135,10 +140,52 @@ static int create_burst(void)
 	return 0;
 }
 
+static pthread_barrier_t go, done;
+static int devnull;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (write(devnull, "s", 1) != 1)
+		_exit(3);
+}
+
+static void *signalled(void *arg)
+{
+	pthread_barrier_wait(&go);
+	pthread_kill(pthread_self(), SIGUSR1);
+	pthread_barrier_wait(&done);
+	return arg;
+}
+
+static int signal_walks(void)
+{
+	enum { N = 20 };
+	pthread_t th[N];
+	devnull = open("/dev/null", O_WRONLY);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_barrier_init(&go, NULL, N + 1);
+	pthread_barrier_init(&done, NULL, N + 1);
+	for (int i = 0; i < N; i++)
+		if (pthread_create(&th[i], NULL, signalled, NULL))
+			return 1;
+	atomic_store(&counting, 1);
+	pthread_barrier_wait(&go);
+	pthread_barrier_wait(&done);
+	atomic_store(&counting, 0);
+	for (int i = 0; i < N; i++)
+		pthread_join(th[i], NULL);
+	printf("handlers %d mallocs %ld\n", N, atomic_load(&allocations));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "threads"))
 		return create_burst();
+	if (argc > 1 && !strcmp(argv[1], "handlers"))
+		return signal_walks();
 	pthread_t t;
 	sem_init(&s, 0, 0);
 	if (pipe(fds))
