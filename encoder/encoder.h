@@ -190,6 +190,9 @@ struct gt_capture_stats {
 	uint64_t chunks_keep;        /* keep chunks */
 	uint64_t ring_summary;       /* records that give the state at the window's start */
 	uint64_t before_window;      /* CPU chunks' records at or before it, not delivered */
+	uint64_t window_tsc;         /* the window starts after this timestamp (0: the whole
+				      * capture): where chunks were reused, or for --last
+				      * DURATION, no earlier than that before the last record */
 };
 
 /* One record in merged order.  rec stays valid until the next gt_capture_next call (a peek

@@ -150,6 +150,8 @@ struct gt_chunk_header {
  * SYSCALL_END and THREAD_END (a thread blocked since before the window: its BLOCK_BEGIN).
  * A reader rebuilds the state at ring_lost_tsc from the keep chunks and the records at or
  * before it that CPU chunks still hold, and reads CPU chunks' records after it as the window;
+ * with ring_ns, the window starts no earlier than ring_ns before the last record (a quiet
+ * phase reuses no chunk, so the chunks of a busy one before it outlive ring_ns);
  * a record may be in both places (a reuse cut short by a crash).  A reader that does not know
  * ring captures skips keep chunks as foreign and reads the window without what came before. */
 
