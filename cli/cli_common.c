@@ -128,13 +128,39 @@ void gt_cli_progress_start(struct gt_cli_progress *p, const char *label)
 				       .tty = isatty(2) == 1 };
 }
 
-void gt_cli_progress_update(void *progress, uint64_t done, uint64_t total)
+static sigset_t stop_signals;
+static int stopped_by;
+
+void gt_cli_stop_conversions_on(const sigset_t *signals)
+{
+	stop_signals = *signals;
+}
+
+int gt_cli_conversion_stopped(void)
+{
+	return stopped_by;
+}
+
+void gt_cli_say_conversion_stopped(const char *output, double done)
+{
+	fprintf(stderr, "gotrace: conversion of %s stopped by SIG%s at %.0f%% of the records: the "
+		"trace ends there\n", output, sigabbrev_np(stopped_by), done * 100);
+}
+
+bool gt_cli_progress_update(void *progress, uint64_t done, uint64_t total)
 {
 	enum { BAR = 30 };
 	struct gt_cli_progress *p = progress;
+	sigset_t pending;
+	if (sigpending(&pending) == 0)
+		for (int sig = 1; sig < NSIG && !stopped_by; sig++)
+			if (sigismember(&stop_signals, sig) == 1 && sigismember(&pending, sig) == 1)
+				stopped_by = sig;
+	if (stopped_by)
+		return false;
 	double now = monotonic_seconds();
 	if (!p->tty || total == 0 || now - p->started < 1.0 || now - p->last_drawn < 0.1)
-		return;
+		return true;
 	double fraction = done >= total ? 1.0 : (double)done / (double)total;
 	char bar[BAR + 1];
 	for (int i = 0; i < BAR; i++)
@@ -145,6 +171,7 @@ void gt_cli_progress_update(void *progress, uint64_t done, uint64_t total)
 	fflush(stderr);
 	p->last_drawn = now;
 	p->shown = true;
+	return true;
 }
 
 void gt_cli_progress_end(struct gt_cli_progress *p)

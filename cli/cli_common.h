@@ -3,6 +3,7 @@
 #ifndef GOTRACE_CLI_COMMON_H
 #define GOTRACE_CLI_COMMON_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,7 +49,17 @@ struct gt_cli_progress {
 	bool tty, shown;
 };
 void gt_cli_progress_start(struct gt_cli_progress *p, const char *label);
-void gt_cli_progress_update(void *progress, uint64_t done, uint64_t total);
+/* false, and the conversion stops there, when one of the stop signals is pending */
+bool gt_cli_progress_update(void *progress, uint64_t done, uint64_t total);
 void gt_cli_progress_end(struct gt_cli_progress *p);
+
+/* The signals that stop a conversion when pending (blocked ones: gotrace run reads its
+ * signals through a signalfd, so a SIGTERM would otherwise wait until the end). */
+void gt_cli_stop_conversions_on(const sigset_t *signals);
+/* The signal that stopped a conversion, 0: none. */
+int gt_cli_conversion_stopped(void);
+/* "gotrace: conversion of OUTPUT stopped by SIGTERM at 45% of the records: the trace ends
+ * there" */
+void gt_cli_say_conversion_stopped(const char *output, double done);
 
 #endif

@@ -387,8 +387,18 @@ int gt_cmd_run(int argc, char **argv)
 	}
 	double ran = follow.command_ended - started;
 	char how[128];
-	describe_status(status, how, sizeof how);
+	if (follow.stopped_running)
+		snprintf(how, sizeof how, "(pid %d) keeps running; recording stopped",
+			 (int)child_pid);
+	else
+		describe_status(status, how, sizeof how);
 	fprintf(stderr, "gotrace: %s %s after %.2f s\n", opt.command[0], how, ran);
+	/* a long conversion stops at SIGTERM; not at SIGINT, which may be a second Ctrl-C
+	 * meant for the recording, or one for the command still running */
+	sigset_t stop_on;
+	sigemptyset(&stop_on);
+	sigaddset(&stop_on, SIGTERM);
+	gt_cli_stop_conversions_on(&stop_on);
 
 	struct run_captures rc;
 	gt_run_collect_captures(&cd, child_pid, kernel_path(), &rc);
@@ -415,6 +425,6 @@ int gt_cmd_run(int argc, char **argv)
 	free(cd.preexisting);
 	gt_follow_end(&follow);
 
-	int command_status = exit_status_of(status);
+	int command_status = follow.stopped_running ? 0 : exit_status_of(status);
 	return command_status == 0 && !all_ok ? 1 : command_status;
 }

@@ -97,6 +97,7 @@ int gt_follow_prepare(struct gt_follow *f)
 		gt_follow_child(f);
 		return -1;
 	}
+	gt_group_signal_start(&f->group);
 	return 0;
 }
 
@@ -112,6 +113,7 @@ void gt_follow_end(struct gt_follow *f)
 	if (f->sigfd >= 0)
 		close(f->sigfd);
 	f->sigfd = -1;
+	gt_group_signal_stop(&f->group);
 }
 
 /* ---- processes ------------------------------------------------------------------------ */
@@ -436,12 +438,56 @@ static int wait_event(const struct gt_follow *f, const struct procs *live)
 	return sig;
 }
 
+/* The traced processes of the run still alive. */
+static void collect_live(struct procs *live, const char *dir, bool children, char *const *ignore,
+			 size_t n_ignore)
+{
+	each_live_capture(dir, ignore, n_ignore, add_capture_proc, live);
+	if (children)
+		add_traced_descendants(live);
+}
+
+/* A SIGINT while the command runs: the second within the window stops the recording. */
+static bool second_sigint(const struct gt_follow *f)
+{
+	return f->first_sigint > 0 &&
+	       monotonic_seconds() - f->first_sigint <= GT_FOLLOW_STOP_WINDOW;
+}
+
+/* After a SIGINT that did not stop the recording (and reached the command). */
+static void first_sigint(struct gt_follow *f)
+{
+	if (f->first_sigint == 0)
+		fprintf(stderr, "gotrace: SIGINT: another within %d s stops the recording and writes "
+			"the trace; the command keeps running\n", GT_FOLLOW_STOP_WINDOW);
+	f->first_sigint = monotonic_seconds();
+}
+
+/* Stops the recording of the command and the rest of the tree while they run on; false
+ * when the command has exited meanwhile or nothing is traced. */
+static bool stop_running(struct gt_follow *f, pid_t command, char *dir, bool rename_dir,
+			 bool children, char *const *ignore, size_t n_ignore, int *status,
+			 bool *command_done)
+{
+	struct procs live = { 0 };
+	reap(command, status, command_done, f);
+	collect_live(&live, dir, children, ignore, n_ignore);
+	bool stop = !*command_done && live.n > 0;
+	if (stop) {
+		detach_all(&live, dir, rename_dir, ignore, n_ignore);
+		f->stopped_running = true;
+		f->command_ended = monotonic_seconds();
+	}
+	free(live.v);
+	return stop;
+}
+
 int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_dir,
 		   bool children, char *const *ignore, size_t n_ignore, int *status)
 {
 	bool command_done = false, said = false;
 	/* while the command runs: reap, and forward what is sent to gotrace alone (a signal
-	 * from the terminal, Ctrl-C or hang-up, reaches the command's process group itself) */
+	 * sent to the process group, from the terminal or by kill, reached the command) */
 	while (!command_done) {
 		struct signalfd_siginfo si;
 		ssize_t n = read(f->sigfd, &si, sizeof si);
@@ -451,18 +497,27 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 			fail("reading signals: %s", strerror(errno));
 			return -1;
 		}
-		if (si.ssi_signo == SIGUSR2 && f->on_usr2)
+		int sig = (int)si.ssi_signo;
+		/* asked first, so that the sentinel never keeps one gotrace has read */
+		bool to_group = sig != SIGCHLD && (gt_group_signal_took(&f->group, sig) ||
+						   si.ssi_code == SI_KERNEL);
+		if (sig == SIGUSR2 && f->on_usr2) {
 			f->on_usr2(f->usr2_ctx);
-		else if (si.ssi_signo != SIGCHLD && si.ssi_code != SI_KERNEL)
-			kill(command, (int)si.ssi_signo); /* not reaped yet: still the command */
+		} else if (sig == SIGINT && second_sigint(f) &&
+			   stop_running(f, command, dir, rename_dir, children, ignore, n_ignore,
+					status, &command_done)) {
+			return 0;
+		} else if (sig != SIGCHLD && !to_group) {
+			kill(command, sig); /* not reaped yet: still the command */
+		}
+		if (sig == SIGINT)
+			first_sigint(f);
 		reap(command, status, &command_done, f);
 	}
 	for (;;) {
 		struct procs live = { 0 };
 		reap(command, status, &command_done, f);
-		each_live_capture(dir, ignore, n_ignore, add_capture_proc, &live);
-		if (children)
-			add_traced_descendants(&live);
+		collect_live(&live, dir, children, ignore, n_ignore);
 		if (live.n == 0)
 			return 0;
 		if (!said) {

@@ -195,7 +195,9 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 				"still running): the trace ends at its last recorded fact\n",
 				c->sum.pid);
 	}
-	rc = readable == sum.n ? 0 : 1;
+	if (sum.total.interrupted)
+		gt_cli_say_conversion_stopped(output, sum.total.interrupted_done);
+	rc = readable == sum.n && !sum.total.interrupted ? 0 : 1;
 	gt_convert_set_summary_free(&sum);
 	return rc;
 }

@@ -27,8 +27,9 @@ void gt_cli_print_capture_problems(const struct gt_convert_summary *s, const cha
 void gt_cli_viewer_warning(const char *output, uint64_t events);
 
 /* Converts captures into output.  Returns 0 when the trace was written from every capture,
- * 1 when it was written without the unreadable ones, -1 when it was not written (each said
- * on stderr, prefixed "gotrace COMMAND: "). */
+ * 1 when it was written without the unreadable ones or only up to where a stop signal
+ * stopped the conversion (gt_cli_stop_conversions_on), -1 when it was not written (each
+ * said on stderr, prefixed "gotrace COMMAND: "). */
 int gt_one_trace(const char *command, const char *output, const char *const *captures, size_t n,
 		 const struct gt_convert_options *opt, enum gt_one_trace_style style);
 

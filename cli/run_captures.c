@@ -125,7 +125,9 @@ static int convert_capture(const char *capture, const char *output, enum gt_trac
 		fail("%s", err);
 		return -1;
 	}
-	return 0;
+	if (r->sum.interrupted)
+		gt_cli_say_conversion_stopped(output, r->sum.interrupted_done);
+	return r->sum.interrupted ? -1 : 0;
 }
 
 /* ---- after the run: the captures ------------------------------------------------------- */

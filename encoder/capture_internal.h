@@ -104,7 +104,8 @@ struct gt_capture {
 	bool out_held;            /* the record delivered last holds its slot until the next */
 	struct merged out;
 	struct gt_capture_stats stats;
-	/* ring captures: the window starts after ring_t0 (0: not a ring, or nothing reused);
+	/* ring captures: the window starts after ring_t0 (0: the whole capture, stats'
+	 * window_tsc);
 	 * the keep chunks in seq order; the summary is the stream after the CPUs' */
 	uint64_t ring_t0;
 	struct chunk_ref *keep;
@@ -140,8 +141,8 @@ size_t gtc_held_cost(size_t len);
 int gtc_chunk_seq_cmp(const void *a, const void *b);
 
 /* capture_ring.c */
-/* The summary stream (capture_reader.h) from the keep chunks and what the CPU chunks still
- * hold at or before the window's start; false when memory runs out. */
+/* Where the window starts (ring_t0), and the summary stream (capture_reader.h) from the keep
+ * chunks and what the CPU chunks still hold at or before it; false when memory runs out. */
 bool gtc_ring_summary(struct gt_capture *c);
 
 #endif

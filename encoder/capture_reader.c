@@ -539,7 +539,7 @@ struct gt_capture *gt_capture_open(const char *path, char *err, size_t errlen)
 	c->tsc_lo = h.start_tsc > hz ? h.start_tsc - hz : 0;
 	c->tsc_hi = max_first + hz * 86400ull;
 	c->reorder_ticks = (uint64_t)((double)REORDER_NS * (double)hz / 1e9);
-	if (((h.flags & GT_FILE_RING) && h.ring_lost_tsc && !gtc_ring_summary(c)) ||
+	if (((h.flags & GT_FILE_RING) && !gtc_ring_summary(c)) ||
 	    !start_streams(c)) {
 		gt_capture_close(c);
 		return NULL;

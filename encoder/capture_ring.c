@@ -30,9 +30,10 @@ static bool ring_recs_add(struct ring_recs *rs, const uint8_t *p, size_t len)
 	return true;
 }
 
-/* The committed records of chunk ref at or before t0 into rs (buf: a chunk's bytes). */
-static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint64_t t0,
-			 uint8_t *buf, size_t buf_len, struct ring_recs *rs)
+/* Calls each(record, its length, ctx) for the committed records of chunk ref, in full (buf:
+ * a chunk's bytes); false when each does. */
+static bool chunk_records(struct gt_capture *c, const struct chunk_ref *ref, uint8_t *buf,
+			  size_t buf_len, bool (*each)(const uint8_t *, size_t, void *), void *ctx)
 {
 	uint64_t off = c->header.header_size + ref->index * (uint64_t)c->header.chunk_size;
 	ssize_t got = pread(c->fd, buf, buf_len, (off_t)off);
@@ -54,12 +55,65 @@ static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint
 			pos += 8;
 			continue;
 		}
-		if (((const struct gt_rec *)full)->tsc <= t0)
-			ok = ring_recs_add(rs, full, full_len);
+		ok = each(full, full_len, ctx);
 		pos += len;
 	}
 	gt_u64map_free(&near);
 	return ok;
+}
+
+struct collect {
+	uint64_t t0;
+	struct ring_recs *rs;
+};
+
+static bool collect_before(const uint8_t *full, size_t len, void *ctx)
+{
+	struct collect *co = ctx;
+	return ((const struct gt_rec *)full)->tsc > co->t0 || ring_recs_add(co->rs, full, len);
+}
+
+/* The committed records of chunk ref at or before t0 into rs (buf: a chunk's bytes). */
+static bool ring_collect(struct gt_capture *c, const struct chunk_ref *ref, uint64_t t0,
+			 uint8_t *buf, size_t buf_len, struct ring_recs *rs)
+{
+	struct collect co = {t0, rs};
+	return chunk_records(c, ref, buf, buf_len, collect_before, &co);
+}
+
+static bool latest(const uint8_t *full, size_t len, void *ctx)
+{
+	(void)len;
+	uint64_t *max = ctx, t = ((const struct gt_rec *)full)->tsc;
+	if (t > *max)
+		*max = t;
+	return true;
+}
+
+/* Where the window starts: after ring_lost_tsc, and for a window of a duration (ring_ns) no
+ * earlier than that before the capture's last record.  The writer reuses a chunk only when
+ * it needs a new one, so after a busy phase the chunks of a quiet one keep far more than the
+ * duration: the cut is made here.  0: the whole capture is the window. */
+static uint64_t window_start(struct gt_capture *c, uint8_t *buf, size_t buf_len)
+{
+	const struct gt_file_header *h = &c->header;
+	uint64_t t0 = h->ring_lost_tsc, end = 0;
+	if (!h->ring_ns)
+		return t0;
+	/* each CPU's latest records are in its newest chunk holding any */
+	for (size_t i = 0; i < h->n_cpus; i++) {
+		const struct cpu_stream *s = &c->streams[i];
+		uint64_t cpu_end = 0;
+		for (size_t k = s->n_chunks; k-- > 0 && !cpu_end;)
+			chunk_records(c, &s->chunks[k], buf, buf_len, latest, &cpu_end);
+		if (cpu_end > end)
+			end = cpu_end;
+	}
+	double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
+	/* 0.1% short: the trace's times come from the clock pairs' fit, which can differ from
+	 * the header's calibrated frequency by a few parts in 10^4 */
+	uint64_t span = (uint64_t)((double)h->ring_ns * hz / 1e9 * 0.999);
+	return end > span && end - span > t0 ? end - span : t0;
 }
 
 static int ring_rec_cmp(const void *a, const void *b)
@@ -165,13 +219,24 @@ static bool deliver_threads(struct gt_capture *c, const struct gt_tracker *tr)
 
 bool gtc_ring_summary(struct gt_capture *c)
 {
-	uint64_t t0 = c->header.ring_lost_tsc;
 	struct ring_recs rs = {0};
-	struct gt_tracker *tr = gt_tracker_new();
 	/* no chunk holds more than the file: a corrupt chunk size must not size the buffer */
 	size_t buf_len = c->header.chunk_size < c->size ? c->header.chunk_size : c->size;
 	uint8_t *buf = malloc(buf_len);
-	bool ok = buf && tr;
+	if (!buf)
+		return false;
+	for (size_t i = 0; i < c->header.n_cpus; i++)
+		if (c->streams[i].n_chunks > 1)
+			qsort(c->streams[i].chunks, c->streams[i].n_chunks,
+			      sizeof *c->streams[i].chunks, gtc_chunk_seq_cmp);
+	uint64_t t0 = window_start(c, buf, buf_len);
+	c->streams[c->header.n_cpus].exhausted = true;
+	if (!t0) {
+		free(buf);
+		return true;
+	}
+	struct gt_tracker *tr = gt_tracker_new();
+	bool ok = tr != NULL;
 	if (c->n_keep > 1)
 		qsort(c->keep, c->n_keep, sizeof *c->keep, gtc_chunk_seq_cmp);
 	for (size_t k = 0; ok && k < c->n_keep; k++)
@@ -183,7 +248,7 @@ bool gtc_ring_summary(struct gt_capture *c)
 				ok = ring_collect(c, &s->chunks[k], t0, buf, buf_len, &rs);
 	}
 	free(buf);
-	c->ring_t0 = t0;
+	c->ring_t0 = c->stats.window_tsc = t0;
 	if (rs.n)
 		qsort(rs.v, rs.n, sizeof *rs.v, ring_rec_cmp);
 	/* a record carried and still in its chunk (a reuse cut short) is there twice */
@@ -211,6 +276,5 @@ bool gtc_ring_summary(struct gt_capture *c)
 		free(rs.v[i].bytes);
 	free(rs.v);
 	gt_tracker_free(tr);
-	c->streams[c->header.n_cpus].exhausted = true;
 	return ok;
 }

@@ -313,10 +313,15 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			if (opt->progress && k % 4096 == 0) {
 				uint64_t done, total;
 				gt_capture_set_progress(set, &done, &total);
-				opt->progress(opt->progress_ctx, done, total);
+				if (!opt->progress(opt->progress_ctx, done, total)) {
+					sum->total.interrupted = true;
+					sum->total.interrupted_done = total ? (double)done / (double)total : 0;
+					break;
+				}
 			}
 		}
-		if (!win)   /* the last ones (a window ends at its last fact) */
+		/* the last ones (a window ends at its last fact, so does a stopped conversion) */
+		if (!win && !sum->total.interrupted)
 			kswitches_feed(&ks, m, NULL);
 		if (cs)
 			finish_samples(cs, m, sum);

@@ -190,6 +190,9 @@ struct gt_capture_stats {
 	uint64_t chunks_keep;        /* keep chunks */
 	uint64_t ring_summary;       /* records that give the state at the window's start */
 	uint64_t before_window;      /* CPU chunks' records at or before it, not delivered */
+	uint64_t window_tsc;         /* the window starts after this timestamp (0: the whole
+				      * capture): where chunks were reused, or for --last
+				      * DURATION, no earlier than that before the last record */
 };
 
 /* One record in merged order.  rec stays valid until the next gt_capture_next call (a peek
@@ -343,8 +346,9 @@ struct gt_convert_options {
 	 * to_ns 0: to the end.  The threads alive at from_ns are in the trace from its start. */
 	uint64_t from_ns, to_ns;
 	/* Called every few thousand records with the capture bytes consumed so far and in all,
-	 * for a progress display; NULL: never. */
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	 * for a progress display; NULL: never.  false stops the conversion there: the trace
+	 * ends at the records read so far (the summary's interrupted says so). */
+	bool (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
 	/* The trace format (0: "go 1.19 trace"); for GT_FORMAT_GO122, the generation length in
 	 * ns (0: 1 s, as Go's runtime). */
@@ -391,6 +395,8 @@ struct gt_convert_summary {
 	struct gt_cpu_sample_counts samples;
 	double seconds;                     /* wall clock */
 	double cpu_seconds;                 /* user + system */
+	bool interrupted;                   /* progress stopped the conversion, the trace ends */
+	double interrupted_done;            /* there: the fraction of the records read */
 };
 
 /* Converts capture into a trace at out (written beside it, renamed into place when

@@ -45,7 +45,7 @@ static uint32_t cond_held_flags(pthread_mutex_t *m)
 	unsigned h = (unsigned)owner % GT_COND_HOLDERS;
 	if (owner <= 0 || atomic_load_explicit(&gt_cond_holding[h], memory_order_acquire) != GT_OBJ(m))
 		return 0;
-	return GT_BLOCK_COND_HELD | gt_load(&gt_cond_holder[h]) << GT_BLOCK_HOLDER_SHIFT;
+	return gt_block_cond_held(gt_load(&gt_cond_holder[h]));
 }
 
 /* A process-shared object is named by its kernel identity (shared_objs.h), looked up only in

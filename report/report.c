@@ -517,6 +517,9 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	struct gt_capture_record cr;
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
+	struct gt_capture_stats st;
+	gt_capture_stats(c, &st);
+	r.window_tsc = st.window_tsc;
 	rows_by_serial(&r);
 	apply_clock_fit(&r);
 	charge_open_waits(&r);

@@ -87,6 +87,7 @@ struct report {
 	struct gt_symbolizer *sym;
 	struct gt_clock clock;
 	uint64_t end_ns;
+	uint64_t window_tsc;            /* a ring capture's window starts after it, 0: none */
 	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost, reentry_lost, waits_unshown;
 	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
 	bool execd;                     /* the last exec announced did not fail */

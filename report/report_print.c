@@ -75,10 +75,10 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 		(h->flags & GT_FILE_FINALIZED) ? "" :
 		r->execd ? ", the process exec'd another program: times end there" :
 		", process did not finish normally: times end at its last fact");
-	if ((h->flags & GT_FILE_RING) && h->ring_lost_tsc > h->start_tsc) {
+	if ((h->flags & GT_FILE_RING) && r->window_tsc > h->start_tsc) {
 		double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
 		fprintf(out, "  flight recorder: the window kept starts at %.3f s (what was alive or "
-			"waiting then counts from there)\n", (double)(h->ring_lost_tsc - h->start_tsc) / hz);
+			"waiting then counts from there)\n", (double)(r->window_tsc - h->start_tsc) / hz);
 	}
 	fprintf(out, "  running = alive and not inside a traced wait (CPU time or runnable)\n");
 	if (r->kernel)

@@ -153,6 +153,8 @@ struct gt_chunk_header {
  * SYSCALL_END and THREAD_END (a thread blocked since before the window: its BLOCK_BEGIN).
  * A reader rebuilds the state at ring_lost_tsc from the keep chunks and the records at or
  * before it that CPU chunks still hold, and reads CPU chunks' records after it as the window;
+ * with ring_ns, the window starts no earlier than ring_ns before the last record (a quiet
+ * phase reuses no chunk, so the chunks of a busy one before it outlive ring_ns);
  * a record may be in both places (a reuse cut short by a crash).  A reader that does not know
  * ring captures skips keep chunks as foreign and reads the window without what came before. */
 
@@ -341,6 +343,14 @@ enum gt_block_flags {
 };
 #define GT_BLOCK_HOLDER_SHIFT 8
 
+/* The flags naming holder: none past 2^24 threads, whose serial does not fit beside the
+ * flag (it would name the thread of its low 24 bits); a reader then goes without it. */
+static inline uint32_t gt_block_cond_held(uint32_t holder)
+{
+	return holder < 1u << (32 - GT_BLOCK_HOLDER_SHIFT)
+		       ? GT_BLOCK_COND_HELD | holder << GT_BLOCK_HOLDER_SHIFT : 0;
+}
+
 /* The tail of a condition wait's BLOCK_BEGIN (aux GT_BK_COND) whose look for the mutex's
  * waiters, just before it, found none (else a WAKE on the mutex precedes it): the mutex the
  * real wait releases, for a GT_BLOCK_COND_HELD waiter that arrives after that look.  Readers
@@ -500,7 +510,8 @@ struct gt_p_process_name {
  *   bits 0-3    aux (as the full record's)
  *   bits 4-6    enum gt_compact
  *   bit 7       GT_COMPACT_BIT (full records' types are below it)
- *   bits 8-27   thread serial (< 2^20)
+ *   bits 8-27   thread serial (< 2^20: from the 2^20th thread on, a thread's records are
+ *               all full, its serial never taken for another's; tests/encoder/test_compact.c)
  *   bits 28-31  hi: per type
  *   bits 32-63  delta: tsc - first_tsc of the chunk it is in, modulo 2^32 (a CPU chunk's; keep
  *               chunks and a last page chunk hold full records only).  Version 2: tsc is

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,13 +183,25 @@ static bool read_line(const char *path, char *buf, size_t size)
 	return ok;
 }
 
+void cli_default_signals(void)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+}
+
 pid_t cli_wait_for_child(pid_t parent, const char *comm)
 {
 	char path[64], line[256], child_comm[64];
 	for (int tries = 0; tries < 2000; tries++) {
 		snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)parent, (int)parent);
-		long child = read_line(path, line, sizeof line) ? strtol(line, NULL, 10) : 0;
-		if (child > 0) {
+		/* each child: gotrace has its signal sentinel beside the command */
+		char *next = read_line(path, line, sizeof line) ? line : NULL;
+		long child;
+		while (next != NULL && (child = strtol(next, &next, 10)) > 0) {
 			snprintf(path, sizeof path, "/proc/%ld/comm", child);
 			if (read_line(path, child_comm, sizeof child_comm) &&
 			    strncmp(child_comm, comm, strlen(comm)) == 0 &&

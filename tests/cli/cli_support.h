@@ -46,6 +46,11 @@ void cli_trace_workpool(const char *dir, unsigned jobs, char *trace, size_t size
  * to a `gotrace run` before then could reach it before its handlers are in place. */
 pid_t cli_wait_for_child(pid_t parent, const char *comm);
 
+/* In a child before exec: no signal blocked, every disposition the default, as at a
+ * terminal (a suite started as a background job of a script inherits SIGINT and SIGQUIT
+ * ignored: POSIX shells do that without job control). */
+void cli_default_signals(void);
+
 /* The source line of the first line of examples/workpool.c containing needle. */
 unsigned cli_workpool_line(const char *needle);
 

@@ -86,15 +86,8 @@ static pid_t spawn_quiet(const char *const *argv, const char *err_path)
 	if (pid == 0) {
 		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(err, 2);
-		/* The signals at their defaults, as at a terminal: a suite started as a background
-		 * job of a script inherits SIGINT and SIGQUIT ignored (POSIX shells do that without
-		 * job control), and the command, traced or not, then inherits the ignored QUIT. */
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		for (int sig = 1; sig < NSIG; sig++)
-			if (sig != SIGKILL && sig != SIGSTOP)
-				signal(sig, SIG_DFL);
+		/* else the command, traced or not, could inherit an ignored QUIT */
+		cli_default_signals();
 		execv(argv[0], (char *const *)argv);
 		_exit(99);
 	}

@@ -323,3 +323,15 @@ Test(capture_format, both_readers_read_every_fact_alike)
 		cr_expect_eq(real_order[i], test_order[i], "position %zu", i);
 	gt_cb_free(cb);
 }
+
+/* A mutex wait's flags name the holder inside a condition wait's hook in 24 bits: past 2^24
+ * threads they name none rather than the thread of the serial's low bits. */
+Test(capture_format, a_cond_holder_past_2_24_threads_is_not_named)
+{
+	const uint32_t fits = (1u << 24) - 1, past = (1u << 24) + 5;
+	cr_expect_eq(gt_block_cond_held(5) >> GT_BLOCK_HOLDER_SHIFT, 5u);
+	cr_expect_eq(gt_block_cond_held(fits) >> GT_BLOCK_HOLDER_SHIFT, fits);
+	cr_expect(gt_block_cond_held(fits) & GT_BLOCK_COND_HELD);
+	cr_expect_eq(gt_block_cond_held(past), 0u, "names thread %u",
+		     gt_block_cond_held(past) >> GT_BLOCK_HOLDER_SHIFT);
+}

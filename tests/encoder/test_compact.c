@@ -463,3 +463,53 @@ ParameterizedTest(struct fixture *f, compact, earlier_captures_convert, .timeout
 	cr_assert_eq(gt_oracle_check(trace, false, &report), 0, "%s", report ? report : "");
 	free(report);
 }
+
+/* Past 2^20 threads a serial does not fit in a compact record's field (bits 8-27): the
+ * recorder (and the builder, which writes compact only what expands back exactly) writes
+ * that thread's records in full.  Thread 2^20 + 2 takes the same mutex as thread 2, whose
+ * serial its low bits are, in the same chunks, each with a block, a wake and an end. */
+static const uint32_t past_serials = GT_C_THREAD_MAX + 2;
+
+static void serial_facts(struct gt_cb *cb)
+{
+	const uint64_t pcs[] = {0x401000};
+	const uint64_t obj = 0x7f0000001000ull;
+	uint64_t t = T0;
+	gt_cb_clock(cb, 0, t, t);
+	gt_cb_thread_existing(cb, 0, t, 1, 0, 0);
+	gt_cb_stack(cb, 0, t, 1, pcs, 1);
+	gt_cb_thread_new(cb, 0, t += 100, 1, 2, 1, 0x401500);
+	gt_cb_thread_new(cb, 0, t += 100, 1, past_serials, 1, 0x401600);
+	gt_cb_thread_start(cb, 1, t += 100, 2, 1002, 0x401500);
+	gt_cb_thread_start(cb, 0, t += 100, past_serials, 1003, 0x401600);
+	for (unsigned i = 0; i < 40; i++) {
+		uint32_t waiter = i % 2 ? 2 : past_serials, waker = i % 2 ? past_serials : 2;
+		gt_cb_block_begin(cb, 0, t += 1000, waiter, GT_BK_MUTEX, obj, 1);
+		gt_cb_wake(cb, 1, t += 10, waker, GT_BK_MUTEX, obj, 1, 0);
+		gt_cb_block_end(cb, 0, t += 10, waiter, GT_BK_MUTEX, obj, GT_BR_OK);
+	}
+	gt_cb_thread_end(cb, 0, t += 100, past_serials);
+	gt_cb_thread_end(cb, 1, t += 100, 2);
+	gt_cb_capture_end(cb, 0, t += 100);
+}
+
+Test(compact, serials_past_the_compact_field_stay_apart)
+{
+	size_t compact, one_word;
+	/* read back record by record as the full capture's: no serial taken for another */
+	read_same_of(serial_facts, 3, &compact, &one_word);
+	/* thread 2's 60 records compact, 2^20 + 2's in full; its thread end too */
+	cr_expect_eq(compact, 60u + 1u, "%zu compact records", compact);
+	char path[PATH_MAX], trace[PATH_MAX];
+	struct gt_cb *cb = build_with(serial_facts, 3, "past-serials", path);
+	struct gt_convert_summary sum;
+	cr_assert_eq(convert_builder(cb, "past-serials", trace, &sum, 0), 0);
+	cr_expect_eq(sum.model.threads, 3u);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev, "Go 1.19 rejects the trace");
+	/* each thread's 20 waits, each unblocked by the other one */
+	cr_expect_eq(count19(ev, "GoBlockSync"), 40u);
+	cr_expect_eq(count19(ev, "GoUnblock"), 40u);
+	gt_events_free(ev);
+	gt_cb_free(cb);
+}

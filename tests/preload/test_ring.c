@@ -225,6 +225,37 @@ Test(ring, duration_keeps_the_last_duration)
 	cr_assert_eq(run_convert_all(&traced, why, sizeof why), 1, "%s", why);
 }
 
+/* A busy phase, then a quiet one three times the duration: the quiet one needs no new chunk,
+ * so the busy one's chunks are not reused and outlive the duration.  The trace still spans
+ * at most the duration: the conversion cuts at the capture's end minus it (what was alive or
+ * waiting then is stamped there), and the threads from before it are in the trace. */
+Test(ring, duration_cuts_a_quiet_phase_after_a_busy_one)
+{
+	const char *argv[] = {test_program("gt-ring"), "quiet", "300ms", NULL};
+	char prog[4096];
+	snprintf(prog, sizeof prog, "%s", argv[0]);
+	argv[0] = prog;
+	static const char *const env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_LAST=200ms",
+					  "GOTRACE_STACKS=fp", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "done ok\n");
+	convert_and_dump(true);
+	/* the events' times in Go 1.23's dump: from the first to the last */
+	long first = -1, last = -1;
+	for (const char *at = dump; (at = strstr(at, " Time=")) != NULL; at += 6) {
+		long t = strtol(at + 6, NULL, 10);
+		first = first < 0 || t < first ? t : first;
+		last = t > last ? t : last;
+	}
+	cr_assert_geq(first, 0, "no event in the trace");
+	double span = (double)(last - first) / 1e9;
+	cr_expect_leq(span, 0.2, "the trace of --last 200ms spans %.6f s", span);
+	cr_expect_gt(span, 0.1, "the trace of --last 200ms spans %.3f s: not the window", span);
+	/* the threads from before the window are in it, blocked where they were */
+	expect_early_threads_blocked();
+}
+
 /* ---- gotrace run --last: a snapshot by SIGUSR2 while the program runs -------------------- */
 
 struct proc {

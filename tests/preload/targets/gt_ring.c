@@ -8,6 +8,8 @@
  *                     length does not depend on the machine's speed or load)
  *   gt-ring hang N    the same start and churn, then prints "churned" and waits for SIGUSR1
  *                     (gotrace forwards it; a test may kill the program instead), then as wrap
+ *   gt-ring quiet N   the same start and churn, then a quiet phase of 600 ms (main sleeps
+ *                     30 ms and yields, 20 times: a fact now and then), then as wrap
  */
 #include "wait_blocked.h"
 
@@ -61,8 +63,9 @@ static void *churn(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc < 3 || (strcmp(argv[1], "wrap") && strcmp(argv[1], "hang"))) {
-		fprintf(stderr, "usage: gt-ring wrap|hang N\n");
+	if (argc < 3 || (strcmp(argv[1], "wrap") && strcmp(argv[1], "hang") &&
+			 strcmp(argv[1], "quiet"))) {
+		fprintf(stderr, "usage: gt-ring wrap|hang|quiet N\n");
 		return 2;
 	}
 	churn_n = atol(argv[2]);
@@ -93,6 +96,11 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		int sig;
 		sigwait(&usr1, &sig);
+	}
+	for (int i = 0; !strcmp(argv[1], "quiet") && i < 20; i++) {
+		const struct timespec step = { 0, 30 * 1000 * 1000 };
+		nanosleep(&step, NULL);
+		sched_yield();
 	}
 	pthread_mutex_unlock(&held);
 	if (write(pipe_fds[1], "x", 1) != 1)
