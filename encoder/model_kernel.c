@@ -192,7 +192,9 @@ void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t c
 
 /* t, switched in while its wait is open (a hook block, or a syscall that blocked, its end
  * still to come), runs a signal handler inside it when its next fact is a call the handler
- * makes (any BEGIN while the wait is open: the tracker nests it). */
+ * makes (any BEGIN while the wait is open: the tracker nests it).  Looked for among the next
+ * HANDLER_LOOKAHEAD records, which the lookahead then holds: beyond, the switch-in runs it. */
+#define HANDLER_LOOKAHEAD 4096u
 static bool runs_handler(struct gt_model *m, const struct mthread *t)
 {
 	if (!t->sys_awaiting_end && !(t->hook_wait_open && t->state == T_WAITING))
@@ -202,7 +204,7 @@ static bool runs_handler(struct gt_model *m, const struct mthread *t)
 	size_t i = 0;
 	if (!r)
 		r = gtm_peek(m, i++, &buf) ? &buf : NULL;
-	for (; r; r = gtm_peek(m, i++, &buf) ? &buf : NULL)
+	for (; r && i < HANDLER_LOOKAHEAD; r = gtm_peek(m, i++, &buf) ? &buf : NULL)
 		if (gtm_rec_is(m, r, t->serial))
 			return r->rec->type == GT_BLOCK_BEGIN || r->rec->type == GT_SYSCALL_BEGIN;
 	return false;
