@@ -11,12 +11,14 @@
 #include "files_apart.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <string.h>
 
 static char gt_cmdline_buf[GT_CMDLINE_MAX];
 static _Atomic int gt_name_busy;
 static uintptr_t gt_arg_start, gt_arg_end; /* argument area; 0: unknown */
 static uint64_t gt_arg_hash;               /* of the area when the last name was written */
+static char gt_fork_comm[17];              /* a fork child's inherited comm, until written */
 
 struct proc_read {
 	const char *path;
@@ -109,9 +111,16 @@ void gt_proc_name_emit(uint8_t when)
 		return;
 	}
 	struct gt_p_process_name p = {.cmdline_len = 0};
-	size_t n = read_proc("/proc/self/comm", p.comm, sizeof p.comm - 1);
-	if (n > 0 && p.comm[n - 1] == '\n')
-		p.comm[n - 1] = 0;
+	size_t n;
+	if (when == GT_NAME_START && gt_fork_comm[0]) {
+		n = strnlen(gt_fork_comm, sizeof p.comm - 1);
+		memcpy(p.comm, gt_fork_comm, n);
+		gt_fork_comm[0] = 0;
+	} else {
+		n = read_proc("/proc/self/comm", p.comm, sizeof p.comm - 1);
+		if (n > 0 && p.comm[n - 1] == '\n')
+			p.comm[n - 1] = 0;
+	}
 	size_t len = read_proc("/proc/self/cmdline", gt_cmdline_buf, sizeof gt_cmdline_buf);
 	if (!n && !len) { /* no descriptor free, /proc not mounted: the last name stands */
 		atomic_store(&gt_name_busy, 0);
@@ -138,4 +147,9 @@ void gt_proc_name_reset(void)
 {
 	atomic_store(&gt_name_busy, 0);
 	gt_arg_hash = 0;
+	/* the comm the child's threads inherit, read before its code can rename the thread: its
+	 * capture begins at its first fact, which may come after a pthread_setname_np or a
+	 * prctl(PR_SET_NAME), whose name is then its own (not its parent's program's) */
+	if (gt_sys2(SYS_prctl, PR_GET_NAME, gt_fork_comm) != 0)
+		gt_fork_comm[0] = 0;
 }

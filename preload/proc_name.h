@@ -11,7 +11,7 @@
  * name or command line changed since the last one written.  Not for a hook's fast path:
  * it opens, reads and closes two /proc files. */
 void gt_proc_name_emit(uint8_t when) GT_HIDDEN;
-/* In a fork child: forget what the parent wrote. */
+/* In a fork child: forget what the parent wrote; keep the comm it inherited. */
 void gt_proc_name_reset(void) GT_HIDDEN;
 
 #endif

@@ -235,6 +235,49 @@ Test(names, forked_child_that_retitles_itself_and_is_killed, .fini = teardown, .
 	expect_report_process(path, "gt-names: worker process", "gt-names: worker process");
 }
 
+/* A forked child whose first hooked call names its thread: its capture begins with the comm
+ * its threads inherit (the parent's), so the name is its own and labels it in the trace
+ * (issue 27 item 8: it read as the parent's program) */
+static void child_named_first(const char *how)
+{
+	const char *argv[] = {test_program("gt-names"), "rename", how, NULL};
+	twins(argv);
+	cr_assert_str_eq(traced.out, "child exited\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	const struct cap_rec *fork = capture_find(&cap, GT_PROCESS, GT_PROC_FORK, 0);
+	cr_assert_not_null(fork);
+	pid_t child = (pid_t)((const struct gt_p_process *)fork->payload)->child_pid;
+	cr_assert_eq(run_capture(&traced, child, 0, &cap2), 0, "child %d has no capture", child);
+	const struct cap_rec *first = capture_find(&cap2, GT_PROCESS_NAME, GT_NAME_START, 0);
+	cr_assert_not_null(first);
+	cr_assert_str_eq(((const struct gt_p_process_name *)first->payload)->comm, "gt-names");
+	char path[PATH_MAX + 64], trace[PATH_MAX + 64], output[PATH_MAX + 80];
+	capture_path(&traced, child, 0, path, sizeof path);
+	snprintf(trace, sizeof trace, "%s/child.trace", traced.dir);
+	snprintf(output, sizeof output, "--output=%s", trace);
+	gotrace_out("convert", "--format=go1.19", path, output);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev);
+	bool named = false;
+	for (size_t i = 0; i < ev->n; i++) {
+		char label[64];
+		named |= !strcmp(ev->ev[i].type, "GoStartLabel") &&
+			 !strcmp(gt_event_string(&ev->ev[i], "label", label, sizeof label), "child-named");
+	}
+	gt_events_free(ev);
+	cr_assert(named, "the child's thread is not labelled child-named");
+}
+
+Test(names, forked_child_named_by_pthread_setname_np_first, .fini = teardown, .timeout = 60)
+{
+	child_named_first("setname");
+}
+
+Test(names, forked_child_named_by_prctl_first, .fini = teardown, .timeout = 60)
+{
+	child_named_first("prctl");
+}
+
 /* The JSON object of the thread named name in a report (from the key on). */
 static const char *json_thread(const char *json, const char *key)
 {

@@ -4,6 +4,8 @@
  *   retitle exit|kill  a forked child rewrites its argv memory ("gt-names: worker process",
  *                      as nginx's workers do) after its capture began; "exit": it exits
  *                      normally; "kill": it creates a thread, then its parent kills it (-9)
+ *   rename setname|prctl  a forked child names itself first thing ("child-named", through
+ *                      pthread_setname_np or prctl): its capture begins with that call
  *   waiting            a thread the tracer did not start (libc's own pthread_create, as
  *                      jemalloc's background threads get it), named "bg-worker", waits on a
  *                      condvar when the program exits
@@ -163,6 +165,22 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "retitle") && argc > 2)
 		return retitle_child(argc, argv, !strcmp(argv[2], "kill"));
+	if (!strcmp(what, "rename") && argc > 2) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (!strcmp(argv[2], "prctl"))
+				prctl(PR_SET_NAME, "child-named");
+			else
+				pthread_setname_np(pthread_self(), "child-named");
+			_exit(0);
+		}
+		int status;
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			return 3;
+		printf("child %s\n", WIFEXITED(status) ? "exited" : "?");
+		return 0;
+	}
 	if (!strcmp(what, "waiting"))
 		return waiting();
 	if (!strcmp(what, "seccomp")) {
