@@ -248,6 +248,19 @@ static uint64_t records_not_stored(const char *data, uint64_t size, uint64_t fro
 	return n;
 }
 
+/* The position (as data_head counts) where the last record that ends at or before pos ends,
+ * walking the ring's records from position from. */
+static uint64_t whole_records_end(const char *data, uint64_t size, uint64_t from, uint64_t pos)
+{
+	while (from < pos) {
+		const struct perf_event_header *h = (const void *)(data + (from & (size - 1)));
+		if (h->size == 0 || from + h->size > pos)
+			break;
+		from += h->size;
+	}
+	return from;
+}
+
 /* Copies CPU i's new records into the file (docs/formats/kernel-records.md §3) as they lie
  * in the ring, whole records up to data_head: at most two writes (the ring's end, then its
  * start), not one per record, so that the drain's cost stays small beside a program that
@@ -262,14 +275,26 @@ static void drain(struct gt_kernel_rec *k, int i)
 	for (uint64_t from = tail; tail < head;) {
 		uint64_t off = tail & (size - 1);
 		uint64_t len = head - tail < size - off ? head - tail : size - off;
-		ssize_t w = write(k->out, data + off, len);
+		ssize_t w = k->store_err ? 0 : write(k->out, data + off, len);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			k->write_lost += records_not_stored(data, size, from, tail, head);
+			/* as store(): the first refusal stops the file after its last whole record
+			 * (a write cut at RLIMIT_FSIZE may end inside one) */
+			uint64_t whole = whole_records_end(data, size, from, tail);
+			if (!k->store_err) {
+				k->store_err = w < 0 ? errno : EIO;
+				if (whole < tail &&
+				    ftruncate(k->out, (off_t)(k->stored - (tail - whole))) == 0) {
+					k->stored -= tail - whole;
+					lseek(k->out, (off_t)k->stored, SEEK_SET);
+				}
+			}
+			k->write_lost += records_not_stored(data, size, from, whole, head);
 			break;
 		}
 		tail += (uint64_t)w;
+		k->stored += (uint64_t)w;
 	}
 	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
 }

@@ -260,9 +260,9 @@ ParameterizedTest(struct fsize_case *c, kernel, a_file_size_limit_stops_the_reco
 	cli_path(trace, sizeof trace, dir, "p.trace");
 	cli_path(pidfile, sizeof pidfile, dir, "traced.pids");
 	cli_path(caps, sizeof caps, dir, "caps");
-	const char *argv[16] = { "/usr/bin/prlimit", fsize, cli_gotrace, "run", "--format",
-				 "go1.19", "--keep-capture", "-o", trace };
-	size_t n = 9;
+	const char *argv[20] = { "/usr/bin/prlimit", fsize, cli_gotrace, "run", "--kernel=on",
+				 "--format", "go1.19", "--keep-capture", "-o", trace };
+	size_t n = 10;
 	if (c->on_disk) {
 		cr_assert_eq(mkdir(caps, 0700), 0);
 		argv[n++] = "--capture-dir";
