@@ -10,6 +10,7 @@
 #include "files_apart.h"
 #include "stacks.h"
 
+#include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
 
@@ -129,16 +130,21 @@ long gt_files_apart(long (*fn)(void *), void *arg)
 		gt_scratch_give(stack);
 		return fn(arg);
 	}
-	/* The caller waits runnable, never asleep: the thread usually runs on another CPU and
-	 * is done in tens of µs.  A caller that slept here would show in the kernel's records as
-	 * an off-CPU wait inside the hook, between a release's wake and its return (the model
-	 * then draws that wake from no goroutine); a yield is a preemption.  The yields also let
-	 * the thread run where it shares one CPU with the caller (pinned, SCHED_FIFO). */
+	/* The caller waits runnable first: the thread usually runs on another CPU and is done
+	 * in tens of µs.  A caller that slept here would show in the kernel's records as an
+	 * off-CPU wait inside the hook, between a release's wake and its return (the model then
+	 * draws that wake from no goroutine); a yield is a preemption, and lets the thread run
+	 * where it shares one CPU with the caller.  Then it sleeps until the thread's exit
+	 * clears a.tid: a caller above the thread's priority (a real-time thread, or one that a
+	 * priority-inheriting lock it holds has boosted) would yield to nobody and spin for ever
+	 * while the thread waits for its CPU. */
 	for (unsigned spin = 0; atomic_load(&a.tid) != 0; spin++) {
 		if (spin < 1024)
 			cpu_relax();
-		else
+		else if (spin < 1024 + 64)
 			gt_sys0(SYS_sched_yield);
+		else
+			gt_sys4(SYS_futex, &a.tid, FUTEX_WAIT, -1, 0);
 	}
 	gt_scratch_give(stack);
 	return a.result;
