@@ -15,14 +15,16 @@ SERVER_CONFIGS = (
     ("hooks only (--kernel=off)", ["--kernel=off"]),
     ("the default (no options)", []),
     ("kernel records (--kernel=on)", ["--kernel=on"]),
+    ("switches alone (--kernel=on --cpu-samples off)", ["--kernel=on", "--cpu-samples", "off"]),
 )
 RATE_RE = re.compile(r"(\d+) requests on \d+ connections in ([0-9.]+) s: \d+ requests/s, sum (\w+)")
-SERVED_RE = re.compile(r"served (\d+) requests on \d+ connections, sum (\w+)")
+SERVED_RE = re.compile(r"served (\d+) requests on \d+ connections, sum (\w+), CPU ([0-9.]+) s")
 
 
 def serve_once(reqserver, prefix, requests, env, what):
     """Starts the server (under prefix), loads it from an untraced client; requests/s as the
-    client saw them, and whether both sides agree on what was answered."""
+    client saw them, the server's CPU seconds per request, whether both sides agree on what
+    was answered, and the server's stderr."""
     server = subprocess.Popen(prefix + [reqserver, "serve", str(CONNS), str(LOOPS)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -42,7 +44,7 @@ def serve_once(reqserver, prefix, requests, env, what):
         raise BenchError(f"{what}: status {client.returncode}/{server.returncode}:"
                          f" {(client.stderr + err).strip()[-300:]}")
     agree = int(m.group(1)) == int(s.group(1)) == requests and m.group(3) == s.group(2)
-    return int(m.group(1)) / float(m.group(2)), agree, err
+    return int(m.group(1)) / float(m.group(2)), float(s.group(3)) / requests, agree, err
 
 
 def server_costs(paths, reps, quick, work):
@@ -53,7 +55,7 @@ def server_costs(paths, reps, quick, work):
     requests = 20000 if quick else 120000
     base = clean_env()
     names = ["untraced"] + [c for c, _ in SERVER_CONFIGS]
-    per = {c: {"rate": [], "ratio": [], "switches": []} for c in names}
+    per = {c: {"rate": [], "ratio": [], "cpu": [], "added_cpu": [], "switches": []} for c in names}
     differ = set()
     trace = os.path.join(work, "server.trace")
     options = dict(SERVER_CONFIGS)
@@ -63,9 +65,10 @@ def server_costs(paths, reps, quick, work):
         for cfg in names[rep % len(names):] + names[:rep % len(names)]:
             opts = options.get(cfg)
             prefix = [] if opts is None else [gotrace, "run"] + opts + ["-o", trace, "--"]
-            rate, agree, err = serve_once(reqserver, prefix, requests, base,
+            rate, cpu, agree, err = serve_once(reqserver, prefix, requests, base,
                                           f"reqserver under {' '.join(prefix[:-3]) or cfg}")
             per[cfg]["rate"].append(rate)
+            per[cfg]["cpu"].append(cpu)
             k = re.search(r"kernel: (\d+) context switches recorded", err)
             per[cfg]["switches"].append(int(k.group(1)) if k else 0)
             if not agree:
@@ -75,6 +78,7 @@ def server_costs(paths, reps, quick, work):
                     os.unlink(os.path.join(work, f))
         for cfg, _ in SERVER_CONFIGS:
             per[cfg]["ratio"].append(per[cfg]["rate"][-1] / per["untraced"]["rate"][-1])
+            per[cfg]["added_cpu"].append(per[cfg]["cpu"][-1] - per["untraced"]["cpu"][-1])
     return {"per": per, "reps": reps, "requests": requests, "differ": sorted(differ)}
 
 
@@ -83,12 +87,15 @@ def server_rows(sc):
     rows = []
     u = sc["per"]["untraced"]["rate"]
     rows.append((s, "untraced", f"{median(u) / 1e3:.1f} k requests/s ({min(u) / 1e3:.1f}-"
-                 f"{max(u) / 1e3:.1f}); medians of {sc['reps']} runs of {sc['requests']}"
-                 " requests (min-max)", "", ""))
+                 f"{max(u) / 1e3:.1f}), server CPU {median(sc['per']['untraced']['cpu']) * 1e6:.2f}"
+                 f" us per request; medians of {sc['reps']} runs of {sc['requests']} requests"
+                 " (min-max)", "", ""))
     for cfg, _ in SERVER_CONFIGS:
         p = sc["per"][cfg]
         fig = (f"{median(p['rate']) / 1e3:.1f} k requests/s = {median(p['ratio']):.3f}x untraced"
-               f" ({min(p['ratio']):.3f}-{max(p['ratio']):.3f})")
+               f" ({min(p['ratio']):.3f}-{max(p['ratio']):.3f}), server CPU per request"
+               f" {median(p['added_cpu']) * 1e6:+.2f} us ({min(p['added_cpu']) * 1e6:+.2f}-"
+               f"{max(p['added_cpu']) * 1e6:+.2f})")
         if median(p["switches"]):
             fig += f"; {median(p['switches']):.0f} context switches recorded"
         target, ok = "", ""
