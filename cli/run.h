@@ -23,7 +23,7 @@ struct run_options {
 	bool no_follow;
 	bool keep_capture;
 	bool per_process;
-	bool no_kernel;         /* --kernel=off */
+	bool no_kernel;         /* --kernel=off, the default */
 	unsigned cpu_samples;   /* --cpu-samples HZ, 0: off */
 	bool offcpu_stacks;     /* --offcpu-stacks */
 	uint64_t max_capture;   /* --max-capture, 0: the default (max_capture_default) */

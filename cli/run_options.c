@@ -50,14 +50,18 @@ static const char run_usage_tail[] =
 	"                          the program runs on.  Default: a quarter of the space\n"
 	"                          free where the captures are written, at the start\n"
 	"      --kernel=on|off     record the kernel's context switches of the traced tree\n"
-	"                          (perf events, where permitted; default on) into\n"
-	"                          gotrace-<pid>.gtkern beside the captures\n"
+	"                          (perf events, where permitted) into gotrace-<pid>.gtkern\n"
+	"                          beside the captures.  Default off: they make every\n"
+	"                          context switch of a traced thread dearer, by about 1 us,\n"
+	"                          2 us with CPU samples: a loopback server loses 22-25% of\n"
+	"                          its requests/s with them, 3-8% with the hooks alone\n"
 	"      --cpu-samples HZ|off  with kernel records, sample each thread's stack HZ\n"
 	"                          times per second of its CPU time (default 99), written\n"
-	"                          into the trace as CPU samples\n"
-	"      --offcpu-stacks     with kernel records, the stack of every switch-out\n"
-	"                          (needs perf_event_paranoid <= 1, CAP_PERFMON or root;\n"
-	"                          costly on programs that switch often)\n"
+	"                          into the trace as CPU samples; a rate turns kernel\n"
+	"                          records on\n"
+	"      --offcpu-stacks     with kernel records (turns them on), the stack of every\n"
+	"                          switch-out (needs perf_event_paranoid <= 1, CAP_PERFMON\n"
+	"                          or root; costly on programs that switch often)\n"
 	"  -h, --help              show this help\n"
 	"\n"
 	"gotrace waits for every traced process of the tree, daemons too.  Signals sent to\n"
@@ -116,7 +120,8 @@ int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 	};
 	int c;
 
-	*opt = (struct run_options){ .output = DEFAULT_OUTPUT,
+	/* no kernel records unless asked: their cost on a server (--help, docs/usage.md) */
+	*opt = (struct run_options){ .output = DEFAULT_OUTPUT, .no_kernel = true,
 				     .cpu_samples = DEFAULT_CPU_SAMPLES_HZ };
 	bool kernel_said = false;
 	optind = 0; /* glibc: full re-initialisation, whatever parsed argv before */

@@ -1,7 +1,7 @@
-/* gotrace run records the kernel's context switches of the traced tree (issue 15): a pipe
- * ping-pong's switches are all there, --kernel=off records none, and where perf_event_open
- * is refused one line says so and the trace is made from the hooks alone.  Each traced run
- * is compared with the same program run untraced. */
+/* gotrace run records the kernel's context switches of the traced tree when asked (issue
+ * 15): a pipe ping-pong's switches are all there, --kernel=off and the default record none,
+ * and where perf_event_open is refused one line says so and the trace is made from the hooks
+ * alone.  Each traced run is compared with the same program run untraced. */
 #include "cli_support.h"
 #include "kernel/samples.h"
 #include "oracle.h"
@@ -136,6 +136,16 @@ Test(kernel, off_records_nothing, .timeout = 120)
 {
 	struct cli_result r;
 	run_without_kernel(NULL, "--kernel=off", &r);
+	cr_assert_null(strstr(r.err, "no kernel scheduling data"), "%s", r.err);
+	cli_result_free(&r);
+}
+
+/* Kernel records are asked for: they cost every context switch of a traced thread
+ * (docs/usage.md), more than a server's 5% budget. */
+Test(kernel, the_default_records_nothing, .timeout = 120)
+{
+	struct cli_result r;
+	run_without_kernel(NULL, NULL, &r);
 	cr_assert_null(strstr(r.err, "no kernel scheduling data"), "%s", r.err);
 	cli_result_free(&r);
 }
