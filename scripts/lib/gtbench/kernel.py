@@ -7,9 +7,9 @@ from .run import BenchError, clean_env, measure, median, run_checked, say
 
 
 KERNEL_CONFIGS = (
-    ("hooks only (--kernel=off)", ["--kernel=off"]),
+    ("hooks only (--kernel=off, the default)", ["--kernel=off"]),
     ("+ context switches", ["--kernel=on", "--cpu-samples", "off"]),
-    ("+ CPU samples 99 Hz (the default)", ["--kernel=on"]),
+    ("+ CPU samples 99 Hz (--kernel=on)", ["--kernel=on"]),
     ("+ CPU samples 999 Hz", ["--kernel=on", "--cpu-samples", "999"]),
     ("+ off-CPU stacks", ["--kernel=on", "--cpu-samples", "off", "--offcpu-stacks"]),
 )

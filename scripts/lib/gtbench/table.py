@@ -186,6 +186,11 @@ How the figures are taken (`scripts/bench`, bench/):
   against the untraced run's and against `--kernel=off` (hooks alone) within one
   repetition; switches, samples, losses, records and bytes per second, and the launcher's
   drain CPU come from gotrace's "kernel:" line (the file's header).
+- The server (bench/reqserver, part 6): a loopback TCP server answering 32-byte requests with
+  64 bytes from one epoll loop, loaded by an untraced client with 8 connections and one
+  request in flight on each (as redis and redis-benchmark).  Requests per second as the
+  client measures them; the server's CPU time per request from its getrusage.  Each
+  repetition runs the configurations in turn, starting with a different one each time.
 - The long run (`--long`): `bench/workload pipe ROUNDS SECONDS` under bare LD_PRELOAD, stacks
   none, for `--long-seconds` (as many round trips as fit); GOTRACE_LAST is what `gotrace run --last` sets.  Capture on disk is the file's allocated
   blocks (du); `gotrace convert` (with symbols) is timed by /usr/bin/time; the viewers are
