@@ -16,6 +16,7 @@
  * from the untraced one is seen. */
 #include <pthread.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -267,6 +268,47 @@ static void run_server(void)
 	       jobs_total);
 }
 
+/* parked: ROUNDS threads with 256 KiB stacks alive at once, each blocked on a condition
+ * variable (a fact with its stack) until the last one has started: what a live thread costs in
+ * memory, the tracer's share of it included (issue 28, item 12) */
+static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t park_all_in = PTHREAD_COND_INITIALIZER, park_go = PTHREAD_COND_INITIALIZER;
+static long parked;
+static int park_released;
+
+static void *park(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&park_lock);
+	if (++parked == rounds)
+		pthread_cond_signal(&park_all_in);
+	while (!park_released)
+		pthread_cond_wait(&park_go, &park_lock);
+	pthread_mutex_unlock(&park_lock);
+	return NULL;
+}
+
+static void run_parked(void)
+{
+	pthread_t *t = calloc((size_t)rounds, sizeof *t);
+	pthread_attr_t attr;
+	check(t ? 0 : ENOMEM, "calloc");
+	check(pthread_attr_init(&attr), "pthread_attr_init");
+	check(pthread_attr_setstacksize(&attr, 256 << 10), "pthread_attr_setstacksize");
+	for (long i = 0; i < rounds; i++)
+		check(pthread_create(&t[i], &attr, park, NULL), "pthread_create");
+	pthread_mutex_lock(&park_lock);
+	while (parked < rounds)
+		pthread_cond_wait(&park_all_in, &park_lock);
+	park_released = 1;
+	pthread_cond_broadcast(&park_go);
+	pthread_mutex_unlock(&park_lock);
+	for (long i = 0; i < rounds; i++)
+		check(pthread_join(t[i], NULL), "pthread_join");
+	free(t);
+	printf("parked: %ld threads, all alive at once\n", rounds);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -281,6 +323,7 @@ int main(int argc, char **argv)
 		{"pipe", run_pipe, 10000, 's', 0},
 		{"churn", run_churn, 10000, 0, 0},
 		{"server", run_server, 100000, 't', 8},
+		{"parked", run_parked, 1000, 0, 0},
 	};
 	for (size_t i = 0; argc >= 2 && i < sizeof workloads / sizeof workloads[0]; i++) {
 		if (strcmp(argv[1], workloads[i].name))
@@ -302,7 +345,7 @@ int main(int argc, char **argv)
 		workloads[i].run();
 		return 0;
 	}
-	fprintf(stderr, "usage: workload mutex|condvar|pipe|churn|server [ROUNDS]\n"
+	fprintf(stderr, "usage: workload mutex|condvar|pipe|churn|server|parked [ROUNDS]\n"
 			"       workload mutex|server ROUNDS THREADS\n"
 			"       workload pipe ROUNDS SECONDS\n");
 	return 2;

@@ -30,6 +30,9 @@ WORKLOAD_ROLES = {
         "a thread pool, more workers than CPUs taking jobs from one queue (a mutex, not_empty"
         " and not_full condition variables) with short critical sections and a little work per"
         " job, so some threads are always blocked",
+    "parked threads (5000 live, 256 KiB stacks)":
+        "what a live thread costs in memory (its RSS row): thousands of threads alive at once,"
+        " each blocked on a condition variable, one fact with a stack each; short in time",
     "pigz -p 2": "a real program that mostly computes (compression), with few synchronisation calls",
     "zstd -T2 -6": "another real compressor, with its own threading design and more memory",
 }
@@ -51,6 +54,8 @@ def workloads(paths, reps, quick, work, lttng):
         "thread churn": ([wl, "churn", "3600" if quick else "18000"], True),
         "server (8 workers, 2 producers)":
             ([wl, "server", "48000" if quick else "240000", "8"], True),
+        "parked threads (5000 live, 256 KiB stacks)":
+            ([wl, "parked", "1000" if quick else "5000"], True),
         "pigz -p 2": (["pigz", "-p", "2", "-c", data], False),
         "zstd -T2 -6": (["zstd", "-q", "-T2", "-6", "-c", data], False),
     }
