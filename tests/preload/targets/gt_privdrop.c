@@ -21,6 +21,7 @@
 #include <linux/capability.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,10 +96,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static long counter;
 static int data_fd = -1;
 
+static _Atomic pid_t contender_tid[16];
+
 static void *contender(void *arg)
 {
 	long k = (long)arg;
 	char line[64];
+	atomic_store(&contender_tid[k], (pid_t)syscall(SYS_gettid));
 	for (int i = 0; i < ROUNDS; i++) {
 		pthread_mutex_lock(&lock);
 		counter++;
@@ -123,20 +127,13 @@ static void contend(void)
 		if (pthread_create(&th[k], NULL, contender, (void *)k) != 0)
 			_exit(5);
 	}
-	/* every thread's tid, from /proc/self/task, the worker's own aside */
-	int n = 0;
-	while (n < N_THREADS) {
-		n = 0;
-		DIR *d = opendir("/proc/self/task");
-		struct dirent *e;
-		while (d && (e = readdir(d)))
-			if (e->d_name[0] != '.' && atoi(e->d_name) != getpid() && n < N_THREADS)
-				tids[n++] = atoi(e->d_name);
-		if (d)
-			closedir(d);
-	}
-	for (int k = 0; k < N_THREADS; k++)
+	/* every thread's tid, as each says it (/proc/self/task may also list a thread of the
+	 * tracer's, for the microseconds one opens a file apart) */
+	for (int k = 0; k < N_THREADS; k++) {
+		while (!(tids[k] = atomic_load(&contender_tid[k])))
+			syscall(SYS_sched_yield);
 		gt_wait_blocked(tids[k], SYS_futex, (uintptr_t)&lock, (uintptr_t)(&lock + 1));
+	}
 	pthread_mutex_unlock(&lock);
 	for (int k = 0; k < N_THREADS; k++)
 		pthread_join(th[k], NULL);
