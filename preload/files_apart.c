@@ -115,7 +115,40 @@ GT_INLINE void cpu_relax(void)
 #endif
 }
 
+/* Calls in flight, and forks under way: a fork waits for the calls in flight, and a call
+ * made meanwhile runs in its caller.  A caller may hold a lock of glibc's while it waits
+ * (the loader's, from a dl_iterate_phdr callback that records a module and grows the
+ * capture): a fork then would leave it held in the child, which deadlocks at its first
+ * dl_iterate_phdr.  The wait keeps that window as short as an inline open. */
+static _Atomic int in_flight, forking;
+
+void gt_files_apart_fork(int begin)
+{
+	if (begin < 0) { /* the child: none of the parent's calls goes on here */
+		atomic_store(&in_flight, 0);
+		atomic_store(&forking, 0);
+		return;
+	}
+	if (!begin) {
+		atomic_fetch_sub(&forking, 1);
+		return;
+	}
+	atomic_fetch_add(&forking, 1);
+	while (atomic_load(&in_flight))
+		gt_sys0(SYS_sched_yield);
+}
+
+static long apart(long (*fn)(void *), void *arg);
+
 long gt_files_apart(long (*fn)(void *), void *arg)
+{
+	atomic_fetch_add(&in_flight, 1);
+	long r = atomic_load(&forking) ? fn(arg) : apart(fn, arg);
+	atomic_fetch_sub(&in_flight, 1);
+	return r;
+}
+
+static long apart(long (*fn)(void *), void *arg)
 {
 	void *stack = gt_scratch_take();
 	if (!stack)

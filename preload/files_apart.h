@@ -11,5 +11,8 @@
  * set errno or take a lock.  Where no such thread can be had (no scratch memory, clone
  * refused: RLIMIT_NPROC, a sandbox), fn runs in the caller, as before.  fn's result. */
 long gt_files_apart(long (*fn)(void *), void *arg) GT_HIDDEN;
+/* Around fork (begin 1, then 0 in the parent, -1 in the child): waits for the calls in
+ * flight; calls made meanwhile run in their caller. */
+void gt_files_apart_fork(int begin) GT_HIDDEN;
 
 #endif

@@ -7,6 +7,7 @@
  * (the first traced process's own exec'd images stay traced), and so does a process gotrace
  * detached (child_env.c). */
 #include "child_env.h"
+#include "files_apart.h"
 #include "config.h"
 #include "facts.h"
 #include "hooks.def"
@@ -53,7 +54,9 @@ static pid_t traced_fork(void)
 	struct gt_tls *t = gt_enter();
 	unsigned cpu = 0;
 	uint64_t tsc = t ? gt_now(&cpu) : 0;
+	gt_files_apart_fork(1);
 	pid_t p = GT_REAL(fork)();
+	gt_files_apart_fork(p == 0 ? -1 : 0);
 	if (p > 0 && t) {
 		int saved = errno;
 		gt_fact_process(t, GT_PROC_FORK, tsc, cpu, p, 0);
