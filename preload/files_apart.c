@@ -140,6 +140,13 @@ void gt_files_apart_fork(int begin)
 
 static long apart(long (*fn)(void *), void *arg);
 
+/* whether the calling thread runs under a real-time policy (SCHED_FIFO, SCHED_RR) */
+static int real_time(void)
+{
+	long p = gt_sys1(SYS_sched_getscheduler, 0);
+	return p == SCHED_FIFO || p == SCHED_RR;
+}
+
 long gt_files_apart(long (*fn)(void *), void *arg)
 {
 	atomic_fetch_add(&in_flight, 1);
@@ -167,14 +174,15 @@ static long apart(long (*fn)(void *), void *arg)
 	 * in tens of µs.  A caller that slept here would show in the kernel's records as an
 	 * off-CPU wait inside the hook, between a release's wake and its return (the model then
 	 * draws that wake from no goroutine); a yield is a preemption, and lets the thread run
-	 * where it shares one CPU with the caller.  Then it sleeps until the thread's exit
-	 * clears a.tid: a caller above the thread's priority (a real-time thread, or one that a
-	 * priority-inheriting lock it holds has boosted) would yield to nobody and spin for ever
-	 * while the thread waits for its CPU. */
+	 * where it shares one CPU with the caller.  A real-time caller then sleeps until the
+	 * thread's exit clears a.tid: above the thread's priority (its own, or lent by a
+	 * priority-inheriting lock it holds) it would yield to nobody and spin for ever while
+	 * the thread, at its base priority, waits for the CPU. */
+	int rt = -1;
 	for (unsigned spin = 0; atomic_load(&a.tid) != 0; spin++) {
 		if (spin < 1024)
 			cpu_relax();
-		else if (spin < 1024 + 64)
+		else if (spin < 1024 + 64 || !(rt < 0 ? (rt = real_time()) : rt))
 			gt_sys0(SYS_sched_yield);
 		else
 			gt_sys4(SYS_futex, &a.tid, FUTEX_WAIT, -1, 0);
