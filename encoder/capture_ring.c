@@ -112,8 +112,11 @@ static uint64_t window_start(struct gt_capture *c, uint8_t *buf, size_t buf_len)
 	double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
 	/* 0.1% short: the trace's times come from the clock pairs' fit, which can differ from
 	 * the header's calibrated frequency by a few parts in 10^4 */
-	uint64_t span = (uint64_t)((double)h->ring_ns * hz / 1e9 * 0.999);
-	return end > span && end - span > t0 ? end - span : t0;
+	double ticks = (double)h->ring_ns * hz / 1e9 * 0.999;
+	if (!(ticks < (double)end))   /* a duration longer than the capture (or a hostile header) */
+		return t0;
+	uint64_t span = (uint64_t)ticks;
+	return end - span > t0 ? end - span : t0;
 }
 
 static int ring_rec_cmp(const void *a, const void *b)
