@@ -2,11 +2,12 @@
  *
  * gotrace is a child subreaper: orphans of the tree (double-forking daemons included) become
  * its children and are reaped by it; the library's getppid names the adopter they would have
- * had (gt_follow.adopter, passed in GOTRACE_REAPER).  After the command exits, it waits for every traced
- * process still alive -- a process of its tree with libgotrace.so mapped, or one whose capture
- * is in the run's directory -- named by pid and start time (/proc/PID/stat), never by pid
- * alone.  While the command runs, the signals gotrace forwards go to the command, once: one
- * sent to the process group they share reached it already (group_signal.h).  A second
+ * had (gt_follow.adopter, passed in GOTRACE_REAPER).  After the command exits, it waits for
+ * every traced process still alive -- a process of its tree with libgotrace.so mapped, or one
+ * whose capture is in the run's directory -- named by pid and start time (/proc/PID/stat),
+ * never by pid alone.  While the command runs, the signals gotrace forwards go to the
+ * command, once: one sent to the process group they share reached it already
+ * (group_signal.h).  A second
  * SIGINT within GT_FOLLOW_STOP_WINDOW seconds, or once the command has exited a SIGINT or
  * SIGTERM, stops recording in every traced process still running (through the stop word of
  * its capture's header: the program does not notice) and ends the wait.

@@ -727,7 +727,8 @@ int gt_capture_create(struct gt_file_error *e)
  * beyond what the file holds, which the reader would take for a chunk cut short. */
 static void end_first_chunk(uint64_t bytes)
 {
-	_Atomic uint64_t *used = (_Atomic uint64_t *)(gt_chunk_addr(0) + offsetof(struct gt_chunk_header, used));
+	_Atomic uint64_t *used =
+		(_Atomic uint64_t *)(gt_chunk_addr(0) + offsetof(struct gt_chunk_header, used));
 	uint64_t u = gt_load(used);
 	while (u > bytes && !atomic_compare_exchange_weak(used, &u, bytes))
 		;

@@ -268,7 +268,8 @@ void gt_child_env_hide(void)
 	strcpy(list, marked);
 	env_remove(GT_HIDE, NULL, 0, NULL);
 	size_t used = 0;
-	for (char *save = NULL, *name = strtok_r(list, ":", &save); name; name = strtok_r(NULL, ":", &save)) {
+	char *save = NULL;
+	for (char *name = strtok_r(list, ":", &save); name; name = strtok_r(NULL, ":", &save)) {
 		if (!strcmp(name, "LD_PRELOAD")) {
 			/* ours alone, or ours in front of the program's: the program's stays */
 			char *v = getenv("LD_PRELOAD"), rest[GT_ENV_SCRATCH];

@@ -9,8 +9,8 @@
 #define GT_ENV_SLOTS 1024
 #define GT_ENV_SCRATCH 8192
 
-/* envp (NULL: empty, as execve takes it) for a child: LD_PRELOAD kept/added (follow) or stripped; the result
- * points into envp, buf and scratch, or is envp itself */
+/* envp (NULL: empty, as execve takes it) for a child: LD_PRELOAD kept/added (follow) or
+ * stripped; the result points into envp, buf and scratch, or is envp itself */
 char **gt_child_env(char *const envp[], int follow, char **buf, size_t nbuf, char *scratch,
 		    size_t nscratch) GT_HIDDEN;
 

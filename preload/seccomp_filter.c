@@ -23,14 +23,16 @@
  * clock fallback, the thread files_apart.c opens files in: clone, its exit, the caller's
  * yields and policy), and at exit under GOTRACE_OUT the converter's spawn and wait. */
 static const int gt_tracer_calls[] = {
-	SYS_clone, SYS_exit, SYS_sched_yield, SYS_sched_getscheduler, SYS_close, SYS_fallocate, SYS_fchownat, SYS_fcntl, SYS_fstat, SYS_fstatfs, SYS_ftruncate,
+	SYS_clone, SYS_exit, SYS_sched_yield, SYS_sched_getscheduler,
+	SYS_close, SYS_fallocate, SYS_fchownat, SYS_fcntl, SYS_fstat, SYS_fstatfs, SYS_ftruncate,
 	SYS_futex, SYS_getcpu, SYS_getcwd, SYS_geteuid, SYS_getpid, SYS_gettid, SYS_kill,
 	SYS_madvise, SYS_mincore, SYS_mkdirat, SYS_mmap, SYS_mprotect, SYS_mremap, SYS_msync,
 	SYS_munmap, SYS_newfstatat, SYS_openat, SYS_prctl, SYS_prlimit64, SYS_pwritev, SYS_read,
 	SYS_readlinkat, SYS_rt_sigprocmask, SYS_rt_sigtimedwait, SYS_sigaltstack, SYS_tgkill,
 	SYS_unlinkat, SYS_wait4, SYS_write, SYS_clock_gettime,
 };
-static const int gt_converter_calls[] = {SYS_clone, SYS_clone3, SYS_execve, SYS_vfork, SYS_exit_group};
+static const int gt_converter_calls[] = {SYS_clone, SYS_clone3, SYS_execve, SYS_vfork,
+					 SYS_exit_group};
 
 #define GT_UNKNOWN 0xffffffffu /* the filter looked at more than the call number */
 

@@ -478,7 +478,8 @@ Test(one_trace, a_process_shared_condition_is_signalled_by_another_process, .tim
 	size_t again = gt_events_count(ev, "GoBlockSync", child, GT_ANY);
 	cr_assert_eq(gt_events_count(ev, "GoBlock", child, GT_ANY), 0, "waits without a waker");
 	size_t k = 0;
-	for (ssize_t i = 0; (i = gt_events_find_arg(ev, (size_t)i, "GoUnblock", "g", (uint64_t)child)) >= 0;
+	for (ssize_t i = 0;
+	     (i = gt_events_find_arg(ev, (size_t)i, "GoUnblock", "g", (uint64_t)child)) >= 0;
 	     i++, k++)
 		cr_expect_eq(ev->ev[i].g, (int64_t)parent, "unblock %zu of the child by %ld", k,
 			     (long)ev->ev[i].g);

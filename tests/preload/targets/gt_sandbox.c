@@ -70,7 +70,8 @@ static int run_strict(void)
 	return done == rounds ? 0 : 1;
 }
 
-#define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define ALLOW(nr) \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
 /* OpenSSH's preauth allowlist (sandbox-seccomp-filter.c), as far as x86-64 has the calls */
 static int install_allowlist(void)
