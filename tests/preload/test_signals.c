@@ -305,5 +305,7 @@ Test(signals, handler_call_nested_in_read_report, .fini = teardown, .timeout = 1
 		  "read measured %.1f ms, drawn %.1f (net %.1f + syscall %.1f):\n%s", measured,
 		  net + sys, net, sys, plain.out);
 	cr_assert_leq(other, 1.0, "%s", plain.out);
-	cr_assert_leq(running, 5.0, "%s", plain.out);
+	/* the defect drew most of the read as running (177 ms of 300); the thread's own CPU time,
+	 * its start and the handler included, is a few ms, 6.7 seen under a loaded machine */
+	cr_assert_leq(running, 0.05 * measured, "%s", plain.out);
 }
