@@ -14,6 +14,7 @@
  * learning a rule takes the loader's lock (dl_iterate_phdr, as libunwind's own misses do)
  * and runs on a walk stack (stacks.c). */
 #include "frame_rules.h"
+#include "modules.h"
 
 #include <link.h>
 #include <stddef.h>
@@ -462,7 +463,7 @@ uintptr_t gt_frame_rule_learn(uintptr_t pc)
 {
 	struct gt_rule_search s = {pc, GT_RULE_LIBUNWIND};
 	uint64_t gen = gt_load(&gt_rules_gen);
-	dl_iterate_phdr(search_object, &s);
+	gt_walk_objects(search_object, &s);
 	return (uintptr_t)rule_keep(pc, gen, s.rule);
 }
 

@@ -287,7 +287,8 @@ int gt_init(void)
 		gt_stacks_setup();
 		gt_fast_facts = gt_stack_mode != GT_STACKS_NONE ? 0 : gt_clock.use_rseq_tsc ? GT_FAST_RSEQ
 				: gt_clock.use_rdtscp ? GT_FAST_RDTSCP : 0;
-		pthread_atfork(NULL, NULL, after_fork_child);
+		/* registered first, its prepare handler runs last, just before glibc forks */
+		pthread_atfork(gt_walks_settle, NULL, after_fork_child);
 		wipe_on_fork();
 		gt_image_ready = 1;
 	}

@@ -129,12 +129,32 @@ static int emit_new(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+static _Atomic int gt_walks;                  /* the tracer's walks in flight */
+static __thread int gt_walks_here __attribute__((tls_model("initial-exec")));
+
+int gt_walk_objects(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	atomic_fetch_add(&gt_walks, 1);
+	gt_walks_here++;
+	int r = dl_iterate_phdr(cb, data);
+	gt_walks_here--;
+	atomic_fetch_sub(&gt_walks, 1);
+	return r;
+}
+
+/* a walk of the forking thread's own (a handler that forks) is not waited for */
+void gt_walks_settle(void)
+{
+	while (atomic_load(&gt_walks) > gt_walks_here)
+		gt_sys0(SYS_sched_yield);
+}
+
 void gt_modules_emit_all(void)
 {
 	unsigned index = 0;
 	modules_lock();
 	gt_walk_gen++;
-	dl_iterate_phdr(emit_new, &index);
+	gt_walk_objects(emit_new, &index);
 	modules_unlock();
 }
 
@@ -158,7 +178,7 @@ void gt_modules_cover(const uintptr_t *pcs, unsigned n)
 		/* JIT code or a broken frame is in no object either: walk only when the loader
 		 * loaded something since the last walk */
 		unsigned long long adds = gt_walk_adds;
-		dl_iterate_phdr(loader_adds, &adds);
+		gt_walk_objects(loader_adds, &adds);
 		if (adds != gt_walk_adds)
 			gt_modules_emit_all();
 		return;
@@ -177,7 +197,7 @@ static void emit_unloaded(void)
 	unsigned index = 0;
 	modules_lock();
 	int gen = ++gt_walk_gen;
-	dl_iterate_phdr(emit_new, &index);
+	gt_walk_objects(emit_new, &index);
 	for (unsigned i = 0; i < gt_n_known;) {
 		if (gt_known[i].seen == gen) {
 			i++;
@@ -208,7 +228,7 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *data)
 void gt_module_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 {
 	uintptr_t r[3] = {pc, 0, 0};
-	dl_iterate_phdr(find_range, r);
+	gt_walk_objects(find_range, r);
 	*lo = r[1];
 	*hi = r[2];
 }

@@ -4,9 +4,17 @@
 
 #include "base.h"
 
+#include <link.h>
+
 #include "gotrace/capture.h"
 
 void gt_modules_emit_all(void) GT_HIDDEN;
+/* dl_iterate_phdr for the tracer, counted: it holds the loader's write lock, which glibc 2.36
+ * leaves held in a fork child when another thread held it at the fork (the child then hangs
+ * at its first walk).  gt_walks_settle, the last fork handler before glibc forks, waits for
+ * the tracer's walks in flight in other threads. */
+int gt_walk_objects(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data) GT_HIDDEN;
+void gt_walks_settle(void) GT_HIDDEN;
 void gt_modules_reset(void) GT_HIDDEN;
 /* Before a new stack is written: a PC in no known object (a library whose constructor runs
  * inside dlopen, before our dlopen hook can walk) gets the new objects' module records
