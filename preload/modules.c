@@ -130,22 +130,21 @@ static int emit_new(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 static _Atomic int gt_walks;                  /* the tracer's walks in flight */
-static __thread int gt_walks_here __attribute__((tls_model("initial-exec")));
 
 int gt_walk_objects(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
 	atomic_fetch_add(&gt_walks, 1);
-	gt_walks_here++;
 	int r = dl_iterate_phdr(cb, data);
-	gt_walks_here--;
 	atomic_fetch_sub(&gt_walks, 1);
 	return r;
 }
 
-/* a walk of the forking thread's own (a handler that forks) is not waited for */
+/* A walk takes microseconds.  One of the forking thread's own (a signal handler that forks
+ * inside it) would never end: the wait gives up after a while, rather than keep a thread
+ * variable (the tracer's TLS comes out of every thread's stack). */
 void gt_walks_settle(void)
 {
-	while (atomic_load(&gt_walks) > gt_walks_here)
+	for (unsigned i = 0; atomic_load(&gt_walks) && i < 100000; i++)
 		gt_sys0(SYS_sched_yield);
 }
 
