@@ -24,7 +24,9 @@
  * read back: a pipe's descriptors carry their kernel key), and "yield-stub" / "read-stub", which call
  * the same functions on an fd (or for a call) that bench/stub.c answers without entering the
  * kernel: run under LD_PRELOAD="libgotrace.so libgtbenchstub.so" against
- * LD_PRELOAD=libgtbenchstub.so alone, the difference is exactly what the tracer adds.
+ * LD_PRELOAD=libgtbenchstub.so alone, the difference is exactly what the tracer adds;
+ * "yield-stub-new" takes turns among three callers, so that each fact's stack differs from the
+ * last two.
  * Every operation runs below BENCH_DEPTH nested frames, so a stack walk is never short. */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -346,6 +348,33 @@ static void op_yield(long n)
 		sched_yield();
 }
 
+/* sched_yield from one call site reached by three callers in turn: each stack differs from
+ * the two before it two frames down, so every fact walks its stack (the tracer keeps the last
+ * two walks from a place, and never has this one) */
+static __attribute__((noinline)) void yield_inner(void)
+{
+	sched_yield();
+	__asm__ volatile("" ::: "memory"); /* not a tail call: the frame stays */
+}
+
+#define YIELD_FROM(name, k) \
+	static __attribute__((noinline)) void name(void) \
+	{ \
+		yield_inner(); \
+		__asm__ volatile("" ::: "memory"); \
+		sink += k; \
+	}
+YIELD_FROM(yield_from_a, 1)
+YIELD_FROM(yield_from_b, 2)
+YIELD_FROM(yield_from_c, 3)
+
+static void op_yield_new(long n)
+{
+	static void (*const from[3])(void) = {yield_from_a, yield_from_b, yield_from_c};
+	for (long i = 0; i < n; i++)
+		from[i % 3]();
+}
+
 static int read_fd = -1;
 
 static void op_read(long n)
@@ -510,6 +539,8 @@ int main(int argc, char **argv)
 		return lock_shape(name, &r);
 	else if (!strcmp(name, "yield") || !strcmp(name, "yield-stub"))
 		r.op = op_yield; /* the stub answers every sched_yield when it is preloaded */
+	else if (!strcmp(name, "yield-stub-new"))
+		r.op = op_yield_new;
 	else if (!strcmp(name, "read") || !strcmp(name, "read-stub")) {
 		int fd = open("/dev/zero", O_RDONLY);
 		if (fd < 0) {

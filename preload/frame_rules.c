@@ -22,6 +22,9 @@
 #include <sys/mman.h>
 #include <sys/ucontext.h>
 
+/* bumped by dlclose: a rule learned before names code that may be gone */
+_Atomic uint64_t gt_rules_gen = 1;
+
 #if defined(__x86_64__)
 
 /* Slot: key (return address | generation << 47; GT_KEY_CLAIMED while written), rule. */
@@ -33,8 +36,6 @@ struct gt_rule_slot {
 	_Atomic uint64_t key, rule;
 };
 static struct gt_rule_slot *gt_rules;
-/* bumped by dlclose: a rule learned before names code that may be gone */
-static _Atomic uint64_t gt_rules_gen = 1;
 
 /* Rule word: bits 0-1 the kind, bit 2 CFA on rsp (else rbp), bits 3-18 where rbp is saved
  * (CFA-relative, -1: unchanged), bits 19-50 the CFA's offset. */
@@ -469,14 +470,35 @@ uintptr_t gt_frame_rule_learn(uintptr_t pc)
 
 /* ---- the walk ---------------------------------------------------------------------- */
 
-int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs, uintptr_t *missing)
+/* One frame up by a standard rule: the caller's return address, stack and frame pointers.
+ * 0 when the CFA does not climb the stack (libunwind reads such words unchecked: the walk
+ * leaves them to it). */
+GT_INLINE int rule_step(uint64_t rule, uintptr_t *pc, uintptr_t *sp, uintptr_t *bp)
 {
-	if (!gt_rules)
-		return GT_WALK_LIBUNWIND;
+	uintptr_t cfa = (GT_RULE_ON_RSP(rule) ? *sp : *bp) + (uintptr_t)GT_RULE_CFA_OFF(rule);
+	if (cfa <= *sp || (cfa & 7))
+		return 0;
+	*pc = ((const uintptr_t *)cfa)[-1];
+	if (GT_RULE_RBP_OFF(rule) != -1)
+		*bp = *(const uintptr_t *)(cfa + (uintptr_t)GT_RULE_RBP_OFF(rule));
+	*sp = cfa;
+	return 1;
+}
+
+/* the walk, with its words kept (record: words has room for depth frames) or not */
+GT_INLINE int walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs,
+		   struct gt_walk_words *words, uintptr_t *missing, const int record)
+{
 	uint64_t gen = gt_load(&gt_rules_gen);
 	uintptr_t pc = frame[1], sp = (uintptr_t)frame + 16, bp = frame[0];
 	uintptr_t at = pc; /* whose rule: a return address, an interrupted instruction's + 1 */
-	unsigned n = 0;
+	unsigned n = 0, k = 0;
+	/* the words the frames depend on: each return address, and a saved frame pointer
+	 * once a CFA is found from it */
+	const uintptr_t *bp_at = frame;
+	int bp_kept = 0, signal_frame = 0;
+	if (record)
+		words->gen = gen, words->at[k] = frame + 1, words->val[k++] = pc;
 	/* the hook's caller as libunwind finds it when it steps out of the hook's frame */
 	while (pc >= 0x4000) {
 		pcs[n++] = pc;
@@ -492,30 +514,48 @@ int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs, 
 			sp = *(const uintptr_t *)(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RSP]));
 			bp = *(const uintptr_t *)(uc + offsetof(ucontext_t, uc_mcontext.gregs[REG_RBP]));
 			at = pc + 1;
+			signal_frame = 1; /* not made again from words */
 			continue;
 		}
 		switch (GT_RULE_KIND(rule)) {
 		case GT_RULE_STANDARD:
 			break;
 		case GT_RULE_LAST:
-			return (int)n;
+			goto out;
 		case GT_RULE_UNKNOWN:
 			*missing = at;
 			return GT_WALK_MISSING;
 		default:
 			return GT_WALK_LIBUNWIND;
 		}
-		uintptr_t cfa = (GT_RULE_ON_RSP(rule) ? sp : bp) + (uintptr_t)GT_RULE_CFA_OFF(rule);
-		/* libunwind reads these unchecked; a CFA that does not climb the stack is left to it */
-		if (cfa <= sp || (cfa & 7))
+		if (record && !GT_RULE_ON_RSP(rule) && !bp_kept)
+			words->at[k] = bp_at, words->val[k++] = bp, bp_kept = 1;
+		if (!rule_step(rule, &pc, &sp, &bp))
 			return GT_WALK_LIBUNWIND;
-		pc = ((const uintptr_t *)cfa)[-1];
 		at = pc;
-		if (GT_RULE_RBP_OFF(rule) != -1)
-			bp = *(const uintptr_t *)(cfa + (uintptr_t)GT_RULE_RBP_OFF(rule));
-		sp = cfa;
+		if (record) {
+			words->at[k] = (const uintptr_t *)sp - 1, words->val[k++] = pc;
+			if (GT_RULE_RBP_OFF(rule) != -1)
+				bp_at = (const uintptr_t *)(sp + (uintptr_t)GT_RULE_RBP_OFF(rule)), bp_kept = 0;
+		}
 	}
+out:
+	if (record)
+		words->n = signal_frame ? 0 : k;
 	return (int)n;
+}
+
+int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs,
+			struct gt_walk_words *words, uintptr_t *missing)
+{
+	if (!gt_rules)
+		return GT_WALK_LIBUNWIND;
+	if (!words || depth > GT_WALK_WORDS_FRAMES) {
+		if (words)
+			words->n = 0;
+		return walk(frame, depth, pcs, NULL, missing, 0);
+	}
+	return walk(frame, depth, pcs, words, missing, 1);
 }
 
 void gt_frame_rules_forget(void) { gt_add(&gt_rules_gen, 1); }
@@ -537,9 +577,10 @@ void gt_frame_rules_setup(void)
 
 #else
 
-int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs, uintptr_t *missing)
+int gt_frame_rules_walk(const uintptr_t *frame, unsigned depth, uintptr_t *pcs,
+			struct gt_walk_words *words, uintptr_t *missing)
 {
-	(void)frame, (void)depth, (void)pcs, (void)missing;
+	(void)frame, (void)depth, (void)pcs, (void)words, (void)missing;
 	return GT_WALK_LIBUNWIND;
 }
 

@@ -359,17 +359,42 @@ static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
  * alternate stack's top (the kernel decides by the stack pointer), over the running
  * handler.  There, signals wait for the walk's end (two system calls, only for hooks
  * called on the alternate stack); they always wait for the slow paths' end. */
-#define GT_WALK_MAP (68u << 10)
+#define GT_WALK_MAP ((68u << 10) + GT_MEMO_BYTES)
 #define GT_WALK_GUARD 4096u
 #define GT_WALKS_MAX 64u
 /* the tracer's frame a walk adds between libunwind's walk and stack_id_unwind: gt_call_on */
 #define GT_OWN_FRAMES_WALK 1u
+
+/* The last walks made by the rules on a walk stack, made again cheaply (a memo): a thread's
+ * next call from the same place usually has the same stack, and the same words of memory
+ * that its walk read give the same frames (frame_rules.h).  Two ways per set of the hook's
+ * frame record; frame is written last (NULL while the rest is: a handler may jump out). */
+#define GT_MEMO_SETS 8u
+#define GT_MEMO_WAYS 2u
+struct gt_walk_memo {
+	const uintptr_t *frame;
+	uint32_t id;
+	struct gt_walk_words words;
+};
+struct gt_memo_set {
+	struct gt_walk_memo way[GT_MEMO_WAYS];
+	unsigned next; /* the way a new walk replaces: the one not used last */
+};
+/* the walk stacks' mappings hold their memos above the stack */
+#define GT_MEMO_BYTES (((sizeof(struct gt_memo_set) * GT_MEMO_SETS) + 4095) & ~(size_t)4095)
 
 struct gt_walk {
 	_Atomic uint32_t busy;
 	uintptr_t owner;       /* the holder's thread pointer */
 	int left;              /* the owner jumped out of the work that held it (jumps.c) */
 	uintptr_t pcs[GT_MAX_STACK_DEPTH + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1];
+	struct gt_memo_set memo[GT_MEMO_SETS];
+	/* the walk asked of the walk stack (stack_walked) */
+	const uintptr_t *frame;      /* the hook's frame record, NULL: libunwind's walk */
+	struct gt_walk_memo *keep;   /* the memo for the rules' words, NULL: none */
+	uint32_t memo_said;          /* the memo's id, compared (GOTRACE_STACK_CHECK) */
+	unsigned own_frames;
+	int alt;                     /* the hook runs on the alternate signal stack */
 };
 static struct gt_walk *_Atomic gt_walks[GT_WALKS_MAX];
 
@@ -567,11 +592,11 @@ GT_INLINE uintptr_t call_on(struct gt_walk *w, int masked, void *fn, uintptr_t a
 	return call_masked(w, fn, a, b, c);
 }
 
-/* libunwind's walk on the walk stack into w->pcs; the tracer's leading frames skipped */
-GT_INLINE unsigned unwind(struct gt_walk *w, int alt, unsigned want, unsigned *skip)
+/* libunwind's walk into w->pcs, made on the walk stack; the tracer's leading frames skipped */
+GT_INLINE unsigned unwind(struct gt_walk *w, unsigned want, unsigned *skip)
 {
-	void *walk = GT_UNLIKELY(gt_cfg.stack_check) ? (void *)gt_unw_backtrace : (void *)gt_unw_trace;
-	int got = (int)call_on(w, alt, walk, (uintptr_t)w->pcs, want, 0);
+	int (*walk)(void **, int) = GT_UNLIKELY(gt_cfg.stack_check) ? gt_unw_backtrace : gt_unw_trace;
+	int got = walk((void **)w->pcs, (int)want);
 	unsigned n = got > 0 ? (unsigned)got : 0;
 	for (*skip = 0; *skip < n && in_self(w->pcs[*skip]); (*skip)++)
 		;
@@ -579,17 +604,17 @@ GT_INLINE unsigned unwind(struct gt_walk *w, int alt, unsigned want, unsigned *s
 }
 
 /* GOTRACE_STACK_CHECK: walks by the rules compared with libunwind's, those that differed,
- * stacks left to libunwind */
-static _Atomic uint64_t gt_check_walks, gt_check_differ, gt_check_libunwind;
+ * stacks left to libunwind, walks made again from a memo (compared too) */
+static _Atomic uint64_t gt_check_walks, gt_check_differ, gt_check_libunwind, gt_check_memo;
 
 /* The frames the rules found (pcs, n) against libunwind's walk through all our frames (the
  * only walk before the rules), made now */
-static GT_NOINLINE void check_walk(struct gt_walk *w, int alt, const uintptr_t *pcs, unsigned n)
+static GT_NOINLINE void check_walk(struct gt_walk *w, const uintptr_t *pcs, unsigned n)
 {
 	uintptr_t *found = (uintptr_t *)walk_low(w); /* w->pcs is walked over again */
 	for (unsigned i = 0; i < n; i++)
 		found[i] = pcs[i];
-	unsigned skip, m = unwind(w, alt, gt_cfg.stack_depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1,
+	unsigned skip, m = unwind(w, gt_cfg.stack_depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1,
 				  &skip);
 	m -= skip;
 	if (m > gt_cfg.stack_depth)
@@ -606,61 +631,109 @@ void gt_stacks_check_say(void)
 {
 	if (!gt_cfg.stack_check || gt_stack_mode != GT_STACKS_UNWIND)
 		return;
-	char a[24], b[24], c[24], tail[160];
+	char a[24], b[24], c[24], d[24], tail[200];
 	a[gt_fmt_u64(a, gt_load(&gt_check_walks))] = 0;
 	b[gt_fmt_u64(b, gt_load(&gt_check_differ))] = 0;
 	c[gt_fmt_u64(c, gt_load(&gt_check_libunwind))] = 0;
+	d[gt_fmt_u64(d, gt_load(&gt_check_memo))] = 0;
 	size_t k = gt_append(tail, 0, sizeof tail, " walks by the rule cache compared with libunwind's, ");
 	k = gt_append(tail, k, sizeof tail, b);
 	k = gt_append(tail, k, sizeof tail, " differed, ");
 	k = gt_append(tail, k, sizeof tail, c);
-	gt_append(tail, k, sizeof tail, " stacks walked by libunwind");
+	k = gt_append(tail, k, sizeof tail, " stacks walked by libunwind, ");
+	k = gt_append(tail, k, sizeof tail, d);
+	gt_append(tail, k, sizeof tail, " walks made again from a memo");
 	gt_warn("stack check: ", a, tail);
 }
 
 /* The stack from the hook's frame by the rules kept for its return addresses
  * (frame_rules.c), those not known yet learned first, on the walk stack; GT_WALK_LIBUNWIND
  * when a frame is libunwind's to step, or the rules would not stay learned. */
-GT_INLINE int walk_by_rules(struct gt_walk *w, const uintptr_t *frame, unsigned depth)
+GT_INLINE int walk_by_rules(struct gt_walk *w, const uintptr_t *frame, unsigned depth,
+			    struct gt_walk_words *words)
 {
 	uintptr_t missing;
-	int got = gt_frame_rules_walk(frame, depth, w->pcs, &missing);
+	int got = gt_frame_rules_walk(frame, depth, w->pcs, words, &missing);
 	for (unsigned learned = 0; GT_UNLIKELY(got == GT_WALK_MISSING); learned++) {
-		if (learned > depth || !call_on(w, 1, (void *)gt_frame_rule_learn, missing, 0, 0))
+		/* on the walk stack already (stack_walked): the loader's lock, signals held back */
+		if (learned > depth || !call_masked(NULL, (void *)gt_frame_rule_learn, missing, 0, 0))
 			return GT_WALK_LIBUNWIND;
-		got = gt_frame_rules_walk(frame, depth, w->pcs, &missing);
+		got = gt_frame_rules_walk(frame, depth, w->pcs, words, &missing);
 	}
 	return got;
 }
 
-static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
+GT_INLINE struct gt_memo_set *memo_set(struct gt_walk *w, const uintptr_t *frame)
 {
-	uint8_t was_busy = gt_busy_nest(t, 1);
-	int saved_errno = errno;
-	uint32_t id = 0;
-	struct gt_walk *w = walk_take();
-	if (GT_UNLIKELY(!w)) {
-		gt_lose(GT_NOTICE_STACKS_LOST);
-		goto out;
+	GT_STATIC_ASSERT(GT_MEMO_SETS == 8, "three bits of the hash choose the set");
+	uint64_t h = ((uintptr_t)frame ^ frame[1]) * 0x9E3779B97F4A7C15ull;
+	return &w->memo[h >> 61];
+}
+
+/* the stack's id when the walk from frame is the one m kept: its words are unchanged */
+GT_INLINE uint32_t memo_id(const struct gt_walk_memo *m, const uintptr_t *frame)
+{
+	if (m->frame != frame || m->words.gen != gt_frame_rules_gen())
+		return 0;
+	for (unsigned k = 0; k < m->words.n; k++)
+		if (*m->words.at[k] != m->words.val[k])
+			return 0;
+	return m->id;
+}
+
+/* the id a way of set keeps for the walk from frame (0: none); the other way is replaced next */
+GT_INLINE uint32_t memo_find(struct gt_memo_set *set, const uintptr_t *frame)
+{
+	for (unsigned i = 0; i < GT_MEMO_WAYS; i++) {
+		uint32_t id = memo_id(&set->way[i], frame);
+		if (id) {
+			set->next = i ^ 1;
+			return id;
+		}
 	}
-	uintptr_t *fp = __builtin_frame_address(0);
-	int alt = on_altstack((uintptr_t)fp);
+	return 0;
+}
+
+/* the way of set a new walk replaces, emptied for its words (the walk writes them there) */
+GT_INLINE struct gt_walk_memo *memo_replaced(struct gt_memo_set *set)
+{
+	struct gt_walk_memo *m = &set->way[set->next];
+	m->frame = NULL;
+	atomic_signal_fence(memory_order_seq_cst);
+	return m;
+}
+
+/* the walk from frame, whose words m holds, has the stack id; the set's other way goes next */
+static GT_NOINLINE void memo_keep(struct gt_walk *w, struct gt_walk_memo *m,
+				  const uintptr_t *frame, uint32_t id)
+{
+	m->id = id;
+	atomic_signal_fence(memory_order_seq_cst);
+	m->frame = frame;
+	memo_set(w, frame)->next ^= 1;
+}
+
+/* On the walk stack: the stack walked, by the rules from w->frame (their words kept in
+ * w->keep) or by libunwind, and its id */
+static uintptr_t stack_walked(struct gt_tls *t, struct gt_walk *w)
+{
 	unsigned depth = gt_cfg.stack_depth, skip = 0, n;
-	/* from the hook's frame record (found through our frame pointers) by the rules */
-	const uintptr_t *frame = past_own_frames(fp, stack_top((uintptr_t)fp, t));
+	uint32_t id = 0;
+	struct gt_walk_memo *memo = w->keep;
 	t->busy = 1 | GT_BUSY_CALLOUT; /* libunwind calls hooked functions (hooks_io.c) */
-	int ruled = frame ? walk_by_rules(w, frame, depth) : GT_WALK_LIBUNWIND;
+	int ruled = w->frame ? walk_by_rules(w, w->frame, depth, memo ? &memo->words : NULL) :
+			       GT_WALK_LIBUNWIND;
 	if (ruled >= 0) {
 		n = (unsigned)ruled;
 	} else {
 		/* libunwind from here: unwinding costs per frame, so ask for the caller's estimate
 		 * of our own frames (and call_masked's), and only when that proved short ask
 		 * again with room for all of them */
-		unsigned want = depth + own_frames + GT_OWN_FRAMES_WALK + (unsigned)alt;
+		unsigned want = depth + w->own_frames + GT_OWN_FRAMES_WALK + (unsigned)w->alt;
 		unsigned most = depth + GT_STACK_OWN_MAX + GT_OWN_FRAMES_WALK + 1;
-		n = unwind(w, alt, want, &skip);
+		n = unwind(w, want, &skip);
 		if (n == want && n - skip < depth && want < most)
-			n = unwind(w, alt, most, &skip);
+			n = unwind(w, most, &skip);
 	}
 	t->busy = 1;
 	const uintptr_t *pcs = w->pcs + skip;
@@ -672,15 +745,55 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 		id = stack_id_of(hash_frames(pcs, n), &fresh);
 		if (fresh)
 			write_stack(NULL, id, pcs, n);
+		if (memo && ruled > 0 && id && memo->words.n)
+			memo_keep(w, memo, w->frame, id);
 	}
 	if (GT_UNLIKELY(gt_cfg.stack_check)) {
 		t->busy = 1 | GT_BUSY_CALLOUT;
 		if (ruled >= 0)
-			check_walk(w, alt, pcs, n);
+			check_walk(w, pcs, n);
 		else
 			gt_add(&gt_check_libunwind, 1);
-		t->busy = 1;
+		if (w->memo_said && w->memo_said != id)
+			gt_add(&gt_check_differ, 1);
 	}
+	return id;
+}
+
+/* The stack's id: a memo's when the words its walk read are unchanged, else walked on the
+ * walk stack (the program's stack keeps only this frame) */
+static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
+{
+	uint8_t was_busy = gt_busy_nest(t, 1);
+	int saved_errno = errno;
+	uint32_t id = 0;
+	struct gt_walk *w = walk_take();
+	if (GT_UNLIKELY(!w)) {
+		gt_lose(GT_NOTICE_STACKS_LOST);
+		goto out;
+	}
+	uintptr_t *fp = __builtin_frame_address(0);
+	/* the hook's frame record, found through our frame pointers */
+	const uintptr_t *frame = past_own_frames(fp, stack_top((uintptr_t)fp, t));
+	w->memo_said = 0;
+	w->keep = NULL;
+	if (frame) {
+		struct gt_memo_set *set = memo_set(w, frame);
+		w->memo_said = memo_find(set, frame);
+		if (w->memo_said && GT_LIKELY(!gt_cfg.stack_check)) {
+			id = w->memo_said;
+			goto give;
+		}
+		if (w->memo_said) /* the stack is walked too, and the two compared */
+			gt_add(&gt_check_memo, 1);
+		else
+			w->keep = memo_replaced(set);
+	}
+	w->frame = frame;
+	w->alt = on_altstack((uintptr_t)fp);
+	w->own_frames = own_frames + 1; /* stack_walked's frame */
+	id = (uint32_t)call_on(w, w->alt, (void *)stack_walked, (uintptr_t)t, (uintptr_t)w, 0);
+give:
 	walk_give(w);
 out:
 	t->busy = was_busy;
@@ -785,10 +898,16 @@ void gt_stacks_reset(void)
 	gt_store(&gt_check_walks, 0);
 	gt_store(&gt_check_differ, 0);
 	gt_store(&gt_check_libunwind, 0);
-	/* walks of the parent's other threads were cut short: their stacks are free here */
+	gt_store(&gt_check_memo, 0);
+	/* walks of the parent's other threads were cut short: their stacks are free here; the
+	 * memos name the parent's stack ids */
 	for (unsigned k = 0; k < GT_WALKS_MAX; k++) {
 		struct gt_walk *w = gt_load(&gt_walks[k]);
-		if (w)
+		if (w) {
+			for (unsigned i = 0; i < GT_MEMO_SETS; i++)
+				for (unsigned j = 0; j < GT_MEMO_WAYS; j++)
+					w->memo[i].way[j].frame = NULL;
 			walk_give(w);
+		}
 	}
 }

@@ -253,8 +253,11 @@ Test(stress, sigkill_at_random_times, .fini = teardown, .timeout = 120)
  * libunwind walks, as they were before the rules.  With GOTRACE_STACK_CHECK=1 libunwind
  * walks every one again and the two are compared; each process that ends says how many it
  * compared, how many differed and how many stacks were libunwind's alone (a frame the rules
- * do not cover).  The program ends as untraced, with the same output.  None may differ;
- * returns how many were compared. */
+ * do not cover), and how many were walks made again from a memo of the last ones.  The
+ * program ends as untraced, with the same output.  None may differ; returns how many were
+ * compared. */
+static unsigned long walks_from_memos;
+
 static unsigned long walks_compared(const char *program, const char *const args[])
 {
 	const char *argv[8] = {program};
@@ -267,21 +270,24 @@ static unsigned long walks_compared(const char *program, const char *const args[
 	cr_assert_null(diff, "%s %s: %s", argv[0], args[0], diff);
 	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s %s: status %#x",
 		  argv[0], args[0], traced.status);
-	unsigned long compared = 0, by_libunwind = 0, lines = 0;
+	unsigned long compared = 0, by_libunwind = 0, lines = 0, memos = 0;
 	const char *say = "gotrace: stack check: ";
 	for (const char *p = traced.err; (p = strstr(p, say)); p += strlen(say)) {
-		unsigned long n, differed, alone;
+		unsigned long n, differed, alone, memo;
 		cr_assert_eq(sscanf(p + strlen(say), "%lu walks by the rule cache compared with libunwind's, "
-						    "%lu differed, %lu stacks walked by libunwind",
-				    &n, &differed, &alone), 3, "%.200s", p);
+						    "%lu differed, %lu stacks walked by libunwind, "
+						    "%lu walks made again from a memo",
+				    &n, &differed, &alone, &memo), 4, "%.200s", p);
 		cr_assert_eq(differed, 0, "%s %s: %.200s", argv[0], args[0], p);
 		compared += n;
+		memos += memo;
 		by_libunwind += alone;
 		lines++;
 	}
 	cr_assert_geq(lines, 1, "%s %s said nothing of its stacks: %.500s", argv[0], args[0], traced.err);
-	cr_log_info("%s %s: %lu walks compared, %lu stacks libunwind's alone, in %lu processes",
-		    argv[0], args[0], compared, by_libunwind, lines);
+	cr_log_info("%s %s: %lu walks compared (%lu from memos), %lu stacks libunwind's alone, in %lu"
+		    " processes", argv[0], args[0], compared, memos, by_libunwind, lines);
+	walks_from_memos += memos;
 	run_cleanup(&plain);
 	run_cleanup(&traced);
 	return compared;
@@ -295,7 +301,7 @@ Test(stress, rule_walks_as_libunwind, .fini = teardown, .timeout = 300)
 	};
 	static const char *const target[][2] = {
 		{"threads", NULL}, {"mutex", NULL}, {"sync", NULL}, {"syscalls", NULL},
-		{"fork", NULL}, {"signal", NULL}, {"many", NULL},
+		{"fork", NULL}, {"signal", NULL}, {"many", NULL}, {"callers", NULL},
 	};
 	unsigned long compared = 0;
 	for (size_t i = 0; i < sizeof stress / sizeof stress[0]; i++)
@@ -303,4 +309,6 @@ Test(stress, rule_walks_as_libunwind, .fini = teardown, .timeout = 300)
 	for (size_t i = 0; i < sizeof target / sizeof target[0]; i++)
 		compared += walks_compared(test_target(), target[i]);
 	cr_assert_geq(compared, 100000u, "the rules walked few stacks");
+	/* the memo's answers were compared too: gt-target callers alone makes thousands */
+	cr_assert_geq(walks_from_memos, 2000u, "few walks were made again from a memo");
 }

@@ -57,6 +57,7 @@ def microbench(paths, reps, quick, work):
     rows = {k: [] for k in ("rdtsc", "rdtscp", "rseq", "getcpu", "reserve", "unw16", "unw32",
                             *(f"{shape}_{x}" for shape in PAIR_SHAPES for x in ("u", "t", "ratio")),
                             "none", "fp", "unwind", "none_floor", "fp_floor", "unwind_unw",
+                            "unwind_new", "unwind_new_unw",
                             "read_none", "read_unwind", "read_fact_none",
                             "readreal_none", "readreal_unwind", "readreal_base",
                             "start_wall", "start_cpu", "start_added_wall", "start_added_cpu")}
@@ -87,6 +88,11 @@ def microbench(paths, reps, quick, work):
         rows["none_floor"].append(rows["none"][-1] / floor)
         rows["fp_floor"].append(rows["fp"][-1] / floor)
         rows["unwind_unw"].append(rows["unwind"][-1] / unw16)
+        # a stack that differs from the last two walked from its place: the walk itself
+        b = run("yield-stub-new", n_fact, preload=stub)[0]
+        t, made, n = run("yield-stub-new", n_fact, preload=both, stacks="unwind", facts=["yield"])
+        rows["unwind_new"].append((t - b) * made / n)
+        rows["unwind_new_unw"].append(rows["unwind_new"][-1] / unw16)
         # a syscall's two facts, on the stub fd (no kernel) and on /dev/zero (real reads)
         for stacks in ("none", "unwind"):
             b = run("read-stub", n_fact, preload=stub)[0]
@@ -168,4 +174,6 @@ def instructions(paths, work, quick):
     stub_only = per_call("yield-stub", 5000 * k, 30000 * k, stub)
     for stacks in ("none", "fp", "unwind"):
         ic["fact_" + stacks] = per_call("yield-stub", 2000 * k, 12000 * k, both, stacks) - stub_only
+    ic["fact_unwind_new"] = (per_call("yield-stub-new", 2000 * k, 12000 * k, both, "unwind") -
+                             per_call("yield-stub-new", 5000 * k, 30000 * k, stub))
     return ic

@@ -447,6 +447,45 @@ static int s_exit_code(int code, int how)
 	return code;
 }
 
+/* One call from the same frame address, reached by two chains of callers that differ only
+ * two frames down: the tracer's memo of a walk (stacks.c) must tell them apart. */
+static __attribute__((noinline)) int leaf_call(int fd)
+{
+	char c;
+	int r = (int)read(fd, &c, 0);
+	__asm__ volatile("" ::: "memory"); /* no tail call: the frame stays */
+	return r;
+}
+
+static __attribute__((noinline)) int middle(int fd)
+{
+	int r = leaf_call(fd);
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
+static __attribute__((noinline)) int via_a(int fd)
+{
+	volatile int pad[8] = {fd};
+	return middle(pad[0]) + 1;
+}
+
+static __attribute__((noinline)) int via_b(int fd)
+{
+	volatile int pad[8] = {fd};
+	return middle(pad[0]) + 2;
+}
+
+static int s_callers(void)
+{
+	int fd = open("/dev/null", O_RDONLY), sum = 0;
+	for (int i = 0; i < 4000; i++)
+		sum += i & 2 ? via_a(fd) : via_b(fd);
+	close(fd);
+	printf("callers %d\n", sum);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -460,6 +499,8 @@ int main(int argc, char **argv)
 		return s_sync();
 	if (!strcmp(s, "syscalls"))
 		return s_syscalls();
+	if (!strcmp(s, "callers"))
+		return s_callers();
 	if (!strcmp(s, "fork"))
 		return s_fork();
 	if (!strcmp(s, "exec"))
@@ -480,6 +521,6 @@ int main(int argc, char **argv)
 		return s_exit_code(9, 1);
 	if (!strcmp(s, "abort"))
 		return s_exit_code(0, 2);
-	fprintf(stderr, "usage: gt-target threads|mutex|sync|syscalls|fork|exec|system|signal|spin|fill|exit42|_exit9|abort\n");
+	fprintf(stderr, "usage: gt-target threads|mutex|sync|syscalls|callers|fork|exec|system|signal|spin|fill|exit42|_exit9|abort\n");
 	return 2;
 }
