@@ -134,6 +134,31 @@ static const struct gt_capture_record *at(struct gt_model *m, size_t i, struct g
 	return gtm_peek(m, i - 1, buf) ? buf : NULL;
 }
 
+/* A record of the thread whose syscall is pending, nested in it (a signal handler's call, or
+ * what the handler did between its calls): not the pending call's end.  nested counts the
+ * handler's calls begun and not ended, as the tracker does. */
+static bool nested_call(uint8_t type, uint32_t *nested)
+{
+	switch (type) {
+	case GT_BLOCK_BEGIN:
+	case GT_SYSCALL_BEGIN:
+		++*nested;
+		return true;
+	case GT_BLOCK_END:
+	case GT_SYSCALL_END:
+		if (!*nested)
+			return false;
+		--*nested;
+		return true;
+	case GT_THREAD_END:
+	case GT_CAPTURE_END:
+		return false;
+	default:
+		return *nested > 0 || type == GT_WAKE || type == GT_YIELD || type == GT_USER ||
+		       type == GT_STACK || type == GT_THREAD_NAME;
+	}
+}
+
 /* Where the event that ends t's pending syscall is: 0 = the record being modelled, i + 1 =
  * lookahead record i; -1 when none does (or t's return is not in the lookahead).  One pass
  * that keeps the last write and the last close on t's key until t's return says which of
@@ -154,11 +179,14 @@ static long waker_scan(struct gt_model *m, const struct mthread *t, bool *found_
 	for (size_t k = 0; k <= KEV_POLL; k++)
 		last[k] = -1;
 	size_t end = m->pending != NULL;
+	/* a signal handler's calls inside the pending one (the tracker's nested calls, some
+	 * perhaps begun already) come before its return */
+	uint32_t nested = t->facts ? t->facts->nested : 0;
 	for (;; end++) {
 		if (!(c = at(m, end, &buf)))
 			return -1;
 		bool own = gtm_rec_is(m, c, t->serial);
-		if (end && own)
+		if (end && own && !nested_call(c->rec->type, &nested))
 			break;
 		uint64_t key = 0, pid = 0;
 		enum kev ev = record_event(m, c, &key, &pid);

@@ -94,6 +94,26 @@ Test(kobj, pipe_read_unblocked_by_the_writer)
 	cr_assert_eq(r.sum.model.unknown_wakeups, 0);
 }
 
+/* A signal handler's calls inside the read (the recorder nests them: a SIGCHLD handler's
+ * waitpid) come before the read's return: the write still wakes the read, which is a network
+ * wait, even when another thread ran on the reader's CPU before the write came. */
+Test(kobj, a_handler_call_inside_the_read_leaves_its_waker)
+{
+	struct gt_cb *cb = start();
+	pipe_call(cb, 1, T0 + 1000, READER, SYS_read, key_a);
+	gt_cb_yield(cb, 1, T0 + 10000, OTHER, 0); /* the reader is off its CPU */
+	gt_cb_syscall_begin(cb, 1, T0 + 20000, READER, GT_FD_NONE, SYS_wait4, -1, 0);
+	gt_cb_syscall_end(cb, 1, T0 + 21000, READER, SYS_wait4, 4243);
+	write_call(cb, 0, T0 + 50000, MAIN, key_a);
+	gt_cb_syscall_end(cb, 1, T0 + 52000, READER, SYS_read, 1);
+	convert(cb, "kobj-nested");
+	cr_assert_eq(count19(r.t19, "GoBlockNet"), 1);
+	cr_assert_eq(r.t19->ev[nth19(r.t19, "GoBlockNet", 0)].g, 2, "the reader blocks");
+	cr_assert_eq(waker_of(2), 1, "unblocked by the writer (G1)");
+	cr_assert_eq(r.sum.model.kernel_wakes, 1);
+	cr_assert_eq(r.sum.model.unknown_wakeups, 0);
+}
+
 Test(kobj, the_last_write_before_the_return_wakes)
 {
 	struct gt_cb *cb = start();

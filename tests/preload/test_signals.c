@@ -286,9 +286,11 @@ Test(signals, handler_call_nested_in_read_report, .fini = teardown, .timeout = 1
 	cr_assert_eq(run_program(&traced, 0, run_argv, NULL), 0);
 	cr_assert(WIFEXITED(traced.status) && WEXITSTATUS(traced.status) == 0, "%s", traced.err);
 	cr_assert_null(strstr(traced.err, "repaired"), "%s", traced.err);
-	double measured = -1;
+	double measured = -1, reaped = -1;
 	const char *m = strstr(traced.err, "read ");
 	cr_assert(m && sscanf(m, "read %lf", &measured) == 1, "%s", traced.err);
+	const char *w = strstr(traced.err, "waitpid ");
+	cr_assert(w && sscanf(w, "waitpid %lf", &reaped) == 1, "%s", traced.err);
 	const char *report_argv[] = {test_gotrace(), "report", trace, NULL};
 	memset(&plain, 0, sizeof plain);
 	cr_assert_eq(run_program(&plain, 0, report_argv, NULL), 0);
@@ -299,13 +301,16 @@ Test(signals, handler_call_nested_in_read_report, .fini = teardown, .timeout = 1
 	cr_assert_not_null(table, "%s", plain.out);
 	double running = report_column(table, "\n  1 ", 4), net = report_column(table, "\n  1 ", 7);
 	double other = report_column(table, "\n  1 ", 9), sys = report_column(table, "\n  1 ", 10);
-	cr_log_info("read measured %.1f ms; report: running %.1f, net %.1f, other %.1f, syscall %.1f",
-		    measured, running, net, other, sys);
-	cr_assert(fabs(net + sys - measured) <= 3.0 + 0.03 * measured,
-		  "read measured %.1f ms, drawn %.1f (net %.1f + syscall %.1f):\n%s", measured,
-		  net + sys, net, sys, plain.out);
-	cr_assert_leq(other, 1.0, "%s", plain.out);
-	/* the defect drew most of the read as running (177 ms of 300); the thread's own CPU time,
-	 * its start and the handler included, is a few ms, 6.7 seen under a loaded machine */
-	cr_assert_leq(running, 0.05 * measured, "%s", plain.out);
+	cr_log_info("read measured %.1f ms, waitpid %.1f; report: running %.1f, net %.1f, other %.1f,"
+		    " syscall %.1f", measured, reaped, running, net, other, sys);
+	/* the read is a wait on the pipe, woken by the writer's write (the handler's waitpid
+	 * inside it did not hide the waker: it was drawn as a plain syscall before); the
+	 * waitpid after it a wait for the writer's exit */
+	cr_assert(fabs(net - measured) <= 3.0 + 0.03 * measured,
+		  "read measured %.1f ms, drawn as a wait on the pipe %.1f (syscall %.1f):\n%s",
+		  measured, net, sys, plain.out);
+	cr_assert_leq(other + sys, reaped + 1.0, "waitpid measured %.1f ms:\n%s", reaped, plain.out);
+	/* The defect drew most of the read as running (177 ms of 300): the wait above holds the
+	 * whole read.  The running time around it is the two forks' and the start's, which the
+	 * machine's load sets (1-46 ms seen), so it is only logged. */
 }

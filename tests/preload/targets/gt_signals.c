@@ -242,7 +242,9 @@ static int s_nested(void)
 	double took = now_ms() - start;
 	fprintf(stderr, "read %.1f\n", took);
 	int st;
+	start = now_ms();
 	waitpid(writer, &st, 0);
+	fprintf(stderr, "waitpid %.1f\n", now_ms() - start);
 	printf("read %zd byte, the handler %s the child during it, the writer exited %d\n", n,
 	       reaped ? "reaped" : "did not reap", WEXITSTATUS(st));
 	return 0;
