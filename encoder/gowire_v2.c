@@ -106,6 +106,8 @@ struct m2 *w22_m(struct wire22 *w, uint64_t id)
 	m->id = id;
 	*slot = w->n_ms;
 	w->ms[w->n_ms++] = m;
+	if (w->n_ms > w->stats.ms_held)
+		w->stats.ms_held = w->n_ms;
 	return m;
 }
 
@@ -283,14 +285,27 @@ static void gen_open(struct wire22 *w, uint64_t ticks)
 
 static void gen_close(struct wire22 *w, uint64_t freq)
 {
+	size_t kept = 0;
 	for (size_t i = 0; i < w->n_ms; i++) {
 		struct m2 *m = w->ms[i];
 		w22_m_flush(w, m);
-		if (m->ended || m->id == NO_ID) {
-			free(m->buf.data);   /* a thread that ended: no more events */
+		if (m->ended && m->id != NO_ID) {
+			/* a thread that ended: its M is forgotten (a thread given its id later
+			 * starts it again; its events are all after this generation's) */
+			gt_u64map_remove(&w->m_by_id, m->id);
+			free(m->buf.data);
+			free(m);
+			continue;
+		}
+		if (m->id == NO_ID) {
+			free(m->buf.data);
 			m->buf = (struct bytebuf){0};
 		}
+		if (kept != i)
+			*gt_u64map_find(&w->m_by_id, m->id) = kept;
+		w->ms[kept++] = m;
 	}
+	w->n_ms = kept;
 	uint8_t f[1 + 10];
 	f[0] = gt_go2_events[GT_GO2_FREQUENCY].type;
 	size_t k = 1 + gt_uvarint_put(f + 1, freq);
