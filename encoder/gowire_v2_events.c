@@ -180,6 +180,7 @@ static void destroy(struct wire22 *w, const struct gt_sched_event *e)
 {
 	struct m2 *m = m_of(w, &e->who);
 	stop(w, e, GT_GO2_GO_DESTROY, 0);
+	w22_g_end(w, e->who.g);
 	if (!m || m->id == NO_ID)
 		return;
 	/* its batch goes now and its buffer with it: a churn of threads holds the buffers of
