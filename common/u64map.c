@@ -78,6 +78,38 @@ uint64_t *gt_u64map_find(const struct gt_u64map *m, uint64_t key)
 	return NULL;
 }
 
+bool gt_u64map_remove(struct gt_u64map *m, uint64_t key)
+{
+	if (!key) {
+		bool had = m->has_zero;
+		m->has_zero = false;
+		m->zero_val = 0;
+		return had;
+	}
+	if (!m->cap)
+		return false;
+	size_t mask = m->cap - 1, hole = home(key, m->cap);
+	while (m->keys[hole] && m->keys[hole] != key)
+		hole = (hole + 1) & mask;
+	if (!m->keys[hole])
+		return false;
+	/* linear probing: a later key of the run moves into the hole unless its home lies
+	 * cyclically after the hole, where a search for it would never pass the hole */
+	for (size_t j = (hole + 1) & mask; m->keys[j]; j = (j + 1) & mask) {
+		size_t h = home(m->keys[j], m->cap);
+		bool reachable = hole <= j ? hole < h && h <= j : hole < h || h <= j;
+		if (reachable)
+			continue;
+		m->keys[hole] = m->keys[j];
+		m->vals[hole] = m->vals[j];
+		hole = j;
+	}
+	m->keys[hole] = 0;
+	m->vals[hole] = 0;
+	m->n--;
+	return true;
+}
+
 void gt_u64map_free(struct gt_u64map *m)
 {
 	free(m->keys);

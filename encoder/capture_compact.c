@@ -105,6 +105,13 @@ void gtc_open_waits(struct gt_capture *c, uint32_t slot)
 {
 	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
 	bool block = r->type == GT_BLOCK_BEGIN || r->type == GT_BLOCK_END, fd = r->type == GT_FD;
+	if (c->header.version >= 3 && r->type == GT_THREAD_END) {
+		/* its last record: what it had open goes (memory follows the live threads) */
+		gt_u64map_remove(&c->open, r->thread);
+		gt_u64map_remove(&c->open, r->thread | OPEN_CALL);
+		gt_u64map_remove(&c->open, r->thread | OPEN_LAST);
+		return;
+	}
 	if (c->header.version < 3 ||
 	    !(block || fd || r->type == GT_SYSCALL_BEGIN || r->type == GT_SYSCALL_END ||
 	      r->type == GT_WAKE))

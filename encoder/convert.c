@@ -337,6 +337,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		}
 		gt_model_counters(m, &sum->total.model);
 		gt_wire_stats(w, &sum->total.wire);
+		sum->total.threads_held = gt_model_threads_held(m);
 	}
 	summarize_captures(set, m, span, ticks_per_second(h0), sum);
 	if (close(fd) < 0 && !rc) {

@@ -23,7 +23,8 @@ struct gt_cpu_samples {
 	struct sample_ref *refs;   /* the CPU samples, by time */
 	size_t n, cap, next;
 	struct gt_u64map threads;  /* pid << 32 | tid -> struct mthread * */
-	size_t threads_known;      /* m->n_threads at the last look at every thread */
+	uint64_t threads_known;    /* m->threads_met at the last look at every thread */
+	uint64_t retired_known;    /* m->n_retired then: a thread retired since was freed */
 	struct gt_kernel_index offcpu;   /* the off-CPU samples, by thread and time */
 	struct gt_cpu_sample_counts c;
 };
@@ -89,10 +90,15 @@ static struct mthread *thread_of(struct gt_cpu_samples *s, struct gt_model *m, u
 				 uint32_t tid)
 {
 	uint64_t key = (uint64_t)pid << 32 | tid;
+	if (s->retired_known != m->n_retired) {
+		gt_u64map_clear(&s->threads);
+		s->retired_known = m->n_retired;
+	}
 	const uint64_t *v = gt_u64map_find(&s->threads, key);
-	if (v != NULL && s->threads_known == m->n_threads)
+	if (v != NULL && s->threads_known == m->threads_met)
 		return (struct mthread *)(uintptr_t)*v;
-	/* threads are never freed; a tid used again is the later thread's */
+	/* every thread held (the dead are retired after their last sample); a tid used again
+	 * is the later thread's */
 	struct mthread *found = NULL;
 	for (size_t i = 0; i < m->n_threads; i++) {
 		struct mthread *t = m->threads[i];
@@ -104,7 +110,7 @@ static struct mthread *thread_of(struct gt_cpu_samples *s, struct gt_model *m, u
 	uint64_t *slot = found ? gt_u64map_slot(&s->threads, key, &fresh) : NULL;
 	if (slot)
 		*slot = (uintptr_t)found;
-	s->threads_known = m->n_threads;
+	s->threads_known = m->threads_met;
 	return found;
 }
 

@@ -279,6 +279,7 @@ struct gt_wire_stats {
 	uint64_t generations;     /* 1.22+: generations written */
 	uint64_t repaired;        /* 1.22+: events the model's order needed placed otherwise */
 	uint64_t skipped;         /* 1.22+: events the goroutine's state could not take */
+	uint64_t ms_held;         /* 1.22+: the most Ms whose state was held at once */
 };
 
 /* What the model read and drew (model.c). */
@@ -390,6 +391,8 @@ struct gt_convert_summary {
 	struct gt_capture_stats reader;
 	struct gt_model_counters model;
 	struct gt_wire_stats wire;
+	uint64_t threads_held;              /* the most threads the model held at once (the
+					     * dead are retired: not all threads ever seen) */
 	char kernel_error[256];             /* why the kernel records were not used, "" */
 	bool has_samples;                   /* kernel_path held CPU samples */
 	struct gt_cpu_sample_counts samples;
@@ -476,7 +479,11 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
  *   - a YIELD leaves it runnable until its next fact;
  *   - a thread inherits its process's comm: the header's (gt_tracker_capture_header), or the
  *     first GT_PROCESS_NAME's when that one names one; a name equal to it tells nothing;
- *   - the end of a capture ends its threads; what they were doing stays readable. */
+ *   - the end of a capture ends its threads; what they were doing stays readable;
+ *   - a thread its user retires (gt_tracker_retire: it ended, and nothing will ask for it)
+ *     is forgotten but for one bit: its later facts change nothing, and the threads held
+ *     are those not retired.  A tracker nobody retires threads of keeps every one (the
+ *     report, which totals each thread at the end). */
 
 /* Words of a wait's BEGIN record kept as read (header included): a BLOCK_BEGIN with its
  * mutex tail or a SYSCALL_BEGIN with its kernel key fits; longer ones are not written. */
@@ -516,7 +523,8 @@ struct gt_tracked_wait {
 
 struct gt_tracked_thread {
 	uint32_t capture, serial;
-	size_t order;               /* its place in the order met (gt_tracker_next's pos) */
+	size_t order;               /* its place in the order met (gt_tracker_next's pos while
+				     * none is retired) */
 	uint32_t tid;               /* kernel thread id, 0 until its START/EXISTING */
 	char name[16];              /* its last THREAD_NAME, NUL-terminated ("" = none) */
 	bool named;
@@ -587,14 +595,23 @@ const char *gt_tracker_inherited_name(const struct gt_tracker *tr, uint32_t capt
  * NULL. */
 const char *gt_tracker_own_name(const struct gt_tracker *tr, uint32_t capture, const char *name);
 
-/* The thread (capture, serial), NULL when never met.  Pointers stay valid until freed. */
+/* The thread (capture, serial), NULL when never met or retired.  Pointers stay valid until
+ * freed or the thread is retired. */
 const struct gt_tracked_thread *gt_tracker_thread(const struct gt_tracker *tr, uint32_t capture,
 						  uint32_t serial);
-/* Every thread met, in the order first met: *pos from 0; NULL after the last. */
+/* Every thread held, in the order first met (once one is retired: in no order): *pos from 0;
+ * NULL after the last. */
 const struct gt_tracked_thread *gt_tracker_next(const struct gt_tracker *tr, size_t *pos);
 /* Only those live at this cut (announced or live). */
 const struct gt_tracked_thread *gt_tracker_next_live(const struct gt_tracker *tr, size_t *pos);
+/* The threads held: met and not retired. */
 size_t gt_tracker_count(const struct gt_tracker *tr);
+/* Forgets thread (capture, serial), which its caller knows ended and nothing will ask for:
+ * its state is freed (pointers to it die), its later facts change nothing.  false when it is
+ * not held, or memory runs out (it is then kept). */
+bool gt_tracker_retire(struct gt_tracker *tr, uint32_t capture, uint32_t serial);
+/* Whether thread (capture, serial) was retired. */
+bool gt_tracker_retired(const struct gt_tracker *tr, uint32_t capture, uint32_t serial);
 /* What is known of lock obj of capture, NULL: nothing. */
 const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
 						  uint64_t obj);

@@ -106,16 +106,51 @@ struct m2 *w22_m(struct wire22 *w, uint64_t id)
 	m->id = id;
 	*slot = w->n_ms;
 	w->ms[w->n_ms++] = m;
+	if (w->n_ms > w->stats.ms_held)
+		w->stats.ms_held = w->n_ms;
 	return m;
+}
+
+/* The slot of G g if it has one (never makes it). */
+static struct seq2 *g_find(const struct wire22 *w, uint64_t g)
+{
+	const uint64_t *slot = gt_u64map_find(&w->g_index, g);
+	return slot ? &w->gs[*slot] : NULL;
 }
 
 struct seq2 *w22_g(struct wire22 *w, uint64_t g)
 {
-	if (g && g < (1ull << 32) && gt_grow(&w->gs, &w->cap_gs, g + 1, sizeof *w->gs))
-		return &w->gs[g];
-	if (g)
+	if (!g || g >= (1ull << 32))
+		return NULL;
+	bool found;
+	uint64_t *slot = gt_u64map_slot(&w->g_index, g, &found);
+	if (slot && found)
+		return &w->gs[*slot];
+	size_t i = w->free_g - 1;
+	if (!slot || (!w->free_g && !gt_grow(&w->gs, &w->cap_gs, w->n_gs + 1, sizeof *w->gs))) {
+		if (slot)
+			gt_u64map_remove(&w->g_index, g);
 		w->error = ENOMEM;
-	return NULL;
+		return NULL;
+	}
+	if (w->free_g)
+		w->free_g = (size_t)w->gs[i].changed;   /* a free slot's changed: the next one */
+	else
+		i = w->n_gs++;
+	w->gs[i] = (struct seq2){0};
+	*slot = i;
+	return &w->gs[i];
+}
+
+void w22_g_end(struct wire22 *w, uint64_t g)
+{
+	const uint64_t *slot = gt_u64map_find(&w->g_index, g);
+	if (!slot)
+		return;
+	size_t i = (size_t)*slot;
+	gt_u64map_remove(&w->g_index, g);
+	w->gs[i].changed = w->free_g;
+	w->free_g = i + 1;
 }
 
 /* Where ev records the time it changes a P's or a goroutine's state (NULL: it changes none
@@ -130,13 +165,16 @@ static uint64_t *changed_by(struct wire22 *w, enum gt_go2_event ev, const uint64
 	case GT_GO2_PROC_STOP: case GT_GO2_GO_SYSCALL_BEGIN:
 		return p < w->n_ps ? &w->ps[p].changed : NULL;
 	case GT_GO2_GO_START: case GT_GO2_GO_UNBLOCK: case GT_GO2_GO_STATUS: case GT_GO2_GO_CREATE:
-		return args[0] < w->cap_gs ? &w->gs[args[0]].changed : NULL;
+		g = args[0];
+		break;
 	case GT_GO2_GO_STOP: case GT_GO2_GO_BLOCK: case GT_GO2_GO_DESTROY:
 	case GT_GO2_GO_SYSCALL_END_BLOCKED: case GT_GO2_GO_DESTROY_SYSCALL:
-		return g && g < w->cap_gs ? &w->gs[g].changed : NULL;
+		break;
 	default:
 		return NULL;
 	}
+	struct seq2 *gg = g ? g_find(w, g) : NULL;
+	return gg ? &gg->changed : NULL;
 }
 
 /* Appends one event (type byte, tick delta, args) to m's batch. */
@@ -242,8 +280,8 @@ static void gen_open(struct wire22 *w, uint64_t ticks)
 	w->n_live = 0;
 	for (uint32_t p = 0; p < w->n_ps; p++)
 		w->ps[p].seq = 0;
-	for (uint64_t g = 1; g < w->cap_gs; g++)
-		w->gs[g].seq = 0;
+	for (size_t i = 0; i < w->n_gs; i++)
+		w->gs[i].seq = 0;   /* free slots too: nothing reads their seq */
 	if (w->opt.live)
 		w->opt.live(w->opt.live_ctx, add_live, w);
 	size_t n_p = 0;
@@ -283,14 +321,27 @@ static void gen_open(struct wire22 *w, uint64_t ticks)
 
 static void gen_close(struct wire22 *w, uint64_t freq)
 {
+	size_t kept = 0;
 	for (size_t i = 0; i < w->n_ms; i++) {
 		struct m2 *m = w->ms[i];
 		w22_m_flush(w, m);
-		if (m->ended || m->id == NO_ID) {
-			free(m->buf.data);   /* a thread that ended: no more events */
+		if (m->ended && m->id != NO_ID) {
+			/* a thread that ended: its M is forgotten (a thread given its id later
+			 * starts it again; its events are all after this generation's) */
+			gt_u64map_remove(&w->m_by_id, m->id);
+			free(m->buf.data);
+			free(m);
+			continue;
+		}
+		if (m->id == NO_ID) {
+			free(m->buf.data);
 			m->buf = (struct bytebuf){0};
 		}
+		if (kept != i)
+			*gt_u64map_find(&w->m_by_id, m->id) = kept;
+		w->ms[kept++] = m;
 	}
+	w->n_ms = kept;
 	uint8_t f[1 + 10];
 	f[0] = gt_go2_events[GT_GO2_FREQUENCY].type;
 	size_t k = 1 + gt_uvarint_put(f + 1, freq);
@@ -387,6 +438,7 @@ static void w22_free(struct gt_wire *gw)
 	gt_u64map_free(&w->m_by_id);
 	free(w->ps);
 	free(w->gs);
+	gt_u64map_free(&w->g_index);
 	free(w->live);
 	free(w->out.data);
 	gt_intern_free(&w->strings);

@@ -180,8 +180,15 @@ static void destroy(struct wire22 *w, const struct gt_sched_event *e)
 {
 	struct m2 *m = m_of(w, &e->who);
 	stop(w, e, GT_GO2_GO_DESTROY, 0);
-	if (m)
-		m->ended = true;
+	w22_g_end(w, e->who.g);
+	if (!m || m->id == NO_ID)
+		return;
+	/* its batch goes now and its buffer with it: a churn of threads holds the buffers of
+	 * those alive, not of every thread of the generation */
+	w22_m_flush(w, m);
+	free(m->buf.data);
+	m->buf = (struct bytebuf){0};
+	m->ended = true;
 }
 
 /* by the waker's thread; an unknown waker: the woken thread's own (the model's who; an

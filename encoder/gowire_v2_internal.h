@@ -75,8 +75,10 @@ struct wire22 {
 
 	uint32_t n_ps;
 	struct seq2 *ps;
-	struct seq2 *gs;
-	size_t cap_gs;
+	struct seq2 *gs;         /* the Gs not destroyed, by g_index; the free ones chained */
+	size_t n_gs, cap_gs;
+	size_t free_g;           /* first free slot of gs + 1, 0 = none */
+	struct gt_u64map g_index;  /* G id -> its slot in gs */
 	uint64_t ev_g;           /* the G and P of the model's event being written: what its */
 	uint64_t ev_p;           /* GoStop, ProcStop, ... change (w22_emit) */
 	struct gt_wire_status *live;  /* a boundary's statuses, Gs sorted by id */
@@ -120,8 +122,10 @@ void w22_batch_write(struct wire22 *w, uint64_t m_id, uint64_t base, const uint8
 void w22_m_flush(struct wire22 *w, struct m2 *m);
 /* M id (0: NoThread), made on first use; NULL on ENOMEM. */
 struct m2 *w22_m(struct wire22 *w, uint64_t id);
-/* The slot of G g, grown to it; NULL (ENOMEM, or no G) when there is none. */
+/* The slot of G g, made on first use; NULL (ENOMEM, or no G) when there is none. */
 struct seq2 *w22_g(struct wire22 *w, uint64_t g);
+/* G g was destroyed: its slot is free (memory follows the live Gs). */
+void w22_g_end(struct wire22 *w, uint64_t g);
 /* Appends one event (type byte, tick delta, args) to m's batch. */
 void w22_emit(struct wire22 *w, struct m2 *m, enum gt_go2_event ev, uint64_t ticks,
 	      const uint64_t *args);

@@ -342,7 +342,7 @@ static void fact_thread_end(struct gt_model *m, const struct gt_capture_record *
 	gtm_kobj_release(m, t, r, ns, gtm_synth_stack(m, S_EXIT));
 	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
 	m->ps[t->p].running = 0;
-	t->state = T_DEAD;
+	gtm_thread_died(m, t);
 	gtm_credit_end(m, t->serial);   /* a dead thread lets nobody in (its join wake's rest) */
 }
 
@@ -607,6 +607,8 @@ void gtm_count_for(struct gt_model *m, uint32_t capture)
 
 void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 {
+	if (m->n_dying)
+		gtm_retire_dead(m);
 	struct gt_tracker_change change;
 	gt_tracker_fact(m->tracker, r, &change);
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
@@ -732,6 +734,7 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 	m->stack_referenced = calloc(1, (1u << 24) / 8);
 	m->caps = calloc(1, sizeof *m->caps);
 	m->tracker = gt_tracker_new();
+	m->retired_thread = (struct mthread){.g = UINT64_MAX, .state = T_DEAD};
 	if (!m->ps || !m->stack_defined || !m->stack_referenced || !m->caps || !m->tracker ||
 	    !gtm_thread_get(m, 1)) {
 		gt_model_free(m);
@@ -806,6 +809,11 @@ void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out)
 	}
 }
 
+size_t gt_model_threads_held(const struct gt_model *m)
+{
+	return m->threads_held_peak;
+}
+
 void gt_model_free(struct gt_model *m)
 {
 	if (!m)
@@ -814,6 +822,8 @@ void gt_model_free(struct gt_model *m)
 		free(m->threads[i]);
 	free(m->threads);
 	gt_u64map_free(&m->by_serial);
+	gt_u64map_free(&m->retired);
+	free(m->dying);
 	free(m->ps);
 	free(m->buckets);
 	free(m->credit_holders);

@@ -57,6 +57,8 @@ uint64_t gt_model_frequency(const void *m);
  * corrected by the fit of the clock pairs). */
 uint64_t gt_model_finish(struct gt_model *m);
 void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
+/* The most threads held at once: the dead are retired once nothing refers to them. */
+size_t gt_model_threads_held(const struct gt_model *m);
 /* The process of a capture (0: gt_model_new's) as its user knows it (process_name.h), from
  * the facts read so far: after gt_model_finish, the last name it had (its command line after
  * a setproctitle-style rewrite).  The one function for labelling a process. */

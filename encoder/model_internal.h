@@ -108,6 +108,8 @@ struct mthread {
 	bool k_out_preempted;   /* its last switch-out (at k_out_ns) left it runnable */
 	bool k_out_pending;     /* ... and waits for its own fact just after it */
 	bool k_handler;         /* on its CPU for a signal handler inside its open wait */
+	bool k_exited;          /* the kernel reported its exit: no CPU sample names it after */
+	uint64_t died_ns;       /* T_DEAD since (gtm_thread_died) */
 	/* the model drew a hook's block whose end has not come: set when drawn (a deferred
 	 * condition wait later than its BEGIN, none for a futex that did not wait or a join of
 	 * an ended thread), kept across a signal handler's syscall; not the tracker's open wait */
@@ -160,11 +162,20 @@ struct gt_model {
 	struct gt_clock clock;
 
 	/* Threads, each allocated once so that pointers never move; memory grows with the
-	 * threads met, not with their serials (read from the file). */
+	 * threads held, not with their serials (read from the file) nor with those that died:
+	 * a dead thread nothing refers to any more is retired (gtm_retire_dead), its serial
+	 * kept as one bit, and from then on stands for m->retired_thread. */
 	struct gt_u64map by_serial;       /* serial -> struct mthread * */
-	struct mthread **threads;         /* every thread; in serial order when sorted */
+	struct mthread **threads;         /* every thread held; in serial order when sorted */
 	size_t n_threads, cap_threads;
 	bool threads_sorted;
+	size_t threads_held_peak;         /* the most held at once */
+	uint64_t threads_met;             /* every thread ever made (cpu_samples.c's cache) */
+	struct gt_u64map retired;         /* serials retired, as bits (u64map.h) */
+	uint64_t n_retired;
+	struct mthread retired_thread;    /* what a retired serial is: dead, created */
+	uint32_t *dying;                  /* serials of the dead not retired yet */
+	size_t n_dying, cap_dying, dying_scan_at;
 	uint64_t next_g;
 
 	struct mproc *ps;           /* P 0 (metadata, prologue) .. n_cpus */
@@ -285,7 +296,7 @@ static inline uint64_t gtm_start_routine(const struct mthread *t)
 	return t->facts ? t->facts->start_routine : 0;
 }
 
-/* The entry of serial if allocated, else NULL (never allocates). */
+/* The entry of serial if held, else NULL (never allocates; a retired serial: NULL). */
 static inline struct mthread *gtm_thread_find(const struct gt_model *m, uint32_t serial)
 {
 	const uint64_t *v = gt_u64map_find(&m->by_serial, serial);
@@ -305,7 +316,14 @@ static inline struct mthread *gtm_thread_at(const struct gt_model *m, uint32_t s
 		for (struct mthread *t = (m)->threads[i_]; t; t = NULL)
 
 /* model_sched.c */
+/* The thread of serial, made when new; m->retired_thread for a retired one; NULL when memory
+ * runs out. */
 struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial);
+/* t died (T_DEAD): retired once nothing refers to it any more. */
+void gtm_thread_died(struct gt_model *m, struct mthread *t);
+/* Retires the dead that nothing refers to: called before a fact, once the CPU samples before
+ * it are written. */
+void gtm_retire_dead(struct gt_model *m);
 size_t gtm_threads_by_serial(struct gt_model *m);   /* sorts m->threads; returns 0 */
 /* The tick an event of a (and b) on P p wanted at want gets (after P's and their last);
  * gtm_take_tick also uses it up. */

@@ -240,7 +240,7 @@ static void thread_exit(struct gt_model *m, struct mthread *t, uint64_t ns)
 		return;
 	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
 	m->ps[t->p].running = 0;
-	t->state = T_DEAD;
+	gtm_thread_died(m, t);
 	gtm_credit_end(m, t->serial);
 }
 
@@ -248,6 +248,8 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 {
 	const uint64_t *serial = gt_u64map_find(&m->by_tid, s->tid);
 	struct mthread *t = serial ? gtm_thread_find(m, (uint32_t)*serial) : NULL;
+	if (t && s->exit)
+		t->k_exited = true;   /* its CPU samples are all before (gtm_retire_dead) */
 	if (!t || !t->g || t->state == T_DEAD || s->cpu + 1 >= m->n_ps ||
 	    s->tsc >= m->caps[t->capture < m->n_caps ? t->capture : 0].stop_tsc) {
 		m->ctr.kernel_foreign += !s->exit;   /* the exit of an ended thread is no news */

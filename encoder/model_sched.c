@@ -6,7 +6,10 @@
 #include "model_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
+
+#include "common/grow.h"
 
 #include "capture_set.h"
 
@@ -45,6 +48,8 @@ struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
 {
 	if (!serial || (!m->merged && serial >= MAX_SERIAL))
 		return NULL;
+	if (m->n_retired && gt_u64map_bit(&m->retired, serial))
+		return &m->retired_thread;
 	bool found;
 	uint64_t *slot = gt_u64map_slot(&m->by_serial, serial, &found);
 	if (!slot)
@@ -70,9 +75,89 @@ struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
 	t->label = m->caps ? m->caps[t->capture].label : 0;
 	*slot = (uintptr_t)t;
 	m->threads[m->n_threads++] = t;
+	m->threads_met++;
+	if (m->n_threads > m->threads_held_peak)
+		m->threads_held_peak = m->n_threads;
 	if (m->n_threads > 1 && m->threads[m->n_threads - 2]->serial > serial)
 		m->threads_sorted = false;
 	return t;
+}
+
+void gtm_thread_died(struct gt_model *m, struct mthread *t)
+{
+	t->state = T_DEAD;
+	t->died_ns = m->now;
+	/* no memory for the list: it is kept, as every thread once was */
+	if (gt_grow(&m->dying, &m->cap_dying, m->n_dying + 1, sizeof *m->dying))
+		m->dying[m->n_dying++] = t->serial;
+}
+
+/* A dead thread's CPU samples may follow its THREAD_END (its exit inside glibc and the
+ * kernel) until the kernel's exit record; one that never comes is waited for this long. */
+#define EXIT_WAIT_NS 100000000u
+
+/* Whether something still refers to dead thread t: a wait list, a credit, a deferred
+ * condition wait it is or lets in, a P, or CPU samples still to come. */
+static bool still_referred(const struct gt_model *m, const struct mthread *t)
+{
+	if (t->in_wait_list || t->credit_count || t->defer_waiter)
+		return true;
+	const struct mthread *x = t->cond_releaser ? gtm_thread_find(m, t->cond_releaser) : NULL;
+	if (x && x->defer_waiter == t->serial)
+		return true;
+	if ((t->p < m->n_ps && m->ps[t->p].running == t->serial) ||
+	    (t->sys_p < m->n_ps && m->ps[t->sys_p].running == t->serial))
+		return true;
+	return m->kernel && t->k_seen && !t->k_exited && m->now - t->died_ns < EXIT_WAIT_NS;
+}
+
+/* Removes key from map when it still names serial (another thread may have it now). */
+static void drop_if_owned(struct gt_u64map *map, uint64_t key, uint32_t serial)
+{
+	const uint64_t *v = gt_u64map_find(map, key);
+	if (v && *v == serial)
+		gt_u64map_remove(map, key);
+}
+
+/* Forgets dead t but for its serial's bit; false when memory runs out (it is kept). */
+static bool retire(struct gt_model *m, struct mthread *t)
+{
+	if (!gt_u64map_set_bit(&m->retired, t->serial))
+		return false;
+	m->n_retired++;
+	gt_u64map_remove(&m->by_serial, t->serial);
+	if (t->m_id && !(t->m_id >> 34))
+		drop_if_owned(&m->m_owner, t->m_id, t->serial);
+	if (gtm_tid(t))
+		drop_if_owned(&m->by_tid, gtm_tid(t), t->serial);
+	if (t->facts)
+		gt_tracker_retire(m->tracker, t->facts->capture, t->facts->serial);
+	/* the dead are mostly the last made: looked for from the end, the order kept */
+	size_t i = m->n_threads;
+	while (i && m->threads[i - 1] != t)
+		i--;
+	if (i) {
+		memmove(&m->threads[i - 1], &m->threads[i], (m->n_threads - i) * sizeof *m->threads);
+		m->n_threads--;
+	}
+	free(t);
+	return true;
+}
+
+void gtm_retire_dead(struct gt_model *m)
+{
+	/* looked at again once as many more died as are waiting: each death looked at a
+	 * bounded number of times on average, whatever keeps some waiting */
+	if (m->n_dying < m->dying_scan_at)
+		return;
+	size_t kept = 0;
+	for (size_t i = 0; i < m->n_dying; i++) {
+		struct mthread *t = gtm_thread_find(m, m->dying[i]);
+		if (t && (still_referred(m, t) || !retire(m, t)))
+			m->dying[kept++] = m->dying[i];
+	}
+	m->n_dying = kept;
+	m->dying_scan_at = 2 * kept + 1;
 }
 
 static int by_serial(const void *a, const void *b)
@@ -485,7 +570,7 @@ void gt_model_capture_end(struct gt_model *m, uint32_t capture)
 		if (t->state == T_RUNNING) {
 			GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
 			m->ps[t->p].running = 0;
-			t->state = T_DEAD;
+			gtm_thread_died(m, t);
 		}
 	}
 }

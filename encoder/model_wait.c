@@ -227,16 +227,29 @@ bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, u
 /* The mutex waiter on key (again: of the waits again, else of the hooked waits) whose wait
  * ends before any other release of key in the lookahead: the release being modelled, the
  * last before that end, let it in; NULL when none. */
+static bool ends_first_of(const struct gt_model *m, const struct mthread *w, uint64_t key,
+			  bool again)
+{
+	return w->waits_again == again && w->wait_kind == GT_BK_MUTEX && may_wake(m, w, key);
+}
+
 static struct mthread *waiter_ending_first(struct gt_model *m, uint64_t key, bool again)
 {
+	/* none of key's waiters is one: no need to read the lookahead (up to 4095 records) */
+	bool any = false;
+	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s && !any;) {
+		struct mthread *w = gtm_thread_at(m, s);
+		s = w->hnext;
+		any = ends_first_of(m, w, key, again);
+	}
 	struct gt_capture_record r;
-	for (size_t i = 0; gtm_peek(m, i, &r); i++) {
+	for (size_t i = 0; any && gtm_peek(m, i, &r); i++) {
 		if (gtm_releases(m, &r, key))
 			return NULL;
 		if (r.rec->type != GT_BLOCK_END)
 			continue;
 		struct mthread *w = gtm_thread_find(m, gtm_serial_find(m, r.capture, r.rec->thread));
-		if (w && w->waits_again == again && w->wait_kind == GT_BK_MUTEX && may_wake(m, w, key))
+		if (w && ends_first_of(m, w, key, again))
 			return w;
 	}
 	return NULL;

@@ -17,6 +17,9 @@ struct gt_tracker {
 	struct gt_u64map index;              /* capture << 32 | serial -> position + 1 */
 	struct gt_tracked_thread **threads;  /* each allocated once: pointers never move */
 	size_t n, cap;
+	size_t met;                          /* threads met, retired ones included */
+	struct gt_u64map retired;            /* capture << 32 | serial, as bits (u64map.h) */
+	size_t n_retired;
 	struct gt_u64map object_index;       /* object_key -> position + 1 in objects */
 	struct gt_tracked_object *objects;
 	size_t n_objects, cap_objects;
@@ -37,6 +40,7 @@ void gt_tracker_free(struct gt_tracker *tr)
 		free(tr->threads[i]);
 	free(tr->threads);
 	gt_u64map_free(&tr->index);
+	gt_u64map_free(&tr->retired);
 	free(tr->objects);
 	gt_u64map_free(&tr->object_index);
 	free(tr->caps);
@@ -91,10 +95,35 @@ static struct gt_tracked_thread *thread_of(struct gt_tracker *tr, uint32_t captu
 	}
 	t->capture = capture;
 	t->serial = serial;
-	t->order = tr->n;
+	t->order = tr->met++;
 	tr->threads[tr->n++] = t;
 	*slot = tr->n;
 	return t;
+}
+
+bool gt_tracker_retired(const struct gt_tracker *tr, uint32_t capture, uint32_t serial)
+{
+	return tr->n_retired && gt_u64map_bit(&tr->retired, thread_key(capture, serial));
+}
+
+bool gt_tracker_retire(struct gt_tracker *tr, uint32_t capture, uint32_t serial)
+{
+	uint64_t key = thread_key(capture, serial);
+	const uint64_t *pos = gt_u64map_find(&tr->index, key);
+	if (!pos || !*pos || !gt_u64map_set_bit(&tr->retired, key))
+		return false;
+	tr->n_retired++;
+	size_t at = *pos - 1;
+	free(tr->threads[at]);
+	gt_u64map_remove(&tr->index, key);
+	/* the last one takes its place: the order met is lost, which only the report uses
+	 * (and it retires none) */
+	struct gt_tracked_thread *last = tr->threads[--tr->n];
+	if (at < tr->n) {
+		tr->threads[at] = last;
+		*gt_u64map_find(&tr->index, thread_key(last->capture, last->serial)) = at + 1;
+	}
+	return true;
 }
 
 /* Objects of one capture: addresses below 2^48, the capture above them. */
@@ -247,7 +276,7 @@ static void thread_new(struct gt_tracker *tr, struct gt_tracked_thread *t,
 		       const struct gt_capture_record *r)
 {
 	const struct gt_p_thread_new *n = r->payload;
-	if (!n->child)
+	if (!n->child || gt_tracker_retired(tr, r->capture, n->child))
 		return;
 	uint32_t cpu = t->cpu;
 	struct gt_tracked_thread *c = thread_of(tr, r->capture, n->child);
@@ -316,8 +345,8 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 	}
 	if (rec->type == GT_PROCESS_NAME)
 		process_name(tr, r);
-	if (!rec->thread)
-		return true;
+	if (!rec->thread || gt_tracker_retired(tr, r->capture, rec->thread))
+		return true;   /* a retired thread's facts change nothing */
 	struct gt_tracked_thread *t = thread_of(tr, r->capture, rec->thread);
 	if (!t)
 		return false;

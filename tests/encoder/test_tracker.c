@@ -173,6 +173,35 @@ Test(tracker, an_ended_thread_is_no_longer_live)
 	gt_tracker_free(tr);
 }
 
+/* A retired thread is forgotten but for its retirement: the threads held are the others, a
+ * later fact of it makes nothing again, and the others' state is untouched. */
+Test(tracker, a_retired_thread_is_forgotten_and_stays_so)
+{
+	build_mutex_and_pipe("retired");
+	struct gt_tracker *tr = track_until("retired", T0 + 500);
+	cr_assert_eq(thread(tr, 2)->life, GT_LIFE_ENDED);
+	cr_expect_not(gt_tracker_retired(tr, 0, 2));
+	cr_assert(gt_tracker_retire(tr, 0, 2));
+	cr_expect(gt_tracker_retired(tr, 0, 2));
+	cr_expect_not(gt_tracker_retired(tr, 0, 1));
+	cr_expect_not(gt_tracker_retired(tr, 1, 2), "another capture's serial 2");
+	cr_expect_null(gt_tracker_thread(tr, 0, 2));
+	cr_expect_not(gt_tracker_retire(tr, 0, 2), "not held any more");
+	cr_expect_eq(gt_tracker_count(tr), 1);
+	cr_expect_eq(thread(tr, 1)->serial, 1u);
+	/* a fact of the retired thread (a damaged capture's): nothing is made of it */
+	struct gt_rec rec = {.type = GT_YIELD, .nwords = 2, .thread = 2};
+	struct gt_p_stackonly p = {0};
+	struct gt_capture_record r = {.rec = &rec, .payload = &p, .payload_len = sizeof p,
+				      .tsc = T0 + 600};
+	struct gt_tracker_change change;
+	cr_expect(gt_tracker_fact(tr, &r, &change));
+	cr_expect_null(change.thread);
+	cr_expect_null(gt_tracker_thread(tr, 0, 2));
+	cr_expect_eq(gt_tracker_count(tr), 1);
+	gt_tracker_free(tr);
+}
+
 /* Threads inherit the header's comm (the executable's base name) until the first
  * GT_PROCESS_NAME that names one; a later one renames the process, not what they inherit. */
 Test(tracker, a_name_equal_to_the_inherited_comm_is_not_a_threads_own)
