@@ -14,7 +14,7 @@
 static const char *const synth_names[S_COUNT] = {
 	[S_TIMEOUT] = "[timeout]", [S_SIGNAL] = "[signal]", [S_UNKNOWN] = "[unknown wakeup]",
 	[S_TIMER] = "[timer]", [S_NETPOLL] = "[netpoll]", [S_PREEXISTING] = "[pre-existing thread]",
-	[S_MAIN] = "main", [S_EXIT] = "[thread exit]", [S_STACK_LOST] = "[stack lost]",
+	[S_MAIN] = "[main thread]", [S_EXIT] = "[thread exit]", [S_STACK_LOST] = "[stack lost]",
 	[S_NO_FRAMES] = "[no frames]", [S_WAKE] = "[wake]",
 };
 

@@ -141,8 +141,9 @@ class TraceServer:
 
 def check_goroutines_page(browser, server, version):
     browser.open(server.url + "/goroutines")
-    # Go 1.19: "worker_main N=4"; Go 1.23: a table row "worker_main<TAB>4<TAB>...".
-    expected = {"worker_main": 4, "producer_main": 1, "logger_main": 1, "main": 1}
+    # Go 1.19: "worker_main N=4"; Go 1.23: a table row "worker_main<TAB>4<TAB>...".  The main
+    # thread is created with gotrace's synthetic frame "[main thread]" (not the program's main).
+    expected = {"worker_main": 4, "producer_main": 1, "logger_main": 1, "[main thread]": 1}
     seen = {"text": ""}
 
     def listed():
