@@ -11,6 +11,9 @@
  * - a problem with a module (missing, changed build-id, truncated, corrupt, a directory)
  *   gives one warning per module path, and its frames read "module+0xoff" (the offset is
  *   PC - 1 - bias, what addr2line takes); PCs outside every module read "0x<pc - 1>";
+ * - code without symbols in a usable module reads "module+0x<start>": the start of its
+ *   function by the unwind tables (.eh_frame), so that one function is one name (the
+ *   frame's pc stays exact); the exact offset when no unwind entry covers it;
  * - debug info is searched by build-id and .gnu_debuglink in the option's directories,
  *   then beside the file and in /usr/lib/debug; never on the network: gt_sym_new unsets
  *   DEBUGINFOD_URLS for the process.

@@ -139,6 +139,12 @@ struct gt_sym_image {
 	struct gt_sym_unit_range *unit_ranges;
 	size_t n_unit_ranges;
 	bool unit_ranges_read;
+	struct {                      /* .eh_frame_hdr's table (sym_unwind.c), read once */
+		const uint8_t *table;  /* pairs of int32: initial location, FDE */
+		size_t count;
+		uint64_t vaddr;        /* what the table's locations are relative to */
+		bool read;
+	} eh;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct gt_sym_image *next;    /* all images, owned by the symbolizer */
@@ -230,6 +236,9 @@ int gt_sym_push_frame(struct gt_symbolizer *sym, const struct gt_sym_frame *fr);
 
 /* sym_unwind.c */
 void gt_sym_unwind_free(struct gt_symbolizer *sym);
+/* The start of the function around addr (in img's addresses, bias included) by the unwind
+ * tables: the start of the .eh_frame FDE that covers it.  false when none does. */
+bool gt_sym_unwind_function_start(struct gt_sym_image *img, uint64_t addr, uint64_t *start);
 
 /* sym_names.c */
 /* The name to show for a linkage or plain name: demangled when mangled, the last
