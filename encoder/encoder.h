@@ -331,6 +331,7 @@ struct gt_cpu_sample_counts {
 	uint64_t offcpu_waits;   /* of the off-CPU: stacks of untraced waits in the trace */
 	uint64_t partial;        /* of the written: unwinding stopped early (short copy, no CFI) */
 	uint64_t no_thread;      /* of the written: a thread the captures do not have (G 0) */
+	uint64_t tracer;         /* of the written: the tracer's own work (its code, libunwind) */
 	uint64_t kernel_lost;    /* records the kernel or the launcher dropped (any kind) */
 };
 

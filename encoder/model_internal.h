@@ -38,7 +38,7 @@ enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DE
 /* Synthetic frames (docs/formats/go119.md §5.6): unique PCs outside real code. */
 enum synth {
 	S_TIMEOUT, S_SIGNAL, S_UNKNOWN, S_TIMER, S_NETPOLL, S_PREEXISTING, S_MAIN, S_EXIT,
-	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_COUNT
+	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_TRACER, S_COUNT
 };
 
 /* A thread as the model draws it.  What the facts say of it (identity, the wait its hook
@@ -427,6 +427,10 @@ void gtm_use_space(struct gt_model *m, uint32_t capture);   /* the symbolizer's 
 /* A stack of capture's process (return addresses, innermost first; a CPU sample's) written
  * like every other (symbolized, interned by content): its wire id. */
 uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n);
+/* The same with a synthetic frame innermost: the tracer's own work and the program's call
+ * into it (pcs, which may be empty). */
+uint64_t gtm_pcs_stack_under(struct gt_model *m, uint32_t capture, enum synth top,
+			     const uint64_t *pcs, size_t n);
 void gtm_stacks_finish(struct gt_model *m);
 
 #endif

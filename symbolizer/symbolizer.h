@@ -75,12 +75,18 @@ int gt_sym_use_space(struct gt_symbolizer *sym, uint32_t space);
 
 /* Symbolize one captured stack: pcs[0] is the innermost return address (as captured).
  * Writes at most max frames into out, innermost first: inline frames expanded, the
- * tracer's own frames (libgotrace.so) cut at the inner end, thread start-up frames
+ * tracer's own frames (libgotrace.so) left out wherever they are, thread start-up frames
  * (start_thread, clone, clone3, __libc_start_call_main, __libc_start_main, _start) cut at
  * the outer end; when more than max remain, the innermost max-1 and the outermost one are
  * kept.  Returns the number of frames written (0 when nothing is left). */
 size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
 		    struct gt_frame *out, size_t max);
+
+/* Of a CPU sample's stack (pcs as for gt_sym_stack): how many of its innermost addresses
+ * are the tracer's own work, 0 when none are.  They are code of libgotrace.so, or libunwind
+ * (with the libc and ld.so code it calls) called from it, and the tracer's frames around
+ * that, so that pcs + the count starts at the program's call into the tracer. */
+size_t gt_sym_tracer_work(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n);
 
 /* Symbolize one function entry address (a thread's start routine): one frame, the PC
  * itself (not - 1), no inline expansion. */

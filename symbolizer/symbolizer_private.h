@@ -127,6 +127,8 @@ struct gt_sym_image {
 	uint32_t flags;               /* GT_SYM_MAIN_EXE, GT_SYM_VDSO */
 	bool is_tracer;               /* libgotrace.so: cut at the inner end */
 	bool is_libc;                 /* its unnamed frames at the outer end are start-up code */
+	bool is_unwinder;             /* libunwind: the tracer's when libgotrace.so calls it */
+	bool is_loader;               /* ld.so: libunwind calls into it (__tls_get_addr, ...) */
 	enum gt_sym_image_state state;
 	bool has_dwarf;               /* false: don't ask libdw again for every PC */
 	struct gt_sym_func *funcs;    /* sorted by lo, then rank */

@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -372,6 +373,48 @@ Test(samples, report_shows_the_hottest_functions, .timeout = 180)
 	cr_assert_not_null(strstr(r.err, "gotrace: CPU samples: "), "%s", r.err);
 	cli_result_free(&r);
 	check_hot_table(again);
+}
+
+/* The tracer's cost (issue 27 item 8): a thread that writes one byte to /dev/null at a time
+ * spends much of its CPU in the write hook, and with GOTRACE_STACK_CHECK=1 in libunwind,
+ * which walks every stack again.  The table says that share is the tracer's, one row, and
+ * shows no function of libunwind or libgotrace.so; the summary counts the same samples. */
+Test(samples, report_names_the_tracers_own_work, .timeout = 180)
+{
+	char dir[512] = "", trace[600];
+	cli_tempdir(dir, sizeof dir);
+	struct cli_result r;
+	const char *options[] = { "--cpu-samples", "499", NULL };
+	const char *program[] = { GT_TEST_BURNER, BURN_MS, "write", NULL };
+	const char *env[] = { "GOTRACE_STACK_CHECK=1", NULL };
+	run_program_twins(dir, NULL, options, program, env, &r, trace, sizeof trace);
+	const char *said = strstr(r.err, "gotrace: CPU samples: ");
+	cr_assert_not_null(said, "%s", r.err);
+	unsigned long written = strtoul(said + strlen("gotrace: CPU samples: "), NULL, 10);
+	const char *end = strchr(said, '\n'), *part = strstr(said, " of them the tracer's own work");
+	cr_assert(part != NULL && part < end, "%s", r.err);
+	while (part > said && part[-1] != ' ')
+		part--;
+	unsigned long own = strtoul(part, NULL, 10);
+	cli_result_free(&r);
+
+	const char *argv[] = { cli_gotrace, "report", trace, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	const char *table = strstr(r.out, "Hottest functions, from ");
+	cr_assert_not_null(table, "%s", r.out);
+	cr_assert_eq(strtoul(table + strlen("Hottest functions, from "), NULL, 10), written);
+	const char *row = strstr(table, "[the tracer's own work] ([gotrace])\n");
+	cr_assert_not_null(row, "%s", table);
+	while (row > table && row[-1] != '\n')
+		row--;
+	double self = strtod(row, NULL);
+	cr_assert_gt(own, 0, "%s", table);
+	cr_assert_leq(fabs(self - 100.0 * (double)own / (double)written), 0.05, "%lu of %lu: %s",
+		      own, written, table);
+	cr_assert_null(strstr(table, "libunwind"), "%s", table);
+	cr_assert_null(strstr(table, "libgotrace"), "%s", table);
+	cli_result_free(&r);
 }
 
 /* ---- off-CPU stacks (issue 15, item 4) -------------------------------------------------- */
