@@ -295,7 +295,8 @@ void gtr_routine_text(struct report *r, const struct gt_tracked_thread *t, char 
 	if (t->start_routine == 0) {
 		/* a thread that existed before recording: its own name (comm) if it has one */
 		const char *own = gt_tracker_own_name(r->tracker, t->capture, t->name);
-		snprintf(buf, size, "%s", t->serial == 1 ? "main" : own ? own : "[pre-existing thread]");
+		snprintf(buf, size, "%s",
+			 t->serial == 1 ? "[main thread]" : own ? own : "[pre-existing thread]");
 		return;
 	}
 	struct gt_frame f = gt_sym_function(r->sym, t->start_routine);
