@@ -73,16 +73,6 @@ uint64_t gt_cpu_samples_ticks(const struct gt_model *m, uint64_t tsc)
 	return gt_clock_ticks(&m->clock, tsc);
 }
 
-/* A sample's CLOCK_MONOTONIC time as model ticks: nominal-rate ns since the capture's start
- * (its header's clock pair) + the offset; the trace's Frequency makes them fitted ns. */
-static uint64_t mono_ticks(const struct gt_model *m, uint64_t mono)
-{
-	double f = (double)gt_clock_frequency(&m->clock) / 1e9;
-	double d = ((double)mono - (double)m->h.start_mono_ns) * f;
-	double t = (double)GT_CLOCK_TICKS_OFFSET + d;
-	return t > 0 ? (uint64_t)t : 0;
-}
-
 /* The thread of (pid, tid): a thread's tid is known from its first fact on, which may come
  * after the map was made, so a miss looks again at every thread. */
 static struct mthread *thread_of(struct gt_cpu_samples *s, struct gt_model *m, uint32_t pid,
@@ -165,7 +155,7 @@ void gt_cpu_samples_until(struct gt_cpu_samples *s, struct gt_model *m, uint64_t
 {
 	for (; s->next < s->n; s->next++) {
 		struct gt_kernel_sample k;
-		uint64_t at = mono_ticks(m, s->refs[s->next].time);
+		uint64_t at = gtm_mono_ticks(m, s->refs[s->next].time);
 		if (at > ticks)
 			return;
 		if (!gt_kernel_sample_at(&s->f, s->refs[s->next].offset, &k))

@@ -38,7 +38,7 @@ enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DE
 /* Synthetic frames (docs/formats/go119.md §5.6): unique PCs outside real code. */
 enum synth {
 	S_TIMEOUT, S_SIGNAL, S_UNKNOWN, S_TIMER, S_NETPOLL, S_PREEXISTING, S_MAIN, S_EXIT,
-	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_TRACER, S_COUNT
+	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_TRACER, S_KILLED, S_COUNT
 };
 
 /* A thread as the model draws it.  What the facts say of it (identity, the wait its hook
@@ -147,6 +147,8 @@ struct mcapture {
 				     * UINT64_MAX: at exit): the kernel's later switches of its
 				     * threads are not drawn */
 	uint32_t main_serial;       /* the model's serial of its main thread, 0 until met */
+	uint64_t reaped_ns;         /* killed: dead by then (its parent's wait4), 0: unknown */
+	bool end_pending;           /* its facts ended before reaped_ns: its threads end there */
 	uint32_t pid, ppid;
 	struct gt_model_counters ctr;  /* its counters, while another capture's are in m->ctr */
 };
@@ -194,6 +196,7 @@ struct gt_model {
 	 * (capture, id) and given the model's own numbers (gtm_serial, gtm_object_key). */
 	struct mcapture *caps;
 	uint32_t n_caps;
+	uint32_t n_ends_pending;    /* captures with end_pending */
 	uint32_t cur_cap;           /* whose counters m->ctr holds */
 	uint32_t fact_capture;      /* the capture of the fact being modelled */
 	bool merged;                /* more than one capture: ids are remapped */
@@ -407,6 +410,14 @@ void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns);
 /* t is to run on cpu: the thread there leaves first if the kernel switched it out already
  * (its switch-out waiting for a fact of its own). */
 void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t cpu);
+
+/* Killed processes whose threads end where they were reaped, not at their last fact
+ * (struct mcapture's end_pending): those reaped by ns end, all of them when all (at the
+ * trace's end, then at the latest time modelled). */
+void gtm_pending_ends(struct gt_model *m, uint64_t ns, bool all);
+/* A CLOCK_MONOTONIC time as model ticks: nominal-rate ns since the capture's start (its
+ * header's clock pair) + the offset; the trace's Frequency makes them fitted ns. */
+uint64_t gtm_mono_ticks(const struct gt_model *m, uint64_t mono);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

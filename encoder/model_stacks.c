@@ -16,7 +16,7 @@ static const char *const synth_names[S_COUNT] = {
 	[S_TIMER] = "[timer]", [S_NETPOLL] = "[netpoll]", [S_PREEXISTING] = "[pre-existing thread]",
 	[S_MAIN] = "[main thread]", [S_EXIT] = "[thread exit]", [S_STACK_LOST] = "[stack lost]",
 	[S_NO_FRAMES] = "[no frames]", [S_WAKE] = "[wake]",
-	[S_TRACER] = "[the tracer's own work]",
+	[S_TRACER] = "[the tracer's own work]", [S_KILLED] = "[process killed]",
 };
 
 /* The one frame of a synthetic stack. */
