@@ -2,6 +2,7 @@
  * the capture kept next to a trace (`gotrace run --keep-capture` writes FILE.gtcap). */
 #include "cli_common.h"
 #include "commands.h"
+#include "encoder/encoder.h"
 #include "report/report.h"
 #include "trace_set.h"
 
@@ -93,11 +94,10 @@ static int report_from(report_fn *report, const char *file, const struct gt_repo
  * (trace.PID.gtcap, trace.PID-N.gtcap), after trace.gtcap's report: a report each in text;
  * named on stderr with --json, whose output is one object.  The run's kernel records
  * (trace.gtkern, in opt) are every process's. */
-static int report_other_processes(const char *trace, const struct gt_report_options *opt)
+static int report_other_processes(const char *trace, const struct gt_report_options *opt,
+				  glob_t *others, const uint64_t *reaped)
 {
-	glob_t g;
-	if (!gt_trace_other_captures(trace, &g))
-		return 0;
+	glob_t g = *others;
 	int rc = 0;
 	if (opt->json)
 		fprintf(stderr, "gotrace report: the JSON report is of %s.gtcap; %zu other processes' "
@@ -107,10 +107,26 @@ static int report_other_processes(const char *trace, const struct gt_report_opti
 		printf("\n");
 		struct gt_report_options each = *opt;
 		each.trace = NULL;   /* the trace is the run's, not this process's alone */
+		each.reaped_mono_ns = reaped ? reaped[i + 1] : 0;
 		rc = report_from(gt_report_capture, g.gl_pathv[i], &each);
 	}
-	globfree(&g);
 	return rc;
+}
+
+/* When each of the run's captures, CAPTURE then OTHERS, was reaped (killed processes,
+ * gt_capture_reaped); NULL when memory runs out. */
+static uint64_t *run_reaped(const char *capture, const glob_t *others)
+{
+	size_t n = 1 + others->gl_pathc;
+	const char **paths = calloc(n, sizeof *paths);
+	if (paths == NULL)
+		return NULL;
+	paths[0] = capture;
+	for (size_t i = 1; i < n; i++)
+		paths[i] = others->gl_pathv[i - 1];
+	uint64_t *reaped = gt_capture_reaped(paths, n);
+	free(paths);
+	return reaped;
 }
 
 int gt_cmd_report(int argc, char **argv)
@@ -181,8 +197,15 @@ int gt_cmd_report(int argc, char **argv)
 		if (access(kernel, F_OK) == 0)
 			opt.kernel = kernel;
 	}
+	glob_t others;
+	if (opt.trace == NULL || !gt_trace_other_captures(file, &others))
+		return report_from(gt_report_capture, capture, &opt);
+	uint64_t *reaped = run_reaped(capture, &others);
+	opt.reaped_mono_ns = reaped ? reaped[0] : 0;
 	int rc = report_from(gt_report_capture, capture, &opt);
-	if (rc == 0 && opt.trace)
-		rc = report_other_processes(file, &opt);
+	if (rc == 0)
+		rc = report_other_processes(file, &opt, &others, reaped);
+	free(reaped);
+	globfree(&others);
 	return rc;
 }

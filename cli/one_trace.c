@@ -190,6 +190,10 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 		if (style == GT_SUMMARY_RUN && c->detached && !exec_left(&sum, i))
 			fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends "
 				"where gotrace stopped its recording\n", c->sum.pid);
+		else if (style == GT_SUMMARY_RUN && c->reaped && !exec_left(&sum, i))
+			fprintf(stderr, "gotrace:   pid %u was killed: it recorded no end, and the "
+				"trace ends it where its parent's wait returned its pid\n",
+				c->sum.pid);
 		else if (style == GT_SUMMARY_RUN && !c->finalized && !exec_left(&sum, i))
 			fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 				"still running): the trace ends at its last recorded fact\n",

@@ -125,13 +125,28 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 	}
 }
 
+/* Killed processes: when each capture of set (by its index) was reaped, CLOCK_MONOTONIC ns,
+ * 0: unknown (gt_capture_reaped); NULL when memory runs out. */
+static uint64_t *reaped_of(const struct gt_capture_set *set)
+{
+	size_t n = gt_capture_set_count(set);
+	const char **paths = calloc(n + 1, sizeof *paths);
+	for (size_t i = 0; paths && i < n; i++)
+		paths[i] = gt_capture_set_path(set, i);
+	uint64_t *reaped = paths ? gt_capture_reaped(paths, n) : NULL;
+	free(paths);
+	return reaped;
+}
+
 /* Writes the trace of set into out (beside it first, renamed into place when complete). */
 /* Each capture's part of the summary, and the totals (span: first and last tsc per capture,
- * NULL: unknown; hz: the first capture's ticks per second; m NULL: no model ran). */
+ * NULL: unknown; hz: the first capture's ticks per second; m NULL: no model ran; reaped:
+ * reaped_of's, NULL: unknown). */
 static void summarize_captures(struct gt_capture_set *set, struct gt_model *m,
-			       const uint64_t (*span)[2], double hz,
+			       const uint64_t (*span)[2], double hz, const uint64_t *reaped,
 			       struct gt_convert_set_summary *sum)
 {
+	const struct gt_file_header *h0 = gt_capture_set_header(set, 0);
 	size_t n = gt_capture_set_count(set);
 	for (size_t i = 0; i < n; i++) {
 		struct gt_convert_capture *c = &sum->captures[i];
@@ -156,6 +171,14 @@ static void summarize_captures(struct gt_capture_set *set, struct gt_model *m,
 		c->start_mono_ns = h->start_mono_ns;
 		if (span && span[i][1] > span[i][0])
 			c->seconds = (double)(span[i][1] - span[i][0]) / hz;
+		c->reaped = reaped && reaped[i];
+		if (c->reaped && span && h0 && span[i][0] >= h0->start_tsc) {
+			/* to its reap: span is on capture 0's clock */
+			double first = (double)h0->start_mono_ns +
+				       (double)(span[i][0] - h0->start_tsc) / hz * 1e9;
+			if ((double)reaped[i] > first)
+				c->seconds = ((double)reaped[i] - first) / 1e9;
+		}
 		gt_capture_set_stats(set, i, &c->sum.reader, &c->sum.truncated);
 		if (m)
 			gt_model_capture_counters(m, (uint32_t)i, &c->sum.model);
@@ -270,6 +293,9 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			gt_model_free(m);
 			m = NULL;
 		}
+	uint64_t *reaped = readable > 1 ? reaped_of(set) : NULL;
+	for (size_t i = 0; m && reaped && i < readable; i++)
+		gt_model_capture_reaped(m, (uint32_t)i, reaped[i]);
 	struct kswitches ks = {0};
 	if (m && opt->kernel_path)
 		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,
@@ -339,7 +365,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		gt_wire_stats(w, &sum->total.wire);
 		sum->total.threads_held = gt_model_threads_held(m);
 	}
-	summarize_captures(set, m, span, ticks_per_second(h0), sum);
+	summarize_captures(set, m, span, ticks_per_second(h0), reaped, sum);
+	free(reaped);
 	if (close(fd) < 0 && !rc) {
 		snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
 		rc = -1;

@@ -74,16 +74,6 @@ uint64_t gt_cpu_samples_ticks(const struct gt_model *m, uint64_t tsc)
 	return gt_clock_ticks(&m->clock, tsc);
 }
 
-/* A sample's CLOCK_MONOTONIC time as model ticks: nominal-rate ns since the capture's start
- * (its header's clock pair) + the offset; the trace's Frequency makes them fitted ns. */
-static uint64_t mono_ticks(const struct gt_model *m, uint64_t mono)
-{
-	double f = (double)gt_clock_frequency(&m->clock) / 1e9;
-	double d = ((double)mono - (double)m->h.start_mono_ns) * f;
-	double t = (double)GT_CLOCK_TICKS_OFFSET + d;
-	return t > 0 ? (uint64_t)t : 0;
-}
-
 /* The thread of (pid, tid): a thread's tid is known from its first fact on, which may come
  * after the map was made, so a miss looks again at every thread. */
 static struct mthread *thread_of(struct gt_cpu_samples *s, struct gt_model *m, uint32_t pid,
@@ -125,13 +115,19 @@ static bool capture_of(const struct gt_model *m, uint32_t pid, uint32_t *capture
 	return false;
 }
 
-/* The written stack of sample k of a process of capture, 0 when it has no user registers. */
+/* The written stack of sample k of a process of capture, 0 when it has no user registers.
+ * The tracer's own work (its code, its libunwind) is one synthetic frame on the program's
+ * call into the tracer: its cost, said as such, not a function of the program's. */
 static uint64_t sample_stack(struct gt_model *m, uint32_t capture,
-			     const struct gt_kernel_sample *k, bool *complete)
+			     const struct gt_kernel_sample *k, bool *complete, bool *tracer)
 {
 	uint64_t pcs[GT_WIRE_MAX_FRAMES];
 	gtm_use_space(m, capture);
 	size_t n = gt_kernel_sample_unwind(m->opt.sym, k, pcs, GT_WIRE_MAX_FRAMES, complete);
+	size_t own = n ? gt_sym_tracer_work(m->opt.sym, pcs, n) : 0;
+	*tracer = own > 0;
+	if (own)
+		return gtm_pcs_stack_under(m, capture, S_TRACER, pcs + own, n - own);
 	return n ? gtm_pcs_stack(m, capture, pcs, n) : 0;
 }
 
@@ -146,12 +142,13 @@ static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 		s->c.elsewhere++;   /* another process's trace holds it */
 		return;
 	}
-	bool complete;
-	uint64_t stack = sample_stack(m, capture, k, &complete);
+	bool complete, tracer;
+	uint64_t stack = sample_stack(m, capture, k, &complete, &tracer);
 	if (!stack) {
 		s->c.no_user++;
 		return;
 	}
+	s->c.tracer += tracer;
 	s->c.partial += !complete;
 	s->c.no_thread += !t || !t->g;
 	struct gt_wire_actor who = { t ? t->g : 0, t ? t->m_id : 0 };
@@ -164,7 +161,7 @@ void gt_cpu_samples_until(struct gt_cpu_samples *s, struct gt_model *m, uint64_t
 {
 	for (; s->next < s->n; s->next++) {
 		struct gt_kernel_sample k;
-		uint64_t at = mono_ticks(m, s->refs[s->next].time);
+		uint64_t at = gtm_mono_ticks(m, s->refs[s->next].time);
 		if (at > ticks)
 			return;
 		if (!gt_kernel_sample_at(&s->f, s->refs[s->next].offset, &k))
@@ -190,7 +187,8 @@ uint64_t gt_cpu_samples_offcpu_stack(struct gt_cpu_samples *s, struct gt_model *
 	/* taken before its SWITCH record: a later one is the next switch-out's */
 	if (!a || a->time > mono_ns || !gt_kernel_sample_at(&s->f, a->offset, &k))
 		return 0;
-	uint64_t stack = sample_stack(m, t->capture, &k, &complete);
+	bool tracer;
+	uint64_t stack = sample_stack(m, t->capture, &k, &complete, &tracer);
 	s->c.offcpu_waits += stack != 0;
 	return stack;
 }
@@ -223,6 +221,7 @@ void gt_cpu_samples_describe(const struct gt_cpu_sample_counts *c, FILE *f)
 	const struct { uint64_t n; const char *what; } parts[] = {
 		{ c->partial, ", %" PRIu64 " of them with a partial stack" },
 		{ c->no_thread, ", %" PRIu64 " of threads the captures do not have" },
+		{ c->tracer, ", %" PRIu64 " of them the tracer's own work" },
 		{ c->outside, "; %" PRIu64 " outside the traced time" },
 		{ c->no_user, "; %" PRIu64 " without user registers" },
 		{ c->offcpu, "; %" PRIu64 " off-CPU stacks" },

@@ -218,6 +218,15 @@ void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
 void gt_capture_close(struct gt_capture *c);
 
 
+/* Processes that recorded no end (killed by SIGKILL: no fact is written at such a death):
+ * for each of paths (the captures of one run) whose header is neither finalized nor
+ * detached, the CLOCK_MONOTONIC ns at which its parent, traced in another of paths, got its
+ * death from wait4 (its pid returned): it died before that.  0 where no capture says so
+ * (the parent untraced, or a waitid, which returns no pid).  The array of them, [i] for
+ * paths[i] (free it); NULL when memory runs out. */
+uint64_t *gt_capture_reaped(const char *const *paths, size_t n);
+
+
 /* ---- a capture's clock ---------------------------------------------------------------- */
 
 #define GT_CLOCK_TICKS_OFFSET 1000000000ull  /* ticks = ns since the capture start + 1 s */
@@ -332,6 +341,7 @@ struct gt_cpu_sample_counts {
 	uint64_t offcpu_waits;   /* of the off-CPU: stacks of untraced waits in the trace */
 	uint64_t partial;        /* of the written: unwinding stopped early (short copy, no CFI) */
 	uint64_t no_thread;      /* of the written: a thread the captures do not have (G 0) */
+	uint64_t tracer;         /* of the written: the tracer's own work (its code, libunwind) */
 	uint64_t kernel_lost;    /* records the kernel or the launcher dropped (any kind) */
 };
 
@@ -414,6 +424,8 @@ struct gt_convert_capture {
 	char command[64];                   /* its process's name (gt_model_process) */
 	bool finalized;                     /* the process ended normally */
 	bool detached;                      /* gotrace stopped its recording; it went on */
+	bool reaped;                        /* killed: no end recorded, its parent's wait4
+					     * returned its pid (its trace and seconds end there) */
 	uint64_t start_mono_ns;             /* CLOCK_MONOTONIC when its recording began */
 	double seconds;                     /* from its first fact to its last */
 	struct gt_convert_summary sum;      /* pid, process, stop, truncated, reader and model

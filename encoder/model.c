@@ -617,6 +617,8 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	gtm_count_for(m, r->capture);   /* counters go to the capture whose fact is modelled */
 	m->fact_capture = r->capture < m->n_caps ? r->capture : 0;
 	m->caps[m->fact_capture].last_ns = ns;
+	if (m->n_ends_pending)
+		gtm_pending_ends(m, ns, false);
 	if (m->n_credits)
 		gtm_credit_end(m, gtm_rec_serial(m, r));
 	if (m->n_deferred) {
@@ -790,8 +792,17 @@ uint64_t gt_model_frequency(const void *m)
 	return gt_clock_frequency(&((const struct gt_model *)m)->clock);
 }
 
+uint64_t gtm_mono_ticks(const struct gt_model *m, uint64_t mono)
+{
+	double f = (double)gt_clock_frequency(&m->clock) / 1e9;
+	double d = ((double)mono - (double)m->h.start_mono_ns) * f;
+	double t = (double)GT_CLOCK_TICKS_OFFSET + d;
+	return t > 0 ? (uint64_t)t : 0;
+}
+
 uint64_t gt_model_finish(struct gt_model *m)
 {
+	gtm_pending_ends(m, m->now, true);
 	gtm_sched_finish(m);
 	gtm_stacks_finish(m);
 	return gt_clock_frequency(&m->clock);

@@ -38,7 +38,7 @@ enum tstate { T_UNSEEN = 0, T_RUNNABLE, T_RUNNING, T_WAITING, T_SYSBLOCKED, T_DE
 /* Synthetic frames (docs/formats/go119.md §5.6): unique PCs outside real code. */
 enum synth {
 	S_TIMEOUT, S_SIGNAL, S_UNKNOWN, S_TIMER, S_NETPOLL, S_PREEXISTING, S_MAIN, S_EXIT,
-	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_COUNT
+	S_STACK_LOST, S_NO_FRAMES, S_WAKE, S_TRACER, S_KILLED, S_COUNT
 };
 
 /* A thread as the model draws it.  What the facts say of it (identity, the wait its hook
@@ -149,6 +149,8 @@ struct mcapture {
 				     * UINT64_MAX: at exit): the kernel's later switches of its
 				     * threads are not drawn */
 	uint32_t main_serial;       /* the model's serial of its main thread, 0 until met */
+	uint64_t reaped_ns;         /* killed: dead by then (its parent's wait4), 0: unknown */
+	bool end_pending;           /* its facts ended before reaped_ns: its threads end there */
 	uint32_t pid, ppid;
 	struct gt_model_counters ctr;  /* its counters, while another capture's are in m->ctr */
 };
@@ -205,6 +207,7 @@ struct gt_model {
 	 * (capture, id) and given the model's own numbers (gtm_serial, gtm_object_key). */
 	struct mcapture *caps;
 	uint32_t n_caps;
+	uint32_t n_ends_pending;    /* captures with end_pending */
 	uint32_t cur_cap;           /* whose counters m->ctr holds */
 	uint32_t fact_capture;      /* the capture of the fact being modelled */
 	bool merged;                /* more than one capture: ids are remapped */
@@ -426,6 +429,14 @@ void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns);
  * (its switch-out waiting for a fact of its own). */
 void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t cpu);
 
+/* Killed processes whose threads end where they were reaped, not at their last fact
+ * (struct mcapture's end_pending): those reaped by ns end, all of them when all (at the
+ * trace's end, then at the latest time modelled). */
+void gtm_pending_ends(struct gt_model *m, uint64_t ns, bool all);
+/* A CLOCK_MONOTONIC time as model ticks: nominal-rate ns since the capture's start (its
+ * header's clock pair) + the offset; the trace's Frequency makes them fitted ns. */
+uint64_t gtm_mono_ticks(const struct gt_model *m, uint64_t mono);
+
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);
 uint64_t gtm_captured_stack(struct gt_model *m, uint32_t id);   /* of the fact's capture */
@@ -445,6 +456,10 @@ void gtm_use_space(struct gt_model *m, uint32_t capture);   /* the symbolizer's 
 /* A stack of capture's process (return addresses, innermost first; a CPU sample's) written
  * like every other (symbolized, interned by content): its wire id. */
 uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n);
+/* The same with a synthetic frame innermost: the tracer's own work and the program's call
+ * into it (pcs, which may be empty). */
+uint64_t gtm_pcs_stack_under(struct gt_model *m, uint32_t capture, enum synth top,
+			     const uint64_t *pcs, size_t n);
 void gtm_stacks_finish(struct gt_model *m);
 
 #endif

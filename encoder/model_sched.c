@@ -479,7 +479,7 @@ static void run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint
 		 * unknown wakers are those of the hooks' own waits */
 		if (t->wait_kind == WAIT_UNTRACED)
 			m->ctr.kernel_untraced_ends++;
-		else
+		else if (reason != S_KILLED)
 			m->ctr.unknown_wakeups++;
 		if (t->cond_held && t->wait_kind == GT_BK_MUTEX && r == S_UNKNOWN)
 			m->ctr.cond_release_unseen++;
@@ -553,15 +553,10 @@ void gtm_sched_finish(struct gt_model *m)
 	}
 }
 
-/* The process image of capture ended: its running threads end where they ran last; the
- * others stay as they were (waiting or runnable), as at the end of a trace.  A trace of one
- * capture ends as it always did (the epilogue deschedules them). */
-void gt_model_capture_end(struct gt_model *m, uint32_t capture)
+/* Capture's threads end at ns: the running ones (after a syscall they were in); the others
+ * stay as they were (waiting or runnable), as at the end of a trace. */
+static void end_capture_threads(struct gt_model *m, uint32_t capture, uint64_t ns)
 {
-	gt_tracker_capture_end(m->tracker, capture);
-	if (!m->merged)
-		return;
-	uint64_t ns = capture < m->n_caps ? m->caps[capture].last_ns : m->now;
 	FOR_EACH_THREAD(m, t) {
 		if (t->capture != capture || t->state == T_DEAD || !t->g)
 			continue;
@@ -572,5 +567,73 @@ void gt_model_capture_end(struct gt_model *m, uint32_t capture)
 			m->ps[t->p].running = 0;
 			gtm_thread_died(m, t);
 		}
+	}
+}
+
+/* The process image of capture ended: its threads end where it ran last, or, killed, where
+ * its parent reaped it.  A trace of one capture ends as it always did (the epilogue
+ * deschedules them). */
+void gt_model_capture_end(struct gt_model *m, uint32_t capture)
+{
+	gt_tracker_capture_end(m->tracker, capture);
+	if (!m->merged || capture >= m->n_caps)
+		return;
+	struct mcapture *c = &m->caps[capture];
+	if (c->reaped_ns > c->last_ns) {
+		/* killed later: a call it is in blocked (decided now, while its start is recent) */
+		FOR_EACH_THREAD(m, t) {
+			if (t->capture == capture && t->state != T_DEAD && t->in_syscall)
+				gtm_syscall_resolve(m, t, c->last_ns, true);
+		}
+		c->end_pending = true;
+		m->n_ends_pending++;
+		return;
+	}
+	end_capture_threads(m, capture, c->last_ns);
+}
+
+/* A P no thread runs on (t's own when none is free), for a thread that ends where nothing
+ * of its own was recorded. */
+static uint32_t free_cpu(const struct gt_model *m, const struct mthread *t)
+{
+	for (uint32_t p = 1; p < m->n_ps; p++)
+		if (!m->ps[p].running)
+			return p - 1;
+	return t->p ? t->p - 1 : 0;
+}
+
+/* Capture's process was killed at ns: every thread of it ends there, out of whatever wait
+ * it was in (a syscall it was in blocked until then). */
+static void kill_capture_threads(struct gt_model *m, uint32_t capture, uint64_t ns)
+{
+	FOR_EACH_THREAD(m, t) {
+		if (t->capture != capture || t->state == T_DEAD || !t->g)
+			continue;
+		if (t->in_syscall)
+			gtm_syscall_resolve(m, t, ns, true);
+		run_thread(m, t, free_cpu(m, t), ns, S_KILLED);
+		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_DESTROY, .p = t->p);
+		m->ps[t->p].running = 0;
+		t->state = T_DEAD;
+	}
+}
+
+void gt_model_capture_reaped(struct gt_model *m, uint32_t capture, uint64_t mono_ns)
+{
+	if (capture < m->n_caps && mono_ns)
+		m->caps[capture].reaped_ns = gtm_mono_ticks(m, mono_ns);
+}
+
+void gtm_pending_ends(struct gt_model *m, uint64_t ns, bool all)
+{
+	for (uint32_t i = 0; m->n_ends_pending && i < m->n_caps; i++) {
+		struct mcapture *c = &m->caps[i];
+		if (!c->end_pending || (c->reaped_ns > ns && !all))
+			continue;
+		c->end_pending = false;
+		m->n_ends_pending--;
+		uint64_t at = c->reaped_ns < m->now ? m->now : c->reaped_ns > ns ? ns : c->reaped_ns;
+		kill_capture_threads(m, i, at);
+		m->now = at;
 	}
 }

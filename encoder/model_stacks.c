@@ -14,8 +14,9 @@
 static const char *const synth_names[S_COUNT] = {
 	[S_TIMEOUT] = "[timeout]", [S_SIGNAL] = "[signal]", [S_UNKNOWN] = "[unknown wakeup]",
 	[S_TIMER] = "[timer]", [S_NETPOLL] = "[netpoll]", [S_PREEXISTING] = "[pre-existing thread]",
-	[S_MAIN] = "main", [S_EXIT] = "[thread exit]", [S_STACK_LOST] = "[stack lost]",
+	[S_MAIN] = "[main thread]", [S_EXIT] = "[thread exit]", [S_STACK_LOST] = "[stack lost]",
 	[S_NO_FRAMES] = "[no frames]", [S_WAKE] = "[wake]",
+	[S_TRACER] = "[the tracer's own work]", [S_KILLED] = "[process killed]",
 };
 
 /* The one frame of a synthetic stack. */
@@ -114,19 +115,20 @@ static void own_pcs(struct gt_model *m, uint32_t capture, struct gt_wire_frame *
 /* The frames of pcs (return addresses of capture's process, innermost first) into wf:
  * symbolized, or named by address; never empty.  Strings live in frames and names. */
 static size_t stack_frames(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n,
-			   struct gt_frame *frames, char (*names)[24], struct gt_wire_frame *wf)
+			   struct gt_frame *frames, char (*names)[24], struct gt_wire_frame *wf,
+			   size_t max)
 {
 	size_t k = 0;
 	if (m->opt.sym) {
 		gtm_use_space(m, capture);
-		k = gt_sym_stack(m->opt.sym, pcs, n, frames, GT_WIRE_MAX_FRAMES);
+		k = gt_sym_stack(m->opt.sym, pcs, n, frames, max);
 		for (size_t i = 0; i < k; i++)
 			wf[i] = (struct gt_wire_frame){frames[i].pc, frames[i].func, frames[i].file,
 						       frames[i].line};
 	} else {
 		/* no symbolizer: keep the innermost frames and the outermost one */
-		for (size_t i = 0; i < n && k < GT_WIRE_MAX_FRAMES; i++) {
-			size_t src = (k == GT_WIRE_MAX_FRAMES - 1 && n > GT_WIRE_MAX_FRAMES) ? n - 1 : i;
+		for (size_t i = 0; i < n && k < max; i++) {
+			size_t src = (k == max - 1 && n > max) ? n - 1 : i;
 			uint64_t pc = pcs[src] ? pcs[src] - 1 : 0;
 			addr_name(names[k], sizeof names[k], pc);
 			wf[k] = (struct gt_wire_frame){pc, names[k], "?", 0};
@@ -153,7 +155,8 @@ void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uin
 	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
 	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
 	char names[GT_WIRE_MAX_FRAMES][24];
-	size_t k = stack_frames(m, m->fact_capture, pcs, st->nframes, frames, names, wf);
+	size_t k = stack_frames(m, m->fact_capture, pcs, st->nframes, frames, names, wf,
+				GT_WIRE_MAX_FRAMES);
 	gt_wire_define_stack(m->w, id, wf, k);
 }
 
@@ -162,8 +165,20 @@ uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs
 	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
 	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
 	char names[GT_WIRE_MAX_FRAMES][24];
-	size_t k = stack_frames(m, capture, pcs, n, frames, names, wf);
+	size_t k = stack_frames(m, capture, pcs, n, frames, names, wf, GT_WIRE_MAX_FRAMES);
 	return gt_wire_stack(m->w, wf, k);
+}
+
+uint64_t gtm_pcs_stack_under(struct gt_model *m, uint32_t capture, enum synth top,
+			     const uint64_t *pcs, size_t n)
+{
+	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
+	struct gt_wire_frame wf[GT_WIRE_MAX_FRAMES];
+	char names[GT_WIRE_MAX_FRAMES][24];
+	wf[0] = synth_frame(top);
+	size_t k = n ? stack_frames(m, capture, pcs, n, frames, names, wf + 1,
+				    GT_WIRE_MAX_FRAMES - 1) : 0;
+	return gt_wire_stack(m->w, wf, k + 1);
 }
 
 /* The frame of a start routine (its entry address); name: storage for its name. */

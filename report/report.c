@@ -295,7 +295,8 @@ void gtr_routine_text(struct report *r, const struct gt_tracked_thread *t, char 
 	if (t->start_routine == 0) {
 		/* a thread that existed before recording: its own name (comm) if it has one */
 		const char *own = gt_tracker_own_name(r->tracker, t->capture, t->name);
-		snprintf(buf, size, "%s", t->serial == 1 ? "main" : own ? own : "[pre-existing thread]");
+		snprintf(buf, size, "%s",
+			 t->serial == 1 ? "[main thread]" : own ? own : "[pre-existing thread]");
 		return;
 	}
 	struct gt_frame f = gt_sym_function(r->sym, t->start_routine);
@@ -517,6 +518,13 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	struct gt_capture_record cr;
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
+	/* killed: it lived, in the state its last facts left it, until its parent reaped it */
+	uint64_t reaped_ns = opt->reaped_mono_ns > h->start_mono_ns
+				     ? opt->reaped_mono_ns - h->start_mono_ns : 0;
+	if (!(h->flags & GT_FILE_FINALIZED) && !r.execd && reaped_ns > r.end_ns) {
+		r.end_ns = reaped_ns;
+		r.reaped = true;
+	}
 	struct gt_capture_stats st;
 	gt_capture_stats(c, &st);
 	r.window_tsc = st.window_tsc;

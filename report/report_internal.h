@@ -91,6 +91,7 @@ struct report {
 	uint64_t dropped_facts, stacks_lost, threads_lost, waiters_lost, reentry_lost, waits_unshown;
 	struct gt_convert_stop stop;    /* from the header: it survives when no record fits */
 	bool execd;                     /* the last exec announced did not fail */
+	bool reaped;                    /* killed: its times end where its parent reaped it */
 	struct gt_process_name proc;    /* the last name recorded (the header's before one) */
 	bool kernel;                    /* on_cpu holds the kernel's times */
 	struct gt_u64map on_cpu;        /* tid -> ns on a CPU, by the kernel's switches */

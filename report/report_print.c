@@ -74,6 +74,8 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 		h->stack_mode < 3 ? stack_modes[h->stack_mode] : "?",
 		(h->flags & GT_FILE_FINALIZED) ? "" :
 		r->execd ? ", the process exec'd another program: times end there" :
+		r->reaped ? ", killed (it recorded no end): times end where its parent's wait4 "
+			    "returned its pid" :
 		", process did not finish normally: times end at its last fact");
 	if ((h->flags & GT_FILE_RING) && r->window_tsc > h->start_tsc) {
 		double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
@@ -242,9 +244,10 @@ void gtr_print_json(FILE *out, struct report *r, const struct gt_file_header *h,
 	gt_report_json_string(out, r->proc.name);
 	fputs(",\"command\":", out);
 	gt_report_json_string(out, r->proc.cmdline[0] ? r->proc.cmdline : h->exe_path);
-	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"execd\":%s,\"threads\":[",
-		r->end_ns, (h->flags & GT_FILE_FINALIZED) ? "true" : "false",
-		!(h->flags & GT_FILE_FINALIZED) && r->execd ? "true" : "false");
+	fprintf(out, ",\"recorded_ns\":%" PRIu64 ",\"finalized\":%s,\"execd\":%s,\"killed\":%s,"
+		"\"threads\":[", r->end_ns, (h->flags & GT_FILE_FINALIZED) ? "true" : "false",
+		!(h->flags & GT_FILE_FINALIZED) && r->execd ? "true" : "false",
+		r->reaped ? "true" : "false");
 	bool first = true;
 	for (size_t i = 0; i < r->n_threads; i++) {
 		const struct thread_row *t = &r->threads[i];

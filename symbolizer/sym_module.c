@@ -328,6 +328,7 @@ void gt_sym_image_close(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	img->n_cus = img->cap_cus = 0;
 	free(img->unit_ranges);
 	img->unit_ranges = NULL;
+	memset(&img->eh, 0, sizeof img->eh);
 	img->n_unit_ranges = 0;
 	img->unit_ranges_read = false;
 	gt_u64map_free(&img->cu_by_offset);
@@ -846,8 +847,11 @@ size_t gt_sym_image_resolve(struct gt_symbolizer *sym, struct gt_sym_image *img,
 		const char *func = c.names[i];
 		uint32_t flags = func ? GT_FR_RESOLVED : 0;
 		if (!func) {
+			/* named by its function's start, so that its addresses are one function */
+			uint64_t start = addr;
+			gt_sym_unwind_function_start(img, addr, &start);
 			char buf[256];
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, img->base_name, addr - img->bias);
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, img->base_name, start - img->bias);
 			func = gt_sym_intern(&sym->strings, buf);
 		}
 		pushed += push(sym, img, pc, func, c.files[i] ? c.files[i] : img->path,

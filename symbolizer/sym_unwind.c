@@ -8,6 +8,7 @@
 #include "symbolizer_private.h"
 
 #include <dwarf.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -173,4 +174,65 @@ void gt_sym_unwind_free(struct gt_symbolizer *sym)
 	free(sym->unwind);
 	sym->unwind = NULL;
 	sym->n_unwind = 0;
+}
+
+/* .eh_frame_hdr's binary search table (PT_GNU_EH_FRAME), read once: the sorted initial
+ * locations of every FDE.  Only the layout linkers write (a 4-byte eh_frame_ptr, a udata4
+ * count, datarel sdata4 pairs); anything else leaves the table empty. */
+static void read_eh_table(struct gt_sym_image *img)
+{
+	img->eh.read = true;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(img->mod, &bias);
+	size_t n_phdrs;
+	if (elf == NULL || elf_getphdrnum(elf, &n_phdrs) != 0)
+		return;
+	for (size_t i = 0; i < n_phdrs; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) == NULL || ph.p_type != PT_GNU_EH_FRAME)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		const uint8_t *h = d ? d->d_buf : NULL;
+		if (h == NULL || d->d_size < 12 || h[0] != 1 || (h[1] & 0x07) != 0x03 ||
+		    h[2] != DW_EH_PE_udata4 || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+			return;
+		uint32_t count;
+		memcpy(&count, h + 8, 4);
+		if (count > (d->d_size - 12) / 8)
+			return;
+		img->eh.table = h + 12;
+		img->eh.count = count;
+		img->eh.vaddr = ph.p_vaddr + bias;
+		return;
+	}
+}
+
+bool gt_sym_unwind_function_start(struct gt_sym_image *img, uint64_t addr, uint64_t *start)
+{
+	/* an FDE covers addr (none: code without unwind information, no function known) */
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(img->mod, &bias);
+	Dwarf_Frame *frame = NULL;
+	if (cfi == NULL || addr < bias || dwarf_cfi_addrframe(cfi, addr - bias, &frame) != 0)
+		return false;
+	free(frame);
+	if (!img->eh.read)
+		read_eh_table(img);
+	/* FDEs do not overlap: the one covering addr starts at the last start at or before it */
+	size_t lo = 0, hi = img->eh.count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int32_t rel;
+		memcpy(&rel, img->eh.table + 8 * mid, 4);
+		if (img->eh.vaddr + (uint64_t)(int64_t)rel <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	int32_t rel;
+	memcpy(&rel, img->eh.table + 8 * (lo - 1), 4);
+	*start = img->eh.vaddr + (uint64_t)(int64_t)rel;
+	return true;
 }

@@ -126,6 +126,8 @@ static struct gt_sym_image *find_or_make_image(struct gt_symbolizer *sym, const 
 	img->is_libc = strncmp(img->base_name, "libc.so", 7) == 0 ||
 		       strncmp(img->base_name, "libc-", 5) == 0 ||
 		       strncmp(img->base_name, "libpthread", 10) == 0;
+	img->is_unwinder = strncmp(img->base_name, "libunwind", 9) == 0;
+	img->is_loader = strncmp(img->base_name, "ld-", 3) == 0;
 	img->state = GT_IMG_UNOPENED;
 	img->next = sym->images;
 	sym->images = img;
@@ -279,7 +281,6 @@ size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
 	size_t cap = 64, count = 0;
 	uint32_t stack_buf[64];
 	uint32_t *idx = stack_buf;
-	bool inner = true;
 	for (size_t i = 0; i < n; i++) {
 		if (pcs[i] == 0)
 			continue;
@@ -294,9 +295,11 @@ size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
 		if (!entry_resolved(sym, entry))
 			sym->stats.pcs_unresolved++;
 		const struct gt_sym_image *img = sym->frames[entry->first].img;
-		if (inner && img && img->is_tracer)
+		/* the tracer's frames: the hook the program called, between it and the call the
+		 * hook passes on (a CPU sample's), or the tracer's own work (cut at the inner
+		 * end), or its thread trampoline (with the start-up code) */
+		if (img && img->is_tracer)
 			continue;
-		inner = false;
 		for (uint32_t k = 0; k < entry->count; k++) {
 			if (count == cap) {
 				uint32_t *grown = malloc(2 * cap * sizeof(*grown));
@@ -355,6 +358,29 @@ size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
 	if (idx != stack_buf)
 		free(idx);
 	return written;
+}
+
+size_t gt_sym_tracer_work(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n)
+{
+	if (!sym || !pcs)
+		return 0;
+	/* libunwind, with the libc and loader code it calls, then the tracer's frames; or the
+	 * tracer's frames innermost.  libc right inside a hook without libunwind is the
+	 * program's own call, passed on by the hook. */
+	size_t i = 0;
+	bool unwinding = false;
+	const struct gt_sym_mapping *map = NULL;
+	for (; i < n; i++) {
+		map = pcs[i] ? mapping_at(sym, pcs[i] - 1) : NULL;
+		if (!map || !(map->img->is_unwinder || map->img->is_libc || map->img->is_loader))
+			break;
+		unwinding |= map->img->is_unwinder;
+	}
+	if (i == n || !map || !map->img->is_tracer || (i > 0 && !unwinding))
+		return 0;
+	while (i < n && (map = pcs[i] ? mapping_at(sym, pcs[i] - 1) : NULL) && map->img->is_tracer)
+		i++;
+	return i;
 }
 
 struct gt_frame gt_sym_function(struct gt_symbolizer *sym, uint64_t entry)

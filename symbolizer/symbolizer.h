@@ -11,6 +11,9 @@
  * - a problem with a module (missing, changed build-id, truncated, corrupt, a directory)
  *   gives one warning per module path, and its frames read "module+0xoff" (the offset is
  *   PC - 1 - bias, what addr2line takes); PCs outside every module read "0x<pc - 1>";
+ * - code without symbols in a usable module reads "module+0x<start>": the start of its
+ *   function by the unwind tables (.eh_frame), so that one function is one name (the
+ *   frame's pc stays exact); the exact offset when no unwind entry covers it;
  * - debug info is searched by build-id and .gnu_debuglink in the option's directories,
  *   then beside the file and in /usr/lib/debug; never on the network: gt_sym_new unsets
  *   DEBUGINFOD_URLS for the process.
@@ -72,12 +75,18 @@ int gt_sym_use_space(struct gt_symbolizer *sym, uint32_t space);
 
 /* Symbolize one captured stack: pcs[0] is the innermost return address (as captured).
  * Writes at most max frames into out, innermost first: inline frames expanded, the
- * tracer's own frames (libgotrace.so) cut at the inner end, thread start-up frames
+ * tracer's own frames (libgotrace.so) left out wherever they are, thread start-up frames
  * (start_thread, clone, clone3, __libc_start_call_main, __libc_start_main, _start) cut at
  * the outer end; when more than max remain, the innermost max-1 and the outermost one are
  * kept.  Returns the number of frames written (0 when nothing is left). */
 size_t gt_sym_stack(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
 		    struct gt_frame *out, size_t max);
+
+/* Of a CPU sample's stack (pcs as for gt_sym_stack): how many of its innermost addresses
+ * are the tracer's own work, 0 when none are.  They are code of libgotrace.so, or libunwind
+ * (with the libc and ld.so code it calls) called from it, and the tracer's frames around
+ * that, so that pcs + the count starts at the program's call into the tracer. */
+size_t gt_sym_tracer_work(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n);
 
 /* Symbolize one function entry address (a thread's start routine): one frame, the PC
  * itself (not - 1), no inline expansion. */

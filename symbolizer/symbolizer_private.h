@@ -127,6 +127,8 @@ struct gt_sym_image {
 	uint32_t flags;               /* GT_SYM_MAIN_EXE, GT_SYM_VDSO */
 	bool is_tracer;               /* libgotrace.so: cut at the inner end */
 	bool is_libc;                 /* its unnamed frames at the outer end are start-up code */
+	bool is_unwinder;             /* libunwind: the tracer's when libgotrace.so calls it */
+	bool is_loader;               /* ld.so: libunwind calls into it (__tls_get_addr, ...) */
 	enum gt_sym_image_state state;
 	bool has_dwarf;               /* false: don't ask libdw again for every PC */
 	struct gt_sym_func *funcs;    /* sorted by lo, then rank */
@@ -139,6 +141,12 @@ struct gt_sym_image {
 	struct gt_sym_unit_range *unit_ranges;
 	size_t n_unit_ranges;
 	bool unit_ranges_read;
+	struct {                      /* .eh_frame_hdr's table (sym_unwind.c), read once */
+		const uint8_t *table;  /* pairs of int32: initial location, FDE */
+		size_t count;
+		uint64_t vaddr;        /* what the table's locations are relative to */
+		bool read;
+	} eh;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct gt_sym_image *next;    /* all images, owned by the symbolizer */
@@ -230,6 +238,9 @@ int gt_sym_push_frame(struct gt_symbolizer *sym, const struct gt_sym_frame *fr);
 
 /* sym_unwind.c */
 void gt_sym_unwind_free(struct gt_symbolizer *sym);
+/* The start of the function around addr (in img's addresses, bias included) by the unwind
+ * tables: the start of the .eh_frame FDE that covers it.  false when none does. */
+bool gt_sym_unwind_function_start(struct gt_sym_image *img, uint64_t addr, uint64_t *start);
 
 /* sym_names.c */
 /* The name to show for a linkage or plain name: demangled when mangled, the last

@@ -139,10 +139,14 @@ class TraceServer:
         self.log.close()
 
 
-def check_goroutines_page(browser, server, version):
+def check_goroutines_page(browser, server, version, minor, fmt):
     browser.open(server.url + "/goroutines")
-    # Go 1.19: "worker_main N=4"; Go 1.23: a table row "worker_main<TAB>4<TAB>...".
-    expected = {"worker_main": 4, "producer_main": 1, "logger_main": 1, "main": 1}
+    # Go 1.19: "worker_main N=4"; Go 1.23: a table row "worker_main<TAB>4<TAB>...".  The main
+    # thread is named by its creation's synthetic frame "[main thread]", except by Go 1.23+'s
+    # converter of a go1.19 trace, which names it by the outermost frame of its first
+    # blocking stack: the program's main.
+    main_group = "main" if minor >= 23 and fmt == "go1.19" else "[main thread]"
+    expected = {"worker_main": 4, "producer_main": 1, "logger_main": 1, main_group: 1}
     seen = {"text": ""}
 
     def listed():
@@ -323,7 +327,7 @@ def main():
                 name = "%s-%s" % (version, fmt)
                 server = TraceServer(tool, trace, os.path.join(args.outdir, "trace-go%s.log" % name))
                 try:
-                    check_goroutines_page(browser, server, "%s (%s)" % (version, fmt))
+                    check_goroutines_page(browser, server, "%s (%s)" % (version, fmt), minor, fmt)
                     resumed = fmt == "go1.22" and minor == 22
                     check_timeline(browser, server, "%s (%s)" % (version, fmt), lock_frame,
                                    os.path.join(args.outdir, "workpool-go%s.png" % name),

@@ -1,15 +1,19 @@
-/* burner MS [vdso]: a thread named "cpu-hog" spends MS milliseconds of its own CPU time
+/* burner MS [vdso|write]: a thread named "cpu-hog" spends MS milliseconds of its own CPU time
  * (CLOCK_THREAD_CPUTIME_ID) in burn_known_function, built -O2 without frame pointers, so
  * that a CPU sample of it can only be named by unwinding its copied stack with DWARF CFI;
  * the main thread waits for it in pthread_join.  With "vdso" it spends them calling
  * clock_gettime(CLOCK_MONOTONIC) in burn_in_vdso instead: its samples land in the vDSO,
- * whose CFI alone leads to that function.  stdout is the same traced or not. */
+ * whose CFI alone leads to that function.  With "write" it writes one byte to /dev/null
+ * at a time in burn_in_writes: traced, each write is a hooked call whose stack the tracer
+ * takes.  stdout is the same traced or not. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static long cpu_ms(void)
 {
@@ -40,23 +44,39 @@ __attribute__((noipa)) unsigned long burn_in_vdso(long ms)
 	return calls;
 }
 
+__attribute__((noipa)) unsigned long burn_in_writes(long ms)
+{
+	int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	unsigned long writes = 0;
+	for (long end = cpu_ms() + ms; fd >= 0 && cpu_ms() < end;)
+		for (int i = 0; i < 100; i++)
+			writes += write(fd, "x", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	return writes;
+}
+
 static long burn_ms;
-static bool in_vdso;
+static const char *mode = "";
 
 static void *burner(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "cpu-hog");
-	unsigned long v = in_vdso ? burn_in_vdso(burn_ms) : burn_known_function(burn_ms);
+	unsigned long v = strcmp(mode, "vdso") == 0    ? burn_in_vdso(burn_ms)
+			  : strcmp(mode, "write") == 0 ? burn_in_writes(burn_ms)
+						       : burn_known_function(burn_ms);
 	return (void *)(v | 1);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 2 && (argc != 3 || strcmp(argv[2], "vdso") != 0))
+	if (argc == 3)
+		mode = argv[2];
+	if ((argc != 2 && argc != 3) || (argc == 3 && strcmp(mode, "vdso") != 0 &&
+					 strcmp(mode, "write") != 0))
 		return 2;
 	burn_ms = strtol(argv[1], NULL, 10);
-	in_vdso = argc == 3;
 	pthread_t t;
 	void *r;
 	if (pthread_create(&t, NULL, burner, NULL) != 0 || pthread_join(t, &r) != 0 || r == NULL)

@@ -8,6 +8,7 @@
 
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,24 +259,36 @@ Test(samples, refused_perf_is_one_line_and_a_hook_only_trace, .timeout = 180)
 	cli_result_free(&r);
 }
 
+/* `gotrace report TRACE` (status 0) into r, and the first row of its "hottest functions"
+ * table: its self share and function; the table's number of samples is at least 100. */
+static const char *first_hot_row(struct cli_result *r, const char *trace, double *self,
+				 char *func, size_t func_size)
+{
+	const char *argv[] = { cli_gotrace, "report", trace, NULL };
+	cli_run(r, argv, NULL);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	const char *table = strstr(r->out, "Hottest functions, from ");
+	cr_assert_not_null(table, "%s", r->out);
+	unsigned long samples = strtoul(table + strlen("Hottest functions, from "), NULL, 10);
+	cr_assert_geq(samples, 100, "%s", table);
+	const char *row = strstr(table, "function\n");
+	cr_assert_not_null(row, "%s", table);
+	double total;
+	char format[32];
+	snprintf(format, sizeof format, " %%lf%%%% %%lf%%%% %%%zus", func_size - 1);
+	cr_assert_eq(sscanf(row + strlen("function\n"), format, self, &total, func), 3, "%s",
+		     table);
+	return table;
+}
+
 /* gotrace report's "hottest functions" table (issue 15, item 5): the burning function first,
  * with (nearly) every sample, from the trace alone and from the capture kept beside it. */
 static void check_hot_table(const char *trace)
 {
 	struct cli_result r;
-	const char *argv[] = { cli_gotrace, "report", trace, NULL };
-	cli_run(&r, argv, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	const char *table = strstr(r.out, "Hottest functions, from ");
-	cr_assert_not_null(table, "%s", r.out);
-	unsigned long samples = strtoul(table + strlen("Hottest functions, from "), NULL, 10);
-	cr_assert_geq(samples, 100, "%s", table);
-	const char *row = strstr(table, "function\n");
-	cr_assert_not_null(row, "%s", table);
-	double self, total;
+	double self;
 	char func[64];
-	cr_assert_eq(sscanf(row + strlen("function\n"), " %lf%% %lf%% %63s", &self, &total, func), 3,
-		     "%s", table);
+	const char *table = first_hot_row(&r, trace, &self, func, sizeof func);
 	cr_assert_str_eq(func, "burn_known_function", "%s", table);
 	cr_assert_geq(self, 90.0, "%s", table);
 	cr_assert_not_null(strstr(table, "burner (burner.c"), "its caller: %s", table);
@@ -286,6 +299,50 @@ static void check_hot_table(const char *trace)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert_not_null(strstr(r.out, "\"hot_functions\":{\"samples\":"), "%s", r.out);
 	cr_assert_not_null(strstr(r.out, "[{\"function\":\"burn_known_function\""), "%s", r.out);
+	cli_result_free(&r);
+}
+
+/* The value of SYMBOL in PROGRAM's symbol table, by nm (for PIE: its offset from the bias). */
+static unsigned long symbol_value(const char *program, const char *symbol)
+{
+	struct cli_result r;
+	const char *argv[] = { GT_TEST_NM, program, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	char line[128];
+	snprintf(line, sizeof line, " T %s\n", symbol);
+	const char *at = strstr(r.out, line);
+	if (at == NULL) {   /* a local one */
+		line[1] = 't';
+		at = strstr(r.out, line);
+	}
+	cr_assert_not_null(at, "no %s in %s:\n%s", symbol, program, r.out);
+	while (at > r.out && at[-1] != '\n')
+		at--;
+	unsigned long value = strtoul(at, NULL, 16);
+	cli_result_free(&r);
+	return value;
+}
+
+/* A program without symbols (issue 27 item 8): the samples of burn_known_function fall on
+ * the many instructions of its loop; the table counts them as one function, named by its
+ * start (from the unwind tables), which the unstripped program's symbol table gives. */
+Test(samples, report_counts_code_without_symbols_by_function, .timeout = 180)
+{
+	char dir[512] = "", trace[600];
+	cli_tempdir(dir, sizeof dir);
+	struct cli_result r;
+	const char *options[] = { "--cpu-samples", "499", NULL };
+	const char *program[] = { GT_TEST_BURNER_NOSYM, BURN_MS, NULL };
+	run_program_twins(dir, NULL, options, program, NULL, &r, trace, sizeof trace);
+	cli_result_free(&r);
+	char want[64], func[64];
+	snprintf(want, sizeof want, "burner_nosym+0x%lx",
+		 symbol_value(GT_TEST_BURNER, "burn_known_function"));
+	double self;
+	const char *table = first_hot_row(&r, trace, &self, func, sizeof func);
+	cr_assert_str_eq(func, want, "%s", table);
+	cr_assert_geq(self, 90.0, "%s", table);
 	cli_result_free(&r);
 }
 
@@ -316,6 +373,48 @@ Test(samples, report_shows_the_hottest_functions, .timeout = 180)
 	cr_assert_not_null(strstr(r.err, "gotrace: CPU samples: "), "%s", r.err);
 	cli_result_free(&r);
 	check_hot_table(again);
+}
+
+/* The tracer's cost (issue 27 item 8): a thread that writes one byte to /dev/null at a time
+ * spends much of its CPU in the write hook, and with GOTRACE_STACK_CHECK=1 in libunwind,
+ * which walks every stack again.  The table says that share is the tracer's, one row, and
+ * shows no function of libunwind or libgotrace.so; the summary counts the same samples. */
+Test(samples, report_names_the_tracers_own_work, .timeout = 180)
+{
+	char dir[512] = "", trace[600];
+	cli_tempdir(dir, sizeof dir);
+	struct cli_result r;
+	const char *options[] = { "--cpu-samples", "499", NULL };
+	const char *program[] = { GT_TEST_BURNER, BURN_MS, "write", NULL };
+	const char *env[] = { "GOTRACE_STACK_CHECK=1", NULL };
+	run_program_twins(dir, NULL, options, program, env, &r, trace, sizeof trace);
+	const char *said = strstr(r.err, "gotrace: CPU samples: ");
+	cr_assert_not_null(said, "%s", r.err);
+	unsigned long written = strtoul(said + strlen("gotrace: CPU samples: "), NULL, 10);
+	const char *end = strchr(said, '\n'), *part = strstr(said, " of them the tracer's own work");
+	cr_assert(part != NULL && part < end, "%s", r.err);
+	while (part > said && part[-1] != ' ')
+		part--;
+	unsigned long own = strtoul(part, NULL, 10);
+	cli_result_free(&r);
+
+	const char *argv[] = { cli_gotrace, "report", trace, NULL };
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	const char *table = strstr(r.out, "Hottest functions, from ");
+	cr_assert_not_null(table, "%s", r.out);
+	cr_assert_eq(strtoul(table + strlen("Hottest functions, from "), NULL, 10), written);
+	const char *row = strstr(table, "[the tracer's own work] ([gotrace])\n");
+	cr_assert_not_null(row, "%s", table);
+	while (row > table && row[-1] != '\n')
+		row--;
+	double self = strtod(row, NULL);
+	cr_assert_gt(own, 0, "%s", table);
+	cr_assert_leq(fabs(self - 100.0 * (double)own / (double)written), 0.05, "%lu of %lu: %s",
+		      own, written, table);
+	cr_assert_null(strstr(table, "libunwind"), "%s", table);
+	cr_assert_null(strstr(table, "libgotrace"), "%s", table);
+	cli_result_free(&r);
 }
 
 /* ---- off-CPU stacks (issue 15, item 4) -------------------------------------------------- */

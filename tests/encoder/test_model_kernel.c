@@ -134,7 +134,8 @@ Test(model_kernel, a_thread_runs_where_and_when_the_kernel_ran_it)
 	char *stack = gt_dump_123_stack(dump, "GoID=1 Reason=\"\" Running->Waiting", 0,
 					"TransitionStack");
 	cr_assert_not_null(stack, "no untraced wait in:\n%s", dump);
-	cr_assert_str_eq(stack, "[off-CPU wait, not seen by the hooks] [gotrace]:0\nmain [gotrace]:0\n");
+	cr_assert_str_eq(stack, "[off-CPU wait, not seen by the hooks] [gotrace]:0\n"
+				"[main thread] [gotrace]:0\n");
 	free(stack);
 	free(dump);
 }

@@ -295,12 +295,12 @@ Test(signals, handler_call_nested_in_read_report, .fini = teardown, .timeout = 1
 	memset(&plain, 0, sizeof plain);
 	cr_assert_eq(run_program(&plain, 0, report_argv, NULL), 0);
 	cr_assert(WIFEXITED(plain.status) && WEXITSTATUS(plain.status) == 0, "%s", plain.err);
-	/* g 1, the main thread: its name, start routine, then alive, running, sync, cond, net,
-	 * sleep, other, syscall (ms) */
+	/* g 1, the main thread: its name, start routine ("[main thread]", two words), then
+	 * alive, running, sync, cond, net, sleep, other, syscall (ms) */
 	const char *table = strstr(plain.out, "Goroutines (one per thread)");
 	cr_assert_not_null(table, "%s", plain.out);
-	double running = report_column(table, "\n  1 ", 4), net = report_column(table, "\n  1 ", 7);
-	double other = report_column(table, "\n  1 ", 9), sys = report_column(table, "\n  1 ", 10);
+	double running = report_column(table, "\n  1 ", 5), net = report_column(table, "\n  1 ", 8);
+	double other = report_column(table, "\n  1 ", 10), sys = report_column(table, "\n  1 ", 11);
 	cr_log_info("read measured %.1f ms, waitpid %.1f; report: running %.1f, net %.1f, other %.1f,"
 		    " syscall %.1f", measured, reaped, running, net, other, sys);
 	/* the read is a wait on the pipe, woken by the writer's write (the handler's waitpid

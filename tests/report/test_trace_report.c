@@ -283,7 +283,8 @@ Test(trace_report_names, process_and_pre_existing_thread_names, .fini = cleanup)
 	cr_expect_str_eq(converted.process, "alias: worker process");
 
 	char *json = report_of(true);
-	cr_assert_not_null(strstr(json, "{\"g\":1,\"name\":\"\",\"start_routine\":\"main\""), "%s", json);
+	cr_assert_not_null(strstr(json, "{\"g\":1,\"name\":\"\",\"start_routine\":\"[main thread]\""),
+			   "%s", json);
 	cr_assert_not_null(strstr(json, "{\"g\":2,\"name\":\"\",\"start_routine\":"
 				  "\"[pre-existing thread]\""), "%s", json);
 	cr_assert_not_null(strstr(json, "{\"g\":3,\"name\":\"bg_thd\",\"start_routine\":\"bg_thd\""),

@@ -287,7 +287,10 @@ Test(debuginfo, build_id_in_a_given_debug_dir)
 	remove_tree(dir);
 }
 
-Test(debuginfo, no_symbols_at_all_reads_module_plus_offset)
+/* Without symbols a frame reads "module+0x<start of its function>", the start the unwind
+ * tables (.eh_frame) give: every address of one function is one name, so that a profile
+ * counts the function once, not once per instruction. */
+Test(debuginfo, no_symbols_at_all_reads_module_plus_function_start)
 {
 	struct fixture fx;
 	struct gt_symbolizer *sym = load(&fx, FX_NOSYM, NULL);
@@ -297,8 +300,9 @@ Test(debuginfo, no_symbols_at_all_reads_module_plus_offset)
 	size_t n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
 	cr_assert_geq(n, 2, "%s", show(f, n));
 	char want[128];
+	/* the capture's PC lies inside outer (the helpers are inlined into it) */
 	snprintf(want, sizeof(want), "fx_nosym+0x%llx",
-		 (unsigned long long)(s->pcs[0] - 1 - m->bias));
+		 (unsigned long long)(fx_func(&fx, "outer") - m->bias));
 	expect_frame(f, n, 0, want, NULL, 0);
 	cr_expect_str_eq(f[0].file, m->path);
 	cr_expect_eq(f[0].line, 0);
@@ -307,6 +311,16 @@ Test(debuginfo, no_symbols_at_all_reads_module_plus_offset)
 	struct gt_sym_stats st;
 	gt_sym_stats(sym, &st);
 	cr_expect_geq(st.pcs_unresolved, 2);
+
+	/* recurse: the capture and the 20 recursive calls are two addresses of one function */
+	s = fx_stack(&fx, "deep");
+	n = gt_sym_stack(sym, s->pcs, s->n, f, MAX_FRAMES);
+	cr_assert_geq(n, 22, "%s", show(f, n));
+	cr_assert_neq(f[0].pc, f[1].pc);
+	snprintf(want, sizeof(want), "fx_nosym+0x%llx",
+		 (unsigned long long)(fx_func(&fx, "recurse") - m->bias));
+	for (size_t i = 0; i <= 20; i++)
+		expect_frame(f, n, i, want, NULL, 0);
 	gt_sym_free(sym);
 }
 

@@ -1,0 +1,89 @@
+/* reaped: when a process that recorded no end died, from its parent's capture (see
+ * encoder.h, gt_capture_reaped).  A process killed by a signal it cannot handle (SIGKILL)
+ * writes no fact at its death; its parent's wait4 that returned its pid ended after it.
+ * Only the parents of such processes are read, once, before the conversion or report. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "capture_set.h"
+#include "encoder.h"
+
+struct head {
+	struct gt_file_header h;
+	bool readable;
+	bool unended;        /* no end of its own: neither finalized nor detached */
+};
+
+/* The capture of process pid, child of ppid, that a reap at mono ns ended: the latest of
+ * that pid begun before it (an exec'd image's capture is followed by the next one's); -1
+ * when none is, or when that one ended by itself. */
+static ptrdiff_t reaped_capture(const struct head *hs, size_t n, uint32_t pid, uint32_t ppid,
+				uint64_t mono)
+{
+	ptrdiff_t found = -1;
+	for (size_t i = 0; i < n; i++)
+		if (hs[i].readable && hs[i].h.pid == pid && hs[i].h.start_mono_ns < mono &&
+		    (found < 0 || hs[i].h.start_mono_ns > hs[found].h.start_mono_ns))
+			found = (ptrdiff_t)i;
+	return found >= 0 && hs[found].unended && hs[found].h.ppid == ppid ? found : -1;
+}
+
+/* Reads parent capture j for its wait4s that returned a child's pid. */
+static void read_reaps(const struct head *hs, size_t n, size_t j, const char *path,
+		       uint64_t *out_mono_ns)
+{
+	char err[256];
+	struct gt_capture *c = gt_capture_open(path, err, sizeof err);
+	if (c == NULL)
+		return;
+	struct gt_clock clock;
+	gt_clock_init(&clock, &hs[j].h);
+	struct gt_capture_record r;
+	while (gt_capture_next(c, &r)) {
+		const struct gt_p_syscall_end *e = r.payload;
+		if (r.rec->type != GT_SYSCALL_END || r.payload_len < sizeof *e ||
+		    e->nr != SYS_wait4 || e->err != 0 || e->result <= 0 || e->result > UINT32_MAX)
+			continue;
+		uint64_t mono = hs[j].h.start_mono_ns + gt_clock_ns(&clock, r.tsc);
+		ptrdiff_t i = reaped_capture(hs, n, (uint32_t)e->result, hs[j].h.pid, mono);
+		if (i >= 0 && out_mono_ns[i] == 0)
+			out_mono_ns[i] = mono;
+	}
+	gt_capture_close(c);
+}
+
+uint64_t *gt_capture_reaped(const char *const *paths, size_t n)
+{
+	struct head *hs = calloc(n + 1, sizeof *hs);
+	uint64_t *out_mono_ns = calloc(n + 1, sizeof *out_mono_ns);
+	if (hs == NULL || out_mono_ns == NULL) {
+		free(hs);
+		free(out_mono_ns);
+		return NULL;
+	}
+	bool any = false;
+	struct gt_capture_set *set = gt_capture_set_open(paths, n);   /* the headers alone */
+	for (size_t k = 0; set != NULL && k < n; k++) {
+		const struct gt_file_header *h = gt_capture_set_header(set, k);
+		size_t i = 0;
+		while (i < n && strcmp(paths[i], gt_capture_set_path(set, k)) != 0)
+			i++;
+		if (h == NULL || i == n)
+			continue;
+		hs[i].h = *h;
+		hs[i].readable = true;
+		hs[i].unended = !(h->flags & (GT_FILE_FINALIZED | GT_FILE_DETACHED));
+		any |= hs[i].unended;
+	}
+	gt_capture_set_close(set);
+	for (size_t j = 0; any && j < n; j++) {
+		bool parent = false;
+		for (size_t i = 0; hs[j].readable && i < n && !parent; i++)
+			parent = hs[i].unended && hs[i].h.ppid == hs[j].h.pid && i != j;
+		if (parent)
+			read_reaps(hs, n, j, paths[j], out_mono_ns);
+	}
+	free(hs);
+	return out_mono_ns;
+}
