@@ -1,6 +1,6 @@
-/* The check that glibc_locks.h's mutex paths are the running glibc's: they are run against
- * glibc's own functions on a mutex of this file, and any difference leaves glibc doing it
- * all.  The semaphore's layout needs no check: a process-shared semaphore is shared with
+/* The check that glibc_locks.h's mutex and rwlock paths are the running glibc's: they are run
+ * against glibc's own functions on objects of this file, and any difference leaves glibc
+ * doing it all.  The semaphore's layout needs no check: a process-shared semaphore is shared with
  * processes of other glibc builds, so glibc keeps it as it is (since 2.21). */
 #include "glibc_locks.h"
 
@@ -13,6 +13,7 @@
 #include <string.h>
 
 int gt_glibc_plain_kind = -1;
+unsigned gt_glibc_rwlock_plain_flags = UINT_MAX;
 uint64_t gt_glibc_post_below;
 uint32_t gt_glibc_take_from = UINT32_MAX;
 ptrdiff_t gt_glibc_tid_offset;
@@ -52,9 +53,6 @@ static int mutex_agrees(int tid)
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	if (GT_REAL(pthread_mutex_lock)(&m) || !mutex_is(&m, 1, tid, 1))
 		return 0;
-	gt_glibc_tid_offset = find_tid_offset(tid);
-	if (gt_glibc_tid_offset < 0 || gt_glibc_tid() != tid)
-		return 0;
 	if (GT_REAL(pthread_mutex_unlock)(&m) || !mutex_is(&m, 0, 0, 0))
 		return 0;
 	/* ours then glibc's, glibc's then ours, and a busy one */
@@ -65,6 +63,57 @@ static int mutex_agrees(int tid)
 	if (GT_REAL(pthread_mutex_lock)(&m) || !gt_glibc_mutex_unlock(&m) || !mutex_is(&m, 0, 0, 0))
 		return 0;
 	return 1;
+}
+
+/* Two rwlocks taken and released the same way, a by glibc's functions, b by the hooks' paths
+ * where they take it (else by glibc's): every byte the same after each step. */
+struct rwlock_pair {
+	pthread_rwlock_t a, b;
+};
+
+static int same(const struct rwlock_pair *p)
+{
+	return !memcmp(&p->a, &p->b, sizeof p->a);
+}
+
+static int wrlock_both(struct rwlock_pair *p)
+{
+	return !GT_REAL(pthread_rwlock_wrlock)(&p->a) && gt_glibc_rwlock_wrtake(&p->b) && same(p);
+}
+
+static int rdlock_both(struct rwlock_pair *p)
+{
+	return !GT_REAL(pthread_rwlock_rdlock)(&p->a) && gt_glibc_rwlock_rdtake(&p->b) && same(p);
+}
+
+static int unlock_both(struct rwlock_pair *p)
+{
+	return !GT_REAL(pthread_rwlock_unlock)(&p->a) && gt_glibc_rwlock_release(&p->b) && same(p);
+}
+
+/* a lock held for writing: neither glibc's trylocks nor the paths take it */
+static int both_refuse(struct rwlock_pair *p)
+{
+	return GT_REAL(pthread_rwlock_trywrlock)(&p->a) == EBUSY &&
+	       GT_REAL(pthread_rwlock_tryrdlock)(&p->a) == EBUSY && !gt_glibc_rwlock_wrtake(&p->b) &&
+	       !gt_glibc_rwlock_rdtake(&p->b) && same(p);
+}
+
+static int rwlock_agrees(void)
+{
+	struct rwlock_pair p = {PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER};
+	int agree = /* a write phase from the idle read phase, then again in the write phase */
+		wrlock_both(&p) && both_refuse(&p) && unlock_both(&p) && wrlock_both(&p) &&
+		unlock_both(&p) &&
+		/* glibc's read phase from the write phase, then two readers of it */
+		!GT_REAL(pthread_rwlock_rdlock)(&p.a) && !gt_glibc_rwlock_rdtake(&p.b) &&
+		!GT_REAL(pthread_rwlock_rdlock)(&p.b) && same(&p) && rdlock_both(&p) &&
+		GT_REAL(pthread_rwlock_trywrlock)(&p.b) == EBUSY && !gt_glibc_rwlock_wrtake(&p.b) &&
+		unlock_both(&p) && unlock_both(&p) &&
+		/* a reader in the idle read phase; the write phase from it, released by glibc */
+		rdlock_both(&p) && unlock_both(&p) && wrlock_both(&p) &&
+		!GT_REAL(pthread_rwlock_unlock)(&p.a) && !GT_REAL(pthread_rwlock_unlock)(&p.b) && same(&p);
+	return agree;
 }
 
 /* Whether fn is glibc's own: a library preloaded after this one that interposes it too (a
@@ -80,12 +129,25 @@ void gt_glibc_locks_check(void)
 {
 	if (gt_glibc_plain_kind == 0 || elision_asked())
 		return;
-	if (from_libc((void *)GT_REAL(pthread_mutex_lock)) &&
+	int tid = (int)gt_sys0(SYS_gettid);
+	gt_glibc_tid_offset = find_tid_offset(tid);
+	int tid_found = gt_glibc_tid_offset >= 0 && gt_glibc_tid() == tid;
+	if (tid_found && from_libc((void *)GT_REAL(pthread_mutex_lock)) &&
 	    from_libc((void *)GT_REAL(pthread_mutex_timedlock)) &&
 	    from_libc((void *)GT_REAL(pthread_mutex_clocklock)) &&
 	    from_libc((void *)GT_REAL_PRESET(pthread_mutex_trylock)) &&
 	    from_libc((void *)GT_REAL_PRESET(pthread_mutex_unlock)))
-		gt_glibc_plain_kind = mutex_agrees((int)gt_sys0(SYS_gettid)) ? 0 : -1;
+		gt_glibc_plain_kind = mutex_agrees(tid) ? 0 : -1;
+	if (tid_found && from_libc((void *)GT_REAL(pthread_rwlock_rdlock)) &&
+	    from_libc((void *)GT_REAL(pthread_rwlock_wrlock)) &&
+	    from_libc((void *)GT_REAL(pthread_rwlock_timedrdlock)) &&
+	    from_libc((void *)GT_REAL(pthread_rwlock_timedwrlock)) &&
+	    from_libc((void *)GT_REAL(pthread_rwlock_clockrdlock)) &&
+	    from_libc((void *)GT_REAL(pthread_rwlock_clockwrlock)) &&
+	    from_libc((void *)GT_REAL(pthread_rwlock_tryrdlock)) &&
+	    from_libc((void *)GT_REAL(pthread_rwlock_trywrlock)) &&
+	    from_libc((void *)GT_REAL(pthread_rwlock_unlock)))
+		gt_glibc_rwlock_plain_flags = rwlock_agrees() ? 0 : UINT_MAX;
 	if (from_libc((void *)GT_REAL(sem_post)) && from_libc((void *)GT_REAL(sem_wait)) &&
 	    from_libc((void *)GT_REAL(sem_timedwait)) && from_libc((void *)GT_REAL(sem_clockwait)) &&
 	    from_libc((void *)GT_REAL(sem_trywait))) {
