@@ -17,6 +17,8 @@ unsigned gt_glibc_rwlock_plain_flags = UINT_MAX;
 uint64_t gt_glibc_post_below;
 uint32_t gt_glibc_take_from = UINT32_MAX;
 ptrdiff_t gt_glibc_tid_offset;
+ptrdiff_t gt_glibc_cancel_offset;
+int32_t gt_glibc_cancel_mask, gt_glibc_cancel_value;
 
 /* glibc's elision (glibc.elision.enable=1 in GLIBC_TUNABLES) marks a default mutex at its
  * first lock and takes it in a transaction: only glibc's own lock does that. */
@@ -125,6 +127,36 @@ static int from_libc(void *fn)
 	       here.dli_fbase == libc.dli_fbase;
 }
 
+/* glibc's pthread_testcancel (x86-64, 2.36: the 2.34 and 2.35 ones differ) starts
+ *	mov %fs:0x10,%rdx		the thread's descriptor, at the thread pointer
+ *	mov OFFSET(%rdx),%eax		its cancelhandling
+ *	and $MASK,%eax
+ *	cmp $VALUE,%eax
+ *	je 1f				act on the cancellation
+ *	ret
+ * and its test is taken from there; any other code leaves it called every time. */
+static void find_cancel_test(void)
+{
+#if defined(__x86_64__)
+	static const uint8_t self[] = {0x64, 0x48, 0x8b, 0x14, 0x25, 0x10, 0, 0, 0};
+	static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+	const uint8_t *c = (const uint8_t *)pthread_testcancel;
+	if (!from_libc((void *)c))
+		return;
+	if (!memcmp(c, endbr64, sizeof endbr64))
+		c += sizeof endbr64;
+	if (memcmp(c, self, sizeof self) || c[9] != 0x8b || c[10] != 0x82 || c[15] != 0x83 ||
+	    c[16] != 0xe0 || c[18] != 0x83 || c[19] != 0xf8 || c[21] != 0x74 || c[22] != 1 ||
+	    c[23] != 0xc3 || *(void *const __seg_fs *)0x10 != __builtin_thread_pointer())
+		return;
+	int32_t offset;
+	memcpy(&offset, c + 11, sizeof offset);
+	gt_glibc_cancel_offset = offset;
+	gt_glibc_cancel_value = (int8_t)c[20];
+	gt_glibc_cancel_mask = (int8_t)c[17]; /* last: the test is off until it is whole */
+#endif
+}
+
 void gt_glibc_locks_check(void)
 {
 	if (gt_glibc_plain_kind == 0 || elision_asked())
@@ -154,4 +186,5 @@ void gt_glibc_locks_check(void)
 		gt_glibc_post_below = SEM_VALUE_MAX;
 		gt_glibc_take_from = 1;
 	}
+	find_cancel_test();
 }

@@ -169,6 +169,26 @@ GT_INLINE int gt_glibc_rwlock_release(pthread_rwlock_t *l)
 					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
+/* ---- cancellation ----
+ * glibc's pthread_testcancel acts when (the thread's cancelhandling & mask) == value; its test,
+ * read out of its code (glibc_locks.c), done here: sem_wait calls it only then.  Until found,
+ * mask and value 0: it is called always. */
+extern ptrdiff_t gt_glibc_cancel_offset GT_HIDDEN;
+extern int32_t gt_glibc_cancel_mask GT_HIDDEN, gt_glibc_cancel_value GT_HIDDEN;
+
+#if defined(__x86_64__)
+GT_INLINE int gt_glibc_cancel_may_act(void)
+{
+	return (*(const volatile __seg_fs int32_t *)gt_glibc_cancel_offset & gt_glibc_cancel_mask) ==
+	       gt_glibc_cancel_value;
+}
+#else
+GT_INLINE int gt_glibc_cancel_may_act(void)
+{
+	return 1;
+}
+#endif
+
 /* glibc's semaphore on 64-bit atomics (struct new_sem): the value in the low 32 bits of data,
  * the number of sleepers in the high 32 bits; private_ 0 for a process-private one. */
 struct gt_glibc_sem {
