@@ -18,7 +18,7 @@ uint64_t gt_glibc_post_below;
 uint32_t gt_glibc_take_from = UINT32_MAX;
 ptrdiff_t gt_glibc_tid_offset;
 ptrdiff_t gt_glibc_cancel_offset;
-int32_t gt_glibc_cancel_mask, gt_glibc_cancel_value;
+uint32_t gt_glibc_cancel_slack = UINT32_MAX;
 
 /* glibc's elision (glibc.elision.enable=1 in GLIBC_TUNABLES) marks a default mutex at its
  * first lock and takes it in a transaction: only glibc's own lock does that. */
@@ -130,11 +130,11 @@ static int from_libc(void *fn)
 /* glibc's pthread_testcancel (x86-64, 2.36: the 2.34 and 2.35 ones differ) starts
  *	mov %fs:0x10,%rdx		the thread's descriptor, at the thread pointer
  *	mov OFFSET(%rdx),%eax		its cancelhandling
- *	and $MASK,%eax
- *	cmp $VALUE,%eax
+ *	and $GT_CANCEL_MASK,%eax
+ *	cmp $GT_CANCEL_ACTS,%eax
  *	je 1f				act on the cancellation
  *	ret
- * and its test is taken from there; any other code leaves it called every time. */
+ * and sem_wait's test is turned on only if it does; any other code leaves it called every time. */
 static void find_cancel_test(void)
 {
 #if defined(__x86_64__)
@@ -146,14 +146,14 @@ static void find_cancel_test(void)
 	if (!memcmp(c, endbr64, sizeof endbr64))
 		c += sizeof endbr64;
 	if (memcmp(c, self, sizeof self) || c[9] != 0x8b || c[10] != 0x82 || c[15] != 0x83 ||
-	    c[16] != 0xe0 || c[18] != 0x83 || c[19] != 0xf8 || c[21] != 0x74 || c[22] != 1 ||
-	    c[23] != 0xc3 || *(void *const __seg_fs *)0x10 != __builtin_thread_pointer())
+	    c[16] != 0xe0 || c[17] != GT_CANCEL_MASK || c[18] != 0x83 || c[19] != 0xf8 ||
+	    c[20] != GT_CANCEL_ACTS || c[21] != 0x74 || c[22] != 1 || c[23] != 0xc3 ||
+	    *(void *const __seg_fs *)0x10 != __builtin_thread_pointer())
 		return;
 	int32_t offset;
 	memcpy(&offset, c + 11, sizeof offset);
 	gt_glibc_cancel_offset = offset;
-	gt_glibc_cancel_value = (int8_t)c[20];
-	gt_glibc_cancel_mask = (int8_t)c[17]; /* last: the test is off until it is whole */
+	__atomic_store_n(&gt_glibc_cancel_slack, 0, __ATOMIC_RELEASE); /* after the offset */
 #endif
 }
 

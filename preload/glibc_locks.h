@@ -170,17 +170,21 @@ GT_INLINE int gt_glibc_rwlock_release(pthread_rwlock_t *l)
 }
 
 /* ---- cancellation ----
- * glibc's pthread_testcancel acts when (the thread's cancelhandling & mask) == value; its test,
- * read out of its code (glibc_locks.c), done here: sem_wait calls it only then.  Until found,
- * mask and value 0: it is called always. */
+ * glibc 2.36's pthread_testcancel acts when the thread's cancelhandling, masked with
+ * GT_CANCEL_MASK (disabled, cancelled, exiting, terminated), is GT_CANCEL_ACTS (cancelled);
+ * sem_wait does that test itself and calls it only then.  gt_glibc_cancel_slack is UINT32_MAX
+ * (every value calls it) until glibc_locks.c has found the same test in its code and the word's
+ * offset from the thread pointer, then 0: one store turns the test on whole. */
+#define GT_CANCEL_MASK 0x39
+#define GT_CANCEL_ACTS 0x08
 extern ptrdiff_t gt_glibc_cancel_offset GT_HIDDEN;
-extern int32_t gt_glibc_cancel_mask GT_HIDDEN, gt_glibc_cancel_value GT_HIDDEN;
+extern uint32_t gt_glibc_cancel_slack GT_HIDDEN;
 
 #if defined(__x86_64__)
 GT_INLINE int gt_glibc_cancel_may_act(void)
 {
-	return (*(const volatile __seg_fs int32_t *)gt_glibc_cancel_offset & gt_glibc_cancel_mask) ==
-	       gt_glibc_cancel_value;
+	uint32_t handling = *(const volatile __seg_fs uint32_t *)gt_glibc_cancel_offset;
+	return ((handling & GT_CANCEL_MASK) ^ GT_CANCEL_ACTS) <= gt_glibc_cancel_slack;
 }
 #else
 GT_INLINE int gt_glibc_cancel_may_act(void)
