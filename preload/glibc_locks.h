@@ -1,5 +1,6 @@
 /* glibc's own uncontended paths for its default mutex, its default rwlock and its
- * process-private semaphore, taken inside the hooks (glibc_locks.c checks them against the running glibc first).
+ * process-private semaphore, taken inside the hooks (glibc_locks.c checks them against the
+ * running glibc first).
  *
  * An uncontended lock + unlock pair through glibc is already ~70 instructions; a hook in
  * front of each call adds ~30 more.  Doing glibc's compare-and-swap in the hook itself costs
@@ -183,8 +184,10 @@ extern uint32_t gt_glibc_cancel_slack GT_HIDDEN;
 #if defined(__x86_64__)
 GT_INLINE int gt_glibc_cancel_may_act(void)
 {
+	/* acquire: a slack of 0 comes with the offset stored before it */
+	uint32_t slack = __atomic_load_n(&gt_glibc_cancel_slack, __ATOMIC_ACQUIRE);
 	uint32_t handling = *(const volatile __seg_fs uint32_t *)gt_glibc_cancel_offset;
-	return ((handling & GT_CANCEL_MASK) ^ GT_CANCEL_ACTS) <= gt_glibc_cancel_slack;
+	return ((handling & GT_CANCEL_MASK) ^ GT_CANCEL_ACTS) <= slack;
 }
 #else
 GT_INLINE int gt_glibc_cancel_may_act(void)

@@ -477,7 +477,7 @@ static GT_NOINLINE int sem_post_real(sem_t *s, uint64_t before)
 }
 
 /* As GT_RELEASE_HOOK, but one test says both "process-shared" and "threads blocked in the
- * bucket" (2 of the pair's instructions, 47 for a budget of 49); a private semaphore nobody
+ * bucket" (2 of the pair's instructions, 48 for a budget of 49); a private semaphore nobody
  * sleeps on is posted as glibc does. */
 GT_EXPORT GT_FRAMELESS int sem_post(sem_t *s)
 {
