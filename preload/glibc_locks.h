@@ -1,5 +1,6 @@
-/* glibc's own uncontended paths for its default mutex and its process-private semaphore,
- * taken inside the hooks (glibc_locks.c checks them against the running glibc first).
+/* glibc's own uncontended paths for its default mutex, its default rwlock and its
+ * process-private semaphore, taken inside the hooks (glibc_locks.c checks them against the
+ * running glibc first).
  *
  * An uncontended lock + unlock pair through glibc is already ~70 instructions; a hook in
  * front of each call adds ~30 more.  Doing glibc's compare-and-swap in the hook itself costs
@@ -80,6 +81,120 @@ GT_INLINE int gt_glibc_mutex_sleeper(pthread_mutex_t *m)
 {
 	return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 1;
 }
+
+/* ---- rwlocks: glibc's since 2.25 (nptl/pthread_rwlock_common.c) ----
+ * __readers holds the phase (WRPHASE: a write phase), WRLOCKED (a primary writer), RWAITING
+ * (readers waiting for a writer) and, from bit 3, the number of readers; __cur_writer is the
+ * writer's tid; __writers_futex is 1 while a primary writer lets other writers sleep, with
+ * bit 2 once one may; __wrphase_futex is 1 in a write phase, with bit 2 once a thread may
+ * sleep on it.  The hooks take a lock that nobody holds, a read lock in a read phase without
+ * a writer, and release those two without a waiter; glibc does everything else (a phase
+ * handed over, a sleeper woken, writer-to-writer hand-over, an overflow). */
+#define GT_RWLOCK_WRPHASE 1u
+#define GT_RWLOCK_WRLOCKED 2u
+#define GT_RWLOCK_READER 8u /* 1 << PTHREAD_RWLOCK_READER_SHIFT */
+
+/* The __flags of the rwlocks the hooks take themselves: 0 (PTHREAD_RWLOCK_PREFER_READER_NP,
+ * the default) once glibc_locks.c has checked glibc's paths, else UINT_MAX, which no rwlock
+ * has.  A prefer-writer lock hands its release to a waiting writer: glibc's alone. */
+extern unsigned gt_glibc_rwlock_plain_flags GT_HIDDEN;
+
+GT_INLINE int gt_glibc_rwlock_plain(pthread_rwlock_t *l)
+{
+	return l->__data.__flags == gt_glibc_rwlock_plain_flags;
+}
+
+/* The paths below are for a plain lock (gt_glibc_rwlock_plain). */
+
+/* trywrlock of a lock without readers or a writer, in either phase: 1 taken, else 0
+ * (glibc's). */
+GT_INLINE int gt_glibc_rwlock_wrtake(pthread_rwlock_t *l)
+{
+	unsigned r = __atomic_load_n(&l->__data.__readers, __ATOMIC_RELAXED);
+	if ((r & ~GT_RWLOCK_WRPHASE) ||
+	    !__atomic_compare_exchange_n(&l->__data.__readers, &r,
+					 r | GT_RWLOCK_WRPHASE | GT_RWLOCK_WRLOCKED, 0,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_store_n(&l->__data.__writers_futex, 1, __ATOMIC_RELAXED);
+	if (!(r & GT_RWLOCK_WRPHASE)) /* this lock starts the write phase */
+		__atomic_store_n(&l->__data.__wrphase_futex, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->__data.__cur_writer, gt_glibc_tid(), __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* tryrdlock of a lock in a read phase without a writer: 1 taken, else 0 (glibc's; the
+ * top of the readers' count too, where glibc answers EAGAIN) */
+GT_INLINE int gt_glibc_rwlock_rdtake(pthread_rwlock_t *l)
+{
+	unsigned r = __atomic_load_n(&l->__data.__readers, __ATOMIC_RELAXED);
+	unsigned more = r + GT_RWLOCK_READER;
+	return !(r & (GT_RWLOCK_WRPHASE | GT_RWLOCK_WRLOCKED)) && (int)more >= 0 &&
+	       __atomic_compare_exchange_n(&l->__data.__readers, &r, more, 0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+/* The writer's release when no reader waits (only its own bits set) and no writer sleeps
+ * (__writers_futex 1): 1 done, else 0 with the lock as it was.  As glibc: __cur_writer
+ * cleared, writers' sleeping disabled, then WRLOCKED released in the write phase.  A writer
+ * that found sleeping disabled meanwhile only retries; one that may sleep again once it is
+ * enabled again is woken by glibc's release. */
+GT_INLINE int gt_glibc_rwlock_wrrelease(pthread_rwlock_t *l, unsigned r, int tid)
+{
+	if (r != (GT_RWLOCK_WRPHASE | GT_RWLOCK_WRLOCKED))
+		return 0;
+	__atomic_store_n(&l->__data.__cur_writer, 0, __ATOMIC_RELAXED);
+	unsigned enabled = 1;
+	if (GT_LIKELY(__atomic_compare_exchange_n(&l->__data.__writers_futex, &enabled, 0, 0,
+						  __ATOMIC_RELAXED, __ATOMIC_RELAXED))) {
+		if (GT_LIKELY(__atomic_compare_exchange_n(&l->__data.__readers, &r, GT_RWLOCK_WRPHASE,
+							  0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)))
+			return 1;
+		__atomic_store_n(&l->__data.__writers_futex, 1, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&l->__data.__cur_writer, tid, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* glibc's pthread_rwlock_unlock, in the two cases the hooks take: the writer's
+ * release above, or a reader's in a read phase without a writer (a reader less).  1 done,
+ * else 0 (glibc's). */
+GT_INLINE int gt_glibc_rwlock_release(pthread_rwlock_t *l)
+{
+	unsigned r = __atomic_load_n(&l->__data.__readers, __ATOMIC_RELAXED);
+	int tid = gt_glibc_tid();
+	if (__atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED) == tid)
+		return gt_glibc_rwlock_wrrelease(l, r, tid);
+	return !(r & (GT_RWLOCK_WRPHASE | GT_RWLOCK_WRLOCKED)) && r >= GT_RWLOCK_READER &&
+	       __atomic_compare_exchange_n(&l->__data.__readers, &r, r - GT_RWLOCK_READER, 0,
+					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/* ---- cancellation ----
+ * glibc 2.36's pthread_testcancel acts when the thread's cancelhandling, masked with
+ * GT_CANCEL_MASK (disabled, cancelled, exiting, terminated), is GT_CANCEL_ACTS (cancelled);
+ * sem_wait does that test itself and calls it only then.  gt_glibc_cancel_slack is UINT32_MAX
+ * (every value calls it) until glibc_locks.c has found the same test in its code and the word's
+ * offset from the thread pointer, then 0: one store turns the test on whole. */
+#define GT_CANCEL_MASK 0x39
+#define GT_CANCEL_ACTS 0x08
+extern ptrdiff_t gt_glibc_cancel_offset GT_HIDDEN;
+extern uint32_t gt_glibc_cancel_slack GT_HIDDEN;
+
+#if defined(__x86_64__)
+GT_INLINE int gt_glibc_cancel_may_act(void)
+{
+	/* acquire: a slack of 0 comes with the offset stored before it */
+	uint32_t slack = __atomic_load_n(&gt_glibc_cancel_slack, __ATOMIC_ACQUIRE);
+	uint32_t handling = *(const volatile __seg_fs uint32_t *)gt_glibc_cancel_offset;
+	return ((handling & GT_CANCEL_MASK) ^ GT_CANCEL_ACTS) <= slack;
+}
+#else
+GT_INLINE int gt_glibc_cancel_may_act(void)
+{
+	return 1;
+}
+#endif
 
 /* glibc's semaphore on 64-bit atomics (struct new_sem): the value in the low 32 bits of data,
  * the number of sleepers in the high 32 bits; private_ 0 for a process-private one. */

@@ -253,19 +253,18 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 
 /* ---- rwlocks ---------------------------------------------------------------------------- */
 
-/* as the mutex: try, then timestamp, registration and one more try */
-#define GT_RWLOCK_HOOK(name, try, kind, params, args) \
-	GT_EXPORT int name params \
+/* As the mutex: the uncontended lock is the try (glibc's own, done here for a default lock in
+ * the simple states: glibc_locks.h; else glibc's try), everything that records in a noinline
+ * function the hook tail-calls.  Contended: timestamp, registration, one more try. */
+#define GT_RWLOCK_HOOK(name, try, taken, kind, params, args) \
+	static GT_NOINLINE int name##_contended params \
 	{ \
-		int r = GT_REAL(try)(l); \
-		if (GT_LIKELY(r != EBUSY)) \
-			return r; \
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
 		struct gt_block b; \
 		gt_fact_block_prepare(t, kind, GT_OBJ(l), 1, &b); \
-		r = GT_REAL(try)(l); \
+		int r = GT_REAL(try)(l); \
 		if (r != EBUSY) { \
 			gt_fact_block_cancel(t, kind, GT_OBJ(l)); \
 			return r; \
@@ -274,29 +273,49 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, kind, GT_OBJ(l), r); \
 		return r; \
+	} \
+	GT_EXPORT GT_FRAMELESS int name params \
+	{ \
+		if (GT_LIKELY(gt_glibc_rwlock_plain(l) && taken(l))) \
+			return 0; \
+		int r = GT_REAL(try)(l); \
+		if (GT_LIKELY(r != EBUSY)) \
+			return r; \
+		return name##_contended args; \
 	}
 
-GT_RWLOCK_HOOK(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOCK_RD, (pthread_rwlock_t *l), (l))
-GT_RWLOCK_HOOK(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR, (pthread_rwlock_t *l), (l))
-GT_RWLOCK_HOOK(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOCK_RD,
-	       (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
-GT_RWLOCK_HOOK(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR,
-	       (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
-GT_RWLOCK_HOOK(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, GT_BK_RWLOCK_RD,
-	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
-GT_RWLOCK_HOOK(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR,
-	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
+GT_RWLOCK_HOOK(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, gt_glibc_rwlock_rdtake, GT_BK_RWLOCK_RD,
+	       (pthread_rwlock_t *l), (l))
+GT_RWLOCK_HOOK(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, gt_glibc_rwlock_wrtake, GT_BK_RWLOCK_WR,
+	       (pthread_rwlock_t *l), (l))
+GT_RWLOCK_HOOK(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock, gt_glibc_rwlock_rdtake,
+	       GT_BK_RWLOCK_RD, (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
+GT_RWLOCK_HOOK(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock, gt_glibc_rwlock_wrtake,
+	       GT_BK_RWLOCK_WR, (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
+GT_RWLOCK_HOOK(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, gt_glibc_rwlock_rdtake,
+	       GT_BK_RWLOCK_RD, (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
+GT_RWLOCK_HOOK(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, gt_glibc_rwlock_wrtake,
+	       GT_BK_RWLOCK_WR, (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
 
 /* Readers and writers wait on the same object: one wake covers both kinds, and both words
  * are looked at before and after the release (for release_raced, both registration counts
  * packed in one word).  A waiter seen before the real call: as GT_RELEASE_WAITED. */
-static inline int rwlock_unlock_looked(pthread_rwlock_t *l, uint64_t rd, uint64_t wr)
+static inline int rwlock_words_changed(pthread_rwlock_t *l, uint64_t rd, uint64_t wr)
+{
+	return gt_load(gt_blocked_word(GT_BK_RWLOCK_RD, GT_OBJ(l))) != rd ||
+	       gt_load(gt_blocked_word(GT_BK_RWLOCK_WR, GT_OBJ(l))) != wr;
+}
+
+static GT_NOINLINE int rwlock_unlock_raced(pthread_rwlock_t *l, int r, uint64_t rd, uint64_t wr)
+{
+	return release_raced(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, r, (rd & ~0xffffffffull) | wr >> 32);
+}
+
+static GT_NOINLINE int rwlock_unlock_real(pthread_rwlock_t *l, uint64_t rd, uint64_t wr)
 {
 	int r = GT_REAL(pthread_rwlock_unlock)(l);
-	if (GT_UNLIKELY(gt_load(gt_blocked_word(GT_BK_RWLOCK_RD, GT_OBJ(l))) != rd ||
-			gt_load(gt_blocked_word(GT_BK_RWLOCK_WR, GT_OBJ(l))) != wr))
-		return release_raced(GT_BK_RWLOCK_WR, GT_OBJ(l), GT_WAKE_ALL, r,
-				     (rd & ~0xffffffffull) | wr >> 32);
+	if (GT_UNLIKELY(rwlock_words_changed(l, rd, wr)))
+		return rwlock_unlock_raced(l, r, rd, wr);
 	return r;
 }
 
@@ -304,7 +323,7 @@ static GT_NOINLINE int rwlock_unlock_waited(pthread_rwlock_t *l, uint64_t rd, ui
 {
 	struct gt_tls *t;
 	if (!gt_waiters_has(GT_OBJ(l)) || !(t = gt_enter()))
-		return rwlock_unlock_looked(l, rd, wr);
+		return rwlock_unlock_real(l, rd, wr);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	int r = GT_REAL(pthread_rwlock_unlock)(l);
@@ -314,6 +333,8 @@ static GT_NOINLINE int rwlock_unlock_waited(pthread_rwlock_t *l, uint64_t rd, ui
 	return r;
 }
 
+/* The release: glibc's own for a default lock in the simple cases (glibc_locks.h), between
+ * the two looks at the words, as GT_RELEASE_HOOK. */
 GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
 	_Atomic uint64_t *rd_word = gt_blocked_word(GT_BK_RWLOCK_RD, GT_OBJ(l));
@@ -322,7 +343,11 @@ GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 	uint64_t wr = atomic_load_explicit(wr_word, memory_order_acquire);
 	if (GT_UNLIKELY((uint32_t)rd | (uint32_t)wr))
 		return rwlock_unlock_waited(l, rd, wr);
-	return rwlock_unlock_looked(l, rd, wr);
+	if (!gt_glibc_rwlock_plain(l) || !gt_glibc_rwlock_release(l))
+		return rwlock_unlock_real(l, rd, wr);
+	if (GT_UNLIKELY(rwlock_words_changed(l, rd, wr)))
+		return rwlock_unlock_raced(l, 0, rd, wr);
+	return 0;
 }
 
 /* ---- condition variables ---------------------------------------------------------------
@@ -413,8 +438,21 @@ GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread
 		return name##_general args; \
 	}
 
-/* sem_wait is a cancellation point even when it does not block, as glibc's checks first */
-GT_SEM_HOOK(sem_wait, pthread_testcancel(), (sem_t *s), (s))
+/* sem_wait is a cancellation point even when it does not block, as glibc's checks first: its
+ * test is done in the hook (glibc_locks.h), glibc's pthread_testcancel called in a function of
+ * its own when it may act, so that the hook builds no frame */
+static int sem_wait_general(sem_t *s);
+
+static GT_NOINLINE int sem_wait_cancellable(sem_t *s)
+{
+	pthread_testcancel();
+	if (gt_glibc_sem_take(s))
+		return 0;
+	return sem_wait_general(s);
+}
+
+GT_SEM_HOOK(sem_wait, if (GT_UNLIKELY(gt_glibc_cancel_may_act())) return sem_wait_cancellable(s), (sem_t *s),
+	    (s))
 GT_SEM_HOOK(sem_timedwait, (void)0, (sem_t *s, const struct timespec *ts), (s, ts))
 GT_SEM_HOOK(sem_clockwait, (void)0, (sem_t *s, clockid_t c, const struct timespec *ts), (s, c, ts))
 
@@ -422,14 +460,38 @@ GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
 
 GT_RELEASE_SHARED(sem_post_shared, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, gt_sem_has_waiters)
 
-/* a process-private semaphore nobody sleeps on: posted as glibc does */
-GT_INLINE int sem_posted(sem_t *s)
+/* a process-shared semaphore (the bucket's word is not its), or threads blocked in the bucket */
+static GT_NOINLINE int sem_post_looked(sem_t *s, uint64_t before)
 {
-	return gt_glibc_sem_post(s);
+	if (gt_sem_pshared(s))
+		return sem_post_shared(s);
+	return sem_post_waited(s, gt_blocked_word(GT_BK_SEM, GT_OBJ(s)), before);
 }
 
-GT_RELEASE_HOOK(sem_post, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1, sem_post_waited, gt_sem_pshared,
-		sem_post_shared, sem_posted)
+static GT_NOINLINE int sem_post_real(sem_t *s, uint64_t before)
+{
+	int r = GT_REAL(sem_post)(s);
+	if (GT_UNLIKELY(gt_load(gt_blocked_word(GT_BK_SEM, GT_OBJ(s))) != before))
+		return release_raced(GT_BK_SEM, GT_OBJ(s), 1, r, before);
+	return r;
+}
+
+/* As GT_RELEASE_HOOK, but one test says both "process-shared" and "threads blocked in the
+ * bucket" (2 of the pair's instructions, 48 for a budget of 49); a private semaphore nobody
+ * sleeps on is posted as glibc does. */
+GT_EXPORT GT_FRAMELESS int sem_post(sem_t *s)
+{
+	_Atomic uint64_t *word = gt_blocked_word(GT_BK_SEM, GT_OBJ(s));
+	/* acquire: the waiters the word counts are in the table (block_register) */
+	uint64_t before = atomic_load_explicit(word, memory_order_acquire);
+	if (GT_UNLIKELY((uint32_t)before | (uint32_t)((struct gt_glibc_sem *)s)->private_))
+		return sem_post_looked(s, before);
+	if (!gt_glibc_sem_post(s))
+		return sem_post_real(s, before);
+	if (GT_UNLIKELY(gt_load(word) != before))
+		return release_raced(GT_BK_SEM, GT_OBJ(s), 1, 0, before);
+	return 0;
+}
 
 /* ---- barriers ----------------------------------------------------------------------------
  * Every arriver but the last blocks; the last (glibc returns PTHREAD_BARRIER_SERIAL_THREAD

@@ -1,6 +1,6 @@
-/* The hooks lock and unlock a default mutex and post and take a private semaphore themselves,
- * as glibc does (preload/glibc_locks.h): the program sees the same fields, answers, owners,
- * cancellation and exclusion as untraced.  Each test runs gt-glibc-locks both ways. */
+/* The hooks lock and unlock a default mutex and a default rwlock and post and take a private
+ * semaphore themselves, as glibc does (preload/glibc_locks.h): the program sees the same
+ * fields, answers, owners, cancellation and exclusion as untraced.  Each test runs gt-glibc-locks both ways. */
 #include <criterion/criterion.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -53,6 +53,8 @@ Test(glibc_locks, condition_wait_and_fork_child_owners, .fini = teardown, .timeo
 	capture_close(&cap);
 	twins("fork");
 	cr_assert(strstr(traced.out, "child locked: lock 1 owner self"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "child wrlocked: readers 0x3 writers 0 wrphase_futex 1 "
+				     "writers_futex 1 writer self"), "%s", traced.out);
 }
 
 /* values, an empty semaphore's trywait, a post at SEM_VALUE_MAX */
@@ -73,4 +75,37 @@ Test(glibc_locks, contended_locks_stay_exclusive, .fini = teardown, .timeout = 1
 {
 	twins("exclusive");
 	cr_assert(strstr(traced.out, "counted 800000 and 800000 of 800000"), "%s", traced.out);
+}
+
+/* Every rwlock field after each lock and unlock, in both phases, for the three kinds; the
+ * answers of the tries, of a write-held lock's own locks (EDEADLK) and of another thread's
+ * tries and timed locks (which time out in glibc). */
+Test(glibc_locks, rwlock_fields_as_glibc_leaves_them, .fini = teardown, .timeout = 60)
+{
+	twins("rwlock-fields");
+	cr_assert(strstr(plain.out, "wrlocked: readers 0x3 writers 0 wrphase_futex 1 writers_futex 1 "
+				    "writer self shared 0 flags 0"), "%s", plain.out);
+	cr_assert(strstr(plain.out, "held: rdlock 35 wrlock 35 tryrdlock 16 trywrlock 16"), "%s",
+		  plain.out);
+	cr_assert(strstr(plain.out, "another thread: tryrdlock 16 trywrlock 16 timedrdlock 110 "
+				    "clockwrlock 110"), "%s", plain.out);
+	cr_assert(strstr(plain.out, "rdlocked twice: readers 0x10"), "%s", plain.out);
+}
+
+/* a writer asleep on a writer, a reader on a writer, a writer on a reader: each release wakes
+ * its sleeper (the hooks' release leaves a release with a sleeper to glibc) */
+Test(glibc_locks, rwlock_releases_wake_their_sleepers, .fini = teardown, .timeout = 60)
+{
+	twins("rwlock-sleepers");
+	cr_assert(strstr(traced.out, "a writer asleep on a writer: 0, the sleeper 0\n"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "a reader asleep on a writer: 0, the sleeper 0\n"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "a writer asleep on a reader: 0, the sleeper 0\n"), "%s", traced.out);
+}
+
+/* two writers and two readers on one rwlock: no reader sees a write half done, none lost */
+Test(glibc_locks, rwlock_readers_and_writers_stay_exclusive, .fini = teardown, .timeout = 120)
+{
+	twins("rwlock-exclusive");
+	cr_assert(strstr(traced.out, "rwlock counted 200000 and 200000 of 200000, torn 0; readers 0 "
+				     "writer bit 0 cur_writer 0"), "%s", traced.out);
 }

@@ -1,11 +1,13 @@
-/* gt-glibc-locks SCENARIO: what a program can see of its mutexes and semaphores -- the fields
- * glibc keeps in them, what its other functions answer about them, cancellation -- printed so
- * that a traced run can be compared with an untraced one.  The hooks take a default mutex's
- * and a private semaphore's uncontended paths themselves (preload/glibc_locks.h); nothing of
- * that may show (tests/preload/test_glibc_locks.c). */
+/* gt-glibc-locks SCENARIO: what a program can see of its mutexes, rwlocks and semaphores -- the
+ * fields glibc keeps in them, what its other functions answer about them, cancellation --
+ * printed so that a traced run can be compared with an untraced one.  The hooks take a default
+ * mutex's, a default rwlock's and a private semaphore's uncontended paths themselves
+ * (preload/glibc_locks.h); nothing of that may show (tests/preload/test_glibc_locks.c). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +118,234 @@ static void condvar(void)
 	show("released", &shared_m);
 }
 
+/* ---- rwlocks ---- */
+
+/* the fields glibc keeps; the writer as "self", "none" or "other" */
+static void show_rw(const char *when, const pthread_rwlock_t *l)
+{
+	int w = l->__data.__cur_writer;
+	printf("%s: readers %#x writers %u wrphase_futex %u writers_futex %u writer %s shared %d "
+	       "flags %u\n",
+	       when, l->__data.__readers, l->__data.__writers, l->__data.__wrphase_futex,
+	       l->__data.__writers_futex, w == tid() ? "self" : w == 0 ? "none" : "other",
+	       l->__data.__shared, l->__data.__flags);
+}
+
+static pthread_rwlock_t shared_rw;
+static const struct timespec long_ago = {0, 0};
+
+/* what another thread gets from shared_rw: its tries and its timed locks (which time out
+ * where the lock is held against them) */
+static void *rw_from_another(void *arg)
+{
+	(void)arg;
+	int rd = pthread_rwlock_tryrdlock(&shared_rw);
+	if (!rd)
+		pthread_rwlock_unlock(&shared_rw);
+	int wr = pthread_rwlock_trywrlock(&shared_rw);
+	if (!wr)
+		pthread_rwlock_unlock(&shared_rw);
+	int trd = pthread_rwlock_timedrdlock(&shared_rw, &long_ago);
+	if (!trd)
+		pthread_rwlock_unlock(&shared_rw);
+	int twr = pthread_rwlock_clockwrlock(&shared_rw, CLOCK_MONOTONIC, &long_ago);
+	if (!twr)
+		pthread_rwlock_unlock(&shared_rw);
+	printf("another thread: tryrdlock %d trywrlock %d timedrdlock %d clockwrlock %d\n", rd, wr,
+	       trd, twr);
+	return NULL;
+}
+
+static void rw_another(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, rw_from_another, NULL);
+	pthread_join(t, NULL);
+	show_rw("after another thread", &shared_rw);
+}
+
+/* each step of one rwlock of the kind: the write phase and the read phase, taken from each
+ * other, by this thread and against another one */
+static void rwlock_kind(int kind)
+{
+	pthread_rwlockattr_t a;
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a, kind);
+	pthread_rwlock_init(&shared_rw, &a);
+	pthread_rwlockattr_destroy(&a);
+	pthread_rwlock_t *l = &shared_rw;
+	printf("kind %d\n", kind);
+	show_rw("initial", l);
+	printf("wrlock %d\n", pthread_rwlock_wrlock(l));
+	show_rw("wrlocked", l);
+	printf("held: rdlock %d wrlock %d tryrdlock %d trywrlock %d\n", pthread_rwlock_rdlock(l),
+	       pthread_rwlock_wrlock(l), pthread_rwlock_tryrdlock(l), pthread_rwlock_trywrlock(l));
+	rw_another();
+	printf("unlock %d\n", pthread_rwlock_unlock(l));
+	show_rw("unlocked", l);
+	printf("wrlock %d\n", pthread_rwlock_wrlock(l));
+	show_rw("wrlocked in the write phase", l);
+	printf("unlock %d\n", pthread_rwlock_unlock(l));
+	show_rw("unlocked again", l);
+	printf("rdlock %d\n", pthread_rwlock_rdlock(l));
+	show_rw("rdlocked from the write phase", l);
+	printf("rdlock %d\n", pthread_rwlock_rdlock(l));
+	show_rw("rdlocked twice", l);
+	printf("trywrlock %d tryrdlock %d\n", pthread_rwlock_trywrlock(l), pthread_rwlock_tryrdlock(l));
+	show_rw("rdlocked three times", l);
+	rw_another();
+	for (int i = 0; i < 3; i++) {
+		printf("unlock %d\n", pthread_rwlock_unlock(l));
+		show_rw("a reader less", l);
+	}
+	printf("rdlock %d\n", pthread_rwlock_rdlock(l));
+	show_rw("rdlocked in the read phase", l);
+	printf("unlock %d\n", pthread_rwlock_unlock(l));
+	printf("trywrlock %d\n", pthread_rwlock_trywrlock(l));
+	show_rw("trywrlocked", l);
+	printf("unlock %d\n", pthread_rwlock_unlock(l));
+	printf("tryrdlock %d\n", pthread_rwlock_tryrdlock(l));
+	show_rw("tryrdlocked", l);
+	printf("unlock %d\n", pthread_rwlock_unlock(l));
+	printf("timedwrlock %d\n", pthread_rwlock_timedwrlock(l, &long_ago));
+	show_rw("timedwrlocked", l);
+	printf("unlock %d\n", pthread_rwlock_unlock(l));
+	printf("clockrdlock %d\n", pthread_rwlock_clockrdlock(l, CLOCK_REALTIME, &long_ago));
+	show_rw("clockrdlocked", l);
+	printf("unlock %d\n", pthread_rwlock_unlock(l));
+	show_rw("released", l);
+	rw_another();
+	pthread_rwlock_destroy(l);
+}
+
+static void rwlock_fields(void)
+{
+	rwlock_kind(PTHREAD_RWLOCK_PREFER_READER_NP);
+	rwlock_kind(PTHREAD_RWLOCK_PREFER_WRITER_NP);
+	rwlock_kind(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	printf("static: wrlock %d", pthread_rwlock_wrlock(&l));
+	show_rw("", &l);
+	printf("static: unlock %d", pthread_rwlock_unlock(&l));
+	show_rw("", &l);
+}
+
+/* Threads asleep in glibc on a rwlock this thread holds: its release must wake them (glibc's
+ * release, which the hooks leave it).  The sleepers call libc's own functions: a blocked
+ * thread the hooks saw sends the release to glibc anyway (their waited path).  A sleeper is
+ * waited for by its futex word's "a thread may sleep here" bit and its state in /proc, not by
+ * time. */
+static pthread_rwlock_t sleepers_rw = PTHREAD_RWLOCK_INITIALIZER;
+static _Atomic int sleeper_tid;
+
+static int sleeping(int t)
+{
+	char path[64], stat[512];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", t);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(stat, 1, sizeof stat - 1, f);
+	fclose(f);
+	stat[n] = 0;
+	const char *end = strrchr(stat, ')');
+	return end && end[1] == ' ' && end[2] == 'S';
+}
+
+typedef int rwlock_fn(pthread_rwlock_t *);
+
+static rwlock_fn *libc_rwlock(const char *name)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	rwlock_fn *fn = libc ? (rwlock_fn *)dlsym(libc, name) : NULL;
+	if (!fn) {
+		fprintf(stderr, "no %s in libc.so.6\n", name);
+		exit(2);
+	}
+	return fn;
+}
+
+static void *rw_sleeper(void *arg)
+{
+	rwlock_fn *lock = libc_rwlock(arg ? "pthread_rwlock_wrlock" : "pthread_rwlock_rdlock");
+	rwlock_fn *unlock = libc_rwlock("pthread_rwlock_unlock");
+	sleeper_tid = tid();
+	int r = lock(&sleepers_rw);
+	unlock(&sleepers_rw);
+	return (void *)(long)r;
+}
+
+/* holding sleepers_rw for writing (write) or reading, with a writer (writer) or a reader
+ * asleep on word's bit 2: released, the sleeper takes the lock and leaves */
+static void rw_wake(const char *what, int write, int writer, const unsigned *word)
+{
+	int r = write ? pthread_rwlock_wrlock(&sleepers_rw) : pthread_rwlock_rdlock(&sleepers_rw);
+	pthread_t t;
+	sleeper_tid = 0;
+	pthread_create(&t, NULL, rw_sleeper, writer ? &sleeper_tid : NULL);
+	while (!sleeper_tid || !(__atomic_load_n(word, __ATOMIC_RELAXED) & 2) || !sleeping(sleeper_tid))
+		sched_yield();
+	show_rw(what, &sleepers_rw);
+	r |= pthread_rwlock_unlock(&sleepers_rw);
+	void *got;
+	pthread_join(t, &got);
+	printf("%s: %d, the sleeper %ld\n", what, r, (long)got);
+	show_rw("after it", &sleepers_rw);
+}
+
+static void rwlock_sleepers(void)
+{
+	rw_wake("a writer asleep on a writer", 1, 1, &sleepers_rw.__data.__writers_futex);
+	rw_wake("a reader asleep on a writer", 1, 0, &sleepers_rw.__data.__wrphase_futex);
+	rw_wake("a writer asleep on a reader", 0, 1, &sleepers_rw.__data.__wrphase_futex);
+}
+
+/* writers move two counters together, readers look at both: no reader sees them apart and
+ * no increment is lost, whatever the phase each lock and unlock finds */
+enum { RW_WRITERS = 2, RW_READERS = 2, RW_ROUNDS = 100000 };
+static pthread_rwlock_t counters_rw = PTHREAD_RWLOCK_INITIALIZER;
+static long counter_a, counter_b, torn;
+
+static void *rw_writer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < RW_ROUNDS; i++) {
+		pthread_rwlock_wrlock(&counters_rw);
+		counter_a++;
+		counter_b++;
+		pthread_rwlock_unlock(&counters_rw);
+	}
+	return NULL;
+}
+
+static void *rw_reader(void *arg)
+{
+	long seen_apart = 0;
+	(void)arg;
+	for (int i = 0; i < RW_ROUNDS; i++) {
+		pthread_rwlock_rdlock(&counters_rw);
+		seen_apart += counter_a != counter_b;
+		pthread_rwlock_unlock(&counters_rw);
+	}
+	return (void *)seen_apart;
+}
+
+static void rwlock_exclusive(void)
+{
+	pthread_t t[RW_WRITERS + RW_READERS];
+	for (int i = 0; i < RW_WRITERS + RW_READERS; i++)
+		pthread_create(&t[i], NULL, i < RW_WRITERS ? rw_writer : rw_reader, NULL);
+	for (int i = 0; i < RW_WRITERS + RW_READERS; i++) {
+		void *r;
+		pthread_join(t[i], &r);
+		torn += (long)r;
+	}
+	unsigned r = counters_rw.__data.__readers;
+	printf("rwlock counted %ld and %ld of %d, torn %ld; readers %u writer bit %u cur_writer %d\n",
+	       counter_a, counter_b, RW_WRITERS * RW_ROUNDS, torn, r >> 3, r >> 1 & 1,
+	       counters_rw.__data.__cur_writer);
+}
+
 /* a forked child's locks carry its own tid */
 static void forked(void)
 {
@@ -125,6 +355,10 @@ static void forked(void)
 		pthread_mutex_lock(&m);
 		show("child locked", &m);
 		pthread_mutex_unlock(&m);
+		pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+		pthread_rwlock_wrlock(&l);
+		show_rw("child wrlocked", &l);
+		pthread_rwlock_unlock(&l);
 		fflush(stdout);
 		_exit(0);
 	}
@@ -236,5 +470,11 @@ int main(int argc, char **argv)
 		cancellation();
 	if (all || !strcmp(s, "exclusive"))
 		exclusive();
+	if (all || !strcmp(s, "rwlock-fields"))
+		rwlock_fields();
+	if (all || !strcmp(s, "rwlock-sleepers"))
+		rwlock_sleepers();
+	if (all || !strcmp(s, "rwlock-exclusive"))
+		rwlock_exclusive();
 	return 0;
 }
