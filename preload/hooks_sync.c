@@ -78,6 +78,25 @@ static uint64_t shared_obj(int pshared, const void *o)
 		return r; \
 	}
 
+/* ---- the time of the timed and clock waits ------------------------------------------------
+ * glibc answers a clock it cannot wait on, or a time whose nanoseconds are out of range,
+ * with EINVAL before it looks at the lock (a mutex: its clock only): such a call is glibc's
+ * whole, so that a free lock is not taken.  The time is read where glibc reads it, so a bad
+ * pointer faults as it would untraced. */
+GT_INLINE int gt_clock_waitable(clockid_t c) { return c == CLOCK_REALTIME || c == CLOCK_MONOTONIC; }
+GT_INLINE int gt_time_valid(const struct timespec *ts)
+{
+	return (unsigned long)ts->tv_nsec < 1000000000ul;
+}
+/* a time given (a rwlock's wait may have none): the pointer passes through an empty asm, as
+ * glibc's headers declare it non-null and the compiler would drop the test */
+GT_INLINE int gt_time_given(const struct timespec *ts)
+{
+	uintptr_t p = (uintptr_t)ts;
+	__asm__("" : "+r"(p));
+	return p != 0;
+}
+
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
 /* The uncontended lock is the try and nothing else (glibc's own, done here for a default
@@ -88,7 +107,7 @@ static uint64_t shared_obj(int pshared, const void *o)
  * came after that failed try, so its look after the release sees the registration (a
  * holder that released in between is not anybody's waker: no block); a holder inside a
  * condition wait releases it there, unseen: the block says so. */
-#define GT_MUTEX_HOOK(name, params, args) \
+#define GT_MUTEX_HOOK(name, first, params, args) \
 	static GT_NOINLINE int name##_contended params \
 	{ \
 		struct gt_tls *t = gt_enter(); \
@@ -110,6 +129,7 @@ static uint64_t shared_obj(int pshared, const void *o)
 	} \
 	GT_EXPORT GT_FRAMELESS int name params \
 	{ \
+		first; \
 		int r = gt_glibc_mutex_plain(m) ? gt_glibc_mutex_trylock(m) \
 						: GT_REAL_PRESET(pthread_mutex_trylock)(m); \
 		if (GT_LIKELY(r != EBUSY)) \
@@ -117,9 +137,12 @@ static uint64_t shared_obj(int pshared, const void *o)
 		return name##_contended args; \
 	}
 
-GT_MUTEX_HOOK(pthread_mutex_lock, (pthread_mutex_t *m), (m))
-GT_MUTEX_HOOK(pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *ts), (m, ts))
-GT_MUTEX_HOOK(pthread_mutex_clocklock, (pthread_mutex_t *m, clockid_t c, const struct timespec *ts), (m, c, ts))
+GT_MUTEX_HOOK(pthread_mutex_lock, (void)0, (pthread_mutex_t *m), (m))
+GT_MUTEX_HOOK(pthread_mutex_timedlock, (void)0, (pthread_mutex_t *m, const struct timespec *ts),
+	      (m, ts))
+GT_MUTEX_HOOK(pthread_mutex_clocklock,
+	      if (GT_UNLIKELY(!gt_clock_waitable(c))) return GT_REAL(pthread_mutex_clocklock)(m, c, ts),
+	      (pthread_mutex_t *m, clockid_t c, const struct timespec *ts), (m, c, ts))
 
 /* Registrations on obj since its release loaded `before` (for rwlocks both words, packed:
  * the readers' registration count in the high half, the writers' in the low half). */
@@ -256,7 +279,7 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 /* As the mutex: the uncontended lock is the try (glibc's own, done here for a default lock in
  * the simple states: glibc_locks.h; else glibc's try), everything that records in a noinline
  * function the hook tail-calls.  Contended: timestamp, registration, one more try. */
-#define GT_RWLOCK_HOOK(name, try, taken, kind, params, args) \
+#define GT_RWLOCK_HOOK(name, try, taken, kind, first, params, args) \
 	static GT_NOINLINE int name##_contended params \
 	{ \
 		struct gt_tls *t = gt_enter(); \
@@ -276,6 +299,7 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 	} \
 	GT_EXPORT GT_FRAMELESS int name params \
 	{ \
+		first; \
 		if (GT_LIKELY(gt_glibc_rwlock_plain(l) && taken(l))) \
 			return 0; \
 		int r = GT_REAL(try)(l); \
@@ -284,18 +308,30 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 		return name##_contended args; \
 	}
 
+/* the timed and clock locks: a bad time or clock is glibc's to answer (no time: no wait's end) */
+#define GT_RWLOCK_TIMED(name, args) \
+	if (GT_UNLIKELY(gt_time_given(ts) && !gt_time_valid(ts))) \
+		return GT_REAL(name) args
+#define GT_RWLOCK_CLOCK(name, args) \
+	if (GT_UNLIKELY(gt_time_given(ts) && (!gt_clock_waitable(c) || !gt_time_valid(ts)))) \
+		return GT_REAL(name) args
+
 GT_RWLOCK_HOOK(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, gt_glibc_rwlock_rdtake, GT_BK_RWLOCK_RD,
-	       (pthread_rwlock_t *l), (l))
+	       (void)0, (pthread_rwlock_t *l), (l))
 GT_RWLOCK_HOOK(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, gt_glibc_rwlock_wrtake, GT_BK_RWLOCK_WR,
-	       (pthread_rwlock_t *l), (l))
+	       (void)0, (pthread_rwlock_t *l), (l))
 GT_RWLOCK_HOOK(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock, gt_glibc_rwlock_rdtake,
-	       GT_BK_RWLOCK_RD, (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
+	       GT_BK_RWLOCK_RD, GT_RWLOCK_TIMED(pthread_rwlock_timedrdlock, (l, ts)),
+	       (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
 GT_RWLOCK_HOOK(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock, gt_glibc_rwlock_wrtake,
-	       GT_BK_RWLOCK_WR, (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
+	       GT_BK_RWLOCK_WR, GT_RWLOCK_TIMED(pthread_rwlock_timedwrlock, (l, ts)),
+	       (pthread_rwlock_t *l, const struct timespec *ts), (l, ts))
 GT_RWLOCK_HOOK(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, gt_glibc_rwlock_rdtake,
-	       GT_BK_RWLOCK_RD, (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
+	       GT_BK_RWLOCK_RD, GT_RWLOCK_CLOCK(pthread_rwlock_clockrdlock, (l, c, ts)),
+	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
 GT_RWLOCK_HOOK(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, gt_glibc_rwlock_wrtake,
-	       GT_BK_RWLOCK_WR, (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
+	       GT_BK_RWLOCK_WR, GT_RWLOCK_CLOCK(pthread_rwlock_clockwrlock, (l, c, ts)),
+	       (pthread_rwlock_t *l, clockid_t c, const struct timespec *ts), (l, c, ts))
 
 /* Readers and writers wait on the same object: one wake covers both kinds, and both words
  * are looked at before and after the release (for release_raced, both registration counts
@@ -430,6 +466,15 @@ GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread
 		errno = e; \
 		return r; \
 	} \
+	/* a pending cancellation may act: glibc's test first, in a function of its own so \
+	 * that the hook builds no frame */ \
+	static GT_NOINLINE __attribute__((unused)) int name##_cancellable params \
+	{ \
+		pthread_testcancel(); \
+		if (gt_glibc_sem_take(s)) \
+			return 0; \
+		return name##_general args; \
+	} \
 	GT_EXPORT GT_FRAMELESS int name params \
 	{ \
 		first; \
@@ -438,23 +483,19 @@ GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread
 		return name##_general args; \
 	}
 
-/* sem_wait is a cancellation point even when it does not block, as glibc's checks first: its
- * test is done in the hook (glibc_locks.h), glibc's pthread_testcancel called in a function of
- * its own when it may act, so that the hook builds no frame */
-static int sem_wait_general(sem_t *s);
-
-static GT_NOINLINE int sem_wait_cancellable(sem_t *s)
-{
-	pthread_testcancel();
-	if (gt_glibc_sem_take(s))
-		return 0;
-	return sem_wait_general(s);
-}
-
-GT_SEM_HOOK(sem_wait, if (GT_UNLIKELY(gt_glibc_cancel_may_act())) return sem_wait_cancellable(s), (sem_t *s),
-	    (s))
-GT_SEM_HOOK(sem_timedwait, (void)0, (sem_t *s, const struct timespec *ts), (s, ts))
-GT_SEM_HOOK(sem_clockwait, (void)0, (sem_t *s, clockid_t c, const struct timespec *ts), (s, c, ts))
+/* sem_wait and sem_timedwait are cancellation points even when they do not block, as
+ * glibc's test first (its test done in the hook: glibc_locks.h); sem_timedwait and
+ * sem_clockwait first answer a bad time or clock (sem_clockwait is not one) */
+GT_SEM_HOOK(sem_wait, if (GT_UNLIKELY(gt_glibc_cancel_may_act())) return sem_wait_cancellable(s),
+	    (sem_t *s), (s))
+GT_SEM_HOOK(sem_timedwait,
+	    if (GT_UNLIKELY(!gt_time_valid(ts))) return GT_REAL(sem_timedwait)(s, ts);
+	    if (GT_UNLIKELY(gt_glibc_cancel_may_act())) return sem_timedwait_cancellable(s, ts),
+	    (sem_t *s, const struct timespec *ts), (s, ts))
+GT_SEM_HOOK(sem_clockwait,
+	    if (GT_UNLIKELY(!gt_clock_waitable(c) || !gt_time_valid(ts)))
+		    return GT_REAL(sem_clockwait)(s, c, ts),
+	    (sem_t *s, clockid_t c, const struct timespec *ts), (s, c, ts))
 
 GT_RELEASE_WAITED(sem_post_waited, GT_REAL(sem_post), sem_t, GT_BK_SEM, 1)
 

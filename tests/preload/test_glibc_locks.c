@@ -63,11 +63,22 @@ Test(glibc_locks, semaphore_values_and_errors, .fini = teardown, .timeout = 60)
 	twins("semaphores");
 }
 
-/* sem_wait acts on a pending cancellation even when it would not block */
+/* sem_wait and sem_timedwait act on a pending cancellation even when they would not block */
 Test(glibc_locks, sem_wait_is_a_cancellation_point, .fini = teardown, .timeout = 60)
 {
 	twins("cancellation");
-	cr_assert(strstr(traced.out, "cancelled 1, value 1"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "sem_wait: cancelled 1, value 1"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "sem_timedwait: cancelled 1, value 1"), "%s", traced.out);
+}
+
+/* a bad time or clock given to a free lock or a positive semaphore: glibc's EINVAL, nothing
+ * taken (the hooks' own uncontended paths took them) */
+Test(glibc_locks, bad_times_and_clocks_take_nothing, .fini = teardown, .timeout = 60)
+{
+	twins("times");
+	cr_assert(strstr(traced.out, "pthread_rwlock_timedwrlock(&l, &bad) = 22"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "pthread_rwlock_timedwrlock(&l, none) = 0"), "%s", traced.out);
+	cr_assert(strstr(traced.out, "semaphore value 5"), "%s", traced.out);
 }
 
 /* four threads on one mutex and one semaphore: no increment lost either way */

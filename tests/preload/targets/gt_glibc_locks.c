@@ -419,8 +419,9 @@ static void semaphores(void)
 	printf("post at the maximum %d errno %d\n", r, errno);
 }
 
-/* sem_wait is a cancellation point even when the value is positive */
+/* sem_wait and sem_timedwait are cancellation points even when the value is positive */
 static sem_t positive;
+static int timed;
 
 static void *wait_cancelled(void *arg)
 {
@@ -429,12 +430,20 @@ static void *wait_cancelled(void *arg)
 	sem_post((sem_t *)arg); /* pthread_cancel comes after this */
 	sem_wait(&gate);
 	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-	sem_wait(&positive);
+	if (timed) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 60;
+		sem_timedwait(&positive, &ts);
+	} else {
+		sem_wait(&positive);
+	}
 	return (void *)1;
 }
 
-static void cancellation(void)
+static void cancellation_of(int timed_wait)
 {
+	timed = timed_wait;
 	sem_t started;
 	sem_init(&started, 0, 0);
 	sem_init(&gate, 0, 0);
@@ -448,7 +457,48 @@ static void cancellation(void)
 	pthread_join(t, &r);
 	int v;
 	sem_getvalue(&positive, &v);
-	printf("cancelled %d, value %d\n", r == PTHREAD_CANCELED, v);
+	printf("%s: cancelled %d, value %d\n", timed ? "sem_timedwait" : "sem_wait",
+	       r == PTHREAD_CANCELED, v);
+}
+
+static void cancellation(void)
+{
+	cancellation_of(0);
+	cancellation_of(1);
+}
+
+/* A free lock or a positive semaphore given a bad time or clock: glibc answers EINVAL and takes
+ * nothing (a mutex: only for its clock); a rwlock given no time at all is taken. */
+static void times(void)
+{
+	struct timespec bad = {0, -1}, late = {0, 1000000000}, good;
+	clock_gettime(CLOCK_REALTIME, &good);
+	good.tv_sec += 60;
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	sem_t s;
+	sem_init(&s, 0, 5);
+	const struct timespec *none = NULL;
+	__asm__("" : "+r"(none)); /* the headers say non-null: passed as a program may */
+	int r;
+#define RW(call) (r = (call), printf(#call " = %d\n", r), r ? 0 : pthread_rwlock_unlock(&l))
+	RW(pthread_rwlock_timedwrlock(&l, &bad));
+	RW(pthread_rwlock_timedrdlock(&l, &late));
+	RW(pthread_rwlock_timedwrlock(&l, none));
+	RW(pthread_rwlock_clockwrlock(&l, CLOCK_PROCESS_CPUTIME_ID, &good));
+	RW(pthread_rwlock_clockrdlock(&l, CLOCK_MONOTONIC, &bad));
+	RW(pthread_rwlock_clockrdlock(&l, CLOCK_PROCESS_CPUTIME_ID, none));
+#define MU(call) (r = (call), printf(#call " = %d\n", r), r ? 0 : pthread_mutex_unlock(&m))
+	MU(pthread_mutex_timedlock(&m, &bad));
+	MU(pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &good));
+	MU(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &late));
+#define SE(call) (errno = 0, r = (call), printf(#call " = %d, errno %d\n", r, errno))
+	SE(sem_timedwait(&s, &bad));
+	SE(sem_clockwait(&s, CLOCK_THREAD_CPUTIME_ID, &good));
+	SE(sem_clockwait(&s, CLOCK_MONOTONIC, &late));
+	int v;
+	sem_getvalue(&s, &v);
+	printf("semaphore value %d\n", v);
 }
 
 int main(int argc, char **argv)
@@ -468,6 +518,8 @@ int main(int argc, char **argv)
 		semaphores();
 	if (all || !strcmp(s, "cancellation"))
 		cancellation();
+	if (all || !strcmp(s, "times"))
+		times();
 	if (all || !strcmp(s, "exclusive"))
 		exclusive();
 	if (all || !strcmp(s, "rwlock-fields"))
