@@ -421,6 +421,14 @@ int gt_finalize(void)
 	return 1;
 }
 
+/* Before an exec, which ends this image's capture when it succeeds: the capture cut to the
+ * chunks in use, as at the end, on a stack of the tracer's with signals held back. */
+void gt_exec_trim(void)
+{
+	if (gt_cap.header && owns_capture(1))
+		gt_offstack(1, (void *)gt_capture_trim_for_exec, 0, 0, 0);
+}
+
 __attribute__((constructor)) static void gt_constructor(void)
 {
 	gt_resolve_all();
