@@ -234,13 +234,22 @@ GT_INLINE uint64_t gt_stop_tsc(void)
  * words are still zero.  Every record a reservation gives is opened so, and its commit (or
  * the jump) closes it; a record opened while another is (a signal handler's, nested in the
  * record it interrupted) keeps that one aside until its own commit. */
-void gt_writing_nest(struct gt_tls *t) GT_HIDDEN GT_NOINLINE;
-void gt_writing_unnest(struct gt_tls *t) GT_HIDDEN GT_NOINLINE;
+/* to's record becomes from's, from's closes (no call: the hooks' frames stay as they were) */
+GT_INLINE void gt_writing_move(struct gt_writing *to, struct gt_writing *from)
+{
+	to->sp = from->sp;
+	to->bytes = from->bytes;
+	atomic_signal_fence(memory_order_release);
+	to->rec = from->rec;
+	atomic_signal_fence(memory_order_release);
+	from->rec = NULL;
+}
+
 GT_INLINE uint64_t *gt_writing_open(uint64_t *rec, uint32_t nbytes)
 {
 	struct gt_tls *t = &gt_tls;
 	if (GT_UNLIKELY(t->writing.rec != NULL))
-		gt_writing_nest(t);
+		gt_writing_move(&t->writing_outer, &t->writing);
 	t->writing.sp = gt_sp();
 	t->writing.bytes = nbytes;
 	atomic_signal_fence(memory_order_release);
@@ -254,7 +263,7 @@ GT_INLINE void gt_writing_close(void)
 	struct gt_tls *t = &gt_tls;
 	atomic_signal_fence(memory_order_release);
 	if (GT_UNLIKELY(t->writing_outer.rec != NULL))
-		gt_writing_unnest(t);
+		gt_writing_move(&t->writing, &t->writing_outer);
 	else
 		t->writing.rec = NULL;
 }
@@ -268,11 +277,11 @@ GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
-	if (GT_UNLIKELY(off + nbytes > gt_cap.chunk_limit || tsc >= gt_stop_tsc())) {
-		uint64_t *r = gt_reserve_slow_offstack(cpu, nbytes, tsc);
-		return r ? gt_writing_open(r, nbytes) : NULL;
-	}
-	return gt_writing_open((uint64_t *)(chunk + off), nbytes);
+	uint64_t *r = (uint64_t *)(chunk + off);
+	if (GT_UNLIKELY(off + nbytes > gt_cap.chunk_limit || tsc >= gt_stop_tsc()) &&
+	    !(r = gt_reserve_slow_offstack(cpu, nbytes, tsc)))
+		return NULL;
+	return gt_writing_open(r, nbytes);
 }
 
 GT_INLINE uint64_t gt_rec_word(uint8_t type, uint8_t aux, uint32_t nbytes, uint32_t thread)

@@ -33,25 +33,6 @@ static uintptr_t jump_target_sp(const struct __jmp_buf_tag *env)
 /* ---- records being written (fastpath.h: gt_writing_open) --------------------------------
  * A handler's record nested in the one it interrupted keeps that one aside; more deeply
  * nested handlers' records take its place (such a jump may then tear a record). */
-void gt_writing_nest(struct gt_tls *t)
-{
-	t->writing_outer.sp = t->writing.sp;
-	t->writing_outer.bytes = t->writing.bytes;
-	atomic_signal_fence(memory_order_release);
-	t->writing_outer.rec = t->writing.rec;
-	atomic_signal_fence(memory_order_release);
-	t->writing.rec = NULL;
-}
-
-void gt_writing_unnest(struct gt_tls *t)
-{
-	t->writing.sp = t->writing_outer.sp;
-	t->writing.bytes = t->writing_outer.bytes;
-	atomic_signal_fence(memory_order_release);
-	t->writing.rec = t->writing_outer.rec;
-	atomic_signal_fence(memory_order_release);
-	t->writing_outer.rec = NULL;
-}
 
 /* The record w, when the jump to `to` leaves its writer: its words zeroed unless its first
  * word was stored (the commit came first).  Zero words are what a record never committed
@@ -73,9 +54,9 @@ static int writing_left(struct gt_writing *w, uintptr_t to)
 static void writings_left(struct gt_tls *t, uintptr_t to)
 {
 	if (!t->writing.rec && t->writing_outer.rec)
-		gt_writing_unnest(t);
+		gt_writing_move(&t->writing, &t->writing_outer);
 	while (writing_left(&t->writing, to) && t->writing_outer.rec)
-		gt_writing_unnest(t);
+		gt_writing_move(&t->writing, &t->writing_outer);
 }
 
 static void jump_from_hook(const struct __jmp_buf_tag *env)
