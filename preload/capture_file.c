@@ -734,10 +734,12 @@ static void end_first_chunk(uint64_t bytes)
 		;
 }
 
-void gt_capture_trim(void)
+/* The file cut to the chunks in use (growth lock held): at the end, and before an exec, which
+ * may fail (final 0: the file may grow again, from that length). */
+static void cut_to_chunks(int final)
 {
-	gt_growth_lock();
-	gt_cap.truncated = 1;
+	if (final)
+		gt_cap.truncated = 1;
 	uint64_t len = GT_FILE_HEADER_SIZE +
 		       gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) * gt_cap.chunk_size;
 	/* a last chunk of one page (last_page_chunk); chunk 0 alone at GT_FIRST_CHUNK keeps its
@@ -752,19 +754,37 @@ void gt_capture_trim(void)
 	}
 	uint64_t now_len = gt_cap.reserved > gt_cap.file_bytes ? gt_cap.reserved : gt_cap.file_bytes;
 	struct file_job job = {len, 0, NULL};
-	if (len != now_len)
-		gt_files_apart(trim_apart, &job);
+	long cut = len == now_len || gt_files_apart(trim_apart, &job);
+	if (!final && cut) { /* the chunks allocated ahead and the reserved length are gone */
+		gt_cap.file_bytes = len < gt_cap.file_bytes ? len : gt_cap.file_bytes;
+		gt_cap.reserved = len;
+	}
+}
+
+void gt_capture_trim(void)
+{
+	gt_growth_lock();
+	cut_to_chunks(1);
+	gt_growth_unlock();
+}
+
+void gt_capture_trim_for_exec(void)
+{
+	gt_growth_lock();
+	if (gt_cap.header && !gt_cap.truncated)
+		cut_to_chunks(0);
 	gt_growth_unlock();
 }
 
 static long trim_apart(void *job)
 {
 	struct gt_file_error e;
+	long r = -1;
 	if (capture_fd_open(&e) == 0) {
-		file_call(SYS_ftruncate, (long)((struct file_job *)job)->n, 0, 0);
+		r = file_call(SYS_ftruncate, (long)((struct file_job *)job)->n, 0, 0);
 		capture_fd_close();
 	}
-	return 0;
+	return r == 0;
 }
 
 void gt_capture_forget(void)

@@ -62,6 +62,8 @@ void gt_capture_setup(uint32_t chunk_size) GT_HIDDEN;
 int gt_capture_create(struct gt_file_error *e) GT_HIDDEN;
 void gt_slots_full(void) GT_HIDDEN;          /* every reservation takes the slow path */
 void gt_capture_trim(void) GT_HIDDEN;        /* no chunk opens again; cut to the chunks in use */
+/* Before an exec: cut to the chunks in use as at the end, able to grow again if it fails */
+void gt_capture_trim_for_exec(void) GT_HIDDEN;
 void gt_capture_forget(void) GT_HIDDEN;      /* fork child: the parent's file is not its own */
 /* Before a change of the effective uid to uid, while still privileged: the capture's length
  * reserved for growth without a descriptor, and <capture dir>/uid-<uid> (0700, the user's)

@@ -60,7 +60,8 @@ void gt_capture_stopped(int err, uint64_t tsc)
 			r = (uint64_t *)(chunk + off);
 	}
 	if (r || (r = last_page_chunk(tsc)))
-		gt_fill(r, 0, GT_NOTICE, GT_NOTICE_WRITE_FAILED, tsc, &n, sizeof n);
+		gt_fill(gt_writing_open(r, 16 + sizeof n), 0, GT_NOTICE, GT_NOTICE_WRITE_FAILED, tsc, &n,
+			sizeof n);
 }
 
 /* A clock pair and a dropped-facts notice ride along in a new chunk when due. */
@@ -252,12 +253,12 @@ uint64_t *gt_chunk_open(unsigned cpu, uint32_t nbytes, uint64_t tsc, int final, 
 	}
 	uint64_t *p = (uint64_t *)(c + GT_CHUNK_HEADER_SIZE);
 	if (want_clock) {
-		gt_write_clock(p);
+		gt_write_clock(gt_writing_open(p, 16 + sizeof(struct gt_p_clock)));
 		p += (16 + sizeof(struct gt_p_clock)) / 8;
 	}
 	if (dropped) {
 		struct gt_p_notice n = {.value = dropped};
-		gt_fill(p, 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
+		gt_fill(gt_writing_open(p, 16 + sizeof n), 0, GT_NOTICE, GT_NOTICE_DROPPED, tsc, &n, sizeof n);
 		p += (16 + sizeof n) / 8;
 	}
 	if (seen_off && gt_ring_on()) {

@@ -114,6 +114,8 @@ void gt_emit_c_slow(struct gt_tls *t, int tried, uint32_t thread, uint8_t type, 
 	uint64_t *r = tried ? gt_reserve_slow_offstack(cpu, 16 + size, tsc) : gt_reserve(cpu, 16 + size, tsc);
 	if (!r)
 		return;
+	if (tried)
+		gt_writing_open(r, 16 + size);
 	gt_store((_Atomic uint64_t *)&r[1], tsc);
 	for (uint32_t i = 0; i < size / 8; i++) { /* whole words (facts.h), no memcpy call */
 		uint64_t w;

@@ -74,11 +74,15 @@ GT_INLINE int gt_emit_c_try(struct gt_tls *t, uint64_t tsc, unsigned cpu, unsign
 	if (GT_UNLIKELY(off + words * 8 > gt_cap.chunk_limit || tsc >= gt_stop_tsc()))
 		return -1;
 	uint64_t *r = (uint64_t *)(chunk + off);
-	if (words > 1)
+	if (words > 1) {
+		gt_writing_open(r, words * 8);
 		gt_store((_Atomic uint64_t *)&r[1], w1);
-	if (words == 3)
-		gt_store((_Atomic uint64_t *)&r[2], w2);
-	gt_commit(r, w0 | d << 32);
+		if (words == 3)
+			gt_store((_Atomic uint64_t *)&r[2], w2);
+		gt_commit(r, w0 | d << 32);
+	} else {
+		gt_commit_word(r, w0 | d << 32);
+	}
 	t->last_tsc = tsc;
 	return 1;
 }

@@ -26,6 +26,13 @@ enum gt_pending { GT_PENDING_NONE = 0, GT_PENDING_BLOCK = 1, GT_PENDING_SYSCALL 
 #define GT_PENDING_OUTER 0x80u
 #define GT_PENDING_NESTED 0x40u
 
+/* A record being written: where, its length, and a stack address of its writer */
+struct gt_writing {
+	uint64_t *rec;
+	uint32_t bytes;
+	uintptr_t sp;
+};
+
 struct gt_tls {
 	uint32_t serial;          /* capture-local thread id, 0 = not yet known */
 	uint32_t epoch;           /* gt_epoch when this thread was last announced */
@@ -54,6 +61,10 @@ struct gt_tls {
 	 * is pending: a signal handler's jump (siglongjmp) above it leaves them (jumps.c) */
 	uintptr_t busy_sp;
 	uint64_t registered_obj;  /* waiter_registered's object, before its block is begun */
+	/* the record this thread writes now, from its reservation to its commit (0: none), and
+	 * the one a signal handler's record interrupted: a jump out of the handler leaves it
+	 * whole (jumps.c) */
+	struct gt_writing writing, writing_outer;
 };
 extern __thread struct gt_tls gt_tls GT_HIDDEN __attribute__((tls_model("initial-exec")));
 #define GT_NO_OBJ UINT64_MAX      /* objs leave bit 63 clear (capture.h) */
@@ -216,6 +227,47 @@ GT_INLINE uint64_t gt_stop_tsc(void)
 	return gt_header_page.h.stop_at_tsc;
 }
 
+/* The record at rec, nbytes long, is being written by this thread: until its commit, a jump
+ * out of a signal handler that interrupted the writing leaves zero words, which readers take
+ * for a record never committed, instead of a record torn between its payload and its first
+ * word (jumps.c).  Payload stores come after this (the fence), and before it the reserved
+ * words are still zero.  Every record a reservation gives is opened so, and its commit (or
+ * the jump) closes it; a record opened while another is (a signal handler's, nested in the
+ * record it interrupted) keeps that one aside until its own commit. */
+/* to's record becomes from's, from's closes (no call: the hooks' frames stay as they were) */
+GT_INLINE void gt_writing_move(struct gt_writing *to, struct gt_writing *from)
+{
+	to->sp = from->sp;
+	to->bytes = from->bytes;
+	atomic_signal_fence(memory_order_release);
+	to->rec = from->rec;
+	atomic_signal_fence(memory_order_release);
+	from->rec = NULL;
+}
+
+GT_INLINE uint64_t *gt_writing_open(uint64_t *rec, uint32_t nbytes)
+{
+	struct gt_tls *t = &gt_tls;
+	if (GT_UNLIKELY(t->writing.rec != NULL))
+		gt_writing_move(&t->writing_outer, &t->writing);
+	t->writing.sp = gt_sp();
+	t->writing.bytes = nbytes;
+	atomic_signal_fence(memory_order_release);
+	t->writing.rec = rec;
+	atomic_signal_fence(memory_order_release);
+	return rec;
+}
+
+GT_INLINE void gt_writing_close(void)
+{
+	struct gt_tls *t = &gt_tls;
+	atomic_signal_fence(memory_order_release);
+	if (GT_UNLIKELY(t->writing_outer.rec != NULL))
+		gt_writing_move(&t->writing, &t->writing_outer);
+	else
+		t->writing.rec = NULL;
+}
+
 uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc) GT_HIDDEN GT_NOINLINE;
 /* the same on a stack of the tracer's (stacks.c): the program's lends a hook little */
 uint64_t *gt_reserve_slow_offstack(unsigned cpu, uint32_t nbytes, uint64_t tsc) GT_HIDDEN GT_NOINLINE;
@@ -225,9 +277,11 @@ GT_INLINE uint64_t *gt_reserve(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
-	if (GT_UNLIKELY(off + nbytes > gt_cap.chunk_limit || tsc >= gt_stop_tsc()))
-		return gt_reserve_slow_offstack(cpu, nbytes, tsc);
-	return (uint64_t *)(chunk + off);
+	uint64_t *r = (uint64_t *)(chunk + off);
+	if (GT_UNLIKELY(off + nbytes > gt_cap.chunk_limit || tsc >= gt_stop_tsc()) &&
+	    !(r = gt_reserve_slow_offstack(cpu, nbytes, tsc)))
+		return NULL;
+	return gt_writing_open(r, nbytes);
 }
 
 GT_INLINE uint64_t gt_rec_word(uint8_t type, uint8_t aux, uint32_t nbytes, uint32_t thread)
@@ -236,9 +290,17 @@ GT_INLINE uint64_t gt_rec_word(uint8_t type, uint8_t aux, uint32_t nbytes, uint3
 	       (uint64_t)thread << 32;
 }
 
+/* The record's first word, stored last: a record opened by gt_writing_open is then whole */
 GT_INLINE void gt_commit(uint64_t *rec, uint64_t first_word)
 {
 	atomic_store_explicit((_Atomic uint64_t *)rec, first_word, memory_order_release);
+	gt_writing_close();
+}
+
+/* A one-word record: its one store commits it, nothing was opened */
+GT_INLINE void gt_commit_word(uint64_t *rec, uint64_t word)
+{
+	atomic_store_explicit((_Atomic uint64_t *)rec, word, memory_order_release);
 }
 
 /* ---- hook entry ----------------------------------------------------------------------- */

@@ -215,6 +215,7 @@ static struct gt_tls *exec_before(void)
 		unsigned cpu;
 		uint64_t tsc = gt_now(&cpu);
 		gt_fact_process(t, GT_PROC_EXEC, tsc, cpu, 0, 0);
+		gt_exec_trim();
 	}
 	return t;
 }

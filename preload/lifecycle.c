@@ -182,10 +182,10 @@ static uint64_t *reserve_final(unsigned cpu, uint32_t nbytes)
 	char *chunk = gt_slot_chunk(gt_load(&gt_slots[cpu].off));
 	_Atomic uint64_t *used = (_Atomic uint64_t *)(chunk + offsetof(struct gt_chunk_header, used));
 	uint64_t off = gt_add(used, nbytes);
-	if (off + nbytes <= gt_cap.chunk_limit)
-		return (uint64_t *)(chunk + off);
 	unsigned c2;
-	return open_chunk(cpu, nbytes, gt_now(&c2), 1);
+	uint64_t *r = off + nbytes <= gt_cap.chunk_limit ? (uint64_t *)(chunk + off) :
+							  open_chunk(cpu, nbytes, gt_now(&c2), 1);
+	return r ? gt_writing_open(r, nbytes) : NULL;
 }
 
 static void write_end_records(int process_end)
@@ -347,6 +347,8 @@ static void after_fork_child(void)
 {
 	int st = gt_load(&gt_state);
 	gt_cfg.is_command = 0; /* gotrace's command is its parent */
+	/* a record the parent's thread was writing (fork from a signal handler) is not ours */
+	gt_tls.writing.rec = gt_tls.writing_outer.rec = NULL;
 	if (st == GT_ST_DETACHED && !gt_load(&gt_enabled) && gt_cap.header &&
 	    (gt_cap.header->flags & GT_FILE_SANDBOXED))
 		return; /* in the parent's sandbox: no system call of ours */
@@ -417,6 +419,14 @@ int gt_finalize(void)
 	atomic_fetch_or((_Atomic uint32_t *)&gt_cap.header->flags, GT_FILE_FINALIZED);
 	gt_capture_trim();
 	return 1;
+}
+
+/* Before an exec, which ends this image's capture when it succeeds: the capture cut to the
+ * chunks in use, as at the end, on a stack of the tracer's with signals held back. */
+void gt_exec_trim(void)
+{
+	if (gt_cap.header && owns_capture(1))
+		gt_offstack(1, (void *)gt_capture_trim_for_exec, 0, 0, 0);
 }
 
 __attribute__((constructor)) static void gt_constructor(void)

@@ -27,5 +27,6 @@ GT_INLINE int gt_detached(void) { return gt_load(&gt_state) == GT_ST_DETACHED; }
 
 int gt_init(void) GT_HIDDEN;                 /* 1 when recording or delayed */
 int gt_finalize(void) GT_HIDDEN;             /* end records, flags, trim; 1: done */
+void gt_exec_trim(void) GT_HIDDEN;           /* before an exec: the capture cut to its chunks */
 
 #endif

@@ -161,7 +161,7 @@ static int keep_put(const char *rec, uint32_t len)
 		ring.keep_used = GT_CHUNK_HEADER_SIZE;
 		ring.keep_chunks++;
 	}
-	uint64_t *r = (uint64_t *)(ring.keep + ring.keep_used);
+	uint64_t *r = gt_writing_open((uint64_t *)(ring.keep + ring.keep_used), len);
 	memcpy(r + 1, rec + 8, len - 8);
 	gt_commit(r, *(const uint64_t *)rec);
 	ring.keep_used += len;

@@ -6,6 +6,7 @@
  * GOTRACE_OUT survives a chdir. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,70 @@ Test(losses, every_one_of_200_self_execs_traced, .fini = teardown, .timeout = 12
 	cr_assert(strstr(tool.err, ": 201 processes, 201 threads,"), "%s", tool.err);
 	cr_assert(!strstr(tool.err, "did not finish normally"), "%s", tool.err);
 	cr_assert(!strstr(tool.err, "cannot create the capture"), "%s", tool.err);
+}
+
+/* An image that execs leaves its capture cut to the chunks it used, as a normal exit does
+ * (issue 27 item 8: `--keep-capture` kept an exec'd image's at 64 MiB apparent for 72 KiB
+ * used).  Both images of `execs 1` make one yield: their kept captures are as long. */
+Test(losses, an_exec_trims_the_capture_it_leaves, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {prog("gt-losses"), "execs", "1", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, NULL);
+	cr_assert_null(diff, "%s", diff);
+	char out[PATH_MAX + 16];
+	snprintf(out, sizeof out, "%s/x.trace", traced.dir);
+	const char *run[] = {test_gotrace(), "run", "--keep-capture", "-o", out, "--",
+			     prog("gt-losses"), "execs", "1", NULL};
+	run_gotrace(run);
+	cr_assert(WIFEXITED(tool.status) && WEXITSTATUS(tool.status) == 0, "%s", tool.err);
+	DIR *d = opendir(traced.dir);
+	cr_assert_not_null(d);
+	struct dirent *e;
+	off_t size[2] = {-1, -1}, longest_used = -1; /* [1]: the image that exited */
+	int kept = 0;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, "x.trace", 7) || len < 6 || strcmp(e->d_name + len - 6, ".gtcap"))
+			continue;
+		char path[PATH_MAX + 300];
+		snprintf(path, sizeof path, "%s/%s", traced.dir, e->d_name);
+		struct gt_file_header h;
+		struct stat st;
+		FILE *f = fopen(path, "rb");
+		cr_assert(f && fread(&h, sizeof h, 1, f) == 1 && stat(path, &st) == 0, "%s", path);
+		fclose(f);
+		int exited = (h.flags & GT_FILE_FINALIZED) != 0;
+		size[exited] = st.st_size;
+		if (!exited)
+			longest_used = (off_t)(h.header_size + h.n_chunks * (uint64_t)h.chunk_size);
+		kept++;
+	}
+	closedir(d);
+	cr_assert_eq(kept, 2, "%s", tool.err);
+	cr_assert_geq(size[0], 0, "no capture of the image that exec'd");
+	cr_assert_geq(size[1], 0, "no capture of the image that exited");
+	cr_assert_leq(size[0], longest_used, "%lld bytes for %lld in chunks", (long long)size[0],
+		      (long long)longest_used);
+	cr_assert_eq(size[0], size[1]);
+}
+
+/* An exec that fails leaves the image recording: its capture, cut before the exec, grows
+ * again from there (200000 one-word yields fill 16 KiB chunks a hundred times over). */
+Test(losses, a_failed_exec_records_on, .fini = teardown, .timeout = 60)
+{
+	const char *argv[] = {prog("gt-losses"), "exec-fails", "200000", NULL};
+	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", NULL};
+	const char *diff = run_twins(&plain, &traced, argv, env);
+	cr_assert_null(diff, "%s", diff);
+	cr_assert_str_eq(traced.out, "yields 200000 done\n");
+	cr_assert_eq(run_capture(&traced, traced.pid, 0, &cap), 0);
+	cr_assert_eq(cap.bad_bytes, 0u);
+	cr_assert_eq(cap.hdr->facts_lost, 0u);
+	cr_assert(cap.hdr->flags & GT_FILE_FINALIZED);
+	cr_assert_eq(capture_count(&cap, GT_YIELD, -1), 200000u);
+	const struct cap_rec *x = capture_find(&cap, GT_PROCESS, GT_PROC_EXEC, 1);
+	cr_assert_not_null(x, "the failed exec is not in the capture");
+	cr_assert_eq(((const struct gt_p_process *)x->payload)->err, ENOENT);
 }
 
 /* Runs a program that overflows a table, twins compared; the capture stays open in cap and

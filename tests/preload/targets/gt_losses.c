@@ -12,6 +12,7 @@
  *   stacks BITS        2^BITS yields, each from a call path of its own (more stacks than the
  *                      tracer's stack table holds)
  *   execs N            execs itself N times (each image one yield), the last exits 0
+ *   exec-fails N       an exec that fails (no such program), then N yields
  *   busy N BYTES FILE  two threads make N yields each while main writes BYTES to FILE, 4 KiB
  *                      a write (under a file size limit the program itself keeps to) */
 #include <dlfcn.h>
@@ -238,6 +239,11 @@ int main(int argc, char **argv)
 		return many_threads(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "stacks"))
 		return stacks(atoi(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "exec-fails")) {
+		char *none[] = {(char *)"/nonexistent/gt-losses-none", NULL};
+		execv(none[0], none);
+		return yields(atol(argv[2]), 0);
+	}
 	if (argc == 3 && !strcmp(argv[1], "execs"))
 		return execs(argv[0], atol(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "busy"))

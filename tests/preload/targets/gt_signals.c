@@ -5,6 +5,11 @@
  *                        known number of calls, and says how many of each it made
  *   gt-signals jump-after-write N
  *                        the same, the handler writing (a call nested in the wait) first
+ *   gt-signals jump-anywhere N, jump-anywhere-after-write N
+ *                        an interval timer's handler jumps back N times from wherever its
+ *                        signal lands in a loop of writes to /dev/null: inside the hooks too,
+ *                        between a record's reservation and its commit; the handler writing
+ *                        first, or not; stderr "jumps N": how many it made
  *   gt-signals threads N N threads with 256 KiB stacks each take a signal whose handler
  *                        writes (a hooked call on a stack that crosses a signal frame), then
  *                        wait together while the main thread reads its RSS: stderr "rss KB"
@@ -126,6 +131,33 @@ static int s_jump(int n, int nested)
 		sched_yield();
 	}
 	printf("jumps %d, then 300 sleeps, 1000 writes, 1000 reads, 1000 yields\n", (int)jumps);
+	return 0;
+}
+
+/* Writes to /dev/null until the handler has jumped n times: whether each jump came from the
+ * hooks, the real call or the loop is the timer's chance. */
+static int s_jump_anywhere(int n, int nested)
+{
+	if (nested)
+		handler_writes = open("/dev/null", O_WRONLY);
+	int fd = open("/dev/null", O_WRONLY);
+	static char buf[64];
+	struct sigaction sa = {.sa_handler = jump_handler};
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval every = {.it_interval = {.tv_usec = 37}, .it_value = {.tv_usec = 37}};
+	struct itimerval off = {{0, 0}, {0, 0}};
+	if (!sigsetjmp(jump_back, 1)) /* armed once jump_back is set */
+		setitimer(ITIMER_REAL, &every, NULL);
+	while (jumps < n)
+		if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
+			return 5;
+	setitimer(ITIMER_REAL, &off, NULL);
+	/* what comes after: each of these must be recorded */
+	for (int i = 0; i < 1000; i++)
+		if (write(fd, buf, 1) != 1)
+			return 5;
+	printf("jumped %d times or more, then 1000 writes\n", n);
+	fprintf(stderr, "jumps %d\n", (int)jumps);
 	return 0;
 }
 
@@ -308,6 +340,10 @@ int main(int argc, char **argv)
 		return s_jump(atoi(argv[2]), 0);
 	if (argc == 3 && !strcmp(argv[1], "jump-after-write"))
 		return s_jump(atoi(argv[2]), 1);
+	if (argc == 3 && !strcmp(argv[1], "jump-anywhere"))
+		return s_jump_anywhere(atoi(argv[2]), 0);
+	if (argc == 3 && !strcmp(argv[1], "jump-anywhere-after-write"))
+		return s_jump_anywhere(atoi(argv[2]), 1);
 	if (argc == 3 && !strcmp(argv[1], "threads"))
 		return s_threads(atoi(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "alloc"))
