@@ -207,6 +207,9 @@ struct gt_model {
 	struct gt_u64map tasks;     /* user task id -> 1 while live */
 
 	bool kernel;                /* kernel switches given: they place the threads */
+	const struct gt_kernel_switch *switches;  /* all of them, the caller's: from */
+	size_t n_switches;          /* switches[*switches_given] on, they are still to come */
+	const size_t *switches_given;             /* (gtm_peek_switch) */
 	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
 	struct gt_u64map m_owner;   /* M id -> serial of the thread that has it (gtm_m_id) */
 	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
@@ -407,6 +410,13 @@ void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns);
 /* t is to run on cpu: the thread there leaves first if the kernel switched it out already
  * (its switch-out waiting for a fact of its own). */
 void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t cpu);
+/* The lookahead of switches: the switch i places after those given so far (0: the next
+ * one), NULL beyond the last. */
+const struct gt_kernel_switch *gtm_peek_switch(const struct gt_model *m, size_t i);
+/* Whether the semaphore post t stamped (the fact being modelled), which would end w's wait on
+ * key, is made only after t's preemption: see model_kernel.c. */
+bool gtm_post_made_late(const struct gt_model *m, const struct mthread *t, uint64_t key,
+			const struct mthread *w);
 
 /* model_stacks.c */
 uint64_t gtm_synth_stack(struct gt_model *m, enum synth s);

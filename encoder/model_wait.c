@@ -190,6 +190,15 @@ static struct mthread *first_waiter(struct gt_model *m, uint64_t key, bool again
 	return best;
 }
 
+/* Whether the fact being modelled is a semaphore's post that waker makes only after its
+ * preemption, which another post lets w in before (gtm_post_made_late): its credit waits. */
+static bool post_made_late(const struct gt_model *m, const struct mthread *waker, uint64_t key,
+			   const struct mthread *w)
+{
+	return m->kernel && m->cur && m->cur->rec->type == GT_WAKE && m->cur->rec->aux == GT_BK_SEM &&
+	       gtm_post_made_late(m, waker, key, w);
+}
+
 /* Wakes up to count waiters on key that blocked strictly before the release (in ticks), in
  * the order of first_waiter. */
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
@@ -200,7 +209,7 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 	place_in_lookahead(m, key, count, false);
 	while (count) {
 		struct mthread *best = first_waiter(m, key, false);
-		if (!best)
+		if (!best || (count == 1 && post_made_late(m, waker, key, best)))
 			break;
 		gtm_unblock_by(m, waker, best, ns, stack);
 		if (count != GT_WAKE_ALL)
@@ -209,7 +218,8 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 	if (count && waker->state == T_RUNNING) {
 		/* The recorder stamps a wake before the release and writes it only if a waiter
 		 * is registered after the release: a waiter that registered in between took its
-		 * timestamp after the wake's.  It blocks before the releaser's next fact. */
+		 * timestamp after the wake's.  It blocks before the releaser's next fact.  A post
+		 * made late is made when its releaser runs again (gtm_credit_resume). */
 		give_credit(m, waker, key, count, stack, false);
 	}
 }
