@@ -246,6 +246,8 @@ static void fact_block_end(struct gt_model *m, const struct gt_capture_record *r
 		m->ctr.ends_without_begin++;
 	if (t)
 		t->hook_wait_open = false;
+	if (t && t->state == T_WAITING && t->in_wait_list && e->result == GT_BR_OK)
+		gtm_wake_skewed(m, t, r, ns);
 	gtm_fact_thread(m, r, ns, end_reason(e->result));
 }
 
@@ -266,6 +268,10 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 	if (r->rec->aux == GT_BK_MUTEX) {
 		t->woke_mutex = key;
 		t->woke_stack = wk->stack;
+	}
+	if (t->wake_spent_tsc == r->tsc) {   /* a wait the clocks put before it had it */
+		t->wake_spent_tsc = 0;
+		return;
 	}
 	if (wk->count == GT_WAKE_UNSEEN && r->rec->aux == GT_BK_MUTEX) {
 		gtm_wake_again(m, t, key, ns, stk);

@@ -69,6 +69,8 @@ struct mthread {
 	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
 	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
 	bool credit_again;      /* ... only its waiters' waits again (gtm_wake_again) */
+	uint64_t wake_spent_tsc;  /* its wake stamped then ended a wait already, which the
+				   * clocks put before it (gtm_wake_skewed): it wakes nobody */
 	uint64_t sys_ns;        /* fact time of the pending syscall by the clock fit then (its
 				 * call: gtm_sys) */
 	uint64_t sys_obj;       /* its wait-list key (a kernel key, a child), 0 = none */
@@ -363,6 +365,11 @@ void gtm_wake_sleeper(struct gt_model *m, struct mthread *waker, uint64_t key, u
 /* Whether fact r releases key: a wake of it, or a condition wait whose block names it as its
  * mutex (glibc releases that mutex inside the wait, where no hook sees it). */
 bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key);
+/* w's hook wait on its wait_obj ends now (end) with no waker drawn: a release of it by
+ * another thread on another CPU, stamped up to a microsecond after the end (two CPUs' clocks
+ * differ by that much under a VM), was its waker; it is spent on it. */
+void gtm_wake_skewed(struct gt_model *m, struct mthread *w, const struct gt_capture_record *end,
+		     uint64_t ns);
 /* Whether a release of key that found no wait again is still to let one in, t aside (its
  * credit) */
 bool gtm_again_credit(struct gt_model *m, const struct mthread *t, uint64_t key);

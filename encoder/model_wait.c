@@ -224,6 +224,30 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 	}
 }
 
+/* How far apart two CPUs' clocks can be (gtm_wake_skewed) */
+#define CPU_SKEW_NS 1000u
+
+void gtm_wake_skewed(struct gt_model *m, struct mthread *w, const struct gt_capture_record *end,
+		     uint64_t ns)
+{
+	uint64_t limit = end->tsc + (m->clock.tsc_hz ? CPU_SKEW_NS * m->clock.tsc_hz / 1000000000u
+						    : CPU_SKEW_NS);
+	struct gt_capture_record r;
+	for (size_t i = 0; gtm_peek(m, i, &r) && r.tsc <= limit; i++) {
+		const struct gt_p_wake *wk = r.payload;
+		if (r.rec->type != GT_WAKE || r.cpu == end->cpu || wk->count != 1 ||
+		    r.capture != w->capture || !gtm_releases(m, &r, w->wait_obj))
+			continue;
+		struct mthread *x = gtm_thread_find(m, gtm_serial_find(m, r.capture, r.rec->thread));
+		if (!x || x == w || x->state != T_RUNNING)
+			continue;
+		uint64_t stack = gtm_captured_stack(m, wk->stack);
+		x->wake_spent_tsc = r.tsc;
+		gtm_unblock_by(m, x, w, ns, stack ? stack : gtm_synth_stack(m, S_WAKE));
+		return;
+	}
+}
+
 bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key)
 {
 	if (r->rec->type == GT_WAKE)
