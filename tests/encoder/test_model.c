@@ -802,6 +802,24 @@ Test(model, a_post_stamped_just_after_the_wait_it_ended_is_its_waker)
 	done(&r);
 }
 
+/* G2, flagged, waits for the mutex G1 holds, but has not gone to sleep when G1's condition
+ * wait releases it inside glibc (preempted in the lock): G3, flagged later, went to sleep and
+ * is let in, and G2 takes the mutex at G3's unlock, before its wait ends (queue-cond with
+ * kernel records met it once in 100 runs beside busy processes: G3's wait had no waker). */
+Test(model, a_waiter_whose_wait_ends_after_another_release_was_not_let_in)
+{
+	struct gt_cb *cb = three_threads();
+	mutex_wait_cond_held(cb, 1, T0 + 900, 2, MAIN);
+	cond_wait_releasing(cb, 0, T0 + 1000, MAIN);
+	mutex_wait_cond_held(cb, 2, T0 + 1100, 3, MAIN);
+	gt_cb_block_end(cb, 2, T0 + 1200, 3, GT_BK_MUTEX, MUTEX, GT_BR_OK);
+	gt_cb_wake(cb, 2, T0 + 1250, 3, GT_BK_MUTEX, MUTEX, 1, 1);
+	struct run r;
+	signal_and_check(cb, "condheldnotasleep", &r, 3, 0, 0);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 3, 0))->g, 1, "G3's waker");
+	done(&r);
+}
+
 /* A condition wait whose look saw a waiter of the mutex writes a wake of it and a block that
  * does not name it: it releases that mutex inside glibc all the same, and a flagged waiter
  * blocking just after is let in by it. */
