@@ -92,14 +92,13 @@ static bool waits_on(const struct mthread *w, uint64_t key)
 	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING;
 }
 
-/* A waiter on key that the release being modelled may wake: it blocked strictly before, in
- * ticks (two facts a few ticks apart may round to the same ns); a wait again, which begins at
- * a switch-out on the kernel's clock, also at the release's very tick (its sleep came before
- * the real release, which follows the release's stamp). */
+/* A waiter on key that the release being modelled may wake: it blocked before, in ticks
+ * (two facts a few ticks apart may round to the same ns), or at the release's very tick: two
+ * CPUs can read one TSC value, and the real release follows the release's stamp (a wait
+ * again begins at a switch-out on the kernel's clock, before that real release too). */
 static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t key)
 {
-	return waits_on(w, key) &&
-	       (w->block_tsc < m->fact_tsc || (w->waits_again && w->block_tsc == m->fact_tsc));
+	return waits_on(w, key) && w->block_tsc <= m->fact_tsc;
 }
 
 struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder)
@@ -132,11 +131,9 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want, 
 	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
-		/* a hooked release's, not a wait again after it (its credit's) nor a flagged
-		 * wait at the same tick, which its holder's condition wait lets in
-		 * (gtm_cond_held_waiter) */
+		/* a hooked release's, not a wait again after it (its credit's) */
 		if (!again && w->wait_obj == key && w->state == T_WAITING && !w->waits_again &&
-		    (w->block_tsc > m->fact_tsc || (w->block_tsc == m->fact_tsc && !w->cond_held)))
+		    w->block_tsc > m->fact_tsc)
 			m->ctr.causal_fallbacks++;
 		if (may_wake_of(m, w, key, again)) {
 			w->ahead_pos = UINT64_MAX;

@@ -508,7 +508,11 @@ Test(model, clock_skew_between_cpus_falls_back)
 	done(&r);
 }
 
-Test(model, wake_at_the_same_instant_as_block_is_counted)
+/* A block and a wake at the same tick, on two CPUs (they can read one TSC value): the real
+ * release follows the wake's stamp, so it can end the wait; the block, merged first, is
+ * woken by it, not repaired (queue-cond with kernel records met it once in 150 runs: the
+ * producer's semaphore wait at its worker's post's very tick had no waker). */
+Test(model, wake_at_the_same_instant_as_block_is_its_waker)
 {
 	struct gt_cb *cb = two_threads();
 	gt_cb_block_begin(cb, 0, T0 + 5000, MAIN, GT_BK_MUTEX, MUTEX, 1);
@@ -516,8 +520,9 @@ Test(model, wake_at_the_same_instant_as_block_is_counted)
 	gt_cb_block_end(cb, 0, T0 + 5200, MAIN, GT_BK_MUTEX, MUTEX, GT_BR_OK);
 	struct run r;
 	convert_and_parse(cb, "tie", &r, 0);
-	cr_expect_eq(r.sum.model.causal_fallbacks, 1);
-	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 0);
+	cr_expect_eq(r.sum.model.causal_fallbacks, 0);
+	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
+	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 2);
 	done(&r);
 }
 
