@@ -301,7 +301,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,
 			       sizeof sum->total.kernel_error);
 	if (ks.n)
-		gt_model_kernel_ahead(m);
+		gt_model_kernel_ahead(m, ks.v, ks.n, &ks.next);
 	int rc = 0;
 	struct gt_cpu_samples *cs = NULL;
 	if (m && opt->kernel_path) {

@@ -107,6 +107,20 @@ static bool ends_before_a_release(struct gt_model *m, size_t i, uint32_t capture
 	return false;
 }
 
+/* Whether another release of key comes in the lookahead before w's wait ends: the release
+ * being modelled did not let w in (w did not sleep yet; the one asleep took it). */
+static bool released_before_end(struct gt_model *m, const struct mthread *w, uint64_t key)
+{
+	struct gt_capture_record n;
+	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
+		if (gtm_rec_is(m, &n, w->serial))
+			return false;
+		if (gtm_releases(m, &n, key))
+			return true;
+	}
+	return false;
+}
+
 /* The thread whose block on mutex, held by r's thread, comes in the lookahead after the
  * condition wait r (obj cond), before the next fact of r's thread and before any wake of
  * cond: flagged GT_BLOCK_COND_HELD by that holder, or not flagged (it looked before the
@@ -171,7 +185,7 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 	if (!t->cond_mutex)
 		return false;
 	struct mthread *w = gtm_cond_held_waiter(m, t->cond_mutex, t->serial);
-	if (w) {
+	if (w && !released_before_end(m, w, t->cond_mutex)) {
 		gtm_unblock_by(m, t, w, ns, stk);
 		return false;
 	}
@@ -246,6 +260,8 @@ static void fact_block_end(struct gt_model *m, const struct gt_capture_record *r
 		m->ctr.ends_without_begin++;
 	if (t)
 		t->hook_wait_open = false;
+	if (t && t->state == T_WAITING && t->in_wait_list && e->result == GT_BR_OK)
+		gtm_wake_skewed(m, t, r, ns);
 	gtm_fact_thread(m, r, ns, end_reason(e->result));
 }
 
@@ -266,6 +282,10 @@ static void fact_wake(struct gt_model *m, const struct gt_capture_record *r, uin
 	if (r->rec->aux == GT_BK_MUTEX) {
 		t->woke_mutex = key;
 		t->woke_stack = wk->stack;
+	}
+	if (t->wake_spent_tsc == r->tsc) {   /* a wait the clocks put before it had it */
+		t->wake_spent_tsc = 0;
+		return;
 	}
 	if (wk->count == GT_WAKE_UNSEEN && r->rec->aux == GT_BK_MUTEX) {
 		gtm_wake_again(m, t, key, ns, stk);

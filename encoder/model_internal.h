@@ -69,6 +69,8 @@ struct mthread {
 	uint64_t credit_stack;  /* release: blocks on credit_key that begin before its next */
 	uint32_t credit_count;  /* fact are its (model_wait.c); 0 = none */
 	bool credit_again;      /* ... only its waiters' waits again (gtm_wake_again) */
+	uint64_t wake_spent_tsc;  /* its wake stamped then ended a wait already, which the
+				   * clocks put before it (gtm_wake_skewed): it wakes nobody */
 	uint64_t sys_ns;        /* fact time of the pending syscall by the clock fit then (its
 				 * call: gtm_sys) */
 	uint64_t sys_obj;       /* its wait-list key (a kernel key, a child), 0 = none */
@@ -221,6 +223,9 @@ struct gt_model {
 	struct gt_u64map tasks;     /* user task id -> 1 while live */
 
 	bool kernel;                /* kernel switches given: they place the threads */
+	const struct gt_kernel_switch *switches;  /* all of them, the caller's: from */
+	size_t n_switches;          /* switches[*switches_given] on, they are still to come */
+	const size_t *switches_given;             /* (gtm_peek_switch) */
 	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
 	struct gt_u64map m_owner;   /* M id -> serial of the thread that has it (gtm_m_id) */
 	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
@@ -381,6 +386,11 @@ void gtm_wake_sleeper(struct gt_model *m, struct mthread *waker, uint64_t key, u
 /* Whether fact r releases key: a wake of it, or a condition wait whose block names it as its
  * mutex (glibc releases that mutex inside the wait, where no hook sees it). */
 bool gtm_releases(const struct gt_model *m, const struct gt_capture_record *r, uint64_t key);
+/* w's hook wait on its wait_obj ends now (end) with no waker drawn: a release of it by
+ * another thread on another CPU, stamped up to a microsecond after the end (two CPUs' clocks
+ * differ by that much under a VM), was its waker; it is spent on it. */
+void gtm_wake_skewed(struct gt_model *m, struct mthread *w, const struct gt_capture_record *end,
+		     uint64_t ns);
 /* Whether a release of key that found no wait again is still to let one in, t aside (its
  * credit) */
 bool gtm_again_credit(struct gt_model *m, const struct mthread *t, uint64_t key);
@@ -428,6 +438,13 @@ void gtm_kernel_fact_done(struct gt_model *m, uint32_t serial, uint64_t ns);
 /* t is to run on cpu: the thread there leaves first if the kernel switched it out already
  * (its switch-out waiting for a fact of its own). */
 void gtm_kernel_take_cpu(struct gt_model *m, const struct mthread *t, uint32_t cpu);
+/* The lookahead of switches: the switch i places after those given so far (0: the next
+ * one), NULL beyond the last. */
+const struct gt_kernel_switch *gtm_peek_switch(const struct gt_model *m, size_t i);
+/* Whether the semaphore post t stamped (the fact being modelled), which would end w's wait on
+ * key, is made only after t's preemption: see model_kernel.c. */
+bool gtm_post_made_late(const struct gt_model *m, const struct mthread *t, uint64_t key,
+			const struct mthread *w);
 
 /* Killed processes whose threads end where they were reaped, not at their last fact
  * (struct mcapture's end_pending): those reaped by ns end, all of them when all (at the

@@ -9,6 +9,7 @@
 #include "model_internal.h"
 
 #include "cpu_samples.h"
+#include "kernel/reader.h"
 
 void gtm_kernel_tid(struct gt_model *m, struct mthread *t)
 {
@@ -58,6 +59,11 @@ void gt_model_offcpu_samples(struct gt_model *m, struct gt_cpu_samples *s)
  * hundred ns apart. */
 #define CLOCK_ERROR_NS 2000u
 
+static uint64_t clock_error_ticks(const struct gt_model *m)
+{
+	return m->clock.tsc_hz ? CLOCK_ERROR_NS * m->clock.tsc_hz / 1000000000u : CLOCK_ERROR_NS;
+}
+
 /* A fact that leads a thread into the kernel: within the clocks' error after its switch-out,
  * it was made before it.  (A fact that ends a wait or a syscall comes after a switch-in.) */
 static bool enters_kernel(uint8_t type)
@@ -70,8 +76,7 @@ static bool enters_kernel(uint8_t type)
 static bool own_entry_ahead(const struct gt_model *m, const struct mthread *t,
 			    const struct gt_capture_record *next, uint64_t tsc)
 {
-	uint64_t limit = tsc + (m->clock.tsc_hz ? CLOCK_ERROR_NS * m->clock.tsc_hz / 1000000000u
-						: CLOCK_ERROR_NS);
+	uint64_t limit = tsc + clock_error_ticks(m);
 	struct gt_capture_record r;
 	for (size_t i = 0; next != NULL && next->tsc <= limit; next = gtm_peek(m, i++, &r) ? &r : NULL)
 		if (gtm_rec_is(m, next, t->serial))
@@ -284,9 +289,107 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		switched_out(m, t, ns, s);
 }
 
-void gt_model_kernel_ahead(struct gt_model *m)
+void gt_model_kernel_ahead(struct gt_model *m, const struct gt_kernel_switch *v, size_t n,
+			   const size_t *given)
 {
 	m->kernel = true;
+	m->switches = v;
+	m->n_switches = n;
+	m->switches_given = given;
+}
+
+const struct gt_kernel_switch *gtm_peek_switch(const struct gt_model *m, size_t i)
+{
+	size_t given = m->switches_given ? *m->switches_given : m->n_switches;
+	return given < m->n_switches && i < m->n_switches - given ? &m->switches[given + i] : NULL;
+}
+
+/* The time of t's next fact in the lookahead, UINT64_MAX when it is not in view. */
+static uint64_t next_fact_tsc(const struct gt_model *m, const struct mthread *t)
+{
+	struct gt_capture_record r;
+	for (size_t i = 0; gtm_peek(m, i, &r); i++)
+		if (gtm_rec_is(m, &r, t->serial))
+			return r.tsc;
+	return UINT64_MAX;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* How far the switches are looked ahead in for a post's releaser and waiter. */
+#define SWITCH_LOOKAHEAD 4096u
+
+/* Whether fact r is a post of key by another thread than t. */
+static bool others_post(const struct gt_model *m, const struct gt_capture_record *r,
+			const struct mthread *t, uint64_t key)
+{
+	return !gtm_rec_is(m, r, t->serial) && (r->capture == t->capture || key & GT_OBJ_KERNEL) &&
+	       gtm_releases(m, r, key);
+}
+
+/* Whether fact r is w's block on key. */
+static bool blocks_on(const struct gt_model *m, const struct gt_capture_record *r,
+		      const struct mthread *w, uint64_t key)
+{
+	return gtm_rec_is(m, r, w->serial) && r->rec->type == GT_BLOCK_BEGIN &&
+	       gtm_object_key(m, r, ((const struct gt_p_block *)r->payload)->obj) == key;
+}
+
+/* A semaphore has no owner: while t, preempted between its post's stamp and the real post,
+ * is off its CPU, another thread's post can end the wait that t's stamp would end, and t's
+ * late post w's next wait (queue-cond: a worker preempted inside sem_post).  The stamps alone
+ * cannot tell a post made before the preemption from one made after it, but w's next wait
+ * can: the post is taken as made late when
+ *  - t's next switch is a preemption, before its next fact and before w's wait ends (w's next
+ *    switch-in or fact: a wait that ends while t still runs is t's),
+ *  - another thread's post of key is stamped before w's wait ends,
+ *  - w waits on key again before t runs again, and that wait ends after it with no other
+ *    post stamped in between: made before, t's post would leave that wait without a waker. */
+bool gtm_post_made_late(const struct gt_model *m, const struct mthread *t, uint64_t key,
+			const struct mthread *w)
+{
+	uint32_t tid = gtm_tid(t), w_tid = gtm_tid(w);
+	if (!tid || !w_tid)
+		return false;
+	uint64_t out = UINT64_MAX, back = UINT64_MAX, w_in = UINT64_MAX;
+	const struct gt_kernel_switch *s;
+	for (size_t i = 0; i < SWITCH_LOOKAHEAD && back == UINT64_MAX && (s = gtm_peek_switch(m, i));
+	     i++) {
+		if (s->tid == w_tid && s->what == GT_KSW_IN)
+			w_in = min_u64(w_in, s->time);
+		else if (s->tid == tid && out == UINT64_MAX && s->what != GT_KSW_PREEMPTED)
+			return false;
+		else if (s->tid == tid && out == UINT64_MAX)
+			out = s->time;
+		else if (s->tid == tid && s->what == GT_KSW_IN)
+			back = s->time;
+	}
+	uint64_t w_end = min_u64(w_in, next_fact_tsc(m, w)), t_next = next_fact_tsc(m, t);
+	if (back == UINT64_MAX || out >= w_end ||
+	    (t_next != UINT64_MAX && out + clock_error_ticks(m) >= t_next))
+		return false;
+	bool other_first = false, again = false;
+	struct gt_capture_record r;
+	for (size_t i = 0; gtm_peek(m, i, &r); i++) {
+		if (again && others_post(m, &r, t, key))
+			return false;   /* w's next wait has a waker of its own */
+		if (again && gtm_rec_is(m, &r, w->serial))
+			return r.tsc > back;   /* its end */
+		if (again)
+			continue;
+		if (r.tsc >= back)
+			return false;
+		other_first = other_first || (r.tsc < w_end && others_post(m, &r, t, key));
+		if (blocks_on(m, &r, w, key)) {
+			if (!other_first)
+				return false;
+			again = true;
+		}
+	}
+	return false;
 }
 
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s)

@@ -92,14 +92,13 @@ static bool waits_on(const struct mthread *w, uint64_t key)
 	return w->in_wait_list && w->wait_obj == key && w->state == T_WAITING;
 }
 
-/* A waiter on key that the release being modelled may wake: it blocked strictly before, in
- * ticks (two facts a few ticks apart may round to the same ns); a wait again, which begins at
- * a switch-out on the kernel's clock, also at the release's very tick (its sleep came before
- * the real release, which follows the release's stamp). */
+/* A waiter on key that the release being modelled may wake: it blocked before, in ticks
+ * (two facts a few ticks apart may round to the same ns), or at the release's very tick: two
+ * CPUs can read one TSC value, and the real release follows the release's stamp (a wait
+ * again begins at a switch-out on the kernel's clock, before that real release too). */
 static bool may_wake(const struct gt_model *m, const struct mthread *w, uint64_t key)
 {
-	return waits_on(w, key) &&
-	       (w->block_tsc < m->fact_tsc || (w->waits_again && w->block_tsc == m->fact_tsc));
+	return waits_on(w, key) && w->block_tsc <= m->fact_tsc;
 }
 
 struct mthread *gtm_cond_held_waiter(struct gt_model *m, uint64_t key, uint32_t holder)
@@ -132,11 +131,9 @@ static void place_in_lookahead(struct gt_model *m, uint64_t key, uint32_t want, 
 	for (uint32_t s = m->buckets[gtm_bucket_of(m, key)]; s;) {
 		struct mthread *w = gtm_thread_at(m, s);
 		s = w->hnext;
-		/* a hooked release's, not a wait again after it (its credit's) nor a flagged
-		 * wait at the same tick, which its holder's condition wait lets in
-		 * (gtm_cond_held_waiter) */
+		/* a hooked release's, not a wait again after it (its credit's) */
 		if (!again && w->wait_obj == key && w->state == T_WAITING && !w->waits_again &&
-		    (w->block_tsc > m->fact_tsc || (w->block_tsc == m->fact_tsc && !w->cond_held)))
+		    w->block_tsc > m->fact_tsc)
 			m->ctr.causal_fallbacks++;
 		if (may_wake_of(m, w, key, again)) {
 			w->ahead_pos = UINT64_MAX;
@@ -190,6 +187,15 @@ static struct mthread *first_waiter(struct gt_model *m, uint64_t key, bool again
 	return best;
 }
 
+/* Whether the fact being modelled is a semaphore's post that waker makes only after its
+ * preemption, which another post lets w in before (gtm_post_made_late): its credit waits. */
+static bool post_made_late(const struct gt_model *m, const struct mthread *waker, uint64_t key,
+			   const struct mthread *w)
+{
+	return m->kernel && m->cur && m->cur->rec->type == GT_WAKE && m->cur->rec->aux == GT_BK_SEM &&
+	       gtm_post_made_late(m, waker, key, w);
+}
+
 /* Wakes up to count waiters on key that blocked strictly before the release (in ticks), in
  * the order of first_waiter. */
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
@@ -200,7 +206,7 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 	place_in_lookahead(m, key, count, false);
 	while (count) {
 		struct mthread *best = first_waiter(m, key, false);
-		if (!best)
+		if (!best || (count == 1 && post_made_late(m, waker, key, best)))
 			break;
 		gtm_unblock_by(m, waker, best, ns, stack);
 		if (count != GT_WAKE_ALL)
@@ -209,8 +215,33 @@ void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, u
 	if (count && waker->state == T_RUNNING) {
 		/* The recorder stamps a wake before the release and writes it only if a waiter
 		 * is registered after the release: a waiter that registered in between took its
-		 * timestamp after the wake's.  It blocks before the releaser's next fact. */
+		 * timestamp after the wake's.  It blocks before the releaser's next fact.  A post
+		 * made late is made when its releaser runs again (gtm_credit_resume). */
 		give_credit(m, waker, key, count, stack, false);
+	}
+}
+
+/* How far apart two CPUs' clocks can be (gtm_wake_skewed) */
+#define CPU_SKEW_NS 1000u
+
+void gtm_wake_skewed(struct gt_model *m, struct mthread *w, const struct gt_capture_record *end,
+		     uint64_t ns)
+{
+	uint64_t limit = end->tsc + (m->clock.tsc_hz ? CPU_SKEW_NS * m->clock.tsc_hz / 1000000000u
+						    : CPU_SKEW_NS);
+	struct gt_capture_record r;
+	for (size_t i = 0; gtm_peek(m, i, &r) && r.tsc <= limit; i++) {
+		const struct gt_p_wake *wk = r.payload;
+		if (r.rec->type != GT_WAKE || r.cpu == end->cpu || wk->count != 1 ||
+		    r.capture != w->capture || !gtm_releases(m, &r, w->wait_obj))
+			continue;
+		struct mthread *x = gtm_thread_find(m, gtm_serial_find(m, r.capture, r.rec->thread));
+		if (!x || x == w || x->state != T_RUNNING)
+			continue;
+		uint64_t stack = gtm_captured_stack(m, wk->stack);
+		x->wake_spent_tsc = r.tsc;
+		gtm_unblock_by(m, x, w, ns, stack ? stack : gtm_synth_stack(m, S_WAKE));
+		return;
 	}
 }
 

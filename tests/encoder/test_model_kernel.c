@@ -573,6 +573,101 @@ Test(model_kernel, a_release_preempted_before_its_next_fact_keeps_its_credit)
 	gt_events_free(t);
 }
 
+/* T2 stamps a post while MAIN waits and is preempted before making it (inside sem_post); T3's
+ * post ends MAIN's wait, and T2's, made when it runs again, MAIN's next wait.  Given to the
+ * first wait by its stamp, T2's post would leave the second with no waker (queue-cond: a
+ * worker preempted inside sem_post, issue 22). */
+Test(model_kernel, a_post_made_after_its_preemption_ends_the_next_wait)
+{
+	enum { T3 = 3, T3_TID = 1003 };
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_thread_new(cb, 0, T0 + 300, MAIN, T3, 0, 0x401000);
+	gt_cb_block_begin(cb, 0, T0 + 10000, MAIN, GT_BK_SEM, MUTEX, 0);
+	gt_cb_thread_start(cb, 0, T0 + 11000, T3, T3_TID, 0x401000);
+	gt_cb_wake(cb, 1, T0 + 20000, T2, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_wake(cb, 0, T0 + 25000, T3, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_syscall_begin(cb, 0, T0 + 26000, T3, GT_FD_FILE, SYS_read, 3, 0);
+	gt_cb_block_end(cb, 0, T0 + 27500, MAIN, GT_BK_SEM, MUTEX, GT_BR_OK);
+	gt_cb_block_begin(cb, 0, T0 + 28000, MAIN, GT_BK_SEM, MUTEX, 0);
+	gt_cb_block_end(cb, 0, T0 + 31500, MAIN, GT_BK_SEM, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 1, T0 + 40000, T2, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 1, T0 + 40100, T2, SYS_getpid, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 45100, T3, SYS_read, 1);
+	gt_cb_capture_end(cb, 0, T0 + 50000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 0, OUT, 0 },          /* MAIN's first wait */
+		{ 10800, 0, IN, T3_TID },
+		{ 21000, 1, PREEMPT, T2_TID }, /* between its post's stamp and the post */
+		{ 26500, 0, OUT, T3_TID },     /* its read blocks */
+		{ 27000, 0, IN, 0 },           /* woken by T3's post */
+		{ 28500, 0, OUT, 0 },          /* MAIN's second wait */
+		{ 30000, 1, IN, T2_TID },      /* T2's post is made */
+		{ 31000, 0, IN, 0 },
+		{ 44900, 0, OUT, 0 },
+		{ 45000, 0, IN, T3_TID },
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_post_made_late", sw, 12, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	ssize_t u = gt_events_find_arg(t, 0, "GoUnblock", "g", 1);
+	cr_assert_geq(u, 0);
+	ssize_t u2 = gt_events_find_arg(t, (size_t)u + 1, "GoUnblock", "g", 1);
+	cr_assert_geq(u2, 0);
+	cr_assert(t->ev[u].g == 3 && t->ev[u2].g == 2, "MAIN unblocked by G%lld and G%lld",
+		  (long long)t->ev[u].g, (long long)t->ev[u2].g);
+	int64_t at = t->ev[u2].ts_ns - t->ev[0].ts_ns;
+	cr_assert(at >= 30000 - 10 - 2 && at <= 30000 - 10 + 2, "the second unblock at %lld ns",
+		  (long long)at);
+	gt_events_free(t);
+}
+
+/* The same, but MAIN does not wait again before T2 runs again: nothing tells that T2's post
+ * came after its preemption (a post that wakes a waiter is often preempted by it), and its
+ * stamp, the first, names MAIN's waker. */
+Test(model_kernel, a_post_before_its_preemption_keeps_its_waiter)
+{
+	enum { T3 = 3, T3_TID = 1003 };
+	struct gt_cb *cb = main_and_t2();
+	gt_cb_thread_new(cb, 0, T0 + 300, MAIN, T3, 0, 0x401000);
+	gt_cb_block_begin(cb, 0, T0 + 10000, MAIN, GT_BK_SEM, MUTEX, 0);
+	gt_cb_thread_start(cb, 0, T0 + 11000, T3, T3_TID, 0x401000);
+	gt_cb_wake(cb, 1, T0 + 20000, T2, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_wake(cb, 0, T0 + 25000, T3, GT_BK_SEM, MUTEX, 1, 0);
+	gt_cb_syscall_begin(cb, 0, T0 + 26000, T3, GT_FD_FILE, SYS_read, 3, 0);
+	gt_cb_block_end(cb, 0, T0 + 27500, MAIN, GT_BK_SEM, MUTEX, GT_BR_OK);
+	gt_cb_syscall_begin(cb, 0, T0 + 28000, MAIN, GT_FD_FILE, SYS_read, 4, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 31500, MAIN, SYS_read, 1);
+	gt_cb_syscall_begin(cb, 1, T0 + 40000, T2, GT_FD_FILE, SYS_getpid, 0, 0);
+	gt_cb_syscall_end(cb, 1, T0 + 40100, T2, SYS_getpid, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 45100, T3, SYS_read, 1);
+	gt_cb_capture_end(cb, 0, T0 + 50000);
+	static const struct ksw sw[] = {
+		{ 5, 0, IN, 0 },
+		{ 150, 1, IN, T2_TID },
+		{ 10500, 0, OUT, 0 },          /* MAIN's wait */
+		{ 10800, 0, IN, T3_TID },
+		{ 21000, 1, PREEMPT, T2_TID },
+		{ 26500, 0, OUT, T3_TID },
+		{ 27000, 0, IN, 0 },
+		{ 28500, 0, OUT, 0 },          /* MAIN's read */
+		{ 30000, 1, IN, T2_TID },
+		{ 31000, 0, IN, 0 },
+		{ 44900, 0, OUT, 0 },
+		{ 45000, 0, IN, T3_TID },
+	};
+	struct gt_convert_summary sum;
+	struct gt_events *t = convert_with_kernel(cb, "kernel_post_before_preemption", sw, 12, &sum);
+	gt_cb_free(cb);
+	cr_assert_eq(sum.model.unknown_wakeups, 0);
+	ssize_t u = gt_events_find_arg(t, 0, "GoUnblock", "g", 1);
+	cr_assert_geq(u, 0);
+	cr_assert_eq(t->ev[u].g, 2, "MAIN unblocked by G%lld", (long long)t->ev[u].g);
+	gt_events_free(t);
+}
+
 static void unseen_release_before_the_sleep(struct gt_cb *cb)
 {
 	cond_wait_naming(cb, 1, T0 + 10000, T2, COND, MUTEX);
