@@ -2,6 +2,7 @@
 #include "clock_fit.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void gt_clock_init(struct gt_clock *c, const struct gt_file_header *h)
 {
@@ -98,29 +99,59 @@ static int pair_by_mono(const void *a, const void *b)
 	return x->mono_ns < y->mono_ns ? -1 : x->mono_ns > y->mono_ns;
 }
 
-size_t gt_clock_pairs_prepare(struct gt_clock_pair *p, size_t n)
+/* How much later than p's clock q's reads, against the nominal rate: positive when q was read
+ * late (interrupted between its counter and its clock) or p early.  Over the 10 ms a group
+ * spans, a rate off by 100 ppm moves it by a microsecond. */
+static double later_than(const struct gt_clock_pair *p, const struct gt_clock_pair *q,
+			 double ns_per_tick)
+{
+	return (double)(int64_t)(q->mono_ns - p->mono_ns) -
+	       (double)(int64_t)(q->tsc - p->tsc) * ns_per_tick;
+}
+
+/* How much later than the line through a and b pair p's clock reads (a and b on either side,
+ * or both on one side of p: the line extended) */
+static double later_than_line(const struct gt_clock_pair *a, const struct gt_clock_pair *b,
+			      const struct gt_clock_pair *p)
+{
+	double at = (double)a->mono_ns + (double)(int64_t)(p->tsc - a->tsc) *
+						 (double)(b->mono_ns - a->mono_ns) /
+						 (double)(b->tsc - a->tsc);
+	return (double)p->mono_ns - at;
+}
+
+size_t gt_clock_pairs_prepare(struct gt_clock_pair *p, size_t n, uint64_t tsc_hz)
 {
 	qsort(p, n, sizeof *p, pair_by_mono);
+	double ns_per_tick = tsc_hz ? 1e9 / (double)tsc_hz : 1.0;
+	/* one pair per 10 ms: the least late of each group (the last pair, unless it is) */
 	size_t kept = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!kept || p[i].mono_ns - p[kept - 1].mono_ns >= 10000000u || i == n - 1)
-			p[kept++] = p[i];
-	if (kept >= 3 && p[kept - 1].mono_ns - p[kept - 2].mono_ns < 10000000u) {
-		p[kept - 2] = p[kept - 1];   /* the last pair is kept, not one just before it */
-		kept--;
+	uint64_t group = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (kept && p[i].mono_ns - group < 10000000u) {
+			double d = later_than(&p[kept - 1], &p[i], ns_per_tick);
+			if (d < -1000 || (i == n - 1 && d <= 1000))
+				p[kept - 1] = p[i];
+			continue;
+		}
+		group = p[i].mono_ns;
+		p[kept++] = p[i];
 	}
 	/* A pair whose reading was interrupted between its counter and its clock has its
 	 * CLOCK_MONOTONIC late: more than a microsecond after the line of its neighbours, it
 	 * is left out. */
 	size_t good = kept ? 1 : 0;
-	for (size_t i = 1; i + 1 < kept; i++) {
-		const struct gt_clock_pair *a = &p[good - 1], *b = &p[i + 1];
-		double at = (double)a->mono_ns + (double)(p[i].tsc - a->tsc) *
-						 (double)(b->mono_ns - a->mono_ns) / (double)(b->tsc - a->tsc);
-		if ((double)p[i].mono_ns - at <= 1000)
+	for (size_t i = 1; i + 1 < kept; i++)
+		if (later_than_line(&p[good - 1], &p[i + 1], &p[i]) <= 1000)
 			p[good++] = p[i];
-	}
 	if (kept > 1)
 		p[good++] = p[kept - 1];
+	/* the first and the last against the line of the two beside them, extended (3 us: the
+	 * line's own error over 10 ms or more) */
+	if (good >= 4 && later_than_line(&p[1], &p[2], &p[0]) > 3000) {
+		memmove(p, p + 1, --good * sizeof *p);
+	}
+	if (good >= 4 && later_than_line(&p[good - 3], &p[good - 2], &p[good - 1]) > 3000)
+		good--;
 	return good;
 }

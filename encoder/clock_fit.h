@@ -27,8 +27,10 @@ struct gt_clock_pair {
 uint64_t gt_clock_pairs_tsc(const struct gt_clock_pair *p, size_t n, uint64_t tsc_hz,
 			    uint64_t mono_ns, size_t *at);
 /* Makes n pairs ready for gt_clock_pairs_tsc and returns how many are kept: sorted, some
- * 10 ms apart (the first and the last always), and without those read late (interrupted
- * between counter and clock: their clock more than 1 us after their neighbours' line). */
-size_t gt_clock_pairs_prepare(struct gt_clock_pair *p, size_t n);
+ * 10 ms apart (of each 10 ms the least late at the nominal rate tsc_hz; the last when it is
+ * not late), and without those read late (interrupted between counter and clock: their
+ * clock more than 1 us after their neighbours' line; the first and the last more than 3 us
+ * after the line of the two beside them). */
+size_t gt_clock_pairs_prepare(struct gt_clock_pair *p, size_t n, uint64_t tsc_hz);
 
 #endif

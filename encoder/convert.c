@@ -86,7 +86,7 @@ static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
 		*n = 0;
 		return NULL;
 	}
-	*n = gt_clock_pairs_prepare(p, *n);
+	*n = gt_clock_pairs_prepare(p, *n, (uint64_t)ticks_per_second(h0));
 	return p;
 }
 

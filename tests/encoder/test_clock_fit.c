@@ -64,7 +64,7 @@ Test(clock_fit, pairs_prepared_without_one_read_late)
 		p[k] = (struct gt_clock_pair){true_tsc(hz, mono), mono};
 	}
 	p[7 - 5].mono_ns += 40000;   /* the one at 90 ms was read late */
-	size_t n = gt_clock_pairs_prepare(p, 8);
+	size_t n = gt_clock_pairs_prepare(p, 8, HZ);
 	uint64_t want[] = { 0, 30, 60, 125 };
 	cr_assert_eq(n, 4, "%zu pairs kept", n);
 	for (size_t k = 0; k < n; k++)
@@ -75,4 +75,33 @@ Test(clock_fit, pairs_prepared_without_one_read_late)
 	uint64_t mono = START_MONO + 90000000ull;
 	double err = (double)gt_clock_pairs_tsc(p, n, HZ, mono, &at) - (double)true_tsc(hz, mono);
 	cr_assert(err > -3000 && err < 3000, "%.0f ticks off", err);
+}
+
+/* The pairs at both ends read late (each clock taken after an interruption): the header's
+ * 2.7 ms late with a good pair 0.74 ms after it, the last one 50 us late.  The good pair
+ * stands for the first 10 ms, the late last one is left out, and the whole run maps within
+ * a microsecond (before: 2.7 ms off at the start, tens of us at the end). */
+Test(clock_fit, late_pairs_at_both_ends_are_left_out)
+{
+	double hz = (double)HZ * 1.0005; /* the counter runs 500 ppm faster than nominal */
+	struct gt_clock_pair p[16];
+	size_t n = 0;
+	uint64_t header = START_MONO;
+	p[n++] = (struct gt_clock_pair){true_tsc(hz, header), header + 2700000};
+	p[n++] = (struct gt_clock_pair){true_tsc(hz, header + 740000), header + 740000};
+	for (uint64_t ms = 20; ms <= 200; ms += 20)
+		p[n++] = (struct gt_clock_pair){true_tsc(hz, header + ms * 1000000),
+						header + ms * 1000000};
+	uint64_t last = header + 205000000;
+	p[n++] = (struct gt_clock_pair){true_tsc(hz, last), last + 50000};
+	n = gt_clock_pairs_prepare(p, n, HZ);
+	cr_assert_eq(p[0].mono_ns, header + 740000, "the first pair kept is the good one");
+	cr_assert_eq(p[n - 1].mono_ns, header + 200000000, "the late last pair is left out");
+	size_t at = 0;
+	for (uint64_t mono = header; mono <= last; mono += 1000000) {
+		double err = ((double)gt_clock_pairs_tsc(p, n, HZ, mono, &at) -
+			      (double)true_tsc(hz, mono)) / hz * 1e9;
+		cr_assert(err > -1000 && err < 1000, "%.0f ns off at %.1f ms", err,
+			  (double)(mono - header) / 1e6);
+	}
 }
