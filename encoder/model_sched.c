@@ -95,6 +95,9 @@ void gtm_thread_died(struct gt_model *m, struct mthread *t)
 /* A dead thread's CPU samples may follow its THREAD_END (its exit inside glibc and the
  * kernel) until the kernel's exit record; one that never comes is waited for this long. */
 #define EXIT_WAIT_NS 100000000u
+/* Samples are seen stamped after their thread's exit record too (one 0.25 ms after it, its
+ * stack in the thread's own loop): the thread is held this long after its death. */
+#define SAMPLE_SLACK_NS 10000000u
 
 /* Whether something still refers to dead thread t: a wait list, a credit, a deferred
  * condition wait it is or lets in, a P, or CPU samples still to come. */
@@ -108,7 +111,8 @@ static bool still_referred(const struct gt_model *m, const struct mthread *t)
 	if ((t->p < m->n_ps && m->ps[t->p].running == t->serial) ||
 	    (t->sys_p < m->n_ps && m->ps[t->sys_p].running == t->serial))
 		return true;
-	return m->kernel && t->k_seen && !t->k_exited && m->now - t->died_ns < EXIT_WAIT_NS;
+	return m->kernel && t->k_seen &&
+	       m->now - t->died_ns < (t->k_exited ? SAMPLE_SLACK_NS : EXIT_WAIT_NS);
 }
 
 /* Removes key from map when it still names serial (another thread may have it now). */
