@@ -11,6 +11,7 @@
 #include "config.h"
 #include "facts.h"
 #include "frame_rules.h"
+#include "walk_memo.h"
 #include "hooks.def"
 #include "lifecycle.h"
 #include "modules.h"
@@ -365,24 +366,6 @@ static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 /* the tracer's frame a walk adds between libunwind's walk and stack_id_unwind: gt_call_on */
 #define GT_OWN_FRAMES_WALK 1u
 
-/* The last walks made by the rules on a walk stack, made again cheaply (a memo): a thread's
- * next call from the same place usually has the same stack, and the same words of memory
- * that its walk read give the same frames (frame_rules.h).  Two ways per set of the hook's
- * frame record; frame is written last (NULL while the rest is: a handler may jump out). */
-#define GT_MEMO_SETS 8u
-#define GT_MEMO_WAYS 2u
-struct gt_walk_memo {
-	const uintptr_t *frame;
-	uint32_t id;
-	struct gt_walk_words words;
-};
-struct gt_memo_set {
-	struct gt_walk_memo way[GT_MEMO_WAYS];
-	unsigned next; /* the way a new walk replaces: the one not used last */
-};
-/* the walk stacks' mappings hold their memos above the stack */
-#define GT_MEMO_BYTES (((sizeof(struct gt_memo_set) * GT_MEMO_SETS) + 4095) & ~(size_t)4095)
-
 struct gt_walk {
 	_Atomic uint32_t busy;
 	uintptr_t owner;       /* the holder's thread pointer */
@@ -665,52 +648,7 @@ GT_INLINE int walk_by_rules(struct gt_walk *w, const uintptr_t *frame, unsigned 
 
 GT_INLINE struct gt_memo_set *memo_set(struct gt_walk *w, const uintptr_t *frame)
 {
-	GT_STATIC_ASSERT(GT_MEMO_SETS == 8, "three bits of the hash choose the set");
-	uint64_t h = ((uintptr_t)frame ^ frame[1]) * 0x9E3779B97F4A7C15ull;
-	return &w->memo[h >> 61];
-}
-
-/* the stack's id when the walk from frame is the one m kept: its words are unchanged */
-GT_INLINE uint32_t memo_id(const struct gt_walk_memo *m, const uintptr_t *frame)
-{
-	if (m->frame != frame || m->words.gen != gt_frame_rules_gen())
-		return 0;
-	for (unsigned k = 0; k < m->words.n; k++)
-		if (*m->words.at[k] != m->words.val[k])
-			return 0;
-	return m->id;
-}
-
-/* the id a way of set keeps for the walk from frame (0: none); the other way is replaced next */
-GT_INLINE uint32_t memo_find(struct gt_memo_set *set, const uintptr_t *frame)
-{
-	for (unsigned i = 0; i < GT_MEMO_WAYS; i++) {
-		uint32_t id = memo_id(&set->way[i], frame);
-		if (id) {
-			set->next = i ^ 1;
-			return id;
-		}
-	}
-	return 0;
-}
-
-/* the way of set a new walk replaces, emptied for its words (the walk writes them there) */
-GT_INLINE struct gt_walk_memo *memo_replaced(struct gt_memo_set *set)
-{
-	struct gt_walk_memo *m = &set->way[set->next];
-	m->frame = NULL;
-	atomic_signal_fence(memory_order_seq_cst);
-	return m;
-}
-
-/* the walk from frame, whose words m holds, has the stack id; the set's other way goes next */
-static GT_NOINLINE void memo_keep(struct gt_walk *w, struct gt_walk_memo *m,
-				  const uintptr_t *frame, uint32_t id)
-{
-	m->id = id;
-	atomic_signal_fence(memory_order_seq_cst);
-	m->frame = frame;
-	memo_set(w, frame)->next ^= 1;
+	return gt_memo_set_of(w->memo, frame);
 }
 
 /* On the walk stack: the stack walked, by the rules from w->frame (their words kept in
@@ -746,7 +684,7 @@ static uintptr_t stack_walked(struct gt_tls *t, struct gt_walk *w)
 		if (fresh)
 			write_stack(NULL, id, pcs, n);
 		if (memo && ruled > 0 && id && memo->words.n)
-			memo_keep(w, memo, w->frame, id);
+			gt_memo_keep(memo_set(w, w->frame), memo, w->frame, id);
 	}
 	if (GT_UNLIKELY(gt_cfg.stack_check)) {
 		t->busy = 1 | GT_BUSY_CALLOUT;
@@ -779,7 +717,7 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 	w->keep = NULL;
 	if (frame) {
 		struct gt_memo_set *set = memo_set(w, frame);
-		w->memo_said = memo_find(set, frame);
+		w->memo_said = gt_memo_find(set, frame);
 		if (w->memo_said && GT_LIKELY(!gt_cfg.stack_check)) {
 			id = w->memo_said;
 			goto give;
@@ -787,7 +725,7 @@ static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frame
 		if (w->memo_said) /* the stack is walked too, and the two compared */
 			gt_add(&gt_check_memo, 1);
 		else
-			w->keep = memo_replaced(set);
+			w->keep = gt_memo_replaced(set);
 	}
 	w->frame = frame;
 	w->alt = on_altstack((uintptr_t)fp);

@@ -1,5 +1,6 @@
 /* killed_child: the parent forks a child that blocks in a read of an empty pipe, waits until
- * the child says it is about to read, lets it block for a second, kills it with SIGKILL (no
+ * the child sleeps in that read (/proc: tests/preload/targets/wait_blocked.h), lets it block
+ * for a second, kills it with SIGKILL (no
  * fact is written at such a death) and reaps it.  On stderr, what the parent measured of the
  * child's life (from CLOCK_MONOTONIC): it lived at least from its "ready" to the kill and at
  * most from before the fork to the reap's return ("child PID lived LO..HI ms"); stdout is
@@ -9,6 +10,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../preload/targets/wait_blocked.h"
 
 static double now_ms(void)
 {
@@ -35,6 +38,7 @@ int main(void)
 	char b;
 	if (read(ready[0], &b, 1) != 1)
 		return 1;
+	gt_proc_wait_blocked(child, child, SYS_read, (uintptr_t)never[0], (uintptr_t)never[0] + 1);
 	double is_ready = now_ms();
 	struct timespec second = { 1, 0 };
 	nanosleep(&second, NULL);
