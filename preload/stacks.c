@@ -213,13 +213,13 @@ int gt_readable(const void *p, size_t len)
 	       (((a ^ (a + len - 1)) & ~(uintptr_t)4095) == 0 || gt_kernel_reads(a + len - 1));
 }
 
-/* The first frame record from fp on whose return address is the program's: the hook's
- * (libgotrace.so keeps frame pointers).  NULL when the chain ends before. */
-GT_INLINE uintptr_t *past_own_frames(uintptr_t *fp, uintptr_t hi)
+/* The first frame record from fp (this function's caller's frame or one of ours) on whose
+ * return address is the program's: the hook's (libgotrace.so keeps frame pointers).  Only
+ * records of ours are followed, and ours are made by our own code, so none needs checking
+ * but for the direction (a chain that goes down is cut: NULL, as when it ends before). */
+GT_INLINE uintptr_t *past_own_frames(uintptr_t *fp)
 {
 	for (unsigned own = 0; own < GT_STACK_OWN_MAX; own++) {
-		if (!fp_ok(fp, hi))
-			return NULL;
 		if (!in_self(fp[1]))
 			return fp;
 		uintptr_t *next = (uintptr_t *)fp[0];
@@ -236,7 +236,7 @@ GT_INLINE unsigned fp_frames(uintptr_t *fp, const struct gt_tls *t, unsigned dep
 	uintptr_t hi = stack_top((uintptr_t)fp, t);
 	unsigned n = 0;
 	uint64_t h = GT_HASH_SEED;
-	for (fp = past_own_frames(fp, hi); fp && n < depth && fp_ok(fp, hi);) {
+	for (fp = past_own_frames(fp); fp && n < depth && fp_ok(fp, hi);) {
 		uintptr_t ret = fp[1];
 		uintptr_t *next = (uintptr_t *)fp[0];
 		if (!ret)
@@ -698,44 +698,54 @@ static uintptr_t stack_walked(struct gt_tls *t, struct gt_walk *w)
 	return id;
 }
 
+/* The walk from frame (the hook's frame record, NULL: none found) on the walk stack w, the
+ * memo's id to compare when it answered (GOTRACE_STACK_CHECK); errno kept, which a walk may
+ * set.  Apart from stack_id_unwind so that a memo's answer costs none of this. */
+static GT_NOINLINE uint32_t stack_id_walk(struct gt_tls *t, struct gt_walk *w,
+					  const uintptr_t *frame, unsigned own_frames,
+					  uint32_t memo_said)
+{
+	int saved_errno = errno;
+	w->memo_said = memo_said;
+	w->keep = NULL;
+	if (frame) {
+		if (memo_said) /* the stack is walked too, and the two compared */
+			gt_add(&gt_check_memo, 1);
+		else
+			w->keep = gt_memo_replaced(memo_set(w, frame));
+	}
+	w->frame = frame;
+	w->alt = on_altstack((uintptr_t)__builtin_frame_address(0));
+	w->own_frames = own_frames + 2; /* this frame and stack_walked's */
+	uint32_t id =
+		(uint32_t)call_on(w, w->alt, (void *)stack_walked, (uintptr_t)t, (uintptr_t)w, 0);
+	errno = saved_errno;
+	return id;
+}
+
 /* The stack's id: a memo's when the words its walk read are unchanged, else walked on the
- * walk stack (the program's stack keeps only this frame) */
+ * walk stack (the program's stack keeps only two frames) */
 static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
 {
 	uint8_t was_busy = gt_busy_nest(t, 1);
-	int saved_errno = errno;
 	uint32_t id = 0;
 	struct gt_walk *w = walk_take();
 	if (GT_UNLIKELY(!w)) {
+		int saved_errno = errno;
 		gt_lose(GT_NOTICE_STACKS_LOST);
-		goto out;
+		errno = saved_errno;
+		t->busy = was_busy;
+		return 0;
 	}
 	uintptr_t *fp = __builtin_frame_address(0);
 	/* the hook's frame record, found through our frame pointers */
-	const uintptr_t *frame = past_own_frames(fp, stack_top((uintptr_t)fp, t));
-	w->memo_said = 0;
-	w->keep = NULL;
-	if (frame) {
-		struct gt_memo_set *set = memo_set(w, frame);
-		w->memo_said = gt_memo_find(set, frame);
-		if (w->memo_said && GT_LIKELY(!gt_cfg.stack_check)) {
-			id = w->memo_said;
-			goto give;
-		}
-		if (w->memo_said) /* the stack is walked too, and the two compared */
-			gt_add(&gt_check_memo, 1);
-		else
-			w->keep = gt_memo_replaced(set);
-	}
-	w->frame = frame;
-	w->alt = on_altstack((uintptr_t)fp);
-	w->own_frames = own_frames + 1; /* stack_walked's frame */
-	id = (uint32_t)call_on(w, w->alt, (void *)stack_walked, (uintptr_t)t, (uintptr_t)w, 0);
-give:
+	const uintptr_t *frame = past_own_frames(fp);
+	if (frame)
+		id = gt_memo_find(memo_set(w, frame), frame);
+	if (!id || GT_UNLIKELY(gt_cfg.stack_check))
+		id = stack_id_walk(t, w, frame, own_frames, id);
 	walk_give(w);
-out:
 	t->busy = was_busy;
-	errno = saved_errno;
 	return id;
 }
 
