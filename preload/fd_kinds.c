@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static uint8_t gt_fd_cache[GT_FD_CACHE]; /* kind | 0x80; 0: not cached */
+uint8_t gt_fd_cache[GT_FD_CACHE];
 uint64_t gt_fd_objs[GT_FD_CACHE];
 uint32_t gt_fd_defined[GT_FD_CACHE];
 /* above every descriptor ever given a kernel key: the end of a process looks no further
@@ -22,12 +22,10 @@ static void fd_obj_seen(int fd)
 		;
 }
 
-uint8_t gt_fd_kind(int fd)
+uint8_t gt_fd_kind_slow(int fd)
 {
 	if (fd < 0)
 		return GT_FD_NONE;
-	if (fd < GT_FD_CACHE && gt_fd_cache[fd])
-		return gt_fd_cache[fd] & 0x7f;
 	struct stat st;
 	if (gt_sys2(SYS_fstat, fd, &st) < 0)
 		return GT_FD_NONE;

@@ -20,7 +20,20 @@ GT_INLINE int gt_fd_has_obj(uint8_t kind)
 	return kind == GT_FD_PIPE || kind == GT_FD_SOCKET;
 }
 
-uint8_t gt_fd_kind(int fd) GT_HIDDEN;
+/* by descriptor: its kind | 0x80; 0: not cached */
+extern uint8_t gt_fd_cache[GT_FD_CACHE] GT_HIDDEN;
+/* gt_fd_kind for a descriptor not cached: fstat'ed, and cached */
+uint8_t gt_fd_kind_slow(int fd) GT_HIDDEN GT_NOINLINE;
+/* the descriptor's kind (capture.h GT_FD_*), GT_FD_NONE for a bad one */
+GT_INLINE uint8_t gt_fd_kind(int fd)
+{
+	if (GT_LIKELY((unsigned)fd < GT_FD_CACHE)) {
+		uint8_t cached = gt_fd_cache[fd];
+		if (GT_LIKELY(cached))
+			return cached & 0x7f;
+	}
+	return gt_fd_kind_slow(fd);
+}
 void gt_fd_forget(int fd) GT_HIDDEN;
 void gt_fd_forget_range(unsigned lo, unsigned hi) GT_HIDDEN;
 /* socketpair: both ends cached as one socket object */
