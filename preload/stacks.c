@@ -363,7 +363,7 @@ static GT_NOINLINE uint32_t stack_id_fp(struct gt_tls *t)
 #define GT_WALK_MAP ((68u << 10) + GT_MEMO_BYTES)
 #define GT_WALK_GUARD 4096u
 #define GT_WALKS_MAX 64u
-/* the tracer's frame a walk adds between libunwind's walk and stack_id_unwind: gt_call_on */
+/* the tracer's frame a walk adds between libunwind's walk and gt_stack_id_unwind: gt_call_on */
 #define GT_OWN_FRAMES_WALK 1u
 
 struct gt_walk {
@@ -700,7 +700,7 @@ static uintptr_t stack_walked(struct gt_tls *t, struct gt_walk *w)
 
 /* The walk from frame (the hook's frame record, NULL: none found) on the walk stack w, the
  * memo's id to compare when it answered (GOTRACE_STACK_CHECK); errno kept, which a walk may
- * set.  Apart from stack_id_unwind so that a memo's answer costs none of this. */
+ * set.  Apart from gt_stack_id_unwind so that a memo's answer costs none of this. */
 static GT_NOINLINE uint32_t stack_id_walk(struct gt_tls *t, struct gt_walk *w,
 					  const uintptr_t *frame, unsigned own_frames,
 					  uint32_t memo_said)
@@ -725,8 +725,10 @@ static GT_NOINLINE uint32_t stack_id_walk(struct gt_tls *t, struct gt_walk *w,
 
 /* The stack's id: a memo's when the words its walk read are unchanged, else walked on the
  * walk stack (the program's stack keeps only two frames) */
-static GT_NOINLINE uint32_t stack_id_unwind(struct gt_tls *t, unsigned own_frames)
+uint32_t gt_stack_id_unwind(struct gt_tls *t, unsigned own_frames)
 {
+	if (GT_UNLIKELY(!gt_stack_table)) /* set up after the mode (lifecycle.c) */
+		return 0;
 	uint8_t was_busy = gt_busy_nest(t, 1);
 	uint32_t id = 0;
 	struct gt_walk *w = walk_take();
@@ -821,7 +823,7 @@ uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames)
 		return 0;
 	if (gt_stack_mode == GT_STACKS_FP)
 		return stack_id_fp(t);
-	return stack_id_unwind(t, own_frames);
+	return gt_stack_id_unwind(t, own_frames);
 }
 
 void gt_stacks_setup(void)

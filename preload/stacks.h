@@ -7,14 +7,18 @@
 
 extern uint32_t gt_stack_mode GT_HIDDEN;
 /* own_frames: the tracer's frames between the stack walk and the hook's caller, counting
- * gt_stack_id_slow (a hook calling gt_stack_id directly has 2, a gt_fact_* function 3).  A
- * low estimate costs a second walk, never a frame; at most GT_STACK_OWN_MAX are trimmed. */
+ * gt_stack_id_slow or gt_stack_id_unwind (a hook calling gt_stack_id directly has 2, a
+ * gt_fact_* function 3).  A low estimate costs a second walk, never a frame; at most
+ * GT_STACK_OWN_MAX are trimmed. */
 #define GT_STACK_OWN_MAX 16u
 #define GT_OWN_FRAMES_HOOK 2u
 #define GT_OWN_FRAMES_FACT 3u
 uint32_t gt_stack_id_slow(struct gt_tls *t, unsigned own_frames) GT_HIDDEN GT_NOINLINE;
+uint32_t gt_stack_id_unwind(struct gt_tls *t, unsigned own_frames) GT_HIDDEN GT_NOINLINE;
 GT_INLINE uint32_t gt_stack_id(struct gt_tls *t, unsigned own_frames)
 {
+	if (GT_LIKELY(gt_stack_mode == GT_STACKS_UNWIND)) /* the default, called directly */
+		return gt_stack_id_unwind(t, own_frames);
 	if (gt_stack_mode == GT_STACKS_NONE)
 		return 0;
 	return gt_stack_id_slow(t, own_frames);
