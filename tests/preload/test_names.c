@@ -326,6 +326,8 @@ Test(names, thread_the_tracer_did_not_start_waits_at_the_end, .fini = teardown, 
 	cr_assert_eq(cond, waited, "%s", t);
 	cr_assert_eq(running + cond + lock + json_u64(t, "syscall_ns") + json_u64(t, "join_ns") +
 			     json_u64(t, "sleep_ns"), alive, "%s", t);
+	/* main sleeps 50 ms once it sees the thread blocked, then exits */
+	cr_assert_geq(waited, 50000000, "it waited 50 ms at least: %s", t);
 	cr_assert_gt(waited, running, "it waited (main yields until it sleeps): %s", t);
 	const char *text = gotrace_out("report", path, NULL, NULL);
 	cr_assert_not_null(strstr(text, "Threads still waiting when the capture ends"), "%s", text);

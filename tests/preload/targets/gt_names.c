@@ -8,7 +8,7 @@
  *                      pthread_setname_np or prctl): its capture begins with that call
  *   waiting            a thread the tracer did not start (libc's own pthread_create, as
  *                      jemalloc's background threads get it), named "bg-worker", waits on a
- *                      condvar when the program exits
+ *                      condvar when the program exits, 50 ms after the wait began
  *   seccomp            as a service under systemd's SystemCallFilter=@system-service: the
  *                      debugging calls (ptrace, process_vm_readv/writev) kill the process
  *                      (SIGSYS); then "hello"
@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wait_blocked.h"
@@ -126,6 +127,10 @@ static int waiting(void)
 	while (!bg_tid)
 		sched_yield();
 	gt_wait_blocked(bg_tid, SYS_futex, (uintptr_t)&cond, (uintptr_t)(&cond + 1));
+	/* the wait the trace must show lasts at least this long after it began: far longer than
+	 * the thread ran before it (0.1 ms; a preemption under load counts as running here) */
+	struct timespec held = {0, 50 * 1000 * 1000};
+	nanosleep(&held, NULL);
 	printf("exiting while bg-worker waits\n");
 	fflush(stdout);
 	return 0;
