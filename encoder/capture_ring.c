@@ -161,6 +161,31 @@ static bool per_thread(uint8_t type)
 	       type == GT_SYSCALL_BEGIN || type == GT_SYSCALL_END || type == GT_THREAD_END;
 }
 
+static bool wait_state(uint8_t type)
+{
+	return type == GT_BLOCK_BEGIN || type == GT_BLOCK_END || type == GT_SYSCALL_BEGIN ||
+	       type == GT_SYSCALL_END;
+}
+
+/* Each thread's latest begin or end among rs (sorted), as its index + 1 by thread serial, into
+ * last; false when memory runs out.  The keep chunks hold only the last of them of each reused
+ * chunk (capture.h), so a thread's begins and ends before t0 are not a sequence: a wait's begin
+ * may be there without the end that followed it, and the tracker, given both, would hold the
+ * wait open across every later call.  What stands at t0 is the latest one. */
+static bool last_wait_states(const struct ring_recs *rs, struct gt_u64map *last)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct gt_rec *r = (const void *)rs->v[i].bytes;
+		bool found;
+		uint64_t *v = wait_state(r->type) ? gt_u64map_slot(last, r->thread, &found) : NULL;
+		if (wait_state(r->type) && !v)
+			return false;
+		if (v)
+			*v = i + 1;
+	}
+	return true;
+}
+
 static int thread_by_serial(const void *a, const void *b)
 {
 	const struct gt_tracked_thread *x = *(const struct gt_tracked_thread *const *)a;
@@ -263,8 +288,12 @@ bool gtc_ring_summary(struct gt_capture *c)
 			rs.v[n++] = rs.v[i];
 	}
 	rs.n = n;
+	struct gt_u64map last = {0};
+	ok = ok && last_wait_states(&rs, &last);
 	for (size_t i = 0; ok && i < rs.n; i++) {
 		const struct gt_rec *r = (const void *)rs.v[i].bytes;
+		if (wait_state(r->type) && *gt_u64map_find(&last, r->thread) != i + 1)
+			continue; /* a thread's earlier begin or end: not its state at t0 */
 		if (per_thread(r->type)) {
 			struct gt_capture_record cr = {r, r + 1, rs.v[i].len - sizeof *r, 0, r->tsc, 0};
 			ok = gt_tracker_fact(tr, &cr, NULL);
@@ -273,6 +302,7 @@ bool gtc_ring_summary(struct gt_capture *c)
 			ok = ring_deliver(c, rs.v[i].bytes, rs.v[i].len);
 		}
 	}
+	gt_u64map_free(&last);
 	if (ok)
 		ok = deliver_threads(c, tr);
 	for (size_t i = 0; i < rs.n; i++)

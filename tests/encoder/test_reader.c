@@ -494,3 +494,51 @@ Test(reader, ring_capture_opens_with_the_state_at_the_window_start)
 	convert_ok("ring", &s);
 	cr_expect_eq(s.model.writer_stacks_lost, 5, "the notice from before the window counts, once");
 }
+
+/* The keep chunks hold, of each reused chunk, each thread's last begin or end (capture.h,
+ * "Ring captures"), so a thread's begins and ends before the window are not a sequence: here
+ * a mutex wait's begin is the last of one reused chunk (its end, not the last of the next one,
+ * was not kept), then a syscall's end and, in CPU 1's chunk, the begin of the syscall open at
+ * the window's start.  The state at the start is that syscall, not the mutex wait: its end in
+ * the window closes it, with nothing repaired. */
+Test(reader, ring_summary_takes_each_thread_latest_begin_or_end)
+{
+	const uint64_t lost = T0 + 1000;
+	struct gt_cb *cb = gt_cb_new(2, 8192, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 2, 0, 0);                     /* chunk 0: keep */
+	gt_cb_block_begin(cb, 0, T0 + 40, 2, GT_BK_MUTEX, 0x5000, 0);
+	gt_cb_syscall_end(cb, 0, T0 + 60, 2, 0, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 80, 2, 0, 1);
+	gt_cb_syscall_begin(cb, 1, lost, 2, GT_FD_PIPE, 0, 3, 0);          /* chunk 1: CPU 1 */
+	gt_cb_syscall_end(cb, 1, lost + 200, 2, 0, 1);
+	gt_cb_capture_end(cb, 1, lost + 300);
+	struct gt_file_header *h = gt_cb_header(cb);
+	h->flags |= GT_FILE_RING;
+	h->ring_bytes = 8192;
+	h->ring_lost_tsc = lost;
+	size_t size;
+	struct gt_chunk_header *keep = (struct gt_chunk_header *)(gt_cb_image(cb, &size) + GT_FILE_HEADER_SIZE);
+	keep->magic = GT_KEEP_MAGIC;
+	char p[PATH_MAX], err[256];
+	path_of(p, "ring-states");
+	cr_assert_eq(gt_cb_write(cb, p), 0);
+	gt_cb_free(cb);
+
+	struct gt_capture *c = gt_capture_open(p, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	struct gt_capture_record r;
+	static const uint8_t want[] = {GT_THREAD_EXISTING, GT_SYSCALL_BEGIN, GT_SYSCALL_END,
+				       GT_CAPTURE_END};
+	size_t n = 0;
+	while (gt_capture_next(c, &r)) {
+		cr_assert_lt(n, sizeof want, "one more: %s", gt_fact_name(r.rec->type));
+		cr_expect_eq(r.rec->type, want[n], "record %zu: %s, not %s", n,
+			     gt_fact_name(r.rec->type), gt_fact_name(want[n]));
+		n++;
+	}
+	cr_expect_eq(n, sizeof want);
+	gt_capture_close(c);
+	struct gt_convert_summary s;
+	convert_ok("ring-states", &s);
+	cr_expect_eq(s.model.ends_without_begin, 0);
+}
