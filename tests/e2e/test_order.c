@@ -456,15 +456,10 @@ Test(order, chunk_turnover_under_load_repairs_nothing)
  * keep their CPU's order, and the window converts with nothing repaired, skipped or dropped. */
 Test(order, flight_recorder_ring_repairs_nothing)
 {
-	/* About 1 run in 15, on 3520de5 as now (40 runs each): the window opens with one or two
-	 * one-word ends of a wait whose begin neither the keep chunks nor the CPU chunks hold
-	 * ("objects one-word records left unknown", then "block/syscall ends without a begin").
-	 * Deferring the reuse of a chunk that ends in an uncommitted reservation did not change
-	 * the rate; the cause is not found. */
-	const char *run = getenv("GT_RUN_KNOWN_FAILURES");
-	if (!run || strcmp(run, "1"))
-		cr_skip_test("known failure (a ring window's first ends of a wait lose their begin, "
-			     "1 run in 15): GT_RUN_KNOWN_FAILURES=1 runs it");
+	/* It failed 1 run in 15 until b0ab45f: the summary replayed the keep chunks' last begin
+	 * or end of each reused chunk as a sequence.  Seen since, once in about 1,000 runs of
+	 * this shape: a record missing from the file (a fresh chunk's first record overwritten
+	 * by another thread's), a cause not found yet. */
 	last_env = "GOTRACE_LAST=256K";
 	const char *argv[] = {getenv("GT_TEST_ORDER"), "churn", "8", "20000", NULL};
 	char trace[PATH_MAX + 64], capture[PATH_MAX + 64];
