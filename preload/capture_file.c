@@ -805,7 +805,7 @@ void gt_capture_forget(void)
 	gt_store(&gt_cap.dropped, 0);
 	gt_store(&gt_cap.dropped_reported, 0);
 	gt_store(&gt_cap.growth_lock, 0);
-	gt_store(&gt_cap.spare_chunk, NULL);
+	gt_cap.n_spares = 0;
 	gt_store(&gt_cap.install_seq, 0);
 	gt_ring_forget();
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #define GT_MAX_WINDOWS 2048u  /* mapped windows of chunks (capture_file.c: map_window) */
+#define GT_SPARES 32u         /* chunks kept from lost races (chunk_refill.c: give_back) */
 
 /* The capture file's state, one struct at a fixed address (gt_cap): a field is read as a
  * global is, by one PC-relative load, with no pointer to follow.  Its first cache line holds
@@ -29,7 +30,10 @@ struct gt_capture {
 	_Atomic uint64_t dropped_reported;
 	_Atomic uint64_t last_clock_tsc;  /* of the last clock pair written */
 	_Atomic uint64_t install_seq;     /* seq of the next chunk installed */
-	_Atomic(char *) spare_chunk;      /* taken but never installed (a lost race) */
+	/* chunks taken but never installed (lost races), under the growth lock: the next ones
+	 * taken (several threads may lose one turnover's race) */
+	char *spares[GT_SPARES];
+	unsigned n_spares;
 	_Atomic int growth_lock;          /* 0, or the thread id of its holder (gt_lock) */
 
 	_Alignas(64) int fd;              /* >= 0 from capture_fd_open to capture_fd_close */

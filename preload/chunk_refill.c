@@ -152,7 +152,7 @@ static char *chunk_take(int final, int first, struct gt_file_error *e)
 		gt_growth_unlock();
 		return NULL;
 	}
-	char *spare = atomic_exchange(&gt_cap.spare_chunk, NULL);
+	char *spare = gt_cap.n_spares ? gt_cap.spares[--gt_cap.n_spares] : NULL;
 	if (!spare && gt_ring_on())
 		spare = gt_ring_reuse();
 	if (spare) {
@@ -199,9 +199,15 @@ static char *new_chunk(int first, struct gt_file_error *e)
 
 /* A chunk that lost its install goes to the next turnover (if a spare is already waiting,
  * the older one stays unused: magic 0, which the reader counts). */
+/* A chunk taken and not installed, kept for the next turnover (one spare alone, each lost
+ * race of a turnover that several threads met dropped the one before: a chunk of the file
+ * never used, a ring's chunk never reused).  Past GT_SPARES it is left unused. */
 static void give_back(char *c)
 {
-	atomic_exchange(&gt_cap.spare_chunk, c);
+	gt_growth_lock();
+	if (gt_cap.n_spares < GT_SPARES)
+		gt_cap.spares[gt_cap.n_spares++] = c;
+	gt_growth_unlock();
 }
 
 /* Several threads may find the same chunk full (a thread is preempted while it opens one, or
