@@ -320,8 +320,8 @@ const char *gtr_object_name(struct report *r, uint64_t obj, char *buf, size_t si
 {
 	const uint64_t *stack = gt_u64map_find(&r->first_use, obj);
 	const struct stack_def *def = stack ? stack_def_of(r, (uint32_t)*stack) : NULL;
-	return gt_sym_object_name(r->sym, obj, def ? def->pcs : NULL, def ? def->n : 0, buf,
-				  size);
+	gt_sym_object_name(r->sym, obj, def ? def->pcs : NULL, def ? def->n : 0, buf, size);
+	return buf;   /* the address when nothing else names it */
 }
 
 /* ---- ordering ------------------------------------------------------------------------ */

@@ -289,25 +289,18 @@ static bool runtime_image(const struct gt_sym_image *img)
 	       strncmp(img->base_name, "libgcc_s", 8) == 0;
 }
 
-/* The first frame of pcs in the program's own code: outside the C and C++ runtime. */
-static bool program_frame(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n,
-			  struct gt_frame *out)
+uint64_t gt_sym_program_pc(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; sym && i < n; i++) {
 		if (pcs[i] == 0)
 			continue;
 		/* an address in no module would make a name that changes from run to run */
 		ptrdiff_t m = gt_sym_find_range(sym->maps, sym->n_maps, sizeof *sym->maps,
 						pcs[i] - 1, 1);
-		if (m < 0 || runtime_image(sym->maps[m].img))
-			continue;
-		struct gt_frame frames[8];
-		if (gt_sym_stack(sym, pcs + i, 1, frames, 8) == 0)
-			continue;
-		*out = frames[0];
-		return true;
+		if (m >= 0 && !runtime_image(sym->maps[m].img))
+			return pcs[i];
 	}
-	return false;
+	return 0;
 }
 
 const char *gt_sym_object_name(struct gt_symbolizer *sym, uint64_t addr,
@@ -328,8 +321,9 @@ const char *gt_sym_object_name(struct gt_symbolizer *sym, uint64_t addr,
 		snprintf(buf, size, "%s+0x%" PRIx64, img->base_name, img_addr - img->bias);
 		return buf;
 	}
+	uint64_t pc = first_pcs ? gt_sym_program_pc(sym, first_pcs, n) : 0;
 	struct gt_frame f;
-	if (sym && first_pcs && program_frame(sym, first_pcs, n, &f)) {
+	if (pc && gt_sym_stack(sym, &pc, 1, &f, 1) == 1) {
 		const char *slash = strrchr(f.file, '/');
 		const char *file = slash ? slash + 1 : f.file;
 		if (f.line)
@@ -339,5 +333,5 @@ const char *gt_sym_object_name(struct gt_symbolizer *sym, uint64_t addr,
 		return buf;
 	}
 	snprintf(buf, size, "%#" PRIx64, addr);
-	return buf;
+	return NULL;
 }
