@@ -1,9 +1,10 @@
 /* Lock names (issue 23, item 1): programs whose contended locks are known by construction
  * (lock_names.c, lock_names_cpp.cpp), traced and compared with their untraced run; the
- * report names each lock by its variable, or a heap lock by the code that first used it,
- * the same in two runs; Go's readers accept the trace. */
+ * report and the Go trace's block reasons name each lock by its variable, or a heap lock
+ * by the code that first used it, the same in two runs; Go's readers accept the trace. */
 #include "cli_support.h"
 #include "oracle.h"
+#include "oracle_v2.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -62,6 +63,21 @@ static void assert_named(const char *json, const char *kind, const char *name)
 			   kind, name, json);
 }
 
+/* The Go trace's block reasons name the lock: "sync: <call> <name>" (Go 1.22's dump). */
+static void assert_trace_names(const char *trace, const char *call, const char *name)
+{
+	char tool[512], want[600], *dump = NULL, *err = NULL;
+	if (!gt_go_trace_tool("1.22", tool, sizeof tool))
+		cr_skip_test("Go 1.22 is not installed (/usr/lib/go-1.22: apt-get install -t "
+			     "bookworm-backports golang-1.22-go)");
+	cr_assert_eq(gt_dump_v2(trace, "1.22", &dump, &err), 0, "Go 1.22 rejects %s: %s", trace,
+		     err ? err : "");
+	snprintf(want, sizeof want, "Reason=\"sync: %s %s\" Running->Waiting", call, name);
+	cr_assert_eq(gt_dump_123_count(dump, want), 1, "'%s' not once in:\n%s", want, dump);
+	free(dump);
+	free(err);
+}
+
 Test(lock_names, c_globals_members_statics_and_heap, .timeout = 120)
 {
 	char dir[512], trace[600], heap[256];
@@ -97,6 +113,11 @@ Test(lock_names, c_globals_members_statics_and_heap, .timeout = 120)
 	cr_assert_eq(gt_oracle_check(trace, true, &oracle), 0, "a Go reader rejects %s:\n%s", trace,
 		     oracle ? oracle : "");
 	free(oracle);
+	assert_trace_names(trace, "pthread_mutex_lock", "accounts_lock");
+	assert_trace_names(trace, "pthread_mutex_lock", "work_queue.lock");
+	assert_trace_names(trace, "pthread_mutex_lock", "journal_lock::lock");
+	assert_trace_names(trace, "pthread_mutex_lock", heap);
+	assert_trace_names(trace, "pthread_cond_wait", "work_queue.ready");
 }
 
 Test(lock_names, cpp_class_static, .timeout = 120)
@@ -113,5 +134,6 @@ Test(lock_names, cpp_class_static, .timeout = 120)
 	cr_assert_eq(gt_oracle_check(trace, true, &oracle), 0, "a Go reader rejects %s:\n%s", trace,
 		     oracle ? oracle : "");
 	free(oracle);
+	assert_trace_names(trace, "pthread_mutex_lock", "Registry::mu_");
 #endif
 }
