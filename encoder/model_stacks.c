@@ -200,8 +200,11 @@ static uint64_t program_pc_of(struct gt_model *m, uint64_t stack)
 const char *gtm_object_name(struct gt_model *m, const struct mthread *t, uint8_t kind,
 			    uint64_t key, uint64_t stack)
 {
-	if (!m->opt.sym || !key || (key & GT_OBJ_KERNEL) || kind == GT_BK_JOIN ||
-	    kind == GT_BK_SLEEP)
+	/* a kernel identity (a process-shared object) is no address of this process */
+	bool object_kind = kind == GT_BK_MUTEX || kind == GT_BK_RWLOCK_RD ||
+			   kind == GT_BK_RWLOCK_WR || kind == GT_BK_COND || kind == GT_BK_SEM ||
+			   kind == GT_BK_BARRIER || kind == GT_BK_FUTEX;
+	if (!m->opt.sym || !key || (key & GT_OBJ_KERNEL) || !object_kind)
 		return NULL;
 	bool found;
 	uint64_t *slot = gt_u64map_slot(&m->object_names, key, &found);

@@ -318,6 +318,10 @@ void gtr_routine_text(struct report *r, const struct gt_tracked_thread *t, char 
 
 const char *gtr_object_name(struct report *r, uint64_t obj, char *buf, size_t size)
 {
+	if (obj & GT_OBJ_KERNEL) {   /* a process-shared object's kernel identity */
+		snprintf(buf, size, "%#" PRIx64, obj);
+		return buf;
+	}
 	const uint64_t *stack = gt_u64map_find(&r->first_use, obj);
 	const struct stack_def *def = stack ? stack_def_of(r, (uint32_t)*stack) : NULL;
 	gt_sym_object_name(r->sym, obj, def ? def->pcs : NULL, def ? def->n : 0, buf, size);
