@@ -148,15 +148,18 @@ static bool member_location(Dwarf_Die *member, uint64_t *offset)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word value;
-	if (!dwarf_attr(member, DW_AT_data_member_location, &attr))
-		return false;
+	if (!dwarf_attr(member, DW_AT_data_member_location, &attr)) {
+		*offset = 0;   /* a union's members, or a struct's first: no location */
+		return true;
+	}
 	if (dwarf_formudata(&attr, &value) != 0)
 		return false;
 	*offset = value;
 	return true;
 }
 
-/* The member of struct, class or union type holding byte off: its DIE and offset. */
+/* The member of struct, class or union type holding byte off: its DIE and offset; in a
+ * union, the first member declared that holds it. */
 static bool member_at(Dwarf_Die *type, uint64_t off, Dwarf_Die *member, uint64_t *member_off)
 {
 	Dwarf_Die child, mtype;
@@ -322,8 +325,10 @@ const char *gt_sym_object_name(struct gt_symbolizer *sym, uint64_t addr,
 		return buf;
 	}
 	uint64_t pc = first_pcs ? gt_sym_program_pc(sym, first_pcs, n) : 0;
-	struct gt_frame f;
-	if (pc && gt_sym_stack(sym, &pc, 1, &f, 1) == 1) {
+	/* the innermost of its inlined frames: a stack cut to max keeps the innermost max - 1 */
+	struct gt_frame frames[8];
+	if (pc && gt_sym_stack(sym, &pc, 1, frames, 8) > 0) {
+		const struct gt_frame f = frames[0];
 		const char *slash = strrchr(f.file, '/');
 		const char *file = slash ? slash + 1 : f.file;
 		if (f.line)
