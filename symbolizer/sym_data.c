@@ -2,6 +2,7 @@
  * DWARF, the symbol table or the module; or, outside every module, the code that first used
  * it.  Names hold no run-time address, so two runs of one binary name a lock alike. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,11 +109,16 @@ void gt_sym_variables_free(struct gt_sym_image *img)
 
 /* ---- a variable's name, then the member or element inside it ---------------------------- */
 
-static void append(char *buf, size_t size, size_t *at, const char *fmt, const char *s, uint64_t n)
+/* printf at *at in buf, *at moved past it (a name too long is cut at size - 1). */
+__attribute__((format(printf, 4, 5)))
+static void append(char *buf, size_t size, size_t *at, const char *fmt, ...)
 {
 	if (*at >= size)
 		return;
-	int w = s ? snprintf(buf + *at, size - *at, fmt, s) : snprintf(buf + *at, size - *at, fmt, n);
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(buf + *at, size - *at, fmt, ap);
+	va_end(ap);
 	if (w > 0)
 		*at = *at + (size_t)w < size ? *at + (size_t)w : size - 1;
 }
@@ -127,14 +133,14 @@ static void variable_name(struct gt_symbolizer *sym, const struct gt_sym_variabl
 		/* C++: the demangled name says its class and namespaces (Registry::mu_) */
 		const char *shown = gt_sym_function_name(sym, linkage);
 		if (shown && strcmp(shown, linkage) != 0) {
-			append(buf, size, at, "%s", shown, 0);
+			append(buf, size, at, "%s", shown);
 			return;
 		}
 	}
 	const char *plain = die_name(&die);
 	if (v->function)
-		append(buf, size, at, "%s::", v->function, 0);
-	append(buf, size, at, "%s", plain ? plain : linkage ? linkage : "?", 0);
+		append(buf, size, at, "%s::", v->function);
+	append(buf, size, at, "%s", plain ? plain : linkage ? linkage : "?");
 }
 
 /* The C library's and the C++ library's own fields (__data, __size, _M_mutex): a lock's
@@ -223,7 +229,7 @@ static void inside_path(Dwarf_Die *var_type, uint64_t off, char *buf, size_t siz
 			if (name && reserved_name(name))
 				break;
 			if (name)   /* an anonymous struct or union adds no name */
-				append(buf, size, at, ".%s", name, 0);
+				append(buf, size, at, ".%s", name);
 			off -= member_off;
 			if (!die_type(&member, &type))
 				break;
@@ -238,7 +244,7 @@ static void inside_path(Dwarf_Die *var_type, uint64_t off, char *buf, size_t siz
 			for (size_t k = n_dims; k-- > 1;)
 				stride *= dims[k];
 			for (size_t k = 0; k < n_dims; k++) {
-				append(buf, size, at, "[%" PRIu64 "]", NULL, off / stride);
+				append(buf, size, at, "[%" PRIu64 "]", off / stride);
 				off %= stride;
 				if (k + 1 < n_dims)
 					stride /= dims[k + 1];
@@ -249,7 +255,7 @@ static void inside_path(Dwarf_Die *var_type, uint64_t off, char *buf, size_t siz
 		}
 	}
 	if (off)
-		append(buf, size, at, "+0x%" PRIx64, NULL, off);
+		append(buf, size, at, "+0x%" PRIx64, off);
 }
 
 /* ---- the name of a static address ----------------------------------------------------- */
@@ -279,9 +285,9 @@ static bool static_name(struct gt_symbolizer *sym, struct gt_sym_image *img, uin
 	const char *name = dwfl_module_addrinfo(img->mod, addr, &offset, &elf_sym, NULL, NULL, NULL);
 	if (!name || GELF_ST_TYPE(elf_sym.st_info) != STT_OBJECT || offset >= elf_sym.st_size)
 		return false;
-	append(buf, size, &at, "%s", gt_sym_function_name(sym, name), 0);
+	append(buf, size, &at, "%s", gt_sym_function_name(sym, name));
 	if (offset)
-		append(buf, size, &at, "+0x%" PRIx64, NULL, offset);
+		append(buf, size, &at, "+0x%" PRIx64, offset);
 	return true;
 }
 
