@@ -377,5 +377,5 @@ void gt_cli_next_steps(const char *output, enum gt_trace_format format, bool kep
 			"capture)\n", output);
 	else
 		fprintf(stderr, "gotrace:       gotrace report %s   (no Go needed; --keep-capture "
-			"adds lock addresses, fd kinds and syscall names)\n", output);
+			"adds lock names, fd kinds and syscall names)\n", output);
 }

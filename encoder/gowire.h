@@ -95,6 +95,8 @@ struct gt_wire_wait {
 	uint8_t kind;
 	uint8_t fd_kind;
 	uint32_t sys_nr;
+	const char *object;   /* the name of the object waited on (gt_sym_object_name), NULL:
+			       * none; valid during the call only */
 };
 
 /* The scheduling events the model emits, in the words of the default format (go1.22,

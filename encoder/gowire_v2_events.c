@@ -67,6 +67,12 @@ static uint64_t block_reason(struct wire22 *w, struct gt_wire_wait wait)
 		[GT_BK_FUTEX] = "sync: futex",
 	};
 	uint32_t kind = wait.kind, fd_kind = wait.fd_kind, nr = wait.sys_nr;
+	if (kind < GT_BK_COUNT && by_kind[kind] && wait.object) {
+		/* "sync: pthread_mutex_lock accounts_lock": one reason per lock */
+		char named[1024];   /* a string's limit (docs/formats/go122.md §6) */
+		snprintf(named, sizeof named, "%s %s", by_kind[kind], wait.object);
+		return w22_cstring(w, named);
+	}
 	if (kind < GT_BK_COUNT && by_kind[kind]) {
 		if (!w->reason_ids[kind])
 			w->reason_ids[kind] = w22_cstring(w, by_kind[kind]);

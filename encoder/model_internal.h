@@ -18,6 +18,7 @@
 
 #include "clock_fit.h"
 #include "model.h"
+#include "common/intern.h"
 #include "common/u64map.h"
 #include "encoder.h"
 
@@ -229,6 +230,11 @@ struct gt_model {
 	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
 	struct gt_u64map m_owner;   /* M id -> serial of the thread that has it (gtm_m_id) */
 	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
+
+	struct gt_u64map program_pcs;   /* written stack id -> its first program address
+					 * (gt_sym_program_pc), when it has one */
+	struct gt_u64map object_names;  /* object key -> its name in names, 0: none */
+	struct gt_intern names;
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
 	uint32_t max_stack_referenced;              /* where a scan of them can stop */
@@ -478,5 +484,10 @@ uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs
 uint64_t gtm_pcs_stack_under(struct gt_model *m, uint32_t capture, enum synth top,
 			     const uint64_t *pcs, size_t n);
 void gtm_stacks_finish(struct gt_model *m);
+/* The name of the object t waits on (key: gtm_object_key's, kind: enum gt_block_kind, stack:
+ * the wait's written stack id), by gt_sym_object_name and the same for the whole trace (its
+ * first wait names it); NULL when only its address would (or no symbolizer). */
+const char *gtm_object_name(struct gt_model *m, const struct mthread *t, uint8_t kind,
+			    uint64_t key, uint64_t stack);
 
 #endif

@@ -158,6 +158,73 @@ void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uin
 	size_t k = stack_frames(m, m->fact_capture, pcs, st->nframes, frames, names, wf,
 				GT_WIRE_MAX_FRAMES);
 	gt_wire_define_stack(m->w, id, wf, k);
+	/* what names a lock outside the modules that is first waited on with this stack */
+	uint64_t program_pc = gt_sym_program_pc(m->opt.sym, pcs, st->nframes);
+	bool found;
+	uint64_t *slot = program_pc ? gt_u64map_slot(&m->program_pcs, id, &found) : NULL;
+	if (slot)
+		*slot = program_pc;
+}
+
+/* Whether capture's stack id is written as id written (never allocates one). */
+static bool written_as(const struct gt_model *m, uint32_t capture, uint32_t id, uint64_t written)
+{
+	if (!m->merged)
+		return id == written;
+	const uint64_t *slot = gt_u64map_find(&m->stack_ids, (uint64_t)capture << 32 | id);
+	return slot && *slot == written;
+}
+
+/* The program address of written stack id (gt_sym_program_pc), 0: none.  A fact may come
+ * before the STACK record that defines its stack: that is then looked for ahead. */
+static uint64_t program_pc_of(struct gt_model *m, uint64_t stack)
+{
+	const uint64_t *pc = gt_u64map_find(&m->program_pcs, stack);
+	if (pc)
+		return *pc;
+	if (!stack || stack >= (1u << 24) || bit_test(m->stack_defined, (uint32_t)stack))
+		return 0;
+	struct gt_capture_record r;
+	for (size_t i = 0; gtm_peek(m, i, &r); i++) {
+		const struct gt_p_stack *st = r.payload;
+		if (r.rec->type != GT_STACK || r.payload_len < sizeof *st ||
+		    r.payload_len < sizeof *st + (size_t)st->nframes * 8 ||
+		    !written_as(m, r.capture, st->id, stack))
+			continue;
+		gtm_use_space(m, r.capture);
+		return gt_sym_program_pc(m->opt.sym, (const uint64_t *)(st + 1), st->nframes);
+	}
+	return 0;
+}
+
+const char *gtm_object_name(struct gt_model *m, const struct mthread *t, uint8_t kind,
+			    uint64_t key, uint64_t stack)
+{
+	/* a kernel identity (a process-shared object) is no address of this process */
+	bool object_kind = kind == GT_BK_MUTEX || kind == GT_BK_RWLOCK_RD ||
+			   kind == GT_BK_RWLOCK_WR || kind == GT_BK_COND || kind == GT_BK_SEM ||
+			   kind == GT_BK_BARRIER || kind == GT_BK_FUTEX;
+	if (!m->opt.sym || !key || (key & GT_OBJ_KERNEL) || !object_kind)
+		return NULL;
+	bool found;
+	uint64_t *slot = gt_u64map_slot(&m->object_names, key, &found);
+	if (!slot)
+		return NULL;
+	if (found)
+		return *slot ? (const char *)(uintptr_t)*slot : NULL;
+	*slot = 0;
+	uint64_t pc = program_pc_of(m, stack);
+	gtm_use_space(m, t->capture);
+	char buf[512];
+	/* user addresses are below 2^48; a merged trace's capture is above them */
+	if (!gt_sym_object_name(m->opt.sym, key & ((1ull << 48) - 1), &pc, pc ? 1 : 0, buf,
+				sizeof buf))
+		return NULL;
+	bool inserted;
+	const struct gt_intern_entry *e = gt_intern(&m->names, buf, strlen(buf), 1, &inserted);
+	if (e)
+		*slot = (uint64_t)(uintptr_t)e->bytes;
+	return e ? e->bytes : NULL;
 }
 
 uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n)

@@ -515,7 +515,10 @@ static enum gt_go_event v2_reason_kind(const struct gt_go_trace *t, const struct
 	 * the 1.19 format writes it */
 	if (!strcmp(r, "network") || !strncmp(r, "chan ", 5))
 		return GT_GO_GO_BLOCK_NET;
-	if (!strcmp(r, "sync: pthread_cond_wait"))
+	/* the condition variable's name may follow (docs/formats/go122.md §5.3) */
+	static const char cond[] = "sync: pthread_cond_wait";
+	size_t n = sizeof cond - 1;
+	if (!strncmp(r, cond, n) && (r[n] == '\0' || r[n] == ' '))
 		return GT_GO_GO_BLOCK_COND;
 	if (!strncmp(r, "sync", 4))
 		return GT_GO_GO_BLOCK_SYNC;

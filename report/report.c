@@ -159,6 +159,17 @@ static void charge_wait(struct report *r, struct thread_row *t, const struct gt_
 	}
 }
 
+/* The first stack an object was waited on with: what names an object outside the modules. */
+static void note_first_use(struct report *r, const struct gt_tracked_wait *w)
+{
+	if (!w->open || w->syscall || w->stack == 0 || !gtr_is_object_kind(w->kind))
+		return;
+	bool found;
+	uint64_t *stack = gt_report_must(gt_u64map_slot(&r->first_use, w->obj, &found));
+	if (!found)
+		*stack = w->stack;
+}
+
 static void add_fact(struct report *r, const struct gt_capture_record *cr)
 {
 	const struct gt_rec *rec = cr->rec;
@@ -170,6 +181,8 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		gt_report_must(NULL);
 	if (change.closed)
 		charge_wait(r, row_of(r, change.thread), &change.closed_wait, now);
+	if (change.thread)
+		note_first_use(r, &change.thread->wait);
 
 	switch (rec->type) {
 	case GT_STACK: {
@@ -301,6 +314,18 @@ void gtr_routine_text(struct report *r, const struct gt_tracked_thread *t, char 
 	}
 	struct gt_frame f = gt_sym_function(r->sym, t->start_routine);
 	snprintf(buf, size, "%s", f.func);
+}
+
+const char *gtr_object_name(struct report *r, uint64_t obj, char *buf, size_t size)
+{
+	if (obj & GT_OBJ_KERNEL) {   /* a process-shared object's kernel identity */
+		snprintf(buf, size, "%#" PRIx64, obj);
+		return buf;
+	}
+	const uint64_t *stack = gt_u64map_find(&r->first_use, obj);
+	const struct stack_def *def = stack ? stack_def_of(r, (uint32_t)*stack) : NULL;
+	gt_sym_object_name(r->sym, obj, def ? def->pcs : NULL, def ? def->n : 0, buf, size);
+	return buf;   /* the address when nothing else names it */
 }
 
 /* ---- ordering ------------------------------------------------------------------------ */
@@ -486,6 +511,7 @@ static void free_report(struct report *r)
 	gt_tracker_free(r->tracker);
 	gt_u64map_free(&r->on_cpu);
 	gt_u64map_free(&r->stack_index);
+	gt_u64map_free(&r->first_use);
 	for (size_t i = 0; i < r->n_stacks; i++) {
 		free(r->stacks[i].pcs);
 		free(r->stacks[i].frames_key);

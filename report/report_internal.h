@@ -21,6 +21,7 @@
 #include "symbolizer/symbolizer.h"
 
 #define REPORT_MAX_FRAMES 16u
+#define GT_REPORT_NAME_MAX 512u   /* an object's name, as printed */
 
 /* ---- what is collected ----------------------------------------------------------------- */
 
@@ -84,6 +85,7 @@ struct report {
 	struct stack_def *stacks;
 	size_t n_stacks, cap_stacks;
 	struct gt_u64map stack_index;   /* stack id -> index + 1 in stacks */
+	struct gt_u64map first_use;     /* object -> the stack id of its first wait (names) */
 	struct gt_symbolizer *sym;
 	struct gt_clock clock;
 	uint64_t end_ns;
@@ -106,6 +108,8 @@ void gtr_frame_text(const struct gt_frame *f, char *buf, size_t size);
 void gtr_routine_text(struct report *r, const struct gt_tracked_thread *t, char *buf,
 		      size_t size);
 bool gtr_is_object_kind(uint8_t kind);
+/* The object's name (gt_sym_object_name): its variable, or where it was first used. */
+const char *gtr_object_name(struct report *r, uint64_t obj, char *buf, size_t size);
 uint64_t gtr_thread_alive_ns(const struct report *r, const struct thread_row *t);
 /* Still in a wait when the capture ends. */
 bool gtr_waiting_at_end(const struct thread_row *t);

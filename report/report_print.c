@@ -31,19 +31,24 @@ static void text_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 		       bool syscalls, const struct gt_report_options *opt)
 {
 	unsigned top = opt->top ? opt->top : 10, n_stacks = opt->stacks ? opt->stacks : 3;
-	char name[32];
-	fprintf(out, "  %-3s %-18s %-9s %8s %12s %10s %10s\n", "#",
+	char name[32], key[GT_REPORT_NAME_MAX];
+	/* the object column is as wide as its longest name: never cut */
+	int width = 18;
+	for (size_t i = 0; i < n && i < top && !syscalls; i++) {
+		int len = (int)strlen(gtr_object_name(r, sites[i].key, key, sizeof key));
+		width = len > width ? len : width;
+	}
+	fprintf(out, "  %-3s %-*s %-9s %8s %12s %10s %10s\n", "#", width,
 		syscalls ? "syscall" : "object", syscalls ? "fd kind" : "kind", "waits",
 		"total ms", "mean ms", "max ms");
 	for (size_t i = 0; i < n && i < top; i++) {
 		struct wait_site *s = &sites[i];
-		char key[32];
 		if (syscalls)
 			snprintf(key, sizeof key, "%s", gt_report_syscall_name((uint32_t)s->key, name,
 								   sizeof name));
 		else
-			snprintf(key, sizeof key, "%#" PRIx64, s->key);
-		fprintf(out, "  %-3zu %-18s %-9s %8" PRIu64 " %12.3f %10.3f %10.3f\n", i + 1, key,
+			gtr_object_name(r, s->key, key, sizeof key);
+		fprintf(out, "  %-3zu %-*s %-9s %8" PRIu64 " %12.3f %10.3f %10.3f\n", i + 1, width, key,
 			syscalls ? gt_report_fd_kind_name(s->kind) : gt_report_block_kind_name(s->kind), s->count,
 			ms(s->total_ns), ms(s->total_ns) / (double)s->count, ms(s->max_ns));
 		for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
@@ -145,8 +150,9 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 			t->t->name[0] ? t->t->name : "-", ms(t->wait_since_ns),
 			w->syscall ? gt_report_syscall_name(w->nr, name, sizeof name) :
 				     gt_report_block_kind_name(w->kind));
+		char object[GT_REPORT_NAME_MAX];
 		if (!w->syscall && gtr_is_object_kind(w->kind))
-			fprintf(out, " %#" PRIx64, w->obj);
+			fprintf(out, " %s", gtr_object_name(r, w->obj, object, sizeof object));
 		fputs(", at:\n", out);
 		text_stack(out, r, w->stack, "    ");
 	}
@@ -226,7 +232,14 @@ static void json_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 			json_stack(out, r, st->stack);
 			fputc('}', out);
 		}
-		fputs("]}", out);
+		fputc(']', out);
+		if (!syscalls) {
+			char object[GT_REPORT_NAME_MAX];
+			fputs(",\"name\":", out);
+			gt_report_json_string(out, gtr_object_name(r, s->key, object,
+								   sizeof object));
+		}
+		fputc('}', out);
 	}
 	fputc(']', out);
 }
@@ -277,6 +290,12 @@ void gtr_print_json(FILE *out, struct report *r, const struct gt_file_header *h,
 				",\"waited_ns\":%" PRIu64 ",\"frames\":", w->obj, t->wait_since_ns,
 				r->end_ns > t->wait_since_ns ? r->end_ns - t->wait_since_ns : 0);
 			json_stack(out, r, w->stack);
+			if (!w->syscall && gtr_is_object_kind(w->kind)) {
+				char object[GT_REPORT_NAME_MAX];
+				fputs(",\"object_name\":", out);
+				gt_report_json_string(out, gtr_object_name(r, w->obj, object,
+									    sizeof object));
+			}
 			fputc('}', out);
 		}
 		fputc('}', out);

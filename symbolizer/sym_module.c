@@ -331,6 +331,7 @@ void gt_sym_image_close(struct gt_symbolizer *sym, struct gt_sym_image *img)
 	memset(&img->eh, 0, sizeof img->eh);
 	img->n_unit_ranges = 0;
 	img->unit_ranges_read = false;
+	gt_sym_variables_free(img);
 	gt_u64map_free(&img->cu_by_offset);
 	if (img->dwfl)
 		dwfl_end(img->dwfl);

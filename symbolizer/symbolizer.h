@@ -92,6 +92,25 @@ size_t gt_sym_tracer_work(struct gt_symbolizer *sym, const uint64_t *pcs, size_t
  * itself (not - 1), no inline expansion. */
 struct gt_frame gt_sym_function(struct gt_symbolizer *sym, uint64_t entry);
 
+/* A name for the object (a lock) at data address addr, the same in every run of the same
+ * binary (docs/usage.md, "Lock names"):
+ * - inside a module's image (a global, a static, a function's static, a C++ class's static
+ *   member): the variable by DWARF and the member or element inside it ("accounts_lock",
+ *   "work_queue.lock", "Registry::mu_", "fn::lock", "slots[2]"); without DWARF the symbol
+ *   table's object and an offset ("table+0x40"); else "module+0xoff";
+ * - elsewhere (the heap, a thread's stack): "first used at func (file:line)" by the
+ *   first frame of first_pcs (the stack of its first fact, as captured for gt_sym_stack; may
+ *   be NULL) outside libc, libstdc++, libgcc_s, ld.so and the tracer, and in a module;
+ * - else "0x<addr>".
+ * Written into buf, which is returned; NULL when only the address names it. */
+const char *gt_sym_object_name(struct gt_symbolizer *sym, uint64_t addr,
+			       const uint64_t *first_pcs, size_t n, char *buf, size_t size);
+
+/* The first address of pcs (return addresses, innermost first) in a module and outside
+ * libc, libstdc++, libgcc_s, ld.so and the tracer: the program's own call; 0 when none is.
+ * gt_sym_object_name names an object first used there. */
+uint64_t gt_sym_program_pc(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n);
+
 /* Unwinds a copied user stack (a perf sample of thread tid in the current space) with DWARF
  * CFI, from the space's modules: regs in x86-64 DWARF order (AX DX CX BX SI DI BP SP
  * R8..R15, then the IP), stack the stack_size bytes copied from SP on.  Writes at most max

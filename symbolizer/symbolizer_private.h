@@ -111,6 +111,14 @@ struct gt_sym_func {
 	int rank;                     /* among aliases: global > weak > local > sizeless */
 };
 
+/* A variable with a static address (sym_data.c): a global, a static, a function's static,
+ * a C++ class's static member; DWARF addresses. */
+struct gt_sym_variable {
+	uint64_t lo, hi;              /* [lo, hi) */
+	Dwarf_Die die;
+	const char *function;         /* the function it is a static of (libdw's), else NULL */
+};
+
 /* One object file as recorded (path, build-id, bias), with its own Dwfl so that a module
  * replaced in the map (dlclose, dlopen elsewhere) never disturbs another one. */
 struct gt_sym_unit_range {
@@ -141,6 +149,9 @@ struct gt_sym_image {
 	struct gt_sym_unit_range *unit_ranges;
 	size_t n_unit_ranges;
 	bool unit_ranges_read;
+	struct gt_sym_variable *vars; /* sorted by lo, read the first time a name is asked */
+	size_t n_vars;
+	bool vars_read;
 	struct {                      /* .eh_frame_hdr's table (sym_unwind.c), read once */
 		const uint8_t *table;  /* pairs of int32: initial location, FDE */
 		size_t count;
@@ -241,6 +252,9 @@ void gt_sym_unwind_free(struct gt_symbolizer *sym);
 /* The start of the function around addr (in img's addresses, bias included) by the unwind
  * tables: the start of the .eh_frame FDE that covers it.  false when none does. */
 bool gt_sym_unwind_function_start(struct gt_sym_image *img, uint64_t addr, uint64_t *start);
+
+/* sym_data.c */
+void gt_sym_variables_free(struct gt_sym_image *img);
 
 /* sym_names.c */
 /* The name to show for a linkage or plain name: demangled when mangled, the last

@@ -229,8 +229,13 @@ void cli_trace_workpool(const char *dir, unsigned jobs, char *trace, size_t size
 
 unsigned cli_workpool_line(const char *needle)
 {
-	FILE *f = fopen(cli_workpool_source, "r");
-	cr_assert_not_null(f, "%s: %s", cli_workpool_source, strerror(errno));
+	return cli_source_line(cli_workpool_source, needle);
+}
+
+unsigned cli_source_line(const char *source, const char *needle)
+{
+	FILE *f = fopen(source, "r");
+	cr_assert_not_null(f, "%s: %s", source, strerror(errno));
 	char line[512];
 	unsigned n = 0, found = 0;
 	while (!found && fgets(line, sizeof line, f) != NULL) {
@@ -239,7 +244,7 @@ unsigned cli_workpool_line(const char *needle)
 			found = n;
 	}
 	fclose(f);
-	cr_assert_neq(found, 0, "'%s' not in %s", needle, cli_workpool_source);
+	cr_assert_neq(found, 0, "'%s' not in %s", needle, source);
 	return found;
 }
 

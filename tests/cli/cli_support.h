@@ -53,6 +53,8 @@ void cli_default_signals(void);
 
 /* The source line of the first line of examples/workpool.c containing needle. */
 unsigned cli_workpool_line(const char *needle);
+/* The same in the source file at path. */
+unsigned cli_source_line(const char *source, const char *needle);
 
 extern const char cli_gotrace[], cli_workpool[], cli_static_program[], cli_workpool_source[];
 

@@ -524,7 +524,7 @@ Test(run, next_hint_names_a_go_that_runs)
 	cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
 	/* report works on the trace alone; the capture adds what only it holds */
 	snprintf(hint, sizeof hint, "gotrace report %s   (no Go needed; --keep-capture adds "
-		 "lock addresses", trace);
+		 "lock names", trace);
 	cr_assert_not_null(strstr(r.err, hint), "no '%s' in:\n%s", hint, r.err);
 	cli_result_free(&r);
 

@@ -80,11 +80,13 @@ static void assert_viewer_pages(void)
 	free(report);
 }
 
+/* Blocks with reason, alone or followed by the name of the object waited on. */
 static size_t blocks(const char *reason)
 {
-	char match[128];
+	char match[128], named[128];
 	snprintf(match, sizeof match, "Reason=\"%s\" Running->Waiting", reason);
-	return gt_dump_123_count(dump, match);
+	snprintf(named, sizeof named, "Reason=\"%s ", reason);
+	return gt_dump_123_count(dump, match) + gt_dump_123_count(dump, named);
 }
 
 /* The value after "KEY=" in line (up to a space), as a number; -2 when absent. */
