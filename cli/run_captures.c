@@ -243,6 +243,8 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 	if (cap->detached && cap->last)
 		fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends where "
 			"gotrace stopped its recording\n", cap->pid);
+	else if (r->sum.reaped && cap->last)
+		gt_cli_say_killed(&r->sum);
 	else if (!cap->finalized && cap->last)
 		fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 			"still running): the trace ends at its last recorded fact\n", cap->pid);

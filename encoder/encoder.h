@@ -220,10 +220,11 @@ void gt_capture_close(struct gt_capture *c);
 
 /* Processes that recorded no end (killed by SIGKILL: no fact is written at such a death):
  * for each of paths (the captures of one run) whose header is neither finalized nor
- * detached, the CLOCK_MONOTONIC ns at which its parent, traced in another of paths, got its
- * death from wait4 (its pid returned): it died before that.  0 where no capture says so
- * (the parent untraced, or a waitid, which returns no pid).  The array of them, [i] for
- * paths[i] (free it); NULL when memory runs out. */
+ * detached, the CLOCK_MONOTONIC ns at which the launcher that reaped it noted its death in
+ * its header (reaped_mono_ns), or else at which its parent, traced in another of paths, got
+ * its death from wait4 or waitid (its pid returned): it died before that.  0 where nothing
+ * says so (its parent untraced and not gotrace).  The array of them, [i] for paths[i] (free
+ * it); NULL when memory runs out. */
 uint64_t *gt_capture_reaped(const char *const *paths, size_t n);
 
 
@@ -369,6 +370,10 @@ struct gt_convert_options {
 	 * switches place the threads (model.h gt_model_switch); a file that cannot be read is
 	 * left out, its reason in the summary's kernel_error. */
 	const char *kernel_path;
+	/* One capture converted alone (--per-process) of a process that recorded no end: when
+	 * it was reaped, as gt_capture_reaped found it among the run's captures (0: as its own
+	 * header says). */
+	uint64_t reaped_mono_ns;
 };
 
 /* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */
@@ -410,6 +415,10 @@ struct gt_convert_summary {
 	double cpu_seconds;                 /* user + system */
 	bool interrupted;                   /* progress stopped the conversion, the trace ends */
 	double interrupted_done;            /* there: the fraction of the records read */
+	bool reaped;                        /* killed: no end recorded, its death known from its
+					     * reap (gt_capture_reaped): its trace ends there */
+	int killed_by;                      /* the signal that killed it, when gotrace reaped
+					     * it (0: not known) */
 };
 
 /* Converts capture into a trace at out (written beside it, renamed into place when
@@ -424,8 +433,6 @@ struct gt_convert_capture {
 	char command[64];                   /* its process's name (gt_model_process) */
 	bool finalized;                     /* the process ended normally */
 	bool detached;                      /* gotrace stopped its recording; it went on */
-	bool reaped;                        /* killed: no end recorded, its parent's wait4
-					     * returned its pid (its trace and seconds end there) */
 	uint64_t start_mono_ns;             /* CLOCK_MONOTONIC when its recording began */
 	double seconds;                     /* from its first fact to its last */
 	struct gt_convert_summary sum;      /* pid, process, stop, truncated, reader and model

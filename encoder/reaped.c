@@ -1,6 +1,7 @@
-/* reaped: when a process that recorded no end died, from its parent's capture (see
- * encoder.h, gt_capture_reaped).  A process killed by a signal it cannot handle (SIGKILL)
- * writes no fact at its death; its parent's wait4 that returned its pid ended after it.
+/* reaped: when a process that recorded no end died (see encoder.h, gt_capture_reaped).  A
+ * process killed by a signal it cannot handle (SIGKILL) writes no fact at its death; the
+ * launcher that reaped it (gotrace run) wrote the time into its header, or its parent's
+ * wait4 or waitid that returned its pid ended after it.
  * Only the parents of such processes are read, once, before the conversion or report. */
 #include <stdlib.h>
 #include <string.h>
@@ -74,13 +75,17 @@ uint64_t *gt_capture_reaped(const char *const *paths, size_t n)
 		hs[i].h = *h;
 		hs[i].readable = true;
 		hs[i].unended = !(h->flags & (GT_FILE_FINALIZED | GT_FILE_DETACHED));
-		any |= hs[i].unended;
+		if (hs[i].unended && h->reaped_mono_ns > h->start_mono_ns)
+			out_mono_ns[i] = h->reaped_mono_ns;   /* the launcher reaped it */
+		else
+			any |= hs[i].unended;
 	}
 	gt_capture_set_close(set);
 	for (size_t j = 0; any && j < n; j++) {
 		bool parent = false;
 		for (size_t i = 0; hs[j].readable && i < n && !parent; i++)
-			parent = hs[i].unended && hs[i].h.ppid == hs[j].h.pid && i != j;
+			parent = hs[i].unended && !out_mono_ns[i] && hs[i].h.ppid == hs[j].h.pid &&
+				 i != j;
 		if (parent)
 			read_reaps(hs, n, j, paths[j], out_mono_ns);
 	}

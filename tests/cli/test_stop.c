@@ -1,6 +1,7 @@
 /* Stopping a recording (issue 27, item 5).  Each command runs as a shell's job would: the
  * leader of its own process group, SIGINT sent either to the group (`kill -INT %1`, Ctrl-C)
- * or to gotrace alone.  What sigint_counter saw is compared with an untraced run's. */
+ * or to gotrace alone.  What sigint_counter saw is compared with an untraced run's.  And a
+ * command killed from outside while it blocks (issue 27, item 8). */
 #include <criterion/criterion.h>
 
 #include <errno.h>
@@ -10,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../preload/targets/wait_blocked.h"
+#include "capture_reader.h"
 #include "cli_support.h"
 #include "oracle.h"
 
@@ -247,4 +251,143 @@ Test(stop, sigterm_stops_a_long_conversion, .timeout = 120)
 	close(j.in);
 	close(j.out);
 	close(j.err);
+}
+
+/* ---- a command killed from outside ------------------------------------------------------ */
+
+/* How long blocked_read sleeps in its read before it is killed: its last fact (the read's
+ * begin) is then at least this old, far from the death. */
+#define BLOCKED_NS 300000000ull
+/* The trace's end of a killed command may follow the kill by the kernel's exit of a small
+ * process and one wakeup of gotrace by its SIGCHLD: well under a millisecond on an idle
+ * machine, a few when the 2 CPUs are shared with other tests (a woken task waits at most a
+ * few of the scheduler's 3 ms slices).  10 ms allows that, and catches a launcher that polls
+ * for its child (every 15 ms or so) as well as an end at the last fact (BLOCKED_NS before). */
+#define REAP_BOUND_NS 10000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Kills blocked_read (pid command) once it sleeps in its read of stdin and BLOCKED_NS have
+ * passed; returns CLOCK_MONOTONIC just before the kill. */
+static uint64_t kill_blocked(pid_t command)
+{
+	gt_proc_wait_blocked(command, command, SYS_read, 0, 1);
+	/* not a synchronisation: the age of the last fact, to tell it from the death */
+	struct timespec gap = { 0, (long)BLOCKED_NS };
+	nanosleep(&gap, NULL);
+	uint64_t killed = mono_ns();
+	cr_assert_eq(kill(command, SIGKILL), 0);
+	return killed;
+}
+
+/* The CLOCK_MONOTONIC times of trace's last GoSysCall and end of G1 (the command's main
+ * thread): Go's times are ns after the trace's first event, the capture's first fact (the
+ * model's ticks are ns since the capture's start, a reap's CLOCK_MONOTONIC included), so
+ * the capture's header and first record place them. */
+static void command_end(const char *trace, const char *capture, uint64_t *last_call,
+			uint64_t *end)
+{
+	struct capture c;
+	cr_assert_eq(capture_open(&c, capture), 0, "%s", capture);
+	cr_assert_gt(c.n, 0);
+	const struct gt_file_header *h = c.hdr;
+	double hz = h->clock_source == GT_CLOCK_MONOTONIC ? 1e9 : (double)h->tsc_hz;
+	uint64_t first = h->start_mono_ns +
+			 (uint64_t)((double)(c.recs[0].h->tsc - h->start_tsc) * 1e9 / hz);
+	capture_close(&c);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev, "Go 1.19 rejects %s", trace);
+	/* its GoEnd, or, where none ends it, its last event */
+	ssize_t gone = gt_events_find(ev, 0, "GoEnd", 1, GT_ANY);
+	for (ssize_t i = 0; gone < 0 && (i = gt_events_find(ev, (size_t)i, NULL, 1, GT_ANY)) >= 0;
+	     i++)
+		if (gt_events_find(ev, (size_t)i + 1, NULL, 1, GT_ANY) < 0)
+			gone = i;
+	cr_assert_geq(gone, 0, "no G1 in %s", trace);
+	ssize_t call = -1;
+	for (ssize_t i = 0; (i = gt_events_find(ev, (size_t)i, "GoSysCall", 1, GT_ANY)) >= 0 &&
+			    i < gone; i++)
+		call = i;
+	cr_assert_geq(call, 0, "G1 made no call in %s", trace);
+	*last_call = first + (uint64_t)ev->ev[call].ts_ns;
+	*end = first + (uint64_t)ev->ev[gone].ts_ns;
+	gt_events_free(ev);
+}
+
+/* The trace of blocked_read, killed at `killed` and said killed by gotrace at `said`, ends
+ * its process after the kill, within REAP_BOUND_NS and before gotrace said it; its last
+ * fact is BLOCKED_NS older. */
+static void assert_ends_at_kill(const char *trace, const char *capture, uint64_t killed,
+				uint64_t said, const char *log)
+{
+	uint64_t last_call, end;
+	command_end(trace, capture, &last_call, &end);
+	cr_assert_geq(killed - last_call, BLOCKED_NS, "%s: its read began %.3f ms before the kill",
+		      trace, (double)(killed - last_call) / 1e6);
+	cr_assert(end >= killed && end <= said && end - killed <= REAP_BOUND_NS,
+		  "%s: the command ends %+.3f ms after the kill, gotrace said it %.3f ms after; %s",
+		  trace, ((double)end - (double)killed) / 1e6, (double)(said - killed) / 1e6, log);
+}
+
+Test(stop, a_command_killed_while_blocked_ends_where_gotrace_reaped_it, .timeout = 120)
+{
+	char dir[512], trace[600], capture[620], per_process[620];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "k.trace");
+	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	cli_path(per_process, sizeof per_process, dir, "alone.trace");
+	const char *argv[] = { GT_TEST_BLOCKED_READ, NULL };
+	struct job j;
+	char plain[64] = "", out[64] = "";
+	size_t len = 0;
+	start(&j, argv);
+	read_until(j.out, plain, sizeof plain, &len, "ready\n");
+	kill_blocked(j.pid);
+	int status;
+	cr_assert_eq(waitpid(j.pid, &status, 0), j.pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
+	char *plain_out = finish_output(&j, plain);
+	close(j.err);
+
+	const char *targv[] = { cli_gotrace, "run", "--keep-capture", "--format", "go1.19", "-o",
+				trace, "--", GT_TEST_BLOCKED_READ, NULL };
+	len = 0;
+	start(&j, targv);
+	read_until(j.out, out, sizeof out, &len, "ready\n");
+	pid_t command = cli_wait_for_child(j.pid, "blocked_read");
+	uint64_t killed = kill_blocked(command);
+	/* gotrace says so once it has reaped the command, before the conversion */
+	err_until(&j, "blocked_read was killed by signal 9");
+	uint64_t said = mono_ns();
+	char *traced_out = finish_output(&j, out);
+	cr_assert_eq(waitpid(j.pid, &status, 0), j.pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL, "status %#x: %s",
+		  status, j.log);
+	cr_assert_str_eq(traced_out, plain_out);
+	char line[128];
+	snprintf(line, sizeof line, "pid %d was killed by signal 9 (Killed): it recorded no end",
+		 (int)command);
+	err_until(&j, "next:");
+	close(j.err);
+	assert_ends_at_kill(trace, capture, killed, said, j.log);
+	cr_assert_not_null(strstr(j.log, line), "%s", j.log);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+
+	/* its own trace from the kept capture ends it there too */
+	const char *conv[] = { cli_gotrace, "convert", "--per-process", "--format", "go1.19",
+			       capture, "-o", per_process, NULL };
+	struct cli_result r;
+	cli_run(&r, conv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_ends_at_kill(per_process, capture, killed, said, r.err);
+	cli_result_free(&r);
+	free(plain_out);
+	free(traced_out);
 }
