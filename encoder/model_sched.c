@@ -624,20 +624,19 @@ static void kill_capture_threads(struct gt_model *m, uint32_t capture, uint64_t 
 	}
 }
 
-void gt_model_capture_reaped(struct gt_model *m, uint32_t capture, uint64_t mono_ns,
-			     uint64_t tsc)
+void gt_model_capture_reaped(struct gt_model *m, uint32_t capture, const struct gt_reap *r)
 {
-	if (capture >= m->n_caps || !mono_ns)
+	if (capture >= m->n_caps || !r->mono_ns)
 		return;
-	if (!tsc) {
-		m->caps[capture].reaped_ns = gtm_mono_ticks(m, mono_ns);
+	if (!r->tsc) {
+		m->caps[capture].reaped_ns = gtm_mono_ticks(m, r->mono_ns);
 		return;
 	}
-	/* a clock pair: on the facts' clock, and one more point of its fit, far from the
+	/* on the facts' clock; gotrace's pair is one more point of its fit, far from the
 	 * others when the process blocked long before it was killed */
-	m->caps[capture].reaped_ns = gt_clock_ticks(&m->clock, tsc);
-	if (m->h.clock_source == GT_CLOCK_TSC)
-		gt_clock_add_pair(&m->clock, tsc, mono_ns);
+	m->caps[capture].reaped_ns = gt_clock_ticks(&m->clock, r->tsc);
+	if (r->pair && m->h.clock_source == GT_CLOCK_TSC)
+		gt_clock_add_pair(&m->clock, r->tsc, r->mono_ns);
 }
 
 void gtm_pending_ends(struct gt_model *m, uint64_t ns, bool all)

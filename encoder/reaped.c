@@ -30,9 +30,9 @@ static ptrdiff_t reaped_capture(const struct head *hs, size_t n, uint32_t pid, u
 	return found >= 0 && hs[found].unended && hs[found].h.ppid == ppid ? found : -1;
 }
 
-/* Reads parent capture j for its wait4s that returned a child's pid. */
+/* Reads parent capture j for its wait4s and waitids that returned a child's pid. */
 static void read_reaps(const struct head *hs, size_t n, size_t j, const char *path,
-		       uint64_t *out_mono_ns)
+		       struct gt_reap *out)
 {
 	char err[256];
 	struct gt_capture *c = gt_capture_open(path, err, sizeof err);
@@ -44,23 +44,26 @@ static void read_reaps(const struct head *hs, size_t n, size_t j, const char *pa
 	while (gt_capture_next(c, &r)) {
 		const struct gt_p_syscall_end *e = r.payload;
 		if (r.rec->type != GT_SYSCALL_END || r.payload_len < sizeof *e ||
-		    e->nr != SYS_wait4 || e->err != 0 || e->result <= 0 || e->result > UINT32_MAX)
+		    (e->nr != SYS_wait4 && e->nr != SYS_waitid) || e->err != 0 || e->result <= 0 ||
+		    e->result > UINT32_MAX)
 			continue;
 		uint64_t mono = hs[j].h.start_mono_ns + gt_clock_ns(&clock, r.tsc);
 		ptrdiff_t i = reaped_capture(hs, n, (uint32_t)e->result, hs[j].h.pid, mono);
-		if (i >= 0 && out_mono_ns[i] == 0)
-			out_mono_ns[i] = mono;
+		/* the parent's timestamp, on the child's clock when they share it */
+		if (i >= 0 && out[i].mono_ns == 0)
+			out[i] = (struct gt_reap){ .mono_ns = mono,
+				.tsc = hs[i].h.clock_source == hs[j].h.clock_source ? r.tsc : 0 };
 	}
 	gt_capture_close(c);
 }
 
-uint64_t *gt_capture_reaped(const char *const *paths, size_t n)
+struct gt_reap *gt_capture_reaped(const char *const *paths, size_t n)
 {
 	struct head *hs = calloc(n + 1, sizeof *hs);
-	uint64_t *out_mono_ns = calloc(n + 1, sizeof *out_mono_ns);
-	if (hs == NULL || out_mono_ns == NULL) {
+	struct gt_reap *out = calloc(n + 1, sizeof *out);
+	if (hs == NULL || out == NULL) {
 		free(hs);
-		free(out_mono_ns);
+		free(out);
 		return NULL;
 	}
 	bool any = false;
@@ -75,8 +78,8 @@ uint64_t *gt_capture_reaped(const char *const *paths, size_t n)
 		hs[i].h = *h;
 		hs[i].readable = true;
 		hs[i].unended = !(h->flags & (GT_FILE_FINALIZED | GT_FILE_DETACHED));
-		if (hs[i].unended && h->reaped_mono_ns > h->start_mono_ns)
-			out_mono_ns[i] = h->reaped_mono_ns;   /* the launcher reaped it */
+		if (hs[i].unended && h->reaped_mono_ns > h->start_mono_ns)   /* gotrace reaped it */
+			out[i] = (struct gt_reap){ h->reaped_mono_ns, h->reaped_tsc, true };
 		else
 			any |= hs[i].unended;
 	}
@@ -84,11 +87,11 @@ uint64_t *gt_capture_reaped(const char *const *paths, size_t n)
 	for (size_t j = 0; any && j < n; j++) {
 		bool parent = false;
 		for (size_t i = 0; hs[j].readable && i < n && !parent; i++)
-			parent = hs[i].unended && !out_mono_ns[i] && hs[i].h.ppid == hs[j].h.pid &&
+			parent = hs[i].unended && !out[i].mono_ns && hs[i].h.ppid == hs[j].h.pid &&
 				 i != j;
 		if (parent)
-			read_reaps(hs, n, j, paths[j], out_mono_ns);
+			read_reaps(hs, n, j, paths[j], out);
 	}
 	free(hs);
-	return out_mono_ns;
+	return out;
 }

@@ -409,7 +409,7 @@ struct gt_p_fd {
 struct gt_p_syscall_end {
 	uint32_t nr;
 	int32_t err;               /* errno when it failed, else 0 */
-	int64_t result;
+	int64_t result;            /* waitid's: the pid of the child whose death it returned */
 };
 
 struct gt_p_stackonly {
