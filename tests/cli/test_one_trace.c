@@ -603,3 +603,51 @@ Test(one_trace, a_killed_process_lives_until_its_parent_reaps_it_by_waitid, .tim
 	killed_child_lives_until_reaped("waitid-all");
 	killed_child_lives_until_reaped("waitid-pidfd");
 }
+
+/* The life of G1 (a process's main thread, in its own trace) in ms: from the trace's first
+ * event (its first fact) to its GoEnd, or, where none ends it, to its last event. */
+static double own_trace_life(const char *trace)
+{
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev, "Go 1.19 rejects %s", trace);
+	ssize_t end = gt_events_g_end(ev, 1);
+	cr_assert_geq(end, 0, "no G1 in %s", trace);
+	double ms = (double)ev->ev[end].ts_ns / 1e6;
+	gt_events_free(ev);
+	return ms;
+}
+
+/* A trace per process (`gotrace run --per-process`, `gotrace convert --per-process` of the
+ * kept captures): the killed child's own trace ends it at its parent's reap too, which only
+ * the parent's capture says. */
+Test(one_trace, a_killed_process_own_trace_ends_where_its_parent_reaps_it, .timeout = 120)
+{
+	char dir[512], trace[600], child_capture[640], child_trace[640], converted[600];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "k.trace");
+	cli_path(converted, sizeof converted, dir, "c.trace");
+	const char *argv[] = { GT_TEST_KILLED_CHILD, NULL };
+	const char *options[] = { "--keep-capture", "--per-process", NULL };
+	struct cli_result r;
+	run_both(argv, options, trace, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	unsigned pid = 0;
+	double lo = 0, hi = 0;
+	const char *said = strstr(r.err, "child ");
+	cr_assert(said && sscanf(said, "child %u lived %lf..%lf ms", &pid, &lo, &hi) == 3, "%s",
+		  r.err);
+	snprintf(child_trace, sizeof child_trace, "%s.%u", trace, pid);
+	assert_life(own_trace_life(child_trace), lo, hi, "gotrace run --per-process", r.err);
+	cli_result_free(&r);
+
+	snprintf(child_capture, sizeof child_capture, "%s.%u.gtcap", trace, pid);
+	char parent_capture[620];
+	snprintf(parent_capture, sizeof parent_capture, "%s.gtcap", trace);
+	const char *conv[] = { cli_gotrace, "convert", "--per-process", "--format", "go1.19",
+			       parent_capture, child_capture, "-o", converted, NULL };
+	cli_run(&r, conv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(child_trace, sizeof child_trace, "%s.%u", converted, pid);
+	assert_life(own_trace_life(child_trace), lo, hi, "gotrace convert --per-process", r.err);
+	cli_result_free(&r);
+}

@@ -286,9 +286,9 @@ static uint64_t kill_blocked(pid_t command)
 }
 
 /* The CLOCK_MONOTONIC times of trace's last GoSysCall and end of G1 (the command's main
- * thread): Go's times are ns after the trace's first event, the capture's first fact (the
- * model's ticks are ns since the capture's start, a reap's CLOCK_MONOTONIC included), so
- * the capture's header and first record place them. */
+ * thread): Go's times are ns after the trace's first event, the capture's first fact,
+ * which the capture's header (its clock pair) and first record place; the clock fit, which
+ * gotrace's pair at the reap joins, makes the ns after it CLOCK_MONOTONIC's. */
 static void command_end(const char *trace, const char *capture, uint64_t *last_call,
 			uint64_t *end)
 {
@@ -303,11 +303,7 @@ static void command_end(const char *trace, const char *capture, uint64_t *last_c
 	struct gt_events *ev = gt_events_parse_119(trace);
 	cr_assert_not_null(ev, "Go 1.19 rejects %s", trace);
 	/* its GoEnd, or, where none ends it, its last event */
-	ssize_t gone = gt_events_find(ev, 0, "GoEnd", 1, GT_ANY);
-	for (ssize_t i = 0; gone < 0 && (i = gt_events_find(ev, (size_t)i, NULL, 1, GT_ANY)) >= 0;
-	     i++)
-		if (gt_events_find(ev, (size_t)i + 1, NULL, 1, GT_ANY) < 0)
-			gone = i;
+	ssize_t gone = gt_events_g_end(ev, 1);
 	cr_assert_geq(gone, 0, "no G1 in %s", trace);
 	ssize_t call = -1;
 	for (ssize_t i = 0; (i = gt_events_find(ev, (size_t)i, "GoSysCall", 1, GT_ANY)) >= 0 &&
