@@ -479,7 +479,8 @@ static void reap(pid_t command, int *status, bool *command_done, struct gt_follo
 			*command_done = true;
 			f->command_ended = monotonic_seconds();
 		}
-		note_reap(dir, ignore, n_ignore, p, start, at, st);
+		if (WIFSIGNALED(st))   /* an exit records its end itself */
+			note_reap(dir, ignore, n_ignore, p, start, at, st);
 	}
 }
 
