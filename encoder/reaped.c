@@ -57,6 +57,22 @@ static void read_reaps(const struct head *hs, size_t n, size_t j, const char *pa
 	gt_capture_close(c);
 }
 
+/* The reap gotrace noted in header h; its pair only when it agrees with the header's rate
+ * within 1% (as the clock fit's own bound), so that a damaged header cannot bend the fit. */
+static struct gt_reap header_reap(const struct gt_file_header *h)
+{
+	struct gt_reap r = { .mono_ns = h->reaped_mono_ns };
+	struct gt_clock clock;
+	gt_clock_init(&clock, h);
+	double span = (double)(h->reaped_mono_ns - h->start_mono_ns);
+	double off = (double)gt_clock_ns(&clock, h->reaped_tsc) - span;
+	if (h->reaped_tsc > h->start_tsc && off < span / 100 + 1e6 && -off < span / 100 + 1e6) {
+		r.tsc = h->reaped_tsc;
+		r.pair = true;
+	}
+	return r;
+}
+
 struct gt_reap *gt_capture_reaped(const char *const *paths, size_t n)
 {
 	struct head *hs = calloc(n + 1, sizeof *hs);
@@ -79,7 +95,7 @@ struct gt_reap *gt_capture_reaped(const char *const *paths, size_t n)
 		hs[i].readable = true;
 		hs[i].unended = !(h->flags & (GT_FILE_FINALIZED | GT_FILE_DETACHED));
 		if (hs[i].unended && h->reaped_mono_ns > h->start_mono_ns)   /* gotrace reaped it */
-			out[i] = (struct gt_reap){ h->reaped_mono_ns, h->reaped_tsc, true };
+			out[i] = header_reap(h);
 		else
 			any |= hs[i].unended;
 	}
