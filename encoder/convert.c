@@ -179,7 +179,8 @@ static void summarize_captures(struct gt_capture_set *set, struct gt_model *m,
 		if (span && span[i][1] > span[i][0])
 			c->seconds = (double)(span[i][1] - span[i][0]) / hz;
 		c->sum.reaped = reaped && reaped[i].mono_ns;
-		if (c->sum.reaped && reaped[i].pair && WIFSIGNALED(h->reaped_status))
+		bool by_gotrace = c->sum.reaped && h->reaped_mono_ns == reaped[i].mono_ns;
+		if (by_gotrace && WIFSIGNALED(h->reaped_status))
 			c->sum.killed_by = WTERMSIG(h->reaped_status);
 		if (c->sum.reaped && span && h0 && span[i][0] >= h0->start_tsc) {
 			/* to its reap: span is on capture 0's clock */
