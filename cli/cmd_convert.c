@@ -124,8 +124,11 @@ static int convert_per_process(const char *out, const char *const *captures, siz
 	if (!images)
 		return 1;
 	gt_trace_images_identify(images, n, captures, NULL);
+	/* a killed process ends where it was reaped, which its parent's capture may say */
+	struct gt_reap *reaped = gt_capture_reaped(captures, n);
 	int status = 0;
 	for (size_t i = 0; i < n; i++) {
+		opt->reaped = reaped ? reaped[i] : (struct gt_reap){ 0 };
 		char name[4096];
 		gt_trace_image_name(out, &images[i], images[0].pid, "", name, sizeof name);
 		char err[512];
@@ -146,6 +149,7 @@ static int convert_per_process(const char *out, const char *const *captures, siz
 			gt_cli_viewer_warning(name, sum.wire.events);
 		}
 	}
+	free(reaped);
 	free(images);
 	return status;
 }

@@ -95,7 +95,7 @@ static int report_from(report_fn *report, const char *file, const struct gt_repo
  * named on stderr with --json, whose output is one object.  The run's kernel records
  * (trace.gtkern, in opt) are every process's. */
 static int report_other_processes(const char *trace, const struct gt_report_options *opt,
-				  glob_t *others, const uint64_t *reaped)
+				  glob_t *others, const struct gt_reap *reaped)
 {
 	glob_t g = *others;
 	int rc = 0;
@@ -107,7 +107,7 @@ static int report_other_processes(const char *trace, const struct gt_report_opti
 		printf("\n");
 		struct gt_report_options each = *opt;
 		each.trace = NULL;   /* the trace is the run's, not this process's alone */
-		each.reaped_mono_ns = reaped ? reaped[i + 1] : 0;
+		each.reaped_mono_ns = reaped ? reaped[i + 1].mono_ns : 0;
 		rc = report_from(gt_report_capture, g.gl_pathv[i], &each);
 	}
 	return rc;
@@ -115,7 +115,7 @@ static int report_other_processes(const char *trace, const struct gt_report_opti
 
 /* When each of the run's captures, CAPTURE then OTHERS, was reaped (killed processes,
  * gt_capture_reaped); NULL when memory runs out. */
-static uint64_t *run_reaped(const char *capture, const glob_t *others)
+static struct gt_reap *run_reaped(const char *capture, const glob_t *others)
 {
 	size_t n = 1 + others->gl_pathc;
 	const char **paths = calloc(n, sizeof *paths);
@@ -124,7 +124,7 @@ static uint64_t *run_reaped(const char *capture, const glob_t *others)
 	paths[0] = capture;
 	for (size_t i = 1; i < n; i++)
 		paths[i] = others->gl_pathv[i - 1];
-	uint64_t *reaped = gt_capture_reaped(paths, n);
+	struct gt_reap *reaped = gt_capture_reaped(paths, n);
 	free(paths);
 	return reaped;
 }
@@ -200,8 +200,8 @@ int gt_cmd_report(int argc, char **argv)
 	glob_t others;
 	if (opt.trace == NULL || !gt_trace_other_captures(file, &others))
 		return report_from(gt_report_capture, capture, &opt);
-	uint64_t *reaped = run_reaped(capture, &others);
-	opt.reaped_mono_ns = reaped ? reaped[0] : 0;
+	struct gt_reap *reaped = run_reaped(capture, &others);
+	opt.reaped_mono_ns = reaped ? reaped[0].mono_ns : 0;
 	int rc = report_from(gt_report_capture, capture, &opt);
 	if (rc == 0)
 		rc = report_other_processes(file, &opt, &others, reaped);

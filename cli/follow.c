@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,16 +392,95 @@ static void detach_all(const struct procs *live, char *dir, bool rename_dir,
 
 /* ---- waiting ------------------------------------------------------------------------------ */
 
-static void reap(pid_t command, int *status, bool *command_done, struct gt_follow *f)
+/* The name (into name, NAME_MAX + 1 bytes) of the last capture in d of process pid (start
+ * time start, 0: unknown) begun before mono_ns: an exec'd image's is followed by the next
+ * one's.  false when there is none. */
+static bool last_capture_of(DIR *d, char *const *ignore, size_t n_ignore, pid_t pid,
+			    uint64_t start, uint64_t mono_ns, char *name)
 {
-	int st;
-	pid_t p;
-	while ((p = waitpid(-1, &st, WNOHANG)) > 0) {
+	struct dirent *e;
+	bool found = false;
+	uint64_t latest = 0;
+	while ((e = readdir(d)) != NULL) {
+		struct gt_file_header h;
+		if (!is_capture_name(e->d_name) || ignored(e->d_name, ignore, n_ignore) ||
+		    strtol(e->d_name + 8, NULL, 10) != pid)
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		bool its = fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+			   memcmp(h.magic, GT_CAPTURE_MAGIC, sizeof h.magic) == 0 &&
+			   h.pid == (uint32_t)pid && (start == 0 || h.proc_start_ticks == start) &&
+			   h.start_mono_ns < mono_ns && h.start_mono_ns >= latest;
+		if (fd >= 0)
+			close(fd);
+		if (its) {
+			snprintf(name, NAME_MAX + 1, "%s", e->d_name);
+			latest = h.start_mono_ns;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/* When gotrace learnt of a child's death: a clock pair (capture.h: reaped_mono_ns). */
+struct death_time {
+	uint64_t tsc, mono_ns;
+};
+
+/* Child pid (start time start, 0: unknown) died with status and gotrace learnt of it at
+ * at: when its last capture in dir recorded no end (killed by a signal it cannot handle),
+ * its header says when and how (capture.h: reaped_mono_ns), for the conversion. */
+static void note_reap(const char *dir, char *const *ignore, size_t n_ignore, pid_t pid,
+		      uint64_t start, struct death_time at, int status)
+{
+	uint64_t mono_ns = at.mono_ns;
+	char name[NAME_MAX + 1];
+	DIR *d = opendir(dir);
+	int fd = -1;
+	if (d != NULL && last_capture_of(d, ignore, n_ignore, pid, start, mono_ns, name))
+		fd = openat(dirfd(d), name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	struct gt_file_header h;
+	if (fd >= 0 && pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h &&
+	    !(h.flags & (GT_FILE_FINALIZED | GT_FILE_DETACHED))) {
+		struct { uint64_t mono_ns, tsc; uint32_t status, pad; } death = {
+			.mono_ns = mono_ns, .status = (uint32_t)status,
+			.tsc = h.clock_source == GT_CLOCK_TSC ? at.tsc : mono_ns };
+		off_t offset = offsetof(struct gt_file_header, reaped_mono_ns);
+		if (pwrite(fd, &death, sizeof death, offset) != (ssize_t)sizeof death)
+			fprintf(stderr, "gotrace: cannot note the death of pid %d in %s (%s): its "
+				"trace ends at its last fact\n", (int)pid, name, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	if (d != NULL)
+		closedir(d);
+}
+
+/* Reaps every child that died.  Each is first seen dead but left unreaped (WNOWAIT), so
+ * that its start time names it and its pid cannot be reused meanwhile; the time is taken
+ * then, the moment gotrace learns of the death (SIGCHLD, read through the signalfd). */
+static void reap(pid_t command, int *status, bool *command_done, struct gt_follow *f,
+		 const char *dir, char *const *ignore, size_t n_ignore)
+{
+	siginfo_t si;
+	for (;;) {
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid <= 0)
+			return;
+		struct death_time at = { clock_now(GT_CLOCK_TSC), clock_now(GT_CLOCK_MONOTONIC) };
+		struct proc_stat ps;
+		uint64_t start = read_stat(si.si_pid, &ps) ? ps.start : 0;
+		int st;
+		pid_t p = waitpid(si.si_pid, &st, 0);
+		if (p <= 0)
+			continue;
 		if (p == command && !*command_done) {
 			*status = st;
 			*command_done = true;
 			f->command_ended = monotonic_seconds();
 		}
+		if (WIFSIGNALED(st))   /* an exit records its end itself */
+			note_reap(dir, ignore, n_ignore, p, start, at, st);
 	}
 }
 
@@ -470,7 +550,7 @@ static bool stop_running(struct gt_follow *f, pid_t command, char *dir, bool ren
 			 bool *command_done)
 {
 	struct procs live = { 0 };
-	reap(command, status, command_done, f);
+	reap(command, status, command_done, f, dir, ignore, n_ignore);
 	collect_live(&live, dir, children, ignore, n_ignore);
 	bool stop = !*command_done && live.n > 0;
 	if (stop) {
@@ -512,11 +592,11 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 		}
 		if (sig == SIGINT)
 			first_sigint(f);
-		reap(command, status, &command_done, f);
+		reap(command, status, &command_done, f, dir, ignore, n_ignore);
 	}
 	for (;;) {
 		struct procs live = { 0 };
-		reap(command, status, &command_done, f);
+		reap(command, status, &command_done, f, dir, ignore, n_ignore);
 		collect_live(&live, dir, children, ignore, n_ignore);
 		if (live.n == 0)
 			return 0;

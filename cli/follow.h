@@ -1,7 +1,8 @@
 /* follow: `gotrace run` follows the command's whole process tree (follow.c).
  *
  * gotrace is a child subreaper: orphans of the tree (double-forking daemons included) become
- * its children and are reaped by it; the library's getppid names the adopter they would have
+ * its children and are reaped by it (a child that recorded no end, killed, gets the time of
+ * its reap in its capture's header); the library's getppid names the adopter they would have
  * had (gt_follow.adopter, passed in GOTRACE_REAPER).  After the command exits, it waits for
  * every traced process still alive -- a process of its tree with libgotrace.so mapped, or one
  * whose capture is in the run's directory -- named by pid and start time (/proc/PID/stat),

@@ -123,6 +123,17 @@ static bool exec_left(const struct gt_convert_set_summary *sum, size_t i)
 	return false;
 }
 
+void gt_cli_say_killed(const struct gt_convert_summary *s)
+{
+	if (s->killed_by)
+		fprintf(stderr, "gotrace:   pid %u was killed by signal %d (%s): it recorded no "
+			"end, and the trace ends it where gotrace reaped it\n", s->pid,
+			s->killed_by, strsignal(s->killed_by));
+	else
+		fprintf(stderr, "gotrace:   pid %u was killed: it recorded no end, and the trace "
+			"ends it where its parent's wait returned its pid\n", s->pid);
+}
+
 int gt_one_trace(const char *command, const char *output, const char *const *captures, size_t n,
 		 const struct gt_convert_options *opt, enum gt_one_trace_style style)
 {
@@ -190,10 +201,8 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 		if (style == GT_SUMMARY_RUN && c->detached && !exec_left(&sum, i))
 			fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends "
 				"where gotrace stopped its recording\n", c->sum.pid);
-		else if (style == GT_SUMMARY_RUN && c->reaped && !exec_left(&sum, i))
-			fprintf(stderr, "gotrace:   pid %u was killed: it recorded no end, and the "
-				"trace ends it where its parent's wait returned its pid\n",
-				c->sum.pid);
+		else if (style == GT_SUMMARY_RUN && c->sum.reaped && !exec_left(&sum, i))
+			gt_cli_say_killed(&c->sum);
 		else if (style == GT_SUMMARY_RUN && !c->finalized && !exec_left(&sum, i))
 			fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 				"still running): the trace ends at its last recorded fact\n",

@@ -21,6 +21,9 @@ enum gt_one_trace_style {
  * facts lost, repaired and skipped); who names its process ("" when it is the only one). */
 void gt_cli_print_capture_problems(const struct gt_convert_summary *s, const char *who);
 
+/* The line that says a killed process (s->reaped) ends where it was reaped. */
+void gt_cli_say_killed(const struct gt_convert_summary *s);
+
 /* One line when the trace at output holds more events than Go's viewer opens comfortably
  * (GT_VIEWER_EVENTS, measured in docs/benchmarks.md; GOTRACE_VIEWER_EVENTS overrides it),
  * with the ways to a smaller trace. */

@@ -107,11 +107,13 @@ struct convert_result {
 	struct gt_convert_summary sum;
 };
 
-/* Converts in this process, with the encoder library `gotrace convert` uses. */
+/* Converts in this process, with the encoder library `gotrace convert` uses (reaped: when
+ * the capture's process was reaped, killed, as its run's captures say; 0: unknown). */
 static int convert_capture(const char *capture, const char *output, enum gt_trace_format format,
-			   const char *kernel, struct convert_result *r)
+			   const char *kernel, struct gt_reap reaped, struct convert_result *r)
 {
-	struct gt_convert_options copt = { .format = format, .kernel_path = kernel };
+	struct gt_convert_options copt = { .format = format, .kernel_path = kernel,
+					   .reaped = reaped };
 	char err[512];
 	*r = (struct convert_result){ 0 };
 	r->capture_bytes = gt_cli_capture_bytes(capture);
@@ -243,6 +245,8 @@ static void print_conversion(const char *output, const struct gt_trace_image *ca
 	if (cap->detached && cap->last)
 		fprintf(stderr, "gotrace:   pid %u keeps running untraced: the trace ends where "
 			"gotrace stopped its recording\n", cap->pid);
+	else if (r->sum.reaped && cap->last)
+		gt_cli_say_killed(&r->sum);
 	else if (!cap->finalized && cap->last)
 		fprintf(stderr, "gotrace:   pid %u did not finish normally (killed, crashed or "
 			"still running): the trace ends at its last recorded fact\n", cap->pid);
@@ -255,7 +259,8 @@ struct convert_job {
 };
 
 static struct convert_job start_conversion(const char *capture, const char *output,
-					   enum gt_trace_format format, const char *kernel)
+					   enum gt_trace_format format, const char *kernel,
+					   struct gt_reap reaped)
 {
 	struct convert_job j = { -1, -1 };
 	int fds[2];
@@ -266,7 +271,8 @@ static struct convert_job start_conversion(const char *capture, const char *outp
 	if (j.pid == 0) {
 		close(fds[0]);
 		struct { int ok; struct convert_result r; } out;
-		struct gt_convert_options copt = { .format = format, .kernel_path = kernel };
+		struct gt_convert_options copt = { .format = format, .kernel_path = kernel,
+						   .reaped = reaped };
 		char err[512];
 		out.r = (struct convert_result){ .capture_bytes = gt_cli_capture_bytes(capture) };
 		out.ok = gt_convert_file(capture, output, &copt, &out.r.sum, err, sizeof err) == 0;
@@ -310,6 +316,12 @@ static void convert_per_process(const struct run_options *opt, const struct run_
 	size_t width = cpus > 1 ? (size_t)cpus : 1;
 	struct convert_job *jobs = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *jobs);
 	char (*outputs)[PATH_MAX + 64] = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *outputs);
+	/* a killed process ends where it was reaped, which its parent's capture may say */
+	const char **paths = xrealloc(NULL, (rc->n ? rc->n : 1) * sizeof *paths);
+	for (size_t i = 0; i < rc->n; i++)
+		paths[i] = rc->img[i].capture;
+	struct gt_reap *reaped = gt_capture_reaped(paths, rc->n), none = { 0 };
+	free(paths);
 	size_t started = 0;
 	for (size_t i = 0; i < rc->n; i++) {
 		/* a child's capture is not converted with --no-follow */
@@ -321,7 +333,8 @@ static void convert_per_process(const struct run_options *opt, const struct run_
 			gt_trace_image_name(opt->output, &rc->img[started], rc->main_pid, "",
 					    outputs[started], sizeof outputs[started]);
 			jobs[started] = start_conversion(rc->img[started].capture, outputs[started],
-							 opt->format, rc->kernel);
+							 opt->format, rc->kernel,
+							 reaped ? reaped[started] : none);
 		}
 		if (skip)
 			continue;
@@ -329,7 +342,7 @@ static void convert_per_process(const struct run_options *opt, const struct run_
 		bool ok;
 		if (jobs[i].pid < 0) /* no child to spare: here, with the progress bar */
 			ok = convert_capture(rc->img[i].capture, outputs[i], opt->format, rc->kernel,
-					     &r) == 0;
+					     reaped ? reaped[i] : none, &r) == 0;
 		else
 			ok = finish_conversion(&jobs[i], &r);
 		if (!ok) {
@@ -338,6 +351,7 @@ static void convert_per_process(const struct run_options *opt, const struct run_
 		}
 		print_conversion(outputs[i], &rc->img[i], &r);
 	}
+	free(reaped);
 	free(outputs);
 	free(jobs);
 }

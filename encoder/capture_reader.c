@@ -377,8 +377,8 @@ static bool read_header(int fd, const char *path, struct stat *st, struct gt_fil
 		return false;
 	}
 	*h = (struct gt_file_header){0};
-	if ((size_t)st->st_size < offsetof(struct gt_file_header, reserved) ||
-	    pread(fd, h, sizeof *h, 0) < (ssize_t)offsetof(struct gt_file_header, reserved)) {
+	if ((size_t)st->st_size < offsetof(struct gt_file_header, reaped_mono_ns) ||
+	    pread(fd, h, sizeof *h, 0) < (ssize_t)offsetof(struct gt_file_header, reaped_mono_ns)) {
 		set_err(err, errlen, st->st_size ? "%s: not a gotrace capture (too short)"
 						 : "%s: empty file, not a gotrace capture",
 			path, 0, 0);

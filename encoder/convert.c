@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,16 +126,22 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 	}
 }
 
-/* Killed processes: when each capture of set (by its index) was reaped, CLOCK_MONOTONIC ns,
- * 0: unknown (gt_capture_reaped); NULL when memory runs out. */
-static uint64_t *reaped_of(const struct gt_capture_set *set)
+/* Killed processes: when each capture of set (by its index) was reaped (gt_capture_reaped;
+ * a capture converted alone: opt's, found among its run's); NULL when memory runs out. */
+static struct gt_reap *reaped_of(const struct gt_capture_set *set,
+				 const struct gt_convert_options *opt)
 {
 	size_t n = gt_capture_set_count(set);
 	const char **paths = calloc(n + 1, sizeof *paths);
 	for (size_t i = 0; paths && i < n; i++)
 		paths[i] = gt_capture_set_path(set, i);
-	uint64_t *reaped = paths ? gt_capture_reaped(paths, n) : NULL;
+	struct gt_reap *reaped = paths ? gt_capture_reaped(paths, n) : NULL;
 	free(paths);
+	if (reaped && n == 1 && opt->reaped.mono_ns && !reaped[0].mono_ns) {
+		const struct gt_file_header *h = gt_capture_set_header(set, 0);
+		if (h && !(h->flags & (GT_FILE_FINALIZED | GT_FILE_DETACHED)))
+			reaped[0] = opt->reaped;
+	}
 	return reaped;
 }
 
@@ -143,7 +150,7 @@ static uint64_t *reaped_of(const struct gt_capture_set *set)
  * NULL: unknown; hz: the first capture's ticks per second; m NULL: no model ran; reaped:
  * reaped_of's, NULL: unknown). */
 static void summarize_captures(struct gt_capture_set *set, struct gt_model *m,
-			       const uint64_t (*span)[2], double hz, const uint64_t *reaped,
+			       const uint64_t (*span)[2], double hz, const struct gt_reap *reaped,
 			       struct gt_convert_set_summary *sum)
 {
 	const struct gt_file_header *h0 = gt_capture_set_header(set, 0);
@@ -171,13 +178,16 @@ static void summarize_captures(struct gt_capture_set *set, struct gt_model *m,
 		c->start_mono_ns = h->start_mono_ns;
 		if (span && span[i][1] > span[i][0])
 			c->seconds = (double)(span[i][1] - span[i][0]) / hz;
-		c->reaped = reaped && reaped[i];
-		if (c->reaped && span && h0 && span[i][0] >= h0->start_tsc) {
+		c->sum.reaped = reaped && reaped[i].mono_ns;
+		bool by_gotrace = c->sum.reaped && h->reaped_mono_ns == reaped[i].mono_ns;
+		if (by_gotrace && WIFSIGNALED(h->reaped_status))
+			c->sum.killed_by = WTERMSIG(h->reaped_status);
+		if (c->sum.reaped && span && h0 && span[i][0] >= h0->start_tsc) {
 			/* to its reap: span is on capture 0's clock */
 			double first = (double)h0->start_mono_ns +
 				       (double)(span[i][0] - h0->start_tsc) / hz * 1e9;
-			if ((double)reaped[i] > first)
-				c->seconds = ((double)reaped[i] - first) / 1e9;
+			if ((double)reaped[i].mono_ns > first)
+				c->seconds = ((double)reaped[i].mono_ns - first) / 1e9;
 		}
 		gt_capture_set_stats(set, i, &c->sum.reader, &c->sum.truncated);
 		if (m)
@@ -186,6 +196,8 @@ static void summarize_captures(struct gt_capture_set *set, struct gt_model *m,
 		if (n == 1) {
 			/* else each capture says its own */
 			sum->total.stop = c->sum.stop;
+			sum->total.reaped = c->sum.reaped;
+			sum->total.killed_by = c->sum.killed_by;
 			memcpy(sum->total.process, c->sum.process, sizeof sum->total.process);
 		}
 #define GT_ADD_READER(f) sum->total.reader.f += c->sum.reader.f;
@@ -293,9 +305,14 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			gt_model_free(m);
 			m = NULL;
 		}
-	uint64_t *reaped = readable > 1 ? reaped_of(set) : NULL;
-	for (size_t i = 0; m && reaped && i < readable; i++)
-		gt_model_capture_reaped(m, (uint32_t)i, reaped[i]);
+	struct gt_reap *reaped = reaped_of(set, opt);
+	for (size_t i = 0; m && reaped && i < readable; i++) {
+		/* its tsc only on the captures' clock */
+		struct gt_reap r = reaped[i];
+		if (gt_capture_set_header(set, i)->clock_source != h0->clock_source)
+			r.tsc = 0, r.pair = false;
+		gt_model_capture_reaped(m, (uint32_t)i, &r);
+	}
 	struct kswitches ks = {0};
 	if (m && opt->kernel_path)
 		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,

@@ -218,13 +218,22 @@ void gt_capture_stats(const struct gt_capture *c, struct gt_capture_stats *out);
 void gt_capture_close(struct gt_capture *c);
 
 
+/* When a process that recorded no end died (gt_capture_reaped). */
+struct gt_reap {
+	uint64_t mono_ns;   /* CLOCK_MONOTONIC by which it was dead, 0: unknown */
+	uint64_t tsc;       /* the same time on its capture's clock, 0: unknown */
+	bool pair;          /* both taken together (by gotrace, at the reap): a clock pair;
+			     * else tsc is its parent's and mono_ns converted from it */
+};
+
 /* Processes that recorded no end (killed by SIGKILL: no fact is written at such a death):
  * for each of paths (the captures of one run) whose header is neither finalized nor
- * detached, the CLOCK_MONOTONIC ns at which its parent, traced in another of paths, got its
- * death from wait4 (its pid returned): it died before that.  0 where no capture says so
- * (the parent untraced, or a waitid, which returns no pid).  The array of them, [i] for
- * paths[i] (free it); NULL when memory runs out. */
-uint64_t *gt_capture_reaped(const char *const *paths, size_t n);
+ * detached, the time at which the launcher that reaped it noted its death in its header
+ * (reaped_mono_ns), or else at which its parent, traced in another of paths, got its death
+ * from wait4 or waitid (its pid returned): it died before that.  0 where nothing says so
+ * (its parent untraced and not gotrace).  The array of them, [i] for paths[i] (free it);
+ * NULL when memory runs out. */
+struct gt_reap *gt_capture_reaped(const char *const *paths, size_t n);
 
 
 /* ---- a capture's clock ---------------------------------------------------------------- */
@@ -369,6 +378,10 @@ struct gt_convert_options {
 	 * switches place the threads (model.h gt_model_switch); a file that cannot be read is
 	 * left out, its reason in the summary's kernel_error. */
 	const char *kernel_path;
+	/* One capture converted alone (--per-process) of a process that recorded no end: when
+	 * it was reaped, as gt_capture_reaped found it among the run's captures (mono_ns 0: as
+	 * its own header says). */
+	struct gt_reap reaped;
 };
 
 /* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */
@@ -410,6 +423,10 @@ struct gt_convert_summary {
 	double cpu_seconds;                 /* user + system */
 	bool interrupted;                   /* progress stopped the conversion, the trace ends */
 	double interrupted_done;            /* there: the fraction of the records read */
+	bool reaped;                        /* killed: no end recorded, its death known from its
+					     * reap (gt_capture_reaped): its trace ends there */
+	int killed_by;                      /* the signal that killed it, when gotrace reaped
+					     * it (0: not known) */
 };
 
 /* Converts capture into a trace at out (written beside it, renamed into place when
@@ -424,8 +441,6 @@ struct gt_convert_capture {
 	char command[64];                   /* its process's name (gt_model_process) */
 	bool finalized;                     /* the process ended normally */
 	bool detached;                      /* gotrace stopped its recording; it went on */
-	bool reaped;                        /* killed: no end recorded, its parent's wait4
-					     * returned its pid (its trace and seconds end there) */
 	uint64_t start_mono_ns;             /* CLOCK_MONOTONIC when its recording began */
 	double seconds;                     /* from its first fact to its last */
 	struct gt_convert_summary sum;      /* pid, process, stop, truncated, reader and model

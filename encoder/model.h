@@ -46,10 +46,10 @@ int gt_model_add_capture(struct gt_model *m, const struct gt_file_header *h);
 /* Capture has no more facts (its process image ended): its running threads end there, or
  * where it was reaped (gt_model_capture_reaped). */
 void gt_model_capture_end(struct gt_model *m, uint32_t capture);
-/* Before any fact: capture's process, which recorded no end, was dead at CLOCK_MONOTONIC
- * mono_ns (gt_capture_reaped): its threads go on as they were after its last fact, and end
- * there. */
-void gt_model_capture_reaped(struct gt_model *m, uint32_t capture, uint64_t mono_ns);
+/* Before any fact: capture's process, which recorded no end, was dead at r
+ * (gt_capture_reaped; its tsc on the captures' clock, or 0): its threads go on as they were
+ * after its last fact, and end there. */
+void gt_model_capture_reaped(struct gt_model *m, uint32_t capture, const struct gt_reap *r);
 /* The counters of one capture (gt_model_counters: their sum). */
 void gt_model_capture_counters(const struct gt_model *m, uint32_t capture,
 			       struct gt_model_counters *out);

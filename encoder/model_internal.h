@@ -454,7 +454,7 @@ bool gtm_post_made_late(const struct gt_model *m, const struct mthread *t, uint6
 
 /* Killed processes whose threads end where they were reaped, not at their last fact
  * (struct mcapture's end_pending): those reaped by ns end, all of them when all (at the
- * trace's end, then at the latest time modelled). */
+ * trace's end, each at its reap, which may extend the trace). */
 void gtm_pending_ends(struct gt_model *m, uint64_t ns, bool all);
 /* A CLOCK_MONOTONIC time as model ticks: nominal-rate ns since the capture's start (its
  * header's clock pair) + the offset; the trace's Frequency makes them fitted ns. */

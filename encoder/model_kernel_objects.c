@@ -115,9 +115,10 @@ static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t 
 	case KEV_WAIT:
 		if (ev != KEV_EXIT || result < 0)
 			return false;
-		if (gtm_sys(t)->nr == SYS_wait4)
+		if (gtm_sys(t)->nr == SYS_wait4 || result > 0)   /* waitid: the child's pid */
 			return (uint64_t)result == pid;
-		return gtm_sys(t)->arg <= 0 || (uint64_t)gtm_sys(t)->arg == pid;   /* waitid: 0 */
+		/* a waitid recorded before its result named the child */
+		return gtm_sys(t)->arg <= 0 || (uint64_t)gtm_sys(t)->arg == pid;
 	default:
 		return false;
 	}

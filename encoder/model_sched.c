@@ -575,14 +575,16 @@ static void end_capture_threads(struct gt_model *m, uint32_t capture, uint64_t n
 }
 
 /* The process image of capture ended: its threads end where it ran last, or, killed, where
- * its parent reaped it.  A trace of one capture ends as it always did (the epilogue
- * deschedules them). */
+ * it was reaped.  A trace of one capture whose process was not killed ends as it always did
+ * (the epilogue deschedules them). */
 void gt_model_capture_end(struct gt_model *m, uint32_t capture)
 {
 	gt_tracker_capture_end(m->tracker, capture);
-	if (!m->merged || capture >= m->n_caps)
+	if (capture >= m->n_caps)
 		return;
 	struct mcapture *c = &m->caps[capture];
+	if (!m->merged && c->reaped_ns <= c->last_ns)
+		return;
 	if (c->reaped_ns > c->last_ns) {
 		/* killed later: a call it is in blocked (decided now, while its start is recent) */
 		FOR_EACH_THREAD(m, t) {
@@ -622,10 +624,19 @@ static void kill_capture_threads(struct gt_model *m, uint32_t capture, uint64_t 
 	}
 }
 
-void gt_model_capture_reaped(struct gt_model *m, uint32_t capture, uint64_t mono_ns)
+void gt_model_capture_reaped(struct gt_model *m, uint32_t capture, const struct gt_reap *r)
 {
-	if (capture < m->n_caps && mono_ns)
-		m->caps[capture].reaped_ns = gtm_mono_ticks(m, mono_ns);
+	if (capture >= m->n_caps || !r->mono_ns)
+		return;
+	if (!r->tsc) {
+		m->caps[capture].reaped_ns = gtm_mono_ticks(m, r->mono_ns);
+		return;
+	}
+	/* on the facts' clock; gotrace's pair is one more point of its fit, far from the
+	 * others when the process blocked long before it was killed */
+	m->caps[capture].reaped_ns = gt_clock_ticks(&m->clock, r->tsc);
+	if (r->pair && m->h.clock_source == GT_CLOCK_TSC)
+		gt_clock_add_pair(&m->clock, r->tsc, r->mono_ns);
 }
 
 void gtm_pending_ends(struct gt_model *m, uint64_t ns, bool all)
@@ -636,7 +647,8 @@ void gtm_pending_ends(struct gt_model *m, uint64_t ns, bool all)
 			continue;
 		c->end_pending = false;
 		m->n_ends_pending--;
-		uint64_t at = c->reaped_ns < m->now ? m->now : c->reaped_ns > ns ? ns : c->reaped_ns;
+		/* at the trace's end, a reap after every fact extends the trace to it */
+		uint64_t at = c->reaped_ns < m->now ? m->now : c->reaped_ns;
 		kill_capture_threads(m, i, at);
 		m->now = at;
 	}

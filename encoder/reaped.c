@@ -1,6 +1,7 @@
-/* reaped: when a process that recorded no end died, from its parent's capture (see
- * encoder.h, gt_capture_reaped).  A process killed by a signal it cannot handle (SIGKILL)
- * writes no fact at its death; its parent's wait4 that returned its pid ended after it.
+/* reaped: when a process that recorded no end died (see encoder.h, gt_capture_reaped).  A
+ * process killed by a signal it cannot handle (SIGKILL) writes no fact at its death; the
+ * launcher that reaped it (gotrace run) wrote the time into its header, or its parent's
+ * wait4 or waitid that returned its pid ended after it.
  * Only the parents of such processes are read, once, before the conversion or report. */
 #include <stdlib.h>
 #include <string.h>
@@ -29,9 +30,9 @@ static ptrdiff_t reaped_capture(const struct head *hs, size_t n, uint32_t pid, u
 	return found >= 0 && hs[found].unended && hs[found].h.ppid == ppid ? found : -1;
 }
 
-/* Reads parent capture j for its wait4s that returned a child's pid. */
+/* Reads parent capture j for its wait4s and waitids that returned a child's pid. */
 static void read_reaps(const struct head *hs, size_t n, size_t j, const char *path,
-		       uint64_t *out_mono_ns)
+		       struct gt_reap *out)
 {
 	char err[256];
 	struct gt_capture *c = gt_capture_open(path, err, sizeof err);
@@ -43,23 +44,42 @@ static void read_reaps(const struct head *hs, size_t n, size_t j, const char *pa
 	while (gt_capture_next(c, &r)) {
 		const struct gt_p_syscall_end *e = r.payload;
 		if (r.rec->type != GT_SYSCALL_END || r.payload_len < sizeof *e ||
-		    e->nr != SYS_wait4 || e->err != 0 || e->result <= 0 || e->result > UINT32_MAX)
+		    (e->nr != SYS_wait4 && e->nr != SYS_waitid) || e->err != 0 || e->result <= 0 ||
+		    e->result > UINT32_MAX)
 			continue;
 		uint64_t mono = hs[j].h.start_mono_ns + gt_clock_ns(&clock, r.tsc);
 		ptrdiff_t i = reaped_capture(hs, n, (uint32_t)e->result, hs[j].h.pid, mono);
-		if (i >= 0 && out_mono_ns[i] == 0)
-			out_mono_ns[i] = mono;
+		/* the parent's timestamp, on the child's clock when they share it */
+		if (i >= 0 && out[i].mono_ns == 0)
+			out[i] = (struct gt_reap){ .mono_ns = mono,
+				.tsc = hs[i].h.clock_source == hs[j].h.clock_source ? r.tsc : 0 };
 	}
 	gt_capture_close(c);
 }
 
-uint64_t *gt_capture_reaped(const char *const *paths, size_t n)
+/* The reap gotrace noted in header h; its pair only when it agrees with the header's rate
+ * within 1% (as the clock fit's own bound), so that a damaged header cannot bend the fit. */
+static struct gt_reap header_reap(const struct gt_file_header *h)
+{
+	struct gt_reap r = { .mono_ns = h->reaped_mono_ns };
+	struct gt_clock clock;
+	gt_clock_init(&clock, h);
+	double span = (double)(h->reaped_mono_ns - h->start_mono_ns);
+	double off = (double)gt_clock_ns(&clock, h->reaped_tsc) - span;
+	if (h->reaped_tsc > h->start_tsc && off < span / 100 + 1e6 && -off < span / 100 + 1e6) {
+		r.tsc = h->reaped_tsc;
+		r.pair = true;
+	}
+	return r;
+}
+
+struct gt_reap *gt_capture_reaped(const char *const *paths, size_t n)
 {
 	struct head *hs = calloc(n + 1, sizeof *hs);
-	uint64_t *out_mono_ns = calloc(n + 1, sizeof *out_mono_ns);
-	if (hs == NULL || out_mono_ns == NULL) {
+	struct gt_reap *out = calloc(n + 1, sizeof *out);
+	if (hs == NULL || out == NULL) {
 		free(hs);
-		free(out_mono_ns);
+		free(out);
 		return NULL;
 	}
 	bool any = false;
@@ -74,16 +94,20 @@ uint64_t *gt_capture_reaped(const char *const *paths, size_t n)
 		hs[i].h = *h;
 		hs[i].readable = true;
 		hs[i].unended = !(h->flags & (GT_FILE_FINALIZED | GT_FILE_DETACHED));
-		any |= hs[i].unended;
+		if (hs[i].unended && h->reaped_mono_ns > h->start_mono_ns)   /* gotrace reaped it */
+			out[i] = header_reap(h);
+		else
+			any |= hs[i].unended;
 	}
 	gt_capture_set_close(set);
 	for (size_t j = 0; any && j < n; j++) {
 		bool parent = false;
 		for (size_t i = 0; hs[j].readable && i < n && !parent; i++)
-			parent = hs[i].unended && hs[i].h.ppid == hs[j].h.pid && i != j;
+			parent = hs[i].unended && !out[i].mono_ns && hs[i].h.ppid == hs[j].h.pid &&
+				 i != j;
 		if (parent)
-			read_reaps(hs, n, j, paths[j], out_mono_ns);
+			read_reaps(hs, n, j, paths[j], out);
 	}
 	free(hs);
-	return out_mono_ns;
+	return out;
 }

@@ -1,4 +1,4 @@
-/* Processes: fork/vfork, posix_spawn, the exec family, system, daemon, _exit/_Exit.
+/* Processes: fork/vfork, posix_spawn, the exec family, system, daemon, waitid, _exit/_Exit.
  *
  * A fork child gets its own capture (the atfork handler resets the tracer; the capture is
  * created by the child's first fact, so a child that only execs writes none).  exec'd
@@ -448,6 +448,27 @@ GT_EXPORT pid_t getppid(void)
 	if (GT_UNLIKELY(p == gt_cfg.reaper) && p > 0 && !gt_cfg.is_command)
 		return gt_cfg.adopter;
 	return p;
+}
+
+/* ---- waitid: the child it returned ---------------------------------------------------------
+ * wait4 returns the pid of the child it reaped; waitid returns 0 and names the child in *si.
+ * Its end's result is that child's pid when *si reports a death (the encoder's waker of the
+ * call, and where a child killed without an end ends), else the call's result. */
+GT_EXPORT int waitid(idtype_t it, id_t id, siginfo_t *si, int o)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return GT_REAL(waitid)(it, id, si, o);
+	gt_fact_syscall_begin(t, SYS_waitid, GT_FD_NONE, (int64_t)id);
+	int r = GT_REAL(waitid)(it, id, si, o);
+	int e = errno;
+	long result = r;
+	if (r == 0 && si && si->si_pid > 0 &&
+	    (si->si_code == CLD_EXITED || si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED))
+		result = si->si_pid;
+	gt_fact_syscall_end(t, SYS_waitid, result, r == -1 ? e : 0);
+	errno = e;
+	return r;
 }
 
 /* ---- _exit and _Exit skip atexit and destructors: finalize here ------------------------- */

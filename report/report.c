@@ -544,9 +544,10 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	struct gt_capture_record cr;
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
-	/* killed: it lived, in the state its last facts left it, until its parent reaped it */
-	uint64_t reaped_ns = opt->reaped_mono_ns > h->start_mono_ns
-				     ? opt->reaped_mono_ns - h->start_mono_ns : 0;
+	/* killed: it lived, in the state its last facts left it, until it was reaped (by its
+	 * parent: gt_capture_reaped, or by gotrace: its header) */
+	uint64_t reaped = opt->reaped_mono_ns ? opt->reaped_mono_ns : h->reaped_mono_ns;
+	uint64_t reaped_ns = reaped > h->start_mono_ns ? reaped - h->start_mono_ns : 0;
 	if (!(h->flags & GT_FILE_FINALIZED) && !r.execd && reaped_ns > r.end_ns) {
 		r.end_ns = reaped_ns;
 		r.reaped = true;

@@ -17,8 +17,8 @@ struct gt_report_options {
 	const char *trace;   /* the Go trace the capture belongs to, when asked about it */
 	const char *kernel;  /* the run's kernel scheduling records (FILE.gtkern): each thread's
 			      * time on a CPU from its context switches; NULL: none */
-	uint64_t reaped_mono_ns;  /* killed: when its parent reaped it (gt_capture_reaped),
-				   * CLOCK_MONOTONIC; 0: unknown */
+	uint64_t reaped_mono_ns;  /* killed: when it was reaped (gt_capture_reaped),
+				   * CLOCK_MONOTONIC; 0: as its header says */
 };
 
 /* Reads CAPTURE and prints the report to OUT.  Returns 0, or -1 after writing one line

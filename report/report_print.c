@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "names.h"
 #include "report.h"
@@ -73,14 +74,22 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 	fprintf(out, "gotrace report\n  capture: %s\n", capture);
 	if (opt->trace != NULL)
 		fprintf(out, "  trace:   %s\n", opt->trace);
+	char killed[160];
+	if (h->reaped_mono_ns && WIFSIGNALED(h->reaped_status))
+		snprintf(killed, sizeof killed, ", killed by signal %d (%s): it recorded no end, "
+			 "times end where gotrace reaped it", WTERMSIG(h->reaped_status),
+			 strsignal(WTERMSIG(h->reaped_status)));
+	else
+		snprintf(killed, sizeof killed, ", killed (it recorded no end): times end where %s",
+			 h->reaped_mono_ns ? "gotrace reaped it" :
+					     "its parent's wait returned its pid");
 	fprintf(out, "  process: pid %u, %s (%s)\n  recorded: %.3f s, stacks: %s%s\n", h->pid,
 		r->proc.name, r->proc.cmdline[0] ? r->proc.cmdline : h->exe_path,
 		(double)r->end_ns / 1e9,
 		h->stack_mode < 3 ? stack_modes[h->stack_mode] : "?",
 		(h->flags & GT_FILE_FINALIZED) ? "" :
 		r->execd ? ", the process exec'd another program: times end there" :
-		r->reaped ? ", killed (it recorded no end): times end where its parent's wait4 "
-			    "returned its pid" :
+		r->reaped ? killed :
 		", process did not finish normally: times end at its last fact");
 	if ((h->flags & GT_FILE_RING) && r->window_tsc > h->start_tsc) {
 		double hz = h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;

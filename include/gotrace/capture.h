@@ -121,7 +121,16 @@ struct gt_file_header {
 	uint64_t ring_bytes;
 	uint64_t ring_ns;
 	uint64_t ring_lost_tsc;
-	uint64_t reserved[7];
+	/* A process that recorded no end (killed by a signal it cannot handle), reaped by the
+	 * launcher (gotrace run: the command, and the orphans it adopts): written by the
+	 * launcher once the process is dead, before the capture is read.  A clock pair taken
+	 * when the launcher learnt of the death (CLOCK_MONOTONIC, 0: not reaped so; and in
+	 * clock_source units), and the wait status it got. */
+	uint64_t reaped_mono_ns;
+	uint64_t reaped_tsc;
+	uint32_t reaped_status;
+	uint32_t pad1;
+	uint64_t reserved[4];
 	/* GOTRACE_MAX_CAPTURE in force: the bytes the captures of the run may hold together
 	 * (or this capture alone, when it could not join the run's count); 0 = no bound */
 	uint64_t max_capture_bytes;
@@ -400,7 +409,7 @@ struct gt_p_fd {
 struct gt_p_syscall_end {
 	uint32_t nr;
 	int32_t err;               /* errno when it failed, else 0 */
-	int64_t result;
+	int64_t result;            /* waitid's: the pid of the child whose death it returned */
 };
 
 struct gt_p_stackonly {

@@ -521,40 +521,53 @@ Test(one_trace, many_processes_each_on_its_own_semaphore_are_woken_by_the_poster
 }
 
 /* A process killed while blocked records no end (issue 27 item 8): its lifetime ends where
- * its parent's waitpid returned its pid, not at its last fact (the start of its read).  The
+ * its parent's wait returned its pid, not at its last fact (the start of its read).  The
  * parent measured it: at least from the child's "ready" to the kill, at most from before the
  * fork to the reap; the report's lifetime of its thread must lie in between, give or take
- * 0.2% of it for the clocks (the capture's TSC at its nominal rate, CLOCK_MONOTONIC). */
-Test(one_trace, a_killed_process_lives_until_its_parent_reaps_it, .timeout = 120)
+ * 0.2% of it for the clocks (the capture's TSC at its nominal rate, CLOCK_MONOTONIC).
+ * killed_child reaps it by HOW (waitpid, waitid-pid, waitid-all, waitid-pidfd); trace's
+ * captures are kept; the child's pid and its life as the parent measured it. */
+static unsigned killed_child_reaped_by(const char *how, const char *trace, double *lo,
+				       double *hi)
 {
-	char dir[512], trace[600];
-	cli_tempdir(dir, sizeof dir);
-	cli_path(trace, sizeof trace, dir, "k.trace");
-	const char *argv[] = { GT_TEST_KILLED_CHILD, NULL };
+	const char *argv[] = { GT_TEST_KILLED_CHILD, how, NULL };
 	const char *options[] = { "--keep-capture", NULL };
 	struct cli_result r;
 	run_both(argv, options, trace, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	const char *said = strstr(r.err, "child ");
 	unsigned pid = 0;
-	double lo = 0, hi = 0;
-	cr_assert(said && sscanf(said, "child %u lived %lf..%lf ms", &pid, &lo, &hi) == 3, "%s",
+	cr_assert(said && sscanf(said, "child %u lived %lf..%lf ms", &pid, lo, hi) == 3, "%s",
 		  r.err);
 	char line[96];
 	snprintf(line, sizeof line, "gotrace:   pid %u was killed", pid);
-	cr_assert_not_null(strstr(r.err, line), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, line), "reaped by %s: %s", how, r.err);
 	cli_result_free(&r);
 	char *report = NULL;
 	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
 	free(report);
+	return pid;
+}
 
+/* Asserts that alive ms, the child's life as a trace or report tells it, lies in lo..hi. */
+static void assert_life(double alive, double lo, double hi, const char *what, const char *text)
+{
+	double slack = hi * 0.002;
+	cr_assert(alive >= lo - slack && alive <= hi + slack,
+		  "%s: alive %.3f ms, the parent measured %.3f..%.3f ms:\n%s", what, alive, lo, hi,
+		  text);
+}
+
+/* The report of trace: the lifetime of process pid's main thread, in ms. */
+static double reported_life(const char *trace, unsigned pid, struct cli_result *r)
+{
 	const char *rep[] = { cli_gotrace, "report", trace, NULL };
-	cli_run(&r, rep, NULL);
-	cr_assert_eq(r.status, 0, "%s", r.err);
+	cli_run(r, rep, NULL);
+	cr_assert_eq(r->status, 0, "%s", r->err);
 	char process[64];
 	snprintf(process, sizeof process, "process: pid %u,", pid);
-	const char *at = strstr(r.out, process);
-	cr_assert_not_null(at, "%s", r.out);
+	const char *at = strstr(r->out, process);
+	cr_assert_not_null(at, "%s", r->out);
 	const char *row = strstr(at, "\n  1 ");
 	cr_assert_not_null(row, "%s", at);
 	/* "1  TID  NAME  [main thread]  ALIVE ..." */
@@ -563,9 +576,78 @@ Test(one_trace, a_killed_process_lives_until_its_parent_reaps_it, .timeout = 120
 	cr_assert_eq(tid, pid, "%s", at);
 	const char *routine = strstr(row, "[main thread] ");
 	cr_assert(routine && routine < strchr(row + 1, '\n'), "%s", at);
-	double alive = strtod(routine + strlen("[main thread] "), NULL);
-	double slack = hi * 0.002;
-	cr_assert(alive >= lo - slack && alive <= hi + slack,
-		  "alive %.3f ms, the parent measured %.3f..%.3f ms:\n%s", alive, lo, hi, at);
+	return strtod(routine + strlen("[main thread] "), NULL);
+}
+
+static void killed_child_lives_until_reaped(const char *how)
+{
+	char dir[512], trace[600];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "k.trace");
+	double lo, hi;
+	unsigned pid = killed_child_reaped_by(how, trace, &lo, &hi);
+	struct cli_result r;
+	assert_life(reported_life(trace, pid, &r), lo, hi, how, r.out);
+	cli_result_free(&r);
+}
+
+Test(one_trace, a_killed_process_lives_until_its_parent_reaps_it, .timeout = 120)
+{
+	killed_child_lives_until_reaped("waitpid");
+}
+
+/* waitid returns 0 and names the child in its siginfo: its reaps are recognised as well. */
+Test(one_trace, a_killed_process_lives_until_its_parent_reaps_it_by_waitid, .timeout = 120)
+{
+	killed_child_lives_until_reaped("waitid-pid");
+	killed_child_lives_until_reaped("waitid-all");
+	killed_child_lives_until_reaped("waitid-pidfd");
+}
+
+/* The life of G1 (a process's main thread, in its own trace) in ms: from the trace's first
+ * event (its first fact) to its GoEnd, or, where none ends it, to its last event. */
+static double own_trace_life(const char *trace)
+{
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev, "Go 1.19 rejects %s", trace);
+	ssize_t end = gt_events_g_end(ev, 1);
+	cr_assert_geq(end, 0, "no G1 in %s", trace);
+	double ms = (double)ev->ev[end].ts_ns / 1e6;
+	gt_events_free(ev);
+	return ms;
+}
+
+/* A trace per process (`gotrace run --per-process`, `gotrace convert --per-process` of the
+ * kept captures): the killed child's own trace ends it at its parent's reap too, which only
+ * the parent's capture says. */
+Test(one_trace, a_killed_process_own_trace_ends_where_its_parent_reaps_it, .timeout = 120)
+{
+	char dir[512], trace[600], child_capture[640], child_trace[640], converted[600];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "k.trace");
+	cli_path(converted, sizeof converted, dir, "c.trace");
+	const char *argv[] = { GT_TEST_KILLED_CHILD, NULL };
+	const char *options[] = { "--keep-capture", "--per-process", NULL };
+	struct cli_result r;
+	run_both(argv, options, trace, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	unsigned pid = 0;
+	double lo = 0, hi = 0;
+	const char *said = strstr(r.err, "child ");
+	cr_assert(said && sscanf(said, "child %u lived %lf..%lf ms", &pid, &lo, &hi) == 3, "%s",
+		  r.err);
+	snprintf(child_trace, sizeof child_trace, "%s.%u", trace, pid);
+	assert_life(own_trace_life(child_trace), lo, hi, "gotrace run --per-process", r.err);
+	cli_result_free(&r);
+
+	snprintf(child_capture, sizeof child_capture, "%s.%u.gtcap", trace, pid);
+	char parent_capture[620];
+	snprintf(parent_capture, sizeof parent_capture, "%s.gtcap", trace);
+	const char *conv[] = { cli_gotrace, "convert", "--per-process", "--format", "go1.19",
+			       parent_capture, child_capture, "-o", converted, NULL };
+	cli_run(&r, conv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(child_trace, sizeof child_trace, "%s.%u", converted, pid);
+	assert_life(own_trace_life(child_trace), lo, hi, "gotrace convert --per-process", r.err);
 	cli_result_free(&r);
 }

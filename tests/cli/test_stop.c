@@ -1,6 +1,7 @@
 /* Stopping a recording (issue 27, item 5).  Each command runs as a shell's job would: the
  * leader of its own process group, SIGINT sent either to the group (`kill -INT %1`, Ctrl-C)
- * or to gotrace alone.  What sigint_counter saw is compared with an untraced run's. */
+ * or to gotrace alone.  What sigint_counter saw is compared with an untraced run's.  And a
+ * command killed from outside while it blocks (issue 27, item 8). */
 #include <criterion/criterion.h>
 
 #include <errno.h>
@@ -10,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../preload/targets/wait_blocked.h"
+#include "capture_reader.h"
 #include "cli_support.h"
 #include "oracle.h"
 
@@ -247,4 +251,158 @@ Test(stop, sigterm_stops_a_long_conversion, .timeout = 120)
 	close(j.in);
 	close(j.out);
 	close(j.err);
+}
+
+/* ---- a command killed from outside ------------------------------------------------------ */
+
+/* How long blocked_read sleeps in its read before it is killed: its last fact (the read's
+ * begin) is then at least this old, far from the death. */
+#define BLOCKED_NS 300000000ull
+/* The trace's end of a killed command follows its death by one wakeup of gotrace (its
+ * SIGCHLD), as the test's own wakeup by a pidfd of the command follows it: both well under a
+ * millisecond on an idle machine (0.3-1.1 ms from the kill measured), but either may wait
+ * tens of milliseconds for a CPU when other sessions load the 2 CPUs (up to 89 ms seen).  So
+ * the end is bounded by the test's own sight of the death, plus 10 ms for gotrace's wakeup
+ * coming after the test's (a few of the scheduler's 3 ms slices); that catches a launcher
+ * that polls for its child (every 15 ms or so) in most runs, and an end at the last fact
+ * (BLOCKED_NS before the kill) or at gotrace's exit in every run. */
+#define REAP_BOUND_NS 10000000ull
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* When blocked_read was killed: CLOCK_MONOTONIC just before the kill, and when the test
+ * saw it dead (its pidfd readable). */
+struct kill_times {
+	uint64_t killed, seen_dead;
+};
+
+/* Kills blocked_read (pid command) once it sleeps in its read of stdin and BLOCKED_NS have
+ * passed. */
+static struct kill_times kill_blocked(pid_t command)
+{
+	gt_proc_wait_blocked(command, command, SYS_read, 0, 1);
+	int fd = (int)syscall(SYS_pidfd_open, command, 0);
+	cr_assert_geq(fd, 0, "pidfd_open (Linux 5.3): %s", strerror(errno));
+	/* not a synchronisation: the age of the last fact, to tell it from the death */
+	struct timespec gap = { 0, (long)BLOCKED_NS };
+	nanosleep(&gap, NULL);
+	struct kill_times t = { .killed = mono_ns() };
+	cr_assert_eq(kill(command, SIGKILL), 0);
+	struct pollfd dead = { .fd = fd, .events = POLLIN };
+	cr_assert_eq(poll(&dead, 1, 60 * 1000), 1, "pid %d not dead 60 s after SIGKILL",
+		     (int)command);
+	t.seen_dead = mono_ns();
+	close(fd);
+	return t;
+}
+
+/* The CLOCK_MONOTONIC times of trace's last GoSysCall and end of G1 (the command's main
+ * thread): Go's times are ns after the trace's first event, the capture's first fact,
+ * which the capture's header (its clock pair) and first record place; the clock fit, which
+ * gotrace's pair at the reap joins, makes the ns after it CLOCK_MONOTONIC's. */
+static void command_end(const char *trace, const char *capture, uint64_t *last_call,
+			uint64_t *end)
+{
+	struct capture c;
+	cr_assert_eq(capture_open(&c, capture), 0, "%s", capture);
+	cr_assert_gt(c.n, 0);
+	const struct gt_file_header *h = c.hdr;
+	double hz = h->clock_source == GT_CLOCK_MONOTONIC ? 1e9 : (double)h->tsc_hz;
+	uint64_t first = h->start_mono_ns +
+			 (uint64_t)((double)(c.recs[0].h->tsc - h->start_tsc) * 1e9 / hz);
+	capture_close(&c);
+	struct gt_events *ev = gt_events_parse_119(trace);
+	cr_assert_not_null(ev, "Go 1.19 rejects %s", trace);
+	/* its GoEnd, or, where none ends it, its last event */
+	ssize_t gone = gt_events_g_end(ev, 1);
+	cr_assert_geq(gone, 0, "no G1 in %s", trace);
+	ssize_t call = -1;
+	for (ssize_t i = 0; (i = gt_events_find(ev, (size_t)i, "GoSysCall", 1, GT_ANY)) >= 0 &&
+			    i < gone; i++)
+		call = i;
+	cr_assert_geq(call, 0, "G1 made no call in %s", trace);
+	*last_call = first + (uint64_t)ev->ev[call].ts_ns;
+	*end = first + (uint64_t)ev->ev[gone].ts_ns;
+	gt_events_free(ev);
+}
+
+/* The trace of blocked_read, killed at k and said killed by gotrace at `said`, ends its
+ * process after the kill, before gotrace said it and within REAP_BOUND_NS of the test's
+ * sight of the death; its last fact is BLOCKED_NS older than the kill. */
+static void assert_ends_at_kill(const char *trace, const char *capture, struct kill_times k,
+				uint64_t said, const char *log)
+{
+	uint64_t last_call, end;
+	command_end(trace, capture, &last_call, &end);
+	cr_assert_geq(k.killed - last_call, BLOCKED_NS,
+		      "%s: its read began %.3f ms before the kill", trace,
+		      (double)(k.killed - last_call) / 1e6);
+	cr_assert(end >= k.killed && end <= said && end <= k.seen_dead + REAP_BOUND_NS,
+		  "%s: the command ends %+.3f ms after the kill; the test saw it dead %.3f ms "
+		  "after, gotrace said it %.3f ms after; %s", trace,
+		  ((double)end - (double)k.killed) / 1e6, (double)(k.seen_dead - k.killed) / 1e6,
+		  (double)(said - k.killed) / 1e6, log);
+}
+
+Test(stop, a_command_killed_while_blocked_ends_where_gotrace_reaped_it, .timeout = 120)
+{
+	char dir[512], trace[600], capture[620], per_process[620];
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "k.trace");
+	snprintf(capture, sizeof capture, "%s.gtcap", trace);
+	cli_path(per_process, sizeof per_process, dir, "alone.trace");
+	const char *argv[] = { GT_TEST_BLOCKED_READ, NULL };
+	struct job j;
+	char plain[64] = "", out[64] = "";
+	size_t len = 0;
+	start(&j, argv);
+	read_until(j.out, plain, sizeof plain, &len, "ready\n");
+	kill_blocked(j.pid);
+	int status;
+	cr_assert_eq(waitpid(j.pid, &status, 0), j.pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %#x", status);
+	char *plain_out = finish_output(&j, plain);
+	close(j.err);
+
+	const char *targv[] = { cli_gotrace, "run", "--keep-capture", "--format", "go1.19", "-o",
+				trace, "--", GT_TEST_BLOCKED_READ, NULL };
+	len = 0;
+	start(&j, targv);
+	read_until(j.out, out, sizeof out, &len, "ready\n");
+	pid_t command = cli_wait_for_child(j.pid, "blocked_read");
+	struct kill_times killed = kill_blocked(command);
+	/* gotrace says so once it has reaped the command, before the conversion */
+	err_until(&j, "blocked_read was killed by signal 9");
+	uint64_t said = mono_ns();
+	char *traced_out = finish_output(&j, out);
+	cr_assert_eq(waitpid(j.pid, &status, 0), j.pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL, "status %#x: %s",
+		  status, j.log);
+	cr_assert_str_eq(traced_out, plain_out);
+	char line[128];
+	snprintf(line, sizeof line, "pid %d was killed by signal 9 (Killed): it recorded no end",
+		 (int)command);
+	err_until(&j, "next:");
+	close(j.err);
+	assert_ends_at_kill(trace, capture, killed, said, j.log);
+	cr_assert_not_null(strstr(j.log, line), "%s", j.log);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+
+	/* its own trace from the kept capture ends it there too */
+	const char *conv[] = { cli_gotrace, "convert", "--per-process", "--format", "go1.19",
+			       capture, "-o", per_process, NULL };
+	struct cli_result r;
+	cli_run(&r, conv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	assert_ends_at_kill(per_process, capture, killed, said, r.err);
+	cli_result_free(&r);
+	free(plain_out);
+	free(traced_out);
 }

@@ -269,6 +269,15 @@ ssize_t gt_events_find(const struct gt_events *events, size_t from, const char *
 	return -1;
 }
 
+ssize_t gt_events_g_end(const struct gt_events *events, int64_t g)
+{
+	ssize_t end = gt_events_find(events, 0, "GoEnd", g, GT_ANY);
+	for (size_t i = events->n; end < 0 && i-- > 0;)
+		if (event_matches(&events->ev[i], NULL, g, GT_ANY))
+			end = (ssize_t)i;
+	return end;
+}
+
 bool gt_event_arg(const struct gt_event *ev, const char *name, uint64_t *value)
 {
 	for (int i = 0; i < ev->n_args; i++)

@@ -71,6 +71,8 @@ ssize_t gt_events_find(const struct gt_events *events, size_t from, const char *
  * (e.g. "GoUnblock" "g" 3: the unblock of G 3, whoever did it). */
 ssize_t gt_events_find_arg(const struct gt_events *events, size_t from, const char *type,
                            const char *name, uint64_t value);
+/* Where goroutine G ends: its GoEnd, or its last event where none ends it; -1 if it has none. */
+ssize_t gt_events_g_end(const struct gt_events *events, int64_t g);
 /* Number of events matching TYPE, G and P as in gt_events_find. */
 size_t gt_events_count(const struct gt_events *events, const char *type, int64_t g, int64_t p);
 /* A new list holding copies of the matching events, in order (free with gt_events_free). */
