@@ -403,6 +403,8 @@ struct gt_convert_summary {
 	struct gt_wire_stats wire;
 	uint64_t threads_held;              /* the most threads the model held at once (the
 					     * dead are retired: not all threads ever seen) */
+	uint64_t lookahead_read;            /* records the model read ahead of the one it
+					     * modelled, however often the same one */
 	char kernel_error[256];             /* why the kernel records were not used, "" */
 	bool has_samples;                   /* kernel_path held CPU samples */
 	struct gt_cpu_sample_counts samples;

@@ -7,6 +7,7 @@
  *   model_kernel_objects.c  wakes through pipes, sockets and child exits (kernel keys)
  *   model_stacks.c  captured, start-routine and synthetic stacks, the symbolizer calls
  *   model_kernel.c  the kernel's context switches placing the threads (issue 15)
+ *   model_ahead.c   the lookahead's records by thread and by object, as it fills and drains
  *   clock_fit.c     tsc → ticks and the clock fit (shared with the report)
  *
  * Names with the gtm_ prefix are internal to these files. */
@@ -157,6 +158,26 @@ struct mcapture {
 	struct gt_model_counters ctr;  /* its counters, while another capture's are in m->ctr */
 };
 
+/* One record of the lookahead in the index of model_ahead.c: its place in the merged order
+ * (gtm_peek_base + i), the keys it is filed under, and the next record filed under each. */
+struct gtm_ahead_entry {
+	uint64_t thread;            /* capture << 32 | the capture's thread serial */
+	uint64_t obj;               /* the object key a block or wake names (has_obj) */
+	uint64_t mutex;             /* the mutex key a condition wait's block names (has_mutex) */
+	uint64_t next_thread, next_obj, next_mutex;  /* places, UINT64_MAX: none */
+	bool has_obj, has_mutex;
+};
+
+/* The index (model_ahead.c): entries of the places [base, end), at place & (cap - 1); per
+ * key, its first and last place (mod 2^32: first << 32 | last). */
+struct gtm_ahead {
+	struct gtm_ahead_entry *ring;
+	size_t cap;
+	uint64_t base, end;
+	struct gt_u64map threads;   /* entry.thread -> first << 32 | last */
+	struct gt_u64map objs;      /* object key (obj or mutex) -> first << 32 | last */
+};
+
 struct gt_model {
 	struct gt_wire *w;
 	struct gt_tracker *tracker; /* the facts' view of threads and waits, fed first */
@@ -230,6 +251,8 @@ struct gt_model {
 	struct gt_u64map m_owner;   /* M id -> serial of the thread that has it (gtm_m_id) */
 	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
 
+	struct gtm_ahead ahead;     /* the lookahead by thread and object (model_ahead.c) */
+
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
 	uint32_t max_stack_referenced;              /* where a scan of them can stop */
 };
@@ -268,6 +291,17 @@ static inline bool gtm_rec_is(const struct gt_model *m, const struct gt_capture_
  * the merged order of every capture (r->capture says whose); false beyond the lookahead or
  * at the end.  Lookahead record i is fact number n_facts + 1 + i. */
 bool gtm_peek(const struct gt_model *m, size_t i, struct gt_capture_record *out);
+/* The place in the merged order of lookahead record 0 (records delivered so far). */
+uint64_t gtm_peek_base(const struct gt_model *m);
+/* The thread whose block on mutex key, held by condition waiter r's thread, comes in the
+ * lookahead after the condition wait r (on cond), before the next fact of r's thread and
+ * before any wake of cond: flagged GT_BLOCK_COND_HELD by that holder, or not flagged (it
+ * looked before the holder marked its wait) with no other release of the mutex around it
+ * before its end; 0 when none is in view (model_ahead.c: it reads the records that name the
+ * mutex, the condition and the threads, not the whole lookahead). */
+uint32_t gtm_cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
+				    uint64_t cond, uint64_t key);
+void gtm_ahead_free(struct gt_model *m);
 
 /* t's latest syscall as the facts give it (call, descriptor, fd kind, stack): zero when
  * none. */

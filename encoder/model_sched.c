@@ -44,6 +44,16 @@ bool gtm_peek(const struct gt_model *m, size_t i, struct gt_capture_record *out)
 	return m->opt.lookahead && gt_capture_peek(m->opt.lookahead, i, out);
 }
 
+uint64_t gtm_peek_base(const struct gt_model *m)
+{
+	if (m->opt.set)
+		return gt_capture_set_delivered(m->opt.set);
+	struct gt_capture_stats st = {0};
+	if (m->opt.lookahead)
+		gt_capture_stats(m->opt.lookahead, &st);
+	return st.records;
+}
+
 struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
 {
 	if (!serial || (!m->merged && serial >= MAX_SERIAL))
