@@ -364,6 +364,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		gt_model_counters(m, &sum->total.model);
 		gt_wire_stats(w, &sum->total.wire);
 		sum->total.threads_held = gt_model_threads_held(m);
+		if (win && gt_window_threads_held(win) > sum->total.threads_held)
+			sum->total.threads_held = gt_window_threads_held(win);
 		sum->total.lookahead_read = gt_capture_set_peeked(set);
 	}
 	summarize_captures(set, m, span, ticks_per_second(h0), reaped, sum);

@@ -64,6 +64,10 @@ uint64_t gt_model_finish(struct gt_model *m);
 void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
 /* The most threads held at once: the dead are retired once nothing refers to them. */
 size_t gt_model_threads_held(const struct gt_model *m);
+/* Thread (capture, serial) ended before a --from window's start (window.c): not drawn.  The
+ * model forgets what it met of it (its name) but for its serial's bit, as it retires the
+ * dead: a later fact of it is after its end. */
+void gt_model_ended_before_window(struct gt_model *m, uint32_t capture, uint32_t serial);
 /* The process of a capture (0: gt_model_new's) as its user knows it (process_name.h), from
  * the facts read so far: after gt_model_finish, the last name it had (its command line after
  * a setproctitle-style rewrite).  The one function for labelling a process. */

@@ -158,6 +158,13 @@ static bool retire(struct gt_model *m, struct mthread *t)
 	return true;
 }
 
+void gt_model_ended_before_window(struct gt_model *m, uint32_t capture, uint32_t serial)
+{
+	struct mthread *t = gtm_thread_find(m, gtm_serial_find(m, capture, serial));
+	if (t && !t->g)
+		retire(m, t);
+}
+
 void gtm_retire_dead(struct gt_model *m)
 {
 	/* looked at again once as many more died as are waiting: each death looked at a

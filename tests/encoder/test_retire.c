@@ -20,9 +20,9 @@ static uint32_t churn_serial(uint32_t n, uint32_t i, bool past_wrap)
 	return past_wrap && i >= n / 2 ? GT_C_THREAD_MAX + 2 + (i - n / 2) : i + 2;
 }
 
-/* Main (serial 1) creates thread i (churn_serial), which takes and releases a mutex main
- * waits for, and ends; main joins it, half the time before its end (woken by it), half
- * after (no wait).  Thread STRAY has one more fact after its end, and a join of it comes
+/* Main (serial 1) creates thread i (churn_serial), which names itself, takes and releases
+ * a mutex main waits for, and ends; main joins it, half the time before its end (woken by
+ * it), half after (no wait).  Thread STRAY has one more fact after its end, and a join of it comes
  * again at the end (a join of an ended thread does not block). */
 static struct gt_cb *churn(uint32_t n, bool past_wrap)
 {
@@ -40,6 +40,7 @@ static struct gt_cb *churn(uint32_t n, bool past_wrap)
 		bool join_first = i % 2;
 		gt_cb_thread_new(cb, 0, t += 1000, 1, child, 1, 0x401500);
 		gt_cb_thread_start(cb, 1, t += 1000, child, tid, 0x401500);
+		gt_cb_thread_name(cb, 1, t, child, "worker");
 		gt_cb_block_begin(cb, 0, t += 1000, 1, GT_BK_MUTEX, mutex, 1);
 		gt_cb_wake(cb, 1, t += 1000, child, GT_BK_MUTEX, mutex, 1, 1);
 		gt_cb_block_end(cb, 0, t += 1000, 1, GT_BK_MUTEX, mutex, GT_BR_OK);
@@ -123,4 +124,28 @@ Test(retire, serials_past_the_compact_field_are_threads_of_their_own)
 	for (uint32_t i = 0; i < n; i += 37)
 		cr_expect_geq(nth19_arg(ev, "GoStart", "g", 2 + i, 0), 0, "thread %u started", i);
 	gt_events_free(ev);
+}
+
+/* `convert --from`: the state before the window's start follows the live threads too (the
+ * churn's last 10 ms are in the window: main, and the thread of the moment). */
+Test(retire, a_window_late_in_a_churn_holds_a_few_threads, .timeout = 300)
+{
+	const uint32_t n = 5000;
+	char trace[PATH_MAX], cap[PATH_MAX], err[512];
+	struct gt_convert_summary sum;
+	struct gt_cb *cb = churn(n, false);
+	cr_assert_eq(convert_builder(cb, "churn-window", trace, &sum, 0), 0);
+	gt_cb_free(cb);
+	snprintf(cap, sizeof cap, "%s/churn-window.cap", test_tmpdir());
+	snprintf(trace, sizeof trace, "%s/churn-window.from.trace", test_tmpdir());
+	struct gt_convert_options opt = {.no_symbols = true, .format = GT_FORMAT_GO122,
+					 .from_ns = (uint64_t)(n - 10) * CHURN_GAP_NS};
+	cr_assert_eq(gt_convert_file(cap, trace, &opt, &sum, err, sizeof err), 0, "%s", err);
+	cr_expect_leq(sum.threads_held, 4u, "%lu threads held before the window",
+		      (unsigned long)sum.threads_held);
+	cr_expect_leq(sum.model.threads, 12u, "the window's threads: %lu",
+		      (unsigned long)sum.model.threads);
+	char *report = NULL;
+	cr_expect_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
 }
