@@ -816,6 +816,7 @@ void gt_model_free(struct gt_model *m)
 	gt_u64map_free(&m->routine_stacks);
 	gt_u64map_free(&m->tasks);
 	gt_u64map_free(&m->serials);
+	gt_u64map_free(&m->serials_retired);
 	gt_u64map_free(&m->stack_ids);
 	gt_u64map_free(&m->frame_pcs);
 	gt_u64map_free(&m->by_tid);

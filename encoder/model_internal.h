@@ -141,6 +141,9 @@ struct mproc {
 };
 
 #define MAX_SERIAL (1u << 24)
+/* The model's serial of every retired thread of a merged trace (gtm_serial): never given to a
+ * thread met, it stands for m->retired_thread. */
+#define RETIRED_SERIAL (UINT32_MAX - 1)
 
 /* One capture of the trace (one process image); a trace of one capture has one. */
 struct mcapture {
@@ -194,7 +197,7 @@ struct gt_model {
 	struct mthread **threads;         /* every thread held; in serial order when sorted */
 	size_t n_threads, cap_threads;
 	bool threads_sorted;
-	size_t threads_held_peak;         /* the most held at once */
+	size_t threads_held_peak;         /* the most held at once (merged: or serials mapped) */
 	uint64_t threads_met;             /* every thread ever made (cpu_samples.c's cache) */
 	struct gt_u64map retired;         /* serials retired, as bits (u64map.h) */
 	uint64_t n_retired;
@@ -234,7 +237,10 @@ struct gt_model {
 	uint32_t cur_cap;           /* whose counters m->ctr holds */
 	uint32_t fact_capture;      /* the capture of the fact being modelled */
 	bool merged;                /* more than one capture: ids are remapped */
-	struct gt_u64map serials;   /* (capture << 32 | serial) -> model serial, merged */
+	struct gt_u64map serials;   /* (capture << 32 | serial) -> model serial, merged: of the
+				     * threads not retired */
+	struct gt_u64map serials_retired;  /* merged: (capture << 32 | serial) retired, as bits:
+					    * such a thread's facts are RETIRED_SERIAL's */
 	struct gt_u64map stack_ids; /* (capture << 32 | stack id) -> written id, merged */
 	struct gt_u64map frame_pcs; /* written PC -> identity of its first frame, merged */
 	uint32_t next_serial, next_stack_id;

@@ -149,3 +149,32 @@ Test(retire, a_window_late_in_a_churn_holds_a_few_threads, .timeout = 300)
 	cr_expect_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
 	free(report);
 }
+
+/* Two processes' churns in one trace: their thread serials are mapped to the model's own
+ * (ids of several captures), and that map follows the live threads too. */
+Test(retire, a_merged_churn_holds_a_few_threads, .timeout = 300)
+{
+	const uint32_t n = 3000;
+	char caps[2][PATH_MAX], trace[PATH_MAX], err[512];
+	for (int i = 0; i < 2; i++) {
+		struct gt_cb *cb = churn(n, false);
+		gt_cb_header(cb)->pid = 100 + (uint32_t)i;
+		snprintf(caps[i], sizeof caps[i], "%s/churn-merged-%d.cap", test_tmpdir(), i);
+		cr_assert_eq(gt_cb_write(cb, caps[i]), 0);
+		gt_cb_free(cb);
+	}
+	const char *const paths[] = {caps[0], caps[1]};
+	snprintf(trace, sizeof trace, "%s/churn-merged.trace", test_tmpdir());
+	struct gt_convert_options opt = {.no_symbols = true, .format = GT_FORMAT_GO122};
+	struct gt_convert_set_summary sum;
+	cr_assert_eq(gt_convert_files(paths, 2, trace, &opt, &sum, err, sizeof err), 0, "%s", err);
+	cr_expect_eq(sum.total.model.threads, 2 * (n + 1), "a goroutine per thread");
+	cr_expect_eq(sum.total.model.facts_after_end, 2u, "each process's stray fact");
+	cr_expect_eq(sum.total.model.unknown_wakeups, 0u);
+	cr_expect_leq(sum.total.threads_held, 8u, "%lu threads or serials held",
+		      (unsigned long)sum.total.threads_held);
+	gt_convert_set_summary_free(&sum);
+	char *report = NULL;
+	cr_expect_eq(gt_oracle_check(trace, true, &report), 0, "%s", report ? report : "");
+	free(report);
+}
