@@ -23,6 +23,21 @@ struct trailer {
 	uint64_t id;
 };
 
+/* A walk gives back the pages it has read, every so many bytes: a reader keeps its file
+ * mapped (CPU samples are read by offset later), and a file of millions of records would
+ * otherwise stay resident through the conversion.  A later read faults its page in again. */
+#define DROP_BEHIND_BYTES (8u << 20)
+
+static void drop_behind(const struct gt_kernel_file *f, size_t off, uintptr_t *dropped_to)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t to = ((uintptr_t)(f->records + off)) & ~(page - 1);
+	if (to > *dropped_to) {
+		madvise((void *)*dropped_to, to - *dropped_to, MADV_DONTNEED);
+		*dropped_to = to;
+	}
+}
+
 void gt_kernel_walk(const struct gt_kernel_file *f,
 		    void (*fn)(uint32_t, uint16_t, const struct gt_kernel_id *, void *),
 		    void (*sample)(uint64_t, uint64_t, uint32_t, void *), void *ctx,
@@ -37,7 +52,10 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 	c->launcher_lost = c->unfinished ? 0 : f->h.launcher_lost;
 	c->launcher_cpu_ns = f->h.launcher_cpu_ns;
 	c->bytes = f->map_len;
+	uintptr_t dropped_to = (uintptr_t)f->map;
 	while (off < len) {
+		if ((uintptr_t)(p + off) - dropped_to >= DROP_BEHIND_BYTES)
+			drop_behind(f, off, &dropped_to);
 		struct perf_event_header h;
 		if (len - off < sizeof h) {
 			c->truncated = true;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define ROUND_TRIPS 2000
 
@@ -299,4 +300,68 @@ ParameterizedTest(struct fsize_case *c, kernel, a_file_size_limit_stops_the_reco
 	cr_assert_leq(k.bytes, (uint64_t)c->mib << 20);
 	cli_result_free(&plain);
 	cli_result_free(&traced);
+}
+
+/* The file-backed pages of this process, in KiB (/proc/self/status RssFile). */
+static long rss_file_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "RssFile: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static void count_any(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+{
+	(void)type, (void)misc, (void)id;
+	++*(size_t *)ctx;
+}
+
+/* A walk of a kernel file gives its pages back as it goes: the conversion keeps the file
+ * mapped for its CPU samples, and a long run's file (here 24 MiB of switches) would stay
+ * resident through it (issue 27, item 7: memory that grows with the run). */
+Test(kernel, a_walk_gives_back_the_pages_it_read)
+{
+	enum { N = 600000 };
+	struct record {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t time;
+		uint32_t cpu, res;
+		uint64_t id;
+	};
+	char path[] = "/tmp/gt-kernel-walk-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	struct gt_kernel_header h = {.magic = GT_KERNEL_MAGIC, .version = GT_KERNEL_VERSION,
+				     .header_size = sizeof h, .sample_type = GT_KERNEL_TRAILER_TYPE,
+				     .clockid = 1, .n_cpus = 1, .pid = 1000};
+	cr_assert_eq(fwrite(&h, sizeof h, 1, f), 1u);
+	for (uint32_t i = 0; i < N; i++) {
+		struct record r = {{PERF_RECORD_SWITCH, i % 2 ? PERF_RECORD_MISC_SWITCH_OUT : 0,
+				    sizeof r}, 1000, 1000 + i % 4, 1000000 + i, 0, 0, 7};
+		cr_assert_eq(fwrite(&r, sizeof r, 1, f), 1u);
+	}
+	cr_assert_eq(fclose(f), 0);
+	struct gt_kernel_file k;
+	char err[512];
+	cr_assert_eq(gt_kernel_open(path, &k, err, sizeof err), 0, "%s", err);
+	long before = rss_file_kib();
+	size_t records = 0;
+	struct gt_kernel_counts c = {0};
+	gt_kernel_walk(&k, count_any, NULL, &records, &c);
+	long grown = rss_file_kib() - before;
+	gt_kernel_close(&k);
+	unlink(path);
+	cr_assert_eq(records, (size_t)N);
+	cr_expect_eq(c.switches, (uint64_t)N);
+	cr_assert_geq(before, 0, "no RssFile in /proc/self/status");
+	cr_expect_lt(grown, 12 * 1024, "%ld KiB of the %zu KiB file resident after its walk", grown,
+		     (size_t)N * sizeof(struct record) / 1024);
 }
