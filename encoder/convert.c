@@ -43,10 +43,15 @@ static double ticks_per_second(const struct gt_file_header *h)
 	return h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
 }
 
-/* The context switches of a run (kernel/reader.h), given to the model in time order. */
+/* The context switches of a run (kernel/reader.h), given to the model in time order: read
+ * as the model looks ahead, each held from then until given. */
 struct kswitches {
-	struct gt_kernel_switch *v;   /* time: on the captures' clock once loaded */
-	size_t n, next;
+	struct gt_kernel_switch_stream *s;   /* NULL: none */
+	struct gt_kernel_switch *ring;  /* the next n from ring[first], on the captures' clock */
+	size_t cap, first, n;           /* cap: a power of two */
+	struct gt_clock_pair *pairs;    /* the captures' clock (gt_clock_pairs_tsc) */
+	size_t n_pairs, at;
+	uint64_t hz;
 };
 
 /* The clock pairs of the captures of set (their headers' and GT_CLOCK records, on capture
@@ -90,29 +95,58 @@ static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
 	return p;
 }
 
-/* The switches of path in k, their times put on the captures' clock. */
+/* The switches of path in k, to be read as needed, their times put on the captures' clock. */
 static void kswitches_load(struct kswitches *k, const char *path, const struct gt_capture_set *set,
 			   const struct gt_file_header *h0, char *err, size_t errlen)
 {
-	struct gt_kernel_counts c;
-	if (gt_kernel_switches(path, &k->v, &k->n, &c, err, errlen) != 0)
+	k->s = gt_kernel_switch_stream_open(path, err, errlen);
+	if (!k->s)
 		return;
-	size_t n_pairs = 0, at = 0;
-	struct gt_clock_pair *pairs = h0->clock_source == GT_CLOCK_MONOTONIC ? NULL
-									: clock_pairs(set, h0, &n_pairs);
-	uint64_t hz = h0->clock_source == GT_CLOCK_MONOTONIC ? 0 : h0->tsc_hz;
-	for (size_t i = 0; i < k->n; i++)
-		k->v[i].time = gt_clock_pairs_tsc(pairs, n_pairs, hz, k->v[i].time, &at);
-	free(pairs);
+	k->pairs = h0->clock_source == GT_CLOCK_MONOTONIC ? NULL : clock_pairs(set, h0, &k->n_pairs);
+	k->hz = h0->clock_source == GT_CLOCK_MONOTONIC ? 0 : h0->tsc_hz;
+}
+
+/* Whether switch i after the next one to give (0: it) is read; false past the last. */
+static bool kswitches_read(struct kswitches *k, size_t i)
+{
+	while (k->s && k->n <= i) {
+		if (k->n == k->cap) {
+			/* the model looks 4096 ahead at most: the ring grows once or twice */
+			size_t cap = k->cap ? 2 * k->cap : 8192;
+			struct gt_kernel_switch *ring = malloc(cap * sizeof *ring);
+			if (!ring)
+				return false;
+			for (size_t j = 0; j < k->n; j++)
+				ring[j] = k->ring[(k->first + j) & (k->cap - 1)];
+			free(k->ring);
+			k->ring = ring;
+			k->cap = cap;
+			k->first = 0;
+		}
+		struct gt_kernel_switch *sw = &k->ring[(k->first + k->n) & (k->cap - 1)];
+		if (!gt_kernel_switch_stream_next(k->s, sw))
+			return false;
+		sw->time = gt_clock_pairs_tsc(k->pairs, k->n_pairs, k->hz, sw->time, &k->at);
+		k->n++;
+	}
+	return k->n > i;
+}
+
+/* The model's lookahead of switches (gt_model_kernel_ahead). */
+static const struct gt_kernel_switch *kswitches_peek(void *ctx, size_t i)
+{
+	struct kswitches *k = ctx;
+	return kswitches_read(k, i) ? &k->ring[(k->first + i) & (k->cap - 1)] : NULL;
 }
 
 /* Gives the model the switches stamped up to the fact next (all without), in time order (a
- * thread's fact that the clocks' error puts after its own switch-out: model_kernel.c). */
+ * thread's fact that the clocks' error puts after its own switch-out: model_kernel.c).  While
+ * the model takes one, it is lookahead switch 0. */
 static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 			   const struct gt_capture_record *next)
 {
-	for (; k->next < k->n; k->next++) {
-		const struct gt_kernel_switch *s = &k->v[k->next];
+	for (; kswitches_read(k, 0); k->first = (k->first + 1) & (k->cap - 1), k->n--) {
+		const struct gt_kernel_switch *s = &k->ring[k->first];
 		if (next && s->time > next->tsc)
 			return;
 		struct gt_model_switch ms = {
@@ -123,6 +157,13 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 		};
 		gt_model_switch(m, &ms);
 	}
+}
+
+static void kswitches_close(struct kswitches *k)
+{
+	gt_kernel_switch_stream_close(k->s);
+	free(k->ring);
+	free(k->pairs);
 }
 
 /* Killed processes: when each capture of set (by its index) was reaped, CLOCK_MONOTONIC ns,
@@ -300,8 +341,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	if (m && opt->kernel_path)
 		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,
 			       sizeof sum->total.kernel_error);
-	if (ks.n)
-		gt_model_kernel_ahead(m, ks.v, ks.n, &ks.next);
+	if (kswitches_read(&ks, 0))
+		gt_model_kernel_ahead(m, kswitches_peek, &ks);
 	int rc = 0;
 	struct gt_cpu_samples *cs = NULL;
 	if (m && opt->kernel_path) {
@@ -328,7 +369,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			if (!span[index][0])
 				span[index][0] = r.tsc;
 			span[index][1] = r.tsc;
-			if (ks.next < ks.n)
+			if (kswitches_read(&ks, 0))
 				kswitches_feed(&ks, m, &r);
 			if (cs)
 				gt_cpu_samples_until(cs, m, gt_cpu_samples_ticks(m, r.tsc));
@@ -386,7 +427,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	if (sym)
 		gt_sym_free(sym);
 	free(span);
-	free(ks.v);
+	kswitches_close(&ks);
 	free(tmp);
 	return rc;
 }

@@ -250,9 +250,9 @@ struct gt_model {
 	struct gt_u64map tasks;     /* user task id -> 1 while live */
 
 	bool kernel;                /* kernel switches given: they place the threads */
-	const struct gt_kernel_switch *switches;  /* all of them, the caller's: from */
-	size_t n_switches;          /* switches[*switches_given] on, they are still to come */
-	const size_t *switches_given;             /* (gtm_peek_switch) */
+	/* the switches still to come, the caller's (gt_model_kernel_ahead, gtm_peek_switch) */
+	const struct gt_kernel_switch *(*switch_peek)(void *ctx, size_t i);
+	void *switch_ctx;
 	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
 	struct gt_u64map m_owner;   /* M id -> serial of the thread that has it (gtm_m_id) */
 	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
