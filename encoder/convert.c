@@ -102,6 +102,15 @@ static void kswitches_load(struct kswitches *k, const char *path, const struct g
 	k->s = gt_kernel_switch_stream_open(path, err, errlen);
 	if (!k->s)
 		return;
+	/* the model looks 4096 ahead at most: the ring does not grow */
+	k->cap = 8192;
+	k->ring = malloc(k->cap * sizeof *k->ring);
+	if (!k->ring) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		gt_kernel_switch_stream_close(k->s);
+		k->s = NULL;
+		return;
+	}
 	k->pairs = h0->clock_source == GT_CLOCK_MONOTONIC ? NULL : clock_pairs(set, h0, &k->n_pairs);
 	k->hz = h0->clock_source == GT_CLOCK_MONOTONIC ? 0 : h0->tsc_hz;
 }
@@ -111,8 +120,7 @@ static bool kswitches_read(struct kswitches *k, size_t i)
 {
 	while (k->s && k->n <= i) {
 		if (k->n == k->cap) {
-			/* the model looks 4096 ahead at most: the ring grows once or twice */
-			size_t cap = k->cap ? 2 * k->cap : 8192;
+			size_t cap = 2 * k->cap;
 			struct gt_kernel_switch *ring = malloc(cap * sizeof *ring);
 			if (!ring)
 				return false;
