@@ -36,15 +36,14 @@ static bool id_of(const unsigned char *p, size_t size, size_t off, struct gt_ker
 }
 
 bool gt_kernel_record_at(const struct gt_kernel_file *f, size_t off, struct perf_event_header *h,
-			 struct gt_kernel_id *id)
+			 struct gt_kernel_id *id, bool *has_id)
 {
 	if (off > f->records_len || f->records_len - off < sizeof *h)
 		return false;
 	memcpy(h, f->records + off, sizeof *h);
 	if (h->size < sizeof *h || h->size > f->records_len - off)
 		return false;
-	if (h->type == PERF_RECORD_SAMPLE || !id_of(f->records + off, h->size, off, id))
-		*id = (struct gt_kernel_id){.offset = off};
+	*has_id = h->type != PERF_RECORD_SAMPLE && id_of(f->records + off, h->size, off, id);
 	return true;
 }
 

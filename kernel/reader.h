@@ -86,15 +86,15 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 		    void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
 		    void (*sample)(uint64_t offset, uint64_t time, uint32_t kind, void *ctx), void *ctx,
 		    struct gt_kernel_counts *c);
-/* The record at offset off of f's records: its header in *h, its trailer in *id (zero for a
- * sample, whose layout is its own, or a record without one); false past the end or at a
- * record cut short. */
 /* Gives back the pages of f's records [from, to) read so far (those wholly inside): their
  * memory goes, and a later read faults them in again from the file. */
 void gt_kernel_give_back(const struct gt_kernel_file *f, size_t from, size_t to);
+/* The record at offset off of f's records: its header in *h, its trailer in *id when it has
+ * one (*has_id: as the walk gives it to fn; a sample's layout is its own); false past the end
+ * or at a record cut short. */
 struct perf_event_header;
 bool gt_kernel_record_at(const struct gt_kernel_file *f, size_t off, struct perf_event_header *h,
-			 struct gt_kernel_id *id);
+			 struct gt_kernel_id *id, bool *has_id);
 /* Switch-outs or off-CPU samples by thread and time: the off-CPU sample of a switch-out
  * (--offcpu-stacks) is taken just before the kernel writes its SWITCH record, on the same
  * CPU, so the two meet by (pid, tid) and time.  The model's off-CPU blocks and the report

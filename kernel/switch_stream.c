@@ -70,11 +70,12 @@ static bool run_next(const struct gt_kernel_switch_stream *s, struct run *r)
 	while (r->off < r->end) {
 		struct perf_event_header h;
 		struct gt_kernel_id id;
-		if (!gt_kernel_record_at(&s->f, r->off, &h, &id))
+		bool has_id;
+		if (!gt_kernel_record_at(&s->f, r->off, &h, &id, &has_id))
 			break;
 		size_t at = r->off;
 		r->off += h.size;
-		if (gt_kernel_switch_of(h.type, h.misc, &id, &r->head)) {
+		if (has_id && gt_kernel_switch_of(h.type, h.misc, &id, &r->head)) {
 			r->head_off = at;
 			give_back(s, r, false);
 			return true;
