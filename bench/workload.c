@@ -11,6 +11,10 @@
  *   workload server  [JOBS [WORKERS]]  2 producers hand JOBS jobs (default 100000) to
  *                               WORKERS workers (default 8) through a queue of 16 slots
  *                               guarded by one mutex and two condition variables
+ *   workload timers  [SLEEPERS [SECONDS]]  a database server's shape (mariadbd): SLEEPERS
+ *                               threads (default 400) in 50 ms timed condition waits, each
+ *                               on a condition variable and mutex of its own, beside 4
+ *                               producers and 32 workers on one queue, for SECONDS (default 3)
  *
  * Prints one line that the work did what it should (counts), so a run whose result differs
  * from the untraced one is seen. */
@@ -268,6 +272,108 @@ static void run_server(void)
 	       jobs_total);
 }
 
+/* ---- timers: many long timed waits beside a busy queue (a database server's shape) ------ */
+
+/* mariadbd's background and idle connection threads wait in pthread_cond_timedwait, each on
+ * a condition variable of its own that nobody signals, while a few threads pass work through
+ * one queue: a capture with many threads, many condition variables and waits longer than
+ * the conversion's lookahead (issue 27, item 7). */
+#define TIMER_WAIT_NS 50000000L
+#define TIMER_PRODUCERS 4
+#define TIMER_WORKERS 32
+
+struct sleeper {
+	pthread_mutex_t lock;
+	pthread_cond_t tick;
+	long timeouts;
+};
+
+static volatile int timers_stop;
+
+static void *timer_sleeper(void *arg)
+{
+	struct sleeper *s = arg;
+	pthread_mutex_lock(&s->lock);
+	while (!timers_stop) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += TIMER_WAIT_NS;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&s->tick, &s->lock, &until) == ETIMEDOUT)
+			s->timeouts++;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* a producer queues jobs until the time is up (the server's producer, without a job count) */
+static void *timer_producer(void *arg)
+{
+	long job = (long)arg;
+	while (!timers_stop) {
+		long item = (long)(job_work(job, 2000) >> 1);
+		pthread_mutex_lock(&queue_lock);
+		while (queue_len == QUEUE_SLOTS && !timers_stop)
+			pthread_cond_wait(&not_full, &queue_lock);
+		if (queue_len < QUEUE_SLOTS) {
+			queue[(queue_head + queue_len) % QUEUE_SLOTS] = item;
+			queue_len++;
+			pthread_cond_signal(&not_empty);
+		}
+		pthread_mutex_unlock(&queue_lock);
+		job += TIMER_PRODUCERS;
+	}
+	return NULL;
+}
+
+static void run_timers(void)
+{
+	long n = rounds;
+	struct sleeper *s = calloc((size_t)n, sizeof *s);
+	pthread_t *th = calloc((size_t)n + TIMER_PRODUCERS + TIMER_WORKERS, sizeof *th);
+	check(s && th ? 0 : ENOMEM, "calloc");
+	for (long i = 0; i < n; i++) {
+		check(pthread_mutex_init(&s[i].lock, NULL), "pthread_mutex_init");
+		check(pthread_cond_init(&s[i].tick, NULL), "pthread_cond_init");
+		check(pthread_create(&th[i], NULL, timer_sleeper, &s[i]), "pthread_create");
+	}
+	for (long i = 0; i < TIMER_WORKERS; i++)
+		check(pthread_create(&th[n + i], NULL, server_worker, NULL), "pthread_create");
+	for (long i = 0; i < TIMER_PRODUCERS; i++)
+		check(pthread_create(&th[n + TIMER_WORKERS + i], NULL, timer_producer, (void *)i),
+		      "pthread_create");
+	double secs = seconds > 0 ? seconds : 3;
+	struct timespec run = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+	nanosleep(&run, NULL);
+	timers_stop = 1;
+	for (long i = 0; i < n; i++) {
+		pthread_mutex_lock(&s[i].lock);
+		pthread_cond_signal(&s[i].tick);
+		pthread_mutex_unlock(&s[i].lock);
+	}
+	pthread_mutex_lock(&queue_lock);
+	pthread_cond_broadcast(&not_full);
+	pthread_mutex_unlock(&queue_lock);
+	for (long i = 0; i < TIMER_PRODUCERS; i++)
+		check(pthread_join(th[n + TIMER_WORKERS + i], NULL), "pthread_join");
+	pthread_mutex_lock(&queue_lock);
+	producers_done = 1;
+	pthread_cond_broadcast(&not_empty);
+	pthread_mutex_unlock(&queue_lock);
+	long timeouts = 0;
+	for (long i = 0; i < n + TIMER_WORKERS; i++)
+		check(pthread_join(th[i], NULL), "pthread_join");
+	for (long i = 0; i < n; i++)
+		timeouts += s[i].timeouts;
+	printf("timers: %ld sleepers (%s timeouts), %d workers, %d producers\n", n,
+	       timeouts > 0 ? "with" : "no", TIMER_WORKERS, TIMER_PRODUCERS);
+	free(s);
+	free(th);
+}
+
 /* parked: ROUNDS threads with 256 KiB stacks alive at once, each blocked on a condition
  * variable (a fact with its stack) until the last one has started: what a live thread costs in
  * memory, the tracer's share of it included (issue 28, item 12) */
@@ -324,6 +430,7 @@ int main(int argc, char **argv)
 		{"churn", run_churn, 10000, 0, 0},
 		{"server", run_server, 100000, 't', 8},
 		{"parked", run_parked, 1000, 0, 0},
+		{"timers", run_timers, 400, 's', 0},
 	};
 	for (size_t i = 0; argc >= 2 && i < sizeof workloads / sizeof workloads[0]; i++) {
 		if (strcmp(argv[1], workloads[i].name))
@@ -345,8 +452,8 @@ int main(int argc, char **argv)
 		workloads[i].run();
 		return 0;
 	}
-	fprintf(stderr, "usage: workload mutex|condvar|pipe|churn|server|parked [ROUNDS]\n"
+	fprintf(stderr, "usage: workload mutex|condvar|pipe|churn|server|parked|timers [ROUNDS]\n"
 			"       workload mutex|server ROUNDS THREADS\n"
-			"       workload pipe ROUNDS SECONDS\n");
+			"       workload pipe|timers ROUNDS SECONDS\n");
 	return 2;
 }

@@ -43,6 +43,7 @@ struct gt_capture_set {
 	} *ahead;
 	size_t ahead_first, ahead_n;
 	uint64_t delivered;          /* records delivered, all captures */
+	uint64_t peeked;             /* records shown by gt_capture_set_peek */
 	uint32_t stalled;            /* member whose next record its reader cannot show yet */
 	uint32_t *ends;              /* members whose end is known, by end_at (a FIFO) */
 	size_t ends_first, ends_n;
@@ -297,7 +298,18 @@ bool gt_capture_set_peek(struct gt_capture_set *s, size_t i, struct gt_capture_r
 		return false;   /* merged from this very lookahead: not reached */
 	out->tsc = a->key;
 	out->capture = a->member;
+	s->peeked++;
 	return true;
+}
+
+uint64_t gt_capture_set_delivered(const struct gt_capture_set *s)
+{
+	return s->delivered;
+}
+
+uint64_t gt_capture_set_peeked(const struct gt_capture_set *s)
+{
+	return s->peeked;
 }
 
 void gt_capture_set_stats(const struct gt_capture_set *s, size_t i, struct gt_capture_stats *out,

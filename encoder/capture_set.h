@@ -50,6 +50,11 @@ enum gt_set_event gt_capture_set_next(struct gt_capture_set *s, struct gt_captur
  * what each capture's reader can show (gt_capture_peek), and 64 captures opened before the
  * merge delivers from them (captures that begin within it are opened for it). */
 bool gt_capture_set_peek(struct gt_capture_set *s, size_t i, struct gt_capture_record *out);
+/* Records delivered so far: the place in the merged order of the one peek 0 shows. */
+uint64_t gt_capture_set_delivered(const struct gt_capture_set *s);
+/* Records gt_capture_set_peek has shown, however often the same one: what looking ahead
+ * cost its users. */
+uint64_t gt_capture_set_peeked(const struct gt_capture_set *s);
 /* Reader counters and truncation of capture i: final once it ended. */
 void gt_capture_set_stats(const struct gt_capture_set *s, size_t i, struct gt_capture_stats *out,
 			  bool *truncated);

@@ -44,10 +44,15 @@ static double ticks_per_second(const struct gt_file_header *h)
 	return h->clock_source == GT_CLOCK_MONOTONIC || !h->tsc_hz ? 1e9 : (double)h->tsc_hz;
 }
 
-/* The context switches of a run (kernel/reader.h), given to the model in time order. */
+/* The context switches of a run (kernel/reader.h), given to the model in time order: read
+ * as the model looks ahead, each held from then until given. */
 struct kswitches {
-	struct gt_kernel_switch *v;   /* time: on the captures' clock once loaded */
-	size_t n, next;
+	struct gt_kernel_switch_stream *s;   /* NULL: none */
+	struct gt_kernel_switch *ring;  /* the next n from ring[first], on the captures' clock */
+	size_t cap, first, n;           /* cap: a power of two */
+	struct gt_clock_pair *pairs;    /* the captures' clock (gt_clock_pairs_tsc) */
+	size_t n_pairs, at;
+	uint64_t hz;
 };
 
 /* The clock pairs of the captures of set (their headers' and GT_CLOCK records, on capture
@@ -91,29 +96,66 @@ static struct gt_clock_pair *clock_pairs(const struct gt_capture_set *set,
 	return p;
 }
 
-/* The switches of path in k, their times put on the captures' clock. */
+/* The switches of path in k, to be read as needed, their times put on the captures' clock. */
 static void kswitches_load(struct kswitches *k, const char *path, const struct gt_capture_set *set,
 			   const struct gt_file_header *h0, char *err, size_t errlen)
 {
-	struct gt_kernel_counts c;
-	if (gt_kernel_switches(path, &k->v, &k->n, &c, err, errlen) != 0)
+	k->s = gt_kernel_switch_stream_open(path, err, errlen);
+	if (!k->s)
 		return;
-	size_t n_pairs = 0, at = 0;
-	struct gt_clock_pair *pairs = h0->clock_source == GT_CLOCK_MONOTONIC ? NULL
-									: clock_pairs(set, h0, &n_pairs);
-	uint64_t hz = h0->clock_source == GT_CLOCK_MONOTONIC ? 0 : h0->tsc_hz;
-	for (size_t i = 0; i < k->n; i++)
-		k->v[i].time = gt_clock_pairs_tsc(pairs, n_pairs, hz, k->v[i].time, &at);
-	free(pairs);
+	/* the model looks 4096 ahead at most: the ring does not grow */
+	k->cap = 8192;
+	k->ring = malloc(k->cap * sizeof *k->ring);
+	if (!k->ring) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		gt_kernel_switch_stream_close(k->s);
+		k->s = NULL;
+		return;
+	}
+	k->pairs = h0->clock_source == GT_CLOCK_MONOTONIC ? NULL : clock_pairs(set, h0, &k->n_pairs);
+	k->hz = h0->clock_source == GT_CLOCK_MONOTONIC ? 0 : h0->tsc_hz;
+}
+
+/* Whether switch i after the next one to give (0: it) is read; false past the last. */
+static bool kswitches_read(struct kswitches *k, size_t i)
+{
+	while (k->s && k->n <= i) {
+		if (k->n == k->cap) {
+			size_t cap = 2 * k->cap;
+			struct gt_kernel_switch *ring = malloc(cap * sizeof *ring);
+			if (!ring)
+				return false;
+			for (size_t j = 0; j < k->n; j++)
+				ring[j] = k->ring[(k->first + j) & (k->cap - 1)];
+			free(k->ring);
+			k->ring = ring;
+			k->cap = cap;
+			k->first = 0;
+		}
+		struct gt_kernel_switch *sw = &k->ring[(k->first + k->n) & (k->cap - 1)];
+		if (!gt_kernel_switch_stream_next(k->s, sw))
+			return false;
+		sw->time = gt_clock_pairs_tsc(k->pairs, k->n_pairs, k->hz, sw->time, &k->at);
+		k->n++;
+	}
+	return k->n > i;
+}
+
+/* The model's lookahead of switches (gt_model_kernel_ahead). */
+static const struct gt_kernel_switch *kswitches_peek(void *ctx, size_t i)
+{
+	struct kswitches *k = ctx;
+	return kswitches_read(k, i) ? &k->ring[(k->first + i) & (k->cap - 1)] : NULL;
 }
 
 /* Gives the model the switches stamped up to the fact next (all without), in time order (a
- * thread's fact that the clocks' error puts after its own switch-out: model_kernel.c). */
+ * thread's fact that the clocks' error puts after its own switch-out: model_kernel.c).  While
+ * the model takes one, it is lookahead switch 0. */
 static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 			   const struct gt_capture_record *next)
 {
-	for (; k->next < k->n; k->next++) {
-		const struct gt_kernel_switch *s = &k->v[k->next];
+	for (; kswitches_read(k, 0); k->first = (k->first + 1) & (k->cap - 1), k->n--) {
+		const struct gt_kernel_switch *s = &k->ring[k->first];
 		if (next && s->time > next->tsc)
 			return;
 		struct gt_model_switch ms = {
@@ -124,6 +166,13 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 		};
 		gt_model_switch(m, &ms);
 	}
+}
+
+static void kswitches_close(struct kswitches *k)
+{
+	gt_kernel_switch_stream_close(k->s);
+	free(k->ring);
+	free(k->pairs);
 }
 
 /* Killed processes: when each capture of set (by its index) was reaped (gt_capture_reaped;
@@ -317,8 +366,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	if (m && opt->kernel_path)
 		kswitches_load(&ks, opt->kernel_path, set, h0, sum->total.kernel_error,
 			       sizeof sum->total.kernel_error);
-	if (ks.n)
-		gt_model_kernel_ahead(m, ks.v, ks.n, &ks.next);
+	if (kswitches_read(&ks, 0))
+		gt_model_kernel_ahead(m, kswitches_peek, &ks);
 	int rc = 0;
 	struct gt_cpu_samples *cs = NULL;
 	if (m && opt->kernel_path) {
@@ -345,7 +394,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			if (!span[index][0])
 				span[index][0] = r.tsc;
 			span[index][1] = r.tsc;
-			if (ks.next < ks.n)
+			if (kswitches_read(&ks, 0))
 				kswitches_feed(&ks, m, &r);
 			if (cs)
 				gt_cpu_samples_until(cs, m, gt_cpu_samples_ticks(m, r.tsc));
@@ -381,6 +430,9 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		gt_model_counters(m, &sum->total.model);
 		gt_wire_stats(w, &sum->total.wire);
 		sum->total.threads_held = gt_model_threads_held(m);
+		if (win && gt_window_threads_held(win) > sum->total.threads_held)
+			sum->total.threads_held = gt_window_threads_held(win);
+		sum->total.lookahead_read = gt_capture_set_peeked(set);
 	}
 	summarize_captures(set, m, span, ticks_per_second(h0), reaped, sum);
 	free(reaped);
@@ -400,7 +452,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 	if (sym)
 		gt_sym_free(sym);
 	free(span);
-	free(ks.v);
+	kswitches_close(&ks);
 	free(tmp);
 	return rc;
 }

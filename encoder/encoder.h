@@ -414,8 +414,11 @@ struct gt_convert_summary {
 	struct gt_capture_stats reader;
 	struct gt_model_counters model;
 	struct gt_wire_stats wire;
-	uint64_t threads_held;              /* the most threads the model held at once (the
-					     * dead are retired: not all threads ever seen) */
+	uint64_t threads_held;              /* the most threads the model (or the --from
+					     * window before its start) held at once (the dead
+					     * are retired: not all threads ever seen) */
+	uint64_t lookahead_read;            /* records the model read ahead of the one it
+					     * modelled, however often the same one */
 	char kernel_error[256];             /* why the kernel records were not used, "" */
 	bool has_samples;                   /* kernel_path held CPU samples */
 	struct gt_cpu_sample_counts samples;
@@ -550,8 +553,7 @@ struct gt_tracked_wait {
 
 struct gt_tracked_thread {
 	uint32_t capture, serial;
-	size_t order;               /* its place in the order met (gt_tracker_next's pos while
-				     * none is retired) */
+	size_t order;               /* its place in the order met (gt_tracker_next's order) */
 	uint32_t tid;               /* kernel thread id, 0 until its START/EXISTING */
 	char name[16];              /* its last THREAD_NAME, NUL-terminated ("" = none) */
 	bool named;
@@ -626,8 +628,7 @@ const char *gt_tracker_own_name(const struct gt_tracker *tr, uint32_t capture, c
  * freed or the thread is retired. */
 const struct gt_tracked_thread *gt_tracker_thread(const struct gt_tracker *tr, uint32_t capture,
 						  uint32_t serial);
-/* Every thread held, in the order first met (once one is retired: in no order): *pos from 0;
- * NULL after the last. */
+/* Every thread held, in the order first met: *pos from 0; NULL after the last. */
 const struct gt_tracked_thread *gt_tracker_next(const struct gt_tracker *tr, size_t *pos);
 /* Only those live at this cut (announced or live). */
 const struct gt_tracked_thread *gt_tracker_next_live(const struct gt_tracker *tr, size_t *pos);

@@ -93,20 +93,6 @@ void gtm_block_again(struct gt_model *m, struct mthread *t, uint64_t ns, uint64_
 	wait_again(m, t, ns);
 }
 
-/* Whether thread's wait, begun at lookahead record i - 1, ends before any release of key. */
-static bool ends_before_a_release(struct gt_model *m, size_t i, uint32_t capture, uint32_t thread,
-				  uint64_t key)
-{
-	struct gt_capture_record n;
-	for (; gtm_peek(m, i, &n); i++) {
-		if (gtm_releases(m, &n, key))
-			return false;
-		if (n.capture == capture && n.rec->thread == thread)
-			return n.rec->type == GT_BLOCK_END;
-	}
-	return false;
-}
-
 /* Whether another release of key comes in the lookahead before w's wait ends: the release
  * being modelled did not let w in (w did not sleep yet; the one asleep took it). */
 static bool released_before_end(struct gt_model *m, const struct mthread *w, uint64_t key)
@@ -119,37 +105,6 @@ static bool released_before_end(struct gt_model *m, const struct mthread *w, uin
 			return true;
 	}
 	return false;
-}
-
-/* The thread whose block on mutex, held by r's thread, comes in the lookahead after the
- * condition wait r (obj cond), before the next fact of r's thread and before any wake of
- * cond: flagged GT_BLOCK_COND_HELD by that holder, or not flagged (it looked before the
- * holder marked its wait) with no other release of the mutex around it before its end; 0
- * when none is in view (the lookahead is bounded). */
-static uint32_t cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
-				       uint64_t cond, uint64_t key)
-{
-	struct gt_capture_record n;
-	bool released = false;   /* by another: an unflagged wait after it is not r's */
-	for (size_t i = 0; gtm_peek(m, i, &n); i++) {
-		released = released || gtm_releases(m, &n, key);
-		if (n.capture != r->capture)
-			continue;   /* the waiter, the mutex and the holder's serial are r's process's */
-		if (n.rec->thread == r->rec->thread)
-			return 0;
-		const struct gt_p_block *b = n.payload;
-		const struct gt_p_wake *w = n.payload;
-		if (n.rec->type == GT_WAKE && n.rec->aux == GT_BK_COND && w->obj == cond)
-			return 0;
-		if (n.rec->type != GT_BLOCK_BEGIN || n.rec->aux != GT_BK_MUTEX ||
-		    gtm_object_key(m, &n, b->obj) != key)
-			continue;
-		if ((b->flags & GT_BLOCK_COND_HELD) ? b->flags >> GT_BLOCK_HOLDER_SHIFT == r->rec->thread
-						    : !released && ends_before_a_release(m, i + 1, n.capture,
-										       n.rec->thread, key))
-			return gtm_serial(m, r->capture, n.rec->thread);
-	}
-	return 0;
 }
 
 /* The condition wait x, deferred by cond_release, blocks now, on cpu when it no longer runs:
@@ -193,7 +148,7 @@ static bool cond_release(struct gt_model *m, struct mthread *t, const struct gt_
 	 * before it slept): glibc's release wakes it */
 	if (gtm_wake_again(m, t, t->cond_mutex, ns, stk))
 		return false;
-	uint32_t serial = cond_held_waiter_ahead(m, r, b->obj, t->cond_mutex);
+	uint32_t serial = gtm_cond_held_waiter_ahead(m, r, b->obj, t->cond_mutex);
 	if (!serial || !(w = gtm_thread_get(m, serial)) || w == t)
 		return false;
 	w->cond_releaser = t->serial;
@@ -861,6 +816,7 @@ void gt_model_free(struct gt_model *m)
 	gt_u64map_free(&m->routine_stacks);
 	gt_u64map_free(&m->tasks);
 	gt_u64map_free(&m->serials);
+	gt_u64map_free(&m->serials_retired);
 	gt_u64map_free(&m->stack_ids);
 	gt_u64map_free(&m->frame_pcs);
 	gt_u64map_free(&m->program_pcs);
@@ -871,6 +827,7 @@ void gt_model_free(struct gt_model *m)
 	free(m->caps);
 	free(m->stack_defined);
 	free(m->stack_referenced);
+	gtm_ahead_free(m);
 	gt_tracker_free(m->tracker);
 	free(m);
 }

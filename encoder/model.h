@@ -64,6 +64,10 @@ uint64_t gt_model_finish(struct gt_model *m);
 void gt_model_counters(const struct gt_model *m, struct gt_model_counters *out);
 /* The most threads held at once: the dead are retired once nothing refers to them. */
 size_t gt_model_threads_held(const struct gt_model *m);
+/* Thread (capture, serial) ended before a --from window's start (window.c): not drawn.  The
+ * model forgets what it met of it (its name) but for its serial's bit, as it retires the
+ * dead: a later fact of it is after its end. */
+void gt_model_ended_before_window(struct gt_model *m, uint32_t capture, uint32_t serial);
 /* The process of a capture (0: gt_model_new's) as its user knows it (process_name.h), from
  * the facts read so far: after gt_model_finish, the last name it had (its command line after
  * a setproctitle-style rewrite).  The one function for labelling a process. */
@@ -87,12 +91,13 @@ struct gt_model_switch {
 };
 void gt_model_switch(struct gt_model *m, const struct gt_model_switch *s);
 /* Switches will be given: from now on a new thread's tid is read ahead (from its
- * THREAD_START), so that its switches before its first hook place it too.  v holds them
- * (kernel/reader.h's, in time order, their times on the captures' clock): v[*given] to
- * v[n - 1] are still to be given, the model's lookahead of switches.  v stays the caller's. */
+ * THREAD_START), so that its switches before its first hook place it too.  peek(ctx, i) shows
+ * them (kernel/reader.h's, in time order, their times on the captures' clock): the i-th of
+ * those still to be given (0: the next, or the one being given), NULL past the last; the
+ * model's lookahead of switches, valid until the next call. */
 struct gt_kernel_switch;
-void gt_model_kernel_ahead(struct gt_model *m, const struct gt_kernel_switch *v, size_t n,
-			   const size_t *given);
+void gt_model_kernel_ahead(struct gt_model *m,
+			   const struct gt_kernel_switch *(*peek)(void *ctx, size_t i), void *ctx);
 struct gt_cpu_samples;
 /* The kernel file's samples (cpu_samples.h): an off-CPU wait the hooks did not see gets the
  * stack of its switch-out's off-CPU sample (--offcpu-stacks).  NULL: none (the default). */

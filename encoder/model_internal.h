@@ -7,6 +7,7 @@
  *   model_kernel_objects.c  wakes through pipes, sockets and child exits (kernel keys)
  *   model_stacks.c  captured, start-routine and synthetic stacks, the symbolizer calls
  *   model_kernel.c  the kernel's context switches placing the threads (issue 15)
+ *   model_ahead.c   the lookahead's records by thread and by object, as it fills and drains
  *   clock_fit.c     tsc → ticks and the clock fit (shared with the report)
  *
  * Names with the gtm_ prefix are internal to these files. */
@@ -141,6 +142,9 @@ struct mproc {
 };
 
 #define MAX_SERIAL (1u << 24)
+/* The model's serial of every retired thread of a merged trace (gtm_serial): never given to a
+ * thread met, it stands for m->retired_thread. */
+#define RETIRED_SERIAL (UINT32_MAX - 1)
 
 /* One capture of the trace (one process image); a trace of one capture has one. */
 struct mcapture {
@@ -156,6 +160,26 @@ struct mcapture {
 	bool end_pending;           /* its facts ended before reaped_ns: its threads end there */
 	uint32_t pid, ppid;
 	struct gt_model_counters ctr;  /* its counters, while another capture's are in m->ctr */
+};
+
+/* One record of the lookahead in the index of model_ahead.c: its place in the merged order
+ * (gtm_peek_base + i), the keys it is filed under, and the next record filed under each. */
+struct gtm_ahead_entry {
+	uint64_t thread;            /* capture << 32 | the capture's thread serial */
+	uint64_t obj;               /* the object key a block or wake names (has_obj) */
+	uint64_t mutex;             /* the mutex key a condition wait's block names (has_mutex) */
+	uint64_t next_thread, next_obj, next_mutex;  /* places, UINT64_MAX: none */
+	bool has_obj, has_mutex;
+};
+
+/* The index (model_ahead.c): entries of the places [base, end), at place & (cap - 1); per
+ * key, its first and last place (mod 2^32: first << 32 | last). */
+struct gtm_ahead {
+	struct gtm_ahead_entry *ring;
+	size_t cap;
+	uint64_t base, end;
+	struct gt_u64map threads;   /* entry.thread -> first << 32 | last */
+	struct gt_u64map objs;      /* object key (obj or mutex) -> first << 32 | last */
 };
 
 struct gt_model {
@@ -174,7 +198,7 @@ struct gt_model {
 	struct mthread **threads;         /* every thread held; in serial order when sorted */
 	size_t n_threads, cap_threads;
 	bool threads_sorted;
-	size_t threads_held_peak;         /* the most held at once */
+	size_t threads_held_peak;         /* the most held at once (merged: or serials mapped) */
 	uint64_t threads_met;             /* every thread ever made (cpu_samples.c's cache) */
 	struct gt_u64map retired;         /* serials retired, as bits (u64map.h) */
 	uint64_t n_retired;
@@ -214,7 +238,10 @@ struct gt_model {
 	uint32_t cur_cap;           /* whose counters m->ctr holds */
 	uint32_t fact_capture;      /* the capture of the fact being modelled */
 	bool merged;                /* more than one capture: ids are remapped */
-	struct gt_u64map serials;   /* (capture << 32 | serial) -> model serial, merged */
+	struct gt_u64map serials;   /* (capture << 32 | serial) -> model serial, merged: of the
+				     * threads not retired */
+	struct gt_u64map serials_retired;  /* merged: (capture << 32 | serial) retired, as bits:
+					    * such a thread's facts are RETIRED_SERIAL's */
 	struct gt_u64map stack_ids; /* (capture << 32 | stack id) -> written id, merged */
 	struct gt_u64map frame_pcs; /* written PC -> identity of its first frame, merged */
 	uint32_t next_serial, next_stack_id;
@@ -224,9 +251,9 @@ struct gt_model {
 	struct gt_u64map tasks;     /* user task id -> 1 while live */
 
 	bool kernel;                /* kernel switches given: they place the threads */
-	const struct gt_kernel_switch *switches;  /* all of them, the caller's: from */
-	size_t n_switches;          /* switches[*switches_given] on, they are still to come */
-	const size_t *switches_given;             /* (gtm_peek_switch) */
+	/* the switches still to come, the caller's (gt_model_kernel_ahead, gtm_peek_switch) */
+	const struct gt_kernel_switch *(*switch_peek)(void *ctx, size_t i);
+	void *switch_ctx;
 	struct gt_u64map by_tid;    /* kernel thread id -> serial (model_kernel.c) */
 	struct gt_u64map m_owner;   /* M id -> serial of the thread that has it (gtm_m_id) */
 	struct gt_cpu_samples *offcpu;  /* the off-CPU samples naming such waits, NULL: none */
@@ -235,6 +262,7 @@ struct gt_model {
 					 * (gt_sym_program_pc), when it has one */
 	struct gt_u64map object_names;  /* object key -> its name in names, 0: none */
 	struct gt_intern names;
+	struct gtm_ahead ahead;     /* the lookahead by thread and object (model_ahead.c) */
 
 	uint8_t *stack_defined, *stack_referenced;  /* bitmaps over captured stack ids */
 	uint32_t max_stack_referenced;              /* where a scan of them can stop */
@@ -274,6 +302,17 @@ static inline bool gtm_rec_is(const struct gt_model *m, const struct gt_capture_
  * the merged order of every capture (r->capture says whose); false beyond the lookahead or
  * at the end.  Lookahead record i is fact number n_facts + 1 + i. */
 bool gtm_peek(const struct gt_model *m, size_t i, struct gt_capture_record *out);
+/* The place in the merged order of lookahead record 0 (records delivered so far). */
+uint64_t gtm_peek_base(const struct gt_model *m);
+/* The thread whose block on mutex key, held by condition waiter r's thread, comes in the
+ * lookahead after the condition wait r (on cond), before the next fact of r's thread and
+ * before any wake of cond: flagged GT_BLOCK_COND_HELD by that holder, or not flagged (it
+ * looked before the holder marked its wait) with no other release of the mutex around it
+ * before its end; 0 when none is in view (model_ahead.c: it reads the records that name the
+ * mutex, the condition and the threads, not the whole lookahead). */
+uint32_t gtm_cond_held_waiter_ahead(struct gt_model *m, const struct gt_capture_record *r,
+				    uint64_t cond, uint64_t key);
+void gtm_ahead_free(struct gt_model *m);
 
 /* t's latest syscall as the facts give it (call, descriptor, fd kind, stack): zero when
  * none. */

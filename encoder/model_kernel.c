@@ -289,19 +289,17 @@ static void model_switch(struct gt_model *m, const struct gt_model_switch *s)
 		switched_out(m, t, ns, s);
 }
 
-void gt_model_kernel_ahead(struct gt_model *m, const struct gt_kernel_switch *v, size_t n,
-			   const size_t *given)
+void gt_model_kernel_ahead(struct gt_model *m,
+			   const struct gt_kernel_switch *(*peek)(void *ctx, size_t i), void *ctx)
 {
 	m->kernel = true;
-	m->switches = v;
-	m->n_switches = n;
-	m->switches_given = given;
+	m->switch_peek = peek;
+	m->switch_ctx = ctx;
 }
 
 const struct gt_kernel_switch *gtm_peek_switch(const struct gt_model *m, size_t i)
 {
-	size_t given = m->switches_given ? *m->switches_given : m->n_switches;
-	return given < m->n_switches && i < m->n_switches - given ? &m->switches[given + i] : NULL;
+	return m->switch_peek ? m->switch_peek(m->switch_ctx, i) : NULL;
 }
 
 /* The time of t's next fact in the lookahead, UINT64_MAX when it is not in view. */

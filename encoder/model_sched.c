@@ -13,17 +13,27 @@
 
 #include "capture_set.h"
 
+/* Whether (capture, serial) of a merged trace was retired: its serials entry is gone. */
+static bool serial_retired(const struct gt_model *m, uint64_t key)
+{
+	return m->n_retired && gt_u64map_bit(&m->serials_retired, key);
+}
+
 uint32_t gtm_serial(struct gt_model *m, uint32_t capture, uint32_t serial)
 {
 	if (!serial || serial >= MAX_SERIAL)
 		return 0;
 	if (!m->merged)
 		return serial;
+	uint64_t key = (uint64_t)capture << 32 | serial;
+	if (serial_retired(m, key))
+		return RETIRED_SERIAL;
 	bool fresh;
-	uint32_t ours = gtm_renumber(&m->serials, (uint64_t)capture << 32 | serial,
-				     &m->next_serial, UINT32_MAX, &fresh);
+	uint32_t ours = gtm_renumber(&m->serials, key, &m->next_serial, RETIRED_SERIAL, &fresh);
 	if (fresh && serial == 1 && capture < m->n_caps)
 		m->caps[capture].main_serial = ours;
+	if (fresh && m->serials.n > m->threads_held_peak)
+		m->threads_held_peak = m->serials.n;
 	return ours;
 }
 
@@ -33,7 +43,10 @@ uint32_t gtm_serial_find(const struct gt_model *m, uint32_t capture, uint32_t se
 		return 0;
 	if (!m->merged)
 		return serial;
-	const uint64_t *v = gt_u64map_find(&m->serials, (uint64_t)capture << 32 | serial);
+	uint64_t key = (uint64_t)capture << 32 | serial;
+	if (serial_retired(m, key))
+		return RETIRED_SERIAL;
+	const uint64_t *v = gt_u64map_find(&m->serials, key);
 	return v ? (uint32_t)*v : 0;
 }
 
@@ -44,11 +57,21 @@ bool gtm_peek(const struct gt_model *m, size_t i, struct gt_capture_record *out)
 	return m->opt.lookahead && gt_capture_peek(m->opt.lookahead, i, out);
 }
 
+uint64_t gtm_peek_base(const struct gt_model *m)
+{
+	if (m->opt.set)
+		return gt_capture_set_delivered(m->opt.set);
+	struct gt_capture_stats st = {0};
+	if (m->opt.lookahead)
+		gt_capture_stats(m->opt.lookahead, &st);
+	return st.records;
+}
+
 struct mthread *gtm_thread_get(struct gt_model *m, uint32_t serial)
 {
 	if (!serial || (!m->merged && serial >= MAX_SERIAL))
 		return NULL;
-	if (m->n_retired && gt_u64map_bit(&m->retired, serial))
+	if (serial == RETIRED_SERIAL || (m->n_retired && gt_u64map_bit(&m->retired, serial)))
 		return &m->retired_thread;
 	bool found;
 	uint64_t *slot = gt_u64map_slot(&m->by_serial, serial, &found);
@@ -129,6 +152,13 @@ static bool retire(struct gt_model *m, struct mthread *t)
 	if (!gt_u64map_set_bit(&m->retired, t->serial))
 		return false;
 	m->n_retired++;
+	/* merged: its (capture, serial) as a bit, not an entry of the serials map (a thread
+	 * the tracker never met keeps its entry: its capture's serial is not known here) */
+	if (m->merged && t->facts) {
+		uint64_t key = (uint64_t)t->facts->capture << 32 | t->facts->serial;
+		if (gt_u64map_set_bit(&m->serials_retired, key))
+			gt_u64map_remove(&m->serials, key);
+	}
 	gt_u64map_remove(&m->by_serial, t->serial);
 	if (t->m_id && !(t->m_id >> 34))
 		drop_if_owned(&m->m_owner, t->m_id, t->serial);
@@ -146,6 +176,13 @@ static bool retire(struct gt_model *m, struct mthread *t)
 	}
 	free(t);
 	return true;
+}
+
+void gt_model_ended_before_window(struct gt_model *m, uint32_t capture, uint32_t serial)
+{
+	struct mthread *t = gtm_thread_find(m, gtm_serial_find(m, capture, serial));
+	if (t && !t->g)
+		retire(m, t);
 }
 
 void gtm_retire_dead(struct gt_model *m)

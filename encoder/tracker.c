@@ -15,8 +15,10 @@ struct tracked_capture {
 
 struct gt_tracker {
 	struct gt_u64map index;              /* capture << 32 | serial -> position + 1 */
-	struct gt_tracked_thread **threads;  /* each allocated once: pointers never move */
+	struct gt_tracked_thread **threads;  /* each allocated once: pointers never move; in
+					      * the order met, NULL where one was retired */
 	size_t n, cap;
+	size_t holes;                        /* the NULLs, gone once they are half */
 	size_t met;                          /* threads met, retired ones included */
 	struct gt_u64map retired;            /* capture << 32 | serial, as bits (u64map.h) */
 	size_t n_retired;
@@ -61,6 +63,8 @@ const struct gt_tracked_thread *gt_tracker_thread(const struct gt_tracker *tr, u
 
 const struct gt_tracked_thread *gt_tracker_next(const struct gt_tracker *tr, size_t *pos)
 {
+	while (*pos < tr->n && !tr->threads[*pos])
+		++*pos;
 	return *pos < tr->n ? tr->threads[(*pos)++] : NULL;
 }
 
@@ -74,7 +78,7 @@ const struct gt_tracked_thread *gt_tracker_next_live(const struct gt_tracker *tr
 
 size_t gt_tracker_count(const struct gt_tracker *tr)
 {
-	return tr->n;
+	return tr->n - tr->holes;
 }
 
 /* The thread (capture, serial), made when new; NULL when memory runs out. */
@@ -115,13 +119,22 @@ bool gt_tracker_retire(struct gt_tracker *tr, uint32_t capture, uint32_t serial)
 	tr->n_retired++;
 	size_t at = *pos - 1;
 	free(tr->threads[at]);
+	tr->threads[at] = NULL;
+	tr->holes++;
 	gt_u64map_remove(&tr->index, key);
-	/* the last one takes its place: the order met is lost, which only the report uses
-	 * (and it retires none) */
-	struct gt_tracked_thread *last = tr->threads[--tr->n];
-	if (at < tr->n) {
-		tr->threads[at] = last;
-		*gt_u64map_find(&tr->index, thread_key(last->capture, last->serial)) = at + 1;
+	/* the order met stays (the --from window gives the live threads in it); the holes go
+	 * once they are half the places, each place moved a bounded number of times */
+	if (2 * tr->holes > tr->n) {
+		size_t kept = 0;
+		for (size_t i = 0; i < tr->n; i++) {
+			struct gt_tracked_thread *t = tr->threads[i];
+			if (!t)
+				continue;
+			tr->threads[kept++] = t;
+			*gt_u64map_find(&tr->index, thread_key(t->capture, t->serial)) = kept;
+		}
+		tr->n = kept;
+		tr->holes = 0;
 	}
 	return true;
 }
@@ -412,6 +425,6 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 void gt_tracker_capture_end(struct gt_tracker *tr, uint32_t capture)
 {
 	for (size_t i = 0; i < tr->n; i++)
-		if (tr->threads[i]->capture == capture)
+		if (tr->threads[i] && tr->threads[i]->capture == capture)
 			tr->threads[i]->life = GT_LIFE_ENDED;
 }

@@ -9,6 +9,7 @@ struct gt_window {
 	uint64_t from_tsc, to_tsc;
 	bool started;
 	struct gt_tracker *tracker;  /* the threads' state up to the window's start */
+	size_t held_peak;            /* the most threads it held at once */
 };
 
 struct gt_window *gt_window_new(uint64_t from_tsc, uint64_t to_tsc)
@@ -104,7 +105,23 @@ bool gt_window_fact(struct gt_window *w, struct gt_model *m, const struct gt_cap
 	if (defines(w, r))
 		gt_model_fact(m, r);
 	gt_tracker_fact(w->tracker, r, NULL);
+	/* a thread that ended is neither in the window nor given at its start: forgotten here
+	 * and by the model (which met its name), as the model retires the dead, so that memory
+	 * follows the live threads (a fact of it after its end, which the model skips, does
+	 * not make it live again) */
+	if (r->rec->type == GT_THREAD_END) {
+		gt_tracker_retire(w->tracker, r->capture, r->rec->thread);
+		gt_model_ended_before_window(m, r->capture, r->rec->thread);
+	}
+	size_t held = gt_tracker_count(w->tracker);
+	if (held > w->held_peak)
+		w->held_peak = held;
 	return true;
+}
+
+size_t gt_window_threads_held(const struct gt_window *w)
+{
+	return w->held_peak;
 }
 
 void gt_window_capture_end(struct gt_window *w, uint32_t capture)

@@ -24,6 +24,8 @@ struct gt_window *gt_window_new(uint64_t from_tsc, uint64_t to_tsc);
 bool gt_window_fact(struct gt_window *w, struct gt_model *m, const struct gt_capture_record *r);
 /* Capture (its process image) has no more records: its threads are gone. */
 void gt_window_capture_end(struct gt_window *w, uint32_t capture);
+/* The most threads it held at once before the window's start (the live ones). */
+size_t gt_window_threads_held(const struct gt_window *w);
 /* Whether a record of the window was reached (else the captures end before it). */
 bool gt_window_started(const struct gt_window *w);
 void gt_window_free(struct gt_window *w);

@@ -23,6 +23,44 @@ struct trailer {
 	uint64_t id;
 };
 
+/* The trailer of a record (not a sample) of size bytes at offset off, p: false when it has
+ * none. */
+static bool id_of(const unsigned char *p, size_t size, size_t off, struct gt_kernel_id *id)
+{
+	if (size < sizeof(struct perf_event_header) + sizeof(struct trailer))
+		return false;
+	struct trailer t;
+	memcpy(&t, p + size - sizeof t, sizeof t);
+	*id = (struct gt_kernel_id){t.pid, t.tid, t.time, t.cpu, off};
+	return true;
+}
+
+bool gt_kernel_record_at(const struct gt_kernel_file *f, size_t off, struct perf_event_header *h,
+			 struct gt_kernel_id *id, bool *has_id)
+{
+	if (off > f->records_len || f->records_len - off < sizeof *h)
+		return false;
+	memcpy(h, f->records + off, sizeof *h);
+	if (h->size < sizeof *h || h->size > f->records_len - off)
+		return false;
+	*has_id = h->type != PERF_RECORD_SAMPLE && id_of(f->records + off, h->size, off, id);
+	return true;
+}
+
+/* A walk gives back the pages it has read, every so many bytes: a reader keeps its file
+ * mapped (CPU samples are read by offset later), and a file of millions of records would
+ * otherwise stay resident through the conversion. */
+#define DROP_BEHIND_BYTES (8u << 20)
+
+void gt_kernel_give_back(const struct gt_kernel_file *f, size_t from, size_t to)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)(f->records + from) + page - 1) & ~(page - 1);
+	uintptr_t b = (uintptr_t)(f->records + to) & ~(page - 1);
+	if (b > a)
+		madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 void gt_kernel_walk(const struct gt_kernel_file *f,
 		    void (*fn)(uint32_t, uint16_t, const struct gt_kernel_id *, void *),
 		    void (*sample)(uint64_t, uint64_t, uint32_t, void *), void *ctx,
@@ -37,7 +75,12 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 	c->launcher_lost = c->unfinished ? 0 : f->h.launcher_lost;
 	c->launcher_cpu_ns = f->h.launcher_cpu_ns;
 	c->bytes = f->map_len;
+	size_t given_back = 0;
 	while (off < len) {
+		if (off - given_back >= DROP_BEHIND_BYTES) {
+			gt_kernel_give_back(f, given_back, off);
+			given_back = off;
+		}
 		struct perf_event_header h;
 		if (len - off < sizeof h) {
 			c->truncated = true;
@@ -74,12 +117,9 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 			if (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
 				c->preempted++;
 		}
-		if (fn != NULL && h.size >= sizeof h + sizeof(struct trailer)) {
-			struct trailer t;
-			memcpy(&t, p + off + h.size - sizeof t, sizeof t);
-			struct gt_kernel_id id = { t.pid, t.tid, t.time, t.cpu };
+		struct gt_kernel_id id;
+		if (fn != NULL && id_of(p + off, h.size, off, &id))
 			fn(h.type, h.misc, &id, ctx);
-		}
 		off += h.size;
 	}
 }
@@ -133,25 +173,34 @@ struct switch_list {
 	bool failed;     /* out of memory */
 };
 
-static void collect_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+bool gt_kernel_switch_of(uint32_t type, uint16_t misc, const struct gt_kernel_id *id,
+			 struct gt_kernel_switch *out)
 {
-	struct switch_list *l = ctx;
 	uint8_t what;
 	if (type == PERF_RECORD_EXIT)
 		what = GT_KSW_EXIT;
 	else if (type != PERF_RECORD_SWITCH)
-		return;
+		return false;
 	else if (!(misc & PERF_RECORD_MISC_SWITCH_OUT))
 		what = GT_KSW_IN;
 	else
 		what = misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? GT_KSW_PREEMPTED : GT_KSW_OUT;
+	*out = (struct gt_kernel_switch){id->time, id->time, id->tid, id->cpu, 0, what};
+	return true;
+}
+
+static void collect_switch(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+{
+	struct switch_list *l = ctx;
+	struct gt_kernel_switch s;
+	if (!gt_kernel_switch_of(type, misc, id, &s))
+		return;
 	if (l->failed || !gt_grow(&l->v, &l->cap, l->n + 1, sizeof *l->v)) {
 		l->failed = true;
 		return;
 	}
-	l->v[l->n] = (struct gt_kernel_switch){id->time, id->time, id->tid, id->cpu,
-					      (uint32_t)l->n, what};
-	l->n++;
+	s.order = (uint32_t)l->n;
+	l->v[l->n++] = s;
 }
 
 static int by_time(const void *a, const void *b)

@@ -15,6 +15,7 @@ struct gt_kernel_id {
 	uint32_t pid, tid;
 	uint64_t time;   /* CLOCK_MONOTONIC ns */
 	uint32_t cpu;
+	size_t offset;   /* the record's, in the file's records (gt_kernel_record_at) */
 };
 
 struct gt_kernel_counts {
@@ -54,6 +55,18 @@ struct gt_kernel_switch {
  * *out (malloc'd, *n of them), counted into *c.  0, or -1 with a message in err. */
 int gt_kernel_switches(const char *path, struct gt_kernel_switch **out, size_t *n,
 		       struct gt_kernel_counts *c, char *err, size_t err_size);
+/* The switch or exit a record (type, misc, id) is, in *out; false when it is neither. */
+bool gt_kernel_switch_of(uint32_t type, uint16_t misc, const struct gt_kernel_id *id,
+			 struct gt_kernel_switch *out);
+/* The same switches and exits, read as they are asked for (switch_stream.c): a merge by time
+ * of the file's stretches that are in time order (each drain of a CPU's ring), holding a few
+ * words per stretch, not the switches, and giving back the file's pages it has read. */
+struct gt_kernel_switch_stream;
+struct gt_kernel_switch_stream *gt_kernel_switch_stream_open(const char *path, char *err,
+							     size_t err_size);
+/* The next one in time order (ties: in the file's order), false after the last. */
+bool gt_kernel_switch_stream_next(struct gt_kernel_switch_stream *s, struct gt_kernel_switch *out);
+void gt_kernel_switch_stream_close(struct gt_kernel_switch_stream *s);
 /* A kernel file mapped for reading its samples in any order (the encoder reads them by
  * time): gt_kernel_open, gt_kernel_walk, gt_kernel_sample_at (samples.h), gt_kernel_close. */
 struct gt_kernel_file {
@@ -73,6 +86,15 @@ void gt_kernel_walk(const struct gt_kernel_file *f,
 		    void (*fn)(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx),
 		    void (*sample)(uint64_t offset, uint64_t time, uint32_t kind, void *ctx), void *ctx,
 		    struct gt_kernel_counts *c);
+/* Gives back the pages of f's records [from, to) read so far (those wholly inside): their
+ * memory goes, and a later read faults them in again from the file. */
+void gt_kernel_give_back(const struct gt_kernel_file *f, size_t from, size_t to);
+/* The record at offset off of f's records: its header in *h, its trailer in *id when it has
+ * one (*has_id: as the walk gives it to fn; a sample's layout is its own); false past the end
+ * or at a record cut short. */
+struct perf_event_header;
+bool gt_kernel_record_at(const struct gt_kernel_file *f, size_t off, struct perf_event_header *h,
+			 struct gt_kernel_id *id, bool *has_id);
 /* Switch-outs or off-CPU samples by thread and time: the off-CPU sample of a switch-out
  * (--offcpu-stacks) is taken just before the kernel writes its SWITCH record, on the same
  * CPU, so the two meet by (pid, tid) and time.  The model's off-CPU blocks and the report

@@ -9,10 +9,12 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <linux/perf_event.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define ROUND_TRIPS 2000
 
@@ -299,4 +301,113 @@ ParameterizedTest(struct fsize_case *c, kernel, a_file_size_limit_stops_the_reco
 	cr_assert_leq(k.bytes, (uint64_t)c->mib << 20);
 	cli_result_free(&plain);
 	cli_result_free(&traced);
+}
+
+/* The file-backed pages of this process, in KiB (/proc/self/status RssFile). */
+static long rss_file_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "RssFile: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static void count_any(uint32_t type, uint16_t misc, const struct gt_kernel_id *id, void *ctx)
+{
+	(void)type, (void)misc, (void)id;
+	++*(size_t *)ctx;
+}
+
+/* A kernel file at path (mkstemp's template) of n switch records of 4 threads on 2 CPUs,
+ * drained in segments of seg records, each segment in time order, the file not: CPU 0's
+ * segment, then CPU 1's of the same times; every 7th record at the time of the one before. */
+static void write_switches(char *path, uint32_t n, uint32_t seg)
+{
+	struct record {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t time;
+		uint32_t cpu, res;
+		uint64_t id;
+	};
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	FILE *f = fdopen(fd, "w");
+	struct gt_kernel_header h = {.magic = GT_KERNEL_MAGIC, .version = GT_KERNEL_VERSION,
+				     .header_size = sizeof h, .sample_type = GT_KERNEL_TRAILER_TYPE,
+				     .clockid = 1, .n_cpus = 2, .pid = 1000};
+	cr_assert_eq(fwrite(&h, sizeof h, 1, f), 1u);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t cpu = i / seg % 2, k = i / (2 * seg) * seg + i % seg;
+		uint64_t time = 1000000 + 10 * (uint64_t)(k - (k % 7 == 6)) + cpu;
+		struct record r = {{PERF_RECORD_SWITCH, i % 2 ? PERF_RECORD_MISC_SWITCH_OUT : 0,
+				    sizeof r}, 1000, 1000 + i % 4, time, cpu, 0, 7};
+		cr_assert_eq(fwrite(&r, sizeof r, 1, f), 1u);
+	}
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* A walk of a kernel file gives its pages back as it goes: the conversion keeps the file
+ * mapped for its CPU samples, and a long run's file (here 24 MiB of switches) would stay
+ * resident through it (issue 27, item 7: memory that grows with the run). */
+Test(kernel, a_walk_gives_back_the_pages_it_read)
+{
+	enum { N = 600000, RECORD = 40 };
+	char path[] = "/tmp/gt-kernel-walk-XXXXXX";
+	write_switches(path, N, N);
+	struct gt_kernel_file k;
+	char err[512];
+	cr_assert_eq(gt_kernel_open(path, &k, err, sizeof err), 0, "%s", err);
+	long before = rss_file_kib();
+	size_t records = 0;
+	struct gt_kernel_counts c = {0};
+	gt_kernel_walk(&k, count_any, NULL, &records, &c);
+	long grown = rss_file_kib() - before;
+	gt_kernel_close(&k);
+	unlink(path);
+	cr_assert_eq(records, (size_t)N);
+	cr_expect_eq(c.switches, (uint64_t)N);
+	cr_assert_geq(before, 0, "no RssFile in /proc/self/status");
+	cr_expect_lt(grown, 12 * 1024, "%ld KiB of the %d KiB file resident after its walk", grown,
+		     N * RECORD / 1024);
+}
+
+/* The switches read as asked for (the conversion's) come in gt_kernel_switches' order, ties
+ * in the file's order, from a file whose CPUs' drains interleave; what the stream holds
+ * does not grow with them (the loaded switches take 32 bytes each: 9 MiB here). */
+Test(kernel, streamed_switches_come_in_the_sorted_order)
+{
+	enum { N = 300000, SEG = 1000 };
+	char path[] = "/tmp/gt-kernel-stream-XXXXXX", err[512];
+	write_switches(path, N, SEG);
+	struct gt_kernel_switch *v;
+	size_t n;
+	struct gt_kernel_counts c;
+	cr_assert_eq(gt_kernel_switches(path, &v, &n, &c, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(n, (size_t)N);
+	struct mallinfo2 before = mallinfo2();
+	struct gt_kernel_switch_stream *s = gt_kernel_switch_stream_open(path, err, sizeof err);
+	cr_assert_not_null(s, "%s", err);
+	size_t held = mallinfo2().uordblks - before.uordblks;
+	struct gt_kernel_switch sw;
+	size_t i = 0;
+	for (; gt_kernel_switch_stream_next(s, &sw); i++) {
+		cr_assert_lt(i, n);
+		if (sw.time != v[i].time || sw.tid != v[i].tid || sw.cpu != v[i].cpu ||
+		    sw.what != v[i].what)
+			cr_assert_fail("switch %zu: %lu tid %u cpu %u, sorted: %lu tid %u cpu %u", i,
+				       (unsigned long)sw.time, sw.tid, sw.cpu,
+				       (unsigned long)v[i].time, v[i].tid, v[i].cpu);
+	}
+	cr_expect_eq(i, n);
+	cr_expect_lt(held, 64u * 1024, "%zu bytes held for %d switches in %d drains", held, N,
+		     N / SEG);
+	gt_kernel_switch_stream_close(s);
+	free(v);
+	unlink(path);
 }

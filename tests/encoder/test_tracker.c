@@ -202,6 +202,37 @@ Test(tracker, a_retired_thread_is_forgotten_and_stays_so)
 	gt_tracker_free(tr);
 }
 
+/* The threads held stay in the order met however many are retired (a --from window gives
+ * the live ones to the model in that order), and each is still found where it is. */
+Test(tracker, retiring_keeps_the_order_met)
+{
+	struct gt_tracker *tr = gt_tracker_new();
+	cr_assert_not_null(tr);
+	const uint32_t n = 40;
+	for (uint32_t serial = 1; serial <= n; serial++) {
+		struct gt_rec rec = {.type = GT_YIELD, .nwords = 2, .thread = serial};
+		struct gt_p_stackonly p = {0};
+		struct gt_capture_record r = {.rec = &rec, .payload = &p, .payload_len = sizeof p,
+					      .tsc = T0 + serial};
+		cr_assert(gt_tracker_fact(tr, &r, NULL));
+	}
+	/* every third one, early ones first: holes, then the places closed up */
+	for (uint32_t serial = 1; serial <= n; serial += 3)
+		cr_assert(gt_tracker_retire(tr, 0, serial));
+	for (uint32_t serial = 2; serial <= n / 2; serial += 3)
+		cr_assert(gt_tracker_retire(tr, 0, serial));
+	size_t pos = 0, held = 0;
+	uint32_t last = 0;
+	for (const struct gt_tracked_thread *t; (t = gt_tracker_next(tr, &pos)); held++) {
+		cr_expect_gt(t->serial, last, "serial %u after %u", t->serial, last);
+		cr_expect_eq(gt_tracker_thread(tr, 0, t->serial), t);
+		last = t->serial;
+	}
+	cr_expect_eq(held, gt_tracker_count(tr));
+	cr_expect_eq(held, n - 14u - 7u, "%zu held", held);
+	gt_tracker_free(tr);
+}
+
 /* Threads inherit the header's comm (the executable's base name) until the first
  * GT_PROCESS_NAME that names one; a later one renames the process, not what they inherit. */
 Test(tracker, a_name_equal_to_the_inherited_comm_is_not_a_threads_own)
