@@ -322,6 +322,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			if (ev == GT_SET_ENDED) {
 				if (win)
 					gt_window_capture_end(win, index);
+				gt_tracker_deadlock_text(gt_model_tracker(m), index, sum->total.deadlock,
+							 sizeof sum->total.deadlock);
 				gt_model_capture_end(m, index);
 				continue;
 			}

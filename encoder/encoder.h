@@ -408,6 +408,8 @@ struct gt_convert_summary {
 	struct gt_cpu_sample_counts samples;
 	double seconds;                     /* wall clock */
 	double cpu_seconds;                 /* user + system */
+	char deadlock[512];                 /* the deadlocks its threads were in at its end
+					     * (gt_tracker_deadlock_text), "" = none */
 	bool interrupted;                   /* progress stopped the conversion, the trace ends */
 	double interrupted_done;            /* there: the fraction of the records read */
 };
@@ -527,6 +529,9 @@ struct gt_tracked_wait {
 	uint64_t obj;           /* object (per kind: capture.h gt_block_kind) */
 	uint32_t flags;         /* enum gt_block_flags */
 	uint64_t cond_mutex;    /* a condition wait's mutex, when its BEGIN names it; else 0 */
+	uint32_t holder;        /* a lock wait: the thread (serial) its BEGIN found holding the
+				 * lock, 0 = not named or not met */
+	uint32_t holder_tid;    /* ... named by its kernel id (GT_BLOCK_HOLDER_TID), else 0 */
 	/* a syscall */
 	uint32_t nr;            /* SYS_* number */
 	int64_t arg;            /* the descriptor for a descriptor call, else its key argument */
@@ -576,6 +581,17 @@ struct gt_tracked_object {
 	uint64_t acquired_tsc;
 	uint32_t released_by;       /* the last WAKE on it: serial, 0 = none */
 	uint64_t released_tsc;
+	uint32_t released_stack;    /* that WAKE's stack id, 0 = none */
+	/* Its holder now, as far as the facts tell: named by the latest wait on it that began
+	 * (the lock word's owner), or the thread a wait's end let in (a write lock; a mutex a
+	 * condition wait took back); released by its WAKE.  An uncontended release has no
+	 * fact: a holder is only as fresh as the lock's last contended moment. */
+	uint32_t holder;            /* serial, 0 = none known */
+	uint32_t holder_tid;        /* its kernel id, 0 = unknown (a tid no thread was met with:
+				     * holder 0) */
+	uint64_t held_tsc;          /* known to hold it since */
+	uint32_t held_stack;        /* where it took it (the stack of the wait that let it in),
+				     * 0 = not recorded */
 };
 
 /* What one fact changed. */
@@ -627,6 +643,35 @@ bool gt_tracker_retired(const struct gt_tracker *tr, uint32_t capture, uint32_t 
 /* What is known of lock obj of capture, NULL: nothing. */
 const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
 						  uint64_t obj);
+/* The thread of capture whose kernel id is tid now (the latest identified with it: ids are
+ * reused), NULL: none met. */
+const struct gt_tracked_thread *gt_tracker_thread_by_tid(const struct gt_tracker *tr,
+							 uint32_t capture, uint32_t tid);
+
+/* ---- the wait-for graph at a cut (waitfor.c) ---- */
+
+/* Whether a wait of kind is on a lock (a mutex or a rwlock), which a thread holds. */
+bool gt_lock_kind(uint8_t kind);
+/* What thread t, in an open lock wait, waits for: the lock's object (NULL: nothing known of
+ * it) and its holder (NULL: not known; *holder_tid then its kernel id when a wait named one,
+ * else 0). */
+const struct gt_tracked_thread *gt_tracker_waits_for(const struct gt_tracker *tr,
+						     const struct gt_tracked_thread *t,
+						     const struct gt_tracked_object **object,
+						     uint32_t *holder_tid);
+#define GT_CYCLE_MAX 64u
+/* The deadlock through t, if any: the threads of the cycle of "waits for a lock held by"
+ * that t is on, t first, into out (up to GT_CYCLE_MAX); their count, 0 when t is on none
+ * (or on a longer one).  A cycle is found once from each of its threads: lead says whether
+ * t is the one to report it from (the first of them met). */
+size_t gt_tracker_deadlock(const struct gt_tracker *tr, const struct gt_tracked_thread *t,
+			   const struct gt_tracked_thread **out, bool *lead);
+/* The deadlocks among capture's threads at this cut, appended to buf (a C string): per
+ * deadlock a line "N threads, each waiting ...", then one line per thread, indented by two
+ * spaces ("A (thread 2) waits for mutex 0x... held by B (thread 3)"); cut with "..." at
+ * size.  Their count. */
+size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, char *buf,
+				size_t size);
 
 static inline bool gt_tracked_live(const struct gt_tracked_thread *t)
 {
