@@ -371,8 +371,10 @@ static void track_lock(struct gt_tracker *tr, const struct gt_tracked_thread *t,
 	if (!gt_lock_kind(rec->aux))
 		return;
 	if (rec->type == GT_BLOCK_BEGIN) {
+		/* what nothing named before, a wait that names nobody leaves unknown */
 		const struct gt_tracked_wait *w = &t->wait;
-		o = object_of(tr, r->capture, w->obj);
+		o = w->holder || w->holder_tid ? object_of(tr, r->capture, w->obj)
+					       : (struct gt_tracked_object *)gt_tracker_object(tr, r->capture, w->obj);
 		if (o)
 			set_holder(o, w->holder, w->holder_tid, r->tsc, 0);
 	} else if (rec->type == GT_BLOCK_END) {
