@@ -123,17 +123,6 @@ static bool exec_left(const struct gt_convert_set_summary *sum, size_t i)
 	return false;
 }
 
-/* The deadlocks the run ended in (gt_tracker_deadlock_text's lines). */
-static void print_deadlocks(const char *text)
-{
-	for (const char *line = text; *line;) {
-		size_t len = strcspn(line, "\n");
-		fprintf(stderr, "gotrace:   %s%.*s\n", line[0] == ' ' ? "  " : "deadlock: ", (int)len,
-			line);
-		line += len + (line[len] == '\n');
-	}
-}
-
 int gt_one_trace(const char *command, const char *output, const char *const *captures, size_t n,
 		 const struct gt_convert_options *opt, enum gt_one_trace_style style)
 {
@@ -210,8 +199,8 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 				"still running): the trace ends at its last recorded fact\n",
 				c->sum.pid);
 	}
-	if (style != GT_SUMMARY_QUIET && sum.total.deadlock[0])
-		print_deadlocks(sum.total.deadlock);
+	if (style == GT_SUMMARY_RUN)   /* convert's summary has them */
+		gt_convert_print_deadlocks(stderr, &sum.total);
 	if (sum.total.interrupted)
 		gt_cli_say_conversion_stopped(output, sum.total.interrupted_done);
 	rc = readable == sum.n && !sum.total.interrupted ? 0 : 1;

@@ -462,7 +462,10 @@ struct gt_convert_losses {
 	uint64_t torn_records;   /* records cut by a chunk's end */
 };
 void gt_convert_losses(const struct gt_convert_summary *sum, struct gt_convert_losses *out);
-/* The summary of `gotrace convert`: the totals, then every non-zero counter. */
+/* The deadlocks of sum, a line "gotrace:   deadlock: N threads, ..." each, then one line
+ * per thread of it; nothing when there is none. */
+void gt_convert_print_deadlocks(FILE *f, const struct gt_convert_summary *sum);
+/* The summary of `gotrace convert`: the totals, the deadlocks, then every non-zero counter. */
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *sum);
 
 /* ---- the thread-and-wait tracker ---------------------------------------------------- */
