@@ -135,14 +135,21 @@ static uint64_t object_key(uint32_t capture, uint64_t obj)
 	return obj ^ (uint64_t)capture << 48;
 }
 
-const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
-						  uint64_t obj)
+/* The lock obj of capture when it is known, else NULL. */
+static struct gt_tracked_object *known_object(const struct gt_tracker *tr, uint32_t capture,
+					      uint64_t obj)
 {
 	const uint64_t *pos = gt_u64map_find(&tr->object_index, object_key(capture, obj));
 	if (!pos || !*pos)
 		return NULL;
-	const struct gt_tracked_object *o = &tr->objects[*pos - 1];
+	struct gt_tracked_object *o = &tr->objects[*pos - 1];
 	return o->capture == capture && o->obj == obj ? o : NULL;
+}
+
+const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
+						  uint64_t obj)
+{
+	return known_object(tr, capture, obj);
 }
 
 /* The lock obj of capture, made when new; NULL when memory runs out or its key is taken by
@@ -359,13 +366,17 @@ static void track_lock(struct gt_tracker *tr, const struct gt_tracked_thread *t,
 	const struct gt_rec *rec = r->rec;
 	struct gt_tracked_object *o;
 	if (rec->aux == GT_BK_COND) {
-		/* the mutex is released inside the wait, and taken back by its end */
+		/* the mutex is released inside the wait (when known as held), and taken back by
+		 * its end, timed out or not */
 		const struct gt_tracked_wait *w = &t->wait;
-		o = w->cond_mutex ? object_of(tr, r->capture, w->cond_mutex) : NULL;
-		if (o && rec->type == GT_BLOCK_BEGIN && o->holder == t->serial)
-			set_holder(o, 0, 0, r->tsc, 0);
-		else if (o && rec->type == GT_BLOCK_END)
+		if (!w->cond_mutex)
+			return;
+		if (rec->type == GT_BLOCK_END && (o = object_of(tr, r->capture, w->cond_mutex)))
 			set_holder(o, t->serial, t->tid, r->tsc, w->stack);
+		else if (rec->type == GT_BLOCK_BEGIN &&
+			 (o = known_object(tr, r->capture, w->cond_mutex)) &&
+			 o->holder == t->serial)
+			set_holder(o, 0, 0, r->tsc, 0);
 		return;
 	}
 	if (!gt_lock_kind(rec->aux))
@@ -374,7 +385,7 @@ static void track_lock(struct gt_tracker *tr, const struct gt_tracked_thread *t,
 		/* what nothing named before, a wait that names nobody leaves unknown */
 		const struct gt_tracked_wait *w = &t->wait;
 		o = w->holder || w->holder_tid ? object_of(tr, r->capture, w->obj)
-					       : (struct gt_tracked_object *)gt_tracker_object(tr, r->capture, w->obj);
+					       : known_object(tr, r->capture, w->obj);
 		if (o)
 			set_holder(o, w->holder, w->holder_tid, r->tsc, 0);
 	} else if (rec->type == GT_BLOCK_END) {
