@@ -75,6 +75,8 @@ size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, c
 		if (!n || !lead)
 			continue;
 		found++;
+		if (len + 1 >= size)
+			continue;   /* counted, no room to say it */
 		int k = snprintf(buf + len, size - len, "%s%zu threads, each waiting for a lock the "
 				 "next one holds", len ? "\n" : "", n);
 		len += k > 0 ? (size_t)k : 0;
