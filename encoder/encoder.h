@@ -475,8 +475,9 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
  * At any cut it answers which threads live (capture, serial, tid, name, start routine,
  * existing at start), what each is doing (running, runnable, blocked on object O of kind K
  * since T with its stack, in syscall N on descriptor D since T with its stack) and what the
- * facts tell of holders (the last thread a wait's end let into a lock, the last one that
- * released it).  A plain state machine over capture facts: it knows nothing of the trace it
+ * facts tell of holders (the thread holding a lock now, the last thread a wait's end let
+ * into it, the last one that released it) and so what a blocked thread waits for
+ * (waitfor.c: the wait-for graph and its cycles).  A plain state machine over capture facts: it knows nothing of the trace it
  * may be turned into.  Every user asks it instead of keeping a copy: the model, the window
  * of --from/--to (window.c), the ring capture's state at its window's start (capture_ring.c)
  * and the report.
@@ -486,7 +487,12 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
  *     any fact of its own makes it live (again, after a THREAD_END or its capture's end);
  *   - THREAD_NEW: the child's start routine (when none yet), its creator and create stack;
  *     THREAD_START / THREAD_EXISTING: tid, start routine (when given); EXISTING aux bit 0
- *     says it was blocked when first seen, until its next fact;
+ *     says it was blocked when first seen, until its next fact; the tid names this thread
+ *     from then on (ids are reused: the latest thread given one is the one it names);
+ *   - a lock's holder: the thread a mutex or rwlock BLOCK_BEGIN names (GT_BLOCK_HOLDER_TID
+ *     or GT_BLOCK_COND_HELD; none, when it names none), the thread a BLOCK_END lets in (not
+ *     a reader), a condition waiter taking its mutex back at its end; a WAKE on it (a
+ *     release) leaves it without one, and so does a condition wait's BEGIN of its holder;
  *   - a BLOCK_BEGIN or SYSCALL_BEGIN opens its wait; the matching end (BLOCK_END for a
  *     block, SYSCALL_END for a syscall) or its THREAD_END closes it; other facts leave it
  *     open (a signal handler's, or a mismatched end);
