@@ -191,7 +191,8 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 	struct load load;
 	cli_tempdir(dir, sizeof dir);
 	start_load(&load, loaded);
-	run_both(locks, mode, "4", dir, trace, sizeof trace, &r);
+	/* 8 s: room for a loaded machine to reach the deadlock (it says so on stdout) */
+	run_both(locks, mode, "8", dir, trace, sizeof trace, &r);
 	stop_load(&load);
 	cr_assert_eq(r.status, 124, "stopped by timeout: %s", r.err);
 	snprintf(expected, sizeof expected, "deadlocked: %zu threads\n", n);
