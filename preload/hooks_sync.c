@@ -39,9 +39,10 @@ static inline int mutex_owner(pthread_mutex_t *m)
 }
 
 /* The flags of a wait for m: GT_BLOCK_COND_HELD and its holder's serial when marked, else
- * its holder's tid (GT_BLOCK_HOLDER_TID; not a process-shared mutex's, which may be another
- * process's thread). */
-static uint32_t mutex_holder_flags(pthread_mutex_t *m, int pshared)
+ * its holder's tid (GT_BLOCK_HOLDER_TID; not when m is shared with other processes, whose
+ * threads may hold it: glibc marks every robust mutex process-shared, so the memory, not the
+ * flag, says whether it is). */
+static uint32_t mutex_holder_flags(pthread_mutex_t *m, int shared)
 {
 	int owner = mutex_owner(m);
 	unsigned h = (unsigned)owner % GT_COND_HOLDERS;
@@ -52,7 +53,7 @@ static uint32_t mutex_holder_flags(pthread_mutex_t *m, int pshared)
 		if (held)
 			return held;
 	}
-	return pshared ? 0 : gt_block_holder_tid(owner);
+	return shared ? 0 : gt_block_holder_tid(owner);
 }
 
 /* The flags of a wait for rwlock l: its writer's tid when a writer holds it (readers are not
@@ -138,7 +139,7 @@ GT_INLINE int gt_time_given(const struct timespec *ts)
 			gt_fact_block_cancel(t, GT_BK_MUTEX, obj); \
 			return r; \
 		} \
-		b.flags = mutex_holder_flags(m, pshared); \
+		b.flags = mutex_holder_flags(m, obj != GT_OBJ(m)); \
 		gt_fact_block_commit(t, GT_BK_MUTEX, obj, &b); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, obj, r); \

@@ -5,6 +5,8 @@
  *
  *   holder     "holder" takes a mutex; "waiter" blocks on it; the holder releases it once
  *              the waiter sleeps (3 rounds)
+ *   holder-recursive, holder-errorcheck, holder-pi, holder-robust   the same with a mutex of
+ *              that type
  *   rwlock     "writer" holds a rwlock for writing; "reader" blocks on a read lock; the
  *              writer releases it once the reader sleeps
  *   deadlock2  "alpha" holds lock 0 and takes lock 1, "beta" holds lock 1 and takes lock 0
@@ -142,6 +144,27 @@ int main(int argc, char **argv)
 	if (pipe(tid_pipe) != 0 || pipe(go_pipe) != 0)
 		return 1;
 	pthread_t t;
+	static const struct {
+		const char *mode;
+		int type, protocol, robust;
+	} kinds[] = {
+		{"holder-recursive", PTHREAD_MUTEX_RECURSIVE, PTHREAD_PRIO_NONE, PTHREAD_MUTEX_STALLED},
+		{"holder-errorcheck", PTHREAD_MUTEX_ERRORCHECK, PTHREAD_PRIO_NONE, PTHREAD_MUTEX_STALLED},
+		{"holder-pi", PTHREAD_MUTEX_DEFAULT, PTHREAD_PRIO_INHERIT, PTHREAD_MUTEX_STALLED},
+		{"holder-robust", PTHREAD_MUTEX_DEFAULT, PTHREAD_PRIO_NONE, PTHREAD_MUTEX_ROBUST},
+	};
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (strcmp(mode, kinds[i].mode) != 0)
+			continue;
+		pthread_mutexattr_t a;
+		pthread_mutexattr_init(&a);
+		if (pthread_mutexattr_settype(&a, kinds[i].type) != 0 ||
+		    pthread_mutexattr_setprotocol(&a, kinds[i].protocol) != 0 ||
+		    pthread_mutexattr_setrobust(&a, kinds[i].robust) != 0 ||
+		    pthread_mutex_init(&locks[0], &a) != 0)
+			return 1;
+		mode = "holder";
+	}
 	if (strcmp(mode, "holder") == 0 || strcmp(mode, "rwlock") == 0) {
 		pthread_create(&t, NULL, mode[0] == 'h' ? holder_main : writer_main, NULL);
 		pthread_join(t, NULL);
@@ -152,6 +175,6 @@ int main(int argc, char **argv)
 		return run_cycle(2);
 	if (strcmp(mode, "deadlock3") == 0)
 		return run_cycle(3);
-	fprintf(stderr, "usage: locks holder|rwlock|deadlock2|deadlock3\n");
+	fprintf(stderr, "usage: locks holder[-recursive|-errorcheck|-pi|-robust]|rwlock|deadlock2|deadlock3\n");
 	return 2;
 }

@@ -166,6 +166,16 @@ Test(locks, a_mutex_holder_named, .timeout = 240)
 			     "holder_main", loaded);
 }
 
+Test(locks, holders_of_every_mutex_type_named, .timeout = 240)
+{
+	static const char *const modes[] = {"holder-recursive", "holder-errorcheck", "holder-pi",
+					    "holder-robust"};
+	for (int loaded = 0; loaded < 2; loaded++)
+		for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+			holder_named(locks, modes[i], "lock0", "mutex", "holder", "waiter_main", 3,
+				     "holder_main", loaded);
+}
+
 Test(locks, a_rwlock_held_by_its_writer, .timeout = 240)
 {
 	for (int loaded = 0; loaded < 2; loaded++)
