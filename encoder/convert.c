@@ -388,6 +388,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			if (ev == GT_SET_ENDED) {
 				if (win)
 					gt_window_capture_end(win, index);
+				gt_tracker_deadlock_text(gt_model_tracker(m), index, sum->total.deadlock,
+							 sizeof sum->total.deadlock);
 				gt_model_capture_end(m, index);
 				continue;
 			}
@@ -587,6 +589,15 @@ void gt_convert_stop_text(const struct gt_convert_stop *s, char *buf, size_t siz
 		 " facts after that were not recorded", s->at_seconds, why, s->facts_lost);
 }
 
+void gt_convert_print_deadlocks(FILE *f, const struct gt_convert_summary *s)
+{
+	for (const char *line = s->deadlock; *line;) {
+		size_t len = strcspn(line, "\n");
+		fprintf(f, "gotrace:   %s%.*s\n", line[0] == ' ' ? "  " : "deadlock: ", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+}
+
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *s)
 {
 	const struct gt_capture_stats *r = &s->reader;
@@ -610,6 +621,7 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		gt_convert_stop_text(&s->stop, line, sizeof line);
 		fprintf(f, "gotrace:   %s\n", line);
 	}
+	gt_convert_print_deadlocks(f, s);
 #define GT_PRINT_COUNTER(name, text)                                                       \
 	if (mc->name)                                                                      \
 		fprintf(f, "gotrace:   %-58s %" PRIu64 "\n", text, mc->name);

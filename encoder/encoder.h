@@ -424,6 +424,8 @@ struct gt_convert_summary {
 	struct gt_cpu_sample_counts samples;
 	double seconds;                     /* wall clock */
 	double cpu_seconds;                 /* user + system */
+	char deadlock[512];                 /* the deadlocks its threads were in at its end
+					     * (gt_tracker_deadlock_text), "" = none */
 	bool interrupted;                   /* progress stopped the conversion, the trace ends */
 	double interrupted_done;            /* there: the fraction of the records read */
 	bool reaped;                        /* killed: no end recorded, its death known from its
@@ -478,7 +480,10 @@ struct gt_convert_losses {
 	uint64_t torn_records;   /* records cut by a chunk's end */
 };
 void gt_convert_losses(const struct gt_convert_summary *sum, struct gt_convert_losses *out);
-/* The summary of `gotrace convert`: the totals, then every non-zero counter. */
+/* The deadlocks of sum, a line "gotrace:   deadlock: N threads, ..." each, then one line
+ * per thread of it; nothing when there is none. */
+void gt_convert_print_deadlocks(FILE *f, const struct gt_convert_summary *sum);
+/* The summary of `gotrace convert`: the totals, the deadlocks, then every non-zero counter. */
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *sum);
 
 /* ---- the thread-and-wait tracker ---------------------------------------------------- */
@@ -488,8 +493,9 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
  * At any cut it answers which threads live (capture, serial, tid, name, start routine,
  * existing at start), what each is doing (running, runnable, blocked on object O of kind K
  * since T with its stack, in syscall N on descriptor D since T with its stack) and what the
- * facts tell of holders (the last thread a wait's end let into a lock, the last one that
- * released it).  A plain state machine over capture facts: it knows nothing of the trace it
+ * facts tell of holders (the thread holding a lock now, the last thread a wait's end let
+ * into it, the last one that released it) and so what a blocked thread waits for
+ * (waitfor.c: the wait-for graph and its cycles).  A plain state machine over capture facts: it knows nothing of the trace it
  * may be turned into.  Every user asks it instead of keeping a copy: the model, the window
  * of --from/--to (window.c), the ring capture's state at its window's start (capture_ring.c)
  * and the report.
@@ -499,7 +505,12 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
  *     any fact of its own makes it live (again, after a THREAD_END or its capture's end);
  *   - THREAD_NEW: the child's start routine (when none yet), its creator and create stack;
  *     THREAD_START / THREAD_EXISTING: tid, start routine (when given); EXISTING aux bit 0
- *     says it was blocked when first seen, until its next fact;
+ *     says it was blocked when first seen, until its next fact; the tid names this thread
+ *     from then on (ids are reused: the latest thread given one is the one it names);
+ *   - a lock's holder: the thread a mutex or rwlock BLOCK_BEGIN names (GT_BLOCK_HOLDER_TID
+ *     or GT_BLOCK_COND_HELD; none, when it names none), the thread a BLOCK_END lets in (not
+ *     a reader), a condition waiter taking its mutex back at its end; a WAKE on it (a
+ *     release) leaves it without one, and so does a condition wait's BEGIN of its holder;
  *   - a BLOCK_BEGIN or SYSCALL_BEGIN opens its wait; the matching end (BLOCK_END for a
  *     block, SYSCALL_END for a syscall) or its THREAD_END closes it; other facts leave it
  *     open (a signal handler's, or a mismatched end);
@@ -545,6 +556,9 @@ struct gt_tracked_wait {
 	uint64_t obj;           /* object (per kind: capture.h gt_block_kind) */
 	uint32_t flags;         /* enum gt_block_flags */
 	uint64_t cond_mutex;    /* a condition wait's mutex, when its BEGIN names it; else 0 */
+	uint32_t holder;        /* a lock wait: the thread (serial) its BEGIN found holding the
+				 * lock, 0 = not named or not met */
+	uint32_t holder_tid;    /* ... named by its kernel id (GT_BLOCK_HOLDER_TID), else 0 */
 	/* a syscall */
 	uint32_t nr;            /* SYS_* number */
 	int64_t arg;            /* the descriptor for a descriptor call, else its key argument */
@@ -593,6 +607,17 @@ struct gt_tracked_object {
 	uint64_t acquired_tsc;
 	uint32_t released_by;       /* the last WAKE on it: serial, 0 = none */
 	uint64_t released_tsc;
+	uint32_t released_stack;    /* that WAKE's stack id, 0 = none */
+	/* Its holder now, as far as the facts tell: named by the latest wait on it that began
+	 * (the lock word's owner), or the thread a wait's end let in (a write lock; a mutex a
+	 * condition wait took back); released by its WAKE.  An uncontended release has no
+	 * fact: a holder is only as fresh as the lock's last contended moment. */
+	uint32_t holder;            /* serial, 0 = none known */
+	uint32_t holder_tid;        /* its kernel id, 0 = unknown (a tid no thread was met with:
+				     * holder 0) */
+	uint64_t held_tsc;          /* known to hold it since */
+	uint32_t held_stack;        /* where it took it (the stack of the wait that let it in),
+				     * 0 = not recorded */
 };
 
 /* What one fact changed. */
@@ -643,6 +668,35 @@ bool gt_tracker_retired(const struct gt_tracker *tr, uint32_t capture, uint32_t 
 /* What is known of lock obj of capture, NULL: nothing. */
 const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
 						  uint64_t obj);
+/* The thread of capture whose kernel id is tid now (the latest identified with it: ids are
+ * reused), NULL: none met. */
+const struct gt_tracked_thread *gt_tracker_thread_by_tid(const struct gt_tracker *tr,
+							 uint32_t capture, uint32_t tid);
+
+/* ---- the wait-for graph at a cut (waitfor.c) ---- */
+
+/* Whether a wait of kind is on a lock (a mutex or a rwlock), which a thread holds. */
+bool gt_lock_kind(uint8_t kind);
+/* What thread t, in an open lock wait, waits for: the lock's object (NULL: nothing known of
+ * it) and its holder (NULL: not known; *holder_tid then its kernel id when a wait named one,
+ * else 0). */
+const struct gt_tracked_thread *gt_tracker_waits_for(const struct gt_tracker *tr,
+						     const struct gt_tracked_thread *t,
+						     const struct gt_tracked_object **object,
+						     uint32_t *holder_tid);
+#define GT_CYCLE_MAX 64u
+/* The deadlock through t, if any: the threads of the cycle of "waits for a lock held by"
+ * that t is on, t first, into out (up to GT_CYCLE_MAX); their count, 0 when t is on none
+ * (or on a longer one).  A cycle is found once from each of its threads: lead says whether
+ * t is the one to report it from (the first of them met). */
+size_t gt_tracker_deadlock(const struct gt_tracker *tr, const struct gt_tracked_thread *t,
+			   const struct gt_tracked_thread **out, bool *lead);
+/* The deadlocks among capture's threads at this cut, appended to buf (a C string): per
+ * deadlock a line "N threads, each waiting ...", then one line per thread, indented by two
+ * spaces ("A (thread 2) waits for mutex 0x... held by B (thread 3)"); cut with "..." at
+ * size.  Their count. */
+size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, char *buf,
+				size_t size);
 
 static inline bool gt_tracked_live(const struct gt_tracked_thread *t)
 {

@@ -46,6 +46,8 @@ int gt_model_add_capture(struct gt_model *m, const struct gt_file_header *h);
 /* Capture has no more facts (its process image ended): its running threads end there, or
  * where it was reaped (gt_model_capture_reaped). */
 void gt_model_capture_end(struct gt_model *m, uint32_t capture);
+/* The facts' thread-and-wait state so far (the tracker the model is fed through). */
+const struct gt_tracker *gt_model_tracker(const struct gt_model *m);
 /* Before any fact: capture's process, which recorded no end, was dead at r
  * (gt_capture_reaped; its tsc on the captures' clock, or 0): its threads go on as they were
  * after its last fact, and end there. */

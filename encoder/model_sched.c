@@ -635,6 +635,11 @@ void gt_model_capture_end(struct gt_model *m, uint32_t capture)
 	end_capture_threads(m, capture, c->last_ns);
 }
 
+const struct gt_tracker *gt_model_tracker(const struct gt_model *m)
+{
+	return m->tracker;
+}
+
 /* A P no thread runs on (t's own when none is free), for a thread that ends where nothing
  * of its own was recorded. */
 static uint32_t free_cpu(const struct gt_model *m, const struct mthread *t)

@@ -22,6 +22,8 @@ struct gt_tracker {
 	size_t met;                          /* threads met, retired ones included */
 	struct gt_u64map retired;            /* capture << 32 | serial, as bits (u64map.h) */
 	size_t n_retired;
+	struct gt_u64map tids;               /* capture << 32 | tid -> serial of the latest
+					      * thread identified with it */
 	struct gt_u64map object_index;       /* object_key -> position + 1 in objects */
 	struct gt_tracked_object *objects;
 	size_t n_objects, cap_objects;
@@ -43,6 +45,7 @@ void gt_tracker_free(struct gt_tracker *tr)
 	free(tr->threads);
 	gt_u64map_free(&tr->index);
 	gt_u64map_free(&tr->retired);
+	gt_u64map_free(&tr->tids);
 	free(tr->objects);
 	gt_u64map_free(&tr->object_index);
 	free(tr->caps);
@@ -145,14 +148,21 @@ static uint64_t object_key(uint32_t capture, uint64_t obj)
 	return obj ^ (uint64_t)capture << 48;
 }
 
-const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
-						  uint64_t obj)
+/* The lock obj of capture when it is known, else NULL. */
+static struct gt_tracked_object *known_object(const struct gt_tracker *tr, uint32_t capture,
+					      uint64_t obj)
 {
 	const uint64_t *pos = gt_u64map_find(&tr->object_index, object_key(capture, obj));
 	if (!pos || !*pos)
 		return NULL;
-	const struct gt_tracked_object *o = &tr->objects[*pos - 1];
+	struct gt_tracked_object *o = &tr->objects[*pos - 1];
 	return o->capture == capture && o->obj == obj ? o : NULL;
+}
+
+const struct gt_tracked_object *gt_tracker_object(const struct gt_tracker *tr, uint32_t capture,
+						  uint64_t obj)
+{
+	return known_object(tr, capture, obj);
 }
 
 /* The lock obj of capture, made when new; NULL when memory runs out or its key is taken by
@@ -219,9 +229,31 @@ const char *gt_tracker_own_name(const struct gt_tracker *tr, uint32_t capture, c
 	return name[0] && strcmp(name, gt_tracker_inherited_name(tr, capture)) != 0 ? name : NULL;
 }
 
-static bool is_lock(uint8_t kind)
+bool gt_lock_kind(uint8_t kind)
 {
 	return kind == GT_BK_MUTEX || kind == GT_BK_RWLOCK_RD || kind == GT_BK_RWLOCK_WR;
+}
+
+const struct gt_tracked_thread *gt_tracker_thread_by_tid(const struct gt_tracker *tr,
+							 uint32_t capture, uint32_t tid)
+{
+	const uint64_t *serial = tid ? gt_u64map_find(&tr->tids, thread_key(capture, tid)) : NULL;
+	return serial ? gt_tracker_thread(tr, capture, (uint32_t)*serial) : NULL;
+}
+
+/* The holder a lock wait's flags name: by serial (GT_BLOCK_COND_HELD) or by tid. */
+static void wait_holder(const struct gt_tracker *tr, uint32_t capture, struct gt_tracked_wait *w)
+{
+	uint32_t named = w->flags >> GT_BLOCK_HOLDER_SHIFT;
+	if (w->flags & GT_BLOCK_COND_HELD) {
+		const struct gt_tracked_thread *h = gt_tracker_thread(tr, capture, named);
+		w->holder = named;
+		w->holder_tid = h ? h->tid : 0;
+	} else if (w->flags & GT_BLOCK_HOLDER_TID) {
+		const struct gt_tracked_thread *h = gt_tracker_thread_by_tid(tr, capture, named);
+		w->holder = h ? h->serial : 0;
+		w->holder_tid = named;
+	}
 }
 
 static void close_wait(struct gt_tracked_thread *t, struct gt_tracker_change *change)
@@ -239,7 +271,8 @@ static void close_wait(struct gt_tracked_thread *t, struct gt_tracker_change *ch
 }
 
 /* A BLOCK_BEGIN or SYSCALL_BEGIN of t: its wait, and the record as read. */
-static void open_wait(struct gt_tracked_thread *t, const struct gt_capture_record *r)
+static void open_wait(const struct gt_tracker *tr, struct gt_tracked_thread *t,
+		      const struct gt_capture_record *r)
 {
 	const struct gt_rec *rec = r->rec;
 	struct gt_tracked_wait w = {.open = true, .kind = rec->aux, .since_tsc = r->tsc,
@@ -251,6 +284,8 @@ static void open_wait(struct gt_tracked_thread *t, const struct gt_capture_recor
 		w.flags = b->flags;
 		if (rec->aux == GT_BK_COND && r->payload_len >= sizeof *b + sizeof(struct gt_p_block_mutex))
 			w.cond_mutex = ((const struct gt_p_block_mutex *)(b + 1))->mutex;
+		if (gt_lock_kind(rec->aux))
+			wait_holder(tr, r->capture, &w);
 	} else {
 		const struct gt_p_syscall *s = r->payload;
 		w.nr = s->nr;
@@ -307,10 +342,16 @@ static void thread_new(struct gt_tracker *tr, struct gt_tracked_thread *t,
 	}
 }
 
-static void thread_identity(struct gt_tracked_thread *t, const struct gt_capture_record *r)
+static void thread_identity(struct gt_tracker *tr, struct gt_tracked_thread *t,
+			    const struct gt_capture_record *r)
 {
 	const struct gt_p_thread_start *s = r->payload;
 	t->tid = s->tid;
+	bool found;
+	uint64_t *serial = s->tid ? gt_u64map_slot(&tr->tids, thread_key(r->capture, s->tid), &found)
+				  : NULL;
+	if (serial)   /* else (out of memory) the tid names nobody */
+		*serial = t->serial;
 	if (s->start_routine)
 		t->start_routine = s->start_routine;
 	t->identified = true;
@@ -319,29 +360,69 @@ static void thread_identity(struct gt_tracked_thread *t, const struct gt_capture
 	t->blocked_at_start = t->existing && (r->rec->aux & 1);
 }
 
-/* Holders, as far as the facts tell. */
-static void track_lock(struct gt_tracker *tr, const struct gt_capture_record *r)
+/* Lock obj's holder is now thread serial (0: none known). */
+static void set_holder(struct gt_tracked_object *o, uint32_t serial, uint32_t tid, uint64_t tsc,
+		       uint32_t stack)
+{
+	if (o->holder != serial || !serial) {
+		o->held_tsc = tsc;
+		o->held_stack = stack;
+	}
+	o->holder = serial;
+	o->holder_tid = tid;
+}
+
+/* Holders, as far as the facts tell: t's fact r on a lock, or a condition wait's mutex. */
+static void track_lock(struct gt_tracker *tr, const struct gt_tracked_thread *t,
+		       const struct gt_capture_record *r)
 {
 	const struct gt_rec *rec = r->rec;
-	if (!is_lock(rec->aux))
+	struct gt_tracked_object *o;
+	if (rec->aux == GT_BK_COND) {
+		/* the mutex is released inside the wait (when known as held), and taken back by
+		 * its end, timed out or not */
+		const struct gt_tracked_wait *w = &t->wait;
+		if (!w->cond_mutex)
+			return;
+		if (rec->type == GT_BLOCK_END && (o = object_of(tr, r->capture, w->cond_mutex)))
+			set_holder(o, t->serial, t->tid, r->tsc, w->stack);
+		else if (rec->type == GT_BLOCK_BEGIN &&
+			 (o = known_object(tr, r->capture, w->cond_mutex)) &&
+			 o->holder == t->serial)
+			set_holder(o, 0, 0, r->tsc, 0);
 		return;
-	if (rec->type == GT_BLOCK_END) {
+	}
+	if (!gt_lock_kind(rec->aux))
+		return;
+	if (rec->type == GT_BLOCK_BEGIN) {
+		/* what nothing named before, a wait that names nobody leaves unknown */
+		const struct gt_tracked_wait *w = &t->wait;
+		o = w->holder || w->holder_tid ? object_of(tr, r->capture, w->obj)
+					       : known_object(tr, r->capture, w->obj);
+		if (o)
+			set_holder(o, w->holder, w->holder_tid, r->tsc, 0);
+	} else if (rec->type == GT_BLOCK_END) {
 		const struct gt_p_block_end *e = r->payload;
 		if (e->result != GT_BR_OK && e->result != GT_BR_OWNERDEAD)
 			return;
-		struct gt_tracked_object *o = object_of(tr, r->capture, e->obj);
+		o = object_of(tr, r->capture, e->obj);
 		if (o) {
 			o->kind = rec->aux;
 			o->acquired_by = rec->thread;
 			o->acquired_tsc = r->tsc;
+			/* readers share a read lock: none of them is its holder */
+			bool sole = rec->aux != GT_BK_RWLOCK_RD;
+			set_holder(o, sole ? t->serial : 0, sole ? t->tid : 0, r->tsc, t->wait.stack);
 		}
 	} else {
-		struct gt_tracked_object *o =
-			object_of(tr, r->capture, ((const struct gt_p_wake *)r->payload)->obj);
+		const struct gt_p_wake *wk = r->payload;
+		o = object_of(tr, r->capture, wk->obj);
 		if (o) {
 			o->kind = rec->aux;
 			o->released_by = rec->thread;
 			o->released_tsc = r->tsc;
+			o->released_stack = wk->stack;
+			set_holder(o, 0, 0, r->tsc, 0);
 		}
 	}
 }
@@ -372,7 +453,7 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 		break;
 	case GT_THREAD_START:
 	case GT_THREAD_EXISTING:
-		thread_identity(t, r);
+		thread_identity(tr, t, r);
 		break;
 	case GT_THREAD_NAME:
 		memcpy(t->name, ((const struct gt_p_thread_name *)r->payload)->name, sizeof t->name);
@@ -394,7 +475,9 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 				change->nested = true;
 			break;
 		}
-		open_wait(t, r);
+		open_wait(tr, t, r);
+		if (rec->type == GT_BLOCK_BEGIN)
+			track_lock(tr, t, r);
 		break;
 	case GT_BLOCK_END:
 	case GT_SYSCALL_END:
@@ -407,10 +490,10 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 		if (t->wait.open && t->wait.syscall == (rec->type == GT_SYSCALL_END))
 			close_wait(t, change);
 		if (rec->type == GT_BLOCK_END)
-			track_lock(tr, r);
+			track_lock(tr, t, r);
 		break;
 	case GT_WAKE:
-		track_lock(tr, r);
+		track_lock(tr, t, r);
 		break;
 	case GT_YIELD:
 		if (!t->wait.open)

@@ -38,14 +38,31 @@ static inline int mutex_owner(pthread_mutex_t *m)
 	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
 }
 
-/* The flags of a wait for m: GT_BLOCK_COND_HELD and its holder's serial when marked. */
-static uint32_t cond_held_flags(pthread_mutex_t *m)
+/* The flags of a wait for m: GT_BLOCK_COND_HELD and its holder's serial when marked, else
+ * its holder's tid (GT_BLOCK_HOLDER_TID; not when m is shared with other processes, whose
+ * threads may hold it: glibc marks every robust mutex process-shared, so the memory, not the
+ * flag, says whether it is). */
+static uint32_t mutex_holder_flags(pthread_mutex_t *m, int shared)
 {
 	int owner = mutex_owner(m);
 	unsigned h = (unsigned)owner % GT_COND_HOLDERS;
-	if (owner <= 0 || atomic_load_explicit(&gt_cond_holding[h], memory_order_acquire) != GT_OBJ(m))
+	if (owner <= 0)
 		return 0;
-	return gt_block_cond_held(gt_load(&gt_cond_holder[h]));
+	if (atomic_load_explicit(&gt_cond_holding[h], memory_order_acquire) == GT_OBJ(m)) {
+		uint32_t held = gt_block_cond_held(gt_load(&gt_cond_holder[h]));
+		if (held)
+			return held;
+	}
+	return shared ? 0 : gt_block_holder_tid(owner);
+}
+
+/* The flags of a wait for rwlock l: its writer's tid when a writer holds it (readers are not
+ * named anywhere in it). */
+static uint32_t rwlock_holder_flags(pthread_rwlock_t *l)
+{
+	if (l->__data.__shared)
+		return 0;
+	return gt_block_holder_tid(__atomic_load_n(&l->__data.__cur_writer, __ATOMIC_RELAXED));
 }
 
 /* A process-shared object is named by its kernel identity (shared_objs.h), looked up only in
@@ -113,7 +130,8 @@ GT_INLINE int gt_time_given(const struct timespec *ts)
 		struct gt_tls *t = gt_enter(); \
 		if (!t) \
 			return GT_REAL(name) args; \
-		uint64_t obj = shared_obj(gt_mutex_pshared(m), m); \
+		int pshared = gt_mutex_pshared(m); \
+		uint64_t obj = shared_obj(pshared, m); \
 		struct gt_block b; \
 		gt_fact_block_prepare(t, GT_BK_MUTEX, obj, 1, &b); \
 		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
@@ -121,7 +139,7 @@ GT_INLINE int gt_time_given(const struct timespec *ts)
 			gt_fact_block_cancel(t, GT_BK_MUTEX, obj); \
 			return r; \
 		} \
-		b.flags = cond_held_flags(m); \
+		b.flags = mutex_holder_flags(m, obj != GT_OBJ(m)); \
 		gt_fact_block_commit(t, GT_BK_MUTEX, obj, &b); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, obj, r); \
@@ -292,6 +310,7 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 			gt_fact_block_cancel(t, kind, GT_OBJ(l)); \
 			return r; \
 		} \
+		b.flags = rwlock_holder_flags(l); \
 		gt_fact_block_commit(t, kind, GT_OBJ(l), &b); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, kind, GT_OBJ(l), r); \

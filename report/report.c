@@ -41,7 +41,7 @@ void *gt_report_must(void *p)
 	return p;
 }
 
-static void *grow(void *array, size_t *n, size_t want, size_t elem)
+void *gtr_grow(void *array, size_t *n, size_t want, size_t elem)
 {
 	if (!gt_grow(&array, n, want, elem))
 		gt_report_must(NULL);
@@ -52,7 +52,7 @@ static void *grow(void *array, size_t *n, size_t want, size_t elem)
 static struct thread_row *row_of(struct report *r, const struct gt_tracked_thread *t)
 {
 	if (t->order >= r->n_threads) {
-		r->threads = grow(r->threads, &r->cap_threads, t->order + 1, sizeof *r->threads);
+		r->threads = gtr_grow(r->threads, &r->cap_threads, t->order + 1, sizeof *r->threads);
 		r->n_threads = t->order + 1;
 	}
 	r->threads[t->order].t = t;
@@ -84,7 +84,7 @@ static void rows_by_serial(struct report *r)
 		row.first_ns = gt_clock_ns(&r->clock, t->first_tsc);
 		row.last_ns = gt_clock_ns(&r->clock, t->last_tsc);
 		row.wait_since_ns = gt_clock_ns(&r->clock, t->wait.since_tsc);
-		r->threads = grow(r->threads, &r->cap_threads, n + 1, sizeof *r->threads);
+		r->threads = gtr_grow(r->threads, &r->cap_threads, n + 1, sizeof *r->threads);
 		r->threads[n++] = row;   /* n <= t->order: no row read later is overwritten */
 	}
 	r->n_threads = n;
@@ -99,10 +99,28 @@ static struct wait_site *site_of(struct site_table *t, uint64_t key, uint8_t kin
 	for (size_t i = *newest; i != 0; i = t->v[i - 1].same_key)
 		if (t->v[i - 1].kind == kind)
 			return &t->v[i - 1];
-	t->v = grow(t->v, &t->cap, t->n + 1, sizeof *t->v);
+	t->v = gtr_grow(t->v, &t->cap, t->n + 1, sizeof *t->v);
 	t->v[t->n] = (struct wait_site){ .key = key, .kind = kind, .same_key = *newest };
 	*newest = ++t->n;
 	return &t->v[t->n - 1];
+}
+
+void gtr_stack_stat_add(struct stack_stat **v, size_t *n, size_t *cap, uint32_t stack,
+			uint64_t ns)
+{
+	struct stack_stat *st = NULL;
+	for (size_t i = 0; i < *n && st == NULL; i++)
+		if ((*v)[i].stack == stack)
+			st = &(*v)[i];
+	if (st == NULL) {
+		*v = gtr_grow(*v, cap, *n + 1, sizeof **v);
+		st = &(*v)[(*n)++];
+		*st = (struct stack_stat){ .stack = stack };
+	}
+	st->count++;
+	st->total_ns += ns;
+	if (ns > st->max_ns)
+		st->max_ns = ns;
 }
 
 static void site_add(struct wait_site *s, uint32_t stack, uint64_t ns)
@@ -111,19 +129,7 @@ static void site_add(struct wait_site *s, uint32_t stack, uint64_t ns)
 	s->total_ns += ns;
 	if (ns > s->max_ns)
 		s->max_ns = ns;
-	struct stack_stat *st = NULL;
-	for (size_t i = 0; i < s->n_stacks && st == NULL; i++)
-		if (s->stacks[i].stack == stack)
-			st = &s->stacks[i];
-	if (st == NULL) {
-		s->stacks = grow(s->stacks, &s->cap_stacks, s->n_stacks + 1, sizeof *s->stacks);
-		st = &s->stacks[s->n_stacks++];
-		*st = (struct stack_stat){ .stack = stack };
-	}
-	st->count++;
-	st->total_ns += ns;
-	if (ns > st->max_ns)
-		st->max_ns = ns;
+	gtr_stack_stat_add(&s->stacks, &s->n_stacks, &s->cap_stacks, stack, ns);
 }
 
 static enum wait_class class_of_block(uint8_t kind)
@@ -155,7 +161,9 @@ static void charge_wait(struct report *r, struct thread_row *t, const struct gt_
 	} else if (gtr_is_object_kind(w->kind)) {
 		/* Read and write waits on one rwlock are the same object. */
 		uint8_t kind = w->kind == GT_BK_RWLOCK_RD ? GT_BK_RWLOCK_WR : w->kind;
-		site_add(site_of(&r->objects, w->obj, kind), w->stack, ns);
+		struct wait_site *s = site_of(&r->objects, w->obj, kind);
+		site_add(s, w->stack, ns);
+		gtr_holder_add(r, s, w, ns);
 	}
 }
 
@@ -193,7 +201,7 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		bool found;
 		uint64_t *index = gt_report_must(gt_u64map_slot(&r->stack_index, p->id, &found));
 		if (!found) {
-			r->stacks = grow(r->stacks, &r->cap_stacks, r->n_stacks + 1,
+			r->stacks = gtr_grow(r->stacks, &r->cap_stacks, r->n_stacks + 1,
 					 sizeof *r->stacks);
 			*index = ++r->n_stacks;
 		}
@@ -269,6 +277,7 @@ static void apply_clock_fit(struct report *r)
 				s->stacks[j].total_ns = gt_clock_fitted_ns(c, s->stacks[j].total_ns);
 				s->stacks[j].max_ns = gt_clock_fitted_ns(c, s->stacks[j].max_ns);
 			}
+			gtr_holders_fit(r, s);
 		}
 }
 
@@ -415,6 +424,7 @@ static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 	qsort(sites, n, sizeof *sites, by_total_desc);
 	for (size_t i = 0; i < n; i++) {
 		group_stacks_by_frames(r, &sites[i]);
+		gtr_holders_sort(&sites[i]);
 		if (sites[i].n_stacks > 1)
 			qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
 			      stack_by_total_desc);
@@ -502,8 +512,10 @@ static void free_report(struct report *r)
 {
 	struct site_table *tables[] = { &r->objects, &r->syscalls };
 	for (size_t t = 0; t < 2; t++) {
-		for (size_t i = 0; i < tables[t]->n; i++)
+		for (size_t i = 0; i < tables[t]->n; i++) {
 			free(tables[t]->v[i].stacks);
+			gtr_holders_free(&tables[t]->v[i]);
+		}
 		free(tables[t]->v);
 		gt_u64map_free(&tables[t]->by_key);
 	}

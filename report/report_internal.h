@@ -50,6 +50,16 @@ struct stack_stat {
 	uint64_t count, total_ns, max_ns;
 };
 
+/* A thread that held a lock while others waited for it: their waits, and where it released
+ * the lock to them (its WAKE's stacks). */
+struct holder_stat {
+	uint32_t serial;     /* 0: a thread the hooks never met, by tid */
+	uint32_t tid;
+	uint64_t count, total_ns;
+	struct stack_stat *releases;
+	size_t n_releases, cap_releases;
+};
+
 /* A contended object, or a (syscall, stack) pair: the same counters. */
 struct wait_site {
 	uint64_t key;        /* object address, or syscall number */
@@ -58,6 +68,8 @@ struct wait_site {
 	uint64_t count, total_ns, max_ns;
 	struct stack_stat *stacks;
 	size_t n_stacks, cap_stacks;
+	struct holder_stat *holders;   /* a lock's, named by its waits */
+	size_t n_holders, cap_holders;
 };
 
 /* Sites found by key (a u64 map to the newest site of that key), then by kind along the
@@ -116,6 +128,23 @@ bool gtr_waiting_at_end(const struct thread_row *t);
 /* Alive and not inside a traced wait: on a CPU or runnable. */
 uint64_t gtr_thread_running_ns(const struct report *r, const struct thread_row *t);
 uint64_t gtr_thread_on_cpu_ns(const struct report *r, const struct thread_row *t);
+
+void gtr_stack_stat_add(struct stack_stat **v, size_t *n, size_t *cap, uint32_t stack,
+			uint64_t ns);
+void *gtr_grow(void *array, size_t *n, size_t want, size_t elem);
+
+/* report_locks.c: holders of the locks, the wait-for graph and deadlocks at the end */
+void gtr_holder_add(struct report *r, struct wait_site *s, const struct gt_tracked_wait *w,
+		    uint64_t ns);
+void gtr_holders_fit(struct report *r, struct wait_site *s);
+void gtr_holders_sort(struct wait_site *s);
+void gtr_holders_free(struct wait_site *s);
+void gtr_holders_text(FILE *out, struct report *r, const struct wait_site *s, unsigned top);
+void gtr_holders_json(FILE *out, struct report *r, const struct wait_site *s, unsigned top);
+void gtr_wait_for_text(FILE *out, struct report *r);
+void gtr_wait_for_json(FILE *out, struct report *r);
+void gtr_text_stack(FILE *out, struct report *r, uint32_t stack, const char *indent);
+void gtr_json_stack(FILE *out, struct report *r, uint32_t stack);
 
 /* report_print.c */
 void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,

@@ -15,7 +15,7 @@ static double ms(uint64_t ns)
 	return (double)ns / 1e6;
 }
 
-static void text_stack(FILE *out, struct report *r, uint32_t stack, const char *indent)
+void gtr_text_stack(FILE *out, struct report *r, uint32_t stack, const char *indent)
 {
 	struct gt_frame frames[REPORT_MAX_FRAMES];
 	size_t n = gtr_frames_of(r, stack, frames);
@@ -58,10 +58,12 @@ static void text_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 				"max, from:\n", st->count, st->count == 1 ? "wait" : "waits",
 				ms(st->total_ns),
 				ms(st->total_ns) / (double)st->count, ms(st->max_ns));
-			text_stack(out, r, st->stack, "        ");
+			gtr_text_stack(out, r, st->stack, "        ");
 		}
 		if (s->n_stacks > n_stacks)
 			fprintf(out, "      ... and %zu more stacks\n", s->n_stacks - n_stacks);
+		if (!syscalls)
+			gtr_holders_text(out, r, s, n_stacks);
 	}
 	if (n > top)
 		fprintf(out, "  ... and %zu more\n", n - top);
@@ -163,8 +165,9 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 		if (!w->syscall && gtr_is_object_kind(w->kind))
 			fprintf(out, " %s", gtr_object_name(r, w->obj, object, sizeof object));
 		fputs(", at:\n", out);
-		text_stack(out, r, w->stack, "    ");
+		gtr_text_stack(out, r, w->stack, "    ");
 	}
+	gtr_wait_for_text(out, r);
 	if (r->stop.stopped) {
 		char line[256];
 		gt_convert_stop_text(&r->stop, line, sizeof line);
@@ -199,7 +202,7 @@ void gt_report_json_string(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-static void json_stack(FILE *out, struct report *r, uint32_t stack)
+void gtr_json_stack(FILE *out, struct report *r, uint32_t stack)
 {
 	struct gt_frame frames[REPORT_MAX_FRAMES];
 	size_t n = gtr_frames_of(r, stack, frames);
@@ -238,7 +241,7 @@ static void json_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 			fprintf(out, "%s{\"waits\":%" PRIu64 ",\"total_ns\":%" PRIu64
 				",\"max_ns\":%" PRIu64 ",\"frames\":", k ? "," : "", st->count,
 				st->total_ns, st->max_ns);
-			json_stack(out, r, st->stack);
+			gtr_json_stack(out, r, st->stack);
 			fputc('}', out);
 		}
 		fputc(']', out);
@@ -248,6 +251,8 @@ static void json_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 			gt_report_json_string(out, gtr_object_name(r, s->key, object,
 								   sizeof object));
 		}
+		if (!syscalls)
+			gtr_holders_json(out, r, s, n_stacks);
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -298,7 +303,7 @@ void gtr_print_json(FILE *out, struct report *r, const struct gt_file_header *h,
 			fprintf(out, ",\"object\":\"%#" PRIx64 "\",\"since_ns\":%" PRIu64
 				",\"waited_ns\":%" PRIu64 ",\"frames\":", w->obj, t->wait_since_ns,
 				r->end_ns > t->wait_since_ns ? r->end_ns - t->wait_since_ns : 0);
-			json_stack(out, r, w->stack);
+			gtr_json_stack(out, r, w->stack);
 			if (!w->syscall && gtr_is_object_kind(w->kind)) {
 				char object[GT_REPORT_NAME_MAX];
 				fputs(",\"object_name\":", out);
@@ -313,6 +318,7 @@ void gtr_print_json(FILE *out, struct report *r, const struct gt_file_header *h,
 	json_sites(out, r, r->objects.v, r->objects.n, false, opt);
 	fputs(",\"syscalls\":", out);
 	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
+	gtr_wait_for_json(out, r);
 	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
 		",\"threads_lost\":%" PRIu64 ",\"waiters_lost\":%" PRIu64 ",\"reentry_lost\":%" PRIu64
 		",\"waits_unshown\":%" PRIu64 ",\"write_failed\":%s",

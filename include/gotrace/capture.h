@@ -349,6 +349,11 @@ enum gt_block_flags {
 	 * stamped, so that release, which has no fact of its own, may be this wait's waker;
 	 * bits GT_BLOCK_HOLDER_SHIFT.. hold that holder's thread serial */
 	GT_BLOCK_COND_HELD = 1u << 0,
+	/* a mutex or rwlock wait that found its lock held by the thread whose kernel id is in
+	 * bits GT_BLOCK_HOLDER_SHIFT.. (glibc's __owner of a mutex, __cur_writer of a rwlock),
+	 * read once its last try failed; never with GT_BLOCK_COND_HELD, whose serial names the
+	 * holder already.  Readers that do not know it ignore it (they look at bit 0 first). */
+	GT_BLOCK_HOLDER_TID = 1u << 1,
 };
 #define GT_BLOCK_HOLDER_SHIFT 8
 
@@ -358,6 +363,13 @@ static inline uint32_t gt_block_cond_held(uint32_t holder)
 {
 	return holder < 1u << (32 - GT_BLOCK_HOLDER_SHIFT)
 		       ? GT_BLOCK_COND_HELD | holder << GT_BLOCK_HOLDER_SHIFT : 0;
+}
+
+/* The flags naming holder tid: none past 2^24 (Linux's pid_max is at most 2^22). */
+static inline uint32_t gt_block_holder_tid(int tid)
+{
+	return tid > 0 && tid < 1 << (32 - GT_BLOCK_HOLDER_SHIFT)
+		       ? GT_BLOCK_HOLDER_TID | (uint32_t)tid << GT_BLOCK_HOLDER_SHIFT : 0;
 }
 
 /* The tail of a condition wait's BLOCK_BEGIN (aux GT_BK_COND) whose look for the mutex's

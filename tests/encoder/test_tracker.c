@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 
 #include "test_util.h"
@@ -362,5 +363,84 @@ Test(tracker, a_ring_window_starts_in_the_state_the_tracker_rebuilt)
 	gt_tracker_free(tr);
 	tr = track_until("ring", UINT64_MAX);
 	cr_expect_eq(live_count(tr), 0, "the capture ended");
+	gt_tracker_free(tr);
+}
+
+/* A lock wait naming its holder by tid (GT_BLOCK_HOLDER_TID, as the hooks read it from the
+ * lock) into thread serial t's BLOCK_BEGIN. */
+static void block_held_by(struct gt_cb *cb, uint32_t cpu, uint64_t tsc, uint32_t t, uint64_t obj,
+			  uint32_t stack, int holder_tid)
+{
+	struct gt_p_block b = {.obj = obj, .stack = stack, .flags = gt_block_holder_tid(holder_tid)};
+	gt_cb_record(cb, cpu, GT_BLOCK_BEGIN, GT_BK_MUTEX, t, tsc, &b, sizeof b);
+}
+
+#define LOCK_A 0xa000
+#define LOCK_B 0xb000
+#define LOCK_C 0xc000
+
+/* alpha (2, tid 200) and beta (3, tid 300) each hold a lock the other one waits for; thread 4
+ * (tid 400) ends and thread 5 is given its tid, which main's wait on C then names; thread 5
+ * releases C. */
+static void build_deadlock(const char *name)
+{
+	struct gt_cb *cb = gt_cb_new(2, 8192, T0);
+	gt_cb_thread_start(cb, 0, T0 + 1, 1, 100, 0);
+	gt_cb_thread_start(cb, 0, T0 + 2, 2, 200, 0x401000);
+	gt_cb_thread_name(cb, 0, T0 + 3, 2, "alpha");
+	gt_cb_thread_start(cb, 1, T0 + 4, 3, 300, 0x401000);
+	gt_cb_thread_name(cb, 1, T0 + 5, 3, "beta");
+	gt_cb_thread_start(cb, 1, T0 + 10, 4, 400, 0x401000);
+	gt_cb_thread_end(cb, 1, T0 + 50, 4);
+	gt_cb_thread_start(cb, 1, T0 + 60, 5, 400, 0x401000);
+	block_held_by(cb, 0, T0 + 100, 2, LOCK_B, 7, 300);
+	block_held_by(cb, 1, T0 + 110, 3, LOCK_A, 8, 200);
+	block_held_by(cb, 0, T0 + 130, 1, LOCK_C, 9, 400);
+	gt_cb_wake(cb, 1, T0 + 140, 5, GT_BK_MUTEX, LOCK_C, 1, 10);
+	write_capture(cb, name);
+}
+
+Test(tracker, holders_named_by_tid_make_the_wait_for_graph_and_its_deadlock)
+{
+	build_deadlock("deadlock");
+	struct gt_tracker *tr = track_until("deadlock", T0 + 135);
+	const struct gt_tracked_thread *alpha = thread(tr, 2), *beta = thread(tr, 3);
+	cr_expect_eq(alpha->wait.holder, 3);
+	cr_expect_eq(alpha->wait.holder_tid, 300);
+	const struct gt_tracked_object *o;
+	uint32_t tid;
+	cr_expect_eq(gt_tracker_waits_for(tr, alpha, &o, &tid), beta);
+	cr_expect(o && o->obj == LOCK_B && tid == 300);
+	cr_expect_eq(gt_tracker_waits_for(tr, beta, &o, &tid), alpha);
+	/* the tid of the thread that ended names the one given it since */
+	cr_expect_eq(thread(tr, 1)->wait.holder, 5, "tid 400 is thread 5's now");
+	cr_expect_eq(gt_tracker_waits_for(tr, thread(tr, 1), &o, &tid), thread(tr, 5));
+
+	const struct gt_tracked_thread *cycle[GT_CYCLE_MAX];
+	bool lead;
+	cr_assert_eq(gt_tracker_deadlock(tr, alpha, cycle, &lead), 2);
+	cr_expect(cycle[0] == alpha && cycle[1] == beta && lead);
+	cr_assert_eq(gt_tracker_deadlock(tr, beta, cycle, &lead), 2);
+	cr_expect_not(lead, "told once, from the thread met first");
+	cr_expect_eq(gt_tracker_deadlock(tr, thread(tr, 1), cycle, &lead), 0,
+		     "main waits for a thread that is on no cycle");
+	char text[512] = "";
+	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, text, sizeof text), 1);
+	cr_expect_str_eq(text, "2 threads, each waiting for a lock the next one holds\n"
+			       "  alpha (thread 2) waits for mutex 0xb000 held by beta (thread 3)\n"
+			       "  beta (thread 3) waits for mutex 0xa000 held by alpha (thread 2)");
+	/* appended to what the buffer holds, cut with "..." where it is full */
+	char small[72] = "earlier";
+	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, small, sizeof small), 1);
+	cr_expect_str_eq(small, "earlier\n2 threads, each waiting for a lock the next one holds\n"
+				"  alph...");
+	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, small, sizeof small), 1, "full: counted");
+	cr_expect_eq(strlen(small), sizeof small - 1);
+	gt_tracker_free(tr);
+
+	/* C released by its holder: main waits for nobody known */
+	tr = track_until("deadlock", T0 + 140);
+	cr_expect_null(gt_tracker_waits_for(tr, thread(tr, 1), &o, &tid));
+	cr_expect(o && o->released_by == 5 && o->released_stack == 10 && o->holder == 0);
 	gt_tracker_free(tr);
 }
