@@ -168,6 +168,18 @@ static void kswitches_feed(struct kswitches *k, struct gt_model *m,
 	}
 }
 
+/* The locks of a capture's deadlocks, named as its trace names them */
+struct lock_namer {
+	struct gt_model *m;
+	uint32_t capture;
+};
+
+static const char *lock_name(void *ctx, uint8_t kind, uint64_t obj)
+{
+	struct lock_namer *n = ctx;
+	return gt_model_object_name(n->m, n->capture, kind, obj);
+}
+
 static void kswitches_close(struct kswitches *k)
 {
 	gt_kernel_switch_stream_close(k->s);
@@ -388,8 +400,9 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 			if (ev == GT_SET_ENDED) {
 				if (win)
 					gt_window_capture_end(win, index);
+				struct lock_namer namer = {m, index};
 				gt_tracker_deadlock_text(gt_model_tracker(m), index, sum->total.deadlock,
-							 sizeof sum->total.deadlock);
+							 sizeof sum->total.deadlock, lock_name, &namer);
 				gt_model_capture_end(m, index);
 				continue;
 			}

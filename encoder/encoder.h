@@ -693,10 +693,13 @@ size_t gt_tracker_deadlock(const struct gt_tracker *tr, const struct gt_tracked_
 			   const struct gt_tracked_thread **out, bool *lead);
 /* The deadlocks among capture's threads at this cut, appended to buf (a C string): per
  * deadlock a line "N threads, each waiting ...", then one line per thread, indented by two
- * spaces ("A (thread 2) waits for mutex 0x... held by B (thread 3)"); cut with "..." at
- * size.  Their count. */
+ * spaces ("A (thread 2) waits for mutex accounts_lock held by B (thread 3)"), each lock by
+ * name(ctx, kind, obj) when name gives one, else by address; cut with "..." at size.  Their
+ * count. */
 size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, char *buf,
-				size_t size);
+				size_t size,
+				const char *(*name)(void *ctx, uint8_t kind, uint64_t obj),
+				void *ctx);
 
 static inline bool gt_tracked_live(const struct gt_tracked_thread *t)
 {

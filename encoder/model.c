@@ -51,7 +51,7 @@ static void block_thread(struct gt_model *m, struct mthread *t, enum gt_go_event
 {
 	(void)ev;   /* the 1.19 writer draws it from kind (gt_wire_block_event) */
 	GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_GO_BLOCK, .p = t->p, .stack = stk,
-		 .wait = {.kind = kind, .object = gtm_object_name(m, t, kind, key, stk)});
+		 .wait = {.kind = kind, .object = gtm_object_name(m, t->capture, kind, key, stk)});
 	m->ps[t->p].running = 0;
 	t->state = T_WAITING;
 	t->wait_kind = kind;

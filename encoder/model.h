@@ -48,6 +48,10 @@ int gt_model_add_capture(struct gt_model *m, const struct gt_file_header *h);
 void gt_model_capture_end(struct gt_model *m, uint32_t capture);
 /* The facts' thread-and-wait state so far (the tracker the model is fed through). */
 const struct gt_tracker *gt_model_tracker(const struct gt_model *m);
+/* The name of capture's object obj of kind (enum gt_block_kind), as the trace's block reasons
+ * give it (its variable, or where its first wait was); NULL: its address names it. */
+const char *gt_model_object_name(struct gt_model *m, uint32_t capture, uint8_t kind,
+				 uint64_t obj);
 /* Before any fact: capture's process, which recorded no end, was dead at r
  * (gt_capture_reaped; its tsc on the captures' clock, or 0): its threads go on as they were
  * after its last fact, and end there. */

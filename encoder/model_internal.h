@@ -413,6 +413,8 @@ void gtm_run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_
  * to be keyed here without the capture. */
 uint64_t gtm_object_key(const struct gt_model *m, const struct gt_capture_record *r,
 			uint64_t obj);
+/* the same for an object of capture (its index) */
+uint64_t gtm_object_key_of(const struct gt_model *m, uint32_t capture, uint64_t obj);
 void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key);
 void gtm_wait_remove(struct gt_model *m, struct mthread *t);
 void gtm_wake_waiters(struct gt_model *m, struct mthread *waker, uint64_t key, uint32_t count,
@@ -523,10 +525,11 @@ uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs
 uint64_t gtm_pcs_stack_under(struct gt_model *m, uint32_t capture, enum synth top,
 			     const uint64_t *pcs, size_t n);
 void gtm_stacks_finish(struct gt_model *m);
-/* The name of the object t waits on (key: gtm_object_key's, kind: enum gt_block_kind, stack:
- * the wait's written stack id), by gt_sym_object_name and the same for the whole trace (its
- * first wait names it); NULL when only its address would (or no symbolizer). */
-const char *gtm_object_name(struct gt_model *m, const struct mthread *t, uint8_t kind,
-			    uint64_t key, uint64_t stack);
+/* The name of an object of capture's that a thread waits on (key: gtm_object_key's, kind:
+ * enum gt_block_kind, stack: the wait's written stack id), by gt_sym_object_name and the same
+ * for the whole trace (its first wait names it); NULL when only its address would (or no
+ * symbolizer). */
+const char *gtm_object_name(struct gt_model *m, uint32_t capture, uint8_t kind, uint64_t key,
+			    uint64_t stack);
 
 #endif

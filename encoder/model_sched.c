@@ -640,6 +640,12 @@ const struct gt_tracker *gt_model_tracker(const struct gt_model *m)
 	return m->tracker;
 }
 
+const char *gt_model_object_name(struct gt_model *m, uint32_t capture, uint8_t kind,
+				 uint64_t obj)
+{
+	return gtm_object_name(m, capture, kind, gtm_object_key_of(m, capture, obj), 0);
+}
+
 /* A P no thread runs on (t's own when none is free), for a thread that ends where nothing
  * of its own was recorded. */
 static uint32_t free_cpu(const struct gt_model *m, const struct mthread *t)

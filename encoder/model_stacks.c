@@ -197,8 +197,8 @@ static uint64_t program_pc_of(struct gt_model *m, uint64_t stack)
 	return 0;
 }
 
-const char *gtm_object_name(struct gt_model *m, const struct mthread *t, uint8_t kind,
-			    uint64_t key, uint64_t stack)
+const char *gtm_object_name(struct gt_model *m, uint32_t capture, uint8_t kind, uint64_t key,
+			    uint64_t stack)
 {
 	/* a kernel identity (a process-shared object) is no address of this process */
 	bool object_kind = kind == GT_BK_MUTEX || kind == GT_BK_RWLOCK_RD ||
@@ -214,7 +214,7 @@ const char *gtm_object_name(struct gt_model *m, const struct mthread *t, uint8_t
 		return *slot ? (const char *)(uintptr_t)*slot : NULL;
 	*slot = 0;
 	uint64_t pc = program_pc_of(m, stack);
-	gtm_use_space(m, t->capture);
+	gtm_use_space(m, capture);
 	char buf[512];
 	/* user addresses are below 2^48; a merged trace's capture is above them */
 	if (!gt_sym_object_name(m->opt.sym, key & ((1ull << 48) - 1), &pc, pc ? 1 : 0, buf,

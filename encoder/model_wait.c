@@ -33,11 +33,16 @@ static void wait_list_rehash(struct gt_model *m, size_t n_buckets)
 uint64_t gtm_object_key(const struct gt_model *m, const struct gt_capture_record *r,
 			uint64_t obj)
 {
+	return gtm_object_key_of(m, r->capture, obj);
+}
+
+uint64_t gtm_object_key_of(const struct gt_model *m, uint32_t capture, uint64_t obj)
+{
 	/* a kernel identity (capture.h, GT_OBJ_KERNEL) is the same in every process; user
 	 * addresses are below 2^47: the capture goes above them, under GT_OBJ_SOCKET (bit 61) */
 	if (obj & GT_OBJ_KERNEL)
 		return obj;
-	return m->merged ? obj ^ ((uint64_t)(r->capture & 0x1fff) << 48) : obj;
+	return m->merged ? obj ^ ((uint64_t)(capture & 0x1fff) << 48) : obj;
 }
 
 void gtm_wait_add(struct gt_model *m, struct mthread *t, uint64_t key)

@@ -63,7 +63,9 @@ static void thread_text(const struct gt_tracker *tr, const struct gt_tracked_thr
 }
 
 size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, char *buf,
-				size_t size)
+				size_t size,
+				const char *(*name)(void *ctx, uint8_t kind, uint64_t obj),
+				void *ctx)
 {
 	size_t found = 0, len = strlen(buf);
 	size_t pos = 0;
@@ -85,8 +87,12 @@ size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, c
 			thread_text(tr, cycle[i], who, sizeof who);
 			thread_text(tr, cycle[(i + 1) % n], holder, sizeof holder);
 			const struct gt_tracked_wait *w = &cycle[i]->wait;
-			k = snprintf(buf + len, size - len, "\n  %s waits for %s %#" PRIx64 " held by %s",
-				     who, w->kind == GT_BK_MUTEX ? "mutex" : "rwlock", w->obj, holder);
+			char address[24];
+			const char *object = name ? name(ctx, w->kind, w->obj) : NULL;
+			snprintf(address, sizeof address, "%#" PRIx64, w->obj);
+			k = snprintf(buf + len, size - len, "\n  %s waits for %s %s held by %s", who,
+				     w->kind == GT_BK_MUTEX ? "mutex" : "rwlock",
+				     object ? object : address, holder);
 			len += k > 0 ? (size_t)k : 0;
 		}
 	}

@@ -151,12 +151,12 @@ static const struct thread_row *row_of_serial(const struct report *r, uint32_t s
 }
 
 /* What thread t does at the end, in a few words. */
-static void state_text(const struct report *r, const struct gt_tracked_thread *t, char *buf,
+static void state_text(struct report *r, const struct gt_tracked_thread *t, char *buf,
 		       size_t size)
 {
 	const struct thread_row *row = row_of_serial(r, t->serial);
 	const struct gt_tracked_wait *w = &t->wait;
-	char name[32];
+	char name[32], object[GT_REPORT_NAME_MAX];
 	if (t->end_seen)
 		snprintf(buf, size, "ended");
 	else if (!w->open)
@@ -165,8 +165,9 @@ static void state_text(const struct report *r, const struct gt_tracked_thread *t
 		snprintf(buf, size, "in %s since %.3f ms", gt_report_syscall_name(w->nr, name, sizeof name),
 			 row ? (double)row->wait_since_ns / 1e6 : 0.0);
 	else
-		snprintf(buf, size, "blocked in %s %#" PRIx64 " since %.3f ms",
-			 gt_report_block_kind_name(w->kind), w->obj,
+		snprintf(buf, size, "blocked in %s %s since %.3f ms",
+			 gt_report_block_kind_name(w->kind),
+			 gtr_object_name(r, w->obj, object, sizeof object),
 			 row ? (double)row->wait_since_ns / 1e6 : 0.0);
 }
 
@@ -196,8 +197,10 @@ static void text_deadlocks(FILE *out, struct report *r)
 			char who[64], holder[64];
 			thread_text(r, t->serial, t->tid, who, sizeof who);
 			thread_text(r, next->serial, next->tid, holder, sizeof holder);
-			fprintf(out, "  %s waits for %s %#" PRIx64 ", held by %s, at:\n", who,
-				gt_report_block_kind_name(t->wait.kind), t->wait.obj, holder);
+			char object[GT_REPORT_NAME_MAX];
+			fprintf(out, "  %s waits for %s %s, held by %s, at:\n", who,
+				gt_report_block_kind_name(t->wait.kind),
+				gtr_object_name(r, t->wait.obj, object, sizeof object), holder);
 			gtr_text_stack(out, r, t->wait.stack, "      ");
 			if (o && o->held_stack) {
 				fprintf(out, "    which %s took at:\n", holder);
@@ -223,10 +226,11 @@ void gtr_wait_for_text(FILE *out, struct report *r)
 		const struct gt_tracked_object *o;
 		uint32_t tid;
 		const struct gt_tracked_thread *h = gt_tracker_waits_for(r->tracker, row->t, &o, &tid);
-		char who[64], holder[64], state[96];
+		char who[64], holder[64], state[GT_REPORT_NAME_MAX + 96];
 		thread_text(r, row->t->serial, row->t->tid, who, sizeof who);
-		fprintf(out, "  %s waits for %s %#" PRIx64 ", ", who,
-			gt_report_block_kind_name(row->t->wait.kind), row->t->wait.obj);
+		char object[GT_REPORT_NAME_MAX];
+		fprintf(out, "  %s waits for %s %s, ", who, gt_report_block_kind_name(row->t->wait.kind),
+			gtr_object_name(r, row->t->wait.obj, object, sizeof object));
 		if (h) {
 			thread_text(r, h->serial, h->tid, holder, sizeof holder);
 			state_text(r, h, state, sizeof state);
@@ -251,9 +255,11 @@ static void json_deadlock(FILE *out, struct report *r, const struct gt_tracked_t
 		gt_tracker_waits_for(r->tracker, t, &o, &tid);
 		fputs(k ? ",{" : "{", out);
 		json_thread(out, r, t->serial, t->tid);
-		fprintf(out, ",\"waits_for\":{\"kind\":\"%s\",\"object\":\"%#" PRIx64 "\"},"
-			"\"held_by\":%u,\"frames\":", gt_report_block_kind_name(t->wait.kind),
-			t->wait.obj, next->serial);
+		char object[GT_REPORT_NAME_MAX];
+		fprintf(out, ",\"waits_for\":{\"kind\":\"%s\",\"object\":\"%#" PRIx64 "\","
+			"\"object_name\":", gt_report_block_kind_name(t->wait.kind), t->wait.obj);
+		gt_report_json_string(out, gtr_object_name(r, t->wait.obj, object, sizeof object));
+		fprintf(out, "},\"held_by\":%u,\"frames\":", next->serial);
 		gtr_json_stack(out, r, t->wait.stack);
 		fputs(",\"held_taken_at\":", out);
 		if (o && o->held_stack)
@@ -279,10 +285,13 @@ void gtr_wait_for_json(FILE *out, struct report *r)
 		fputs(first ? "{\"waiter\":{" : ",{\"waiter\":{", out);
 		first = false;
 		json_thread(out, r, row->t->serial, row->t->tid);
-		fprintf(out, "},\"kind\":\"%s\",\"object\":\"%#" PRIx64 "\",\"holder\":",
+		char object[GT_REPORT_NAME_MAX];
+		fprintf(out, "},\"kind\":\"%s\",\"object\":\"%#" PRIx64 "\",\"object_name\":",
 			gt_report_block_kind_name(row->t->wait.kind), row->t->wait.obj);
+		gt_report_json_string(out, gtr_object_name(r, row->t->wait.obj, object, sizeof object));
+		fputs(",\"holder\":", out);
 		if (h || tid) {
-			char state[96] = "";
+			char state[GT_REPORT_NAME_MAX + 96] = "";
 			if (h)
 				state_text(r, h, state, sizeof state);
 			fputc('{', out);

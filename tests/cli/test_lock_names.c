@@ -41,7 +41,7 @@ static char *traced_report(const char *dir, const char *program, const char *nam
 static const char *object_named(const char *json, const char *kind, const char *name)
 {
 	char want[512];
-	snprintf(want, sizeof want, "\"name\":\"%s\"}", name);
+	snprintf(want, sizeof want, "\"name\":\"%s\",\"holders\":", name); /* its holders follow */
 	const char *objects = strstr(json, "\"objects\":[");
 	const char *syscalls = objects ? strstr(objects, "\"syscalls\":[") : NULL;
 	const char *at = objects ? strstr(objects, want) : NULL;

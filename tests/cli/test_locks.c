@@ -87,6 +87,22 @@ static char *report_of(const char *trace, bool json)
 	return r.out;
 }
 
+/* The name the report's JSON gives the lock at address: the string of field after key's
+ * first place (the lock names' own test checks what the names are). */
+static void lock_name(const char *trace, const char *key, const char *field, char *out,
+		      size_t size)
+{
+	char *json = report_of(trace, true), want[64];
+	const char *at = strstr(json, key);
+	cr_assert_not_null(at, "%s not in %s", key, json);
+	snprintf(want, sizeof want, "\"%s\":\"", field);
+	const char *name = strstr(at, want);
+	cr_assert_not_null(name, "%s", at);
+	name += strlen(want);
+	snprintf(out, size, "%.*s", (int)strcspn(name, "\""), name);
+	free(json);
+}
+
 /* Every Go reader reads trace, and its go1.19 twin converted from the kept capture. */
 static void go_readers_accept(const char *dir, const char *trace)
 {
@@ -110,7 +126,7 @@ static void holder_named(const char *program, const char *mode, const char *lock
 			 const char *kind, const char *holder, const char *waiter, unsigned waits,
 			 const char *released_in, bool loaded)
 {
-	char dir[512], trace[600], address[32], line[256];
+	char dir[512], trace[600], address[32], line[768];
 	struct cli_result r;
 	struct load load;
 	cli_tempdir(dir, sizeof dir);
@@ -119,9 +135,13 @@ static void holder_named(const char *program, const char *mode, const char *lock
 	stop_load(&load);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	lock_address(&r, lock, address, sizeof address);
+	char key[64], name[256];
+	snprintf(key, sizeof key, "\"address\":\"%s\"", address);
+	lock_name(trace, key, "name", name, sizeof name);
 	char *text = report_of(trace, false);
-	const char *site = strstr(text, address);
-	cr_assert_not_null(site, "%s (%s) not among the contended objects:\n%s", lock, address, text);
+	const char *site = strstr(text, name);
+	cr_assert_not_null(site, "%s (%s, %s) not among the contended objects:\n%s", lock, address,
+			   name, text);
 	cr_assert_not_null(strstr(site, kind), "%s", text);
 	snprintf(line, sizeof line, "held by %s (thread ", holder);
 	const char *held = strstr(site, line);
@@ -196,7 +216,7 @@ Test(locks, a_cpp_std_mutex_holder_named, .timeout = 240)
  * cycle in the summary and in the report, every thread and lock named. */
 static void deadlock_found(const char *mode, size_t n, const char *const *names, bool loaded)
 {
-	char dir[512], trace[600], address[3][32], line[256], expected[64];
+	char dir[512], trace[600], address[3][32], line[768], expected[64];
 	struct cli_result r;
 	struct load load;
 	cli_tempdir(dir, sizeof dir);
@@ -207,10 +227,13 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 	cr_assert_eq(r.status, 124, "stopped by timeout: %s", r.err);
 	snprintf(expected, sizeof expected, "deadlocked: %zu threads\n", n);
 	cr_assert_str_eq(r.out, expected, "it deadlocked before the timeout: %s", r.err);
+	char lock[3][256];
 	for (size_t i = 0; i < n; i++) {
-		char name[8];
+		char name[8], key[64];
 		snprintf(name, sizeof name, "lock%zu", i);
 		lock_address(&r, name, address[i], sizeof address[i]);
+		snprintf(key, sizeof key, "\"object\":\"%s\"", address[i]);
+		lock_name(trace, key, "object_name", lock[i], sizeof lock[i]);
 	}
 	/* the summary: the cycle, each thread waiting for the next one's lock */
 	snprintf(line, sizeof line, "gotrace:   deadlock: %zu threads, each waiting for a lock the "
@@ -231,13 +254,13 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 		const char *at = strstr(summary, line);
 		cr_assert_not_null(at, "'%s' not in:\n%s", line, summary);
 		snprintf(line, sizeof line, " waits for mutex %s held by %s (thread ",
-			 address[(i + 1) % n], next);
+			 lock[(i + 1) % n], next);
 		cr_assert_not_null(strstr(at, line), "'%s' not in:\n%s", line, summary);
 
 		at = strstr(deadlock, names[i]);
 		cr_assert_not_null(at, "%s not in:\n%s", names[i], deadlock);
 		snprintf(line, sizeof line, " waits for mutex %s, held by %s (thread ",
-			 address[(i + 1) % n], next);
+			 lock[(i + 1) % n], next);
 		cr_assert_not_null(strstr(at, line), "'%s' not in:\n%s", line, deadlock);
 		cr_assert_not_null(strstr(at, "cycle_main (locks.c:"), "its blocking stack: %s", at);
 		snprintf(line, sizeof line, "%s (thread ", names[i]);
@@ -252,7 +275,8 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 	cr_assert_not_null(cycle, "%s", json);
 	for (size_t i = 0; i < n; i++) {
 		snprintf(line, sizeof line, "\"name\":\"%s\",\"waits_for\":{\"kind\":\"mutex\","
-			 "\"object\":\"%s\"},\"held_by\":", names[i], address[(i + 1) % n]);
+			 "\"object\":\"%s\",\"object_name\":\"%s\"},\"held_by\":", names[i],
+			 address[(i + 1) % n], lock[(i + 1) % n]);
 		cr_assert_not_null(strstr(cycle, line), "'%s' not in %s", line, cycle);
 	}
 	free(json);

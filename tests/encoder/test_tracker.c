@@ -425,16 +425,16 @@ Test(tracker, holders_named_by_tid_make_the_wait_for_graph_and_its_deadlock)
 	cr_expect_eq(gt_tracker_deadlock(tr, thread(tr, 1), cycle, &lead), 0,
 		     "main waits for a thread that is on no cycle");
 	char text[512] = "";
-	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, text, sizeof text), 1);
+	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, text, sizeof text, NULL, NULL), 1);
 	cr_expect_str_eq(text, "2 threads, each waiting for a lock the next one holds\n"
 			       "  alpha (thread 2) waits for mutex 0xb000 held by beta (thread 3)\n"
 			       "  beta (thread 3) waits for mutex 0xa000 held by alpha (thread 2)");
 	/* appended to what the buffer holds, cut with "..." where it is full */
 	char small[72] = "earlier";
-	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, small, sizeof small), 1);
+	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, small, sizeof small, NULL, NULL), 1);
 	cr_expect_str_eq(small, "earlier\n2 threads, each waiting for a lock the next one holds\n"
 				"  alph...");
-	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, small, sizeof small), 1, "full: counted");
+	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, small, sizeof small, NULL, NULL), 1, "full: counted");
 	cr_expect_eq(strlen(small), sizeof small - 1);
 	gt_tracker_free(tr);
 
