@@ -54,7 +54,7 @@ static const char run_usage_tail[] =
 	"                          beside the captures.  Default off: each time a traced\n"
 	"                          thread leaves its CPU and comes back costs about 1.3 us\n"
 	"                          more with them, 2.5 us with CPU samples: a loopback server\n"
-	"                          loses 15-25% of its requests/s, 3-8% with hooks alone\n"
+	"                          loses 15-25% of its requests/s, ~5% with hooks alone\n"
 	"      --cpu-samples HZ|off  with kernel records, sample each thread's stack HZ\n"
 	"                          times per second of its CPU time (default 99), written\n"
 	"                          into the trace as CPU samples; a rate turns kernel\n"
