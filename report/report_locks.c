@@ -177,15 +177,24 @@ static bool lock_waiter(const struct thread_row *t)
 	return gtr_waiting_at_end(t) && !t->t->wait.syscall && gt_lock_kind(t->t->wait.kind);
 }
 
+/* The threads of the deadlock thread i is the first of (each cycle is reported once, from
+ * its first thread met) into cycle: their number, 0 when it leads none. */
+static size_t deadlock_led_by(const struct report *r, size_t i,
+			      const struct gt_tracked_thread **cycle)
+{
+	bool lead = false;
+	size_t n = lock_waiter(&r->threads[i])
+			   ? gt_tracker_deadlock(r->tracker, r->threads[i].t, cycle, &lead) : 0;
+	return lead ? n : 0;
+}
+
 static void text_deadlocks(FILE *out, struct report *r)
 {
 	size_t found = 0;
 	for (size_t i = 0; i < r->n_threads; i++) {
 		const struct gt_tracked_thread *cycle[GT_CYCLE_MAX];
-		bool lead;
-		size_t n = lock_waiter(&r->threads[i])
-				   ? gt_tracker_deadlock(r->tracker, r->threads[i].t, cycle, &lead) : 0;
-		if (!n || !lead)
+		size_t n = deadlock_led_by(r, i, cycle);
+		if (!n)
 			continue;
 		fprintf(out, "\nDeadlock %zu: %zu threads, each waiting for a lock the next one holds\n",
 			++found, n);
@@ -308,10 +317,8 @@ void gtr_wait_for_json(FILE *out, struct report *r)
 	first = true;
 	for (size_t i = 0; i < r->n_threads; i++) {
 		const struct gt_tracked_thread *cycle[GT_CYCLE_MAX];
-		bool lead;
-		size_t n = lock_waiter(&r->threads[i])
-				   ? gt_tracker_deadlock(r->tracker, r->threads[i].t, cycle, &lead) : 0;
-		if (!n || !lead)
+		size_t n = deadlock_led_by(r, i, cycle);
+		if (!n)
 			continue;
 		if (!first)
 			fputc(',', out);

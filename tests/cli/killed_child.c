@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 		return 1;
 	gt_proc_wait_blocked(child, child, SYS_read, (uintptr_t)never[0], (uintptr_t)never[0] + 1);
 	double is_ready = now_ms();
+	/* not a synchronisation (the child is asleep in its read): the life the test measures */
 	struct timespec second = { 1, 0 };
 	nanosleep(&second, NULL);
 	double killed = now_ms();
