@@ -612,7 +612,7 @@ struct gt_tracked_thread {
 	uint64_t raw[GT_TRACKED_RAW_WORDS];
 	/* the locks it holds now, in the order taken (--locks=all captures; else none) */
 	struct gt_tracked_hold *held;
-	uint32_t n_held;
+	size_t n_held, cap_held;
 };
 
 /* What the facts give of a lock's holders (mutexes and rwlocks): an uncontended acquire has
