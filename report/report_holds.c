@@ -156,12 +156,12 @@ void gtr_holds_fact(struct report *r, const struct gt_capture_record *cr,
 
 /* ---- the end ------------------------------------------------------------------------- */
 
-static const struct gtr_holds *sorting;   /* qsort has no context argument */
-
-static int by_total_hold_desc(const void *a, const void *b)
+/* indexes into the holds' locks (ctx), by total hold */
+static int by_total_hold_desc(const void *a, const void *b, void *ctx)
 {
-	const struct wait_site *x = &sorting->v[*(const size_t *)a].hold;
-	const struct wait_site *y = &sorting->v[*(const size_t *)b].hold;
+	const struct gtr_holds *h = ctx;
+	const struct wait_site *x = &h->v[*(const size_t *)a].hold;
+	const struct wait_site *y = &h->v[*(const size_t *)b].hold;
 	if (x->total_ns != y->total_ns)
 		return x->total_ns < y->total_ns ? 1 : -1;
 	return x->key < y->key ? -1 : x->key > y->key;
@@ -194,10 +194,8 @@ void gtr_holds_finish(struct report *r)
 				qsort(h->v[i].taken[k].stacks, h->v[i].taken[k].n,
 				      sizeof *h->v[i].taken[k].stacks, taken_by_count_desc);
 	}
-	sorting = h;
 	if (h->n > 1)
-		qsort(h->order, h->n, sizeof *h->order, by_total_hold_desc);
-	sorting = NULL;
+		qsort_r(h->order, h->n, sizeof *h->order, by_total_hold_desc, h);
 }
 
 void gtr_holds_free(struct report *r)

@@ -111,6 +111,15 @@ void gtr_holders_text(FILE *out, struct report *r, const struct wait_site *s, un
 		fprintf(out, "      ... and %zu more holders\n", s->n_holders - top);
 }
 
+/* stack's frames, or null when none was recorded (0). */
+static void json_stack_or_null(FILE *out, struct report *r, uint32_t stack)
+{
+	if (stack)
+		gtr_json_stack(out, r, stack);
+	else
+		fputs("null", out);
+}
+
 static void json_thread(FILE *out, struct report *r, uint32_t serial, uint32_t tid)
 {
 	const struct gt_tracked_thread *t = serial ? gt_tracker_thread(r->tracker, 0, serial) : NULL;
@@ -133,12 +142,8 @@ void gtr_holders_json(FILE *out, struct report *r, const struct wait_site *s, un
 			gtr_json_stack(out, r, h->releases[k].stack);
 			fputc('}', out);
 		}
-		uint32_t taken = h->serial ? gtr_holds_taken_at(r, s->key, h->serial) : 0;
 		fputs("],\"taken_at\":", out);
-		if (taken)
-			gtr_json_stack(out, r, taken);
-		else
-			fputs("null", out);
+		json_stack_or_null(out, r, h->serial ? gtr_holds_taken_at(r, s->key, h->serial) : 0);
 		fputc('}', out);
 	}
 	fputc(']', out);
@@ -291,11 +296,7 @@ static void json_deadlock(FILE *out, struct report *r, const struct gt_tracked_t
 		fprintf(out, "},\"held_by\":%u,\"frames\":", next->serial);
 		gtr_json_stack(out, r, t->wait.stack);
 		fputs(",\"held_taken_at\":", out);
-		uint32_t taken = gtr_held_stack(next, t->wait.obj, o);
-		if (taken)
-			gtr_json_stack(out, r, taken);
-		else
-			fputs("null", out);
+		json_stack_or_null(out, r, gtr_held_stack(next, t->wait.obj, o));
 		fputc('}', out);
 	}
 	fputs("]}", out);
@@ -328,12 +329,8 @@ void gtr_wait_for_json(FILE *out, struct report *r)
 			json_thread(out, r, h ? h->serial : 0, tid);
 			fputs(",\"state\":", out);
 			gt_report_json_string(out, h ? state : "not traced");
-			uint32_t taken = h ? gtr_held_stack(h, row->t->wait.obj, o) : 0;
 			fputs(",\"taken_at\":", out);
-			if (taken)
-				gtr_json_stack(out, r, taken);
-			else
-				fputs("null", out);
+			json_stack_or_null(out, r, h ? gtr_held_stack(h, row->t->wait.obj, o) : 0);
 			fputc('}', out);
 		} else {
 			fputs("null", out);

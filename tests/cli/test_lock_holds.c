@@ -39,17 +39,6 @@ static char *without_times(const char *out)
 	return kept;
 }
 
-static char *report_of(const char *trace, bool json)
-{
-	struct cli_result r;
-	const char *argv[] = {cli_gotrace, "report", json ? "--json" : trace, json ? trace : NULL,
-			      NULL};
-	cli_run(&r, argv, NULL);
-	cr_assert_eq(r.status, 0, "report: %s", r.err);
-	free(r.err);
-	return r.out;
-}
-
 /* "{"address":"<address of name>","kind":"kind"" of the program's stderr's "name=0x...". */
 static void lock_key(const struct cli_result *r, const char *name, const char *kind, char *out,
 		     size_t size)
@@ -163,7 +152,7 @@ static void holds_measured(const char *program, const char *mode, const char *ki
 		cr_assert_not_null(strstr(plain.out, "relock: EDEADLK\n") && strstr(plain.out, ": EPERM\n"),
 				   "%s", plain.out);
 
-	char *json = report_of(trace, true);
+	char *json = cli_report_of(trace, true);
 	lock_key(&traced, strcmp(kind, "rwlock") == 0 ? "hold_rwlock" : "hold_lock", kind, key,
 		 sizeof key);
 	lock_reported(json, key, &traced, mode, holder, holder_func, times);
@@ -184,8 +173,8 @@ static void holds_measured(const char *program, const char *mode, const char *ki
 	free(json);
 
 	/* the text: the lock's row and its top holder */
-	char *text = report_of(trace, false), name[256];
-	json = report_of(trace, true);
+	char *text = cli_report_of(trace, false), name[256];
+	json = cli_report_of(trace, true);
 	const char *field = strstr(strstr(strstr(json, ",\"holds\":{"), key), "\"name\":\"");
 	snprintf(name, sizeof name, "%.*s", (int)strcspn(field + 8, "\""), field + 8);
 	free(json);
@@ -260,7 +249,7 @@ Test(lock_holds, a_cpp_std_mutex, .timeout = 240)
  * hold times included. */
 Test(lock_holds, the_example_json, .timeout = 240)
 {
-	char dir[512], trace[600], json[700], cmd[2048];
+	char dir[512], trace[600], json[700];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "workpool.trace");
@@ -269,15 +258,8 @@ Test(lock_holds, the_example_json, .timeout = 240)
 	cli_run(&r, run, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cli_result_free(&r);
-	char *out = report_of(trace, true);
+	char *out = cli_report_of(trace, true);
 	cli_write_file(json, sizeof json, dir, "report.json", out);
 	free(out);
-	snprintf(cmd, sizeof cmd, "python3 %s %u --holds 96 < %s", GT_TEST_CHECK_REPORT_JSON,
-		 cli_workpool_line("pthread_mutex_lock(&totals_lock)"), json);
-	FILE *p = popen(cmd, "r");
-	char verdict[4096] = "";
-	size_t n = fread(verdict, 1, sizeof verdict - 1, p);
-	verdict[n] = '\0';
-	cr_assert_eq(pclose(p), 0, "report --json: %s", verdict);
-	cr_assert_str_eq(verdict, "ok\n");
+	cli_check_report_json(json, "--holds 96");
 }

@@ -89,17 +89,6 @@ static void write_holds(void)
 	write_capture(cb, "holds");
 }
 
-static char *report_of(bool json)
-{
-	char *text = NULL, err[512];
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	struct gt_report_options opt = {.json = json};
-	cr_assert_eq(gt_report_capture(capture_path, &opt, out, err, sizeof err), 0, "%s", err);
-	fclose(out);
-	return text;
-}
-
 static void cleanup(void)
 {
 	unlink(capture_path);
@@ -109,7 +98,7 @@ TestSuite(report_holds, .init = write_holds, .fini = cleanup);
 
 Test(report_holds, each_lock_like_mutrace)
 {
-	char *json = report_of(true);
+	char *json = report_scenario_report(capture_path, true);
 	const char *holds = strstr(json, ",\"holds\":{\"locks\":[");
 	cr_assert_not_null(holds, "%s", json);
 	/* by total hold: LOCK (2100 ns), RWLOCK (1000), UNPAIRED (none) */
@@ -150,7 +139,7 @@ Test(report_holds, each_lock_like_mutrace)
 
 Test(report_holds, a_holder_took_the_lock_its_waiter_waited_for)
 {
-	char *json = report_of(true);
+	char *json = report_scenario_report(capture_path, true);
 	const char *object = strstr(json, "\"objects\":[{\"address\":\"0x5000\",\"kind\":\"mutex\","
 				    "\"waits\":1,\"total_ns\":500,");
 	cr_assert_not_null(object, "%s", json);
@@ -162,7 +151,7 @@ Test(report_holds, a_holder_took_the_lock_its_waiter_waited_for)
 	cr_assert(pc && pc < strstr(holder, "]}"), "taken at stack 1: %s", holder);
 	free(json);
 
-	char *text = report_of(false);
+	char *text = report_scenario_report(capture_path, false);
 	const char *held = strstr(text, "      held by worker-a (thread 2) during 1 wait, 0.001 ms "
 				  "waited; took it at:\n        ");
 	cr_assert_not_null(held, "%s", text);
@@ -171,7 +160,7 @@ Test(report_holds, a_holder_took_the_lock_its_waiter_waited_for)
 
 Test(report_holds, text_says_the_same)
 {
-	char *text = report_of(false);
+	char *text = report_scenario_report(capture_path, false);
 	const char *section = strstr(text, "\nLock holds (--locks=all: ");
 	cr_assert_not_null(section, "%s", text);
 	cr_assert_null(strstr(text, "hold times: not recorded"), "%s", text);
@@ -209,18 +198,13 @@ Test(report_holds, text_says_the_same)
 /* Hold times follow the clock pairs as waits do: nominal 3 GHz, 2.97 GHz by the pairs. */
 Test(report_holds_clock, holds_follow_the_fitted_rate)
 {
-	const uint64_t start = 3000000000ull, tick = 297000000ull;
-	struct gt_cb *cb = gt_cb_new(1, 65536, start);
-	gt_cb_set_clock(cb, GT_CLOCK_TSC, 3000000000ull);
-	gt_cb_header(cb)->start_mono_ns = 1000000000ull;
-	gt_cb_thread_existing(cb, 0, start + 30, 1, 0, 0);
-	for (uint64_t i = 1; i <= 10; i++)
-		gt_cb_clock(cb, 0, start + tick * i, 1000000000ull + 100000000ull * i);
+	const uint64_t start = REPORT_CLOCK_START, tick = REPORT_CLOCK_TICK;
+	struct gt_cb *cb = report_scenario_fitted_clock();
 	acquire(cb, 0, start + tick, 1, GT_BK_MUTEX, LOCK, 0, 0);
 	release(cb, 0, start + 3 * tick, 1, GT_BK_MUTEX, LOCK);
 	gt_cb_capture_end(cb, 0, start + 10 * tick);
 	write_capture(cb, "clock");
-	char *json = report_of(true);
+	char *json = report_scenario_report(capture_path, true);
 	cr_assert_not_null(strstr(json, "\"holds\":1,\"total_ns\":200000000,\"mean_ns\":200000000,"
 				  "\"max_ns\":200000000,"), "%s", json);
 	cr_assert_not_null(strstr(json, "\"holders\":[{\"serial\":1,\"tid\":1001,\"name\":\"\","
@@ -238,7 +222,7 @@ Test(report_holds_none, one_line_says_how_to_record_them)
 	gt_cb_block_end(cb, 1, 2500, 2, GT_BK_MUTEX, LOCK, GT_BR_OK);
 	gt_cb_capture_end(cb, 0, 3000);
 	write_capture(cb, "none");
-	char *text = report_of(false);
+	char *text = report_scenario_report(capture_path, false);
 	const char *line = strstr(text, "\n  hold times: not recorded (`gotrace run --locks=all` "
 				  "records them)\n\nSyscalls");
 	cr_assert_not_null(line, "%s", text);
@@ -248,7 +232,7 @@ Test(report_holds_none, one_line_says_how_to_record_them)
 	cr_assert_null(strstr(text, "Locks held"), "%s", text);
 	cr_assert_null(strstr(text, "took it at"), "%s", text);
 	free(text);
-	char *json = report_of(true);
+	char *json = report_scenario_report(capture_path, true);
 	cr_assert_not_null(strstr(json, "]}],\"holds\":null,\"syscalls\":"), "%s", json);
 	cr_assert_not_null(strstr(json, "\"releases\":[],\"taken_at\":null}"), "%s", json);
 	free(json);
