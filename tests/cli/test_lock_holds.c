@@ -6,8 +6,9 @@
  * is the holder thread with the program's count and mean, its top hold site is in the
  * holder's function; the condition wait's retake of its mutex is counted; the holder the
  * waits named says where it took the lock; a robust mutex's dead owner still holds it at the
- * end.  Every Go reader reads the trace.  Each program runs idle and with a busy loop on
- * every CPU. */
+ * end.  The threads of a deadlock (locks.c) are said to hold their locks at the end, and
+ * where they took them.  Every Go reader reads the trace.  Each program runs idle and with a
+ * busy loop on every CPU. */
 #include "cli_support.h"
 #include "oracle.h"
 
@@ -125,6 +126,24 @@ static void lock_reported(const char *json, const char *key, const struct cli_re
 		  func < strstr(taken, "]}"), "where %s took it: %s", holder, named);
 }
 
+/* Runs plain_argv then traced_argv, with a busy loop on every CPU when loaded. */
+static void run_both(const char *const *plain_argv, const char *const *traced_argv, bool loaded,
+		     struct cli_result *plain, struct cli_result *traced)
+{
+	struct cli_load load;
+	cli_load_start(&load, loaded);
+	cli_run(plain, plain_argv, NULL);
+	cli_run(traced, traced_argv, NULL);
+	cli_load_stop(&load);
+}
+
+static void go_readers_accept(const char *trace)
+{
+	char *oracle = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &oracle), 0, "%s", oracle ? oracle : "");
+	free(oracle);
+}
+
 /* times: the report's mean holds are within 10% of the program's (all but the robust mutex
  * below) */
 static void holds_measured(const char *program, const char *mode, const char *kind,
@@ -132,16 +151,12 @@ static void holds_measured(const char *program, const char *mode, const char *ki
 {
 	char dir[512], trace[600], key[128];
 	struct cli_result plain, traced;
-	struct cli_load load;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "holds.trace");
 	const char *plain_argv[] = {program, mode, NULL};
 	const char *traced_argv[] = {cli_gotrace, "run", "--locks=all", "--keep-capture", "-o",
 				     trace, "--", program, mode, NULL};
-	cli_load_start(&load, loaded);
-	cli_run(&plain, plain_argv, NULL);
-	cli_run(&traced, traced_argv, NULL);
-	cli_load_stop(&load);
+	run_both(plain_argv, traced_argv, loaded, &plain, &traced);
 	cr_assert_eq(plain.status, 0, "%s%s", plain.out, plain.err);
 	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
 	char *plain_out = without_times(plain.out), *traced_out = without_times(traced.out);
@@ -193,10 +208,7 @@ static void holds_measured(const char *program, const char *mode, const char *ki
 	const char *first_holder = strstr(line, "\n      held by ");
 	cr_assert(first_holder && first_holder == strstr(line, row), "%s", line);
 	free(text);
-
-	char *oracle = NULL;
-	cr_assert_eq(gt_oracle_check(trace, true, &oracle), 0, "%s", oracle ? oracle : "");
-	free(oracle);
+	go_readers_accept(trace);
 	cli_result_free(&plain);
 	cli_result_free(&traced);
 }
@@ -262,4 +274,57 @@ Test(lock_holds, the_example_json, .timeout = 240)
 	cli_write_file(json, sizeof json, dir, "report.json", out);
 	free(out);
 	cli_check_report_json(json, "--holds 96");
+}
+
+/* locks.c's two-thread deadlock under --locks=all, stopped by timeout as untraced: the report
+ * says where each holder took the lock the other waits for, in the wait-for graph and in the
+ * cycle, and lists both locks as held at the end. */
+static void deadlock_taken_at(bool loaded)
+{
+	static const char *const names[] = {"alpha", "beta"};
+	char dir[512], trace[600], line[256];
+	struct cli_result plain, traced;
+	cli_tempdir(dir, sizeof dir);
+	cli_path(trace, sizeof trace, dir, "deadlock.trace");
+	/* 8 s: room for a loaded machine to reach the deadlock (it says so on stdout) */
+	const char *plain_argv[] = {"/usr/bin/timeout", "8", GT_TEST_LOCKS, "deadlock2", NULL};
+	const char *traced_argv[] = {"/usr/bin/timeout", "8", cli_gotrace, "run", "--locks=all",
+				     "--keep-capture", "-o", trace, "--", GT_TEST_LOCKS, "deadlock2",
+				     NULL};
+	run_both(plain_argv, traced_argv, loaded, &plain, &traced);
+	cr_assert_eq(plain.status, 124, "%s", plain.err);
+	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
+	cr_assert_str_eq(traced.out, "deadlocked: 2 threads\n", "%s", traced.err);
+	cr_assert_str_eq(traced.out, plain.out);
+	char *text = cli_report_of(trace, false);
+	const char *graph = strstr(text, "\nWait-for graph when the capture ends");
+	const char *cycle = graph ? strstr(graph, "\nDeadlock 1: 2 threads") : NULL;
+	const char *held = strstr(text, "\nLocks held when the capture ends\n");
+	cr_assert(graph && cycle && held && held < graph, "%s", text);
+	for (int i = 0; i < 2; i++) {
+		snprintf(line, sizeof line, "\n  %s (thread ", names[i]);
+		const char *waiter = strstr(graph, line);
+		cr_assert(waiter && waiter < cycle, "%s not in the graph:\n%s", names[i], graph);
+		const char *end = strchr(waiter + 1, '\n');
+		const char *took = strstr(waiter, "; took it at cycle_main (locks.c:");
+		cr_assert(took && took < end, "where %s took it:\n%s", names[1 - i], graph);
+		snprintf(line, sizeof line, "    which %s (thread ", names[1 - i]);
+		took = strstr(cycle, line);
+		cr_assert_not_null(took, "'%s' not in:\n%s", line, cycle);
+		cr_assert_not_null(strstr(took, " took at:\n      cycle_main (locks.c:"), "%s", cycle);
+		snprintf(line, sizeof line, " held by %s (thread ", names[i]);
+		const char *holds = strstr(held, line);
+		cr_assert(holds && holds < graph, "'%s' not in:\n%s", line, held);
+	}
+	cr_assert_null(strstr(cycle, "not recorded"), "%s", cycle);
+	free(text);
+	go_readers_accept(trace);
+	cli_result_free(&plain);
+	cli_result_free(&traced);
+}
+
+Test(lock_holds, where_the_threads_of_a_deadlock_took_their_locks, .timeout = 240)
+{
+	for (int loaded = 0; loaded < 2; loaded++)
+		deadlock_taken_at(loaded);
 }

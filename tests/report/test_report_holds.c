@@ -238,3 +238,42 @@ Test(report_holds_none, one_line_says_how_to_record_them)
 	free(json);
 	unlink(capture_path);
 }
+
+/* A deadlock under --locks=all: each thread took its lock without waiting, and the report
+ * says where (the holder's held list), in the wait-for graph and in the cycle. */
+Test(report_holds_deadlock, where_each_holder_took_its_lock)
+{
+	struct gt_cb *cb = report_scenario_threads(2, 1, 0);
+	acquire(cb, 1, 2000, 2, GT_BK_MUTEX, LOCK, 1, 0);
+	acquire(cb, 0, 2100, 3, GT_BK_MUTEX, UNPAIRED, 2, 0);
+	struct gt_p_block a = {.obj = UNPAIRED, .stack = 1, .flags = gt_block_holder_tid(103)};
+	struct gt_p_block b = {.obj = LOCK, .stack = 2, .flags = gt_block_holder_tid(102)};
+	gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_MUTEX, 2, 3000, &a, sizeof a);
+	gt_cb_record(cb, 0, GT_BLOCK_BEGIN, GT_BK_MUTEX, 3, 3100, &b, sizeof b);
+	gt_cb_capture_end(cb, 0, 5000);
+	write_capture(cb, "deadlock");
+	char *text = report_scenario_report(capture_path, false);
+	const char *graph = strstr(text, "\nWait-for graph when the capture ends");
+	cr_assert_not_null(graph, "%s", text);
+	cr_assert_not_null(strstr(graph, "\n  worker-a (thread 2) waits for mutex 0x7000, held by "
+				  "worker-b (thread 3): blocked in mutex 0x5000 since 0.002 ms; took it "
+				  "at 0x4012ff (?\?)\n"), "%s", graph);
+	const char *cycle = strstr(graph, "\nDeadlock 1: 2 threads");
+	cr_assert_not_null(cycle, "%s", graph);
+	cr_assert_not_null(strstr(cycle, "\n  worker-a (thread 2) waits for mutex 0x7000, held by "
+				  "worker-b (thread 3), at:\n      0x4010ff (?\?)\n      0x4011ff (?\?)\n"
+				  "    which worker-b (thread 3) took at:\n      0x4012ff (?\?)\n"), "%s",
+			   cycle);
+	cr_assert_not_null(strstr(cycle, "    which worker-a (thread 2) took at:\n      0x4010ff (?\?)\n"),
+			   "%s", cycle);
+	cr_assert_null(strstr(cycle, "not recorded"), "%s", cycle);
+	free(text);
+	char *json = report_scenario_report(capture_path, true);
+	cr_assert_not_null(strstr(json, "\"held_by\":3,\"frames\":[{\"func\":\"0x4010ff\","), "%s", json);
+	cr_assert_not_null(strstr(json, "\"held_taken_at\":[{\"func\":\"0x4012ff\","), "%s", json);
+	cr_assert_not_null(strstr(json, "\"held_taken_at\":[{\"func\":\"0x4010ff\","), "%s", json);
+	cr_assert_not_null(strstr(json, "\"state\":\"blocked in mutex 0x5000 since 0.002 ms\","
+				  "\"taken_at\":[{\"func\":\"0x4012ff\","), "%s", json);
+	free(json);
+	unlink(capture_path);
+}
