@@ -562,6 +562,9 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 		gt_capture_close(c);
 		return -1;
 	}
+	struct gt_capture_stats st;
+	gt_capture_stats(c, &st);
+	r.window_tsc = st.window_tsc;   /* known once opened: the facts before it are a summary */
 	struct gt_capture_record cr;
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
@@ -573,9 +576,6 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 		r.end_ns = reaped_ns;
 		r.reaped = true;
 	}
-	struct gt_capture_stats st;
-	gt_capture_stats(c, &st);
-	r.window_tsc = st.window_tsc;
 	rows_by_serial(&r);
 	apply_clock_fit(&r);
 	charge_open_waits(&r);

@@ -4,7 +4,10 @@
  * waited first; its holds, each from the outermost acquisition to the release that ends it
  * as the tracker pairs them, by total, mean and max, by the stack that took the lock and by
  * the thread that held it; what could not be paired: releases of a lock not known held, and
- * holds still open when the capture ends (listed with their holder).  And where a holder
+ * holds still open when the capture ends (listed with their holder).  In a flight
+ * recorder's capture the facts before its window come first, as a summary stamped at the
+ * window's start: they are not counted, and a hold that began before the window is counted
+ * but not timed (its start is not known).  And where a holder
  * took a lock others began to wait for, for the holders of the contended objects. */
 #include "report_internal.h"
 
@@ -28,7 +31,9 @@ struct lock_holds {
 	 * thread (count: holds, total_ns: held) */
 	struct wait_site hold;
 	uint64_t acquisitions, waited, tries, conds, ownerdead, reads;
+	uint64_t nested;         /* acquisitions inside a hold of the same thread (recursive) */
 	uint64_t unmatched;      /* releases the tracker found no acquisition for */
+	uint64_t before_window;  /* holds ended in the window that began before it: not timed */
 	uint64_t open_at_end;    /* holds not ended when the capture ends */
 	struct taken_by *taken;
 	size_t n_taken, cap_taken;
@@ -125,6 +130,12 @@ static void note_taken(struct report *r, const struct gt_tracked_wait *w)
 	gtr_stack_stat_add(&by->stacks, &by->n, &by->cap, stack, 0);
 }
 
+/* At or before the start of a flight recorder's window (a ring capture's summary). */
+static bool before_window(const struct report *r, uint64_t tsc)
+{
+	return r->window_tsc && tsc <= r->window_tsc;
+}
+
 void gtr_holds_fact(struct report *r, const struct gt_capture_record *cr,
 		    const struct gt_tracker_change *change, uint64_t now_ns)
 {
@@ -144,9 +155,14 @@ void gtr_holds_fact(struct report *r, const struct gt_capture_record *cr,
 	}
 	const struct gt_p_lock *p = cr->payload;
 	struct lock_holds *l = lock_of(r->holds, p->obj, rec->aux);
+	if (before_window(r, cr->tsc))
+		return;   /* the ring's summary of what came before its window */
 	if (rec->type == GT_LOCK_ACQUIRE)
 		count_acquisition(l, rec->aux, p->flags);
-	if (change->hold_ended && change->thread)
+	l->nested += rec->type == GT_LOCK_ACQUIRE && !change->hold_began;
+	if (change->hold_ended && change->thread && before_window(r, change->hold.since_tsc))
+		l->before_window++;
+	else if (change->hold_ended && change->thread)
 		add_hold(r, l, change->thread, &change->hold, now_ns);
 	if (change->release_unmatched) {
 		l->unmatched++;
@@ -276,15 +292,17 @@ static void text_details(FILE *out, const struct lock_holds *l)
 {
 	char line[512] = "";
 	size_t len = 0, size = sizeof line;
-	uint64_t outermost = l->hold.count + l->open_at_end;
 	detail(line, size, &len, l->reads != 0, "%" PRIu64 " taken for reading", l->reads);
 	detail(line, size, &len, l->tries != 0, "%" PRIu64 " taken by try-lock", l->tries);
 	detail(line, size, &len, l->conds != 0, "%" PRIu64 " taken back by a condition wait",
 	       l->conds);
 	detail(line, size, &len, l->ownerdead != 0, "%" PRIu64 " taken with EOWNERDEAD (its holder died)",
 	       l->ownerdead);
-	detail(line, size, &len, l->acquisitions > outermost,
-	       "%" PRIu64 " taken again inside a hold of the same thread (timed with it)", l->acquisitions - outermost);
+	detail(line, size, &len, l->before_window != 0,
+	       "%" PRIu64 " %s before the recorder's window (counted, not timed)",
+	       l->before_window, l->before_window == 1 ? "hold began" : "holds began");
+	detail(line, size, &len, l->nested != 0,
+	       "%" PRIu64 " taken again inside a hold of the same thread (timed with it)", l->nested);
 	detail(line, size, &len, l->open_at_end != 0, "%" PRIu64 " %s still open at the end",
 	       l->open_at_end, l->open_at_end == 1 ? "hold" : "holds");
 	detail(line, size, &len, l->unmatched != 0, "%" PRIu64 " %s not paired with an acquisition",
@@ -400,9 +418,9 @@ static void json_lock(FILE *out, struct report *r, const struct lock_holds *l, u
 		",\"try_locks\":%" PRIu64 ",\"cond_retakes\":%" PRIu64 ",\"ownerdead\":%" PRIu64
 		",\"reads\":%" PRIu64 ",\"holds\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"mean_ns\":%"
 		PRIu64 ",\"max_ns\":%" PRIu64 ",\"unmatched_releases\":%" PRIu64 ",\"held_at_end\":%"
-		PRIu64 ",\"sites\":[", l->acquisitions, l->waited, share(l->waited, l->acquisitions),
+		PRIu64 ",\"before_window\":%" PRIu64 ",\"sites\":[", l->acquisitions, l->waited, share(l->waited, l->acquisitions),
 		l->tries, l->conds, l->ownerdead, l->reads, s->count, s->total_ns,
-		s->count ? s->total_ns / s->count : 0, s->max_ns, l->unmatched, l->open_at_end);
+		s->count ? s->total_ns / s->count : 0, s->max_ns, l->unmatched, l->open_at_end, l->before_window);
 	for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
 		const struct stack_stat *st = &s->stacks[k];
 		fprintf(out, "%s{\"holds\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64

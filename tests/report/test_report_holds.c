@@ -109,7 +109,8 @@ Test(report_holds, each_lock_like_mutrace)
 	cr_assert_not_null(strstr(lock, "\"acquisitions\":8,\"waited\":1,\"contended_share\":0.125000,"
 				  "\"try_locks\":1,\"cond_retakes\":1,\"ownerdead\":0,\"reads\":0,"
 				  "\"holds\":6,\"total_ns\":2100,\"mean_ns\":350,\"max_ns\":1000,"
-				  "\"unmatched_releases\":0,\"held_at_end\":1,"), "%s", lock);
+				  "\"unmatched_releases\":0,\"held_at_end\":1,\"before_window\":0,"),
+			   "%s", lock);
 	/* sites by total: stack 2 (1000 + 100 + 100), then stack 1 (500 + 300 + 100) */
 	cr_assert_not_null(strstr(lock, "\"sites\":[{\"holds\":3,\"total_ns\":1200,\"max_ns\":1000,"
 				  "\"frames\":[{\"func\":"), "%s", lock);
@@ -123,10 +124,10 @@ Test(report_holds, each_lock_like_mutrace)
 	cr_assert_not_null(strstr(rw, "\"acquisitions\":3,\"waited\":0,\"contended_share\":0.000000,"
 				"\"try_locks\":0,\"cond_retakes\":0,\"ownerdead\":0,\"reads\":2,"
 				"\"holds\":3,\"total_ns\":1000,\"mean_ns\":333,\"max_ns\":400,"
-				"\"unmatched_releases\":0,\"held_at_end\":0,"), "%s", rw);
+				"\"unmatched_releases\":0,\"held_at_end\":0,\"before_window\":0,"), "%s", rw);
 	cr_assert_not_null(strstr(unpaired, "\"acquisitions\":0,\"waited\":0,"), "%s", unpaired);
 	cr_assert_not_null(strstr(unpaired, "\"holds\":0,\"total_ns\":0,\"mean_ns\":0,\"max_ns\":0,"
-				  "\"unmatched_releases\":1,\"held_at_end\":0,\"sites\":[],"
+				  "\"unmatched_releases\":1,\"held_at_end\":0,\"before_window\":0,\"sites\":[],"
 				  "\"holders\":[]}"), "%s", unpaired);
 	const char *end = strstr(holds, "],\"unmatched_releases\":1,\"held_at_end\":[{\"serial\":2,"
 				 "\"tid\":102,\"name\":\"worker-a\",\"thread_ended\":false,"
@@ -275,5 +276,44 @@ Test(report_holds_deadlock, where_each_holder_took_its_lock)
 	cr_assert_not_null(strstr(json, "\"state\":\"blocked in mutex 0x5000 since 0.002 ms\","
 				  "\"taken_at\":[{\"func\":\"0x4012ff\","), "%s", json);
 	free(json);
+	unlink(capture_path);
+}
+
+/* A flight recorder's capture: what came before the window reaches the report as a summary
+ * stamped at the window's start.  A hold before the window is not counted; one that began
+ * before it and ended in it is counted, not timed; one inside it is timed. */
+Test(report_holds_ring, holds_before_the_window_are_not_timed)
+{
+	const uint64_t lost = 2000;
+	struct gt_cb *cb = gt_cb_new(2, 8192, 1000);
+	gt_cb_thread_existing(cb, 0, 1010, 1, 0, 0);                 /* chunk 0: keep */
+	acquire(cb, 1, 1100, 1, GT_BK_MUTEX, LOCK, 0, GT_LOCK_TRY);  /* chunk 1: CPU 1 */
+	release(cb, 1, 1200, 1, GT_BK_MUTEX, LOCK);
+	acquire(cb, 1, 1500, 1, GT_BK_MUTEX, LOCK, 0, 0);
+	release(cb, 1, lost + 100, 1, GT_BK_MUTEX, LOCK);            /* the window */
+	acquire(cb, 1, lost + 200, 1, GT_BK_MUTEX, LOCK, 0, 0);
+	release(cb, 1, lost + 500, 1, GT_BK_MUTEX, LOCK);
+	gt_cb_capture_end(cb, 1, lost + 600);
+	struct gt_file_header *h = gt_cb_header(cb);
+	h->flags |= GT_FILE_RING;
+	h->ring_bytes = 8192;
+	h->ring_lost_tsc = lost;
+	size_t size;
+	struct gt_chunk_header *keep =
+		(struct gt_chunk_header *)(gt_cb_image(cb, &size) + GT_FILE_HEADER_SIZE);
+	keep->magic = GT_KEEP_MAGIC;
+	write_capture(cb, "ring");
+	char *json = report_scenario_report(capture_path, true);
+	cr_assert_not_null(strstr(json, "{\"address\":\"0x5000\",\"kind\":\"mutex\",\"name\":\"0x5000\","
+				  "\"acquisitions\":1,\"waited\":0,\"contended_share\":0.000000,"
+				  "\"try_locks\":0,\"cond_retakes\":0,\"ownerdead\":0,\"reads\":0,"
+				  "\"holds\":1,\"total_ns\":300,\"mean_ns\":300,\"max_ns\":300,"
+				  "\"unmatched_releases\":0,\"held_at_end\":0,\"before_window\":1,"),
+			   "%s", json);
+	free(json);
+	char *text = report_scenario_report(capture_path, false);
+	cr_assert_not_null(strstr(text, "\n      1 hold began before the recorder's window (counted, "
+				  "not timed)\n"), "%s", text);
+	free(text);
 	unlink(capture_path);
 }
