@@ -31,10 +31,10 @@ struct lock_holds {
 	 * thread (count: holds, total_ns: held) */
 	struct wait_site hold;
 	uint64_t acquisitions, waited, tries, conds, ownerdead, reads;
-	uint64_t nested;         /* acquisitions inside a hold of the same thread (recursive) */
-	uint64_t unmatched;      /* releases the tracker found no acquisition for */
-	uint64_t before_window;  /* holds ended in the window that began before it: not timed */
-	uint64_t open_at_end;    /* holds not ended when the capture ends */
+	uint64_t nested;        /* acquisitions inside a hold of the same thread (recursive) */
+	uint64_t unmatched;     /* releases the tracker found no acquisition for */
+	uint64_t before_window; /* holds ended in the window that began before it: not timed */
+	uint64_t open_at_end;   /* holds not ended when the capture ends */
 	struct taken_by *taken;
 	size_t n_taken, cap_taken;
 };
@@ -42,8 +42,8 @@ struct lock_holds {
 struct gtr_holds {
 	struct lock_holds *v;
 	size_t n, cap;
-	struct gt_u64map by_obj;   /* lock -> index + 1 in v (the newest of its address) */
-	size_t *order;             /* indexes into v by total hold (gtr_holds_finish) */
+	struct gt_u64map by_obj; /* lock -> index + 1 in v (the newest of its address) */
+	size_t *order;           /* indexes into v by total hold (gtr_holds_finish) */
 	uint64_t unmatched;
 };
 
@@ -62,7 +62,7 @@ static struct lock_holds *lock_of(struct gtr_holds *h, uint64_t obj, uint8_t kin
 	if (found && h->v[*index - 1].hold.kind == kind)
 		return &h->v[*index - 1];
 	h->v = gtr_grow(h->v, &h->cap, h->n + 1, sizeof *h->v);
-	h->v[h->n] = (struct lock_holds){.hold = {.key = obj, .kind = kind}};
+	h->v[h->n] = (struct lock_holds){ .hold = { .key = obj, .kind = kind } };
 	*index = ++h->n;
 	return &h->v[h->n - 1];
 }
@@ -79,7 +79,7 @@ static struct holder_stat *holder_of(struct wait_site *s, const struct gt_tracke
 		if (s->holders[i].serial == t->serial)
 			return &s->holders[i];
 	s->holders = gtr_grow(s->holders, &s->cap_holders, s->n_holders + 1, sizeof *s->holders);
-	s->holders[s->n_holders] = (struct holder_stat){.serial = t->serial, .tid = t->tid};
+	s->holders[s->n_holders] = (struct holder_stat){ .serial = t->serial, .tid = t->tid };
 	return &s->holders[s->n_holders++];
 }
 
@@ -125,7 +125,7 @@ static void note_taken(struct report *r, const struct gt_tracked_wait *w)
 	if (!by) {
 		l->taken = gtr_grow(l->taken, &l->cap_taken, l->n_taken + 1, sizeof *l->taken);
 		by = &l->taken[l->n_taken++];
-		*by = (struct taken_by){.serial = w->holder};
+		*by = (struct taken_by){ .serial = w->holder };
 	}
 	gtr_stack_stat_add(&by->stacks, &by->n, &by->cap, stack, 0);
 }
@@ -156,7 +156,7 @@ void gtr_holds_fact(struct report *r, const struct gt_capture_record *cr,
 	const struct gt_p_lock *p = cr->payload;
 	struct lock_holds *l = lock_of(r->holds, p->obj, rec->aux);
 	if (before_window(r, cr->tsc))
-		return;   /* the ring's summary of what came before its window */
+		return; /* the ring's summary of what came before its window */
 	if (rec->type == GT_LOCK_ACQUIRE)
 		count_acquisition(l, rec->aux, p->flags);
 	l->nested += rec->type == GT_LOCK_ACQUIRE && !change->hold_began;
@@ -273,7 +273,8 @@ static void thread_name(struct report *r, uint32_t serial, char *buf, size_t siz
 }
 
 /* Appends "; " and the formatted part to line (of size, *len used) when on. */
-__attribute__((format(printf, 5, 6)))
+static void detail(char *line, size_t size, size_t *len, bool on, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 static void detail(char *line, size_t size, size_t *len, bool on, const char *fmt, ...)
 {
 	if (!on || *len >= size)
@@ -296,13 +297,14 @@ static void text_details(FILE *out, const struct lock_holds *l)
 	detail(line, size, &len, l->tries != 0, "%" PRIu64 " taken by try-lock", l->tries);
 	detail(line, size, &len, l->conds != 0, "%" PRIu64 " taken back by a condition wait",
 	       l->conds);
-	detail(line, size, &len, l->ownerdead != 0, "%" PRIu64 " taken with EOWNERDEAD (its holder died)",
-	       l->ownerdead);
+	detail(line, size, &len, l->ownerdead != 0,
+	       "%" PRIu64 " taken with EOWNERDEAD (its holder died)", l->ownerdead);
 	detail(line, size, &len, l->before_window != 0,
-	       "%" PRIu64 " %s before the recorder's window (counted, not timed)",
-	       l->before_window, l->before_window == 1 ? "hold began" : "holds began");
+	       "%" PRIu64 " %s before the recorder's window (counted, not timed)", l->before_window,
+	       l->before_window == 1 ? "hold began" : "holds began");
 	detail(line, size, &len, l->nested != 0,
-	       "%" PRIu64 " taken again inside a hold of the same thread (timed with it)", l->nested);
+	       "%" PRIu64 " taken again inside a hold of the same thread (timed with it)",
+	       l->nested);
 	detail(line, size, &len, l->open_at_end != 0, "%" PRIu64 " %s still open at the end",
 	       l->open_at_end, l->open_at_end == 1 ? "hold" : "holds");
 	detail(line, size, &len, l->unmatched != 0, "%" PRIu64 " %s not paired with an acquisition",
@@ -316,7 +318,9 @@ static void text_lock(FILE *out, struct report *r, const struct lock_holds *l, u
 	const struct wait_site *s = &l->hold;
 	for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
 		const struct stack_stat *st = &s->stacks[k];
-		fprintf(out, "      %" PRIu64 " %s, %.3f ms total, %.3f ms mean, %.3f ms max, taken at:\n",
+		fprintf(out,
+			"      %" PRIu64
+			" %s, %.3f ms total, %.3f ms mean, %.3f ms max, taken at:\n",
 			st->count, st->count == 1 ? "hold" : "holds", ms(st->total_ns),
 			ms(st->total_ns) / (double)st->count, ms(st->max_ns));
 		gtr_text_stack(out, r, st->stack, "        ");
@@ -346,10 +350,12 @@ static void text_held_at_end(FILE *out, struct report *r)
 			header = true;
 			char who[64], object[GT_REPORT_NAME_MAX];
 			thread_name(r, t->serial, who, sizeof who);
-			fprintf(out, "  %s %s held by %s%s since %.3f ms", gt_report_block_kind_name(hold->kind),
+			fprintf(out, "  %s %s held by %s%s since %.3f ms",
+				gt_report_block_kind_name(hold->kind),
 				gtr_object_name(r, hold->obj, object, sizeof object), who,
 				t->end_seen ? ", which ended holding it," : "",
-				ms(gt_clock_fitted_ns(&r->clock, gt_clock_ns(&r->clock, hold->since_tsc))));
+				ms(gt_clock_fitted_ns(&r->clock,
+						      gt_clock_ns(&r->clock, hold->since_tsc))));
 			if (hold->depth > 1)
 				fprintf(out, " (taken %u times over)", hold->depth);
 			fputs(", taken at:\n", out);
@@ -361,27 +367,31 @@ void gtr_holds_text(FILE *out, struct report *r, const struct gt_report_options 
 {
 	const struct gtr_holds *h = r->holds;
 	if (h == NULL) {
-		fprintf(out, "  hold times: not recorded (`gotrace run --locks=all` records them)\n");
+		fprintf(out,
+			"  hold times: not recorded (`gotrace run --locks=all` records them)\n");
 		return;
 	}
 	unsigned top = opt->top ? opt->top : 10, n_stacks = opt->stacks ? opt->stacks : 3;
 	char name[GT_REPORT_NAME_MAX];
-	int width = 18;   /* the lock column is as wide as its longest name: never cut */
+	int width = 18; /* the lock column is as wide as its longest name: never cut */
 	for (size_t i = 0; i < h->n && i < top; i++) {
-		int len = (int)strlen(gtr_object_name(r, h->v[h->order[i]].hold.key, name, sizeof name));
+		int len = (int)strlen(
+			gtr_object_name(r, h->v[h->order[i]].hold.key, name, sizeof name));
 		width = len > width ? len : width;
 	}
 	fprintf(out, "\nLock holds (--locks=all: from the outermost acquisition to its release; "
-		"by total hold)\n");
+		     "by total hold)\n");
 	if (h->n == 0)
 		fprintf(out, "  none: no lock was acquired\n");
 	else
-		fprintf(out, "  %-3s %-*s %-7s %9s %9s %8s %12s %10s %10s\n", "#", width, "lock", "kind",
-			"acquired", "contended", "holds", "total ms", "mean ms", "max ms");
+		fprintf(out, "  %-3s %-*s %-7s %9s %9s %8s %12s %10s %10s\n", "#", width, "lock",
+			"kind", "acquired", "contended", "holds", "total ms", "mean ms", "max ms");
 	for (size_t i = 0; i < h->n && i < top; i++) {
 		const struct lock_holds *l = &h->v[h->order[i]];
 		const struct wait_site *s = &l->hold;
-		fprintf(out, "  %-3zu %-*s %-7s %9" PRIu64 " %8.1f%% %8" PRIu64 " %12.3f %10.3f %10.3f\n",
+		fprintf(out,
+			"  %-3zu %-*s %-7s %9" PRIu64 " %8.1f%% %8" PRIu64
+			" %12.3f %10.3f %10.3f\n",
 			i + 1, width, gtr_object_name(r, s->key, name, sizeof name),
 			gt_report_block_kind_name(s->kind), l->acquisitions,
 			100.0 * share(l->waited, l->acquisitions), s->count, ms(s->total_ns),
@@ -392,9 +402,10 @@ void gtr_holds_text(FILE *out, struct report *r, const struct gt_report_options 
 	if (h->n > top)
 		fprintf(out, "  ... and %zu more\n", h->n - top);
 	if (h->unmatched)
-		fprintf(out, "  %" PRIu64 " %s of a lock not known held, not paired: taken before the "
-			"capture began, or released by another thread than its taker\n", h->unmatched,
-			h->unmatched == 1 ? "release" : "releases");
+		fprintf(out,
+			"  %" PRIu64 " %s of a lock not known held, not paired: taken before the "
+			"capture began, or released by another thread than its taker\n",
+			h->unmatched, h->unmatched == 1 ? "release" : "releases");
 	text_held_at_end(out, r);
 }
 
@@ -414,17 +425,22 @@ static void json_lock(FILE *out, struct report *r, const struct lock_holds *l, u
 	fprintf(out, "{\"address\":\"%#" PRIx64 "\",\"kind\":\"%s\",\"name\":", s->key,
 		gt_report_block_kind_name(s->kind));
 	gt_report_json_string(out, gtr_object_name(r, s->key, name, sizeof name));
-	fprintf(out, ",\"acquisitions\":%" PRIu64 ",\"waited\":%" PRIu64 ",\"contended_share\":%.6f"
+	fprintf(out,
+		",\"acquisitions\":%" PRIu64 ",\"waited\":%" PRIu64 ",\"contended_share\":%.6f"
 		",\"try_locks\":%" PRIu64 ",\"cond_retakes\":%" PRIu64 ",\"ownerdead\":%" PRIu64
-		",\"reads\":%" PRIu64 ",\"holds\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"mean_ns\":%"
-		PRIu64 ",\"max_ns\":%" PRIu64 ",\"unmatched_releases\":%" PRIu64 ",\"held_at_end\":%"
-		PRIu64 ",\"before_window\":%" PRIu64 ",\"sites\":[", l->acquisitions, l->waited, share(l->waited, l->acquisitions),
-		l->tries, l->conds, l->ownerdead, l->reads, s->count, s->total_ns,
-		s->count ? s->total_ns / s->count : 0, s->max_ns, l->unmatched, l->open_at_end, l->before_window);
+		",\"reads\":%" PRIu64 ",\"holds\":%" PRIu64 ",\"total_ns\":%" PRIu64
+		",\"mean_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64 ",\"unmatched_releases\":%" PRIu64
+		",\"held_at_end\":%" PRIu64 ",\"before_window\":%" PRIu64 ",\"sites\":[",
+		l->acquisitions, l->waited, share(l->waited, l->acquisitions), l->tries, l->conds,
+		l->ownerdead, l->reads, s->count, s->total_ns,
+		s->count ? s->total_ns / s->count : 0, s->max_ns, l->unmatched, l->open_at_end,
+		l->before_window);
 	for (size_t k = 0; k < s->n_stacks && k < n_stacks; k++) {
 		const struct stack_stat *st = &s->stacks[k];
-		fprintf(out, "%s{\"holds\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
-			",\"frames\":", k ? "," : "", st->count, st->total_ns, st->max_ns);
+		fprintf(out,
+			"%s{\"holds\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"max_ns\":%" PRIu64
+			",\"frames\":",
+			k ? "," : "", st->count, st->total_ns, st->max_ns);
 		gtr_json_stack(out, r, st->stack);
 		fputc('}', out);
 	}
@@ -432,8 +448,8 @@ static void json_lock(FILE *out, struct report *r, const struct lock_holds *l, u
 	for (size_t k = 0; k < s->n_holders && k < n_stacks; k++) {
 		fputs(k ? ",{" : "{", out);
 		json_thread(out, r, s->holders[k].serial);
-		fprintf(out, ",\"holds\":%" PRIu64 ",\"total_ns\":%" PRIu64 "}", s->holders[k].count,
-			s->holders[k].total_ns);
+		fprintf(out, ",\"holds\":%" PRIu64 ",\"total_ns\":%" PRIu64 "}",
+			s->holders[k].count, s->holders[k].total_ns);
 	}
 	fputs("]}", out);
 }
@@ -462,12 +478,16 @@ void gtr_holds_json(FILE *out, struct report *r, const struct gt_report_options 
 			fputs(first ? "{" : ",{", out);
 			first = false;
 			json_thread(out, r, t->serial);
-			fprintf(out, ",\"thread_ended\":%s,\"kind\":\"%s\",\"address\":\"%#" PRIx64
-				"\",\"object_name\":", t->end_seen ? "true" : "false",
+			fprintf(out,
+				",\"thread_ended\":%s,\"kind\":\"%s\",\"address\":\"%#" PRIx64
+				"\",\"object_name\":",
+				t->end_seen ? "true" : "false",
 				gt_report_block_kind_name(hold->kind), hold->obj);
-			gt_report_json_string(out, gtr_object_name(r, hold->obj, name, sizeof name));
+			gt_report_json_string(out,
+					      gtr_object_name(r, hold->obj, name, sizeof name));
 			fprintf(out, ",\"since_ns\":%" PRIu64 ",\"depth\":%u,\"frames\":",
-				gt_clock_fitted_ns(&r->clock, gt_clock_ns(&r->clock, hold->since_tsc)),
+				gt_clock_fitted_ns(&r->clock,
+						   gt_clock_ns(&r->clock, hold->since_tsc)),
 				hold->depth);
 			gtr_json_stack(out, r, hold->stack);
 			fputc('}', out);

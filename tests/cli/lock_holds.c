@@ -54,7 +54,7 @@ static uint64_t now_ns(void)
 
 static void nap(long ns)
 {
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = ns};
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		continue;
 }
@@ -73,7 +73,8 @@ static void fail(const char *what, int err)
 /* Takes the lock (for writing, or for reading when read), counted. */
 static void take(int read)
 {
-	int err = rw ? (read ? pthread_rwlock_rdlock(&hold_rwlock) : pthread_rwlock_wrlock(&hold_rwlock))
+	int err = rw ? (read ? pthread_rwlock_rdlock(&hold_rwlock)
+			     : pthread_rwlock_wrlock(&hold_rwlock))
 		     : pthread_mutex_lock(&hold_lock);
 	if (err == EOWNERDEAD && robust) {
 		count(&ownerdead, 1);
@@ -118,7 +119,8 @@ static void *contender_main(void *arg)
 			printf("contender-1's unlock of a mutex it does not hold: %s\n",
 			       err == EPERM ? "EPERM" : strerror(err));
 		}
-		if (write(tid_pipe[1], &me, sizeof me) != sizeof me || read(go_pipe[0], &go, 1) != 1)
+		if (write(tid_pipe[1], &me, sizeof me) != sizeof me ||
+		    read(go_pipe[0], &go, 1) != 1)
 			fail("pipe", errno);
 	}
 	for (int i = 0; i < M_HOLDS; i++) {
@@ -136,14 +138,14 @@ static void *doomed_main(void *arg)
 	(void)arg;
 	pthread_setname_np(pthread_self(), "doomed");
 	take(0);
-	return NULL;   /* ends holding it: the next owner gets EOWNERDEAD */
+	return NULL; /* ends holding it: the next owner gets EOWNERDEAD */
 }
 
 static void *holder_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), rw ? "writer" : "holder");
-	if (robust) {   /* the dead owner's lock, taken back and made consistent */
+	if (robust) { /* the dead owner's lock, taken back and made consistent */
 		take(0);
 		timed(now_ns(), 1);
 		give();
@@ -169,9 +171,10 @@ static void *holder_main(void *arg)
 			take(0);
 		if (errorcheck && i == 0) {
 			err = pthread_mutex_lock(&hold_lock);
-			printf("the holder's relock: %s\n", err == EDEADLK ? "EDEADLK" : strerror(err));
+			printf("the holder's relock: %s\n",
+			       err == EDEADLK ? "EDEADLK" : strerror(err));
 		}
-		if (i == 0) {   /* contender-1 waits for this hold */
+		if (i == 0) { /* contender-1 waits for this hold */
 			if (write(go_pipe[1], "g", 1) != 1)
 				fail("pipe", errno);
 			if (rw)

@@ -26,8 +26,10 @@ static std::atomic<unsigned long long> acquisitions, holds, held_ns, holder_hold
 
 static void timed(std::chrono::steady_clock::time_point since, bool by_holder)
 {
-	unsigned long long ns = (unsigned long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
-		std::chrono::steady_clock::now() - since).count();
+	unsigned long long ns =
+		(unsigned long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+			std::chrono::steady_clock::now() - since)
+			.count();
 	holds++;
 	held_ns += ns;
 	if (by_holder) {
@@ -44,7 +46,8 @@ static void contender_main(int k)
 	if (k == 1) {
 		pid_t me = gt_gettid();
 		char go;
-		if (write(tid_pipe[1], &me, sizeof me) != sizeof me || read(go_pipe[0], &go, 1) != 1)
+		if (write(tid_pipe[1], &me, sizeof me) != sizeof me ||
+		    read(go_pipe[0], &go, 1) != 1)
 			std::exit(1);
 	}
 	for (int i = 0; i < m_holds; i++) {
@@ -66,7 +69,8 @@ static void holder_main()
 	std::this_thread::sleep_for(hold_time);
 	timed(since, true);
 	hold_lock.unlock();
-	std::thread contenders[2] = {std::thread(contender_main, 1), std::thread(contender_main, 2)};
+	std::thread contenders[2] = { std::thread(contender_main, 1),
+				      std::thread(contender_main, 2) };
 	pid_t first;
 	if (read(tid_pipe[0], &first, sizeof first) != sizeof first)
 		std::exit(1);
@@ -74,7 +78,7 @@ static void holder_main()
 		hold_lock.lock();
 		acquisitions++;
 		since = std::chrono::steady_clock::now();
-		if (i == 0) {   // contender-1 waits for this hold
+		if (i == 0) { // contender-1 waits for this hold
 			if (write(go_pipe[1], "g", 1) != 1)
 				std::exit(1);
 			gt_wait_blocked(first, SYS_futex, (uintptr_t)&hold_lock,
@@ -106,7 +110,8 @@ int main()
 	holder.join();
 	std::printf("mutex: acquisitions=%llu holds=%llu holder_holds=%llu reads=0 ownerdead=0\n",
 		    acquisitions.load(), holds.load(), holder_holds.load());
-	std::printf("time: mean_ns=%llu holder_mean_ns=%llu\n", held_ns / holds, holder_ns / holder_holds);
+	std::printf("time: mean_ns=%llu holder_mean_ns=%llu\n", held_ns / holds,
+		    holder_ns / holder_holds);
 	std::fprintf(stderr, "lock_holds: hold_lock=%p done_lock=%p cond_waits=%u\n",
 		     (void *)&hold_lock, (void *)&done_lock, cond_waits);
 	return 0;

@@ -57,8 +57,10 @@ static void within_10_percent(unsigned long long measured, unsigned long long tr
 			      const char *what)
 {
 	double off = ((double)measured - (double)truth) / (double)truth;
-	cr_assert(off < 0.10 && off > -0.10, "%s: the report's %llu ns, the program's %llu ns "
-		  "(%.1f%% off)", what, measured, truth, 100 * off);
+	cr_assert(off < 0.10 && off > -0.10,
+		  "%s: the report's %llu ns, the program's %llu ns "
+		  "(%.1f%% off)",
+		  what, measured, truth, 100 * off);
 }
 
 /* The lock's entry in the report's holds, and in its contended objects. */
@@ -70,18 +72,19 @@ static void lock_reported(const char *json, const char *key, const struct cli_re
 	const char *lock = strstr(holds, key);
 	cr_assert_not_null(lock, "%s not in %s", key, holds);
 	const char *holders = strstr(lock, "\"holders\":[");
-	const char *end = holders ? strstr(holders, "]}") : NULL;   /* its holders' end */
+	const char *end = holders ? strstr(holders, "]}") : NULL; /* its holders' end */
 	cr_assert_not_null(end, "%s", lock);
 	char *entry = strndup(lock, (size_t)(end - lock) + 2);
 	const char *counts = strstr(run->out, ": acquisitions=");
 	cr_assert_not_null(counts, "%s", run->out);
-	cr_assert_eq(number_after(entry, "\"acquisitions\":"), number_after(counts, "acquisitions="),
-		     "%s: %s", run->out, entry);
+	cr_assert_eq(number_after(entry, "\"acquisitions\":"),
+		     number_after(counts, "acquisitions="), "%s: %s", run->out, entry);
 	cr_assert_eq(number_after(entry, "\"holds\":"), number_after(counts, "holds="), "%s: %s",
 		     run->out, entry);
-	cr_assert_eq(number_after(entry, "\"reads\":"), number_after(counts, "reads="), "%s", entry);
-	cr_assert_eq(number_after(entry, "\"ownerdead\":"), number_after(counts, "ownerdead="), "%s",
+	cr_assert_eq(number_after(entry, "\"reads\":"), number_after(counts, "reads="), "%s",
 		     entry);
+	cr_assert_eq(number_after(entry, "\"ownerdead\":"), number_after(counts, "ownerdead="),
+		     "%s", entry);
 	cr_assert_eq(number_after(entry, "\"try_locks\":"), 1, "%s", entry);
 	cr_assert_eq(number_after(entry, "\"unmatched_releases\":"), 0, "%s", entry);
 	cr_assert_geq(number_after(entry, "\"waited\":"), 1, "contender-1 waited: %s", entry);
@@ -103,7 +106,8 @@ static void lock_reported(const char *json, const char *key, const struct cli_re
 	cr_assert_eq(n, number_after(counts, "holder_holds="), "%s", entry);
 	if (times)
 		within_10_percent(number_after(name, "\"total_ns\":") / n,
-				  number_after(run->out, "holder_mean_ns="), "the holder's mean hold");
+				  number_after(run->out, "holder_mean_ns="),
+				  "the holder's mean hold");
 	/* the top hold site: in the holder's function */
 	const char *site = strstr(entry, "\"sites\":[{\"holds\":");
 	snprintf(want, sizeof want, "{\"func\":\"%s\",", holder_func);
@@ -123,7 +127,8 @@ static void lock_reported(const char *json, const char *key, const struct cli_re
 	snprintf(want, sizeof want, "{\"func\":\"%s\",", holder_func);
 	func = taken ? strstr(taken, want) : NULL;
 	cr_assert(taken && (!next_holder || taken < next_holder) && func &&
-		  func < strstr(taken, "]}"), "where %s took it: %s", holder, named);
+			  func < strstr(taken, "]}"),
+		  "where %s took it: %s", holder, named);
 }
 
 /* Runs plain_argv then traced_argv, with a busy loop on every CPU when loaded. */
@@ -153,9 +158,10 @@ static void holds_measured(const char *program, const char *mode, const char *ki
 	struct cli_result plain, traced;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "holds.trace");
-	const char *plain_argv[] = {program, mode, NULL};
-	const char *traced_argv[] = {cli_gotrace, "run", "--locks=all", "--keep-capture", "-o",
-				     trace, "--", program, mode, NULL};
+	const char *plain_argv[] = { program, mode, NULL };
+	const char *traced_argv[] = { cli_gotrace, "run", "--locks=all", "--keep-capture",
+				      "-o",        trace, "--",          program,
+				      mode,        NULL };
 	run_both(plain_argv, traced_argv, loaded, &plain, &traced);
 	cr_assert_eq(plain.status, 0, "%s%s", plain.out, plain.err);
 	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
@@ -164,7 +170,8 @@ static void holds_measured(const char *program, const char *mode, const char *ki
 	free(plain_out);
 	free(traced_out);
 	if (strcmp(mode, "errorcheck") == 0)
-		cr_assert_not_null(strstr(plain.out, "relock: EDEADLK\n") && strstr(plain.out, ": EPERM\n"),
+		cr_assert_not_null(strstr(plain.out, "relock: EDEADLK\n") &&
+					   strstr(plain.out, ": EPERM\n"),
 				   "%s", plain.out);
 
 	char *json = cli_report_of(trace, true);
@@ -182,7 +189,8 @@ static void holds_measured(const char *program, const char *mode, const char *ki
 	cr_assert_not_null(at_end, "%s", json);
 	if (strcmp(mode, "robust") == 0)
 		cr_assert_not_null(strstr(at_end, "\"name\":\"doomed\",\"thread_ended\":true,"
-					  "\"kind\":\"mutex\","), "%s", at_end);
+						  "\"kind\":\"mutex\","),
+				   "%s", at_end);
 	else
 		cr_assert_not_null(strstr(at_end, "\"held_at_end\":[]}"), "%s", at_end);
 	free(json);
@@ -222,7 +230,7 @@ Test(lock_holds, a_default_mutex, .timeout = 240)
 
 Test(lock_holds, every_mutex_type, .timeout = 480)
 {
-	static const char *const modes[] = {"recursive", "errorcheck", "pi", "robust"};
+	static const char *const modes[] = { "recursive", "errorcheck", "pi", "robust" };
 	for (int loaded = 0; loaded < 2; loaded++)
 		for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
 			holds_measured(GT_TEST_LOCK_HOLDS, modes[i], "mutex", "holder",
@@ -265,8 +273,9 @@ Test(lock_holds, the_example_json, .timeout = 240)
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "workpool.trace");
-	const char *run[] = {cli_gotrace, "run", "--locks=all", "--keep-capture", "-o", trace, "--",
-			     cli_workpool, "96", "4", NULL};
+	const char *run[] = { cli_gotrace, "run", "--locks=all", "--keep-capture",
+			      "-o",        trace, "--",          cli_workpool,
+			      "96",        "4",   NULL };
 	cli_run(&r, run, NULL);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cli_result_free(&r);
@@ -281,16 +290,16 @@ Test(lock_holds, the_example_json, .timeout = 240)
  * cycle, and lists both locks as held at the end. */
 static void deadlock_taken_at(bool loaded)
 {
-	static const char *const names[] = {"alpha", "beta"};
+	static const char *const names[] = { "alpha", "beta" };
 	char dir[512], trace[600], line[256];
 	struct cli_result plain, traced;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "deadlock.trace");
 	/* 8 s: room for a loaded machine to reach the deadlock (it says so on stdout) */
-	const char *plain_argv[] = {"/usr/bin/timeout", "8", GT_TEST_LOCKS, "deadlock2", NULL};
-	const char *traced_argv[] = {"/usr/bin/timeout", "8", cli_gotrace, "run", "--locks=all",
-				     "--keep-capture", "-o", trace, "--", GT_TEST_LOCKS, "deadlock2",
-				     NULL};
+	const char *plain_argv[] = { "/usr/bin/timeout", "8", GT_TEST_LOCKS, "deadlock2", NULL };
+	const char *traced_argv[] = { "/usr/bin/timeout", "8",  cli_gotrace, "run", "--locks=all",
+				      "--keep-capture",   "-o", trace,       "--",  GT_TEST_LOCKS,
+				      "deadlock2",        NULL };
 	run_both(plain_argv, traced_argv, loaded, &plain, &traced);
 	cr_assert_eq(plain.status, 124, "%s", plain.err);
 	cr_assert_eq(traced.status, plain.status, "%s", traced.err);
@@ -311,7 +320,8 @@ static void deadlock_taken_at(bool loaded)
 		snprintf(line, sizeof line, "    which %s (thread ", names[1 - i]);
 		took = strstr(cycle, line);
 		cr_assert_not_null(took, "'%s' not in:\n%s", line, cycle);
-		cr_assert_not_null(strstr(took, " took at:\n      cycle_main (locks.c:"), "%s", cycle);
+		cr_assert_not_null(strstr(took, " took at:\n      cycle_main (locks.c:"), "%s",
+				   cycle);
 		snprintf(line, sizeof line, " held by %s (thread ", names[i]);
 		const char *holds = strstr(held, line);
 		cr_assert(holds && holds < graph, "'%s' not in:\n%s", line, held);

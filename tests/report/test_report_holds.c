@@ -20,11 +20,10 @@
 
 static char capture_path[256];
 
-static void lock_record(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread,
-			uint8_t type, enum gt_block_kind kind, uint64_t obj, uint32_t stack,
-			uint32_t flags)
+static void lock_record(struct gt_cb *cb, uint32_t cpu, uint64_t t, uint32_t thread, uint8_t type,
+			enum gt_block_kind kind, uint64_t obj, uint32_t stack, uint32_t flags)
 {
-	struct gt_p_lock p = {.obj = obj, .stack = stack, .flags = flags};
+	struct gt_p_lock p = { .obj = obj, .stack = stack, .flags = flags };
 	cr_assert_neq(gt_cb_record(cb, cpu, type, (uint8_t)kind, thread, t, &p, sizeof p), 0);
 }
 
@@ -50,16 +49,17 @@ static void write_capture(struct gt_cb *cb, const char *name)
 }
 
 /* worker-a (thread 2, tid 102, CPU 1) and worker-b (thread 3, CPU 0); stack 1 is
- * {0x401100, ...} (read back at pc 0x4010ff), stack 2 {0x401300, ...} (0x4012ff).  LOCK's holds: a 500 (stack 1); b 1000 (stack 2)
- * after waiting 2100..2600 while a held it; a 300 (stack 1, taken twice: recursive); a 100
- * (try-lock, stack 1); b 100 (stack 2) until its condition wait releases it, then 100 more
- * (taken back by the wait, stack 2); a holds it from 9000 to the end.  RWLOCK: a and b read
- * 300 each (stacks 1, 2), b writes 400 (stack 2).  b releases UNPAIRED, never taken. */
+ * {0x401100, ...} (read back at pc 0x4010ff), stack 2 {0x401300, ...} (0x4012ff).  LOCK's
+ * holds: a 500 (stack 1); b 1000 (stack 2) after waiting 2100..2600 while a held it; a 300
+ * (stack 1, taken twice: recursive); a 100 (try-lock, stack 1); b 100 (stack 2) until its
+ * condition wait releases it, then 100 more (taken back by the wait, stack 2); a holds it
+ * from 9000 to the end.  RWLOCK: a and b read 300 each (stacks 1, 2), b writes 400 (stack 2).
+ * b releases UNPAIRED, never taken. */
 static void write_holds(void)
 {
 	struct gt_cb *cb = report_scenario_threads(2, 1, 0);
 	acquire(cb, 1, 2000, 2, GT_BK_MUTEX, LOCK, 1, 0);
-	struct gt_p_block wait = {.obj = LOCK, .stack = 2, .flags = gt_block_holder_tid(102)};
+	struct gt_p_block wait = { .obj = LOCK, .stack = 2, .flags = gt_block_holder_tid(102) };
 	gt_cb_record(cb, 0, GT_BLOCK_BEGIN, GT_BK_MUTEX, 3, 2100, &wait, sizeof wait);
 	release(cb, 1, 2500, 2, GT_BK_MUTEX, LOCK);
 	gt_cb_block_end(cb, 0, 2600, 3, GT_BK_MUTEX, LOCK, GT_BR_OK);
@@ -106,33 +106,43 @@ Test(report_holds, each_lock_like_mutrace)
 	const char *rw = strstr(holds, "{\"address\":\"0x8000\",\"kind\":\"rwlock\",");
 	const char *unpaired = strstr(holds, "{\"address\":\"0x7000\",\"kind\":\"mutex\",");
 	cr_assert(lock && rw && unpaired && lock < rw && rw < unpaired, "%s", holds);
-	cr_assert_not_null(strstr(lock, "\"acquisitions\":8,\"waited\":1,\"contended_share\":0.125000,"
-				  "\"try_locks\":1,\"cond_retakes\":1,\"ownerdead\":0,\"reads\":0,"
-				  "\"holds\":6,\"total_ns\":2100,\"mean_ns\":350,\"max_ns\":1000,"
-				  "\"unmatched_releases\":0,\"held_at_end\":1,\"before_window\":0,"),
-			   "%s", lock);
+	cr_assert_not_null(
+		strstr(lock, "\"acquisitions\":8,\"waited\":1,\"contended_share\":0.125000,"
+			     "\"try_locks\":1,\"cond_retakes\":1,\"ownerdead\":0,\"reads\":0,"
+			     "\"holds\":6,\"total_ns\":2100,\"mean_ns\":350,\"max_ns\":1000,"
+			     "\"unmatched_releases\":0,\"held_at_end\":1,\"before_window\":0,"),
+		"%s", lock);
 	/* sites by total: stack 2 (1000 + 100 + 100), then stack 1 (500 + 300 + 100) */
 	cr_assert_not_null(strstr(lock, "\"sites\":[{\"holds\":3,\"total_ns\":1200,\"max_ns\":1000,"
-				  "\"frames\":[{\"func\":"), "%s", lock);
+					"\"frames\":[{\"func\":"),
+			   "%s", lock);
 	const char *site2 = strstr(lock, "},{\"holds\":3,\"total_ns\":900,\"max_ns\":500,");
 	cr_assert_not_null(site2, "%s", lock);
-	cr_assert(strstr(lock, "\"pc\":\"0x4012ff\"") < site2 && strstr(site2, "\"pc\":\"0x4010ff\""),
+	cr_assert(strstr(lock, "\"pc\":\"0x4012ff\"") < site2 &&
+			  strstr(site2, "\"pc\":\"0x4010ff\""),
 		  "%s", lock);
-	cr_assert_not_null(strstr(lock, "\"holders\":[{\"serial\":3,\"tid\":103,\"name\":\"worker-b\","
+	cr_assert_not_null(strstr(lock,
+				  "\"holders\":[{\"serial\":3,\"tid\":103,\"name\":\"worker-b\","
 				  "\"holds\":3,\"total_ns\":1200},{\"serial\":2,\"tid\":102,"
-				  "\"name\":\"worker-a\",\"holds\":3,\"total_ns\":900}]}"), "%s", lock);
-	cr_assert_not_null(strstr(rw, "\"acquisitions\":3,\"waited\":0,\"contended_share\":0.000000,"
-				"\"try_locks\":0,\"cond_retakes\":0,\"ownerdead\":0,\"reads\":2,"
-				"\"holds\":3,\"total_ns\":1000,\"mean_ns\":333,\"max_ns\":400,"
-				"\"unmatched_releases\":0,\"held_at_end\":0,\"before_window\":0,"), "%s", rw);
+				  "\"name\":\"worker-a\",\"holds\":3,\"total_ns\":900}]}"),
+			   "%s", lock);
+	cr_assert_not_null(
+		strstr(rw, "\"acquisitions\":3,\"waited\":0,\"contended_share\":0.000000,"
+			   "\"try_locks\":0,\"cond_retakes\":0,\"ownerdead\":0,\"reads\":2,"
+			   "\"holds\":3,\"total_ns\":1000,\"mean_ns\":333,\"max_ns\":400,"
+			   "\"unmatched_releases\":0,\"held_at_end\":0,\"before_window\":0,"),
+		"%s", rw);
 	cr_assert_not_null(strstr(unpaired, "\"acquisitions\":0,\"waited\":0,"), "%s", unpaired);
 	cr_assert_not_null(strstr(unpaired, "\"holds\":0,\"total_ns\":0,\"mean_ns\":0,\"max_ns\":0,"
-				  "\"unmatched_releases\":1,\"held_at_end\":0,\"before_window\":0,\"sites\":[],"
-				  "\"holders\":[]}"), "%s", unpaired);
-	const char *end = strstr(holds, "],\"unmatched_releases\":1,\"held_at_end\":[{\"serial\":2,"
-				 "\"tid\":102,\"name\":\"worker-a\",\"thread_ended\":false,"
-				 "\"kind\":\"mutex\",\"address\":\"0x5000\",\"object_name\":\"0x5000\","
-				 "\"since_ns\":8000,\"depth\":1,\"frames\":[{\"func\":");
+					    "\"unmatched_releases\":1,\"held_at_end\":0,\"before_"
+					    "window\":0,\"sites\":[],"
+					    "\"holders\":[]}"),
+			   "%s", unpaired);
+	const char *end = strstr(
+		holds, "],\"unmatched_releases\":1,\"held_at_end\":[{\"serial\":2,"
+		       "\"tid\":102,\"name\":\"worker-a\",\"thread_ended\":false,"
+		       "\"kind\":\"mutex\",\"address\":\"0x5000\",\"object_name\":\"0x5000\","
+		       "\"since_ns\":8000,\"depth\":1,\"frames\":[{\"func\":");
 	cr_assert_not_null(end, "%s", holds);
 	cr_assert_null(strstr(end, "\"serial\":3"), "one lock held at the end: %s", end);
 	free(json);
@@ -142,11 +152,12 @@ Test(report_holds, a_holder_took_the_lock_its_waiter_waited_for)
 {
 	char *json = report_scenario_report(capture_path, true);
 	const char *object = strstr(json, "\"objects\":[{\"address\":\"0x5000\",\"kind\":\"mutex\","
-				    "\"waits\":1,\"total_ns\":500,");
+					  "\"waits\":1,\"total_ns\":500,");
 	cr_assert_not_null(object, "%s", json);
-	const char *holder = strstr(object, "\"holders\":[{\"serial\":2,\"tid\":102,"
-				    "\"name\":\"worker-a\",\"waits\":1,\"total_ns\":500,\"releases\":[],"
-				    "\"taken_at\":[{\"func\":");
+	const char *holder =
+		strstr(object, "\"holders\":[{\"serial\":2,\"tid\":102,"
+			       "\"name\":\"worker-a\",\"waits\":1,\"total_ns\":500,\"releases\":[],"
+			       "\"taken_at\":[{\"func\":");
 	cr_assert_not_null(holder, "%s", object);
 	const char *pc = strstr(holder, "\"pc\":\"0x4010ff\"");
 	cr_assert(pc && pc < strstr(holder, "]}"), "taken at stack 1: %s", holder);
@@ -154,7 +165,7 @@ Test(report_holds, a_holder_took_the_lock_its_waiter_waited_for)
 
 	char *text = report_scenario_report(capture_path, false);
 	const char *held = strstr(text, "      held by worker-a (thread 2) during 1 wait, 0.001 ms "
-				  "waited; took it at:\n        ");
+					"waited; took it at:\n        ");
 	cr_assert_not_null(held, "%s", text);
 	free(text);
 }
@@ -172,27 +183,32 @@ Test(report_holds, text_says_the_same)
 	unsigned acquired, holds;
 	double contended, total_ms, mean_ms, max_ms;
 	cr_assert_eq(sscanf(row, "\n  1   0x5000 %15s %u %lf%% %u %lf %lf %lf", kind, &acquired,
-			    &contended, &holds, &total_ms, &mean_ms, &max_ms), 7, "%s", row);
+			    &contended, &holds, &total_ms, &mean_ms, &max_ms),
+		     7, "%s", row);
 	cr_assert_str_eq(kind, "mutex");
 	cr_assert_eq(acquired, 8);
 	cr_assert_float_eq(contended, 12.5, 1e-9);
 	cr_assert_eq(holds, 6);
 	cr_assert_float_eq(total_ms, 0.002, 1e-9);
 	cr_assert_float_eq(max_ms, 0.001, 1e-9);
-	cr_assert_not_null(strstr(row, "\n      1 taken by try-lock; 1 taken back by a condition "
-				  "wait; 1 taken again inside a hold of the same thread (timed with "
-				  "it); 1 hold still open at the end\n      3 holds, 0.001 ms total"),
-			   "%s", row);
-	cr_assert_not_null(strstr(row, "      held by worker-b (thread 3): 3 holds, 0.001 ms\n"
-				  "      held by worker-a (thread 2): 3 holds, 0.001 ms\n  2   0x8000 "),
-			   "%s", row);
+	cr_assert_not_null(
+		strstr(row, "\n      1 taken by try-lock; 1 taken back by a condition "
+			    "wait; 1 taken again inside a hold of the same thread (timed with "
+			    "it); 1 hold still open at the end\n      3 holds, 0.001 ms total"),
+		"%s", row);
+	cr_assert_not_null(
+		strstr(row, "      held by worker-b (thread 3): 3 holds, 0.001 ms\n"
+			    "      held by worker-a (thread 2): 3 holds, 0.001 ms\n  2   0x8000 "),
+		"%s", row);
 	cr_assert_not_null(strstr(section, "\n      2 taken for reading\n"), "%s", section);
 	cr_assert_not_null(strstr(section, "\n      1 release not paired with an acquisition\n"),
 			   "%s", section);
 	cr_assert_not_null(strstr(section, "\n  1 release of a lock not known held, not paired: "),
 			   "%s", section);
-	cr_assert_not_null(strstr(section, "\nLocks held when the capture ends\n  mutex 0x5000 held "
-				  "by worker-a (thread 2) since 0.008 ms, taken at:\n"), "%s", section);
+	cr_assert_not_null(strstr(section,
+				  "\nLocks held when the capture ends\n  mutex 0x5000 held "
+				  "by worker-a (thread 2) since 0.008 ms, taken at:\n"),
+			   "%s", section);
 	free(text);
 }
 
@@ -207,9 +223,11 @@ Test(report_holds_clock, holds_follow_the_fitted_rate)
 	write_capture(cb, "clock");
 	char *json = report_scenario_report(capture_path, true);
 	cr_assert_not_null(strstr(json, "\"holds\":1,\"total_ns\":200000000,\"mean_ns\":200000000,"
-				  "\"max_ns\":200000000,"), "%s", json);
+					"\"max_ns\":200000000,"),
+			   "%s", json);
 	cr_assert_not_null(strstr(json, "\"holders\":[{\"serial\":1,\"tid\":1001,\"name\":\"\","
-				  "\"holds\":1,\"total_ns\":200000000}]"), "%s", json);
+					"\"holds\":1,\"total_ns\":200000000}]"),
+			   "%s", json);
 	free(json);
 	unlink(capture_path);
 }
@@ -218,17 +236,18 @@ Test(report_holds_clock, holds_follow_the_fitted_rate)
 Test(report_holds_none, one_line_says_how_to_record_them)
 {
 	struct gt_cb *cb = report_scenario_threads(2, 1, 0);
-	struct gt_p_block wait = {.obj = LOCK, .stack = 1, .flags = gt_block_holder_tid(103)};
+	struct gt_p_block wait = { .obj = LOCK, .stack = 1, .flags = gt_block_holder_tid(103) };
 	gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_MUTEX, 2, 2000, &wait, sizeof wait);
 	gt_cb_block_end(cb, 1, 2500, 2, GT_BK_MUTEX, LOCK, GT_BR_OK);
 	gt_cb_capture_end(cb, 0, 3000);
 	write_capture(cb, "none");
 	char *text = report_scenario_report(capture_path, false);
 	const char *line = strstr(text, "\n  hold times: not recorded (`gotrace run --locks=all` "
-				  "records them)\n\nSyscalls");
+					"records them)\n\nSyscalls");
 	cr_assert_not_null(line, "%s", text);
-	cr_assert_eq(strstr(text, "--locks=all"), line + strlen("\n  hold times: not recorded (`gotrace run "),
-		     "one line: %s", text);
+	cr_assert_eq(strstr(text, "--locks=all"),
+		     line + strlen("\n  hold times: not recorded (`gotrace run "), "one line: %s",
+		     text);
 	cr_assert_null(strstr(text, "Lock holds"), "%s", text);
 	cr_assert_null(strstr(text, "Locks held"), "%s", text);
 	cr_assert_null(strstr(text, "took it at"), "%s", text);
@@ -247,8 +266,8 @@ Test(report_holds_deadlock, where_each_holder_took_its_lock)
 	struct gt_cb *cb = report_scenario_threads(2, 1, 0);
 	acquire(cb, 1, 2000, 2, GT_BK_MUTEX, LOCK, 1, 0);
 	acquire(cb, 0, 2100, 3, GT_BK_MUTEX, UNPAIRED, 2, 0);
-	struct gt_p_block a = {.obj = UNPAIRED, .stack = 1, .flags = gt_block_holder_tid(103)};
-	struct gt_p_block b = {.obj = LOCK, .stack = 2, .flags = gt_block_holder_tid(102)};
+	struct gt_p_block a = { .obj = UNPAIRED, .stack = 1, .flags = gt_block_holder_tid(103) };
+	struct gt_p_block b = { .obj = LOCK, .stack = 2, .flags = gt_block_holder_tid(102) };
 	gt_cb_record(cb, 1, GT_BLOCK_BEGIN, GT_BK_MUTEX, 2, 3000, &a, sizeof a);
 	gt_cb_record(cb, 0, GT_BLOCK_BEGIN, GT_BK_MUTEX, 3, 3100, &b, sizeof b);
 	gt_cb_capture_end(cb, 0, 5000);
@@ -256,25 +275,33 @@ Test(report_holds_deadlock, where_each_holder_took_its_lock)
 	char *text = report_scenario_report(capture_path, false);
 	const char *graph = strstr(text, "\nWait-for graph when the capture ends");
 	cr_assert_not_null(graph, "%s", text);
-	cr_assert_not_null(strstr(graph, "\n  worker-a (thread 2) waits for mutex 0x7000, held by "
-				  "worker-b (thread 3): blocked in mutex 0x5000 since 0.002 ms; took it "
-				  "at 0x4012ff (?\?)\n"), "%s", graph);
+	cr_assert_not_null(
+		strstr(graph,
+		       "\n  worker-a (thread 2) waits for mutex 0x7000, held by "
+		       "worker-b (thread 3): blocked in mutex 0x5000 since 0.002 ms; took it "
+		       "at 0x4012ff (?\?)\n"),
+		"%s", graph);
 	const char *cycle = strstr(graph, "\nDeadlock 1: 2 threads");
 	cr_assert_not_null(cycle, "%s", graph);
-	cr_assert_not_null(strstr(cycle, "\n  worker-a (thread 2) waits for mutex 0x7000, held by "
-				  "worker-b (thread 3), at:\n      0x4010ff (?\?)\n      0x4011ff (?\?)\n"
-				  "    which worker-b (thread 3) took at:\n      0x4012ff (?\?)\n"), "%s",
-			   cycle);
-	cr_assert_not_null(strstr(cycle, "    which worker-a (thread 2) took at:\n      0x4010ff (?\?)\n"),
-			   "%s", cycle);
+	cr_assert_not_null(
+		strstr(cycle,
+		       "\n  worker-a (thread 2) waits for mutex 0x7000, held by "
+		       "worker-b (thread 3), at:\n      0x4010ff (?\?)\n      0x4011ff (?\?)\n"
+		       "    which worker-b (thread 3) took at:\n      0x4012ff (?\?)\n"),
+		"%s", cycle);
+	cr_assert_not_null(
+		strstr(cycle, "    which worker-a (thread 2) took at:\n      0x4010ff (?\?)\n"),
+		"%s", cycle);
 	cr_assert_null(strstr(cycle, "not recorded"), "%s", cycle);
 	free(text);
 	char *json = report_scenario_report(capture_path, true);
-	cr_assert_not_null(strstr(json, "\"held_by\":3,\"frames\":[{\"func\":\"0x4010ff\","), "%s", json);
+	cr_assert_not_null(strstr(json, "\"held_by\":3,\"frames\":[{\"func\":\"0x4010ff\","), "%s",
+			   json);
 	cr_assert_not_null(strstr(json, "\"held_taken_at\":[{\"func\":\"0x4012ff\","), "%s", json);
 	cr_assert_not_null(strstr(json, "\"held_taken_at\":[{\"func\":\"0x4010ff\","), "%s", json);
 	cr_assert_not_null(strstr(json, "\"state\":\"blocked in mutex 0x5000 since 0.002 ms\","
-				  "\"taken_at\":[{\"func\":\"0x4012ff\","), "%s", json);
+					"\"taken_at\":[{\"func\":\"0x4012ff\","),
+			   "%s", json);
 	free(json);
 	unlink(capture_path);
 }
@@ -286,11 +313,11 @@ Test(report_holds_ring, holds_before_the_window_are_not_timed)
 {
 	const uint64_t lost = 2000;
 	struct gt_cb *cb = gt_cb_new(2, 8192, 1000);
-	gt_cb_thread_existing(cb, 0, 1010, 1, 0, 0);                 /* chunk 0: keep */
-	acquire(cb, 1, 1100, 1, GT_BK_MUTEX, LOCK, 0, GT_LOCK_TRY);  /* chunk 1: CPU 1 */
+	gt_cb_thread_existing(cb, 0, 1010, 1, 0, 0);                /* chunk 0: keep */
+	acquire(cb, 1, 1100, 1, GT_BK_MUTEX, LOCK, 0, GT_LOCK_TRY); /* chunk 1: CPU 1 */
 	release(cb, 1, 1200, 1, GT_BK_MUTEX, LOCK);
 	acquire(cb, 1, 1500, 1, GT_BK_MUTEX, LOCK, 0, 0);
-	release(cb, 1, lost + 100, 1, GT_BK_MUTEX, LOCK);            /* the window */
+	release(cb, 1, lost + 100, 1, GT_BK_MUTEX, LOCK); /* the window */
 	acquire(cb, 1, lost + 200, 1, GT_BK_MUTEX, LOCK, 0, 0);
 	release(cb, 1, lost + 500, 1, GT_BK_MUTEX, LOCK);
 	gt_cb_capture_end(cb, 1, lost + 600);
@@ -304,16 +331,19 @@ Test(report_holds_ring, holds_before_the_window_are_not_timed)
 	keep->magic = GT_KEEP_MAGIC;
 	write_capture(cb, "ring");
 	char *json = report_scenario_report(capture_path, true);
-	cr_assert_not_null(strstr(json, "{\"address\":\"0x5000\",\"kind\":\"mutex\",\"name\":\"0x5000\","
-				  "\"acquisitions\":1,\"waited\":0,\"contended_share\":0.000000,"
-				  "\"try_locks\":0,\"cond_retakes\":0,\"ownerdead\":0,\"reads\":0,"
-				  "\"holds\":1,\"total_ns\":300,\"mean_ns\":300,\"max_ns\":300,"
-				  "\"unmatched_releases\":0,\"held_at_end\":0,\"before_window\":1,"),
-			   "%s", json);
+	cr_assert_not_null(
+		strstr(json, "{\"address\":\"0x5000\",\"kind\":\"mutex\",\"name\":\"0x5000\","
+			     "\"acquisitions\":1,\"waited\":0,\"contended_share\":0.000000,"
+			     "\"try_locks\":0,\"cond_retakes\":0,\"ownerdead\":0,\"reads\":0,"
+			     "\"holds\":1,\"total_ns\":300,\"mean_ns\":300,\"max_ns\":300,"
+			     "\"unmatched_releases\":0,\"held_at_end\":0,\"before_window\":1,"),
+		"%s", json);
 	free(json);
 	char *text = report_scenario_report(capture_path, false);
-	cr_assert_not_null(strstr(text, "\n      1 hold began before the recorder's window (counted, "
-				  "not timed)\n"), "%s", text);
+	cr_assert_not_null(strstr(text,
+				  "\n      1 hold began before the recorder's window (counted, "
+				  "not timed)\n"),
+			   "%s", text);
 	free(text);
 	unlink(capture_path);
 }
