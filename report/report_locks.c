@@ -142,8 +142,9 @@ void gtr_holders_json(FILE *out, struct report *r, const struct wait_site *s, un
 			gtr_json_stack(out, r, h->releases[k].stack);
 			fputc('}', out);
 		}
+		uint32_t taken = h->serial ? gtr_holds_taken_at(r, s->key, h->serial) : 0;
 		fputs("],\"taken_at\":", out);
-		json_stack_or_null(out, r, h->serial ? gtr_holds_taken_at(r, s->key, h->serial) : 0);
+		json_stack_or_null(out, r, taken);
 		fputc('}', out);
 	}
 	fputc(']', out);
