@@ -185,6 +185,7 @@ struct gtm_ahead {
 struct gt_model {
 	struct gt_wire *w;
 	struct gt_tracker *tracker; /* the facts' view of threads and waits, fed first */
+	struct gt_lock_order *order;  /* the lock-order graph, fed the tracker's changes */
 	struct gt_model_options opt;
 	struct gt_file_header h;
 	struct gt_model_counters ctr;

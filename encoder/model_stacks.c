@@ -227,6 +227,26 @@ const char *gtm_object_name(struct gt_model *m, uint32_t capture, uint8_t kind, 
 	return e ? e->bytes : NULL;
 }
 
+const char *gt_model_stack_site(struct gt_model *m, uint32_t capture, uint32_t stack, char *buf,
+				size_t size)
+{
+	uint32_t id = m->opt.sym ? stack_id(m, capture, stack) : 0;
+	uint64_t pc = id ? program_pc_of(m, id) : 0;
+	if (!pc)
+		return NULL;
+	gtm_use_space(m, capture);
+	struct gt_frame frames[16];
+	if (!gt_sym_stack(m->opt.sym, &pc, 1, frames, 16))
+		return NULL;
+	const struct gt_frame *f = &frames[0];   /* the innermost: an inlined call's own line */
+	const char *slash = strrchr(f->file, '/');
+	if (f->line)
+		snprintf(buf, size, "%s (%s:%u)", f->func, slash ? slash + 1 : f->file, f->line);
+	else
+		snprintf(buf, size, "%s", f->func);
+	return buf;
+}
+
 uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n)
 {
 	struct gt_frame frames[GT_WIRE_MAX_FRAMES];
