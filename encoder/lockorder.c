@@ -317,13 +317,15 @@ static void edge_thread_text(const struct gt_tracker *tr, const struct gt_lock_e
 		snprintf(buf, size, "thread %u", e->thread);
 }
 
+/* The lock's name copied into buf (a namer may give both names of a line in one buffer). */
 static const char *lock_text(const struct gt_lock_namer *namer, uint8_t kind, uint64_t obj,
 			     char *buf, size_t size)
 {
 	const char *name = namer && namer->lock ? namer->lock(namer->ctx, kind, obj) : NULL;
 	if (name)
-		return name;
-	snprintf(buf, size, "%#" PRIx64, obj);
+		snprintf(buf, size, "%s", name);
+	else
+		snprintf(buf, size, "%#" PRIx64, obj);
 	return buf;
 }
 
@@ -337,7 +339,7 @@ void gt_lock_order_cycle_text(const struct gt_lock_order *g, size_t i,
 		buf[0] = '\0';
 	for (size_t k = 0; k < n && len < size; k++) {
 		const struct gt_lock_edge *e = edges[k];
-		char from[64], to[64], site[512], who[48];
+		char from[256], to[256], site[512], who[48];
 		const char *at = namer && namer->site && e->to_stack
 					 ? namer->site(namer->ctx, e->capture, e->to_stack, site, sizeof site)
 					 : NULL;

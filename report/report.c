@@ -191,6 +191,7 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		charge_wait(r, row_of(r, change.thread), &change.closed_wait, now);
 	if (change.thread)
 		note_first_use(r, &change.thread->wait);
+	gtr_order_fact(r, cr, &change);
 
 	switch (rec->type) {
 	case GT_STACK: {
@@ -520,6 +521,7 @@ static void free_report(struct report *r)
 		gt_u64map_free(&tables[t]->by_key);
 	}
 	free(r->threads);
+	gtr_order_free(r);
 	gt_tracker_free(r->tracker);
 	gt_u64map_free(&r->on_cpu);
 	gt_u64map_free(&r->stack_index);

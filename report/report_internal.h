@@ -112,6 +112,8 @@ struct report {
 	char kernel_line[256];          /* what the kernel records are, or why not used */
 	struct gt_hot hot;              /* from the trace's CPU samples, when a trace is given */
 	struct gt_offcpu offcpu;        /* from the kernel records kept beside */
+	bool lock_records;              /* --locks=all: lock records were read */
+	struct gt_lock_order *order;    /* their lock-order graph (report_order.c) */
 };
 
 /* report.c */
@@ -145,6 +147,13 @@ void gtr_wait_for_text(FILE *out, struct report *r);
 void gtr_wait_for_json(FILE *out, struct report *r);
 void gtr_text_stack(FILE *out, struct report *r, uint32_t stack, const char *indent);
 void gtr_json_stack(FILE *out, struct report *r, uint32_t stack);
+
+/* report_order.c: the lock-order inversions (--locks=all) */
+void gtr_order_fact(struct report *r, const struct gt_capture_record *cr,
+		    const struct gt_tracker_change *change);
+void gtr_order_free(struct report *r);
+void gtr_order_text(FILE *out, struct report *r);
+void gtr_order_json(FILE *out, struct report *r);
 
 /* report_print.c */
 void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
