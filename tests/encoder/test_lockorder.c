@@ -246,10 +246,9 @@ Test(lockorder, one_threads_two_orders_are_a_cycle_of_one_thread)
 	gt_lock_order_free(g);
 }
 
-/* Readers of rwlock A do not block each other: thread 1 read-locks A then locks B, thread 2
- * locks B then read-locks A: no cycle (thread 2 gets A beside thread 1).  Thread 3 write-locks
- * A then locks B: now thread 2's read can wait for a writer holding A, a cycle. */
-Test(lockorder, readers_of_one_rwlock_make_no_cycle_until_a_writer_does)
+/* Readers of rwlock A in crossing orders: thread 1 read-locks A then locks B, thread 2 locks
+ * B then read-locks A. */
+static struct gt_cb *readers_crossing(void)
 {
 	struct gt_cb *cb = threads(3);
 	lock_rec(cb, 1, GT_LOCK_ACQUIRE, GT_BK_RWLOCK_RD, A, 11, 0);
@@ -260,20 +259,19 @@ Test(lockorder, readers_of_one_rwlock_make_no_cycle_until_a_writer_does)
 	lock_rec(cb, 2, GT_LOCK_ACQUIRE, GT_BK_RWLOCK_RD, A, 22, 0);
 	lock_rec(cb, 2, GT_LOCK_RELEASE, GT_BK_RWLOCK_WR, A, 0, 0);
 	drop(cb, 2, B);
-	struct gt_lock_order *g = graph_of(cb, "readers", NULL);
+	return cb;
+}
+
+/* Readers do not block each other: no cycle (thread 2 gets A beside thread 1).  Thread 3
+ * write-locks A then locks B: now thread 2's read can wait for a writer holding A, a cycle. */
+Test(lockorder, readers_of_one_rwlock_make_no_cycle_until_a_writer_does)
+{
+	struct gt_lock_order *g = graph_of(readers_crossing(), "readers", NULL);
 	cr_expect_eq(gt_lock_order_edges(g), 2);
 	cr_expect_eq(gt_lock_order_cycles(g), 0, "readers beside readers never wait");
 	gt_lock_order_free(g);
 
-	cb = threads(3);
-	lock_rec(cb, 1, GT_LOCK_ACQUIRE, GT_BK_RWLOCK_RD, A, 11, 0);
-	take(cb, 1, B, 12);
-	drop(cb, 1, B);
-	lock_rec(cb, 1, GT_LOCK_RELEASE, GT_BK_RWLOCK_WR, A, 0, 0);
-	take(cb, 2, B, 21);
-	lock_rec(cb, 2, GT_LOCK_ACQUIRE, GT_BK_RWLOCK_RD, A, 22, 0);
-	lock_rec(cb, 2, GT_LOCK_RELEASE, GT_BK_RWLOCK_WR, A, 0, 0);
-	drop(cb, 2, B);
+	struct gt_cb *cb = readers_crossing();
 	lock_rec(cb, 3, GT_LOCK_ACQUIRE, GT_BK_RWLOCK_WR, A, 31, 0);
 	take(cb, 3, B, 32);
 	g = graph_of(cb, "writer", NULL);
