@@ -742,7 +742,7 @@ size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, c
  * cycles are the lock-order inversions: orders that can deadlock one day, whether or not
  * they did.  The rules, and why (docs/usage.md, "Lock-order inversions"):
  *   - an edge is made by a hold_began: from each lock the thread held before, in the order
- *     taken, to the new one; never into a lock it holds already (a recursive mutex's inner
+ *     taken (the GT_LOCK_ORDER_DEPTH most recent), to the new one; never into a lock it holds already (a recursive mutex's inner
  *     acquisition begins no hold) nor into one a try-lock took (GT_LOCK_TRY: it cannot
  *     block, as in lockdep); a try-locked lock held gives edges to later ones (they block);
  *   - a condition wait taking its mutex back (GT_LOCK_COND) blocks like a lock: edges; so
@@ -778,12 +778,14 @@ struct gt_lock_order;
 struct gt_lock_order *gt_lock_order_new(void);
 void gt_lock_order_free(struct gt_lock_order *g);
 /* What one fact changed (gt_tracker_fact's change); false when memory runs out (the edge
- * is then not kept, and counted: gt_lock_order_lost). */
+ * is then not made, and counted: gt_lock_order_lost). */
 bool gt_lock_order_change(struct gt_lock_order *g, const struct gt_tracker_change *c);
 /* The edges, in the order made: i from 0; pointers valid until the next change. */
 size_t gt_lock_order_edges(const struct gt_lock_order *g);
 const struct gt_lock_edge *gt_lock_order_edge(const struct gt_lock_order *g, size_t i);
-/* Acquisitions whose edge was not kept for want of memory. */
+/* Edges not made: for want of memory, or from a lock held below the GT_LOCK_ORDER_DEPTH most
+ * recent ones of its thread. */
+#define GT_LOCK_ORDER_DEPTH 64u
 uint64_t gt_lock_order_lost(const struct gt_lock_order *g);
 /* The cycles, in the order found: cycle i's edges into out (up to GT_CYCLE_MAX), each
  * edge's to the next one's from, the last one's to the first one's from; their count. */

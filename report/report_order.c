@@ -126,7 +126,8 @@ void gtr_order_text(FILE *out, struct report *r)
 			      "threads running this code can\n", out);
 	}
 	if (lost)
-		fprintf(out, "  %" PRIu64 " acquisitions' orders not kept (out of memory)\n", lost);
+		fprintf(out, "  %" PRIu64 " lock orders not kept (out of memory, or a thread held more "
+			"than %u locks)\n", lost, GT_LOCK_ORDER_DEPTH);
 }
 
 static void json_lock(FILE *out, struct report *r, uint8_t kind, uint64_t obj, uint32_t stack)

@@ -305,6 +305,25 @@ Test(lockorder, a_condition_waits_retaking_of_its_mutex_is_an_edge)
 	gt_lock_order_free(g);
 }
 
+/* A thread holding 70 locks orders each new one after the 64 it took last: the orders from
+ * older ones are counted as not made, never kept (no quadratic number of edges). */
+Test(lockorder, a_thread_holding_many_locks_orders_them_after_the_last_64)
+{
+	struct gt_cb *cb = threads(1);
+	for (uint64_t k = 0; k < 70; k++)
+		take(cb, 1, 0x10000 + 64 * k, (uint32_t)k + 1);
+	struct gt_lock_order *g = graph_of(cb, "deep", NULL);
+	size_t want = 0;
+	for (size_t k = 1; k < 70; k++)
+		want += k < GT_LOCK_ORDER_DEPTH ? k : GT_LOCK_ORDER_DEPTH;
+	cr_expect_eq(gt_lock_order_edges(g), want);
+	cr_expect_eq(gt_lock_order_lost(g), 1 + 2 + 3 + 4 + 5);
+	const struct gt_lock_edge *last = gt_lock_order_edge(g, gt_lock_order_edges(g) - 1);
+	expect_edge(last, 0x10000 + 64 * 68, 0x10000 + 64 * 69, 1, 69, 70);
+	cr_expect_eq(gt_lock_order_cycles(g), 0);
+	gt_lock_order_free(g);
+}
+
 /* Converting the two-lock inversion: the summary says it, by address (no symbols). */
 Test(lockorder, the_conversion_summary_says_the_inversion)
 {
