@@ -80,6 +80,15 @@ static struct gt_lock_order *graph_of(struct gt_cb *cb, const char *name, struct
 	return g;
 }
 
+/* Lines of text that begin with prefix. */
+static size_t lines_starting(const char *text, const char *prefix)
+{
+	size_t n = !strncmp(text, prefix, strlen(prefix));
+	for (const char *nl = text; (nl = strchr(nl, '\n')); nl++)
+		n += !strncmp(nl + 1, prefix, strlen(prefix));
+	return n;
+}
+
 static void expect_edge(const struct gt_lock_edge *e, uint64_t from, uint64_t to, uint32_t thread,
 			uint32_t from_stack, uint32_t to_stack)
 {
@@ -344,6 +353,33 @@ Test(lockorder, the_conversion_summary_says_the_inversion)
 	fclose(f);
 	cr_expect(!strncmp(out, "gotrace:   lock-order inversion: 0x5000 then 0x6000", 51), "%s", out);
 	cr_expect_eq(strchr(out, '\n'), out + len - 1, "one line: %s", out);
+	free(out);
+}
+
+/* Four pairs of locks, each taken in both orders: the summary says three, then how many
+ * more. */
+Test(lockorder, the_summary_says_three_inversions_then_how_many_more)
+{
+	struct gt_cb *cb = threads(2);
+	for (uint64_t k = 0; k < 4; k++) {
+		uint64_t x = 0x10000 + 0x100 * k, y = x + 0x40;
+		in_order(cb, 1, x, 11, y, 12);
+		in_order(cb, 2, y, 21, x, 22);
+	}
+	gt_cb_capture_end(cb, 0, now + 10);
+	char trace[PATH_MAX];
+	struct gt_convert_summary sum;
+	cr_assert_eq(convert_builder(cb, "four", trace, &sum, 0), 0);
+	cr_expect_eq(sum.lock_order_inversions, 4);
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	gt_convert_print_lock_order(f, &sum);
+	fclose(f);
+	cr_expect_eq(lines_starting(out, "gotrace:   lock-order inversion: "), 3, "%s", out);
+	cr_expect(strstr(out, "lock-order inversion: 0x10200 then 0x10240 at "), "%s", out);
+	cr_expect(strstr(out, "\ngotrace:   lock-order inversions: 1 more (gotrace report on the "
+			      "capture lists every one)\n"), "%s", out);
 	free(out);
 }
 
