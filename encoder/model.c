@@ -824,6 +824,7 @@ void gt_model_free(struct gt_model *m)
 	gt_u64map_free(&m->frame_pcs);
 	gt_u64map_free(&m->program_pcs);
 	gt_u64map_free(&m->object_names);
+	gt_u64map_free(&m->stack_sites);
 	gt_intern_free(&m->names);
 	gt_u64map_free(&m->by_tid);
 	gt_u64map_free(&m->m_owner);

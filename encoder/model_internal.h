@@ -262,6 +262,8 @@ struct gt_model {
 	struct gt_u64map program_pcs;   /* written stack id -> its first program address
 					 * (gt_sym_program_pc), when it has one */
 	struct gt_u64map object_names;  /* object key -> its name in names, 0: none */
+	struct gt_u64map stack_sites;   /* written stack id -> the name in names of its site
+					 * (gt_sym_own_frame) when that is not its first frame */
 	struct gt_intern names;
 	struct gtm_ahead ahead;     /* the lookahead by thread and object (model_ahead.c) */
 

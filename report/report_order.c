@@ -46,16 +46,17 @@ static const char *lock_name(void *ctx, uint8_t kind, uint64_t obj)
 	return gtr_object_name(n->r, obj, n->name, sizeof n->name);
 }
 
-/* The innermost frame the report shows of stack: the program's call (the tracer's frames are
- * left out). */
+/* Where stack took a lock: the program's own call (gt_sym_own_frame: not the inlined code of
+ * std::mutex::lock), as the conversion's summary says it. */
 static const char *site_name(void *ctx, uint32_t capture, uint32_t stack, char *buf, size_t size)
 {
 	struct namer_ctx *n = ctx;
 	struct gt_frame frames[REPORT_MAX_FRAMES];
 	(void)capture;
-	if (!gtr_frames_of(n->r, stack, frames))
+	size_t k = gtr_frames_of(n->r, stack, frames);
+	if (!k)
 		return NULL;
-	gtr_frame_text(&frames[0], buf, size);
+	gtr_frame_text(&frames[gt_sym_own_frame(frames, k)], buf, size);
 	return buf;
 }
 

@@ -1,5 +1,5 @@
-/* Lock-order inversions (issue 23, item 5) on lock_order.c, whose orders are known by
- * construction and never deadlock: each `gotrace run --locks=all` is compared with the
+/* Lock-order inversions (issue 23, item 5) on lock_order.c and lock_order_cpp.cpp, whose
+ * orders are known by construction and never deadlock: each `gotrace run --locks=all` is compared with the
  * untraced run (same stdout and status), then its summary, its report in text and JSON and
  * its trace in every Go reader are asserted.  Each scenario runs idle and with a busy loop on
  * every CPU. */
@@ -11,14 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char program[] = GT_TEST_LOCK_ORDER;
-static const char source[] = GT_TEST_LOCK_ORDER_SOURCE;
+/* A program, its source and the source's base name (as frames give it). */
+struct target {
+	const char *program, *source, *file;
+};
 
-/* `lock_order MODE` untraced, then traced (with locks) into dir/MODE.trace, the capture
- * kept: the same status (0) and stdout; the traced run into traced. */
-static void run_both(const char *mode, const char *locks, bool loaded, const char *dir,
-		     char *trace, size_t size, struct cli_result *traced)
+static const struct target c_target = {GT_TEST_LOCK_ORDER, GT_TEST_LOCK_ORDER_SOURCE,
+				       "lock_order.c"};
+
+/* `PROGRAM MODE` untraced, then traced (with locks) into dir/MODE.trace, the capture kept: the
+ * same status (0) and stdout; the traced run into traced. */
+static void run_both(const struct target *target, const char *mode, const char *locks,
+		     bool loaded, const char *dir, char *trace, size_t size,
+		     struct cli_result *traced)
 {
+	const char *program = target->program;
 	cli_path(trace, size, dir, mode);
 	strncat(trace, ".trace", size - strlen(trace) - 1);
 	const char *plain_argv[] = {program, mode, NULL};
@@ -49,10 +56,26 @@ static char *report_of(const char *trace, bool json)
 	return r.out;
 }
 
-/* "take (lock_order.c:N)": where the line marked by comment is. */
-static void site(char *out, size_t size, const char *take, const char *comment)
+/* "take (FILE:N)": where the line of target's source marked by comment is. */
+static void site(const struct target *target, char *out, size_t size, const char *take,
+		 const char *comment)
 {
-	snprintf(out, size, "%s (lock_order.c:%u)", take, cli_source_line(source, comment));
+	snprintf(out, size, "%s (%s:%u)", take, target->file,
+		 cli_source_line(target->source, comment));
+}
+
+/* Whether the frames of some lock named lock in json hold func: where it was taken. */
+static bool taken_in(const char *json, const char *lock, const char *func)
+{
+	char key[256], frame[256];
+	snprintf(key, sizeof key, "\"object_name\":\"%s\",\"frames\":[", lock);
+	snprintf(frame, sizeof frame, "\"func\":\"%s\"", func);
+	for (const char *at = json; (at = strstr(at, key)); at += strlen(key)) {
+		const char *in = strstr(at, frame), *end = strstr(at, "]}");
+		if (in && end && in < end)
+			return true;
+	}
+	return false;
 }
 
 /* The inversion's edge "X then Y at SITE (NAME (thread " into out. */
@@ -69,14 +92,15 @@ struct edge {
 /* The inversion of the n edges (in the order their threads ran) is in the run's summary,
  * once, in one line; in the report's text with the stacks of both acquisitions; and in its
  * JSON; the trace reads in every Go reader. */
-static void inversion_found(const char *mode, const struct edge *edges, size_t n, bool loaded)
+static void inversion_found(const struct target *target, const char *mode,
+			    const struct edge *edges, size_t n, bool loaded)
 {
 	char dir[512], trace[600], text_edge[3][640], at[256], line[640];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
-	run_both(mode, "--locks=all", loaded, dir, trace, sizeof trace, &r);
+	run_both(target, mode, "--locks=all", loaded, dir, trace, sizeof trace, &r);
 	for (size_t i = 0; i < n; i++) {
-		site(at, sizeof at, edges[i].take, edges[i].comment);
+		site(target, at, sizeof at, edges[i].take, edges[i].comment);
 		edge_text(text_edge[i], sizeof text_edge[i], edges[i].held, edges[i].taken, at,
 			  edges[i].thread);
 	}
@@ -114,13 +138,13 @@ static void inversion_found(const char *mode, const struct edge *edges, size_t n
 		snprintf(line, sizeof line, " took mutex %s at:\n", edges[i].taken);
 		detail = strstr(detail, line);
 		cr_assert_not_null(detail, "'%s' not in:\n%s", line, text);
-		site(at, sizeof at, edges[i].take, edges[i].comment);
+		site(target, at, sizeof at, edges[i].take, edges[i].comment);
 		const char *frame = strstr(detail, at);
 		snprintf(line, sizeof line, "holding mutex %s, taken at:\n", edges[i].held);
 		const char *holding = strstr(detail, line);
 		cr_assert(frame && holding && frame < holding, "'%s' not the stack of %s:\n%s", at,
 			  edges[i].taken, detail);
-		snprintf(line, sizeof line, "%s (lock_order.c:", edges[i].take);
+		snprintf(line, sizeof line, "%s (%s:", edges[i].take, target->file);
 		cr_assert_not_null(strstr(holding, line), "%s took %s there:\n%s", edges[i].take,
 				   edges[i].held, holding);
 		detail = holding;
@@ -136,12 +160,10 @@ static void inversion_found(const char *mode, const struct edge *edges, size_t n
 	for (size_t i = 0; i < n; i++) {
 		cr_assert_not_null(strstr(order, text_edge[i]), "'%s' not in %s", text_edge[i], order);
 		/* both locks of the edge taken in its function */
-		const char *lock[] = {edges[i].held, edges[i].taken};
-		for (size_t k = 0; k < 2; k++) {
-			snprintf(line, sizeof line, "\"object_name\":\"%s\",\"frames\":[{\"func\":"
-				 "\"%s\"", lock[k], edges[i].take);
-			cr_assert_not_null(strstr(order, line), "'%s' not in %s", line, order);
-		}
+		cr_assert(taken_in(order, edges[i].held, edges[i].take), "%s held by %s: %s",
+			  edges[i].held, edges[i].take, order);
+		cr_assert(taken_in(order, edges[i].taken, edges[i].take), "%s taken by %s: %s",
+			  edges[i].taken, edges[i].take, order);
 	}
 	cr_assert_not_null(strstr(order, "\"one_thread\":false"), "%s", order);
 	free(json);
@@ -159,7 +181,7 @@ Test(lock_order, two_locks_in_two_phases, .timeout = 300)
 		{"lock_b", "lock_a", "take_b_then_a", "/* a after b */", "second"},
 	};
 	for (int loaded = 0; loaded < 2; loaded++)
-		inversion_found("two", edges, 2, loaded);
+		inversion_found(&c_target, "two", edges, 2, loaded);
 }
 
 Test(lock_order, three_locks_in_three_phases, .timeout = 300)
@@ -170,8 +192,24 @@ Test(lock_order, three_locks_in_three_phases, .timeout = 300)
 		{"lock_c", "lock_a", "take_c_then_a", "/* a after c */", "third"},
 	};
 	for (int loaded = 0; loaded < 2; loaded++)
-		inversion_found("three", edges, 3, loaded);
+		inversion_found(&c_target, "three", edges, 3, loaded);
 }
+
+#ifdef GT_TEST_LOCK_ORDER_CPP
+/* C++'s std::mutex through std::lock_guard: each site is the program's function, not the
+ * std::mutex::lock inlined into it. */
+Test(lock_order, cpp_std_mutexes_in_two_phases, .timeout = 300)
+{
+	static const struct target cpp = {GT_TEST_LOCK_ORDER_CPP, GT_TEST_LOCK_ORDER_CPP_SOURCE,
+					  "lock_order_cpp.cpp"};
+	static const struct edge edges[] = {
+		{"first_mu", "second_mu", "forward()", "// second after first", "forward"},
+		{"second_mu", "first_mu", "backward()", "// first after second", "backward"},
+	};
+	for (int loaded = 0; loaded < 2; loaded++)
+		inversion_found(&cpp, "cpp", edges, 2, loaded);
+}
+#endif
 
 /* Phase two takes lock_a by a try-lock: it cannot block, no edge, no inversion; only the
  * order a -> b is recorded. */
@@ -181,7 +219,7 @@ Test(lock_order, a_try_lock_makes_no_inversion, .timeout = 300)
 		char dir[512], trace[600];
 		struct cli_result r;
 		cli_tempdir(dir, sizeof dir);
-		run_both("two-try", "--locks=all", loaded, dir, trace, sizeof trace, &r);
+		run_both(&c_target, "two-try", "--locks=all", loaded, dir, trace, sizeof trace, &r);
 		cr_assert_str_eq(r.out, "two-try: 2 phases, 1 try-locks taken\n", "the try-lock took it");
 		cr_assert_null(strstr(r.err, "lock-order inversion"), "%s", r.err);
 		char *text = report_of(trace, false);
@@ -203,7 +241,7 @@ Test(lock_order, without_lock_records_the_report_says_what_is_needed, .timeout =
 	char dir[512], trace[600];
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
-	run_both("two", "--locks=contended", false, dir, trace, sizeof trace, &r);
+	run_both(&c_target, "two", "--locks=contended", false, dir, trace, sizeof trace, &r);
 	cr_assert_null(strstr(r.err, "lock-order inversion"), "%s", r.err);
 	char *text = report_of(trace, false);
 	cr_assert_not_null(strstr(text, "\nLock-order inversions: not looked for (they need "
