@@ -28,7 +28,7 @@ static const char run_usage[] =
 	"      --locks=contended|all  record the waits for contended locks (default), or\n"
 	"                          every mutex and rwlock acquisition and release too:\n"
 	"                          hold times, hold sites and lock-order inversions in\n"
-	"                          `gotrace report` (costs about 0.2 us per lock and unlock)\n"
+	"                          `gotrace report` (about 45 ns more per lock+unlock)\n"
 	"      --start-delay SEC   start recording SEC seconds after the command starts\n"
 	"      --duration SEC      record for SEC seconds only (default: until it exits)\n"
 	"      --last DURATION|SIZE  flight recorder: keep only the most recent window of\n"
