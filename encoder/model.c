@@ -587,6 +587,8 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	struct gt_tracker_change change;
 	gt_tracker_fact(m->tracker, r, &change);
 	gt_lock_order_change(m->order, &change);   /* its losses: gt_lock_order_lost */
+	if (change.hold_began)
+		gtm_lock_first_use(m, r->capture, &change.hold);
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
 	m->fact_tsc = r->tsc;
 	m->cur = r;

@@ -534,5 +534,8 @@ void gtm_stacks_finish(struct gt_model *m);
  * symbolizer). */
 const char *gtm_object_name(struct gt_model *m, uint32_t capture, uint8_t kind, uint64_t key,
 			    uint64_t stack);
+/* A lock's acquisition (--locks=all) that began a hold, with its captured stack: it names
+ * the lock when nothing did before (a lock first used without waiting), as the report does. */
+void gtm_lock_first_use(struct gt_model *m, uint32_t capture, const struct gt_tracked_hold *h);
 
 #endif

@@ -145,6 +145,13 @@ static size_t stack_frames(struct gt_model *m, uint32_t capture, const uint64_t 
 	return k;
 }
 
+void gtm_lock_first_use(struct gt_model *m, uint32_t capture, const struct gt_tracked_hold *h)
+{
+	if (m->opt.sym)
+		gtm_object_name(m, capture, h->kind, gtm_object_key_of(m, capture, h->obj),
+				stack_id(m, capture, h->stack));
+}
+
 /* "func (file.c:12)": a frame as a site. */
 static void site_text(const struct gt_frame *f, char *buf, size_t size)
 {

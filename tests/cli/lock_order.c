@@ -3,66 +3,68 @@
  * next one starts: no two threads ever hold locks at once, so the orders cross and nobody
  * waits.  stdout is the same traced or not.
  *
- *   two       "first" takes lock_a then lock_b; then "second" takes lock_b then lock_a
- *   two-try   the same, but "second" takes lock_a by pthread_mutex_trylock (no inversion)
- *   three     "first" lock_a then lock_b, "second" lock_b then lock_c, "third" lock_c then
- *             lock_a
- * The lines the test looks for are marked by their comments. */
+ *   two       "first" takes a then b; then "second" takes b then a
+ *   two-try   the same, but "second" takes a by pthread_mutex_trylock (no inversion)
+ *   two-heap  "two" with the locks on the heap (named where first used)
+ *   three     "first" a then b, "second" b then c, "third" c then a
+ * Locks a, b and c are locks[0], [1] and [2] (two-heap: a and b on the heap).  The lines the
+ * test looks for are marked by their comments. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static pthread_mutex_t lock_a = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t lock_b = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t locks[3] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+				   PTHREAD_MUTEX_INITIALIZER};
+static pthread_mutex_t *lock_a = &locks[0], *lock_b = &locks[1], *lock_c = &locks[2];
 static unsigned done, tried;
 
 /* Holds first while it takes second (each function is a site of its own). */
 static __attribute__((noinline)) void take_a_then_b(void)
 {
-	pthread_mutex_lock(&lock_a);   /* a first */
-	pthread_mutex_lock(&lock_b);   /* b after a */
+	pthread_mutex_lock(lock_a);   /* a first */
+	pthread_mutex_lock(lock_b);   /* b after a */
 	done++;
-	pthread_mutex_unlock(&lock_b);
-	pthread_mutex_unlock(&lock_a);
+	pthread_mutex_unlock(lock_b);
+	pthread_mutex_unlock(lock_a);
 }
 
 static __attribute__((noinline)) void take_b_then_a(void)
 {
-	pthread_mutex_lock(&lock_b);   /* b first */
-	pthread_mutex_lock(&lock_a);   /* a after b */
+	pthread_mutex_lock(lock_b);   /* b first */
+	pthread_mutex_lock(lock_a);   /* a after b */
 	done++;
-	pthread_mutex_unlock(&lock_a);
-	pthread_mutex_unlock(&lock_b);
+	pthread_mutex_unlock(lock_a);
+	pthread_mutex_unlock(lock_b);
 }
 
 static __attribute__((noinline)) void take_b_then_try_a(void)
 {
-	pthread_mutex_lock(&lock_b);
-	if (pthread_mutex_trylock(&lock_a) == 0) {   /* a tried after b */
+	pthread_mutex_lock(lock_b);
+	if (pthread_mutex_trylock(lock_a) == 0) {   /* a tried after b */
 		tried++;
-		pthread_mutex_unlock(&lock_a);
+		pthread_mutex_unlock(lock_a);
 	}
 	done++;
-	pthread_mutex_unlock(&lock_b);
+	pthread_mutex_unlock(lock_b);
 }
 
 static __attribute__((noinline)) void take_b_then_c(void)
 {
-	pthread_mutex_lock(&lock_b);
-	pthread_mutex_lock(&lock_c);   /* c after b */
+	pthread_mutex_lock(lock_b);
+	pthread_mutex_lock(lock_c);   /* c after b */
 	done++;
-	pthread_mutex_unlock(&lock_c);
-	pthread_mutex_unlock(&lock_b);
+	pthread_mutex_unlock(lock_c);
+	pthread_mutex_unlock(lock_b);
 }
 
 static __attribute__((noinline)) void take_c_then_a(void)
 {
-	pthread_mutex_lock(&lock_c);
-	pthread_mutex_lock(&lock_a);   /* a after c */
+	pthread_mutex_lock(lock_c);
+	pthread_mutex_lock(lock_a);   /* a after c */
 	done++;
-	pthread_mutex_unlock(&lock_a);
-	pthread_mutex_unlock(&lock_c);
+	pthread_mutex_unlock(lock_a);
+	pthread_mutex_unlock(lock_c);
 }
 
 struct phase {
@@ -103,10 +105,18 @@ int main(int argc, char **argv)
 		rc = run(two, 2);
 	else if (!strcmp(mode, "two-try"))
 		rc = run(two_try, 2);
-	else if (!strcmp(mode, "three"))
+	else if (!strcmp(mode, "two-heap")) {
+		pthread_mutex_t *heap = malloc(2 * sizeof *heap);
+		if (!heap || pthread_mutex_init(&heap[0], NULL) || pthread_mutex_init(&heap[1], NULL))
+			return 1;
+		lock_a = &heap[0];
+		lock_b = &heap[1];
+		rc = run(two, 2);
+		free(heap);
+	} else if (!strcmp(mode, "three"))
 		rc = run(three, 3);
 	else {
-		fprintf(stderr, "usage: lock_order two|two-try|three\n");
+		fprintf(stderr, "usage: lock_order two|two-try|two-heap|three\n");
 		return 2;
 	}
 	printf("%s: %u phases, %u try-locks taken\n", mode, done, tried);

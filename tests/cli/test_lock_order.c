@@ -177,8 +177,8 @@ static void inversion_found(const struct target *target, const char *mode,
 Test(lock_order, two_locks_in_two_phases, .timeout = 300)
 {
 	static const struct edge edges[] = {
-		{"lock_a", "lock_b", "take_a_then_b", "/* b after a */", "first"},
-		{"lock_b", "lock_a", "take_b_then_a", "/* a after b */", "second"},
+		{"locks[0]", "locks[1]", "take_a_then_b", "/* b after a */", "first"},
+		{"locks[1]", "locks[0]", "take_b_then_a", "/* a after b */", "second"},
 	};
 	for (int loaded = 0; loaded < 2; loaded++)
 		inversion_found(&c_target, "two", edges, 2, loaded);
@@ -187,12 +187,29 @@ Test(lock_order, two_locks_in_two_phases, .timeout = 300)
 Test(lock_order, three_locks_in_three_phases, .timeout = 300)
 {
 	static const struct edge edges[] = {
-		{"lock_a", "lock_b", "take_a_then_b", "/* b after a */", "first"},
-		{"lock_b", "lock_c", "take_b_then_c", "/* c after b */", "second"},
-		{"lock_c", "lock_a", "take_c_then_a", "/* a after c */", "third"},
+		{"locks[0]", "locks[1]", "take_a_then_b", "/* b after a */", "first"},
+		{"locks[1]", "locks[2]", "take_b_then_c", "/* c after b */", "second"},
+		{"locks[2]", "locks[0]", "take_c_then_a", "/* a after c */", "third"},
 	};
 	for (int loaded = 0; loaded < 2; loaded++)
 		inversion_found(&c_target, "three", edges, 3, loaded);
+}
+
+/* Locks on the heap are named where they were first used, the same in the summary (the
+ * conversion's names, as the trace gives them) and in the report. */
+Test(lock_order, heap_locks_named_where_first_taken, .timeout = 300)
+{
+	char a[128], b[128], at[96];
+	site(&c_target, at, sizeof at, "take_a_then_b", "/* a first */");
+	snprintf(a, sizeof a, "first used at %s", at);
+	site(&c_target, at, sizeof at, "take_a_then_b", "/* b after a */");
+	snprintf(b, sizeof b, "first used at %s", at);
+	const struct edge edges[] = {
+		{a, b, "take_a_then_b", "/* b after a */", "first"},
+		{b, a, "take_b_then_a", "/* a after b */", "second"},
+	};
+	for (int loaded = 0; loaded < 2; loaded++)
+		inversion_found(&c_target, "two-heap", edges, 2, loaded);
 }
 
 #ifdef GT_TEST_LOCK_ORDER_CPP
