@@ -742,9 +742,10 @@ size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, c
  * cycles are the lock-order inversions: orders that can deadlock one day, whether or not
  * they did.  The rules, and why (docs/usage.md, "Lock-order inversions"):
  *   - an edge is made by a hold_began: from each lock the thread held before, in the order
- *     taken (the GT_LOCK_ORDER_DEPTH most recent), to the new one; never into a lock it holds already (a recursive mutex's inner
- *     acquisition begins no hold) nor into one a try-lock took (GT_LOCK_TRY: it cannot
- *     block, as in lockdep); a try-locked lock held gives edges to later ones (they block);
+ *     taken (the GT_LOCK_ORDER_DEPTH most recent), to the new one; never into a lock it
+ *     holds already (a recursive mutex's inner acquisition begins no hold) nor into one a
+ *     try-lock took (GT_LOCK_TRY: it cannot block, as in lockdep); a try-locked lock held
+ *     gives edges to later ones (they block);
  *   - a condition wait taking its mutex back (GT_LOCK_COND) blocks like a lock: edges; so
  *     do timed locks (they may still wait until their timeout);
  *   - each edge keeps its first acquisition (thread, where the held lock was taken, where

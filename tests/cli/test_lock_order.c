@@ -1,8 +1,8 @@
 /* Lock-order inversions (issue 23, item 5) on lock_order.c and lock_order_cpp.cpp, whose
- * orders are known by construction and never deadlock: each `gotrace run --locks=all` is compared with the
- * untraced run (same stdout and status), then its summary, its report in text and JSON and
- * its trace in every Go reader are asserted.  Each scenario runs idle and with a busy loop on
- * every CPU. */
+ * orders are known by construction and never deadlock: each `gotrace run --locks=all` is
+ * compared with the untraced run (same stdout and status), then its summary, its report in
+ * text and JSON and its trace in every Go reader are asserted.  Each scenario runs idle and
+ * with a busy loop on every CPU. */
 #include "cli_support.h"
 #include "oracle.h"
 
