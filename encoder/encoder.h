@@ -741,10 +741,11 @@ size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, c
  * for every lock A a thread held when it began to hold B, fed the tracker's changes.  Its
  * cycles are the lock-order inversions: orders that can deadlock one day, whether or not
  * they did.  The rules, and why (docs/usage.md, "Lock-order inversions"):
- *   - an edge is made by a hold_began: from each lock the thread held before, in the order
- *     taken (the GT_LOCK_ORDER_DEPTH most recent), to the new one; never into a lock it
- *     holds already (a recursive mutex's inner acquisition begins no hold) nor into one a
- *     try-lock took (GT_LOCK_TRY: it cannot block, as in lockdep); a try-locked lock held
+ *   - an edge is made by a hold_began, and by a BLOCK_BEGIN of a lock wait (which may never
+ *     end: a deadlock's orders are made too): from each lock the thread held then, in the
+ *     order taken (the GT_LOCK_ORDER_DEPTH most recent), to the new one; never into a lock
+ *     it holds already (a recursive mutex's inner acquisition begins no hold) nor into one
+ *     a try-lock took (GT_LOCK_TRY: it cannot block, as in lockdep); a try-locked lock held
  *     gives edges to later ones (they block);
  *   - a condition wait taking its mutex back (GT_LOCK_COND) blocks like a lock: edges; so
  *     do timed locks (they may still wait until their timeout);
@@ -768,9 +769,10 @@ struct gt_lock_edge {
 	char thread_name[16];       /* its name then */
 	uint32_t from_stack;        /* where that thread took from, 0 = not recorded */
 	uint32_t to_stack;          /* where it took to */
-	uint32_t to_flags;          /* that acquisition's enum gt_lock_flags */
-	uint64_t tsc;               /* when it took to */
-	uint64_t count;             /* acquisitions that made it */
+	uint32_t to_flags;          /* that acquisition's enum gt_lock_flags (GT_LOCK_WAITED
+				     * alone: a wait for it made the edge) */
+	uint64_t tsc;               /* when it took to (or began to wait for it) */
+	uint64_t count;             /* acquisitions that made it (0: its waits never got it) */
 	bool other_threads;         /* some of them by another thread than the first */
 };
 
@@ -778,9 +780,10 @@ struct gt_lock_order;
 
 struct gt_lock_order *gt_lock_order_new(void);
 void gt_lock_order_free(struct gt_lock_order *g);
-/* What one fact changed (gt_tracker_fact's change); false when memory runs out (the edge
- * is then not made, and counted: gt_lock_order_lost). */
-bool gt_lock_order_change(struct gt_lock_order *g, const struct gt_tracker_change *c);
+/* Fact r and what it changed (gt_tracker_fact's change); false when memory runs out (the
+ * edge is then not made, and counted: gt_lock_order_lost). */
+bool gt_lock_order_fact(struct gt_lock_order *g, const struct gt_capture_record *r,
+			const struct gt_tracker_change *c);
 /* The edges, in the order made: i from 0; pointers valid until the next change. */
 size_t gt_lock_order_edges(const struct gt_lock_order *g);
 const struct gt_lock_edge *gt_lock_order_edge(const struct gt_lock_order *g, size_t i);

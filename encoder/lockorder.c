@@ -201,9 +201,10 @@ static bool find_cycle(struct gt_lock_order *g, size_t e0)
 	return true;
 }
 
-/* Thread t held from when it began to hold to (the change's hold). */
+/* Thread t held from when it took, or began to wait for, to (acquired: took). */
 static bool add_edge(struct gt_lock_order *g, const struct gt_tracked_thread *t,
-		     const struct gt_tracked_hold *from, const struct gt_tracked_hold *to)
+		     const struct gt_tracked_hold *from, const struct gt_tracked_hold *to,
+		     bool acquired)
 {
 	size_t a = node_of(g, t->capture, from->obj);
 	size_t b = a ? node_of(g, t->capture, to->obj) : 0;
@@ -217,7 +218,7 @@ static bool add_edge(struct gt_lock_order *g, const struct gt_tracked_thread *t,
 	bool from_exclusive = from->kind != GT_BK_RWLOCK_RD, to_exclusive = to->kind != GT_BK_RWLOCK_RD;
 	if (found) {
 		struct gt_lock_edge *e = &g->edges[*slot - 1].e;
-		e->count++;
+		e->count += acquired;
 		e->other_threads |= e->thread != t->serial;
 		/* a writer at one of its ends: a wait that could not block now can */
 		bool more = (from_exclusive && !e->from_exclusive) || (to_exclusive && !e->to_exclusive);
@@ -237,7 +238,7 @@ static bool add_edge(struct gt_lock_order *g, const struct gt_tracked_thread *t,
 		      .from_kind = from->kind, .to_kind = to->kind,
 		      .from_exclusive = from_exclusive, .to_exclusive = to_exclusive,
 		      .thread = t->serial, .from_stack = from->stack, .to_stack = to->stack,
-		      .to_flags = to->flags, .tsc = to->since_tsc, .count = 1},
+		      .to_flags = to->flags, .tsc = to->since_tsc, .count = acquired},
 		.from_node = (uint32_t)(a - 1), .to_node = (uint32_t)(b - 1),
 		.next_out = g->nodes[a - 1].first_out,
 	};
@@ -248,20 +249,37 @@ static bool add_edge(struct gt_lock_order *g, const struct gt_tracked_thread *t,
 	return find_cycle(g, i);
 }
 
-bool gt_lock_order_change(struct gt_lock_order *g, const struct gt_tracker_change *c)
+bool gt_lock_order_fact(struct gt_lock_order *g, const struct gt_capture_record *r,
+			const struct gt_tracker_change *c)
 {
 	const struct gt_tracked_thread *t = c->thread;
-	/* a try-lock cannot block: nothing it took was waited for while holding the others */
-	if (!c->hold_began || !t || (c->hold.flags & GT_LOCK_TRY) || t->n_held < 2)
+	const struct gt_tracked_wait *w = t ? &t->wait : NULL;
+	struct gt_tracked_hold to;
+	size_t n_before;   /* the locks held as it was taken: held[0 .. n_before) */
+	if (c->hold_began) {
+		/* a try-lock cannot block: nothing it took was waited for holding the others */
+		if (c->hold.flags & GT_LOCK_TRY)
+			return true;
+		to = c->hold;
+		n_before = t->n_held - 1;
+	} else if (w && r->rec->type == GT_BLOCK_BEGIN && !c->nested && w->open && !w->syscall &&
+		   gt_lock_kind(w->kind)) {
+		/* a wait for a lock makes its orders, whether it gets the lock or not (a
+		 * deadlock's) */
+		to = (struct gt_tracked_hold){.obj = w->obj, .kind = w->kind, .flags = GT_LOCK_WAITED,
+					      .stack = w->stack, .since_tsc = w->since_tsc};
+		n_before = t->n_held;
+	} else {
 		return true;
+	}
 	/* from the most recent GT_LOCK_ORDER_DEPTH held (as lockdep bounds its held locks): a
 	 * thread that holds thousands makes no quadratic number of edges */
-	size_t first = t->n_held - 1 > GT_LOCK_ORDER_DEPTH ? t->n_held - 1 - GT_LOCK_ORDER_DEPTH : 0;
+	size_t first = n_before > GT_LOCK_ORDER_DEPTH ? n_before - GT_LOCK_ORDER_DEPTH : 0;
 	g->lost += first;
 	bool ok = true;
-	for (size_t i = first; i + 1 < t->n_held; i++)
-		if (t->held[i].obj != c->hold.obj)
-			ok &= add_edge(g, t, &t->held[i], &c->hold);
+	for (size_t i = first; i < n_before; i++)
+		if (t->held[i].obj != to.obj)
+			ok &= add_edge(g, t, &t->held[i], &to, c->hold_began);
 	return ok;
 }
 

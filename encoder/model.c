@@ -586,7 +586,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 		gtm_retire_dead(m);
 	struct gt_tracker_change change;
 	gt_tracker_fact(m->tracker, r, &change);
-	gt_lock_order_change(m->order, &change);   /* its losses: gt_lock_order_lost */
+	gt_lock_order_fact(m->order, r, &change);   /* its losses: gt_lock_order_lost */
 	if (change.hold_began)
 		gtm_lock_first_use(m, r->capture, &change.hold);
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);

@@ -13,14 +13,16 @@ void gtr_order_fact(struct report *r, const struct gt_capture_record *cr,
 		    const struct gt_tracker_change *change)
 {
 	uint8_t type = cr->rec->type;
-	if (type != GT_LOCK_ACQUIRE && type != GT_LOCK_RELEASE)
-		return;
-	r->lock_records = true;
+	if (type == GT_LOCK_ACQUIRE || type == GT_LOCK_RELEASE) {
+		r->lock_records = true;
+		if (!r->order)
+			r->order = gt_report_must(gt_lock_order_new());
+	}
 	if (!r->order)
-		r->order = gt_report_must(gt_lock_order_new());
+		return;   /* before the first lock record no lock is known held: no order */
+	gt_lock_order_fact(r->order, cr, change);   /* its losses: gt_lock_order_lost */
 	if (!change->hold_began)
 		return;
-	gt_lock_order_change(r->order, change);   /* its losses: gt_lock_order_lost */
 	/* a lock never waited on is named by where it was first taken (gtr_object_name) */
 	bool found;
 	uint64_t *stack = gt_report_must(gt_u64map_slot(&r->first_use, change->hold.obj, &found));
@@ -86,9 +88,10 @@ static void text_edge(FILE *out, struct report *r, const struct gt_lock_edge *e)
 {
 	char who[64], from[GT_REPORT_NAME_MAX], to[GT_REPORT_NAME_MAX];
 	thread_text(r, e, who, sizeof who);
-	fprintf(out, "     %s took %s %s%s%s at:\n", who, gt_report_block_kind_name(e->to_kind),
-		gtr_object_name(r, e->to, to, sizeof to), mode_text(e->to_kind),
-		e->to_flags & GT_LOCK_COND ? " back from a condition wait" : "");
+	/* never taken in that order: each wait for it timed out, or the capture ended in it */
+	fprintf(out, "     %s %s %s %s%s%s at:\n", who, e->count ? "took" : "waited (never got it) for",
+		gt_report_block_kind_name(e->to_kind), gtr_object_name(r, e->to, to, sizeof to),
+		mode_text(e->to_kind), e->to_flags & GT_LOCK_COND ? " back from a condition wait" : "");
 	gtr_text_stack(out, r, e->to_stack, "         ");
 	fprintf(out, "       holding %s %s%s, taken at:\n", gt_report_block_kind_name(e->from_kind),
 		gtr_object_name(r, e->from, from, sizeof from), mode_text(e->from_kind));

@@ -251,6 +251,48 @@ Test(lock_order, a_try_lock_makes_no_inversion, .timeout = 300)
 	}
 }
 
+/* A deadlock (tests/cli/locks.c: "alpha" holds locks[0] and waits for locks[1], "beta" the
+ * other way round) stopped by timeout: its waits made the orders, and the summary gives the
+ * inversion beside the deadlock; the report says neither got its second lock. */
+Test(lock_order, a_deadlocks_waits_are_an_inversion_too, .timeout = 300)
+{
+	const char *locks = GT_TEST_LOCKS;
+	unsigned line = cli_source_line(GT_TEST_LOCKS_SOURCE,
+					"pthread_mutex_lock(&locks[(i + 1) % n_cycle]);");
+	char edge[2][256];
+	snprintf(edge[0], sizeof edge[0], "locks[0] then locks[1] at cycle_main (locks.c:%u) "
+		 "(alpha (thread ", line);
+	snprintf(edge[1], sizeof edge[1], "locks[1] then locks[0] at cycle_main (locks.c:%u) "
+		 "(beta (thread ", line);
+	for (int loaded = 0; loaded < 2; loaded++) {
+		char dir[512], trace[600];
+		struct cli_result r;
+		struct cli_load load;
+		cli_tempdir(dir, sizeof dir);
+		cli_path(trace, sizeof trace, dir, "deadlock.trace");
+		/* 8 s: room for a loaded machine to reach the deadlock (it says so on stdout) */
+		const char *argv[] = {"/usr/bin/timeout", "8", cli_gotrace, "run", "--locks=all",
+				      "--keep-capture", "-o", trace, "--", locks, "deadlock2", NULL};
+		cli_load_start(&load, loaded);
+		cli_run(&r, argv, NULL);
+		cli_load_stop(&load);
+		cr_assert_eq(r.status, 124, "stopped by timeout: %s", r.err);
+		cr_assert_str_eq(r.out, "deadlocked: 2 threads\n", "%s", r.err);
+		cr_assert_not_null(strstr(r.err, "gotrace:   deadlock: 2 threads"), "%s", r.err);
+		const char *inv = strstr(r.err, "gotrace:   lock-order inversion: ");
+		cr_assert_not_null(inv, "%s", r.err);
+		const char *end = strchr(inv, '\n');
+		for (int i = 0; i < 2; i++) {
+			const char *at = strstr(inv, edge[i]);
+			cr_assert(at && at < end, "'%s' not in:\n%s", edge[i], r.err);
+		}
+		char *text = report_of(trace, false);
+		cr_assert_eq(cli_count_of(text, " waited (never got it) for mutex locks["), 2, "%s", text);
+		free(text);
+		cli_result_free(&r);
+	}
+}
+
 /* Without --locks=all nothing is recorded of uncontended locks: the report says, in one
  * line, what inversions need. */
 Test(lock_order, without_lock_records_the_report_says_what_is_needed, .timeout = 120)

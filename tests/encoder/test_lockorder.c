@@ -70,7 +70,7 @@ static struct gt_lock_order *graph_of(struct gt_cb *cb, const char *name, struct
 	struct gt_tracker_change ch;
 	while (gt_capture_next(c, &r)) {
 		cr_assert(gt_tracker_fact(tr, &r, &ch));
-		cr_assert(gt_lock_order_change(g, &ch));
+		cr_assert(gt_lock_order_fact(g, &r, &ch));
 	}
 	gt_capture_close(c);
 	if (trp)
@@ -311,6 +311,35 @@ Test(lockorder, a_condition_waits_retaking_of_its_mutex_is_an_edge)
 	expect_edge(gt_lock_order_edge(g, 1), B, A, 1, 12, 13);
 	cr_expect_eq(gt_lock_order_edge(g, 1)->to_flags, GT_LOCK_COND);
 	cr_expect_eq(gt_lock_order_cycles(g), 1);
+	gt_lock_order_free(g);
+}
+
+/* Threads 1 and 2 each hold one lock and wait for the other's, and never get it (a
+ * deadlock): the waits made the orders, a cycle, neither taken (count 0).  Thread 3 waits for
+ * C holding A, then gets it: one edge, taken once. */
+Test(lockorder, waits_for_locks_make_orders_a_deadlocks_too)
+{
+	struct gt_cb *cb = threads(3);
+	take(cb, 1, A, 11);
+	take(cb, 2, B, 21);
+	gt_cb_block_begin(cb, 0, now += 10, 1, GT_BK_MUTEX, B, 12);
+	gt_cb_block_begin(cb, 0, now += 10, 2, GT_BK_MUTEX, A, 22);
+	take(cb, 3, C, 31);
+	gt_cb_block_begin(cb, 0, now += 10, 3, GT_BK_MUTEX, A, 32);
+	gt_cb_block_end(cb, 0, now += 10, 3, GT_BK_MUTEX, A, GT_BR_OK);
+	lock_rec(cb, 3, GT_LOCK_ACQUIRE, GT_BK_MUTEX, A, 33, GT_LOCK_WAITED);
+	struct gt_lock_order *g = graph_of(cb, "waits", NULL);
+	cr_assert_eq(gt_lock_order_edges(g), 3);
+	expect_edge(gt_lock_order_edge(g, 0), A, B, 1, 11, 12);
+	expect_edge(gt_lock_order_edge(g, 1), B, A, 2, 21, 22);
+	expect_edge(gt_lock_order_edge(g, 2), C, A, 3, 31, 32);
+	cr_expect_eq(gt_lock_order_edge(g, 0)->count, 0, "never taken");
+	cr_expect_eq(gt_lock_order_edge(g, 0)->to_flags, GT_LOCK_WAITED);
+	cr_expect_eq(gt_lock_order_edge(g, 2)->count, 1, "its wait and its acquisition: once");
+	cr_assert_eq(gt_lock_order_cycles(g), 1);
+	const struct gt_lock_edge *cycle[GT_CYCLE_MAX];
+	cr_assert_eq(gt_lock_order_cycle(g, 0, cycle), 2);
+	cr_expect_eq(cycle[0], gt_lock_order_edge(g, 0));
 	gt_lock_order_free(g);
 }
 
