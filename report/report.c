@@ -192,6 +192,7 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 	if (change.thread)
 		note_first_use(r, &change.thread->wait);
 	gtr_holds_fact(r, cr, &change, now);
+	gtr_order_fact(r, cr, &change);
 
 	switch (rec->type) {
 	case GT_STACK: {
@@ -529,6 +530,7 @@ static void free_report(struct report *r)
 	}
 	free(r->threads);
 	gtr_holds_free(r);
+	gtr_order_free(r);
 	gt_tracker_free(r->tracker);
 	gt_u64map_free(&r->on_cpu);
 	gt_u64map_free(&r->stack_index);

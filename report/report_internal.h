@@ -115,6 +115,8 @@ struct report {
 	struct gt_hot hot;              /* from the trace's CPU samples, when a trace is given */
 	struct gt_offcpu offcpu;        /* from the kernel records kept beside */
 	struct gtr_holds *holds;        /* from the lock records (--locks=all), NULL: none */
+	bool lock_records;              /* --locks=all: lock records were read */
+	struct gt_lock_order *order;    /* their lock-order graph (report_order.c) */
 };
 
 /* report.c */
@@ -169,6 +171,13 @@ uint32_t gtr_holds_taken_at(const struct report *r, uint64_t obj, uint32_t seria
  * the object o (may be NULL) recorded for it as its holder; 0 when neither says. */
 uint32_t gtr_held_stack(const struct gt_tracked_thread *holder, uint64_t obj,
 			const struct gt_tracked_object *o);
+
+/* report_order.c: the lock-order inversions (--locks=all) */
+void gtr_order_fact(struct report *r, const struct gt_capture_record *cr,
+		    const struct gt_tracker_change *change);
+void gtr_order_free(struct report *r);
+void gtr_order_text(FILE *out, struct report *r);
+void gtr_order_json(FILE *out, struct report *r);
 
 /* report_print.c */
 void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,

@@ -169,6 +169,7 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 		gtr_text_stack(out, r, w->stack, "    ");
 	}
 	gtr_wait_for_text(out, r);
+	gtr_order_text(out, r);
 	if (r->stop.stopped) {
 		char line[256];
 		gt_convert_stop_text(&r->stop, line, sizeof line);
@@ -321,6 +322,7 @@ void gtr_print_json(FILE *out, struct report *r, const struct gt_file_header *h,
 	fputs(",\"syscalls\":", out);
 	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 	gtr_wait_for_json(out, r);
+	gtr_order_json(out, r);
 	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
 		",\"threads_lost\":%" PRIu64 ",\"waiters_lost\":%" PRIu64 ",\"reentry_lost\":%" PRIu64
 		",\"waits_unshown\":%" PRIu64 ",\"write_failed\":%s",
