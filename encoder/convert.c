@@ -340,6 +340,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 								   : GT_DEFAULT_SYSCALL_THRESHOLD_NS,
 		.sym = sym,
 		.set = set,
+		.critical_path = opt->critical_path,
 	};
 	/* --from/--to: in the first capture's timestamps */
 	struct gt_window *win = NULL;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "critical_path.h"
 #include "symbolizer/symbolizer.h"
 
 static enum synth end_reason(uint32_t result)
@@ -660,6 +661,10 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	}
 	case GT_USER: fact_user(m, r, ns); break;
 	case GT_PROCESS_NAME: fact_process_name(m, r); break;
+	case GT_PROCESS:
+		gtm_observe_process(m, r, ns);
+		m->ctr.facts_ignored++;   /* not drawn */
+		break;
 	case GT_MODULE_UNLOAD: case GT_CAPTURE_END: case GT_FD: /* FD: the reader's */
 	case GT_LOCK_ACQUIRE: case GT_LOCK_RELEASE:   /* the tracker's holds: the report's */
 		break;
@@ -726,6 +731,8 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 		return NULL;
 	}
 	gt_clock_init(&m->clock, h);
+	if (opt->critical_path)
+		gt_critpath_site_source(opt->critical_path, gtm_stack_site, m);
 	return m;
 }
 
@@ -781,6 +788,8 @@ uint64_t gt_model_finish(struct gt_model *m)
 	gtm_pending_ends(m, m->now, true);
 	gtm_sched_finish(m);
 	gtm_stacks_finish(m);
+	if (m->opt.critical_path)
+		gt_critpath_finish(m->opt.critical_path, gt_clock_frequency(&m->clock), m->kernel);
 	return gt_clock_frequency(&m->clock);
 }
 

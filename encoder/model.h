@@ -31,6 +31,8 @@ struct gt_model_options {
 	/* The trace starts at the first fact stamped at or after this (a window, window.h):
 	 * facts before it only define (stacks, modules, clock pairs, names).  0: the first. */
 	uint64_t start_tsc;
+	/* Told every scheduling event as it is emitted (critical_path.h), NULL: none. */
+	struct gt_critpath *critical_path;
 };
 
 struct gt_model;

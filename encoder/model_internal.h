@@ -403,6 +403,8 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_record *r,
 				uint64_t ns, enum synth reason);
 void gtm_sched_finish(struct gt_model *m);
+/* A GT_PROCESS fact (a fork, spawn or exec) to the critical path's recorder, if any. */
+void gtm_observe_process(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns);
 /* t runs on cpu at ns (§5.2), without a fact of its own */
 void gtm_run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns);
 
@@ -525,6 +527,9 @@ uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs
 uint64_t gtm_pcs_stack_under(struct gt_model *m, uint32_t capture, enum synth top,
 			     const uint64_t *pcs, size_t n);
 void gtm_stacks_finish(struct gt_model *m);
+/* Written stack id of capture's as the place its program waited: "func (file:line)" of its
+ * first program frame into buf (m: the model, a gt_cp_site_fn); false when it has none. */
+bool gtm_stack_site(void *m, uint32_t capture, uint64_t stack, char *buf, size_t size);
 /* The name of an object of capture's that a thread waits on (key: gtm_object_key's, kind:
  * enum gt_block_kind, stack: the wait's written stack id), by gt_sym_object_name and the same
  * for the whole trace (its first wait names it); NULL when only its address would (or no

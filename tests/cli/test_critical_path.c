@@ -1,0 +1,212 @@
+/* The critical path (issue 24) of critical_chain.c, whose stages measure their own durations:
+ * each traced run is compared with its untraced run (same stdout and status), then `gotrace
+ * report --critical-path --json` is checked against the program's figures by
+ * check_critical_path.py (the parts add up exactly, each stage's share within 5% + 5 ms, the
+ * decoy absent; on one CPU, stage-b's runnable time and who held its CPU).  Threads, one stage
+ * in a child process and the whole on one CPU; idle and with a busy loop on every CPU; with the
+ * kernel's records and without. */
+#include "cli_support.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char chain[] = GT_TEST_CRITICAL_CHAIN;
+static const char checker[] = GT_TEST_CHECK_CRITICAL_PATH;
+
+/* One busy child per CPU, or none; stop_load ends them. */
+struct load {
+	pid_t pids[64];
+	int n;
+};
+
+static void start_load(struct load *l, bool on)
+{
+	l->n = 0;
+	long cpus = on ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
+	for (long i = 0; i < cpus && l->n < 64; i++) {
+		pid_t pid = fork();
+		cr_assert_geq(pid, 0);
+		if (pid == 0)
+			for (volatile unsigned long spin = 0;; spin++)
+				continue;
+		l->pids[l->n++] = pid;
+	}
+}
+
+static void stop_load(struct load *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		kill(l->pids[i], SIGKILL);
+		waitpid(l->pids[i], NULL, 0);
+	}
+}
+
+/* critical_chain MODE untraced, then traced into dir/chain.trace (capture kept, the kernel's
+ * records when kernel); the same status and stdout; the traced run's stderr into err. */
+static void run_chain(const char *dir, const char *mode, bool kernel, bool loaded,
+		      const char *const *extra, char *trace, size_t size, char **err)
+{
+	char plain_stages[600], stages[600];
+	cli_path(plain_stages, sizeof plain_stages, dir, "plain-stages");
+	cli_path(stages, sizeof stages, dir, "stages");
+	cli_path(trace, size, dir, "chain.trace");
+	const char *plain_argv[] = {chain, mode, plain_stages, NULL};
+	const char *traced_argv[] = {cli_gotrace, "run", kernel ? "--kernel=on" : "--kernel=off",
+				     "--keep-capture", "-o", trace, extra[0], extra[1], "--", chain,
+				     mode, stages, NULL};
+	if (!extra[0]) {   /* no extra option: the command follows at once */
+		memmove(&traced_argv[6], &traced_argv[8], 5 * sizeof *traced_argv);
+	}
+	struct load load;
+	struct cli_result plain, traced;
+	start_load(&load, loaded);
+	cli_run(&plain, plain_argv, NULL);
+	cli_run(&traced, traced_argv, NULL);
+	stop_load(&load);
+	cr_assert_eq(plain.status, 0, "untraced: %d %s", plain.status, plain.err);
+	cr_assert_eq(traced.status, plain.status, "traced %d, untraced %d: %s", traced.status,
+		     plain.status, traced.err);
+	cr_assert_str_eq(traced.out, plain.out, "stderr: %s", traced.err);
+	cli_result_free(&plain);
+	free(traced.out);
+	*err = traced.err;
+}
+
+/* `gotrace report --critical-path [--json] trace`'s stdout. */
+static char *critical_path(const char *trace, bool json)
+{
+	struct cli_result r;
+	const char *argv[] = {cli_gotrace, "report", "--critical-path", json ? "--json" : trace,
+			      json ? trace : NULL, NULL};
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "report: %s", r.err);
+	free(r.err);
+	return r.out;
+}
+
+static void check_chain(const char *mode, bool kernel, bool loaded)
+{
+	char dir[512], trace[600], json_path[600], stages[600];
+	char *err;
+	cli_tempdir(dir, sizeof dir);
+	const char *none[] = {NULL, NULL};
+	run_chain(dir, mode, kernel, loaded, none, trace, sizeof trace, &err);
+	char *json = critical_path(trace, true);
+	if (kernel && strstr(json, "\"kernel\":true") == NULL)
+		cr_skip_test("the kernel's records were not recorded (perf refused?): %s", err);
+	cr_assert_not_null(strstr(json, kernel ? "\"kernel\":true" : "\"kernel\":false"), "%s", json);
+	cli_write_file(json_path, sizeof json_path, dir, "path.json", json);
+	cli_path(stages, sizeof stages, dir, "stages");
+	bool pinned = strcmp(mode, "pinned") == 0 && kernel;
+	const char *argv[] = {"/usr/bin/python3", checker, json_path, stages,
+			      pinned ? "--pinned" : NULL, NULL};
+	struct cli_result r;
+	cli_run(&r, argv, NULL);
+	char *text = critical_path(trace, false);
+	cr_assert_eq(r.status, 0, "%s%s\n%s", r.out, r.err, text);
+	/* the text says in one line when the kernel's records were not there */
+	cr_assert_eq(strstr(text, "without kernel records") != NULL, !kernel, "%s", text);
+	cr_assert_not_null(strstr(text, "By syscall:"), "%s", text);
+	cli_result_free(&r);
+	free(text);
+	free(json);
+	free(err);
+}
+
+Test(critical_path, threads_idle_kernel, .timeout = 120) { check_chain("threads", true, false); }
+Test(critical_path, threads_idle_hooks, .timeout = 120) { check_chain("threads", false, false); }
+Test(critical_path, threads_loaded_kernel, .timeout = 120) { check_chain("threads", true, true); }
+Test(critical_path, threads_loaded_hooks, .timeout = 120) { check_chain("threads", false, true); }
+Test(critical_path, child_idle_kernel, .timeout = 120) { check_chain("child", true, false); }
+Test(critical_path, child_idle_hooks, .timeout = 120) { check_chain("child", false, false); }
+Test(critical_path, child_loaded_kernel, .timeout = 120) { check_chain("child", true, true); }
+Test(critical_path, child_loaded_hooks, .timeout = 120) { check_chain("child", false, true); }
+Test(critical_path, pinned_idle_kernel, .timeout = 120) { check_chain("pinned", true, false); }
+Test(critical_path, pinned_loaded_kernel, .timeout = 120) { check_chain("pinned", true, true); }
+
+/* `gotrace run --critical-path` prints the breakdowns' top lines after its summary. */
+Test(critical_path, run_prints_breakdown, .timeout = 120)
+{
+	char dir[512], trace[600];
+	char *err;
+	cli_tempdir(dir, sizeof dir);
+	const char *extra[] = {"--critical-path", NULL};
+	run_chain(dir, "threads", false, false, extra, trace, sizeof trace, &err);
+	const char *summary = strstr(err, "gotrace: ");
+	const char *path = strstr(err, "Critical path of critical_chain");
+	cr_assert(summary && path && summary < path, "%s", err);
+	cr_assert_not_null(strstr(path, "By thread:"), "%s", err);
+	cr_assert_not_null(strstr(path, "stage-b (pid"), "%s", err);
+	cr_assert_null(strstr(path, "decoy (pid"), "%s", err);
+	free(err);
+}
+
+/* --thread by TID and by name: the path of that thread; an unknown one is refused. */
+Test(critical_path, thread_option, .timeout = 120)
+{
+	char dir[512], trace[600];
+	char *err;
+	cli_tempdir(dir, sizeof dir);
+	const char *none[] = {NULL, NULL};
+	run_chain(dir, "threads", false, false, none, trace, sizeof trace, &err);
+	free(err);
+	struct cli_result r;
+	const char *by_name[] = {cli_gotrace, "report", "--critical-path", "--thread", "stage-b",
+				 "--json", trace, NULL};
+	cli_run(&r, by_name, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "{\"critical_path\":{\"thread\":\"stage-b\""), "%s", r.out);
+	/* stage-b's own path goes back through stage-a, never forward to stage-c */
+	cr_assert_not_null(strstr(r.out, "\"thread\":\"stage-a\""), "%s", r.out);
+	cr_assert_null(strstr(r.out, "\"thread\":\"stage-c\""), "%s", r.out);
+	const char *tid = strstr(r.out, "\"tid\":");
+	cr_assert_not_null(tid);
+	char tid_text[16];
+	snprintf(tid_text, sizeof tid_text, "%d", atoi(tid + 6));
+	cli_result_free(&r);
+	const char *by_tid[] = {cli_gotrace, "report", "--critical-path", "--thread", tid_text,
+				"--json", trace, NULL};
+	cli_run(&r, by_tid, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "{\"critical_path\":{\"thread\":\"stage-b\""), "%s", r.out);
+	cli_result_free(&r);
+	const char *unknown[] = {cli_gotrace, "report", "--critical-path", "--thread", "nosuch",
+				 trace, NULL};
+	cli_run(&r, unknown, NULL);
+	cr_assert_eq(r.status, 1, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "no thread named nosuch"), "%s", r.err);
+	cli_result_free(&r);
+}
+
+/* --from/--to cut the interval: the parts still add up to it. */
+Test(critical_path, window, .timeout = 120)
+{
+	char dir[512], trace[600];
+	char *err;
+	cli_tempdir(dir, sizeof dir);
+	const char *none[] = {NULL, NULL};
+	run_chain(dir, "threads", false, false, none, trace, sizeof trace, &err);
+	free(err);
+	struct cli_result r;
+	const char *argv[] = {cli_gotrace, "report", "--critical-path", "--from", "100ms", "--to",
+			      "200ms", "--json", trace, NULL};
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	/* the times are the trace's ticks back in ns: within a microsecond */
+	const char *start = strstr(r.out, "\"start_ns\":"), *end = strstr(r.out, "\"end_ns\":");
+	cr_assert(start && end, "%s", r.out);
+	long long from = atoll(start + 11), to = atoll(end + 9);
+	cr_assert(llabs(from - 100000000) <= 1000 && llabs(to - 200000000) <= 1000, "%s", r.out);
+	char json_path[600];
+	cli_write_file(json_path, sizeof json_path, dir, "path.json", r.out);
+	cli_result_free(&r);
+	const char *check[] = {"/usr/bin/python3", checker, json_path, "-", NULL};
+	cli_run(&r, check, NULL);
+	cr_assert_eq(r.status, 0, "%s%s", r.out, r.err);
+	cli_result_free(&r);
+}
