@@ -56,10 +56,10 @@ struct cp_thread {
 	size_t n_samples, cap_samples;
 };
 
-/* The last thread that left a CPU, and when. */
+/* The thread on a CPU, or the last that left it: since when, until when (0: still there). */
 struct last_run {
 	uint32_t thread;   /* + 1 */
-	uint64_t at;
+	uint64_t since, at;
 };
 
 /* A process made by a thread (fork, spawn, exec). */
@@ -226,7 +226,10 @@ static void left_cpu(struct gt_critpath *cp, const struct cp_thread *t, uint64_t
 {
 	if (p > 4096 || !gt_grow(&cp->procs, &cp->cap_procs, p + 1, sizeof *cp->procs))
 		return;
-	cp->procs[p] = (struct last_run){index_of(cp, t) + 1, ticks};
+	struct last_run *r = &cp->procs[p];
+	if (r->thread != index_of(cp, t) + 1)
+		*r = (struct last_run){index_of(cp, t) + 1, ticks, ticks};
+	r->at = ticks;
 }
 
 /* A process's main thread t, which appeared with no creator: made by the thread that forked
@@ -281,17 +284,26 @@ static void created(struct gt_critpath *cp, const struct gt_cp_event *ev)
 	push(cp, t, e->ticks, e->waiting ? IV_WAIT : IV_RUNNABLE, 0, 0);
 }
 
-/* Thread g's goroutine starts on P p: the thread that left p last, while g was runnable, held
- * the CPU it waited for. */
+/* A thread that leaves a CPU hands it over to the next at once (the switch's two halves, a few
+ * microseconds apart); a longer gap had something untraced there, or nothing. */
+#define HAND_OVER_TICKS 50000u
+
+/* Thread t starts on P p: the thread that left p just before, while t was runnable, held the
+ * CPU it waited for since it got it (before, something else did: not known). */
 static void started(struct gt_critpath *cp, struct cp_thread *t, uint64_t p, uint64_t ticks)
 {
 	struct iv *last = latest(t);
-	if (last && last->state == IV_RUNNABLE && p < cp->cap_procs) {
-		const struct last_run *r = &cp->procs[p];
-		if (r->thread && r->thread != index_of(cp, t) + 1 && r->at > last->at)
+	const struct last_run *r = p < cp->cap_procs ? &cp->procs[p] : NULL;
+	if (last && last->state == IV_RUNNABLE && r && r->thread && r->at &&
+	    r->thread != index_of(cp, t) + 1 && r->at > last->at && ticks - r->at <= HAND_OVER_TICKS) {
+		if (r->since > last->at)
+			push(cp, t, r->since, IV_RUNNABLE, 0, r->thread);
+		else
 			last->other = r->thread;
 	}
 	push(cp, t, ticks, IV_RUNNING, 0, (uint32_t)p);
+	if (p <= 4096 && gt_grow(&cp->procs, &cp->cap_procs, p + 1, sizeof *cp->procs))
+		cp->procs[p] = (struct last_run){index_of(cp, t) + 1, ticks, 0};
 }
 
 void gt_critpath_event(struct gt_critpath *cp, const struct gt_cp_event *ev)

@@ -1,7 +1,7 @@
 /* critical_chain MODE FILE: a chain of stages whose critical path is known by construction,
  * each stage's duration (CLOCK_MONOTONIC, from the hand-off that let it go to its own hand-off
  * to the next: stage-a from its creation) into FILE as "STAGE NS" lines, with "stage-b-cpu NS"
- * (stage-b's CPU time in its stage) and "decoy-tid TID".  Each hand-off passes its time on
+ * (stage-b's CPU time in its stage), "decoy-cpu NS" (the decoy's) and "decoy-tid TID".  Each hand-off passes its time on
  * (through the pipes' bytes, across the process boundary too).
  *
  *   stage-a sleeps 150 ms, then broadcasts a condition variable (threads, pinned) or writes a
@@ -9,13 +9,14 @@
  *   stage-b, woken by it, burns 200 ms of CPU, then writes a pipe: a thread, or in MODE child
  *           the main thread of a child process forked first;
  *   stage-c, woken by that write, burns 150 ms of CPU and returns; main joins it last.
- *   decoy, woken with stage-b (threads, pinned) or at once (child), burns 60 ms of CPU and
- *           returns; main joins it first: it is never on the path.
+ *   decoy, woken by stage-a (a semaphore) after stage-b (threads, pinned) or at once (child),
+ *           burns 60 ms of CPU and returns; main joins it first: it is never on the path.
  *
  * MODE pinned runs the whole process on one CPU, so that stage-b and the decoy take turns:
  * stage-b is runnable part of its stage.  stdout is the same traced or not. */
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,8 +30,9 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t go = PTHREAD_COND_INITIALIZER;
 static bool went, child_mode;
+static sem_t decoy_go;
 static int a_to_b[2], b_to_c[2];
-static uint64_t stage_ns[3], b_cpu_ns;
+static uint64_t stage_ns[3], b_cpu_ns, decoy_cpu_ns;
 static uint64_t a_created, a_handoff;   /* when main created stage-a, when stage-a woke b */
 static int decoy_tid;
 
@@ -79,8 +81,9 @@ static void *stage_a(void *arg)
 	pthread_mutex_lock(&lock);
 	a_handoff = handoff;
 	went = true;
-	pthread_cond_broadcast(&go);
+	pthread_cond_signal(&go);
 	pthread_mutex_unlock(&lock);
+	sem_post(&decoy_go);
 	return NULL;
 }
 
@@ -126,8 +129,11 @@ static void *decoy(void *arg)
 	(void)arg;
 	decoy_tid = gettid();
 	if (!child_mode)
-		wait_go();
+		while (sem_wait(&decoy_go) != 0)
+			continue;
+	uint64_t c0 = cpu_ns();
 	burn(60);
+	decoy_cpu_ns = cpu_ns() - c0;
 	return NULL;
 }
 
@@ -155,7 +161,7 @@ int main(int argc, char **argv)
 		if (sched_setaffinity(0, sizeof one, &one) != 0)
 			return 3;
 	}
-	if (pipe(a_to_b) != 0 || pipe(b_to_c) != 0)
+	if (pipe(a_to_b) != 0 || pipe(b_to_c) != 0 || sem_init(&decoy_go, 0, 0) != 0)
 		return 4;
 	FILE *f = fopen(argv[2], "w");
 	if (f == NULL)
@@ -192,7 +198,7 @@ int main(int argc, char **argv)
 	if (!child_mode)
 		fprintf(f, "stage-b %llu\nstage-b-cpu %llu\n", (unsigned long long)stage_ns[1],
 			(unsigned long long)b_cpu_ns);
-	fprintf(f, "decoy-tid %d\n", decoy_tid);
+	fprintf(f, "decoy-tid %d\ndecoy-cpu %llu\n", decoy_tid, (unsigned long long)decoy_cpu_ns);
 	fprintf(f, "stage-c %llu\n", (unsigned long long)stage_ns[2]);
 	fclose(f);
 	printf("critical_chain %s: done\n", argv[1]);

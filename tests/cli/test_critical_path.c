@@ -56,12 +56,13 @@ static void run_chain(const char *dir, const char *mode, bool kernel, bool loade
 	cli_path(stages, sizeof stages, dir, "stages");
 	cli_path(trace, size, dir, "chain.trace");
 	const char *plain_argv[] = {chain, mode, plain_stages, NULL};
-	const char *traced_argv[] = {cli_gotrace, "run", kernel ? "--kernel=on" : "--kernel=off",
-				     "--keep-capture", "-o", trace, extra[0], extra[1], "--", chain,
-				     mode, stages, NULL};
-	if (!extra[0]) {   /* no extra option: the command follows at once */
-		memmove(&traced_argv[6], &traced_argv[8], 5 * sizeof *traced_argv);
-	}
+	const char *traced_argv[16] = {cli_gotrace, "run", kernel ? "--kernel=on" : "--kernel=off",
+				       "--keep-capture", "-o", trace};
+	size_t n = 6;
+	for (size_t i = 0; extra[i]; i++)
+		traced_argv[n++] = extra[i];
+	const char *command[] = {"--", chain, mode, stages, NULL};
+	memcpy(&traced_argv[n], command, sizeof command);
 	struct load load;
 	struct cli_result plain, traced;
 	start_load(&load, loaded);
@@ -94,7 +95,7 @@ static void check_chain(const char *mode, bool kernel, bool loaded)
 	char dir[512], trace[600], json_path[600], stages[600];
 	char *err;
 	cli_tempdir(dir, sizeof dir);
-	const char *none[] = {NULL, NULL};
+	const char *none[] = {NULL};
 	run_chain(dir, mode, kernel, loaded, none, trace, sizeof trace, &err);
 	char *json = critical_path(trace, true);
 	if (kernel && strstr(json, "\"kernel\":true") == NULL)
@@ -152,7 +153,7 @@ Test(critical_path, thread_option, .timeout = 120)
 	char dir[512], trace[600];
 	char *err;
 	cli_tempdir(dir, sizeof dir);
-	const char *none[] = {NULL, NULL};
+	const char *none[] = {NULL};
 	run_chain(dir, "threads", false, false, none, trace, sizeof trace, &err);
 	free(err);
 	struct cli_result r;
@@ -189,7 +190,7 @@ Test(critical_path, window, .timeout = 120)
 	char dir[512], trace[600];
 	char *err;
 	cli_tempdir(dir, sizeof dir);
-	const char *none[] = {NULL, NULL};
+	const char *none[] = {NULL};
 	run_chain(dir, "threads", false, false, none, trace, sizeof trace, &err);
 	free(err);
 	struct cli_result r;
