@@ -6,7 +6,8 @@
  *
  * The walk goes back from the end of the chosen interval, in one thread at a time: a running,
  * runnable or unwoken waiting interval is that thread's own; a wait that a known thread ended
- * continues in that thread from the wake's time; the start of a thread continues in its creator
+ * continues in that thread from the wake's time (from the interval's end when the wake comes
+ * after it); the start of a thread continues in its creator
  * (a process's main thread: in the thread that forked it, the time between being the child's
  * "not traced yet").  Each step moves back in time or changes thread, so the segments cover the
  * interval exactly once; their boundaries are converted to ns once each, so their durations add
@@ -514,8 +515,9 @@ static int walk_back(struct walk *w, uint32_t x, uint64_t start, uint64_t end)
 			return add_segment(w, cur, GT_CP_UNKNOWN, 0, via, 0, start, at);
 		}
 		const struct iv *v = &t->iv[i];
+		/* woken later (an interval cut inside the wait): its waker's work until then */
 		bool woken = (v->state == IV_WAIT || v->state == IV_SYSCALL) && v->other &&
-			     i + 1 < t->n && t->iv[i + 1].at == at;
+			     i + 1 < t->n;
 		if (woken && jumps <= cp->n_threads) {
 			/* the wait continues in the thread that ended it, from the wake back */
 			via = (int32_t)v->wait - 1;
