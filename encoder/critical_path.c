@@ -198,9 +198,15 @@ static void push(struct gt_critpath *cp, struct cp_thread *t, uint64_t at, uint8
 static uint32_t wait_of(struct gt_critpath *cp, uint32_t capture, const struct gt_wire_wait *w,
 			uint8_t kind, bool has_syscall, uint32_t sys_nr, uint64_t obj, uint64_t stack)
 {
-	struct wait_key key = {.obj = obj, .stack = stack, .capture = capture,
-			       .sys_nr = has_syscall ? sys_nr : 0, .kind = kind,
-			       .fd_kind = w ? w->fd_kind : 0, .has_syscall = has_syscall};
+	struct wait_key key;
+	memset(&key, 0, sizeof key);   /* its padding is hashed too */
+	key.obj = obj;
+	key.stack = stack;
+	key.capture = capture;
+	key.sys_nr = has_syscall ? sys_nr : 0;
+	key.kind = kind;
+	key.fd_kind = w ? w->fd_kind : 0;
+	key.has_syscall = has_syscall;
 	bool fresh;
 	uint64_t id = gt_intern_id(&cp->wait_keys, &cp->next_wait, &key, sizeof key, &fresh);
 	if (!id || (fresh && !gt_grow(&cp->waits, &cp->cap_waits, id, sizeof *cp->waits))) {
