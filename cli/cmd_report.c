@@ -84,10 +84,10 @@ static int parse_count(const char *opt, const char *text, unsigned *out)
 typedef int report_fn(const char *file, const struct gt_report_options *opt, FILE *out,
 		      char *err, size_t errlen);
 
-static int report_from(report_fn *report, const char *file, const struct gt_report_options *opt)
+/* A report written (rc 0) or not (err says why): the command's status. */
+static int report_done(int rc, const char *err)
 {
-	char err[512];
-	if (report(file, opt, stdout, err, sizeof err) != 0) {
+	if (rc != 0) {
 		fail("%s", err);
 		return 1;
 	}
@@ -96,6 +96,12 @@ static int report_from(report_fn *report, const char *file, const struct gt_repo
 		return 1;
 	}
 	return 0;
+}
+
+static int report_from(report_fn *report, const char *file, const struct gt_report_options *opt)
+{
+	char err[512];
+	return report_done(report(file, opt, stdout, err, sizeof err), err);
 }
 
 /* The captures `gotrace run --keep-capture` kept beside trace for the run's other processes
@@ -123,15 +129,26 @@ static int report_other_processes(const char *trace, const struct gt_report_opti
 
 /* When each of the run's captures, CAPTURE then OTHERS, was reaped (killed processes,
  * gt_capture_reaped); NULL when memory runs out. */
-static struct gt_reap *run_reaped(const char *capture, const glob_t *others)
+/* The run's captures: CAPTURE, then OTHERS (NULL: none), *n of them; NULL when memory runs
+ * out. */
+static const char **run_paths(const char *capture, const glob_t *others, size_t *n)
 {
-	size_t n = 1 + others->gl_pathc;
-	const char **paths = calloc(n, sizeof *paths);
+	*n = 1 + (others ? others->gl_pathc : 0);
+	const char **paths = calloc(*n, sizeof *paths);
 	if (paths == NULL)
 		return NULL;
 	paths[0] = capture;
-	for (size_t i = 1; i < n; i++)
+	for (size_t i = 1; i < *n; i++)
 		paths[i] = others->gl_pathv[i - 1];
+	return paths;
+}
+
+static struct gt_reap *run_reaped(const char *capture, const glob_t *others)
+{
+	size_t n;
+	const char **paths = run_paths(capture, others, &n);
+	if (paths == NULL)
+		return NULL;
 	struct gt_reap *reaped = gt_capture_reaped(paths, n);
 	free(paths);
 	return reaped;
@@ -141,29 +158,14 @@ static struct gt_reap *run_reaped(const char *capture, const glob_t *others)
 static int report_critical_path(const char *capture, glob_t *others,
 				const struct gt_report_options *opt, const struct gt_cp_query *q)
 {
-	size_t n = 1 + (others ? others->gl_pathc : 0);
-	const char **paths = calloc(n, sizeof *paths);
-	if (paths == NULL) {
-		fail("out of memory");
-		return 1;
-	}
-	paths[0] = capture;
-	for (size_t i = 1; i < n; i++)
-		paths[i] = others->gl_pathv[i - 1];
-	char err[512];
-	int rc = gt_report_critical_path(paths, n, opt, q, stdout, err, sizeof err);
+	size_t n;
+	const char **paths = run_paths(capture, others, &n);
+	char err[512] = "out of memory";
+	int rc = paths ? gt_report_critical_path(paths, n, opt, q, stdout, err, sizeof err) : -1;
 	free(paths);
 	if (others)
 		globfree(others);
-	if (rc != 0) {
-		fail("%s", err);
-		return 1;
-	}
-	if (fflush(stdout) != 0) {
-		fail("cannot write the report: %s", strerror(errno));
-		return 1;
-	}
-	return 0;
+	return report_done(rc, err);
 }
 
 int gt_cmd_report(int argc, char **argv)

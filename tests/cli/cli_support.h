@@ -56,6 +56,15 @@ unsigned cli_workpool_line(const char *needle);
 /* The same in the source file at path. */
 unsigned cli_source_line(const char *source, const char *needle);
 
+/* A loaded machine: one busy child process per CPU (none when on is false), until
+ * cli_load_stop kills them. */
+struct cli_load {
+	pid_t pids[64];
+	int n;
+};
+void cli_load_start(struct cli_load *l, bool on);
+void cli_load_stop(struct cli_load *l);
+
 extern const char cli_gotrace[], cli_workpool[], cli_static_program[], cli_workpool_source[];
 
 #endif

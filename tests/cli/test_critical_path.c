@@ -8,43 +8,13 @@
 #include "cli_support.h"
 
 #include <criterion/criterion.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char chain[] = GT_TEST_CRITICAL_CHAIN;
 static const char checker[] = GT_TEST_CHECK_CRITICAL_PATH;
-
-/* One busy child per CPU, or none; stop_load ends them. */
-struct load {
-	pid_t pids[64];
-	int n;
-};
-
-static void start_load(struct load *l, bool on)
-{
-	l->n = 0;
-	long cpus = on ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
-	for (long i = 0; i < cpus && l->n < 64; i++) {
-		pid_t pid = fork();
-		cr_assert_geq(pid, 0);
-		if (pid == 0)
-			for (volatile unsigned long spin = 0;; spin++)
-				continue;
-		l->pids[l->n++] = pid;
-	}
-}
-
-static void stop_load(struct load *l)
-{
-	for (int i = 0; i < l->n; i++) {
-		kill(l->pids[i], SIGKILL);
-		waitpid(l->pids[i], NULL, 0);
-	}
-}
 
 /* critical_chain MODE untraced, then traced into dir/chain.trace (capture kept, the kernel's
  * records when kernel); the same status and stdout; the traced run's stderr into err. */
@@ -63,12 +33,12 @@ static void run_chain(const char *dir, const char *mode, bool kernel, bool loade
 		traced_argv[n++] = extra[i];
 	const char *command[] = {"--", chain, mode, stages, NULL};
 	memcpy(&traced_argv[n], command, sizeof command);
-	struct load load;
+	struct cli_load load;
 	struct cli_result plain, traced;
-	start_load(&load, loaded);
+	cli_load_start(&load, loaded);
 	cli_run(&plain, plain_argv, NULL);
 	cli_run(&traced, traced_argv, NULL);
-	stop_load(&load);
+	cli_load_stop(&load);
 	cr_assert_eq(plain.status, 0, "untraced: %d %s", plain.status, plain.err);
 	cr_assert_eq(traced.status, plain.status, "traced %d, untraced %d: %s", traced.status,
 		     plain.status, traced.err);
@@ -76,6 +46,16 @@ static void run_chain(const char *dir, const char *mode, bool kernel, bool loade
 	cli_result_free(&plain);
 	free(traced.out);
 	*err = traced.err;
+}
+
+/* critical_chain threads traced, idle, without kernel records, into dir/chain.trace. */
+static void traced_chain(char *dir, size_t dir_size, char *trace, size_t size)
+{
+	char *err;
+	cli_tempdir(dir, dir_size);
+	const char *none[] = {NULL};
+	run_chain(dir, "threads", false, false, none, trace, size, &err);
+	free(err);
 }
 
 /* `gotrace report --critical-path [--json] trace`'s stdout. */
@@ -151,11 +131,7 @@ Test(critical_path, run_prints_breakdown, .timeout = 120)
 Test(critical_path, thread_option, .timeout = 120)
 {
 	char dir[512], trace[600];
-	char *err;
-	cli_tempdir(dir, sizeof dir);
-	const char *none[] = {NULL};
-	run_chain(dir, "threads", false, false, none, trace, sizeof trace, &err);
-	free(err);
+	traced_chain(dir, sizeof dir, trace, sizeof trace);
 	struct cli_result r;
 	const char *by_name[] = {cli_gotrace, "report", "--critical-path", "--thread", "stage-b",
 				 "--json", trace, NULL};
@@ -188,11 +164,7 @@ Test(critical_path, thread_option, .timeout = 120)
 Test(critical_path, window, .timeout = 120)
 {
 	char dir[512], trace[600];
-	char *err;
-	cli_tempdir(dir, sizeof dir);
-	const char *none[] = {NULL};
-	run_chain(dir, "threads", false, false, none, trace, sizeof trace, &err);
-	free(err);
+	traced_chain(dir, sizeof dir, trace, sizeof trace);
 	struct cli_result r;
 	const char *argv[] = {cli_gotrace, "report", "--critical-path", "--from", "100ms", "--to",
 			      "200ms", "--json", trace, NULL};
