@@ -403,6 +403,7 @@ void gt_run_convert_all(const struct run_options *opt, const struct run_captures
 		struct gt_convert_options copt = { .format = opt->format,
 						   .kernel_path = rc->kernel };
 		copt.critical_path = opt->critical_path ? gt_critpath_new() : NULL;
+		copt.draw_critical_path = opt->critical_path;
 		if (n && gt_one_trace("run", opt->output, paths, n, &copt, GT_SUMMARY_RUN) != 0)
 			*all_ok = false;
 		else if (n && copt.critical_path)

@@ -43,9 +43,11 @@ static const char run_usage[] =
 	"                          image a process left by exec\n"
 	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
 	"                          directory)\n"
-	"      --critical-path     after the summary, what COMMAND's main thread waited for,\n"
-	"                          end to end, by state, thread, function, lock and syscall\n"
-	"                          (the top lines; all of it: gotrace report --critical-path)\n";
+	"      --critical-path     what COMMAND's main thread waited for, end to end: after\n"
+	"                          the summary by state, thread, function, lock and syscall\n"
+	"                          (the top lines; all of it: gotrace report --critical-path),\n"
+	"                          and in the trace a user task \"critical path\" with a region\n"
+	"                          on each goroutine while the path is in it\n";
 /* after the --format lines (gt_cli_format_help) */
 static const char run_usage_tail[] =
 	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"

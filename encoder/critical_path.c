@@ -45,6 +45,7 @@ struct sample {
 };
 
 struct cp_thread {
+	uint64_t g;
 	uint32_t pid, tid;
 	const char *name;
 	bool main, process_main;
@@ -153,7 +154,8 @@ static struct cp_thread *thread_of(struct gt_critpath *cp, const struct gt_cp_wh
 			cp->failed = true;
 			return NULL;
 		}
-		cp->threads[cp->n_threads] = (struct cp_thread){.pid = who->pid, .name = keep(cp, "")};
+		cp->threads[cp->n_threads] = (struct cp_thread){.g = who->g, .pid = who->pid,
+								 .name = keep(cp, "")};
 		*slot = (uint32_t)++cp->n_threads;
 	}
 	struct cp_thread *t = &cp->threads[*slot - 1];
@@ -668,4 +670,56 @@ void gt_cp_result_free(struct gt_cp_result *r)
 	free(r->segments);
 	free(r->parts);
 	memset(r, 0, sizeof *r);
+}
+
+static int by_g_then_time(const void *a, const void *b)
+{
+	const struct gt_cp_stretch *x = a, *y = b;
+	if (x->g != y->g)
+		return x->g < y->g ? -1 : 1;
+	return (x->from > y->from) - (x->from < y->from);
+}
+
+int gt_critpath_plan(const struct gt_critpath *cp, struct gt_cp_stretch **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	char err[128];
+	long x = cp->failed || !cp->frequency ? -1 : choose_thread(cp, NULL, err, sizeof err);
+	if (x < 0)
+		return -1;
+	const struct cp_thread *t = &cp->threads[x];
+	uint64_t end = t->iv[t->n - 1].state == IV_DEAD ? t->iv[t->n - 1].at : cp->last;
+	struct gt_cp_result r = {0};
+	struct walk w = {.cp = cp, .out = &r};
+	if (end <= t->iv[0].at || walk_back(&w, (uint32_t)x, t->iv[0].at, end)) {
+		gt_cp_result_free(&r);
+		return -1;
+	}
+	/* back to front, their times still ticks: a stretch per change of thread */
+	size_t cap = 0, last = 0;
+	for (size_t i = r.n_segments; i-- > 0;) {
+		const struct gt_cp_segment *s = &r.segments[i];
+		uint64_t g = cp->threads[s->thread].g;
+		if (*n && (*out)[*n - 1].g == g && (*out)[*n - 1].to == s->start_ns) {
+			(*out)[*n - 1].to = s->ns;
+			continue;
+		}
+		if (!gt_grow(out, &cap, *n + 1, sizeof **out)) {
+			gt_cp_result_free(&r);
+			free(*out);
+			*out = NULL;
+			*n = 0;
+			return -1;
+		}
+		(*out)[(*n)++] = (struct gt_cp_stretch){.g = g, .from = s->start_ns, .to = s->ns};
+	}
+	gt_cp_result_free(&r);
+	for (size_t i = 0; i < *n; i++)
+		last = (*out)[i].to > (*out)[last].to ? i : last;
+	if (*n)
+		(*out)[last].last = true;
+	if (*n > 1)
+		qsort(*out, *n, sizeof **out, by_g_then_time);
+	return 0;
 }

@@ -44,4 +44,14 @@ void gt_critpath_process(struct gt_critpath *cp, uint64_t ticks, uint64_t g, uin
  * threads. */
 void gt_critpath_finish(struct gt_critpath *cp, uint64_t frequency, bool kernel);
 
+/* A stretch of the main thread's path in one goroutine, in the model's ticks, for drawing it
+ * (model_cp.c): [from, to), the one ending last marked. */
+struct gt_cp_stretch {
+	uint64_t g, from, to;
+	bool last;
+};
+/* The stretches of the path of the first process's main thread, sorted by goroutine then
+ * time (free *out); -1 when there is none or memory runs out. */
+int gt_critpath_plan(const struct gt_critpath *cp, struct gt_cp_stretch **out, size_t *n);
+
 #endif

@@ -385,6 +385,10 @@ struct gt_convert_options {
 	/* Records the intervals of the model's threads for a walk of the critical path
 	 * (critical_path.c, gt_critpath_walk), NULL: none. */
 	struct gt_critpath *critical_path;
+	/* Draws the critical path of the first process's main thread in the trace: a user task
+	 * "critical path" with a region on each goroutine for each stretch of the path in it.
+	 * The captures are converted twice (the path is known at the end of the first). */
+	bool draw_critical_path;
 };
 
 /* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */

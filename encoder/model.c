@@ -508,6 +508,7 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 	case GT_USER_REGION_BEGIN:
 		if (t->n_regions == MAX_REGIONS)
 			break;
+		gtm_cp_program_region(m, t, ns);
 		t->regions[t->n_regions].task = u->id;
 		t->regions[t->n_regions++].name = name_id;
 		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_USER_REGION_BEGIN, .p = t->p, .task = u->id,

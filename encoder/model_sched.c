@@ -349,6 +349,9 @@ void gtm_observe_process(struct gt_model *m, const struct gt_capture_record *r, 
 void gtm_emit(struct gt_model *m, struct gt_sched_event e, uint64_t want, struct mthread *a,
 	      struct mthread *b)
 {
+	bool draw = gtm_cp_draws(m, &e, a);
+	if (draw)
+		gtm_cp_before(m, &e, want, a);
 	if (a)
 		e.who = (struct gt_wire_actor){a->g, m_choose(m, a)};
 	e.ticks = gtm_take_tick(m, (uint32_t)e.p, a, b, want);
@@ -357,6 +360,8 @@ void gtm_emit(struct gt_model *m, struct gt_sched_event e, uint64_t want, struct
 		m_take(m, a, e.who.m);   /* after: a boundary before this event lists a without */
 	if (m->opt.critical_path)
 		observe(m, &e, a, b);
+	if (draw)
+		gtm_cp_after(m, &e, a);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  * in a child process and the whole on one CPU; idle and with a busy loop on every CPU; with the
  * kernel's records and without. */
 #include "cli_support.h"
+#include "oracle.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -110,7 +111,9 @@ Test(critical_path, child_loaded_hooks, .timeout = 120) { check_chain("child", f
 Test(critical_path, pinned_idle_kernel, .timeout = 120) { check_chain("pinned", true, false); }
 Test(critical_path, pinned_loaded_kernel, .timeout = 120) { check_chain("pinned", true, true); }
 
-/* `gotrace run --critical-path` prints the breakdowns' top lines after its summary. */
+/* `gotrace run --critical-path` prints the breakdowns' top lines after its summary, and draws
+ * the path in the trace: a task with regions on the goroutines of main and the three stages,
+ * read by Go's readers. */
 Test(critical_path, run_prints_breakdown, .timeout = 120)
 {
 	char dir[512], trace[600];
@@ -125,6 +128,20 @@ Test(critical_path, run_prints_breakdown, .timeout = 120)
 	cr_assert_not_null(strstr(path, "stage-b (pid"), "%s", err);
 	cr_assert_null(strstr(path, "decoy (pid"), "%s", err);
 	free(err);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, true, &report), 0, "%s", report);
+	free(report);
+	char *dump = gt_dump_123(trace);
+	cr_assert_not_null(dump);
+	cr_assert_eq(gt_dump_123_count(dump, "TaskBegin Type=\"critical path\""), 1, "%s", dump);
+	size_t goroutines = 0;
+	for (int g = 1; g < 16; g++) {
+		char begin[64];
+		snprintf(begin, sizeof begin, "G=%d RegionBegin Type=\"critical path\"", g);
+		goroutines += gt_dump_123_count(dump, begin) > 0;
+	}
+	cr_assert_geq(goroutines, 4, "main and three stages: %zu goroutines\n%s", goroutines, dump);
+	free(dump);
 }
 
 /* --thread by TID and by name: the path of that thread; an unknown one is refused. */

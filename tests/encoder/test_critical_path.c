@@ -188,3 +188,44 @@ Test(critical_path, unknown_thread_refused)
 	cr_assert_str_eq(err, "no thread named nosuch in the trace");
 	gt_critpath_free(cp);
 }
+
+/* The path drawn in the trace (draw_critical_path): a task "critical path" and regions on the
+ * goroutines of main (G1), stage-a (G2) and stage-b (G3), none on the decoy's (G4), each
+ * begun and ended by its goroutine; every Go reader reads both formats. */
+static void drawn(enum gt_trace_format format)
+{
+	char dir[] = "/tmp/gt-test-critpath-XXXXXX", cap[64], trace[64], err[256];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(cap, sizeof cap, "%s/c.gtcap", dir);
+	snprintf(trace, sizeof trace, "%s/c.trace", dir);
+	build(cap);
+	struct gt_convert_options opt = {.no_symbols = true, .draw_critical_path = true,
+					 .format = format};
+	struct gt_convert_summary sum;
+	cr_assert_eq(gt_convert_file(cap, trace, &opt, &sum, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(sum.wire.skipped + sum.wire.repaired + sum.model.user_skipped, 0);
+	char *report = NULL;
+	cr_assert_eq(gt_oracle_check(trace, false, &report), 0, "%s", report);
+	free(report);
+	char *dump = gt_dump_123(trace);
+	cr_assert_not_null(dump);
+	cr_assert_eq(gt_dump_123_count(dump, "TaskBegin Type=\"critical path\""), 1, "%s", dump);
+	cr_assert_eq(gt_dump_123_count(dump, "TaskEnd"), 1, "%s", dump);
+	const char *on_path[] = {"G=1", "G=2", "G=3"};
+	for (size_t i = 0; i < 3; i++) {
+		char begin[64], end[64];
+		snprintf(begin, sizeof begin, "%s RegionBegin Type=\"critical path\"", on_path[i]);
+		snprintf(end, sizeof end, "%s RegionEnd Type=\"critical path\"", on_path[i]);
+		cr_assert_geq(gt_dump_123_count(dump, begin), 1, "%s\n%s", begin, dump);
+		cr_assert_eq(gt_dump_123_count(dump, begin), gt_dump_123_count(dump, end), "%s",
+			     dump);
+	}
+	cr_assert_eq(gt_dump_123_count(dump, "G=4 RegionBegin"), 0, "%s", dump);
+	free(dump);
+	unlink(cap);
+	unlink(trace);
+	rmdir(dir);
+}
+
+Test(critical_path, drawn_go122, .timeout = 300) { drawn(GT_FORMAT_GO122); }
+Test(critical_path, drawn_go119, .timeout = 300) { drawn(GT_FORMAT_GO119); }
