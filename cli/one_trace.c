@@ -210,6 +210,8 @@ int gt_one_trace(const char *command, const char *output, const char *const *cap
 	}
 	if (style == GT_SUMMARY_RUN)   /* convert's summary has them */
 		gt_convert_print_deadlocks(stderr, &sum.total);
+	if (style == GT_SUMMARY_RUN)
+		gt_convert_print_lock_order(stderr, &sum.total);
 	if (sum.total.interrupted)
 		gt_cli_say_conversion_stopped(output, sum.total.interrupted_done);
 	rc = readable == sum.n && !sum.total.interrupted ? 0 : 1;

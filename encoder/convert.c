@@ -181,6 +181,12 @@ static const char *lock_name(void *ctx, uint8_t kind, uint64_t obj)
 	return gt_model_object_name(n->m, n->capture, kind, obj);
 }
 
+static const char *lock_site(void *ctx, uint32_t capture, uint32_t stack, char *buf, size_t size)
+{
+	struct lock_namer *n = ctx;
+	return gt_model_stack_site(n->m, capture, stack, buf, size);
+}
+
 static void kswitches_close(struct kswitches *k)
 {
 	gt_kernel_switch_stream_close(k->s);
@@ -428,6 +434,10 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 				struct lock_namer namer = {m, index};
 				gt_tracker_deadlock_text(gt_model_tracker(m), index, sum->total.deadlock,
 							 sizeof sum->total.deadlock, lock_name, &namer);
+				struct gt_lock_namer names = {lock_name, lock_site, &namer};
+				sum->total.lock_order_inversions += gt_lock_order_text(
+					gt_model_lock_order(m), index, gt_model_tracker(m), &names,
+					sum->total.lock_order, sizeof sum->total.lock_order);
 				gt_model_capture_end(m, index);
 				continue;
 			}
@@ -641,6 +651,19 @@ void gt_convert_print_deadlocks(FILE *f, const struct gt_convert_summary *s)
 	}
 }
 
+void gt_convert_print_lock_order(FILE *f, const struct gt_convert_summary *s)
+{
+	uint64_t said = 0;
+	for (const char *line = s->lock_order; *line && said < 3; said++) {
+		size_t len = strcspn(line, "\n");
+		fprintf(f, "gotrace:   lock-order inversion: %.*s\n", (int)len, line);
+		line += len + (line[len] == '\n');
+	}
+	if (s->lock_order_inversions > said)
+		fprintf(f, "gotrace:   lock-order inversions: %" PRIu64 " more (gotrace report on the "
+			"capture lists every one)\n", s->lock_order_inversions - said);
+}
+
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *s)
 {
 	const struct gt_capture_stats *r = &s->reader;
@@ -665,6 +688,7 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
 		fprintf(f, "gotrace:   %s\n", line);
 	}
 	gt_convert_print_deadlocks(f, s);
+	gt_convert_print_lock_order(f, s);
 #define GT_PRINT_COUNTER(name, text)                                                       \
 	if (mc->name)                                                                      \
 		fprintf(f, "gotrace:   %-58s %" PRIu64 "\n", text, mc->name);

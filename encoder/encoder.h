@@ -433,6 +433,9 @@ struct gt_convert_summary {
 	double cpu_seconds;                 /* user + system */
 	char deadlock[512];                 /* the deadlocks its threads were in at its end
 					     * (gt_tracker_deadlock_text), "" = none */
+	char lock_order[1024];              /* its lock-order inversions, a line each as many
+					     * as fit (gt_lock_order_text), "" = none */
+	uint64_t lock_order_inversions;     /* their count, those not in lock_order included */
 	bool interrupted;                   /* progress stopped the conversion, the trace ends */
 	double interrupted_done;            /* there: the fraction of the records read */
 	bool reaped;                        /* killed: no end recorded, its death known from its
@@ -490,6 +493,9 @@ void gt_convert_losses(const struct gt_convert_summary *sum, struct gt_convert_l
 /* The deadlocks of sum, a line "gotrace:   deadlock: N threads, ..." each, then one line
  * per thread of it; nothing when there is none. */
 void gt_convert_print_deadlocks(FILE *f, const struct gt_convert_summary *sum);
+/* The lock-order inversions of sum, a line "gotrace:   lock-order inversion: ..." each, at
+ * most three, then how many more; nothing when there is none. */
+void gt_convert_print_lock_order(FILE *f, const struct gt_convert_summary *sum);
 /* The summary of `gotrace convert`: the totals, the deadlocks, then every non-zero counter. */
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *sum);
 
@@ -826,6 +832,90 @@ struct gt_cp_result {
 int gt_critpath_walk(const struct gt_critpath *cp, const struct gt_cp_query *q,
 		     struct gt_cp_result *out, char *err, size_t errlen);
 void gt_cp_result_free(struct gt_cp_result *r);
+
+/* ---- the lock-order graph (lockorder.c) ---- */
+
+/* The order in which threads took locks (--locks=all captures), per capture: an edge A -> B
+ * for every lock A a thread held when it began to hold B, fed the tracker's changes.  Its
+ * cycles are the lock-order inversions: orders that can deadlock one day, whether or not
+ * they did.  The rules, and why (docs/usage.md, "Lock-order inversions"):
+ *   - an edge is made by a hold_began, and by a BLOCK_BEGIN of a lock wait (which may never
+ *     end: a deadlock's orders are made too): from each lock the thread held then, in the
+ *     order taken (the GT_LOCK_ORDER_DEPTH most recent), to the new one; never into a lock
+ *     it holds already (a recursive mutex's inner acquisition begins no hold) nor into one
+ *     a try-lock took (GT_LOCK_TRY: it cannot block, as in lockdep); a try-locked lock held
+ *     gives edges to later ones (they block);
+ *   - a condition wait taking its mutex back (GT_LOCK_COND) blocks like a lock: edges; so
+ *     do timed locks (they may still wait until their timeout);
+ *   - each edge keeps its first acquisition (thread, where the held lock was taken, where
+ *     the new one was, when) and counts the others; memory grows with the distinct edges;
+ *   - a cycle is looked for when an edge is made, or when an edge first sees a writer at
+ *     one of its ends: the shortest one through it whose every wait can block: the wait for
+ *     a lock the next thread holds, unless both take that rwlock as readers (glibc's
+ *     default rwlock lets a reader in beside readers); each cycle is kept once, its edges
+ *     from the earliest made;
+ *   - a cycle all of whose edges one thread made is kept: alone it cannot deadlock on
+ *     them, but another thread running the same code can (as TSan and lockdep report). */
+struct gt_lock_edge {
+	uint32_t capture;
+	uint64_t from, to;          /* the lock held, and the one taken while holding it */
+	uint8_t from_kind, to_kind; /* GT_BK_MUTEX, GT_BK_RWLOCK_RD, GT_BK_RWLOCK_WR: as the
+				     * first acquisition held from and took to */
+	bool from_exclusive;        /* some acquisition held from other than as a reader */
+	bool to_exclusive;          /* ... took to other than as a reader */
+	uint32_t thread;            /* the first acquisition's thread (serial) */
+	char thread_name[16];       /* its name then */
+	uint32_t from_stack;        /* where that thread took from, 0 = not recorded */
+	uint32_t to_stack;          /* where it took to */
+	uint32_t to_flags;          /* that acquisition's enum gt_lock_flags (GT_LOCK_WAITED
+				     * alone: a wait for it made the edge) */
+	uint64_t tsc;               /* when it took to (or began to wait for it) */
+	uint64_t count;             /* acquisitions that made it (0: its waits never got it) */
+	bool other_threads;         /* some of them by another thread than the first */
+};
+
+struct gt_lock_order;
+
+struct gt_lock_order *gt_lock_order_new(void);
+void gt_lock_order_free(struct gt_lock_order *g);
+/* Fact r and what it changed (gt_tracker_fact's change); false when memory runs out (the
+ * edge is then not made, and counted: gt_lock_order_lost). */
+bool gt_lock_order_fact(struct gt_lock_order *g, const struct gt_capture_record *r,
+			const struct gt_tracker_change *c);
+/* The edges, in the order made: i from 0; pointers valid until the next change. */
+size_t gt_lock_order_edges(const struct gt_lock_order *g);
+const struct gt_lock_edge *gt_lock_order_edge(const struct gt_lock_order *g, size_t i);
+/* Edges not made: for want of memory, or from a lock held below the GT_LOCK_ORDER_DEPTH most
+ * recent ones of its thread. */
+#define GT_LOCK_ORDER_DEPTH 64u
+uint64_t gt_lock_order_lost(const struct gt_lock_order *g);
+/* The cycles, in the order found: cycle i's edges into out (up to GT_CYCLE_MAX), each
+ * edge's to the next one's from, the last one's to the first one's from; their count. */
+size_t gt_lock_order_cycles(const struct gt_lock_order *g);
+size_t gt_lock_order_cycle(const struct gt_lock_order *g, size_t i,
+			   const struct gt_lock_edge **out);
+/* Whether one thread made every edge of cycle i. */
+bool gt_lock_order_one_thread(const struct gt_lock_order *g, size_t i);
+
+/* How a cycle's locks and sites are named: lock(ctx, kind, obj) (NULL, or returning NULL:
+ * by address), site(ctx, capture, stack, buf, size) the program's function that took a lock
+ * as "func (file.c:12)" (NULL, or returning NULL: "stack N", or "an unrecorded site"). */
+struct gt_lock_namer {
+	const char *(*lock)(void *ctx, uint8_t kind, uint64_t obj);
+	const char *(*site)(void *ctx, uint32_t capture, uint32_t stack, char *buf, size_t size);
+	void *ctx;
+};
+/* Cycle i in one line, as TSan says an inversion: "lock_a then lock_b at f (x.c:12)
+ * (worker (thread 2)), lock_b then lock_a at g (x.c:30) (thread 3)"; threads named by the
+ * tracker (their name then, when retired).  Cut at size. */
+void gt_lock_order_cycle_text(const struct gt_lock_order *g, size_t i,
+			      const struct gt_tracker *tr, const struct gt_lock_namer *namer,
+			      char *buf, size_t size);
+/* The cycles of capture appended to buf (a C string), one line each, as many as fit whole;
+ * their count (those that did not fit included). */
+size_t gt_lock_order_text(const struct gt_lock_order *g, uint32_t capture,
+			  const struct gt_tracker *tr, const struct gt_lock_namer *namer, char *buf,
+			  size_t size);
 
 static inline bool gt_tracked_live(const struct gt_tracked_thread *t)
 {

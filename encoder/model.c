@@ -588,6 +588,9 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 		gtm_retire_dead(m);
 	struct gt_tracker_change change;
 	gt_tracker_fact(m->tracker, r, &change);
+	gt_lock_order_fact(m->order, r, &change);   /* its losses: gt_lock_order_lost */
+	if (change.hold_began)
+		gtm_lock_first_use(m, r->capture, &change.hold);
 	uint64_t ns = gt_clock_ticks(&m->clock, r->tsc);
 	m->fact_tsc = r->tsc;
 	m->cur = r;
@@ -718,9 +721,10 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 	m->stack_referenced = calloc(1, (1u << 24) / 8);
 	m->caps = calloc(1, sizeof *m->caps);
 	m->tracker = gt_tracker_new();
+	m->order = gt_lock_order_new();
 	m->retired_thread = (struct mthread){.g = UINT64_MAX, .state = T_DEAD};
 	if (!m->ps || !m->stack_defined || !m->stack_referenced || !m->caps || !m->tracker ||
-	    !gtm_thread_get(m, 1)) {
+	    !m->order || !gtm_thread_get(m, 1)) {
 		gt_model_free(m);
 		return NULL;
 	}
@@ -832,6 +836,7 @@ void gt_model_free(struct gt_model *m)
 	gt_u64map_free(&m->frame_pcs);
 	gt_u64map_free(&m->program_pcs);
 	gt_u64map_free(&m->object_names);
+	gt_u64map_free(&m->stack_sites);
 	gt_intern_free(&m->names);
 	gt_u64map_free(&m->by_tid);
 	gt_u64map_free(&m->m_owner);
@@ -840,5 +845,6 @@ void gt_model_free(struct gt_model *m)
 	free(m->stack_referenced);
 	gtm_ahead_free(m);
 	gt_tracker_free(m->tracker);
+	gt_lock_order_free(m->order);
 	free(m);
 }

@@ -55,6 +55,12 @@ int gt_model_add_capture(struct gt_model *m, const struct gt_file_header *h);
 void gt_model_capture_end(struct gt_model *m, uint32_t capture);
 /* The facts' thread-and-wait state so far (the tracker the model is fed through). */
 const struct gt_tracker *gt_model_tracker(const struct gt_model *m);
+/* The lock-order graph of the facts so far (fed the tracker's changes). */
+const struct gt_lock_order *gt_model_lock_order(const struct gt_model *m);
+/* Where capture's stack took a lock: its first frame in the program's code as "func
+ * (file.c:12)" into buf; NULL when not known (no symbolizer, no such frame). */
+const char *gt_model_stack_site(struct gt_model *m, uint32_t capture, uint32_t stack, char *buf,
+				size_t size);
 /* The name of capture's object obj of kind (enum gt_block_kind), as the trace's block reasons
  * give it (its variable, or where its first wait was); NULL: its address names it. */
 const char *gt_model_object_name(struct gt_model *m, uint32_t capture, uint8_t kind,

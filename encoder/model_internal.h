@@ -187,6 +187,7 @@ struct gtm_ahead {
 struct gt_model {
 	struct gt_wire *w;
 	struct gt_tracker *tracker; /* the facts' view of threads and waits, fed first */
+	struct gt_lock_order *order;  /* the lock-order graph, fed the tracker's changes */
 	struct gt_model_options opt;
 	struct gt_file_header h;
 	struct gt_model_counters ctr;
@@ -264,6 +265,8 @@ struct gt_model {
 	struct gt_u64map program_pcs;   /* written stack id -> its first program address
 					 * (gt_sym_program_pc), when it has one */
 	struct gt_u64map object_names;  /* object key -> its name in names, 0: none */
+	struct gt_u64map stack_sites;   /* written stack id -> the name in names of its site
+					 * (gt_sym_own_frame) when that is not its first frame */
 	struct gt_intern names;
 	struct gtm_ahead ahead;     /* the lookahead by thread and object (model_ahead.c) */
 
@@ -551,5 +554,8 @@ bool gtm_stack_site(void *m, uint32_t capture, uint64_t stack, char *buf, size_t
  * symbolizer). */
 const char *gtm_object_name(struct gt_model *m, uint32_t capture, uint8_t kind, uint64_t key,
 			    uint64_t stack);
+/* A lock's acquisition (--locks=all) that began a hold, with its captured stack: it names
+ * the lock when nothing did before (a lock first used without waiting), as the report does. */
+void gtm_lock_first_use(struct gt_model *m, uint32_t capture, const struct gt_tracked_hold *h);
 
 #endif

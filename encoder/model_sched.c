@@ -685,6 +685,11 @@ const struct gt_tracker *gt_model_tracker(const struct gt_model *m)
 	return m->tracker;
 }
 
+const struct gt_lock_order *gt_model_lock_order(const struct gt_model *m)
+{
+	return m->order;
+}
+
 const char *gt_model_object_name(struct gt_model *m, uint32_t capture, uint8_t kind,
 				 uint64_t obj)
 {

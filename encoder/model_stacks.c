@@ -145,6 +145,39 @@ static size_t stack_frames(struct gt_model *m, uint32_t capture, const uint64_t 
 	return k;
 }
 
+void gtm_lock_first_use(struct gt_model *m, uint32_t capture, const struct gt_tracked_hold *h)
+{
+	if (m->opt.sym)
+		gtm_object_name(m, capture, h->kind, gtm_object_key_of(m, capture, h->obj),
+				stack_id(m, capture, h->stack));
+}
+
+/* "func (file.c:12)": a frame as a site. */
+static void site_text(const struct gt_frame *f, char *buf, size_t size)
+{
+	const char *slash = strrchr(f->file, '/');
+	if (f->line)
+		snprintf(buf, size, "%s (%s:%u)", f->func, slash ? slash + 1 : f->file, f->line);
+	else
+		snprintf(buf, size, "%s (%s)", f->func, slash ? slash + 1 : f->file);
+}
+
+/* Stack id's site (gt_model_stack_site) when it is not its first frame (frames: its frames),
+ * named in m->names; nothing when memory runs out (then its first frame names it). */
+static void keep_site(struct gt_model *m, uint32_t id, const struct gt_frame *frames, size_t n)
+{
+	size_t own = gt_sym_own_frame(frames, n);
+	if (!own)
+		return;
+	char buf[512];
+	site_text(&frames[own], buf, sizeof buf);
+	bool inserted, found;
+	const struct gt_intern_entry *e = gt_intern(&m->names, buf, strlen(buf), 1, &inserted);
+	uint64_t *slot = e ? gt_u64map_slot(&m->stack_sites, id, &found) : NULL;
+	if (slot)
+		*slot = (uint64_t)(uintptr_t)e->bytes;
+}
+
 /* A GT_STACK record: the stack id defined once, its frames symbolized (or named by address). */
 void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uint64_t *pcs)
 {
@@ -158,6 +191,8 @@ void gtm_define_stack(struct gt_model *m, const struct gt_p_stack *st, const uin
 	size_t k = stack_frames(m, m->fact_capture, pcs, st->nframes, frames, names, wf,
 				GT_WIRE_MAX_FRAMES);
 	gt_wire_define_stack(m->w, id, wf, k);
+	if (m->opt.sym)
+		keep_site(m, id, frames, k);
 	/* what names a lock outside the modules that is first waited on with this stack */
 	uint64_t program_pc = gt_sym_program_pc(m->opt.sym, pcs, st->nframes);
 	bool found;
@@ -240,6 +275,25 @@ const char *gtm_object_name(struct gt_model *m, uint32_t capture, uint8_t kind, 
 	if (e)
 		*slot = (uint64_t)(uintptr_t)e->bytes;
 	return e ? e->bytes : NULL;
+}
+
+const char *gt_model_stack_site(struct gt_model *m, uint32_t capture, uint32_t stack, char *buf,
+				size_t size)
+{
+	uint32_t id = m->opt.sym ? stack_id(m, capture, stack) : 0;
+	const uint64_t *kept = id ? gt_u64map_find(&m->stack_sites, id) : NULL;
+	if (kept) {
+		snprintf(buf, size, "%s", (const char *)(uintptr_t)*kept);
+		return buf;
+	}
+	/* its first frame: the innermost of the program address's inlined ones */
+	uint64_t pc = id ? program_pc_of(m, id) : 0;
+	gtm_use_space(m, capture);
+	struct gt_frame frames[16];
+	if (!pc || !gt_sym_stack(m->opt.sym, &pc, 1, frames, 16))
+		return NULL;
+	site_text(&frames[0], buf, size);
+	return buf;
 }
 
 uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs, size_t n)

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include "capture_set.h"
+#include "common/grow.h"
 #include "encoder.h"
 
 struct head {
@@ -30,7 +31,10 @@ static ptrdiff_t reaped_capture(const struct head *hs, size_t n, uint32_t pid, u
 	return found >= 0 && hs[found].unended && hs[found].h.ppid == ppid ? found : -1;
 }
 
-/* Reads parent capture j for its wait4s and waitids that returned a child's pid. */
+/* Reads parent capture j for its wait4s and waitids that returned a child's pid.  Their
+ * times are put on CLOCK_MONOTONIC by the fit of all the parent's clock pairs, not at the
+ * header's nominal rate: measured at a loaded start, that rate can be off by 1% (10 ms
+ * over a second of the child's life). */
 static void read_reaps(const struct head *hs, size_t n, size_t j, const char *path,
 		       struct gt_reap *out)
 {
@@ -40,21 +44,33 @@ static void read_reaps(const struct head *hs, size_t n, size_t j, const char *pa
 		return;
 	struct gt_clock clock;
 	gt_clock_init(&clock, &hs[j].h);
+	struct { uint64_t tsc; uint32_t pid; } *reaps = NULL;
+	size_t n_reaps = 0, cap = 0;
 	struct gt_capture_record r;
 	while (gt_capture_next(c, &r)) {
 		const struct gt_p_syscall_end *e = r.payload;
+		if (r.rec->type == GT_CLOCK && r.tsc == r.rec->tsc) {
+			gt_clock_add_pair(&clock, r.rec->tsc, ((const struct gt_p_clock *)r.payload)->mono_ns);
+			continue;
+		}
 		if (r.rec->type != GT_SYSCALL_END || r.payload_len < sizeof *e ||
 		    (e->nr != SYS_wait4 && e->nr != SYS_waitid) || e->err != 0 || e->result <= 0 ||
-		    e->result > UINT32_MAX)
+		    e->result > UINT32_MAX || !gt_grow(&reaps, &cap, n_reaps + 1, sizeof *reaps))
 			continue;
-		uint64_t mono = hs[j].h.start_mono_ns + gt_clock_ns(&clock, r.tsc);
-		ptrdiff_t i = reaped_capture(hs, n, (uint32_t)e->result, hs[j].h.pid, mono);
+		reaps[n_reaps].tsc = r.tsc;
+		reaps[n_reaps++].pid = (uint32_t)e->result;
+	}
+	gt_capture_close(c);
+	for (size_t k = 0; k < n_reaps; k++) {
+		uint64_t mono = hs[j].h.start_mono_ns +
+				gt_clock_fitted_ns(&clock, gt_clock_ns(&clock, reaps[k].tsc));
+		ptrdiff_t i = reaped_capture(hs, n, reaps[k].pid, hs[j].h.pid, mono);
 		/* the parent's timestamp, on the child's clock when they share it */
 		if (i >= 0 && out[i].mono_ns == 0)
 			out[i] = (struct gt_reap){ .mono_ns = mono,
-				.tsc = hs[i].h.clock_source == hs[j].h.clock_source ? r.tsc : 0 };
+				.tsc = hs[i].h.clock_source == hs[j].h.clock_source ? reaps[k].tsc : 0 };
 	}
-	gt_capture_close(c);
+	free(reaps);
 }
 
 /* The reap gotrace noted in header h; its pair only when it agrees with the header's rate

@@ -116,11 +116,14 @@ GT_INLINE int gt_time_given(const struct timespec *ts)
 
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
-/* --locks=all: a lock call's result r took the mutex (robust: EOWNERDEAD too), a fact. */
-static void mutex_acquired(struct gt_tls *t, uint64_t obj, int r, uint32_t flags)
+/* --locks=all: a lock call's result r took mutex m (robust: EOWNERDEAD too), a fact.  Lock
+ * records name a mutex by its address, even a process-shared one (glibc marks every robust
+ * mutex so): a hold is its thread's, in its process, and the kernel identity of shared
+ * memory costs a read of /proc/self/maps (tens of microseconds) that no lock may pay. */
+static void mutex_acquired(struct gt_tls *t, pthread_mutex_t *m, int r, uint32_t flags)
 {
 	if (r == 0 || r == EOWNERDEAD)
-		gt_fact_lock_acquire(t, GT_BK_MUTEX, obj, flags | (r ? GT_LOCK_OWNERDEAD : 0));
+		gt_fact_lock_acquire(t, GT_BK_MUTEX, GT_OBJ(m), flags | (r ? GT_LOCK_OWNERDEAD : 0));
 }
 
 /* --locks=all: the try-locks' acquisitions, flagged (a try never waits: no lock order). */
@@ -129,7 +132,7 @@ static GT_NOINLINE int mutex_trylock_recorded(pthread_mutex_t *m)
 	struct gt_tls *t = gt_enter();
 	int r = GT_REAL_PRESET(pthread_mutex_trylock)(m);
 	if (t)
-		mutex_acquired(t, shared_obj(gt_mutex_pshared(m), m), r, GT_LOCK_TRY);
+		mutex_acquired(t, m, r, GT_LOCK_TRY);
 	return r;
 }
 
@@ -162,7 +165,7 @@ GT_EXPORT GT_FRAMELESS int pthread_mutex_trylock(pthread_mutex_t *m)
 		if (r != EBUSY) { \
 			gt_fact_block_cancel(t, GT_BK_MUTEX, obj); \
 			if (GT_UNLIKELY(gt_lock_records)) \
-				mutex_acquired(t, obj, r, 0); \
+				mutex_acquired(t, m, r, 0); \
 			return r; \
 		} \
 		b.flags = mutex_holder_flags(m, obj != GT_OBJ(m)); \
@@ -170,7 +173,7 @@ GT_EXPORT GT_FRAMELESS int pthread_mutex_trylock(pthread_mutex_t *m)
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, obj, r); \
 		if (GT_UNLIKELY(gt_lock_records)) \
-			mutex_acquired(t, obj, r, GT_LOCK_WAITED); \
+			mutex_acquired(t, m, r, GT_LOCK_WAITED); \
 		return r; \
 	} \
 	/* --locks=all: the try, then the acquisition's fact (contended: the wait's path) */ \
@@ -182,7 +185,7 @@ GT_EXPORT GT_FRAMELESS int pthread_mutex_trylock(pthread_mutex_t *m)
 		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
 		if (r == EBUSY) \
 			return name##_contended args; \
-		mutex_acquired(t, shared_obj(gt_mutex_pshared(m), m), r, 0); \
+		mutex_acquired(t, m, r, 0); \
 		return r; \
 	} \
 	GT_EXPORT GT_FRAMELESS int name params \
@@ -343,19 +346,18 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 		mutex_unlock_waited, gt_mutex_has_waiters, mutex_unlock_contended, mutex_released,
 		if (GT_UNLIKELY(gt_lock_records)) return mutex_unlock_recorded(o))
 
-/* --locks=all: the release's fact, stamped before it (the object named before, while it
- * surely exists), written once it succeeded */
+/* --locks=all: the release's fact, stamped before it, written once it succeeded (by address,
+ * as mutex_acquired says) */
 static GT_NOINLINE int mutex_unlock_recorded(pthread_mutex_t *m)
 {
 	struct gt_tls *t = gt_enter();
 	if (!t)
 		return pthread_mutex_unlock_body(m);
-	uint64_t obj = shared_obj(gt_mutex_pshared(m), m);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
 	int r = pthread_mutex_unlock_body(m);
 	if (r == 0)
-		gt_fact_lock_release_at(t, GT_BK_MUTEX, obj, tsc, cpu);
+		gt_fact_lock_release_at(t, GT_BK_MUTEX, GT_OBJ(m), tsc, cpu);
 	return r;
 }
 
@@ -557,7 +559,7 @@ static void cond_releases(struct gt_tls *t, uint64_t mutex)
 		} \
 		uint64_t mutex = shared_obj(gt_mutex_pshared(m), m); \
 		if (GT_UNLIKELY(gt_lock_records)) \
-			cond_releases(t, mutex); \
+			cond_releases(t, GT_OBJ(m)); \
 		gt_fact_cond_wait_begin(t, obj, mutex); \
 		int r = GT_REAL(name) args; \
 		uint64_t marked = GT_OBJ(m); \
@@ -566,7 +568,7 @@ static void cond_releases(struct gt_tls *t, uint64_t mutex)
 		gt_fact_block_end(t, GT_BK_COND, obj, r); \
 		/* the mutex is taken back whatever the wait's end, but for a refused call */ \
 		if (GT_UNLIKELY(gt_lock_records) && r != EPERM && r != EINVAL) \
-			gt_fact_lock_acquire(t, GT_BK_MUTEX, mutex, GT_LOCK_COND | \
+			gt_fact_lock_acquire(t, GT_BK_MUTEX, GT_OBJ(m), GT_LOCK_COND | \
 					     (r == EOWNERDEAD ? GT_LOCK_OWNERDEAD : 0)); \
 		return r; \
 	}

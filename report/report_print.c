@@ -140,6 +140,7 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 		fprintf(out, "  none: no thread waited on a lock, condvar or semaphore\n");
 	else
 		text_sites(out, r, r->objects.v, r->objects.n, false, opt);
+	gtr_holds_text(out, r, opt);
 
 	fprintf(out, "\nSyscalls (by total time, per call site)\n");
 	if (r->syscalls.n == 0)
@@ -168,6 +169,7 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 		gtr_text_stack(out, r, w->stack, "    ");
 	}
 	gtr_wait_for_text(out, r);
+	gtr_order_text(out, r);
 	if (r->stop.stopped) {
 		char line[256];
 		gt_convert_stop_text(&r->stop, line, sizeof line);
@@ -316,9 +318,11 @@ void gtr_print_json(FILE *out, struct report *r, const struct gt_file_header *h,
 	}
 	fputs("],\"objects\":", out);
 	json_sites(out, r, r->objects.v, r->objects.n, false, opt);
+	gtr_holds_json(out, r, opt);
 	fputs(",\"syscalls\":", out);
 	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 	gtr_wait_for_json(out, r);
+	gtr_order_json(out, r);
 	fprintf(out, ",\"dropped_facts\":%" PRIu64 ",\"stacks_lost\":%" PRIu64
 		",\"threads_lost\":%" PRIu64 ",\"waiters_lost\":%" PRIu64 ",\"reentry_lost\":%" PRIu64
 		",\"waits_unshown\":%" PRIu64 ",\"write_failed\":%s",

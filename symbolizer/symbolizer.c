@@ -399,3 +399,12 @@ void gt_sym_stats(const struct gt_symbolizer *sym, struct gt_sym_stats *out)
 {
 	*out = sym->stats;
 }
+
+size_t gt_sym_own_frame(const struct gt_frame *frames, size_t n)
+{
+	static const char system_headers[] = "/usr/include/";
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(frames[i].file, system_headers, sizeof system_headers - 1) != 0)
+			return i;
+	return 0;
+}

@@ -111,6 +111,12 @@ const char *gt_sym_object_name(struct gt_symbolizer *sym, uint64_t addr,
  * gt_sym_object_name names an object first used there. */
 uint64_t gt_sym_program_pc(struct gt_symbolizer *sym, const uint64_t *pcs, size_t n);
 
+/* Of frames (gt_sym_stack's, innermost first), the one where the program's own source called
+ * into a library: the first whose file is not a system header (under /usr/include: the
+ * inlined or instantiated code of std::mutex::lock, __gthread_mutex_lock); 0 when all are.
+ * Where a lock was taken, in one frame. */
+size_t gt_sym_own_frame(const struct gt_frame *frames, size_t n);
+
 /* Unwinds a copied user stack (a perf sample of thread tid in the current space) with DWARF
  * CFI, from the space's modules: regs in x86-64 DWARF order (AX DX CX BX SI DI BP SP
  * R8..R15, then the IP), stack the stack_size bytes copied from SP on.  Writes at most max

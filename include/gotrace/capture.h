@@ -381,8 +381,8 @@ static inline uint32_t gt_block_holder_tid(int tid)
 		       ? GT_BLOCK_HOLDER_TID | (uint32_t)tid << GT_BLOCK_HOLDER_SHIFT : 0;
 }
 
-/* LOCK_ACQUIRE and LOCK_RELEASE (--locks=all).  obj names the lock as a wait on it does (a
- * process-shared one by its kernel identity).  A thread's acquisitions and releases of one lock
+/* LOCK_ACQUIRE and LOCK_RELEASE (--locks=all).  obj is the lock's address, a process-shared
+ * one's too (a hold is its thread's; a wait names such a lock by its kernel identity).  A thread's acquisitions and releases of one lock
  * pair up in its own order: a recursive mutex's inner ones nest. */
 struct gt_p_lock {
 	uint64_t obj;

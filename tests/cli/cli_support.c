@@ -256,6 +256,31 @@ size_t cli_count_of(const char *text, const char *needle)
 	return n;
 }
 
+char *cli_report_of(const char *trace, bool json)
+{
+	struct cli_result r;
+	const char *argv[] = {cli_gotrace, "report", json ? "--json" : trace, json ? trace : NULL,
+			      NULL};
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "report: %s", r.err);
+	free(r.err);
+	return r.out;
+}
+
+void cli_check_report_json(const char *json_path, const char *extra_args)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "python3 %s %u %s < %s", GT_TEST_CHECK_REPORT_JSON,
+		 cli_workpool_line("pthread_mutex_lock(&totals_lock)"), extra_args, json_path);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p, "%s", cmd);
+	char verdict[4096] = "";
+	size_t n = fread(verdict, 1, sizeof verdict - 1, p);
+	verdict[n] = '\0';
+	cr_assert_eq(pclose(p), 0, "report --json: %s", verdict);
+	cr_assert_str_eq(verdict, "ok\n");
+}
+
 void cli_load_start(struct cli_load *l, bool on)
 {
 	l->n = 0;

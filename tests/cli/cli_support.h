@@ -56,8 +56,14 @@ unsigned cli_workpool_line(const char *needle);
 /* The same in the source file at path. */
 unsigned cli_source_line(const char *source, const char *needle);
 
-/* A loaded machine: one busy child process per CPU (none when on is false), until
- * cli_load_stop kills them. */
+/* `gotrace report [--json] TRACE`'s output (malloc'd), asserting it succeeded. */
+char *cli_report_of(const char *trace, bool json);
+/* Runs check_report_json.py on the workpool report at json_path (with extra_args after its
+ * lock line, "" for none), asserting it says "ok". */
+void cli_check_report_json(const char *json_path, const char *extra_args);
+
+/* Load for a test's "under load" variant: one busy child per CPU when on, else none;
+ * cli_load_stop ends them. */
 struct cli_load {
 	pid_t pids[64];
 	int n;

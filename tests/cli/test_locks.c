@@ -16,34 +16,6 @@
 
 static const char locks[] = GT_TEST_LOCKS;
 
-/* One busy child per CPU, or none; stop_load ends them. */
-struct load {
-	pid_t pids[64];
-	int n;
-};
-
-static void start_load(struct load *l, bool on)
-{
-	l->n = 0;
-	long cpus = on ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
-	for (long i = 0; i < cpus && l->n < 64; i++) {
-		pid_t pid = fork();
-		cr_assert_geq(pid, 0);
-		if (pid == 0)
-			for (volatile unsigned long spin = 0;; spin++)
-				continue;
-		l->pids[l->n++] = pid;
-	}
-}
-
-static void stop_load(struct load *l)
-{
-	for (int i = 0; i < l->n; i++) {
-		kill(l->pids[i], SIGKILL);
-		waitpid(l->pids[i], NULL, 0);
-	}
-}
-
 /* Runs `[timeout SECS] PROGRAM MODE` untraced, then traced into dir/MODE.trace with the
  * capture kept; asserts the same status and stdout; the traced run into traced. */
 static void run_both(const char *program, const char *mode, const char *timeout_secs,
@@ -76,23 +48,12 @@ static void lock_address(const struct cli_result *r, const char *name, char *out
 	snprintf(out, size, "%.*s", (int)strcspn(at, " \n"), at);
 }
 
-static char *report_of(const char *trace, bool json)
-{
-	struct cli_result r;
-	const char *argv[] = {cli_gotrace, "report", json ? "--json" : trace, json ? trace : NULL,
-			      NULL};
-	cli_run(&r, argv, NULL);
-	cr_assert_eq(r.status, 0, "report: %s", r.err);
-	free(r.err);
-	return r.out;
-}
-
 /* The name the report's JSON gives the lock at address: the string of field after key's
  * first place (the lock names' own test checks what the names are). */
 static void lock_name(const char *trace, const char *key, const char *field, char *out,
 		      size_t size)
 {
-	char *json = report_of(trace, true), want[64];
+	char *json = cli_report_of(trace, true), want[64];
 	const char *at = strstr(json, key);
 	cr_assert_not_null(at, "%s not in %s", key, json);
 	snprintf(want, sizeof want, "\"%s\":\"", field);
@@ -128,17 +89,17 @@ static void holder_named(const char *program, const char *mode, const char *lock
 {
 	char dir[512], trace[600], address[32], line[768];
 	struct cli_result r;
-	struct load load;
+	struct cli_load load;
 	cli_tempdir(dir, sizeof dir);
-	start_load(&load, loaded);
+	cli_load_start(&load, loaded);
 	run_both(program, mode, "60", dir, trace, sizeof trace, &r);
-	stop_load(&load);
+	cli_load_stop(&load);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	lock_address(&r, lock, address, sizeof address);
 	char key[64], name[256];
 	snprintf(key, sizeof key, "\"address\":\"%s\"", address);
 	lock_name(trace, key, "name", name, sizeof name);
-	char *text = report_of(trace, false);
+	char *text = cli_report_of(trace, false);
 	const char *site = strstr(text, name);
 	cr_assert_not_null(site, "%s (%s, %s) not among the contended objects:\n%s", lock, address,
 			   name, text);
@@ -158,7 +119,7 @@ static void holder_named(const char *program, const char *mode, const char *lock
 	cr_assert_null(strstr(text, "Deadlock"), "%s", text);
 	free(text);
 
-	char *json = report_of(trace, true);
+	char *json = cli_report_of(trace, true);
 	snprintf(line, sizeof line, "\"address\":\"%s\",\"kind\":\"%s\"", address, kind);
 	site = strstr(json, line);
 	cr_assert_not_null(site, "'%s' not in %s", line, json);
@@ -218,12 +179,12 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 {
 	char dir[512], trace[600], address[3][32], line[768], expected[64];
 	struct cli_result r;
-	struct load load;
+	struct cli_load load;
 	cli_tempdir(dir, sizeof dir);
-	start_load(&load, loaded);
+	cli_load_start(&load, loaded);
 	/* 8 s: room for a loaded machine to reach the deadlock (it says so on stdout) */
 	run_both(locks, mode, "8", dir, trace, sizeof trace, &r);
-	stop_load(&load);
+	cli_load_stop(&load);
 	cr_assert_eq(r.status, 124, "stopped by timeout: %s", r.err);
 	snprintf(expected, sizeof expected, "deadlocked: %zu threads\n", n);
 	cr_assert_str_eq(r.out, expected, "it deadlocked before the timeout: %s", r.err);
@@ -240,7 +201,7 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 		 "next one holds\n", n);
 	const char *summary = strstr(r.err, line);
 	cr_assert_not_null(summary, "'%s' not in:\n%s", line, r.err);
-	char *text = report_of(trace, false);
+	char *text = cli_report_of(trace, false);
 	snprintf(line, sizeof line, "Deadlock 1: %zu threads, each waiting for a lock the next one "
 		 "holds\n", n);
 	const char *deadlock = strstr(text, line);
@@ -270,7 +231,7 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 		cr_assert_not_null(strstr(at, line), "'%s' not in:\n%s", line, at);
 	}
 	free(text);
-	char *json = report_of(trace, true);
+	char *json = cli_report_of(trace, true);
 	const char *cycle = strstr(json, "\"deadlocks\":[{\"threads\":[");
 	cr_assert_not_null(cycle, "%s", json);
 	for (size_t i = 0; i < n; i++) {
