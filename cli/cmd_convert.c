@@ -44,7 +44,11 @@ static void convert_usage(FILE *f)
 		"      --from T, --to T         only the time from T to T (after the start of the\n"
 		"                               first capture: 1.5s, 200ms, 90s; a bare number is\n"
 		"                               seconds); the threads alive at --from are in the\n"
-		"                               trace from its start, the blocked ones blocked\n");
+		"                               trace from its start, the blocked ones blocked\n"
+		"      --critical-path          draw what the first process's main thread waited\n"
+		"                               for, end to end: a user task \"critical path\" with a\n"
+		"                               region on each goroutine while the path is in it\n"
+		"                               (the captures are read twice)\n");
 	gt_cli_format_help(f, 31);
 	fprintf(f,
 		"  -q, --quiet                  no summary on stderr\n"
@@ -213,6 +217,7 @@ int gt_cmd_convert(int argc, char **argv)
 		{"from", required_argument, NULL, 'F'},
 		{"to", required_argument, NULL, 'T'},
 		{"format", required_argument, NULL, OPT_FORMAT},
+		{"critical-path", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -251,6 +256,7 @@ int gt_cmd_convert(int argc, char **argv)
 			}
 			break;
 		case OPT_FORMAT: format = optarg; break;
+		case 'C': opt.draw_critical_path = true; break;
 		case 'h': convert_usage(stdout); free(debug_dirs); return 0;
 		default: convert_usage(stderr); free(debug_dirs); return 2;
 		}

@@ -19,6 +19,8 @@
 
 static const char report_usage[] =
 	"usage: gotrace report [--json] [--top N] [--stacks N] CAPTURE|TRACE\n"
+	"       gotrace report --critical-path [--thread NAME|TID] [--from T] [--to T] [--json]\n"
+	"                      CAPTURE|TRACE\n"
 	"\n"
 	"Where the threads of a traced process spent their time, with no Go toolchain needed:\n"
 	"per thread (name, start routine) the time alive, running and waiting by kind (locks,\n"
@@ -40,6 +42,12 @@ static const char report_usage[] =
 	"      --json        one JSON object instead of text\n"
 	"      --top N       rows per ranking (default 10)\n"
 	"      --stacks N    stacks per contended object or syscall (default 3)\n"
+	"      --critical-path   what the main thread (or --thread's) waited for, end to end,\n"
+	"                    across threads and processes: the segments of the path and its\n"
+	"                    time by state, thread, function, lock and syscall (the run's\n"
+	"                    captures kept beside TRACE, and its kernel records when kept)\n"
+	"      --thread NAME|TID  the thread whose path it is (default: the command's main)\n"
+	"      --from T, --to T   only the time from T to T (after the start, e.g. 1.5s)\n"
 	"  -h, --help        show this help\n";
 
 #define fail(...) gt_cli_fail("report", __VA_ARGS__)
@@ -76,10 +84,10 @@ static int parse_count(const char *opt, const char *text, unsigned *out)
 typedef int report_fn(const char *file, const struct gt_report_options *opt, FILE *out,
 		      char *err, size_t errlen);
 
-static int report_from(report_fn *report, const char *file, const struct gt_report_options *opt)
+/* A report written (rc 0) or not (err says why): the command's status. */
+static int report_done(int rc, const char *err)
 {
-	char err[512];
-	if (report(file, opt, stdout, err, sizeof err) != 0) {
+	if (rc != 0) {
 		fail("%s", err);
 		return 1;
 	}
@@ -88,6 +96,12 @@ static int report_from(report_fn *report, const char *file, const struct gt_repo
 		return 1;
 	}
 	return 0;
+}
+
+static int report_from(report_fn *report, const char *file, const struct gt_report_options *opt)
+{
+	char err[512];
+	return report_done(report(file, opt, stdout, err, sizeof err), err);
 }
 
 /* The captures `gotrace run --keep-capture` kept beside trace for the run's other processes
@@ -115,24 +129,53 @@ static int report_other_processes(const char *trace, const struct gt_report_opti
 
 /* When each of the run's captures, CAPTURE then OTHERS, was reaped (killed processes,
  * gt_capture_reaped); NULL when memory runs out. */
-static struct gt_reap *run_reaped(const char *capture, const glob_t *others)
+/* The run's captures: CAPTURE, then OTHERS (NULL: none), *n of them; NULL when memory runs
+ * out. */
+static const char **run_paths(const char *capture, const glob_t *others, size_t *n)
 {
-	size_t n = 1 + others->gl_pathc;
-	const char **paths = calloc(n, sizeof *paths);
+	*n = 1 + (others ? others->gl_pathc : 0);
+	const char **paths = calloc(*n, sizeof *paths);
 	if (paths == NULL)
 		return NULL;
 	paths[0] = capture;
-	for (size_t i = 1; i < n; i++)
+	for (size_t i = 1; i < *n; i++)
 		paths[i] = others->gl_pathv[i - 1];
+	return paths;
+}
+
+static struct gt_reap *run_reaped(const char *capture, const glob_t *others)
+{
+	size_t n;
+	const char **paths = run_paths(capture, others, &n);
+	if (paths == NULL)
+		return NULL;
 	struct gt_reap *reaped = gt_capture_reaped(paths, n);
 	free(paths);
 	return reaped;
 }
 
+/* --critical-path: the walk over the run's captures, capture then others (NULL: none). */
+static int report_critical_path(const char *capture, glob_t *others,
+				const struct gt_report_options *opt, const struct gt_cp_query *q)
+{
+	size_t n;
+	const char **paths = run_paths(capture, others, &n);
+	char err[512] = "out of memory";
+	int rc = paths ? gt_report_critical_path(paths, n, opt, q, stdout, err, sizeof err) : -1;
+	free(paths);
+	if (others)
+		globfree(others);
+	return report_done(rc, err);
+}
+
 int gt_cmd_report(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_TOP, OPT_STACKS };
+	enum { OPT_JSON = 256, OPT_TOP, OPT_STACKS, OPT_CRITICAL, OPT_THREAD, OPT_FROM, OPT_TO };
 	static const struct option longopts[] = {
+		{ "critical-path", no_argument, NULL, OPT_CRITICAL },
+		{ "thread", required_argument, NULL, OPT_THREAD },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "to", required_argument, NULL, OPT_TO },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "stacks", required_argument, NULL, OPT_STACKS },
@@ -140,6 +183,8 @@ int gt_cmd_report(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gt_report_options opt = { 0 };
+	struct gt_cp_query query = { 0 };
+	bool critical = false;
 	int c;
 
 	optind = 0;
@@ -160,6 +205,21 @@ int gt_cmd_report(int argc, char **argv)
 			if (parse_count("--stacks", optarg, &opt.stacks) != 0)
 				return 2;
 			break;
+		case OPT_CRITICAL:
+			critical = true;
+			break;
+		case OPT_THREAD:
+			query.thread = optarg;
+			break;
+		case OPT_FROM:
+		case OPT_TO:
+			if (gt_cli_parse_duration(optarg, 1e9, c == OPT_FROM ? &query.from_ns
+									  : &query.to_ns) != 0) {
+				fail("--%s needs a time after the start, e.g. 1.5s or 200ms, not '%s'",
+				     c == OPT_FROM ? "from" : "to", optarg);
+				return 2;
+			}
+			break;
 		default:
 			return gt_cli_bad_option("report", c, argv);
 		}
@@ -168,6 +228,14 @@ int gt_cmd_report(int argc, char **argv)
 		fail(argc == optind ? "no file given (usage: gotrace report [--json] CAPTURE|TRACE)"
 				    : "one file at a time (usage: gotrace report [--json] "
 				      "CAPTURE|TRACE)");
+		return 2;
+	}
+	if (!critical && (query.thread || query.from_ns || query.to_ns)) {
+		fail("--thread, --from and --to are options of --critical-path");
+		return 2;
+	}
+	if (query.to_ns && query.to_ns <= query.from_ns) {
+		fail("--to must be later than --from");
 		return 2;
 	}
 	const char *file = argv[optind];
@@ -183,6 +251,11 @@ int gt_cmd_report(int argc, char **argv)
 	case FILE_GO_TRACE:
 		snprintf(capture, sizeof capture, "%s.gtcap", file);
 		opt.trace = file;
+		if (kind_of(capture) != FILE_CAPTURE && critical) {
+			fail("--critical-path needs the run's captures: %s has none beside it "
+			     "(gotrace run --keep-capture)", file);
+			return 1;
+		}
 		if (kind_of(capture) != FILE_CAPTURE)
 			return report_from(gt_report_go_trace, file, &opt);
 		break;
@@ -198,7 +271,10 @@ int gt_cmd_report(int argc, char **argv)
 			opt.kernel = kernel;
 	}
 	glob_t others;
-	if (opt.trace == NULL || !gt_trace_other_captures(file, &others))
+	bool has_others = opt.trace != NULL && gt_trace_other_captures(file, &others);
+	if (critical)
+		return report_critical_path(capture, has_others ? &others : NULL, &opt, &query);
+	if (!has_others)
 		return report_from(gt_report_capture, capture, &opt);
 	struct gt_reap *reaped = run_reaped(capture, &others);
 	opt.reaped_mono_ns = reaped ? reaped[0].mono_ns : 0;

@@ -27,6 +27,7 @@ struct run_options {
 	bool no_kernel;         /* --kernel=off, the default */
 	unsigned cpu_samples;   /* --cpu-samples HZ, 0: off */
 	bool offcpu_stacks;     /* --offcpu-stacks */
+	bool critical_path;     /* --critical-path */
 	uint64_t max_capture;   /* --max-capture, 0: the default (max_capture_default) */
 	char **command;
 	enum gt_trace_format format;   /* --format, GOTRACE_FORMAT */

@@ -2,6 +2,7 @@
  * after the run: collected, converted (one trace, or one per process on every CPU), kept
  * beside the trace or removed (run.h). */
 #include "run.h"
+#include "report/report.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -356,6 +357,33 @@ static void convert_per_process(const struct run_options *opt, const struct run_
 	free(jobs);
 }
 
+/* --critical-path: the breakdowns' top lines of the main thread's path, on stderr after the
+ * summary, each line "gotrace: ". */
+static void print_critical_path(const struct gt_critpath *cp)
+{
+	struct gt_cp_query q = {0};
+	struct gt_cp_result r;
+	char err[256], *text = NULL;
+	size_t len = 0;
+	if (gt_critpath_walk(cp, &q, &r, err, sizeof err) != 0) {
+		fail("no critical path: %s", err);
+		return;
+	}
+	FILE *f = open_memstream(&text, &len);
+	if (f) {
+		struct gt_report_options ropt = {0};
+		gt_report_critical_path_print(f, &r, &ropt, true);
+		fclose(f);
+	}
+	for (const char *line = text; line && *line;) {
+		size_t n = strcspn(line, "\n");
+		fprintf(stderr, "gotrace: %.*s\n", (int)n, line);
+		line += n + (line[n] == '\n');
+	}
+	free(text);
+	gt_cp_result_free(&r);
+}
+
 void gt_run_convert_all(const struct run_options *opt, const struct run_captures *rc,
 			bool *all_ok)
 {
@@ -374,8 +402,13 @@ void gt_run_convert_all(const struct run_options *opt, const struct run_captures
 				paths[n++] = rc->img[i].capture;
 		struct gt_convert_options copt = { .format = opt->format,
 						   .kernel_path = rc->kernel };
+		copt.critical_path = opt->critical_path ? gt_critpath_new() : NULL;
+		copt.draw_critical_path = opt->critical_path;
 		if (n && gt_one_trace("run", opt->output, paths, n, &copt, GT_SUMMARY_RUN) != 0)
 			*all_ok = false;
+		else if (n && copt.critical_path)
+			print_critical_path(copt.critical_path);
+		gt_critpath_free(copt.critical_path);
 		free(paths);
 		return;
 	}

@@ -42,7 +42,12 @@ static const char run_usage[] =
 	"                          as, FILE.<pid> for the others, FILE.<pid>-<n> for a program\n"
 	"                          image a process left by exec\n"
 	"      --capture-dir DIR   write the raw captures into DIR (default: a fresh temporary\n"
-	"                          directory)\n";
+	"                          directory)\n"
+	"      --critical-path     what COMMAND's main thread waited for, end to end: after\n"
+	"                          the summary by state, thread, function, lock and syscall\n"
+	"                          (the top lines; all of it: gotrace report --critical-path),\n"
+	"                          and in the trace a user task \"critical path\" with a region\n"
+	"                          on each goroutine while the path is in it\n";
 /* after the --format lines (gt_cli_format_help) */
 static const char run_usage_tail[] =
 	"      --keep-capture      keep the raw captures: as FILE.gtcap (and FILE.<pid>.gtcap)\n"
@@ -84,7 +89,8 @@ enum {
 	OPT_START_DELAY, OPT_DURATION, OPT_PER_PROCESS, OPT_LAST, OPT_MAX_CAPTURE,
 	OPT_KERNEL,
 	OPT_CPU_SAMPLES,
-	OPT_OFFCPU_STACKS
+	OPT_OFFCPU_STACKS,
+	OPT_CRITICAL_PATH
 };
 
 enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
@@ -120,6 +126,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 		{ "kernel", required_argument, NULL, OPT_KERNEL },
 		{ "cpu-samples", required_argument, NULL, OPT_CPU_SAMPLES },
 		{ "offcpu-stacks", no_argument, NULL, OPT_OFFCPU_STACKS },
+		{ "critical-path", no_argument, NULL, OPT_CRITICAL_PATH },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -244,9 +251,17 @@ int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 			if (!kernel_said)
 				opt->no_kernel = false;
 			break;
+		case OPT_CRITICAL_PATH:
+			opt->critical_path = true;
+			break;
 		default:
 			return gt_cli_bad_option("run", c, argv);
 		}
+	}
+	if (opt->critical_path && opt->per_process) {
+		fail("--critical-path follows wakes across processes: it needs one trace, not "
+		     "--per-process");
+		return 2;
 	}
 	if (gt_cli_trace_format("run", opt->format_text, &opt->format) != 0)
 		return 2;

@@ -18,6 +18,7 @@
 
 #include "capture_set.h"
 #include "clock_fit.h"
+#include "critical_path.h"
 #include "common/grow.h"
 #include "kernel/reader.h"
 #include "symbolizer/symbolizer.h"
@@ -315,9 +316,30 @@ static int open_output(const char *out, char **tmp, bool *in_place, char *err, s
 	return fd;
 }
 
+/* The critical path of captures to draw (gt_critpath_plan), from a conversion of them written
+ * nowhere; none (*plan NULL) when there is none. */
+static void critical_plan(const char *const *captures, size_t n,
+			  const struct gt_convert_options *opt, struct gt_cp_stretch **plan,
+			  size_t *n_plan)
+{
+	struct gt_convert_options first = *opt;
+	first.draw_critical_path = false;
+	first.progress = NULL;
+	first.critical_path = gt_critpath_new();
+	struct gt_convert_set_summary sum;
+	char err[256];
+	*plan = NULL;
+	*n_plan = 0;
+	if (first.critical_path &&
+	    gt_convert_files(captures, n, "/dev/null", &first, &sum, err, sizeof err) == 0)
+		gt_critpath_plan(first.critical_path, plan, n_plan);
+	gt_convert_set_summary_free(&sum);
+	gt_critpath_free(first.critical_path);
+}
+
 static int convert_set(struct gt_capture_set *set, const char *out,
-		       const struct gt_convert_options *opt, struct gt_convert_set_summary *sum,
-		       char *err, size_t errlen)
+		       const struct gt_convert_options *opt, const struct gt_cp_stretch *plan,
+		       size_t n_plan, struct gt_convert_set_summary *sum, char *err, size_t errlen)
 {
 	size_t n = gt_capture_set_count(set);
 	const struct gt_file_header *h0 = gt_capture_set_header(set, 0);
@@ -346,6 +368,9 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 								   : GT_DEFAULT_SYSCALL_THRESHOLD_NS,
 		.sym = sym,
 		.set = set,
+		.critical_path = opt->critical_path,
+		.critical_plan = plan,
+		.n_critical_plan = n_plan,
 	};
 	/* --from/--to: in the first capture's timestamps */
 	struct gt_window *win = NULL;
@@ -511,7 +536,12 @@ int gt_convert_files(const char *const *captures, size_t n, const char *out,
 		}
 		rc = -1;
 	} else {
-		rc = convert_set(set, out, opt, sum, err, errlen);
+		struct gt_cp_stretch *plan = NULL;
+		size_t n_plan = 0;
+		if (opt->draw_critical_path)
+			critical_plan(captures, n, opt, &plan, &n_plan);
+		rc = convert_set(set, out, opt, plan, n_plan, sum, err, errlen);
+		free(plan);
 	}
 	gt_capture_set_close(set);
 	sum->total.pid = sum->captures[0].sum.pid;

@@ -9,6 +9,7 @@
 #include "common/grow.h"
 #include "kernel/reader.h"
 #include "kernel/samples.h"
+#include "critical_path.h"
 #include "model_internal.h"
 #include "symbolizer/symbolizer.h"
 
@@ -118,14 +119,32 @@ static bool capture_of(const struct gt_model *m, uint32_t pid, uint32_t *capture
 /* The written stack of sample k of a process of capture, 0 when it has no user registers.
  * The tracer's own work (its code, its libunwind) is one synthetic frame on the program's
  * call into the tracer: its cost, said as such, not a function of the program's. */
+/* The function a sample of pcs (n of them, own the tracer's) was in, for the critical path:
+ * its innermost frame's. */
+static void sample_function(struct gt_model *m, const uint64_t *pcs, size_t n, size_t own,
+			    char *fn, size_t size)
+{
+	struct gt_frame f[GT_WIRE_MAX_FRAMES];
+	if (own)
+		snprintf(fn, size, "gotrace (the tracer's own work)");
+	else if (m->opt.sym && gt_sym_stack(m->opt.sym, pcs, n, f, GT_WIRE_MAX_FRAMES))
+		snprintf(fn, size, "%s", f[0].func);
+	else
+		snprintf(fn, size, "0x%" PRIx64, pcs[0]);
+}
+
+/* ... and, when fn is not NULL, the function it was in (sample_function). */
 static uint64_t sample_stack(struct gt_model *m, uint32_t capture,
-			     const struct gt_kernel_sample *k, bool *complete, bool *tracer)
+			     const struct gt_kernel_sample *k, bool *complete, bool *tracer,
+			     char *fn, size_t fn_size)
 {
 	uint64_t pcs[GT_WIRE_MAX_FRAMES];
 	gtm_use_space(m, capture);
 	size_t n = gt_kernel_sample_unwind(m->opt.sym, k, pcs, GT_WIRE_MAX_FRAMES, complete);
 	size_t own = n ? gt_sym_tracer_work(m->opt.sym, pcs, n) : 0;
 	*tracer = own > 0;
+	if (fn && n)
+		sample_function(m, pcs, n, own, fn, fn_size);
 	if (own)
 		return gtm_pcs_stack_under(m, capture, S_TRACER, pcs + own, n - own);
 	return n ? gtm_pcs_stack(m, capture, pcs, n) : 0;
@@ -143,7 +162,10 @@ static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 		return;
 	}
 	bool complete, tracer;
-	uint64_t stack = sample_stack(m, capture, k, &complete, &tracer);
+	char fn[256];
+	bool named = m->opt.critical_path && t && t->g;
+	uint64_t stack = sample_stack(m, capture, k, &complete, &tracer, named ? fn : NULL,
+				      sizeof fn);
 	if (!stack) {
 		s->c.no_user++;
 		return;
@@ -154,6 +176,8 @@ static void write_sample(struct gt_cpu_samples *s, struct gt_model *m,
 	struct gt_wire_actor who = { t ? t->g : 0, t ? t->m_id : 0 };
 	uint64_t p = k->cpu + 1 < m->n_ps ? k->cpu + 1 : GT_WIRE_P_NONE;
 	gt_wire_cpu_sample(m->w, ticks, p, &who, stack);
+	if (named)
+		gt_critpath_sample(m->opt.critical_path, ticks, t->g, fn);
 	s->c.written++;
 }
 
@@ -188,7 +212,7 @@ uint64_t gt_cpu_samples_offcpu_stack(struct gt_cpu_samples *s, struct gt_model *
 	if (!a || a->time > mono_ns || !gt_kernel_sample_at(&s->f, a->offset, &k))
 		return 0;
 	bool tracer;
-	uint64_t stack = sample_stack(m, t->capture, &k, &complete, &tracer);
+	uint64_t stack = sample_stack(m, t->capture, &k, &complete, &tracer, NULL, 0);
 	s->c.offcpu_waits += stack != 0;
 	return stack;
 }

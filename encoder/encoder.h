@@ -382,6 +382,13 @@ struct gt_convert_options {
 	 * it was reaped, as gt_capture_reaped found it among the run's captures (mono_ns 0: as
 	 * its own header says). */
 	struct gt_reap reaped;
+	/* Records the intervals of the model's threads for a walk of the critical path
+	 * (critical_path.c, gt_critpath_walk), NULL: none. */
+	struct gt_critpath *critical_path;
+	/* Draws the critical path of the first process's main thread in the trace: a user task
+	 * "critical path" with a region on each goroutine for each stretch of the path in it.
+	 * The captures are converted twice (the path is known at the end of the first). */
+	bool draw_critical_path;
 };
 
 /* Recording stopped early because the capture could not grow (GT_FILE_WRITE_FAILED). */
@@ -734,6 +741,97 @@ size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, c
 				size_t size,
 				const char *(*name)(void *ctx, uint8_t kind, uint64_t obj),
 				void *ctx);
+
+/* ---- the critical path (critical_path.c) ------------------------------------------------- */
+
+/* What a run waited for, end to end: a conversion given one (gt_convert_options'
+ * critical_path) records each thread's intervals as the model decides them (running on a
+ * CPU, runnable, waiting on what, woken by which thread, ended; the kernel's switches when
+ * given) and the CPU samples' functions; gt_critpath_walk then walks back from the end of a
+ * thread's interval through the threads that woke it. */
+struct gt_critpath;
+struct gt_critpath *gt_critpath_new(void);
+void gt_critpath_free(struct gt_critpath *cp);
+
+/* A segment's state: its thread's own time (running, runnable: scheduler latency, waiting
+ * with no waker known: a timeout, a sleep, a syscall, a wait no hook saw) or none known
+ * (before its thread's first fact: a process starting). */
+#define GT_CP_STATES(X) \
+	X(RUNNING, "running") X(RUNNABLE, "runnable") X(WAITING, "waiting") \
+	X(SYSCALL, "syscall") X(UNTRACED, "untraced wait") X(UNKNOWN, "not traced yet")
+enum gt_cp_state {
+#define GT_CP_STATE_ENUM(id, text) GT_CP_##id,
+	GT_CP_STATES(GT_CP_STATE_ENUM)
+#undef GT_CP_STATE_ENUM
+	GT_CP_STATE_COUNT
+};
+extern const char *const gt_cp_state_names[GT_CP_STATE_COUNT];
+
+/* A wait as the model drew it: kind is enum gt_block_kind, or one of these. */
+#define GT_CP_WAIT_NET 100u       /* a read, write or poll woken through a pipe or socket */
+#define GT_CP_WAIT_CHILD 102u     /* wait4/waitid for a child */
+#define GT_CP_WAIT_UNTRACED 103u  /* off its CPU with no hook around it */
+#define GT_CP_WAIT_SYSCALL 104u   /* a syscall that blocked */
+struct gt_cp_wait {
+	uint8_t kind;
+	uint8_t fd_kind;             /* enum gt_fd_kind of a syscall's descriptor */
+	bool has_syscall;
+	uint32_t sys_nr;             /* its system call, when has_syscall */
+	uint64_t obj;                /* the object waited on (an address), 0: none */
+	const char *object;          /* its name (the trace's), NULL: only its address */
+	const char *site;            /* "func (file:line)" of the program where it waited, NULL */
+};
+
+struct gt_cp_thread {
+	uint32_t pid, tid;           /* tid 0: unknown */
+	const char *name;            /* "" when none */
+	bool main;                   /* the main thread of the trace's first process */
+};
+
+struct gt_cp_segment {
+	uint32_t thread;             /* index in threads */
+	enum gt_cp_state state;
+	int32_t wait;                /* WAITING, SYSCALL, UNTRACED: its wait (index in waits) */
+	int32_t via;                 /* the wait of another thread that this one's work ended
+				      * (the last wait followed to its waker), -1: none */
+	int32_t cpu_holder;          /* RUNNABLE: the thread that held its CPU, -1: unknown */
+	uint64_t start_ns, ns;       /* after the start of the trace's first process */
+	size_t first_part, n_parts;  /* its functions, in parts */
+};
+
+/* A running segment's share of a function named by its CPU samples (split in proportion to
+ * them, the remainder to the most sampled); function NULL: no sample in it. */
+struct gt_cp_part {
+	const char *function;
+	uint64_t ns;
+};
+
+struct gt_cp_query {
+	const char *thread;          /* a thread's name or TID; NULL: the first process's main */
+	uint64_t from_ns, to_ns;     /* after the start of the first process; 0: the thread's
+				      * start, its end */
+};
+
+struct gt_cp_result {
+	struct gt_cp_thread *threads;
+	size_t n_threads;
+	struct gt_cp_wait *waits;
+	size_t n_waits;
+	struct gt_cp_segment *segments;   /* in time order, adding up to [start_ns, end_ns) */
+	size_t n_segments;
+	struct gt_cp_part *parts;
+	size_t n_parts;
+	uint32_t thread;             /* the one walked back from */
+	uint64_t start_ns, end_ns;
+	bool kernel;                 /* the kernel's switches placed the threads */
+	bool samples;                /* CPU samples named functions */
+	uint64_t steps;              /* intervals the walk looked at */
+};
+
+/* Walks back from the end of q's interval.  0, or -1 with one line in err. */
+int gt_critpath_walk(const struct gt_critpath *cp, const struct gt_cp_query *q,
+		     struct gt_cp_result *out, char *err, size_t errlen);
+void gt_cp_result_free(struct gt_cp_result *r);
 
 /* ---- the lock-order graph (lockorder.c) ---- */
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "critical_path.h"
 #include "symbolizer/symbolizer.h"
 
 static enum synth end_reason(uint32_t result)
@@ -507,6 +508,7 @@ static void fact_user(struct gt_model *m, const struct gt_capture_record *r, uin
 	case GT_USER_REGION_BEGIN:
 		if (t->n_regions == MAX_REGIONS)
 			break;
+		gtm_cp_program_region(m, t, ns);
 		t->regions[t->n_regions].task = u->id;
 		t->regions[t->n_regions++].name = name_id;
 		GTM_EMIT(m, ns, t, NULL, .kind = GT_SCHED_USER_REGION_BEGIN, .p = t->p, .task = u->id,
@@ -663,6 +665,10 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	}
 	case GT_USER: fact_user(m, r, ns); break;
 	case GT_PROCESS_NAME: fact_process_name(m, r); break;
+	case GT_PROCESS:
+		gtm_observe_process(m, r, ns);
+		m->ctr.facts_ignored++;   /* not drawn */
+		break;
 	case GT_MODULE_UNLOAD: case GT_CAPTURE_END: case GT_FD: /* FD: the reader's */
 	case GT_LOCK_ACQUIRE: case GT_LOCK_RELEASE:   /* the tracker's holds: the report's */
 		break;
@@ -730,6 +736,8 @@ struct gt_model *gt_model_new(struct gt_wire *w, const struct gt_file_header *h,
 		return NULL;
 	}
 	gt_clock_init(&m->clock, h);
+	if (opt->critical_path)
+		gt_critpath_site_source(opt->critical_path, gtm_stack_site, m);
 	return m;
 }
 
@@ -785,6 +793,8 @@ uint64_t gt_model_finish(struct gt_model *m)
 	gtm_pending_ends(m, m->now, true);
 	gtm_sched_finish(m);
 	gtm_stacks_finish(m);
+	if (m->opt.critical_path)
+		gt_critpath_finish(m->opt.critical_path, gt_clock_frequency(&m->clock), m->kernel);
 	return gt_clock_frequency(&m->clock);
 }
 

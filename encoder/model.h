@@ -18,6 +18,7 @@
 
 struct gt_symbolizer;
 struct gt_capture_set;
+struct gt_cp_stretch;
 
 struct gt_model_options {
 	uint64_t syscall_threshold_ns;  /* a syscall longer than this blocked */
@@ -31,6 +32,12 @@ struct gt_model_options {
 	/* The trace starts at the first fact stamped at or after this (a window, window.h):
 	 * facts before it only define (stacks, modules, clock pairs, names).  0: the first. */
 	uint64_t start_tsc;
+	/* Told every scheduling event as it is emitted (critical_path.h), NULL: none. */
+	struct gt_critpath *critical_path;
+	/* The critical path to draw as a user task with regions (model_cp.c), sorted by goroutine
+	 * then time; NULL: none. */
+	const struct gt_cp_stretch *critical_plan;
+	size_t n_critical_plan;
 };
 
 struct gt_model;

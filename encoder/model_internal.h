@@ -130,6 +130,8 @@ struct mthread {
 	uint64_t k_out_mono;    /* the kernel's time of it (its off-CPU sample's) */
 	uint64_t k_in_tsc;      /* its last switch-in */
 	uint8_t n_regions;      /* open user regions, innermost last: regions drawn, not facts */
+	bool cp_looked, cp_open;  /* the critical path drawn (model_cp.c): its stretch found, */
+	uint32_t cp_at;           /* its region open; the stretch (in the plan) */
 	struct {
 		uint64_t task, name;
 	} regions[MAX_REGIONS];
@@ -250,6 +252,7 @@ struct gt_model {
 	uint64_t synth_stack[S_COUNT];
 	struct gt_u64map routine_stacks;
 	struct gt_u64map tasks;     /* user task id -> 1 while live */
+	bool cp_task_begun, cp_task_ended;  /* the critical path's task (model_cp.c) */
 
 	bool kernel;                /* kernel switches given: they place the threads */
 	/* the switches still to come, the caller's (gt_model_kernel_ahead, gtm_peek_switch) */
@@ -406,8 +409,22 @@ void gtm_syscall_resolve(struct gt_model *m, struct mthread *t, uint64_t now, bo
 struct mthread *gtm_fact_thread(struct gt_model *m, const struct gt_capture_record *r,
 				uint64_t ns, enum synth reason);
 void gtm_sched_finish(struct gt_model *m);
+/* A GT_PROCESS fact (a fork, spawn or exec) to the critical path's recorder, if any. */
+void gtm_observe_process(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns);
 /* t runs on cpu at ns (§5.2), without a fact of its own */
 void gtm_run_thread(struct gt_model *m, struct mthread *t, uint32_t cpu, uint64_t ns);
+
+/* model_cp.c: the critical path drawn (opt.critical_plan) */
+/* Whether e of a is one to draw the path around (a plan, a thread, not a user event). */
+bool gtm_cp_draws(const struct gt_model *m, const struct gt_sched_event *e,
+		  const struct mthread *a);
+/* Before e of a, wanted at want: a region over ends while a still runs. */
+void gtm_cp_before(struct gt_model *m, const struct gt_sched_event *e, uint64_t want,
+		   struct mthread *a);
+/* After e of a (its ticks set): a region over ends, one in its stretch begins. */
+void gtm_cp_after(struct gt_model *m, const struct gt_sched_event *e, struct mthread *a);
+/* Running t's program begins a region of its own at want: the path's ends first. */
+void gtm_cp_program_region(struct gt_model *m, struct mthread *t, uint64_t want);
 
 /* model_wait.c */
 /* The one place where a wait-list key is formed for the synchronisation object obj of fact r
@@ -528,6 +545,9 @@ uint64_t gtm_pcs_stack(struct gt_model *m, uint32_t capture, const uint64_t *pcs
 uint64_t gtm_pcs_stack_under(struct gt_model *m, uint32_t capture, enum synth top,
 			     const uint64_t *pcs, size_t n);
 void gtm_stacks_finish(struct gt_model *m);
+/* Written stack id of capture's as the place its program waited: "func (file:line)" of its
+ * first program frame into buf (m: the model, a gt_cp_site_fn); false when it has none. */
+bool gtm_stack_site(void *m, uint32_t capture, uint64_t stack, char *buf, size_t size);
 /* The name of an object of capture's that a thread waits on (key: gtm_object_key's, kind:
  * enum gt_block_kind, stack: the wait's written stack id), by gt_sym_object_name and the same
  * for the whole trace (its first wait names it); NULL when only its address would (or no

@@ -12,6 +12,7 @@
 #include "common/grow.h"
 
 #include "capture_set.h"
+#include "critical_path.h"
 
 /* Whether (capture, serial) of a merged trace was retired: its serials entry is gone. */
 static bool serial_retired(const struct gt_model *m, uint64_t key)
@@ -306,17 +307,61 @@ void gt_model_live_state(const void *ctx, gt_wire_visit *visit, void *arg)
 	}
 }
 
+/* Who t is, for the critical path's recorder; zero for NULL. */
+static struct gt_cp_who who_of(const struct gt_model *m, const struct mthread *t)
+{
+	if (!t || t == &m->retired_thread)
+		return (struct gt_cp_who){0};
+	bool process_main = t->serial == (m->merged ? m->caps[t->capture].main_serial : 1u);
+	return (struct gt_cp_who){
+		.g = t->g, .capture = t->capture, .pid = m->caps[t->capture].pid, .tid = gtm_tid(t),
+		.name = gtm_name(t), .main = process_main && t->capture == 0,
+		.process_main = process_main,
+	};
+}
+
+/* Event e of a (about b) to the critical path's recorder, with what it needs beyond the
+ * event: a's open block's object, its latest syscall. */
+static void observe(struct gt_model *m, const struct gt_sched_event *e, const struct mthread *a,
+		    const struct mthread *b)
+{
+	const struct gt_tracked_wait *w = a && a->facts ? &a->facts->wait : NULL;
+	struct gt_cp_event ev = {
+		.e = e, .a = who_of(m, a), .b = who_of(m, b),
+		.obj = w && w->open && !w->syscall ? w->obj : 0,
+		.sys_nr = a ? gtm_sys(a)->nr : 0,
+	};
+	gt_critpath_event(m->opt.critical_path, &ev);
+}
+
+void gtm_observe_process(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
+{
+	const struct gt_p_process *p = r->payload;
+	struct mthread *t = gtm_thread_find(m, gtm_rec_serial(m, r));
+	if (!m->opt.critical_path || !t || r->payload_len < sizeof *p || p->err)
+		return;
+	uint32_t pid = p->child_pid ? p->child_pid : m->caps[m->fact_capture].pid;
+	gt_critpath_process(m->opt.critical_path, ns, t->g, pid);
+}
+
 /* A generation boundary of the 1.22+ writer falls before an event and lists the state it
  * leaves (gt_model_live_state): every caller changes the model's state after its event. */
 void gtm_emit(struct gt_model *m, struct gt_sched_event e, uint64_t want, struct mthread *a,
 	      struct mthread *b)
 {
+	bool draw = gtm_cp_draws(m, &e, a);
+	if (draw)
+		gtm_cp_before(m, &e, want, a);
 	if (a)
 		e.who = (struct gt_wire_actor){a->g, m_choose(m, a)};
 	e.ticks = gtm_take_tick(m, (uint32_t)e.p, a, b, want);
 	gt_wire_sched(m->w, &e);
 	if (a)
 		m_take(m, a, e.who.m);   /* after: a boundary before this event lists a without */
+	if (m->opt.critical_path)
+		observe(m, &e, a, b);
+	if (draw)
+		gtm_cp_after(m, &e, a);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -232,6 +232,21 @@ static uint64_t program_pc_of(struct gt_model *m, uint64_t stack)
 	return 0;
 }
 
+bool gtm_stack_site(void *model, uint32_t capture, uint64_t stack, char *buf, size_t size)
+{
+	struct gt_model *m = model;
+	uint64_t pc = m->opt.sym ? program_pc_of(m, stack) : 0;
+	if (!pc)
+		return false;
+	gtm_use_space(m, capture);
+	struct gt_frame f[GT_WIRE_MAX_FRAMES];
+	if (!gt_sym_stack(m->opt.sym, &pc, 1, f, GT_WIRE_MAX_FRAMES))
+		return false;
+	const char *base = strrchr(f[0].file, '/');
+	snprintf(buf, size, "%s (%s:%u)", f[0].func, base ? base + 1 : f[0].file, f[0].line);
+	return true;
+}
+
 const char *gtm_object_name(struct gt_model *m, uint32_t capture, uint8_t kind, uint64_t key,
 			    uint64_t stack)
 {

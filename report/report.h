@@ -7,6 +7,7 @@
 #define GOTRACE_REPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -30,6 +31,20 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
  * in syscalls, and the stacks that blocked longest.  Same return convention. */
 int gt_report_go_trace(const char *trace, const struct gt_report_options *opt, FILE *out,
 		       char *err, size_t errlen);
+
+/* The critical path (encoder.h gt_critpath_walk) of the run whose captures are given (its
+ * kernel records: opt->kernel), from q's thread and interval: its breakdowns by state, thread,
+ * function, lock and syscall, each adding up to the interval, and its segments; JSON with
+ * opt->json.  Same return convention. */
+struct gt_cp_query;
+struct gt_cp_result;
+int gt_report_critical_path(const char *const *captures, size_t n,
+			    const struct gt_report_options *opt, const struct gt_cp_query *q,
+			    FILE *out, char *err, size_t errlen);
+/* A walk's result printed as gt_report_critical_path does; brief: the breakdowns' top three
+ * lines only (gotrace run --critical-path). */
+void gt_report_critical_path_print(FILE *out, const struct gt_cp_result *r,
+				   const struct gt_report_options *opt, bool brief);
 
 /* Shared by both reports: "func (file:line)" with the file's base name, and a JSON string. */
 void gt_report_frame_text(const char *func, const char *file, uint64_t line, char *buf,

@@ -232,7 +232,8 @@ Test(property, random_fact_streams_always_give_readable_traces, .timeout = 900)
 
 /* The same random streams through the Go 1.22+ writer: Go 1.22's reader, the strictest,
  * accepts every trace, whatever its map order (gt_trace_v2_order_check); half of them get a generation every 100 us (a capture spans a few
- * ms: many boundaries, with threads in every state); a sample is read by Go 1.23 too. */
+ * ms: many boundaries, with threads in every state); a third have the critical path drawn; a
+ * sample is read by Go 1.23 too. */
 Test(property, random_fact_streams_through_the_go122_writer, .timeout = 900)
 {
 	char tool[PATH_MAX];
@@ -249,8 +250,10 @@ Test(property, random_fact_streams_through_the_go122_writer, .timeout = 900)
 		snprintf(cap, sizeof cap, "%s/prop22-%lu.cap", test_tmpdir(), (unsigned long)seed);
 		snprintf(trace, sizeof trace, "%s.trace", cap);
 		random_capture(seed, cap);
+		/* a third with the critical path drawn: its task and regions among the program's */
 		struct gt_convert_options opt = {.no_symbols = true, .format = GT_FORMAT_GO122,
-						 .generation_ns = seed % 2 ? 100000 : 0};
+						 .generation_ns = seed % 2 ? 100000 : 0,
+						 .draw_critical_path = seed % 3 == 0};
 		struct gt_convert_summary sum;
 		if (gt_convert_file(cap, trace, &opt, &sum, err, sizeof err)) {
 			cr_log_error("seed %lu: conversion failed: %s", (unsigned long)seed, err);
