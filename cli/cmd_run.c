@@ -252,7 +252,7 @@ static void snapshot_now(void *ctx)
 	struct snapshot_ctx *s = ctx;
 	s->n_paths = 0;
 	gt_each_capture(s->cd->path, add_snapshot_capture, s);
-	gt_snapshot_write(s->opt->output, ++s->n, (const char *const *)s->paths, s->n_paths, s->cd->path);
+	gt_snapshot_write(s->opt->output, s->opt->format, ++s->n, (const char *const *)s->paths, s->n_paths, s->cd->path);
 	for (size_t i = 0; i < s->n_paths; i++)
 		free(s->paths[i]);
 	free(s->paths);
