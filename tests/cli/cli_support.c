@@ -183,6 +183,28 @@ static bool read_line(const char *path, char *buf, size_t size)
 	return ok;
 }
 
+void cli_load_start(struct cli_load *l, bool on)
+{
+	l->n = 0;
+	long cpus = on ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
+	for (long i = 0; i < cpus && l->n < 64; i++) {
+		pid_t pid = fork();
+		cr_assert_geq(pid, 0);
+		if (pid == 0)
+			for (volatile unsigned long spin = 0;; spin++)
+				continue;
+		l->pids[l->n++] = pid;
+	}
+}
+
+void cli_load_stop(struct cli_load *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		kill(l->pids[i], SIGKILL);
+		waitpid(l->pids[i], NULL, 0);
+	}
+}
+
 void cli_default_signals(void)
 {
 	sigset_t none;

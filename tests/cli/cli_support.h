@@ -51,6 +51,15 @@ pid_t cli_wait_for_child(pid_t parent, const char *comm);
  * ignored: POSIX shells do that without job control). */
 void cli_default_signals(void);
 
+/* CPU load for a test's loaded variant: one busy child per CPU (none when !on), ended by
+ * cli_load_stop. */
+struct cli_load {
+	pid_t pids[64];
+	int n;
+};
+void cli_load_start(struct cli_load *l, bool on);
+void cli_load_stop(struct cli_load *l);
+
 /* The source line of the first line of examples/workpool.c containing needle. */
 unsigned cli_workpool_line(const char *needle);
 /* The same in the source file at path. */

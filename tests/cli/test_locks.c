@@ -16,34 +16,6 @@
 
 static const char locks[] = GT_TEST_LOCKS;
 
-/* One busy child per CPU, or none; stop_load ends them. */
-struct load {
-	pid_t pids[64];
-	int n;
-};
-
-static void start_load(struct load *l, bool on)
-{
-	l->n = 0;
-	long cpus = on ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
-	for (long i = 0; i < cpus && l->n < 64; i++) {
-		pid_t pid = fork();
-		cr_assert_geq(pid, 0);
-		if (pid == 0)
-			for (volatile unsigned long spin = 0;; spin++)
-				continue;
-		l->pids[l->n++] = pid;
-	}
-}
-
-static void stop_load(struct load *l)
-{
-	for (int i = 0; i < l->n; i++) {
-		kill(l->pids[i], SIGKILL);
-		waitpid(l->pids[i], NULL, 0);
-	}
-}
-
 /* Runs `[timeout SECS] PROGRAM MODE` untraced, then traced into dir/MODE.trace with the
  * capture kept; asserts the same status and stdout; the traced run into traced. */
 static void run_both(const char *program, const char *mode, const char *timeout_secs,
@@ -128,11 +100,11 @@ static void holder_named(const char *program, const char *mode, const char *lock
 {
 	char dir[512], trace[600], address[32], line[768];
 	struct cli_result r;
-	struct load load;
+	struct cli_load load;
 	cli_tempdir(dir, sizeof dir);
-	start_load(&load, loaded);
+	cli_load_start(&load, loaded);
 	run_both(program, mode, "60", dir, trace, sizeof trace, &r);
-	stop_load(&load);
+	cli_load_stop(&load);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	lock_address(&r, lock, address, sizeof address);
 	char key[64], name[256];
@@ -218,12 +190,12 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 {
 	char dir[512], trace[600], address[3][32], line[768], expected[64];
 	struct cli_result r;
-	struct load load;
+	struct cli_load load;
 	cli_tempdir(dir, sizeof dir);
-	start_load(&load, loaded);
+	cli_load_start(&load, loaded);
 	/* 8 s: room for a loaded machine to reach the deadlock (it says so on stdout) */
 	run_both(locks, mode, "8", dir, trace, sizeof trace, &r);
-	stop_load(&load);
+	cli_load_stop(&load);
 	cr_assert_eq(r.status, 124, "stopped by timeout: %s", r.err);
 	snprintf(expected, sizeof expected, "deadlocked: %zu threads\n", n);
 	cr_assert_str_eq(r.out, expected, "it deadlocked before the timeout: %s", r.err);
