@@ -160,25 +160,30 @@ static void meet_capture(const char *name, void *ctx)
 					 .sig = { .n = SIZE_MAX } };
 }
 
-/* Thread tid of pid's time on a CPU in ns: the kernel's exact sum (schedstat), or its
- * user and system times, in clock ticks; 0 when it is gone. */
-static uint64_t thread_cpu_ns(pid_t pid, uint32_t tid)
+/* The start of file name under directory fd (at most size - 1 bytes, NUL-terminated);
+ * false when it cannot be read. */
+static bool read_small(int fd, const char *name, char *buf, size_t size)
 {
-	char path[96], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/task/%u/schedstat", (int)pid, tid);
-	FILE *f = fopen(path, "re");
-	unsigned long long ns = 0, user = 0, sys = 0;
-	if (f) {
-		int got = fscanf(f, "%llu", &ns);
-		fclose(f);
-		return got == 1 ? ns : 0;
-	}
-	snprintf(path, sizeof path, "/proc/%d/task/%u/stat", (int)pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	const char *fields = fgets(buf, sizeof buf, f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
+	int f = openat(fd, name, O_RDONLY | O_CLOEXEC);
+	ssize_t n = f >= 0 ? read(f, buf, size - 1) : -1;
+	if (f >= 0)
+		close(f);
+	buf[n > 0 ? n : 0] = '\0';
+	return n > 0;
+}
+
+/* Thread tid's time on a CPU in ns (task: its process's /proc/PID/task): the kernel's
+ * exact sum (schedstat), or else its user and system times in clock ticks; 0 when it is
+ * gone. */
+static uint64_t thread_cpu_ns(int task, uint32_t tid)
+{
+	char name[32], buf[1024];
+	snprintf(name, sizeof name, "%u/schedstat", tid);
+	if (read_small(task, name, buf, sizeof buf))
+		return strtoull(buf, NULL, 10);
+	snprintf(name, sizeof name, "%u/stat", tid);
+	const char *fields = read_small(task, name, buf, sizeof buf) ? strrchr(buf, ')') : NULL;
+	unsigned long long user, sys;
 	/* after the name: 3 state ... 14 utime, 15 stime */
 	if (!fields || sscanf(fields + 1, " %*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
 			      &user, &sys) != 2)
@@ -186,8 +191,9 @@ static uint64_t thread_cpu_ns(pid_t pid, uint32_t tid)
 	return (user + sys) * (1000000000u / (uint64_t)sysconf(_SC_CLK_TCK));
 }
 
-/* fn(pid, tid, ctx) for each thread of pid; false when the process is gone. */
-static bool each_thread(pid_t pid, void (*fn)(pid_t pid, uint32_t tid, void *ctx), void *ctx)
+/* fn(task, tid, ctx) for each thread of pid (task: its /proc/PID/task); false when the
+ * process is gone. */
+static bool each_thread(pid_t pid, void (*fn)(int task, uint32_t tid, void *ctx), void *ctx)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
@@ -196,15 +202,15 @@ static bool each_thread(pid_t pid, void (*fn)(pid_t pid, uint32_t tid, void *ctx
 		return false;
 	for (struct dirent *e; (e = readdir(d));)
 		if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
-			fn(pid, (uint32_t)strtoul(e->d_name, NULL, 10), ctx);
+			fn(dirfd(d), (uint32_t)strtoul(e->d_name, NULL, 10), ctx);
 	closedir(d);
 	return true;
 }
 
-static void add_to_signature(pid_t pid, uint32_t tid, void *ctx)
+static void add_to_signature(int task, uint32_t tid, void *ctx)
 {
 	struct signature *s = ctx;
-	s->cpu_ns += thread_cpu_ns(pid, tid);
+	s->cpu_ns += thread_cpu_ns(task, tid);
 	s->tids += gt_hash_mix(tid);
 	s->n++;
 }
@@ -224,9 +230,9 @@ struct judging {
 	uint64_t latest_ns;       /* the latest begin of a wait, CLOCK_MONOTONIC */
 };
 
-static void judge_thread(pid_t pid, uint32_t tid, void *ctx)
+static void judge_thread(int task, uint32_t tid, void *ctx)
 {
-	(void)pid;
+	(void)task;
 	struct judging *j = ctx;
 	const struct gt_tracked_thread *t =
 		gt_tracker_thread_by_tid(j->tr, 0, tid);
