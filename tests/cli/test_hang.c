@@ -3,33 +3,43 @@
  * reported once while it lasts, with a snapshot every Go reader accepts, and never during the
  * work; programs whose threads sleep while one computes (plainly, or in a signal handler
  * inside a recorded read) are not hung.  Each traced run is compared with its untraced run
- * (same stdout and status; the deadlock stopped by `timeout` in both), idle and with a busy
- * loop on every CPU. */
+ * (same stdout and status; the deadlock stopped by `timeout` in both, as soon as what the
+ * run is for was seen: cli_run_until), idle and with a busy loop on every CPU. */
 #include "cli_support.h"
 #include "oracle.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char hang[] = GT_TEST_HANG;
 
-/* `timeout SECS hang MODE`, untraced. */
-static void run_plain(const char *mode, const char *secs, struct cli_result *plain)
+/* A deadlock is stopped by `timeout` at the latest after so long: enough for a loaded
+ * machine to do the work, deadlock and see it; sooner once what the run is for was seen. */
+#define TIMEOUT "120"
+/* How long a traced deadlock is watched for a second hang message after its first: many
+ * ticks of --hang 1 (250 ms). */
+#define WATCH_AFTER_HANG_S 3.0
+
+/* `timeout TIMEOUT hang MODE`, untraced; a deadlock stopped once it says its work is done. */
+static void run_plain(const char *mode, struct cli_result *plain)
 {
-	const char *argv[] = {"/usr/bin/timeout", secs, hang, mode, NULL};
-	cli_run(plain, argv, NULL);
+	const char *argv[] = {"/usr/bin/timeout", TIMEOUT, hang, mode, NULL};
+	cli_run_until(plain, argv, NULL, "work done: ", 0, SIGALRM);
 }
 
-/* `timeout SECS gotrace run --hang 1 --format FORMAT -o TRACE -- hang MODE`: the same status
- * and stdout as the untraced run plain. */
-static void run_traced(const char *mode, const char *secs, const char *format, const char *trace,
+/* `timeout TIMEOUT gotrace run --hang 1 --format FORMAT -o TRACE -- hang MODE`, a deadlock
+ * stopped WATCH_AFTER_HANG_S after its hang was said: the same status and stdout as the
+ * untraced run plain. */
+static void run_traced(const char *mode, const char *format, const char *trace,
 		       const struct cli_result *plain, struct cli_result *traced)
 {
-	const char *argv[] = {"/usr/bin/timeout", secs, cli_gotrace, "run", "--hang", "1",
+	const char *argv[] = {"/usr/bin/timeout", TIMEOUT, cli_gotrace, "run", "--hang", "1",
 			      "--format", format, "-o", trace, "--", hang, mode, NULL};
-	cli_run(traced, argv, NULL);
+	cli_run_until(traced, argv, NULL, "gotrace:   the run so far: ", WATCH_AFTER_HANG_S,
+		      SIGALRM);
 	cr_assert_eq(traced->status, plain->status, "traced %d, untraced %d: %s", traced->status,
 		     plain->status, traced->err);
 	cr_assert_str_eq(traced->out, plain->out, "stderr: %s", traced->err);
@@ -42,9 +52,6 @@ static const char *find_before(const char *text, const char *end, const char *ne
 	return at && at < end ? at : NULL;
 }
 
-/* 20 s: room for a loaded machine to do the work, deadlock and be seen hung */
-#define DEADLOCK_TIMEOUT "20"
-
 /* The deadlock traced into a go1.22 or go1.19 trace (and snapshot), with plain the untraced
  * run under the same load. */
 static void deadlock_reported_once(const char *format, const struct cli_result *plain)
@@ -53,7 +60,7 @@ static void deadlock_reported_once(const char *format, const struct cli_result *
 	struct cli_result r;
 	cli_tempdir(dir, sizeof dir);
 	cli_path(trace, sizeof trace, dir, "hang.trace");
-	run_traced("deadlock", DEADLOCK_TIMEOUT, format, trace, plain, &r);
+	run_traced("deadlock", format, trace, plain, &r);
 	cr_assert_eq(r.status, 124, "stopped by timeout: %s", r.err);
 	cr_assert_eq(strncmp(r.out, "work done: ", 11), 0, "%s: it did its work: %s", format, r.err);
 
@@ -110,7 +117,7 @@ Test(hang, a_deadlock_after_work_reported_once, .timeout = 300)
 		struct cli_result plain;
 		struct cli_load load;
 		cli_load_start(&load, loaded);
-		run_plain("deadlock", DEADLOCK_TIMEOUT, &plain);
+		run_plain("deadlock", &plain);
 		deadlock_reported_once("go1.22", &plain);
 		if (!loaded)
 			deadlock_reported_once("go1.19", &plain);
@@ -129,8 +136,8 @@ static void computing_is_not_hung(const char *mode, bool loaded)
 	cli_path(trace, sizeof trace, dir, "busy.trace");
 	cli_load_start(&load, loaded);
 	struct cli_result plain;
-	run_plain(mode, "60", &plain);
-	run_traced(mode, "60", "go1.22", trace, &plain, &r);
+	run_plain(mode, &plain);
+	run_traced(mode, "go1.22", trace, &plain, &r);
 	cli_load_stop(&load);
 	cli_result_free(&plain);
 	cr_assert_eq(r.status, 0, "%s", r.err);
