@@ -111,8 +111,8 @@ static bool read_header(const struct gt_hang *h, const char *name, struct gt_fil
 	return ok;
 }
 
-/* Whether the writer of capture h still records: not ended, not stopped by gotrace or a full
- * disk, within --duration. */
+/* Whether the writer of the capture whose header is hd still records at now: not ended, not
+ * stopped by gotrace or a full disk, within --duration. */
 static bool records(const struct gt_file_header *hd, uint64_t now)
 {
 	if (hd->flags & (GT_FILE_FINALIZED | GT_FILE_DETACHED | GT_FILE_WRITE_FAILED))
@@ -234,8 +234,7 @@ static void judge_thread(int task, uint32_t tid, void *ctx)
 {
 	(void)task;
 	struct judging *j = ctx;
-	const struct gt_tracked_thread *t =
-		gt_tracker_thread_by_tid(j->tr, 0, tid);
+	const struct gt_tracked_thread *t = gt_tracker_thread_by_tid(j->tr, 0, tid);
 	if (!t || !gt_tracked_live(t) || !t->wait.open) {
 		j->verdict = NOT_HUNG;
 		return;
