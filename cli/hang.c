@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,10 +23,12 @@
 
 #define TICK_MIN_MS 100u
 #define TICK_MAX_MS 1000u
+#define BELOW_DEPTH_MAX 64u   /* generations of processes below one that are looked at */
 
-/* What moves when any thread of a process runs, starts or ends. */
+/* What moves when any thread of a process runs, starts or ends (or any process below one,
+ * for the processes below it). */
 struct signature {
-	uint64_t cpu_ns;   /* the threads' time on a CPU, summed */
+	uint64_t cpu_ns;   /* the threads' (processes') time on a CPU, summed */
 	uint64_t tids;     /* their ids, mixed and summed */
 	size_t n;          /* their number */
 };
@@ -41,6 +44,12 @@ struct watched {
 	uint64_t retry_ns;       /* its capture not read again before (0: no bound) */
 	bool judged;             /* its capture read since it last moved: hung (and said so)
 				  * or not */
+	/* while it is quiet: its children, theirs, ... (traced or not), and when they last
+	 * ran (0: not read since it moved); a thread waiting for a child is blocked only when
+	 * none of them ran for SECONDS */
+	struct signature below;
+	uint64_t below_moved_ns;
+	bool waits_below;        /* its capture said a thread waits for a child */
 };
 
 struct gt_hang {
@@ -172,23 +181,31 @@ static bool read_small(int fd, const char *name, char *buf, size_t size)
 	return n > 0;
 }
 
-/* Thread tid's time on a CPU in ns (task: its process's /proc/PID/task): the kernel's
- * exact sum (schedstat), or else its user and system times in clock ticks; 0 when it is
- * gone. */
-static uint64_t thread_cpu_ns(int task, uint32_t tid)
+/* The user and system times of a stat file (a thread's or a process's) in ns; 0 when it
+ * cannot be read. */
+static uint64_t stat_cpu_ns(int fd, const char *name)
 {
-	char name[32], buf[1024];
-	snprintf(name, sizeof name, "%u/schedstat", tid);
-	if (read_small(task, name, buf, sizeof buf))
-		return strtoull(buf, NULL, 10);
-	snprintf(name, sizeof name, "%u/stat", tid);
-	const char *fields = read_small(task, name, buf, sizeof buf) ? strrchr(buf, ')') : NULL;
+	char buf[1024];
+	const char *fields = read_small(fd, name, buf, sizeof buf) ? strrchr(buf, ')') : NULL;
 	unsigned long long user, sys;
 	/* after the name: 3 state ... 14 utime, 15 stime */
 	if (!fields || sscanf(fields + 1, " %*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu %llu",
 			      &user, &sys) != 2)
 		return 0;
 	return (user + sys) * (1000000000u / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* Thread tid's time on a CPU in ns (task: its process's /proc/PID/task): the kernel's
+ * exact sum (schedstat), or else its user and system times in clock ticks; 0 when it is
+ * gone. */
+static uint64_t thread_cpu_ns(int task, uint32_t tid)
+{
+	char name[32], buf[64];
+	snprintf(name, sizeof name, "%u/schedstat", tid);
+	if (read_small(task, name, buf, sizeof buf))
+		return strtoull(buf, NULL, 10);
+	snprintf(name, sizeof name, "%u/stat", tid);
+	return stat_cpu_ns(task, name);
 }
 
 /* fn(task, tid, ctx) for each thread of pid (task: its /proc/PID/task); false when the
@@ -215,9 +232,58 @@ static void add_to_signature(int task, uint32_t tid, void *ctx)
 	s->n++;
 }
 
+static bool same(const struct signature *a, const struct signature *b)
+{
+	return a->cpu_ns == b->cpu_ns && a->tids == b->tids && a->n == b->n;
+}
+
+struct below {
+	struct signature *sig;
+	unsigned depth;
+};
+
+static void add_below(pid_t pid, struct signature *s, unsigned depth);
+
+/* each_thread's callback: the children thread tid started (its children file), each with
+ * its time on a CPU (user + system, one read per process) and what lies below it. */
+static void add_children(int task, uint32_t tid, void *ctx)
+{
+	struct below *b = ctx;
+	char name[32], list[4096];
+	snprintf(name, sizeof name, "%u/children", tid);
+	if (!read_small(task, name, list, sizeof list))
+		return;
+	for (char *at = list, *end; *at; at = end) {
+		long child = strtol(at, &end, 10);
+		if (end == at)
+			break;
+		char stat[64];
+		snprintf(stat, sizeof stat, "/proc/%ld/stat", child);
+		b->sig->cpu_ns += stat_cpu_ns(AT_FDCWD, stat);
+		b->sig->tids += gt_hash_mix((uint64_t)child);
+		b->sig->n++;
+		add_below((pid_t)child, b->sig, b->depth + 1);
+	}
+}
+
+/* The processes below pid, traced or not, added to s. */
+static void add_below(pid_t pid, struct signature *s, unsigned depth)
+{
+	struct below b = { s, depth };
+	if (depth < BELOW_DEPTH_MAX)
+		each_thread(pid, add_children, &b);
+}
+
+/* Whether a system call waits for a child process. */
+static bool waits_for_child(uint32_t nr)
+{
+	return nr == SYS_wait4 || nr == SYS_waitid;
+}
+
 /* What the capture says of a quiet process's threads. */
 enum verdict {
 	NOT_HUNG,   /* a thread outside any recorded wait: not until the process moves */
+	BELOW_RAN,  /* a thread waits for a child, and a process below ran in SECONDS */
 	TOO_SOON,   /* every thread in a recorded wait, one begun less than SECONDS ago */
 	HUNG,
 };
@@ -226,6 +292,7 @@ struct judging {
 	const struct gt_tracker *tr;
 	struct gt_clock clock;
 	uint64_t start_mono_ns;   /* the capture's */
+	bool below_quiet;         /* no process below ran for SECONDS */
 	enum verdict verdict;
 	uint64_t latest_ns;       /* the latest begin of a wait, CLOCK_MONOTONIC */
 };
@@ -239,6 +306,9 @@ static void judge_thread(int task, uint32_t tid, void *ctx)
 		j->verdict = NOT_HUNG;
 		return;
 	}
+	if (t->wait.syscall && waits_for_child(t->wait.nr) && !j->below_quiet &&
+	    j->verdict != NOT_HUNG)
+		j->verdict = BELOW_RAN;
 	uint64_t since = j->start_mono_ns + gt_clock_ns(&j->clock, t->wait.since_tsc);
 	if (since > j->latest_ns)
 		j->latest_ns = since;
@@ -246,14 +316,14 @@ static void judge_thread(int task, uint32_t tid, void *ctx)
 
 /* Reads the copy of w's capture through the tracker, then asks it about each of w's
  * threads now: HUNG when each is in an open wait begun at or before cut_ns (else
- * *latest_ns is the latest begin). */
+ * *latest_ns is the latest begin), one for a child only when below_quiet. */
 static enum verdict judge(const struct watched *w, const char *copy, uint64_t cut_ns,
-			  uint64_t *latest_ns)
+			  bool below_quiet, uint64_t *latest_ns)
 {
 	char err[256];
 	struct gt_capture *c = gt_capture_open(copy, err, sizeof err);
 	struct gt_tracker *tr = c ? gt_tracker_new() : NULL;
-	struct judging j = { .tr = tr, .verdict = HUNG };
+	struct judging j = { .tr = tr, .below_quiet = below_quiet, .verdict = HUNG };
 	bool ok = tr && gt_tracker_capture_header(tr, 0, gt_capture_header(c));
 	struct gt_capture_record r;
 	while (ok && gt_capture_next(c, &r))
@@ -331,6 +401,12 @@ static void say_hang(struct gt_hang *h, const struct watched *w, struct gt_snaps
 		fprintf(stderr, "gotrace:   the run so far: %s\n", name);
 }
 
+/* Whether no process below w ran for SECONDS (read since w was last seen quiet). */
+static bool below_quiet(const struct gt_hang *h, const struct watched *w, uint64_t now)
+{
+	return w->below_moved_ns && now - w->below_moved_ns >= h->hang_ns;
+}
+
 /* w has been quiet for SECONDS: its capture read, and its hang said. */
 static void look_closer(struct gt_hang *h, struct watched *w, uint64_t now)
 {
@@ -343,12 +419,16 @@ static void look_closer(struct gt_hang *h, struct watched *w, uint64_t now)
 		return;
 	const char *copy = gt_snapshot_add(&snap, path);
 	uint64_t latest = 0;
-	enum verdict v = copy ? judge(w, copy, now - h->hang_ns, &latest) : NOT_HUNG;
+	enum verdict v = copy ? judge(w, copy, now - h->hang_ns, below_quiet(h, w, now), &latest)
+			      : NOT_HUNG;
 	if (v == HUNG) {
 		say_hang(h, w, &snap, copy, now);
 	} else if (v == TOO_SOON) {
 		w->judged = false;
 		w->retry_ns = latest + h->hang_ns;
+	} else if (v == BELOW_RAN) {
+		w->judged = false;
+		w->waits_below = true;
 	}
 	gt_snapshot_end(&snap);
 }
@@ -369,14 +449,24 @@ void gt_hang_tick(void *hang)
 			continue;
 		}
 		i++;
-		if (sig.cpu_ns != w->sig.cpu_ns || sig.tids != w->sig.tids || sig.n != w->sig.n) {
+		if (!same(&sig, &w->sig)) {
 			*w = (struct watched){ .name = w->name, .pid = w->pid,
 					       .start_ticks = w->start_ticks,
 					       .start_mono_ns = w->start_mono_ns, .sig = sig,
 					       .moved_ns = now };
 			continue;
 		}
-		if (!w->judged && now - w->moved_ns >= h->hang_ns && now >= w->retry_ns)
+		if (w->judged)
+			continue;
+		/* quiet: what lies below it, from now on, for a thread that waits for a child */
+		struct signature below = { 0 };
+		add_below(w->pid, &below, 0);
+		if (!w->below_moved_ns || !same(&below, &w->below)) {
+			w->below = below;
+			w->below_moved_ns = now;
+		}
+		if (now - w->moved_ns >= h->hang_ns && now >= w->retry_ns &&
+		    (!w->waits_below || below_quiet(h, w, now)))
 			look_closer(h, w, now);
 	}
 }

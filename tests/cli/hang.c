@@ -10,13 +10,16 @@
  *              main wakes them and everything ends (exit 0)
  *   busy-in-handler  the same, but worker computes inside a signal handler that
  *              interrupted its read of a pipe: its hooks' last word is a read begun and not
- *              ended, the kernel's count of its CPU time moves */
+ *              ended, the kernel's count of its CPU time moves
+ *   parent-of-busy, parent-of-deadlock  a child process computes as worker does and ends,
+ *              or deadlocks as above, while its parent waits for it in waitpid */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../preload/targets/wait_blocked.h"
@@ -136,13 +139,39 @@ static int busy(int in_handler)
 	return 0;
 }
 
+/* ---- a parent waiting for its child ---- */
+static int parent_of(const char *mode)
+{
+	fflush(stdout);
+	pid_t child = fork();
+	if (child < 0)
+		return 1;
+	if (child == 0) {
+		int status = 0;
+		if (strcmp(mode, "deadlock") == 0) {
+			status = deadlock();
+		} else {
+			printf("child: %016llx\n", (unsigned long long)work(7, BUSY_ROUNDS));
+			fflush(stdout);
+		}
+		_exit(status);
+	}
+	int status;
+	if (waitpid(child, &status, 0) != child)
+		return 1;
+	printf("parent: child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
+	if (strncmp(mode, "parent-of-", 10) == 0)
+		return parent_of(mode + 10);
 	if (strcmp(mode, "deadlock") == 0)
 		return deadlock();
 	if (strcmp(mode, "busy") == 0 || strcmp(mode, "busy-in-handler") == 0)
 		return busy(strcmp(mode, "busy") != 0);
-	fprintf(stderr, "usage: hang deadlock|busy|busy-in-handler\n");
+	fprintf(stderr, "usage: hang deadlock|busy|busy-in-handler|parent-of-busy|parent-of-deadlock\n");
 	return 2;
 }

@@ -2,7 +2,8 @@
  * is known by construction (hang.c): a deadlock after a second and a half of computation is
  * reported once while it lasts, with a snapshot every Go reader accepts, and never during the
  * work; programs whose threads sleep while one computes (plainly, or in a signal handler
- * inside a recorded read) are not hung.  Each traced run is compared with its untraced run
+ * inside a recorded read) are not hung, nor is a parent waiting for a child that computes;
+ * a parent waiting for a hung child is, after it.  Each traced run is compared with its untraced run
  * (same stdout and status; the deadlock stopped by `timeout` in both, as soon as what the
  * run is for was seen: cli_run_until), idle and with a busy loop on every CPU. */
 #include "cli_support.h"
@@ -31,18 +32,26 @@ static void run_plain(const char *mode, struct cli_result *plain)
 }
 
 /* `timeout TIMEOUT gotrace run --hang 1 --format FORMAT -o TRACE -- hang MODE`, a deadlock
- * stopped WATCH_AFTER_HANG_S after its hang was said: the same status and stdout as the
- * untraced run plain. */
-static void run_traced(const char *mode, const char *format, const char *trace,
-		       const struct cli_result *plain, struct cli_result *traced)
+ * stopped WATCH_AFTER_HANG_S after its last hang (snapshot LAST_HANG: 1, 2) was said: the
+ * same status and stdout as the untraced run plain. */
+static void run_traced_until(const char *mode, const char *format, const char *trace,
+			     unsigned last_hang, const struct cli_result *plain,
+			     struct cli_result *traced)
 {
 	const char *argv[] = {"/usr/bin/timeout", TIMEOUT, cli_gotrace, "run", "--hang", "1",
 			      "--format", format, "-o", trace, "--", hang, mode, NULL};
-	cli_run_until(traced, argv, NULL, "gotrace:   the run so far: ", WATCH_AFTER_HANG_S,
-		      SIGALRM);
+	char last[700];
+	snprintf(last, sizeof last, "gotrace:   the run so far: %s.hang-%u\n", trace, last_hang);
+	cli_run_until(traced, argv, NULL, last, WATCH_AFTER_HANG_S, SIGALRM);
 	cr_assert_eq(traced->status, plain->status, "traced %d, untraced %d: %s", traced->status,
 		     plain->status, traced->err);
 	cr_assert_str_eq(traced->out, plain->out, "stderr: %s", traced->err);
+}
+
+static void run_traced(const char *mode, const char *format, const char *trace,
+		       const struct cli_result *plain, struct cli_result *traced)
+{
+	run_traced_until(mode, format, trace, 1, plain, traced);
 }
 
 /* Where needle is in text before end, NULL when it is not. */
@@ -126,8 +135,9 @@ Test(hang, a_deadlock_after_work_reported_once, .timeout = 300)
 	}
 }
 
-/* Threads asleep while one computes: no hang, and the program ends as untraced. */
-static void computing_is_not_hung(const char *mode, bool loaded)
+/* Threads asleep while one computes: no hang, and the program ends as untraced, its stdout
+ * starting with says. */
+static void computing_is_not_hung(const char *mode, const char *says, bool loaded)
 {
 	char dir[512], trace[600], snapshot[700];
 	struct cli_result r;
@@ -141,7 +151,7 @@ static void computing_is_not_hung(const char *mode, bool loaded)
 	cli_load_stop(&load);
 	cli_result_free(&plain);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_assert_eq(strncmp(r.out, "busy: ", 6), 0, "%s", r.out);
+	cr_assert_eq(strncmp(r.out, says, strlen(says)), 0, "%s", r.out);
 	cr_assert_null(strstr(r.err, "gotrace: hang"), "%s", r.err);
 	snprintf(snapshot, sizeof snapshot, "%s.hang-1", trace);
 	cr_assert(!cli_file_exists(snapshot), "%s", r.err);
@@ -152,7 +162,7 @@ static void computing_is_not_hung(const char *mode, bool loaded)
 Test(hang, a_thread_computing_is_not_blocked, .timeout = 300)
 {
 	for (int loaded = 0; loaded < 2; loaded++)
-		computing_is_not_hung("busy", loaded);
+		computing_is_not_hung("busy", "busy: ", loaded);
 }
 
 /* Its hooks say the worker is in a read all along: the kernel's count of its CPU time says
@@ -160,7 +170,46 @@ Test(hang, a_thread_computing_is_not_blocked, .timeout = 300)
 Test(hang, a_thread_computing_inside_a_recorded_wait_is_not_blocked, .timeout = 300)
 {
 	for (int loaded = 0; loaded < 2; loaded++)
-		computing_is_not_hung("busy-in-handler", loaded);
+		computing_is_not_hung("busy-in-handler", "busy: ", loaded);
+}
+
+/* A parent in waitpid is blocked only while no process below it runs. */
+Test(hang, a_parent_waiting_for_a_computing_child_is_not_blocked, .timeout = 300)
+{
+	for (int loaded = 0; loaded < 2; loaded++)
+		computing_is_not_hung("parent-of-busy", "child: ", loaded);
+}
+
+/* ... and hung once its hung child has not run for SECONDS either: both said, the child's
+ * deadlock first. */
+Test(hang, a_parent_waiting_for_a_hung_child_is_hung_after_it, .timeout = 300)
+{
+	for (int loaded = 0; loaded < 2; loaded++) {
+		char dir[512], trace[600], snapshot[700];
+		struct cli_result plain, r;
+		struct cli_load load;
+		cli_tempdir(dir, sizeof dir);
+		cli_path(trace, sizeof trace, dir, "parent.trace");
+		cli_load_start(&load, loaded);
+		run_plain("parent-of-deadlock", &plain);
+		run_traced_until("parent-of-deadlock", "go1.22", trace, 2, &plain, &r);
+		cli_load_stop(&load);
+		cr_assert_eq(r.status, 124, "stopped by timeout: %s", r.err);
+		cr_assert_eq(cli_count_of(r.err, "gotrace: hang:"), 2, "child, then parent:\n%s", r.err);
+		const char *child = strstr(r.err, "gotrace: hang: every thread of hang (pid ");
+		cr_assert_not_null(child, "%s", r.err);
+		const char *parent = strstr(child + 1, "gotrace: hang: every thread of hang (pid ");
+		cr_assert_not_null(parent, "%s", r.err);
+		cr_assert_not_null(find_before(child, parent, "Deadlock 1: 2 threads"), "%s", r.err);
+		cr_assert_not_null(strstr(parent, " in wait4, at:\n"), "%s", parent);
+		cr_assert_null(strstr(parent, "Deadlock"), "%s", parent);
+		for (unsigned n = 1; n <= 2; n++) {
+			snprintf(snapshot, sizeof snapshot, "%s.hang-%u", trace, n);
+			cr_assert(cli_file_exists(snapshot), "%s", r.err);
+		}
+		cli_result_free(&plain);
+		cli_result_free(&r);
+	}
 }
 
 Test(hang, bad_values_are_refused)
