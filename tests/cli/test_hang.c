@@ -3,9 +3,9 @@
  * reported once while it lasts, with a snapshot every Go reader accepts, and never during the
  * work; programs whose threads sleep while one computes (plainly, or in a signal handler
  * inside a recorded read) are not hung, nor is a parent waiting for a child that computes;
- * a parent waiting for a hung child is, after it.  Each traced run is compared with its untraced run
- * (same stdout and status; the deadlock stopped by `timeout` in both, as soon as what the
- * run is for was seen: cli_run_until), idle and with a busy loop on every CPU. */
+ * a parent waiting for a hung child is, after it.  Each traced run is compared with its
+ * untraced run (same stdout and status; the deadlock stopped by `timeout` in both, as soon
+ * as what the run is for was seen: cli_run_until), idle and with a busy loop on every CPU. */
 #include "cli_support.h"
 #include "oracle.h"
 
