@@ -199,6 +199,8 @@ static void prepare_child_env(const struct run_options *opt, const char *library
 	unsetenv("GOTRACE_OUT");
 	if (opt->stacks != NULL)
 		set_env_var("GOTRACE_STACKS", opt->stacks);
+	if (opt->locks != NULL)
+		set_env_var("GOTRACE_LOCKS", opt->locks);
 	if (opt->no_follow) {
 		/* the command's children know they are not it, even those started with its
 		 * environment as it is (popen) */

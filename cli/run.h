@@ -17,6 +17,7 @@
 struct run_options {
 	const char *output;
 	const char *stacks;
+	const char *locks;         /* --locks, validated: contended or all */
 	const char *capture_dir;
 	const char *stack_depth, *start_delay, *duration; /* validated, passed on as given */
 	const char *last;          /* --last, validated (gotrace/last.h) */

@@ -511,6 +511,10 @@ void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_
  *     or GT_BLOCK_COND_HELD; none, when it names none), the thread a BLOCK_END lets in (not
  *     a reader), a condition waiter taking its mutex back at its end; a WAKE on it (a
  *     release) leaves it without one, and so does a condition wait's BEGIN of its holder;
+ *   - LOCK_ACQUIRE (--locks=all) begins a hold in the thread's held list (a lock it holds
+ *     already: one more depth) and makes it the lock's holder, taken there (a reader: not
+ *     the holder); LOCK_RELEASE ends one depth, and the hold at depth 0 (the lock then has
+ *     no holder); a release of a lock not held is counted as unmatched, nothing else;
  *   - a BLOCK_BEGIN or SYSCALL_BEGIN opens its wait; the matching end (BLOCK_END for a
  *     block, SYSCALL_END for a syscall) or its THREAD_END closes it; other facts leave it
  *     open (a signal handler's, or a mismatched end);
@@ -565,6 +569,17 @@ struct gt_tracked_wait {
 	uint64_t key;           /* the descriptor's kernel key (GT_OBJ_KERNEL), 0 = none */
 };
 
+/* A lock a thread holds, from the lock records of --locks=all (LOCK_ACQUIRE .. LOCK_RELEASE;
+ * a condition wait releases its mutex and takes it back with records of their own). */
+struct gt_tracked_hold {
+	uint64_t obj;
+	uint8_t kind;               /* GT_BK_MUTEX, GT_BK_RWLOCK_RD or GT_BK_RWLOCK_WR */
+	uint32_t flags;             /* the outermost acquisition's enum gt_lock_flags */
+	uint32_t stack;             /* ... its stack: where it was taken, 0 = none */
+	uint64_t since_tsc;         /* ... its timestamp */
+	uint32_t depth;             /* acquisitions not yet released (> 1: a recursive mutex's) */
+};
+
 struct gt_tracked_thread {
 	uint32_t capture, serial;
 	size_t order;               /* its place in the order met (gt_tracker_next's order) */
@@ -595,6 +610,9 @@ struct gt_tracked_thread {
 	uint16_t raw_words;
 	size_t raw_payload_len;
 	uint64_t raw[GT_TRACKED_RAW_WORDS];
+	/* the locks it holds now, in the order taken (--locks=all captures; else none) */
+	struct gt_tracked_hold *held;
+	size_t n_held, cap_held;
 };
 
 /* What the facts give of a lock's holders (mutexes and rwlocks): an uncontended acquire has
@@ -627,6 +645,16 @@ struct gt_tracker_change {
 	bool closed;
 	struct gt_tracked_wait closed_wait;
 	bool nested;   /* a BEGIN or an END of a call nested in the thread's open wait */
+	/* a LOCK_ACQUIRE that began a hold: it is the thread's held[n_held - 1], the locks
+	 * before it were held as it was taken; false for a recursive mutex's inner acquisition
+	 * (hold.depth counts it) */
+	bool hold_began;
+	/* a LOCK_RELEASE that ended a hold (the outermost release): the hold as it was */
+	bool hold_ended;
+	struct gt_tracked_hold hold;   /* the hold begun or ended */
+	/* a LOCK_RELEASE of a lock the thread is not known to hold (taken before the capture
+	 * or the window began, or released by another thread than its taker) */
+	bool release_unmatched;
 };
 
 struct gt_tracker;

@@ -661,6 +661,7 @@ void gt_model_fact(struct gt_model *m, const struct gt_capture_record *r)
 	case GT_USER: fact_user(m, r, ns); break;
 	case GT_PROCESS_NAME: fact_process_name(m, r); break;
 	case GT_MODULE_UNLOAD: case GT_CAPTURE_END: case GT_FD: /* FD: the reader's */
+	case GT_LOCK_ACQUIRE: case GT_LOCK_RELEASE:   /* the tracker's holds: the report's */
 		break;
 	default:
 		m->ctr.facts_ignored++;

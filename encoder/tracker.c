@@ -31,6 +31,13 @@ struct gt_tracker {
 	size_t cap_caps;
 };
 
+static void thread_free(struct gt_tracked_thread *t)
+{
+	if (t)
+		free(t->held);
+	free(t);
+}
+
 struct gt_tracker *gt_tracker_new(void)
 {
 	return calloc(1, sizeof(struct gt_tracker));
@@ -41,7 +48,7 @@ void gt_tracker_free(struct gt_tracker *tr)
 	if (!tr)
 		return;
 	for (size_t i = 0; i < tr->n; i++)
-		free(tr->threads[i]);
+		thread_free(tr->threads[i]);
 	free(tr->threads);
 	gt_u64map_free(&tr->index);
 	gt_u64map_free(&tr->retired);
@@ -121,7 +128,7 @@ bool gt_tracker_retire(struct gt_tracker *tr, uint32_t capture, uint32_t serial)
 		return false;
 	tr->n_retired++;
 	size_t at = *pos - 1;
-	free(tr->threads[at]);
+	thread_free(tr->threads[at]);
 	tr->threads[at] = NULL;
 	tr->holes++;
 	gt_u64map_remove(&tr->index, key);
@@ -427,6 +434,72 @@ static void track_lock(struct gt_tracker *tr, const struct gt_tracked_thread *t,
 	}
 }
 
+/* LOCK_ACQUIRE (--locks=all): a hold begins, or a held lock is taken once more; the lock's
+ * holder is t (a writer or a mutex's), taken there.  false when memory runs out. */
+static bool lock_acquire(struct gt_tracker *tr, struct gt_tracked_thread *t,
+			 const struct gt_capture_record *r, struct gt_tracker_change *change)
+{
+	const struct gt_p_lock *p = r->payload;
+	struct gt_tracked_hold *h = NULL;
+	for (size_t i = 0; i < t->n_held && !h; i++)
+		if (t->held[i].obj == p->obj)
+			h = &t->held[i];
+	if (!h) {
+		if (!gt_grow(&t->held, &t->cap_held, t->n_held + 1, sizeof *t->held))
+			return false;
+		h = &t->held[t->n_held++];
+		*h = (struct gt_tracked_hold){.obj = p->obj, .kind = r->rec->aux, .flags = p->flags,
+					      .stack = p->stack, .since_tsc = r->tsc};
+		if (change)
+			change->hold_began = true;
+		struct gt_tracked_object *o = object_of(tr, r->capture, p->obj);
+		if (o && r->rec->aux != GT_BK_RWLOCK_RD) {
+			o->kind = r->rec->aux;
+			o->acquired_by = t->serial;
+			o->acquired_tsc = r->tsc;
+			o->holder = t->serial;
+			o->holder_tid = t->tid;
+			o->held_tsc = r->tsc;
+			o->held_stack = p->stack;
+		}
+	}
+	h->depth++;
+	if (change)
+		change->hold = *h;
+	return true;
+}
+
+/* LOCK_RELEASE: one depth of t's hold of the lock ends, the hold with the last. */
+static void lock_release(struct gt_tracker *tr, struct gt_tracked_thread *t,
+			 const struct gt_capture_record *r, struct gt_tracker_change *change)
+{
+	const struct gt_p_lock *p = r->payload;
+	size_t i = 0;
+	while (i < t->n_held && t->held[i].obj != p->obj)
+		i++;
+	if (i == t->n_held) {
+		if (change)
+			change->release_unmatched = true;
+		return;
+	}
+	struct gt_tracked_hold h = t->held[i];
+	if (--t->held[i].depth) {
+		if (change)
+			change->hold = t->held[i];
+		return;
+	}
+	memmove(&t->held[i], &t->held[i + 1], (t->n_held - i - 1) * sizeof *t->held);
+	t->n_held--;
+	if (change) {
+		change->hold_ended = true;
+		change->hold = h;
+		change->hold.depth = 0;
+	}
+	struct gt_tracked_object *o = known_object(tr, r->capture, p->obj);
+	if (o && o->holder == t->serial)   /* released_*: its WAKE's, which has its stack */
+		set_holder(o, 0, 0, r->tsc, 0);
+}
+
 bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 		     struct gt_tracker_change *change)
 {
@@ -498,6 +571,11 @@ bool gt_tracker_fact(struct gt_tracker *tr, const struct gt_capture_record *r,
 	case GT_YIELD:
 		if (!t->wait.open)
 			t->doing = GT_DOING_RUNNABLE;
+		break;
+	case GT_LOCK_ACQUIRE:
+		return lock_acquire(tr, t, r, change);
+	case GT_LOCK_RELEASE:
+		lock_release(tr, t, r, change);
 		break;
 	default:
 		break;

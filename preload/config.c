@@ -156,6 +156,15 @@ void gt_config_load(void)
 			bad("GOTRACE_STACKS", v, "expected unwind, fp or none; using unwind");
 	}
 
+	v = getenv("GOTRACE_LOCKS");
+	gt_cfg.locks_all = 0;
+	if (v && *v) {
+		if (!strcmp(v, "all"))
+			gt_cfg.locks_all = 1;
+		else if (strcmp(v, "contended"))
+			bad("GOTRACE_LOCKS", v, "expected contended or all; using contended");
+	}
+
 	gt_cfg.stack_depth = 32;
 	v = getenv("GOTRACE_STACK_DEPTH");
 	if (v && *v) {

@@ -18,6 +18,7 @@ struct gt_config {
 	uint64_t last_ns;         /* GOTRACE_LAST as a duration (0, 0: no ring) */
 	int follow;               /* exec'd programs stay traced */
 	int stack_check;          /* GOTRACE_STACK_CHECK: each unwind stack also walked the long way */
+	int locks_all;            /* GOTRACE_LOCKS=all: every lock acquisition and release recorded */
 	int is_root;              /* the process the user started (not a traced child) */
 	int under_run;            /* GOTRACE_RUN=1: started by `gotrace run`, whose summary says
 				   * where recording stopped at the --max-capture bound */

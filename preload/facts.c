@@ -286,6 +286,42 @@ void gt_fact_wake_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t coun
 	t->busy = 0;
 }
 
+int gt_lock_records;
+
+/* A lock record, two words when it fits (capture.h GT_C2_LOCK_ACQUIRE, GT_C2_LOCK_RELEASE). */
+static void lock_emit(struct gt_tls *t, uint8_t type, uint8_t kind, uint64_t obj, uint32_t stack,
+		      uint32_t flags, uint64_t tsc, unsigned cpu)
+{
+	struct gt_p_lock p = {.obj = obj, .stack = stack, .flags = flags};
+	uint32_t serial = t->serial;
+	int compact = obj < GT_C_OBJ_MAX && stack < (1u << 16) && serial < GT_C_THREAD_MAX &&
+		      !(flags & ~(uint32_t)(GT_LOCK_WAITED | GT_LOCK_TRY));
+	unsigned hi = type == GT_LOCK_ACQUIRE ? GT_C2_LOCK_ACQUIRE : GT_C2_LOCK_RELEASE;
+	int e = errno;   /* a new chunk may take system calls */
+	gt_emit_c(t, serial, type, kind, tsc, cpu, &p, sizeof p, compact ? 2 : 0,
+		  gt_compact_word(GT_C_YIELD, kind | flags << 2, serial, hi),
+		  obj | (uint64_t)stack << 48, 0);
+	errno = e;
+}
+
+void gt_fact_lock_acquire(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t flags)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_busy_on(t);
+	int e = errno;   /* the stack walk may fail calls of its own */
+	uint32_t stack = gt_stack_id(t, GT_OWN_FRAMES_FACT);
+	errno = e;
+	lock_emit(t, GT_LOCK_ACQUIRE, kind, obj, stack, flags, tsc, cpu);
+	t->busy = 0;
+}
+
+void gt_fact_lock_release_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint64_t tsc,
+			     unsigned cpu)
+{
+	lock_emit(t, GT_LOCK_RELEASE, kind, obj, 0, 0, tsc, cpu);
+}
+
 void gt_fact_wake(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t count)
 {
 	unsigned cpu;

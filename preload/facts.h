@@ -132,6 +132,16 @@ GT_INLINE void gt_fact_wake_emit(struct gt_tls *t, uint32_t serial, uint8_t kind
 
 extern _Atomic uint32_t gt_next_serial GT_HIDDEN;
 
+/* --locks=all (GOTRACE_LOCKS=all): every mutex and rwlock acquisition and release is a fact;
+ * set once before recording starts, read by the lock hooks' fast paths */
+extern int gt_lock_records GT_HIDDEN;
+/* LOCK_ACQUIRE of obj, stamped now (the lock was just taken), with this stack and flags
+ * (capture.h gt_lock_flags); errno kept */
+void gt_fact_lock_acquire(struct gt_tls *t, uint8_t kind, uint64_t obj, uint32_t flags) GT_HIDDEN;
+/* LOCK_RELEASE of obj, stamped (tsc, cpu) before the release; errno kept */
+void gt_fact_lock_release_at(struct gt_tls *t, uint8_t kind, uint64_t obj, uint64_t tsc,
+			     unsigned cpu) GT_HIDDEN;
+
 void gt_fact_call_left(struct gt_tls *t) GT_HIDDEN;
 void gt_outers_reset(void) GT_HIDDEN; /* a fork child: the other threads' calls are gone */
 void gt_fact_block_begin(struct gt_tls *t, uint8_t kind, uint64_t obj, int register_waiter) GT_HIDDEN;

@@ -471,6 +471,38 @@ GT_EXPORT int waitid(idtype_t it, id_t id, siginfo_t *si, int o)
 	return r;
 }
 
+/* ---- the wait4 family: the child it reaped ------------------------------------------------
+ * As waitid: its end's result is the pid it returned when that child died, but 0 for a child
+ * it reports stopped or continued (WUNTRACED, WCONTINUED): one that lives on, which nothing
+ * may take for its death.  The status tells; a caller that passes none has one of ours
+ * filled instead (the kernel writes it, nobody reads it). */
+static long reaped_pid(pid_t r, int status)
+{
+	return r > 0 && (WIFSTOPPED(status) || WIFCONTINUED(status)) ? 0 : r;
+}
+
+#define GT_WAIT_HOOK(name, params, args, arg) \
+	GT_EXPORT pid_t name params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		int own = 0; \
+		if (!st) \
+			st = &own; \
+		gt_fact_syscall_begin(t, SYS_wait4, GT_FD_NONE, (int64_t)(arg)); \
+		pid_t r = GT_REAL(name) args; \
+		int e = errno; \
+		gt_fact_syscall_end(t, SYS_wait4, r > 0 ? reaped_pid(r, *st) : r, r == -1 ? e : 0); \
+		errno = e; \
+		return r; \
+	}
+
+GT_WAIT_HOOK(wait, (int *st), (st), -1)
+GT_WAIT_HOOK(waitpid, (pid_t p, int *st, int o), (p, st, o), p)
+GT_WAIT_HOOK(wait4, (pid_t p, int *st, int o, struct rusage *ru), (p, st, o, ru), p)
+GT_WAIT_HOOK(wait3, (int *st, int o, struct rusage *ru), (st, o, ru), -1)
+
 /* ---- _exit and _Exit skip atexit and destructors: finalize here ------------------------- */
 
 /* Immediate and async-signal-safe like the call itself: end records only, never the

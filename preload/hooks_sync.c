@@ -116,6 +116,33 @@ GT_INLINE int gt_time_given(const struct timespec *ts)
 
 /* ---- mutexes ---------------------------------------------------------------------------- */
 
+/* --locks=all: a lock call's result r took mutex m (robust: EOWNERDEAD too), a fact.  Lock
+ * records name a mutex by its address, even a process-shared one (glibc marks every robust
+ * mutex so): a hold is its thread's, in its process, and the kernel identity of shared
+ * memory costs a read of /proc/self/maps (tens of microseconds) that no lock may pay. */
+static void mutex_acquired(struct gt_tls *t, pthread_mutex_t *m, int r, uint32_t flags)
+{
+	if (r == 0 || r == EOWNERDEAD)
+		gt_fact_lock_acquire(t, GT_BK_MUTEX, GT_OBJ(m), flags | (r ? GT_LOCK_OWNERDEAD : 0));
+}
+
+/* --locks=all: the try-locks' acquisitions, flagged (a try never waits: no lock order). */
+static GT_NOINLINE int mutex_trylock_recorded(pthread_mutex_t *m)
+{
+	struct gt_tls *t = gt_enter();
+	int r = GT_REAL_PRESET(pthread_mutex_trylock)(m);
+	if (t)
+		mutex_acquired(t, m, r, GT_LOCK_TRY);
+	return r;
+}
+
+GT_EXPORT GT_FRAMELESS int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	if (GT_UNLIKELY(gt_lock_records))
+		return mutex_trylock_recorded(m);
+	return GT_REAL_PRESET(pthread_mutex_trylock)(m);
+}
+
 /* The uncontended lock is the try and nothing else (glibc's own, done here for a default
  * mutex: glibc_locks.h); everything that records is in a
  * noinline function the hook tail-calls, so the hook builds no frame and its caller's
@@ -137,17 +164,35 @@ GT_INLINE int gt_time_given(const struct timespec *ts)
 		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
 		if (r != EBUSY) { \
 			gt_fact_block_cancel(t, GT_BK_MUTEX, obj); \
+			if (GT_UNLIKELY(gt_lock_records)) \
+				mutex_acquired(t, m, r, 0); \
 			return r; \
 		} \
 		b.flags = mutex_holder_flags(m, obj != GT_OBJ(m)); \
 		gt_fact_block_commit(t, GT_BK_MUTEX, obj, &b); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, GT_BK_MUTEX, obj, r); \
+		if (GT_UNLIKELY(gt_lock_records)) \
+			mutex_acquired(t, m, r, GT_LOCK_WAITED); \
+		return r; \
+	} \
+	/* --locks=all: the try, then the acquisition's fact (contended: the wait's path) */ \
+	static GT_NOINLINE int name##_recorded params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		int r = GT_REAL_PRESET(pthread_mutex_trylock)(m); \
+		if (r == EBUSY) \
+			return name##_contended args; \
+		mutex_acquired(t, m, r, 0); \
 		return r; \
 	} \
 	GT_EXPORT GT_FRAMELESS int name params \
 	{ \
 		first; \
+		if (GT_UNLIKELY(gt_lock_records)) \
+			return name##_recorded args; \
 		int r = gt_glibc_mutex_plain(m) ? gt_glibc_mutex_trylock(m) \
 						: GT_REAL_PRESET(pthread_mutex_trylock)(m); \
 		if (GT_LIKELY(r != EBUSY)) \
@@ -227,7 +272,8 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
  * threads: the waited path) and after it (changed: the raced path), both reached by tail
  * calls, so the recording function returns to the hook's caller.  released(o): glibc's
  * uncontended release done here (glibc_locks.h), else 0 and the real call does it. */
-#define GT_RELEASE_HOOK(name, real, type, kind, count, waited, shared_release, shared, released) \
+#define GT_RELEASE_HOOK(name, real, type, kind, count, waited, shared_release, shared, released, \
+			first) \
 	static GT_NOINLINE int name##_real(type *o, _Atomic uint64_t *word, uint64_t before) \
 	{ \
 		int r = real(o); \
@@ -235,7 +281,13 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 			return release_raced(kind, GT_OBJ(o), count, r, before); \
 		return r; \
 	} \
+	GT_INLINE int name##_body(type *o); \
 	GT_EXPORT GT_FRAMELESS int name(type *o) \
+	{ \
+		first; \
+		return name##_body(o); \
+	} \
+	GT_INLINE int name##_body(type *o) \
 	{ \
 		if (GT_UNLIKELY(shared_release(o))) \
 			return shared(o); \
@@ -289,8 +341,25 @@ GT_INLINE int mutex_released(pthread_mutex_t *m)
 	return gt_glibc_mutex_plain(m) && gt_glibc_mutex_unlock(m);
 }
 
+static GT_NOINLINE int mutex_unlock_recorded(pthread_mutex_t *m);
 GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthread_mutex_t, GT_BK_MUTEX, 1,
-		mutex_unlock_waited, gt_mutex_has_waiters, mutex_unlock_contended, mutex_released)
+		mutex_unlock_waited, gt_mutex_has_waiters, mutex_unlock_contended, mutex_released,
+		if (GT_UNLIKELY(gt_lock_records)) return mutex_unlock_recorded(o))
+
+/* --locks=all: the release's fact, stamped before it, written once it succeeded (by address,
+ * as mutex_acquired says) */
+static GT_NOINLINE int mutex_unlock_recorded(pthread_mutex_t *m)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return pthread_mutex_unlock_body(m);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	int r = pthread_mutex_unlock_body(m);
+	if (r == 0)
+		gt_fact_lock_release_at(t, GT_BK_MUTEX, GT_OBJ(m), tsc, cpu);
+	return r;
+}
 
 /* ---- rwlocks ---------------------------------------------------------------------------- */
 
@@ -308,17 +377,35 @@ GT_RELEASE_HOOK(pthread_mutex_unlock, GT_REAL_PRESET(pthread_mutex_unlock), pthr
 		int r = GT_REAL(try)(l); \
 		if (r != EBUSY) { \
 			gt_fact_block_cancel(t, kind, GT_OBJ(l)); \
+			if (GT_UNLIKELY(gt_lock_records) && r == 0) \
+				gt_fact_lock_acquire(t, kind, GT_OBJ(l), 0); \
 			return r; \
 		} \
 		b.flags = rwlock_holder_flags(l); \
 		gt_fact_block_commit(t, kind, GT_OBJ(l), &b); \
 		r = GT_REAL(name) args; \
 		gt_fact_block_end(t, kind, GT_OBJ(l), r); \
+		if (GT_UNLIKELY(gt_lock_records) && r == 0) \
+			gt_fact_lock_acquire(t, kind, GT_OBJ(l), GT_LOCK_WAITED); \
+		return r; \
+	} \
+	static GT_NOINLINE int name##_recorded params \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		if (!t) \
+			return GT_REAL(name) args; \
+		int r = GT_REAL(try)(l); \
+		if (r == EBUSY) \
+			return name##_contended args; \
+		if (r == 0) \
+			gt_fact_lock_acquire(t, kind, GT_OBJ(l), 0); \
 		return r; \
 	} \
 	GT_EXPORT GT_FRAMELESS int name params \
 	{ \
 		first; \
+		if (GT_UNLIKELY(gt_lock_records)) \
+			return name##_recorded args; \
 		if (GT_LIKELY(gt_glibc_rwlock_plain(l) && taken(l))) \
 			return 0; \
 		int r = GT_REAL(try)(l); \
@@ -390,7 +477,7 @@ static GT_NOINLINE int rwlock_unlock_waited(pthread_rwlock_t *l, uint64_t rd, ui
 
 /* The release: glibc's own for a default lock in the simple cases (glibc_locks.h), between
  * the two looks at the words, as GT_RELEASE_HOOK. */
-GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
+GT_INLINE int rwlock_unlock_body(pthread_rwlock_t *l)
 {
 	_Atomic uint64_t *rd_word = gt_blocked_word(GT_BK_RWLOCK_RD, GT_OBJ(l));
 	_Atomic uint64_t *wr_word = gt_blocked_word(GT_BK_RWLOCK_WR, GT_OBJ(l));
@@ -405,8 +492,57 @@ GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 	return 0;
 }
 
+/* --locks=all: as the mutex's (a rwlock's release says no mode: its holder knows) */
+static GT_NOINLINE int rwlock_unlock_recorded(pthread_rwlock_t *l)
+{
+	struct gt_tls *t = gt_enter();
+	if (!t)
+		return rwlock_unlock_body(l);
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	int r = rwlock_unlock_body(l);
+	if (r == 0)
+		gt_fact_lock_release_at(t, GT_BK_RWLOCK_WR, GT_OBJ(l), tsc, cpu);
+	return r;
+}
+
+GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	if (GT_UNLIKELY(gt_lock_records))
+		return rwlock_unlock_recorded(l);
+	return rwlock_unlock_body(l);
+}
+
+/* --locks=all: the try-locks' acquisitions, flagged */
+#define GT_RWLOCK_TRY_HOOK(name, kind) \
+	static GT_NOINLINE int name##_recorded(pthread_rwlock_t *l) \
+	{ \
+		struct gt_tls *t = gt_enter(); \
+		int r = GT_REAL(name)(l); \
+		if (t && r == 0) \
+			gt_fact_lock_acquire(t, kind, GT_OBJ(l), GT_LOCK_TRY); \
+		return r; \
+	} \
+	GT_EXPORT GT_FRAMELESS int name(pthread_rwlock_t *l) \
+	{ \
+		if (GT_UNLIKELY(gt_lock_records)) \
+			return name##_recorded(l); \
+		return GT_REAL(name)(l); \
+	}
+
+GT_RWLOCK_TRY_HOOK(pthread_rwlock_tryrdlock, GT_BK_RWLOCK_RD)
+GT_RWLOCK_TRY_HOOK(pthread_rwlock_trywrlock, GT_BK_RWLOCK_WR)
+
 /* ---- condition variables ---------------------------------------------------------------
  * A wait always blocks.  It also releases the mutex, which may wake a mutex waiter. */
+
+/* --locks=all: a condition wait releases its mutex (a fact before the wait's) */
+static void cond_releases(struct gt_tls *t, uint64_t mutex)
+{
+	unsigned cpu;
+	uint64_t tsc = gt_now(&cpu);
+	gt_fact_lock_release_at(t, GT_BK_MUTEX, mutex, tsc, cpu);
+}
 
 #define GT_COND_WAIT_HOOK(name, params, args) \
 	GT_EXPORT int name params \
@@ -421,12 +557,19 @@ GT_EXPORT GT_FRAMELESS int pthread_rwlock_unlock(pthread_rwlock_t *l)
 			gt_store(&gt_cond_holder[(unsigned)owner % GT_COND_HOLDERS], t->serial); \
 			atomic_store(mark, GT_OBJ(m)); \
 		} \
-		gt_fact_cond_wait_begin(t, obj, shared_obj(gt_mutex_pshared(m), m)); \
+		uint64_t mutex = shared_obj(gt_mutex_pshared(m), m); \
+		if (GT_UNLIKELY(gt_lock_records)) \
+			cond_releases(t, GT_OBJ(m)); \
+		gt_fact_cond_wait_begin(t, obj, mutex); \
 		int r = GT_REAL(name) args; \
 		uint64_t marked = GT_OBJ(m); \
 		if (mark) \
 			atomic_compare_exchange_strong(mark, &marked, 0); \
 		gt_fact_block_end(t, GT_BK_COND, obj, r); \
+		/* the mutex is taken back whatever the wait's end, but for a refused call */ \
+		if (GT_UNLIKELY(gt_lock_records) && r != EPERM && r != EINVAL) \
+			gt_fact_lock_acquire(t, GT_BK_MUTEX, GT_OBJ(m), GT_LOCK_COND | \
+					     (r == EOWNERDEAD ? GT_LOCK_OWNERDEAD : 0)); \
 		return r; \
 	}
 
@@ -453,9 +596,10 @@ GT_INLINE int cond_released(pthread_cond_t *c)
 }
 
 GT_RELEASE_HOOK(pthread_cond_signal, GT_REAL(pthread_cond_signal), pthread_cond_t, GT_BK_COND, 1,
-		cond_signal_waited, gt_cond_pshared, cond_signal_shared, cond_released)
+		cond_signal_waited, gt_cond_pshared, cond_signal_shared, cond_released, (void)0)
 GT_RELEASE_HOOK(pthread_cond_broadcast, GT_REAL(pthread_cond_broadcast), pthread_cond_t, GT_BK_COND,
-		GT_WAKE_ALL, cond_broadcast_waited, gt_cond_pshared, cond_broadcast_shared, cond_released)
+		GT_WAKE_ALL, cond_broadcast_waited, gt_cond_pshared, cond_broadcast_shared, cond_released,
+		(void)0)
 
 /* ---- semaphores: -1/errno convention; the try's EAGAIN must not leak into errno ------ */
 

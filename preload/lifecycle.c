@@ -284,6 +284,7 @@ int gt_init(void)
 		gt_clock_setup();
 		gt_self_range();
 		gt_stack_mode = gt_cfg.stack_mode;
+		gt_lock_records = gt_cfg.locks_all;
 		gt_stacks_setup();
 		gt_fast_facts = gt_stack_mode != GT_STACKS_NONE ? 0 : gt_clock.use_rseq_tsc ? GT_FAST_RSEQ
 				: gt_clock.use_rdtscp ? GT_FAST_RDTSCP : 0;

@@ -191,6 +191,7 @@ static void add_fact(struct report *r, const struct gt_capture_record *cr)
 		charge_wait(r, row_of(r, change.thread), &change.closed_wait, now);
 	if (change.thread)
 		note_first_use(r, &change.thread->wait);
+	gtr_holds_fact(r, cr, &change, now);
 
 	switch (rec->type) {
 	case GT_STACK: {
@@ -269,16 +270,20 @@ static void apply_clock_fit(struct report *r)
 	}
 	struct site_table *tables[] = { &r->objects, &r->syscalls };
 	for (size_t k = 0; k < 2; k++)
-		for (size_t i = 0; i < tables[k]->n; i++) {
-			struct wait_site *s = &tables[k]->v[i];
-			s->total_ns = gt_clock_fitted_ns(c, s->total_ns);
-			s->max_ns = gt_clock_fitted_ns(c, s->max_ns);
-			for (size_t j = 0; j < s->n_stacks; j++) {
-				s->stacks[j].total_ns = gt_clock_fitted_ns(c, s->stacks[j].total_ns);
-				s->stacks[j].max_ns = gt_clock_fitted_ns(c, s->stacks[j].max_ns);
-			}
-			gtr_holders_fit(r, s);
-		}
+		for (size_t i = 0; i < tables[k]->n; i++)
+			gtr_site_fit(r, &tables[k]->v[i]);
+}
+
+void gtr_site_fit(struct report *r, struct wait_site *s)
+{
+	const struct gt_clock *c = &r->clock;
+	s->total_ns = gt_clock_fitted_ns(c, s->total_ns);
+	s->max_ns = gt_clock_fitted_ns(c, s->max_ns);
+	for (size_t j = 0; j < s->n_stacks; j++) {
+		s->stacks[j].total_ns = gt_clock_fitted_ns(c, s->stacks[j].total_ns);
+		s->stacks[j].max_ns = gt_clock_fitted_ns(c, s->stacks[j].max_ns);
+	}
+	gtr_holders_fit(r, s);
 }
 
 /* ---- names ---------------------------------------------------------------------------- */
@@ -422,13 +427,16 @@ static void sort_sites(struct report *r, struct wait_site *sites, size_t n)
 	if (n == 0)   /* sites is NULL then, which qsort must not be given */
 		return;
 	qsort(sites, n, sizeof *sites, by_total_desc);
-	for (size_t i = 0; i < n; i++) {
-		group_stacks_by_frames(r, &sites[i]);
-		gtr_holders_sort(&sites[i]);
-		if (sites[i].n_stacks > 1)
-			qsort(sites[i].stacks, sites[i].n_stacks, sizeof *sites[i].stacks,
-			      stack_by_total_desc);
-	}
+	for (size_t i = 0; i < n; i++)
+		gtr_site_order(r, &sites[i]);
+}
+
+void gtr_site_order(struct report *r, struct wait_site *s)
+{
+	group_stacks_by_frames(r, s);
+	gtr_holders_sort(s);
+	if (s->n_stacks > 1)
+		qsort(s->stacks, s->n_stacks, sizeof *s->stacks, stack_by_total_desc);
 }
 
 uint64_t gtr_thread_alive_ns(const struct report *r, const struct thread_row *t)
@@ -520,6 +528,7 @@ static void free_report(struct report *r)
 		gt_u64map_free(&tables[t]->by_key);
 	}
 	free(r->threads);
+	gtr_holds_free(r);
 	gt_tracker_free(r->tracker);
 	gt_u64map_free(&r->on_cpu);
 	gt_u64map_free(&r->stack_index);
@@ -553,6 +562,9 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 		gt_capture_close(c);
 		return -1;
 	}
+	struct gt_capture_stats st;
+	gt_capture_stats(c, &st);
+	r.window_tsc = st.window_tsc;   /* known once opened: the facts before it are a summary */
 	struct gt_capture_record cr;
 	while (gt_capture_next(c, &cr))
 		add_fact(&r, &cr);
@@ -564,9 +576,6 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 		r.end_ns = reaped_ns;
 		r.reaped = true;
 	}
-	struct gt_capture_stats st;
-	gt_capture_stats(c, &st);
-	r.window_tsc = st.window_tsc;
 	rows_by_serial(&r);
 	apply_clock_fit(&r);
 	charge_open_waits(&r);
@@ -575,6 +584,7 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	/* The indexes are not used after this point: sorting moves the sites. */
 	sort_sites(&r, r.objects.v, r.objects.n);
 	sort_sites(&r, r.syscalls.v, r.syscalls.n);
+	gtr_holds_finish(&r);
 	/* the CPU samples are in the trace only: unwound and symbolized at conversion */
 	struct gt_go_trace t = { 0 };
 	char terr[256];

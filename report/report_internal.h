@@ -3,6 +3,8 @@
  *   report.c        the facts collected (threads and waits through the tracker), sites,
  *                   names, ordering, the entry
  *   report_print.c  the text and JSON outputs
+ *   report_locks.c  holders of contended locks, the wait-for graph, deadlocks
+ *   report_holds.c  hold times (--locks=all)
  *
  * Names with the gtr_ prefix are internal to these files. */
 #ifndef GOTRACE_REPORT_INTERNAL_H
@@ -112,6 +114,7 @@ struct report {
 	char kernel_line[256];          /* what the kernel records are, or why not used */
 	struct gt_hot hot;              /* from the trace's CPU samples, when a trace is given */
 	struct gt_offcpu offcpu;        /* from the kernel records kept beside */
+	struct gtr_holds *holds;        /* from the lock records (--locks=all), NULL: none */
 };
 
 /* report.c */
@@ -129,6 +132,10 @@ bool gtr_waiting_at_end(const struct thread_row *t);
 uint64_t gtr_thread_running_ns(const struct report *r, const struct thread_row *t);
 uint64_t gtr_thread_on_cpu_ns(const struct report *r, const struct thread_row *t);
 
+/* A site's times to the fitted rate; its stacks grouped by frames and sorted, its holders
+ * sorted. */
+void gtr_site_fit(struct report *r, struct wait_site *s);
+void gtr_site_order(struct report *r, struct wait_site *s);
 void gtr_stack_stat_add(struct stack_stat **v, size_t *n, size_t *cap, uint32_t stack,
 			uint64_t ns);
 void *gtr_grow(void *array, size_t *n, size_t want, size_t elem);
@@ -145,6 +152,23 @@ void gtr_wait_for_text(FILE *out, struct report *r);
 void gtr_wait_for_json(FILE *out, struct report *r);
 void gtr_text_stack(FILE *out, struct report *r, uint32_t stack, const char *indent);
 void gtr_json_stack(FILE *out, struct report *r, uint32_t stack);
+
+/* report_holds.c: hold times from the lock records of --locks=all */
+struct gtr_holds;
+void gtr_holds_fact(struct report *r, const struct gt_capture_record *cr,
+		    const struct gt_tracker_change *change, uint64_t now_ns);
+/* Once every fact is read and the clock fitted: the holds open at the end, the order. */
+void gtr_holds_finish(struct report *r);
+void gtr_holds_free(struct report *r);
+void gtr_holds_text(FILE *out, struct report *r, const struct gt_report_options *opt);
+void gtr_holds_json(FILE *out, struct report *r, const struct gt_report_options *opt);
+/* Where thread serial took lock obj, by the waits on it that began while it held it: the
+ * stack most of them found, 0 when not recorded. */
+uint32_t gtr_holds_taken_at(const struct report *r, uint64_t obj, uint32_t serial);
+/* Where holder took lock obj, which it holds now: its held list's stack, else the stack
+ * the object o (may be NULL) recorded for it as its holder; 0 when neither says. */
+uint32_t gtr_held_stack(const struct gt_tracked_thread *holder, uint64_t obj,
+			const struct gt_tracked_object *o);
 
 /* report_print.c */
 void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,

@@ -94,15 +94,30 @@ void gtr_holders_text(FILE *out, struct report *r, const struct wait_site *s, un
 		thread_text(r, h->serial, h->tid, who, sizeof who);
 		fprintf(out, "      held by %s during %" PRIu64 " %s, %.3f ms waited", who, h->count,
 			h->count == 1 ? "wait" : "waits", (double)h->total_ns / 1e6);
+		uint32_t taken = h->serial ? gtr_holds_taken_at(r, s->key, h->serial) : 0;
+		if (taken) {   /* --locks=all */
+			fputs("; took it at:\n", out);
+			gtr_text_stack(out, r, taken, "        ");
+		}
 		if (!h->n_releases) {
-			fputs("\n", out);
+			fputs(taken ? "" : "\n", out);
 			continue;
 		}
-		fprintf(out, "; released to %" PRIu64 " of them at:\n", h->releases[0].count);
+		fprintf(out, "%sreleased to %" PRIu64 " of them at:\n", taken ? "      " : "; ",
+			h->releases[0].count);
 		gtr_text_stack(out, r, h->releases[0].stack, "        ");
 	}
 	if (s->n_holders > top)
 		fprintf(out, "      ... and %zu more holders\n", s->n_holders - top);
+}
+
+/* stack's frames, or null when none was recorded (0). */
+static void json_stack_or_null(FILE *out, struct report *r, uint32_t stack)
+{
+	if (stack)
+		gtr_json_stack(out, r, stack);
+	else
+		fputs("null", out);
 }
 
 static void json_thread(FILE *out, struct report *r, uint32_t serial, uint32_t tid)
@@ -127,7 +142,10 @@ void gtr_holders_json(FILE *out, struct report *r, const struct wait_site *s, un
 			gtr_json_stack(out, r, h->releases[k].stack);
 			fputc('}', out);
 		}
-		fputs("]}", out);
+		uint32_t taken = h->serial ? gtr_holds_taken_at(r, s->key, h->serial) : 0;
+		fputs("],\"taken_at\":", out);
+		json_stack_or_null(out, r, taken);
+		fputc('}', out);
 	}
 	fputc(']', out);
 }
@@ -211,9 +229,10 @@ static void text_deadlocks(FILE *out, struct report *r)
 				gt_report_block_kind_name(t->wait.kind),
 				gtr_object_name(r, t->wait.obj, object, sizeof object), holder);
 			gtr_text_stack(out, r, t->wait.stack, "      ");
-			if (o && o->held_stack) {
+			uint32_t taken = gtr_held_stack(next, t->wait.obj, o);
+			if (taken) {
 				fprintf(out, "    which %s took at:\n", holder);
-				gtr_text_stack(out, r, o->held_stack, "      ");
+				gtr_text_stack(out, r, taken, "      ");
 			} else {
 				fprintf(out, "    where %s took it: not recorded (taken without "
 					"waiting)\n", holder);
@@ -243,7 +262,14 @@ void gtr_wait_for_text(FILE *out, struct report *r)
 		if (h) {
 			thread_text(r, h->serial, h->tid, holder, sizeof holder);
 			state_text(r, h, state, sizeof state);
-			fprintf(out, "held by %s: %s\n", holder, state);
+			fprintf(out, "held by %s: %s", holder, state);
+			struct gt_frame frames[REPORT_MAX_FRAMES];
+			if (gtr_frames_of(r, gtr_held_stack(h, row->t->wait.obj, o), frames) > 0) {
+				char site[1024];
+				gtr_frame_text(&frames[0], site, sizeof site);
+				fprintf(out, "; took it at %s", site);
+			}
+			fputc('\n', out);
 		} else if (tid) {
 			fprintf(out, "held by tid %u, of which no fact was recorded\n", tid);
 		} else {
@@ -271,10 +297,7 @@ static void json_deadlock(FILE *out, struct report *r, const struct gt_tracked_t
 		fprintf(out, "},\"held_by\":%u,\"frames\":", next->serial);
 		gtr_json_stack(out, r, t->wait.stack);
 		fputs(",\"held_taken_at\":", out);
-		if (o && o->held_stack)
-			gtr_json_stack(out, r, o->held_stack);
-		else
-			fputs("null", out);
+		json_stack_or_null(out, r, gtr_held_stack(next, t->wait.obj, o));
 		fputc('}', out);
 	}
 	fputs("]}", out);
@@ -307,6 +330,8 @@ void gtr_wait_for_json(FILE *out, struct report *r)
 			json_thread(out, r, h ? h->serial : 0, tid);
 			fputs(",\"state\":", out);
 			gt_report_json_string(out, h ? state : "not traced");
+			fputs(",\"taken_at\":", out);
+			json_stack_or_null(out, r, h ? gtr_held_stack(h, row->t->wait.obj, o) : 0);
 			fputc('}', out);
 		} else {
 			fputs("null", out);

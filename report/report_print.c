@@ -170,6 +170,7 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 		fprintf(out, "  none: no thread waited on a lock, condvar or semaphore\n");
 	else
 		text_sites(out, r, r->objects.v, r->objects.n, false, opt);
+	gtr_holds_text(out, r, opt);
 
 	fprintf(out, "\nSyscalls (by total time, per call site)\n");
 	if (r->syscalls.n == 0)
@@ -327,6 +328,7 @@ void gtr_print_json(FILE *out, struct report *r, const struct gt_file_header *h,
 	}
 	fputs("],\"objects\":", out);
 	json_sites(out, r, r->objects.v, r->objects.n, false, opt);
+	gtr_holds_json(out, r, opt);
 	fputs(",\"syscalls\":", out);
 	json_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 	gtr_wait_for_json(out, r);

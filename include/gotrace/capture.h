@@ -35,8 +35,9 @@
 #include <stdint.h>
 
 #define GT_CAPTURE_MAGIC "GTCAPTR"      /* 8 bytes with its NUL */
-#define GT_CAPTURE_VERSION 3u          /* 2: compact records; 3: one-word ones too; readers
-					* read 1 (full records only, otherwise the same) and 2 */
+#define GT_CAPTURE_VERSION 4u          /* 2: compact records; 3: one-word ones too; 4: lock
+					* records (LOCK_ACQUIRE, LOCK_RELEASE); readers read 1 (full
+					* records only, otherwise the same), 2 and 3 */
 #define GT_BYTE_ORDER_MARK 0x01020304u  /* read back as 0x04030201 on the other byte order */
 #define GT_FILE_HEADER_SIZE 8192u
 #define GT_CHUNK_MAGIC 0x4b435447u      /* "GTCK" */
@@ -237,7 +238,15 @@ struct gt_rec {
 	X(20, PROCESS_NAME, GT_PAYLOAD(process_name), "enum gt_name_when") \
 	/* version 3: the kernel key of a pipe, FIFO or socket descriptor, before the first \
 	 * compact SYSCALL_BEGIN that names it by its number (GT_C_FD_OBJ); thread = 0 */ \
-	X(21, FD, GT_PAYLOAD(fd), "enum gt_fd_kind")
+	X(21, FD, GT_PAYLOAD(fd), "enum gt_fd_kind") \
+	/* version 4, --locks=all only: a mutex or rwlock acquired, stamped after the lock (or \
+	 * try-lock) returned it; a condition wait taking its mutex back, after the wait \
+	 * (GT_LOCK_COND) */ \
+	X(22, LOCK_ACQUIRE, GT_PAYLOAD(lock), "enum gt_block_kind: MUTEX, RWLOCK_RD, RWLOCK_WR") \
+	/* version 4, --locks=all only: released, stamped before the real unlock and written \
+	 * once it succeeded; a condition wait's release of its mutex, before its BLOCK_BEGIN; \
+	 * stack 0, flags 0 */ \
+	X(23, LOCK_RELEASE, GT_PAYLOAD(lock), "enum gt_block_kind: MUTEX, RWLOCK_WR (a rwlock, either mode)")
 
 /* The payload column's values: minimum payload bytes. */
 #define GT_PAYLOAD(tag) sizeof(struct gt_p_##tag)
@@ -371,6 +380,22 @@ static inline uint32_t gt_block_holder_tid(int tid)
 	return tid > 0 && tid < 1 << (32 - GT_BLOCK_HOLDER_SHIFT)
 		       ? GT_BLOCK_HOLDER_TID | (uint32_t)tid << GT_BLOCK_HOLDER_SHIFT : 0;
 }
+
+/* LOCK_ACQUIRE and LOCK_RELEASE (--locks=all).  obj is the lock's address, a process-shared
+ * one's too (a hold is its thread's; a wait names such a lock by its kernel identity).  A thread's acquisitions and releases of one lock
+ * pair up in its own order: a recursive mutex's inner ones nest. */
+struct gt_p_lock {
+	uint64_t obj;
+	uint32_t stack;            /* where it was acquired; 0 for a release */
+	uint32_t flags;            /* enum gt_lock_flags */
+};
+
+enum gt_lock_flags {
+	GT_LOCK_WAITED = 1u << 0,     /* it blocked first: its BLOCK_BEGIN and BLOCK_END precede */
+	GT_LOCK_TRY = 1u << 1,        /* a try-lock took it (never blocks: no lock-order edge) */
+	GT_LOCK_COND = 1u << 2,       /* a condition wait took its mutex back on return */
+	GT_LOCK_OWNERDEAD = 1u << 3,  /* a robust mutex taken with EOWNERDEAD */
+};
 
 /* The tail of a condition wait's BLOCK_BEGIN (aux GT_BK_COND) whose look for the mutex's
  * waiters, just before it, found none (else a WAKE on the mutex precedes it): the mutex the
@@ -562,7 +587,8 @@ struct gt_p_process_name {
  * carries a thread's last SYSCALL_BEGIN without them, has none).
  *
  * One-word records (version 3): ctype GT_C_YIELD with hi > 0, hi an enum gt_compact_one
- * (GT_C2_WAKE_UNSEEN, the one of two words: a mutex release's wake of a sleeper no hook saw).
+ * (those named GT_C2_ take two words: a mutex release's wake of a sleeper no hook saw, and from
+ * version 4 the lock records of --locks=all).
  * What they leave out is the usual case: no stack, no error, and for the ends the object or
  * call of the thread's open wait -- the one its last BLOCK_BEGIN (SYSCALL_BEGIN) before it in
  * timestamp order began, which its end closes.  A reader keeps that per thread in the merged
@@ -594,6 +620,11 @@ enum gt_compact_one {
 				    * captures, whose window may not hold it) */
 	GT_C2_WAKE_UNSEEN = 6,     /* two words: WAKE (aux its kind) with count GT_WAKE_UNSEEN,
 				    * word 1 obj (bits 0-47) and stack (48-63, below 2^16) */
+	GT_C2_LOCK_ACQUIRE = 7,    /* version 4, two words: LOCK_ACQUIRE, aux its kind (bits 0-1)
+				    * and flags GT_LOCK_WAITED, GT_LOCK_TRY (bits 2-3), word 1 obj
+				    * (0-47) and stack (48-63, below 2^16) */
+	GT_C2_LOCK_RELEASE = 8,    /* version 4, two words: LOCK_RELEASE, aux its kind, word 1
+				    * obj (0-47) */
 };
 #define GT_C_HAS_OBJ 1u            /* a SYSCALL_BEGIN's hi: the gt_p_syscall_obj tail follows */
 #define GT_C_FD_OBJ 2u             /* ... the tail is the descriptor's, from an FD record */
@@ -623,7 +654,7 @@ static inline unsigned gt_compact_words(uint64_t w0)
 {
 	unsigned ctype = (unsigned)(w0 >> 4 & 7u), hi = (unsigned)(w0 >> 28 & 15u);
 	if (ctype == GT_C_YIELD && hi)
-		return hi == GT_C2_WAKE_UNSEEN ? 2u : 1u;
+		return hi >= GT_C2_WAKE_UNSEEN ? 2u : 1u;
 	return (ctype == GT_C_BLOCK_BEGIN_MUTEX && (w0 & 15u) == GT_BK_COND) ||
 	       (ctype == GT_C_SYSCALL_BEGIN && hi == GT_C_HAS_OBJ) ? 3u : 2u;
 }
@@ -728,6 +759,16 @@ static inline unsigned gt_compact_expand(const uint64_t *w, uint64_t base, uint6
 			out[2] = obj;
 			out[3] = w1 >> 48 | (uint64_t)GT_WAKE_UNSEEN << 32;
 			break;
+		case GT_C2_LOCK_ACQUIRE:
+			type = GT_LOCK_ACQUIRE;                    /* gt_p_lock */
+			out[2] = obj;
+			out[3] = w1 >> 48 | (uint64_t)(aux >> 2) << 32;
+			aux &= 3u;
+			break;
+		case GT_C2_LOCK_RELEASE:
+			type = GT_LOCK_RELEASE;                    /* gt_p_lock, stack and flags 0 */
+			out[2] = obj;
+			break;
 		default:
 			type = GT_NONE;                            /* not a record: garbage */
 			break;
@@ -755,6 +796,7 @@ GT_STATIC_ASSERT(sizeof(struct gt_p_thread_start) == 16, "thread_start");
 GT_STATIC_ASSERT(sizeof(struct gt_p_thread_name) == 16, "thread_name");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block) == 16, "block");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block_mutex) == 8, "block_mutex");
+GT_STATIC_ASSERT(sizeof(struct gt_p_lock) == 16, "lock");
 GT_STATIC_ASSERT(sizeof(struct gt_p_block_end) == 16, "block_end");
 GT_STATIC_ASSERT(sizeof(struct gt_p_wake) == 16, "wake");
 GT_STATIC_ASSERT(sizeof(struct gt_p_syscall) == 16, "syscall");

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Checks `gotrace report --json` of examples/workpool (stdin) and prints "ok" or why not.
 
-usage: check_report_json.py LOCK_LINE    (the line of pthread_mutex_lock(&totals_lock))
+usage: check_report_json.py LOCK_LINE [--holds JOBS]
+  LOCK_LINE  the line of pthread_mutex_lock(&totals_lock)
+  --holds    traced with --locks=all, JOBS jobs: the hold times too; without it, "holds" is null
 """
 import json
 import sys
 
 lock_line = int(sys.argv[1])
+holds_jobs = int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--holds" else None
 try:
     report = json.load(sys.stdin)
 except ValueError as e:
@@ -50,6 +53,42 @@ if not any(o.get("kind") == "condvar" and frames_at(o, "queue_pop") for o in rep
     problems.append("no condvar wait in queue_pop")
 if not any(s.get("syscall") == "read" and s.get("fd_kind") == "pipe" for s in report.get("syscalls", [])):
     problems.append("no read on the pipe among the syscalls: %r" % [s.get("syscall") for s in report.get("syscalls", [])])
+
+
+def check_holds(holds, jobs):
+    """The hold times of --locks=all: consistent counters; totals_lock taken once per job at
+    record_result, by the workers; queue.lock taken back by the workers' condition waits."""
+    found = []
+    if holds is None:
+        return ["no \"holds\" with --locks=all"]
+    locks = {lock.get("name"): lock for lock in holds.get("locks", [])}
+    for lock in holds.get("locks", []):
+        n, acquired = lock["holds"], lock["acquisitions"]
+        if not (0 <= lock["waited"] <= acquired and n <= acquired and lock["max_ns"] <= lock["total_ns"]
+                and lock["mean_ns"] * n <= lock["total_ns"]
+                and abs(lock["contended_share"] - (lock["waited"] / acquired if acquired else 0)) < 1e-5
+                and sum(s["holds"] for s in lock["sites"]) <= n
+                and sum(h["holds"] for h in lock["holders"]) <= n):
+            found.append("inconsistent hold counters: %r" % {k: v for k, v in lock.items() if k not in ("sites", "holders")})
+    totals = locks.get("totals_lock")
+    if totals is None:
+        return found + ["totals_lock not among the held locks: %r" % sorted(locks)]
+    if totals["acquisitions"] != jobs or totals["holds"] != jobs or totals["unmatched_releases"] != 0:
+        found.append("totals_lock: %d acquisitions, %d holds for %d jobs" % (totals["acquisitions"], totals["holds"], jobs))
+    if not frames_at({"stacks": totals["sites"][:1]}, "record_result", lock_line):
+        found.append("totals_lock's top hold site is not record_result:%d: %r" % (lock_line, totals["sites"][:1]))
+    if not all(h["name"].startswith("worker-") for h in totals["holders"]):
+        found.append("totals_lock held by others than the workers: %r" % totals["holders"])
+    queue = locks.get("queue.lock")
+    if queue is None or queue["cond_retakes"] <= 0:
+        found.append("queue.lock never taken back by a condition wait: %r" % queue)
+    return found
+
+
+if holds_jobs is not None:
+    problems += check_holds(report.get("holds"), holds_jobs)
+elif report.get("holds", "absent") is not None:
+    problems.append("hold times without --locks=all: %r" % report.get("holds", "absent"))
 if problems:
     print("\n".join(problems))
     sys.exit(1)

@@ -214,28 +214,6 @@ static bool read_line(const char *path, char *buf, size_t size)
 	return ok;
 }
 
-void cli_load_start(struct cli_load *l, bool on)
-{
-	l->n = 0;
-	long cpus = on ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
-	for (long i = 0; i < cpus && l->n < 64; i++) {
-		pid_t pid = fork();
-		cr_assert_geq(pid, 0);
-		if (pid == 0)
-			for (volatile unsigned long spin = 0;; spin++)
-				continue;
-		l->pids[l->n++] = pid;
-	}
-}
-
-void cli_load_stop(struct cli_load *l)
-{
-	for (int i = 0; i < l->n; i++) {
-		kill(l->pids[i], SIGKILL);
-		waitpid(l->pids[i], NULL, 0);
-	}
-}
-
 void cli_default_signals(void)
 {
 	sigset_t none;
@@ -307,4 +285,51 @@ size_t cli_count_of(const char *text, const char *needle)
 	for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
 		n++;
 	return n;
+}
+
+char *cli_report_of(const char *trace, bool json)
+{
+	struct cli_result r;
+	const char *argv[] = {cli_gotrace, "report", json ? "--json" : trace, json ? trace : NULL,
+			      NULL};
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "report: %s", r.err);
+	free(r.err);
+	return r.out;
+}
+
+void cli_check_report_json(const char *json_path, const char *extra_args)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "python3 %s %u %s < %s", GT_TEST_CHECK_REPORT_JSON,
+		 cli_workpool_line("pthread_mutex_lock(&totals_lock)"), extra_args, json_path);
+	FILE *p = popen(cmd, "r");
+	cr_assert_not_null(p, "%s", cmd);
+	char verdict[4096] = "";
+	size_t n = fread(verdict, 1, sizeof verdict - 1, p);
+	verdict[n] = '\0';
+	cr_assert_eq(pclose(p), 0, "report --json: %s", verdict);
+	cr_assert_str_eq(verdict, "ok\n");
+}
+
+void cli_load_start(struct cli_load *l, bool on)
+{
+	l->n = 0;
+	long cpus = on ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
+	for (long i = 0; i < cpus && l->n < 64; i++) {
+		pid_t pid = fork();
+		cr_assert_geq(pid, 0);
+		if (pid == 0)
+			for (volatile unsigned long spin = 0;; spin++)
+				continue;
+		l->pids[l->n++] = pid;
+	}
+}
+
+void cli_load_stop(struct cli_load *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		kill(l->pids[i], SIGKILL);
+		waitpid(l->pids[i], NULL, 0);
+	}
 }

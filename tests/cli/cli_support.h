@@ -56,19 +56,25 @@ pid_t cli_wait_for_child(pid_t parent, const char *comm);
  * ignored: POSIX shells do that without job control). */
 void cli_default_signals(void);
 
-/* CPU load for a test's loaded variant: one busy child per CPU (none when !on), ended by
- * cli_load_stop. */
+/* The source line of the first line of examples/workpool.c containing needle. */
+unsigned cli_workpool_line(const char *needle);
+/* The same in the source file at path. */
+unsigned cli_source_line(const char *source, const char *needle);
+
+/* `gotrace report [--json] TRACE`'s output (malloc'd), asserting it succeeded. */
+char *cli_report_of(const char *trace, bool json);
+/* Runs check_report_json.py on the workpool report at json_path (with extra_args after its
+ * lock line, "" for none), asserting it says "ok". */
+void cli_check_report_json(const char *json_path, const char *extra_args);
+
+/* Load for a test's "under load" variant: one busy child per CPU when on, else none;
+ * cli_load_stop ends them. */
 struct cli_load {
 	pid_t pids[64];
 	int n;
 };
 void cli_load_start(struct cli_load *l, bool on);
 void cli_load_stop(struct cli_load *l);
-
-/* The source line of the first line of examples/workpool.c containing needle. */
-unsigned cli_workpool_line(const char *needle);
-/* The same in the source file at path. */
-unsigned cli_source_line(const char *source, const char *needle);
 
 extern const char cli_gotrace[], cli_workpool[], cli_static_program[], cli_workpool_source[];
 

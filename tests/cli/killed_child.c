@@ -2,7 +2,8 @@
  * until the child sleeps in that read (/proc: tests/preload/targets/wait_blocked.h), lets it
  * block for a second, kills it with SIGKILL (no fact is written at such a death) and reaps
  * it by HOW: waitpid (the default), waitid-pid, waitid-all or waitid-pidfd (waitid's P_PID,
- * P_ALL, P_PIDFD).  On stderr, what the parent measured of the child's life (from
+ * P_ALL, P_PIDFD), or waitpid-stopped: stopped by SIGSTOP and seen stopped by
+ * waitpid(WUNTRACED) right after its "ready", then killed and reaped by waitpid.  On stderr, what the parent measured of the child's life (from
  * CLOCK_MONOTONIC): it lived at least from its "ready" to the kill and at most from before
  * the fork to the reap's return ("child PID lived LO..HI ms"); stdout is the same traced or
  * not. */
@@ -68,6 +69,14 @@ int main(int argc, char **argv)
 		return 1;
 	gt_proc_wait_blocked(child, child, SYS_read, (uintptr_t)never[0], (uintptr_t)never[0] + 1);
 	double is_ready = now_ms();
+	if (strcmp(how, "waitpid-stopped") == 0) {
+		/* stopped first and seen stopped: a wait4 that returns a pid and reaps nothing */
+		int status;
+		if (kill(child, SIGSTOP) != 0 || waitpid(child, &status, WUNTRACED) != child ||
+		    !WIFSTOPPED(status))
+			return 1;
+		how = "waitpid";
+	}
 	/* not a synchronisation (the child is asleep in its read): the life the test measures */
 	struct timespec second = { 1, 0 };
 	nanosleep(&second, NULL);

@@ -48,23 +48,12 @@ static void lock_address(const struct cli_result *r, const char *name, char *out
 	snprintf(out, size, "%.*s", (int)strcspn(at, " \n"), at);
 }
 
-static char *report_of(const char *trace, bool json)
-{
-	struct cli_result r;
-	const char *argv[] = {cli_gotrace, "report", json ? "--json" : trace, json ? trace : NULL,
-			      NULL};
-	cli_run(&r, argv, NULL);
-	cr_assert_eq(r.status, 0, "report: %s", r.err);
-	free(r.err);
-	return r.out;
-}
-
 /* The name the report's JSON gives the lock at address: the string of field after key's
  * first place (the lock names' own test checks what the names are). */
 static void lock_name(const char *trace, const char *key, const char *field, char *out,
 		      size_t size)
 {
-	char *json = report_of(trace, true), want[64];
+	char *json = cli_report_of(trace, true), want[64];
 	const char *at = strstr(json, key);
 	cr_assert_not_null(at, "%s not in %s", key, json);
 	snprintf(want, sizeof want, "\"%s\":\"", field);
@@ -110,7 +99,7 @@ static void holder_named(const char *program, const char *mode, const char *lock
 	char key[64], name[256];
 	snprintf(key, sizeof key, "\"address\":\"%s\"", address);
 	lock_name(trace, key, "name", name, sizeof name);
-	char *text = report_of(trace, false);
+	char *text = cli_report_of(trace, false);
 	const char *site = strstr(text, name);
 	cr_assert_not_null(site, "%s (%s, %s) not among the contended objects:\n%s", lock, address,
 			   name, text);
@@ -130,7 +119,7 @@ static void holder_named(const char *program, const char *mode, const char *lock
 	cr_assert_null(strstr(text, "Deadlock"), "%s", text);
 	free(text);
 
-	char *json = report_of(trace, true);
+	char *json = cli_report_of(trace, true);
 	snprintf(line, sizeof line, "\"address\":\"%s\",\"kind\":\"%s\"", address, kind);
 	site = strstr(json, line);
 	cr_assert_not_null(site, "'%s' not in %s", line, json);
@@ -212,7 +201,7 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 		 "next one holds\n", n);
 	const char *summary = strstr(r.err, line);
 	cr_assert_not_null(summary, "'%s' not in:\n%s", line, r.err);
-	char *text = report_of(trace, false);
+	char *text = cli_report_of(trace, false);
 	snprintf(line, sizeof line, "Deadlock 1: %zu threads, each waiting for a lock the next one "
 		 "holds\n", n);
 	const char *deadlock = strstr(text, line);
@@ -242,7 +231,7 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 		cr_assert_not_null(strstr(at, line), "'%s' not in:\n%s", line, at);
 	}
 	free(text);
-	char *json = report_of(trace, true);
+	char *json = cli_report_of(trace, true);
 	const char *cycle = strstr(json, "\"deadlocks\":[{\"threads\":[");
 	cr_assert_not_null(cycle, "%s", json);
 	for (size_t i = 0; i < n; i++) {

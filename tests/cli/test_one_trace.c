@@ -587,7 +587,8 @@ static void killed_child_lives_until_reaped(const char *how)
 	double lo, hi;
 	unsigned pid = killed_child_reaped_by(how, trace, &lo, &hi);
 	struct cli_result r;
-	assert_life(reported_life(trace, pid, &r), lo, hi, how, r.out);
+	double alive = reported_life(trace, pid, &r);   /* before r.out is read */
+	assert_life(alive, lo, hi, how, r.out);
 	cli_result_free(&r);
 }
 
@@ -602,6 +603,13 @@ Test(one_trace, a_killed_process_lives_until_its_parent_reaps_it_by_waitid, .tim
 	killed_child_lives_until_reaped("waitid-pid");
 	killed_child_lives_until_reaped("waitid-all");
 	killed_child_lives_until_reaped("waitid-pidfd");
+}
+
+/* A wait4 that returns a stopped child's pid (WUNTRACED) reaps nothing: the child lives on
+ * until the reap after its kill, a second later. */
+Test(one_trace, a_stopped_child_seen_by_waitpid_lives_until_reaped, .timeout = 120)
+{
+	killed_child_lives_until_reaped("waitpid-stopped");
 }
 
 /* The life of G1 (a process's main thread, in its own trace) in ms: from the trace's first

@@ -217,6 +217,15 @@ static void build_fact(struct gt_cb *cb, unsigned type, uint32_t cpu, uint64_t t
 		     GT_FD_PIPE, 0, sizeof p);
 		break;
 	}
+	case GT_LOCK_ACQUIRE:
+	case GT_LOCK_RELEASE: {
+		struct gt_p_lock p = {.obj = 0x5000 + 64 * i, .stack = type == GT_LOCK_ACQUIRE ? i : 0,
+				      .flags = type == GT_LOCK_ACQUIRE ? i % 16 : 0};
+		uint8_t kind = (uint8_t)(GT_BK_MUTEX + i % 3);
+		note(gt_cb_record(cb, cpu, type, kind, th, t, &p, sizeof p), cpu, type, kind, th,
+		     sizeof p);
+		break;
+	}
 	default:
 		cr_assert_fail("no record built for fact %u (%s)", type, gt_fact_name(type));
 	}

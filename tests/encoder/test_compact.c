@@ -102,6 +102,15 @@ static void facts(struct gt_cb *cb)
 				 i % 8 == 6 ? 16 : i % 3;
 		syscall_end(cb, 1, t += 50, 2, 0, result < 0 ? 11 : 0, result);
 		gt_cb_yield(cb, i % 2, t += 50, 1 + i % 2, stack);
+		/* --locks=all (version 4): an acquisition with its stack (below 2^16 and waited
+		 * or try: two words), its release */
+		struct gt_p_lock lk = {.obj = obj, .stack = i % 4 == 3 ? 1u << 16 : stack & 0xffff,
+				       .flags = i % 11};
+		gt_cb_record(cb, 0, GT_LOCK_ACQUIRE, (uint8_t)(GT_BK_MUTEX + i % 3), 1, t += 50, &lk,
+			     sizeof lk);
+		lk.stack = 0, lk.flags = 0;
+		gt_cb_record(cb, 0, GT_LOCK_RELEASE, i % 3 ? GT_BK_RWLOCK_WR : GT_BK_MUTEX, 1, t += 50,
+			     &lk, sizeof lk);
 		if (i % 10 == 9) /* ends of waits the capture does not hold: full records */
 			gt_cb_block_end(cb, 0, t += 50, 1, GT_BK_SEM, mutex, GT_BR_OK);
 		if (i % 10 == 4)
@@ -167,7 +176,7 @@ static char *slurp(const char *path, size_t *len)
  * delivered; returns the bytes in the file and counts the records of 8 bytes. */
 /* condition waits and system calls on a descriptor read_same_of met in two words
  * (gt_compact_near_mutex, GT_C_FD_OBJ) */
-static size_t near_mutex, fd_ref, wake_one, wake_unseen;
+static size_t near_mutex, fd_ref, wake_one, wake_unseen, lock_two;
 
 static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_t *compact,
 			   size_t *one_word)
@@ -207,6 +216,8 @@ static size_t read_same_of(void (*fill)(struct gt_cb *), uint32_t version, size_
 		wake_one += gt_capture_file_bytes(b) == 8 && rb.rec->type == GT_WAKE;
 		wake_unseen += gt_capture_file_bytes(b) == 16 && rb.rec->type == GT_WAKE &&
 			       ((const struct gt_p_wake *)(rb.rec + 1))->count == GT_WAKE_UNSEEN;
+		lock_two += gt_capture_file_bytes(b) == 16 &&
+			    (rb.rec->type == GT_LOCK_ACQUIRE || rb.rec->type == GT_LOCK_RELEASE);
 		bytes_a += gt_capture_file_bytes(a);
 		bytes_b += gt_capture_file_bytes(b);
 	}
@@ -273,6 +284,18 @@ Test(compact, records_read_as_the_full_ones)
 	cr_expect_lt(bytes2 * 10, bytes_full * 8, "%zu bytes compact, %zu in full", bytes2, bytes_full);
 	/* each saves a word or more against version 2 (76024 against 91184 bytes when written) */
 	cr_expect_lt(bytes3 * 100, bytes2 * 87, "%zu bytes v3, %zu v2", bytes3, bytes2);
+	cr_expect_eq(lock_two, 0u, "lock records are compact from version 4 only");
+	size_t c4, one4;
+	read_same(4, &c4, &one4);
+	/* an acquisition fits two words with obj below 2^48 (i % 5 != 1), stack below 2^16
+	 * (i % 4 != 3) and flags waited and try only (i % 11 < 4); a release with obj below
+	 * 2^48; a chunk's first record and those of the long gap are full */
+	size_t fit = 0;
+	for (unsigned i = 0; i < 300; i++)
+		fit += (i % 5 != 1 && i % 4 != 3 && i % 11 < 4) + (i % 5 != 1);
+	cr_expect_leq(lock_two, fit, "%zu lock records in two words, %zu fit", lock_two, fit);
+	cr_expect_gt(lock_two * 10, fit * 9, "%zu lock records in two words, %zu fit", lock_two, fit);
+	cr_expect_eq(c4, c3 + lock_two, "%zu compact in v4, %zu in v3", c4, c3);
 }
 
 /* Version 3 keeps a long-lived chunk's records compact; version 2 only its first 2^32 ticks' */

@@ -444,3 +444,75 @@ Test(tracker, holders_named_by_tid_make_the_wait_for_graph_and_its_deadlock)
 	cr_expect(o && o->released_by == 5 && o->released_stack == 10 && o->holder == 0);
 	gt_tracker_free(tr);
 }
+
+static void lock_rec(struct gt_cb *cb, uint64_t tsc, uint32_t thread, uint8_t type, uint8_t kind,
+		     uint64_t obj, uint32_t stack, uint32_t flags)
+{
+	struct gt_p_lock p = {.obj = obj, .stack = stack, .flags = flags};
+	gt_cb_record(cb, 0, type, kind, thread, tsc, &p, sizeof p);
+}
+
+/* The lock records of --locks=all: thread 1 takes A (stack 5), then recursive B twice, then
+ * releases B twice and A; a release of a lock never taken is unmatched. */
+Test(tracker, lock_records_make_holds_in_the_order_taken)
+{
+	const uint64_t A = 0x5000, B = 0x6000;
+	struct gt_cb *cb = gt_cb_new(1, 8192, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 100, 0);
+	lock_rec(cb, T0 + 100, 1, GT_LOCK_ACQUIRE, GT_BK_MUTEX, A, 5, 0);
+	lock_rec(cb, T0 + 110, 1, GT_LOCK_ACQUIRE, GT_BK_MUTEX, B, 6, GT_LOCK_WAITED);
+	lock_rec(cb, T0 + 120, 1, GT_LOCK_ACQUIRE, GT_BK_MUTEX, B, 7, GT_LOCK_TRY);
+	lock_rec(cb, T0 + 130, 1, GT_LOCK_RELEASE, GT_BK_MUTEX, B, 0, 0);
+	lock_rec(cb, T0 + 140, 1, GT_LOCK_RELEASE, GT_BK_MUTEX, B, 0, 0);
+	lock_rec(cb, T0 + 150, 1, GT_LOCK_RELEASE, GT_BK_MUTEX, A, 0, 0);
+	lock_rec(cb, T0 + 160, 1, GT_LOCK_RELEASE, GT_BK_MUTEX, A, 0, 0);
+	write_capture(cb, "locks");
+
+	char p[PATH_MAX], err[256];
+	path_of(p, "locks");
+	struct gt_capture *c = gt_capture_open(p, err, sizeof err);
+	cr_assert_not_null(c, "%s", err);
+	struct gt_tracker *tr = gt_tracker_new();
+	struct gt_capture_record r;
+	struct gt_tracker_change ch;
+	struct {
+		bool began, ended, unmatched;
+		uint64_t obj;
+		uint32_t depth, stack;
+		size_t n_held;
+	} want[] = {
+		{0}, /* THREAD_EXISTING */
+		{true, false, false, A, 1, 5, 1},
+		{true, false, false, B, 1, 6, 2},
+		{false, false, false, B, 2, 6, 2},
+		{false, false, false, B, 1, 6, 2},
+		{false, true, false, B, 0, 6, 1},
+		{false, true, false, A, 0, 5, 0},
+		{false, false, true, 0, 0, 0, 0},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		cr_assert(gt_capture_next(c, &r), "record %zu", i);
+		cr_assert(gt_tracker_fact(tr, &r, &ch));
+		cr_assert_eq(ch.hold_began, want[i].began, "record %zu", i);
+		cr_assert_eq(ch.hold_ended, want[i].ended, "record %zu", i);
+		cr_assert_eq(ch.release_unmatched, want[i].unmatched, "record %zu", i);
+		cr_assert_eq(ch.thread->n_held, want[i].n_held, "record %zu", i);
+		if (!i || want[i].unmatched)
+			continue;
+		cr_assert_eq(ch.hold.obj, want[i].obj, "record %zu", i);
+		cr_assert_eq(ch.hold.depth, want[i].depth, "record %zu", i);
+		cr_assert_eq(ch.hold.stack, want[i].stack, "record %zu", i);
+		if (i == 2) {   /* A was held as B was taken */
+			cr_assert_eq(ch.thread->held[0].obj, A);
+			cr_assert_eq(ch.thread->held[1].flags, GT_LOCK_WAITED);
+			const struct gt_tracked_object *o = gt_tracker_object(tr, 0, B);
+			cr_assert(o && o->holder == 1 && o->held_stack == 6 && o->held_tsc == T0 + 110);
+		}
+		if (i == 5)
+			cr_assert_eq(ch.hold.since_tsc, T0 + 110);
+	}
+	const struct gt_tracked_object *o = gt_tracker_object(tr, 0, A);
+	cr_assert(o && o->holder == 0, "A has no holder once released");
+	gt_capture_close(c);
+	gt_tracker_free(tr);
+}

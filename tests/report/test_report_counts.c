@@ -52,13 +52,7 @@ static void write_capture(void)
 
 static char *report_of(bool json)
 {
-	char *text = NULL, err[512];
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	struct gt_report_options opt = { .json = json };
-	cr_assert_eq(gt_report_capture(capture_path, &opt, out, err, sizeof err), 0, "%s", err);
-	fclose(out);
-	return text;
+	return report_scenario_report(capture_path, json);
 }
 
 static void cleanup(void)
@@ -219,13 +213,8 @@ Test(report_groups, stack_ids_with_the_same_frames_are_one_group)
 Test(report_clock, waits_follow_the_fitted_rate)
 {
 	/* nominal 3 GHz, true 2.97 GHz per the clock pairs: 297e6 ticks are 100 ms, not 99 */
-	const uint64_t start = 3000000000ull, tick = 297000000ull;
-	struct gt_cb *cb = gt_cb_new(1, 65536, start);
-	gt_cb_set_clock(cb, GT_CLOCK_TSC, 3000000000ull);
-	gt_cb_header(cb)->start_mono_ns = 1000000000ull;
-	gt_cb_thread_existing(cb, 0, start + 30, 1, 0, 0);
-	for (uint64_t i = 1; i <= 10; i++)
-		gt_cb_clock(cb, 0, start + tick * i, 1000000000ull + 100000000ull * i);
+	const uint64_t start = REPORT_CLOCK_START, tick = REPORT_CLOCK_TICK;
+	struct gt_cb *cb = report_scenario_fitted_clock();
 	gt_cb_block_begin(cb, 0, start + tick, 1, GT_BK_MUTEX, LOCK, 0);
 	gt_cb_block_end(cb, 0, start + 2 * tick, 1, GT_BK_MUTEX, LOCK, GT_BR_OK);
 	gt_cb_capture_end(cb, 0, start + 10 * tick);

@@ -261,6 +261,13 @@ static unsigned compact_form(struct gt_cb *cb, const uint8_t *rec, size_t len, u
 	case GT_YIELD:
 		ctype = GT_C_YIELD, w[1] = lo0;
 		break;
+	case GT_LOCK_ACQUIRE: /* obj, stack, flags (waited and try beside the kind) */
+	case GT_LOCK_RELEASE:
+		if (hdr(cb)->version < 4 || r->aux > 3 || hi1 > 3)
+			return 0;
+		ctype = GT_C_YIELD, aux = r->aux | hi1 << 2, w[1] = p[0] | (uint64_t)lo1 << 48;
+		hi = r->type == GT_LOCK_ACQUIRE ? GT_C2_LOCK_ACQUIRE : GT_C2_LOCK_RELEASE;
+		break;
 	default:
 		return 0;
 	}

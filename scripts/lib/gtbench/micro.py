@@ -30,7 +30,7 @@ def microbench(paths, reps, quick, work):
     os.makedirs(capdir)
     base = clean_env()
 
-    def run(op, calls, preload=None, stacks=None, facts=None):
+    def run(op, calls, preload=None, stacks=None, facts=None, locks=None):
         env = dict(base, TMPDIR=work)
         if preload:
             env["LD_PRELOAD"] = preload
@@ -38,6 +38,8 @@ def microbench(paths, reps, quick, work):
             if stacks:
                 env["GOTRACE_STACKS"] = stacks
                 env["GOTRACE_STACK_DEPTH"] = "16"
+            if locks:
+                env["GOTRACE_LOCKS"] = locks
         out = run_checked([mb, op, str(calls)], f"microbench {op}", env=env).split()
         ns, made = float(out[0]), int(out[1])
         n_facts = None
@@ -58,6 +60,8 @@ def microbench(paths, reps, quick, work):
                             *(f"{shape}_{x}" for shape in PAIR_SHAPES for x in ("u", "t", "ratio")),
                             "none", "fp", "unwind", "none_floor", "fp_floor", "unwind_unw",
                             "unwind_new", "unwind_new_unw",
+                            *(f"lockall_{op}_{st}" for op in ("mutex", "rwlock")
+                              for st in ("none", "unwind")),
                             "read_none", "read_unwind", "read_fact_none",
                             "readreal_none", "readreal_unwind", "readreal_base",
                             "start_wall", "start_cpu", "start_added_wall", "start_added_cpu")}
@@ -79,6 +83,14 @@ def microbench(paths, reps, quick, work):
             rows[shape + "_u"].append(mu)
             rows[shape + "_t"].append(mt)
             rows[shape + "_ratio"].append(mt / mu)
+        # --locks=all: an uncontended pair's two facts (acquisition with its stack, release),
+        # added to the untraced pair
+        for op in ("mutex", "rwlock"):
+            mu = rows[op + "_u"][-1]
+            for st in ("none", "unwind"):
+                mt = run(op, n_fact, preload=pre, stacks=st, locks="all",
+                         facts=["lock_acquire", "lock_release"])[0]
+                rows[f"lockall_{op}_{st}"].append(mt - mu)
         # one fact: sched_yield answered by the stub, traced minus stub alone, per fact
         for stacks in ("none", "fp", "unwind"):
             b = run("yield-stub", n_fact, preload=stub)[0]

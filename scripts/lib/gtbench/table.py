@@ -41,6 +41,10 @@ def micro_rows(micro, ic):
         row(s, f"uncontended {what}, untraced / traced",
             f"{m[shape + '_u']:.1f} / {m[shape + '_t']:.1f} ns = {m[shape + '_ratio']:.2f}x",
             "<= 1.15x", m[shape + "_ratio"] <= 1.15)
+    row(s, "--locks=all: uncontended mutex / rwlock pair (lock records with the acquisition's"
+        " stack), added ns per pair, stacks none / unwind(16)",
+        f"{m['lockall_mutex_none']:.0f} / {m['lockall_mutex_unwind']:.0f} ns,"
+        f" {m['lockall_rwlock_none']:.0f} / {m['lockall_rwlock_unwind']:.0f} ns")
     row(s, "one fact (sched_yield), stacks=none: added ns, / floor",
         f"{m['none']:.1f} ns = {m['none_floor']:.2f}x floor", "<= 12 ns, <= 1.5x floor",
         m["none"] <= 12 and m["none_floor"] <= 1.5)
