@@ -245,7 +245,8 @@ struct below {
 static void add_below(pid_t pid, struct signature *s, unsigned depth);
 
 /* each_thread's callback: the children thread tid started (its children file), each with
- * its time on a CPU (user + system, one read per process) and what lies below it. */
+ * its threads' time on a CPU, as exact as the process's own signature (so that a child is
+ * seen quiet at the tick its parent sees it quiet), and what lies below it. */
 static void add_children(int task, uint32_t tid, void *ctx)
 {
 	struct below *b = ctx;
@@ -257,11 +258,7 @@ static void add_children(int task, uint32_t tid, void *ctx)
 		long child = strtol(at, &end, 10);
 		if (end == at)
 			break;
-		char stat[64];
-		snprintf(stat, sizeof stat, "/proc/%ld/stat", child);
-		b->sig->cpu_ns += stat_cpu_ns(AT_FDCWD, stat);
-		b->sig->tids += gt_hash_mix((uint64_t)child);
-		b->sig->n++;
+		each_thread((pid_t)child, add_to_signature, b->sig);
 		add_below((pid_t)child, b->sig, b->depth + 1);
 	}
 }
@@ -433,40 +430,60 @@ static void look_closer(struct gt_hang *h, struct watched *w, uint64_t now)
 	gt_snapshot_end(&snap);
 }
 
+/* Looks at w now: false when it is gone or no longer records. */
+static bool look(struct gt_hang *h, struct watched *w, uint64_t now)
+{
+	struct gt_file_header hd;
+	struct signature sig = { 0 };
+	if (!read_header(h, w->name, &hd, false) || !records(&hd, now) ||
+	    !gt_follow_alive(w->pid, w->start_ticks) ||
+	    !each_thread(w->pid, add_to_signature, &sig))
+		return false;
+	if (!same(&sig, &w->sig)) {
+		*w = (struct watched){ .name = w->name, .pid = w->pid,
+				       .start_ticks = w->start_ticks,
+				       .start_mono_ns = w->start_mono_ns, .sig = sig, .moved_ns = now };
+		return true;
+	}
+	if (w->judged)
+		return true;
+	/* quiet: what lies below it, from now on, for a thread that waits for a child */
+	struct signature below = { 0 };
+	add_below(w->pid, &below, 0);
+	if (!w->below_moved_ns || !same(&below, &w->below)) {
+		w->below = below;
+		w->below_moved_ns = now;
+	}
+	return true;
+}
+
+/* Whether w's capture is to be read now. */
+static bool due(const struct gt_hang *h, const struct watched *w, uint64_t now)
+{
+	return !w->judged && now - w->moved_ns >= h->hang_ns && now >= w->retry_ns &&
+	       (!w->waits_below || below_quiet(h, w, now));
+}
+
+static int youngest_first(const void *a, const void *b)
+{
+	const struct watched *x = a, *y = b;
+	return x->start_mono_ns > y->start_mono_ns ? -1 : x->start_mono_ns < y->start_mono_ns;
+}
+
 void gt_hang_tick(void *hang)
 {
 	struct gt_hang *h = hang;
 	gt_each_capture(h->cd->path, meet_capture, h);
 	uint64_t now = mono_ns();
 	for (size_t i = 0; i < h->n;) {
-		struct watched *w = &h->v[i];
-		struct gt_file_header hd;
-		struct signature sig = { 0 };
-		if (!read_header(h, w->name, &hd, false) || !records(&hd, now) ||
-		    !gt_follow_alive(w->pid, w->start_ticks) ||
-		    !each_thread(w->pid, add_to_signature, &sig)) {
+		if (look(h, &h->v[i], now))
+			i++;
+		else
 			forget(h, i);
-			continue;
-		}
-		i++;
-		if (!same(&sig, &w->sig)) {
-			*w = (struct watched){ .name = w->name, .pid = w->pid,
-					       .start_ticks = w->start_ticks,
-					       .start_mono_ns = w->start_mono_ns, .sig = sig,
-					       .moved_ns = now };
-			continue;
-		}
-		if (w->judged)
-			continue;
-		/* quiet: what lies below it, from now on, for a thread that waits for a child */
-		struct signature below = { 0 };
-		add_below(w->pid, &below, 0);
-		if (!w->below_moved_ns || !same(&below, &w->below)) {
-			w->below = below;
-			w->below_moved_ns = now;
-		}
-		if (now - w->moved_ns >= h->hang_ns && now >= w->retry_ns &&
-		    (!w->waits_below || below_quiet(h, w, now)))
-			look_closer(h, w, now);
 	}
+	/* a child hung is said before the parent that waits for it, in the same tick */
+	qsort(h->v, h->n, sizeof *h->v, youngest_first);
+	for (size_t i = 0; i < h->n; i++)
+		if (due(h, &h->v[i], now))
+			look_closer(h, &h->v[i], now);
 }
