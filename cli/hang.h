@@ -7,8 +7,8 @@
  * only then is its capture read (a consistent copy, through the tracker), and it is hung
  * when each of its threads is in a wait the hooks recorded as begun and not ended, begun
  * SECONDS ago or more; one that waits for a child (wait4, waitid) only once no process below
- * it (traced or not: /proc/PID/task/TID/children, their /proc/PID/stat) ran for SECONDS
- * either.  A thread computing, in a wait no hook records, or never met by the hooks is not
+ * it (traced or not: /proc/PID/task/TID/children, their threads timed alike) ran for
+ * SECONDS either; a hung child is said before its parent.  A thread computing, in a wait no hook records, or never met by the hooks is not
  * blocked.  A hang converts the run so far into FILE.hang-N and prints the
  * hung process's waits and wait-for graph (report/, waits_only) on stderr, once: the
  * process must run again before another hang of it is reported.  A quiet process that is
