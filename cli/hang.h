@@ -8,11 +8,12 @@
  * when each of its threads is in a wait the hooks recorded as begun and not ended, begun
  * SECONDS ago or more; one that waits for a child (wait4, waitid) only once no process below
  * it (traced or not: /proc/PID/task/TID/children, their threads timed alike) ran for
- * SECONDS either; a hung child is said before its parent.  A thread computing, in a wait no hook records, or never met by the hooks is not
- * blocked.  A hang converts the run so far into FILE.hang-N and prints the
- * hung process's waits and wait-for graph (report/, waits_only) on stderr, once: the
- * process must run again before another hang of it is reported.  A quiet process that is
- * not hung is read again only after it ran.  The program is never touched. */
+ * SECONDS either, and a hung child is said before its parent.  A thread computing, in a
+ * wait no hook records, or never met by the hooks is not blocked.  A hang converts the run
+ * so far into FILE.hang-N and prints the hung process's waits and wait-for graph (report/,
+ * waits_only) on stderr, once: the process must run again before another hang of it is
+ * reported.  A quiet process that is not hung is read again only after it ran.  The
+ * program is never touched. */
 #ifndef GOTRACE_HANG_H
 #define GOTRACE_HANG_H
 
