@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "follow.h"
+#include "hang.h"
 #include "leftovers.h"
 #include "one_trace.h"
 #include "program_check.h"
@@ -254,7 +255,7 @@ static void snapshot_now(void *ctx)
 	struct snapshot_ctx *s = ctx;
 	s->n_paths = 0;
 	gt_each_capture(s->cd->path, add_snapshot_capture, s);
-	gt_snapshot_write(s->opt->output, ++s->n, (const char *const *)s->paths, s->n_paths, s->cd->path);
+	gt_snapshot_write(s->opt->output, s->opt->format, ++s->n, (const char *const *)s->paths, s->n_paths, s->cd->path);
 	for (size_t i = 0; i < s->n_paths; i++)
 		free(s->paths[i]);
 	free(s->paths);
@@ -316,8 +317,17 @@ static int run_command(const struct run_options *opt, const char *path, const ch
 		follow->on_usr2 = snapshot_now;
 		follow->usr2_ctx = &snap;
 	}
+	struct gt_hang *hang = NULL;
+	if (opt->hang_ns && !(hang = gt_hang_new(opt->hang_ns, opt->output, opt->format, cd)))
+		fail("out of memory: --hang does not watch this run");
+	if (hang != NULL) {
+		follow->on_tick = gt_hang_tick;
+		follow->tick_ctx = hang;
+		follow->tick_ms = gt_hang_tick_ms(opt->hang_ns);
+	}
 	int waited = gt_follow_wait(follow, pid, cd->path, cd->created, !opt->no_follow,
 				    cd->preexisting, cd->n_preexisting, status);
+	gt_hang_free(hang);
 	if (kernel != NULL) {
 		gt_kernel_finish(kernel);
 		/* in the directory follow may have renamed */

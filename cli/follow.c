@@ -153,8 +153,7 @@ static bool read_stat(pid_t pid, struct proc_stat *st)
 	return true;
 }
 
-/* The process named by pid and start time runs (0: any start time, not known yet). */
-static bool alive(pid_t pid, uint64_t start)
+bool gt_follow_alive(pid_t pid, uint64_t start)
 {
 	struct proc_stat st;
 	return pid > 0 && read_stat(pid, &st) && st.state != 'Z' && st.state != 'X' &&
@@ -290,7 +289,7 @@ static void each_live_capture(const char *dir, char *const *ignore, size_t n_ign
 		if (!is_capture_name(e->d_name) || ignored(e->d_name, ignore, n_ignore))
 			continue;
 		struct proc p = capture_owner(dirfd(d), e->d_name);
-		if (alive(p.pid, p.start))
+		if (gt_follow_alive(p.pid, p.start))
 			fn(dirfd(d), e->d_name, p, ctx);
 	}
 	if (d != NULL)
@@ -484,11 +483,28 @@ static void reap(pid_t command, int *status, bool *command_done, struct gt_follo
 	}
 }
 
-/* Waits until a process of LIVE ends or a signal comes; returns the signal (0: none). */
-static int wait_event(const struct gt_follow *f, const struct procs *live)
+/* The tick due now, if any (on_tick); the milliseconds until the next one, -1: none. */
+static int tick(struct gt_follow *f)
+{
+	if (f->on_tick == NULL)
+		return -1;
+	double now = monotonic_seconds();
+	if (f->next_tick == 0)
+		f->next_tick = now + f->tick_ms / 1e3;
+	if (now >= f->next_tick) {
+		f->on_tick(f->tick_ctx);
+		now = monotonic_seconds();
+		f->next_tick = now + f->tick_ms / 1e3;
+	}
+	return (int)((f->next_tick - now) * 1e3) + 1;
+}
+
+/* Waits until a process of LIVE ends, a signal comes or TIMEOUT ms pass (-1: no bound);
+ * returns the signal (0: none). */
+static int wait_event(const struct gt_follow *f, const struct procs *live, int timeout)
 {
 	struct pollfd *pfd = calloc(live->n + 1, sizeof *pfd);
-	int timeout = -1, sig = 0;
+	int sig = 0;
 	size_t n = 1;
 	if (pfd == NULL) {
 		fail("out of memory");
@@ -499,12 +515,12 @@ static int wait_event(const struct gt_follow *f, const struct procs *live)
 		int fd = (int)syscall(SYS_pidfd_open, live->v[i].pid, 0);
 		if (fd < 0) {
 			/* gone meanwhile (look again at once), or no pidfds: look again soon */
-			timeout = errno == ESRCH ? 0 : 100;
+			timeout = errno == ESRCH ? 0 : timeout >= 0 && timeout < 100 ? timeout : 100;
 			continue;
 		}
 		pfd[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 		/* the pidfd is the process meant only if it still has that start time */
-		if (!alive(live->v[i].pid, live->v[i].start))
+		if (!gt_follow_alive(live->v[i].pid, live->v[i].start))
 			timeout = 0;
 	}
 	if (poll(pfd, n, timeout) > 0 && (pfd[0].revents & POLLIN)) {
@@ -570,6 +586,10 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 	 * sent to the process group, from the terminal or by kill, reached the command) */
 	while (!command_done) {
 		struct signalfd_siginfo si;
+		struct pollfd sigs = { .fd = f->sigfd, .events = POLLIN };
+		int next = tick(f);
+		if (next >= 0 && poll(&sigs, 1, next) <= 0)
+			continue;   /* the next tick (or EINTR) */
 		ssize_t n = read(f->sigfd, &si, sizeof si);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -606,7 +626,7 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 				 "trace; they keep running)");
 			said = true;
 		}
-		int sig = wait_event(f, &live);
+		int sig = wait_event(f, &live, tick(f));
 		if (sig == SIGUSR2 && f->on_usr2)
 			f->on_usr2(f->usr2_ctx);
 		if (sig == SIGINT || sig == SIGTERM) {

@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "group_signal.h"
@@ -44,6 +45,12 @@ struct gt_follow {
 	/* set after gt_follow_prepare: SIGUSR2 calls it instead of being forwarded */
 	void (*on_usr2)(void *ctx);
 	void *usr2_ctx;
+	/* set after gt_follow_prepare: called every tick_ms while processes are waited for
+	 * (gotrace run --hang); NULL: never */
+	void (*on_tick)(void *ctx);
+	void *tick_ctx;
+	unsigned tick_ms;
+	double next_tick;           /* CLOCK_MONOTONIC seconds of the next call, 0: not begun */
 	pid_t adopter;              /* who adopts an orphan of gotrace's tree when gotrace is
 				     * no subreaper (asked before it became one); 0: unknown */
 };
@@ -67,5 +74,8 @@ int gt_follow_wait(struct gt_follow *f, pid_t command, char *dir, bool rename_di
 		   bool children, char *const *ignore, size_t n_ignore, int *status);
 
 void gt_follow_end(struct gt_follow *f);
+
+/* Whether the process named by pid and start time (/proc/PID/stat field 22; 0: any) runs. */
+bool gt_follow_alive(pid_t pid, uint64_t start);
 
 #endif

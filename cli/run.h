@@ -29,6 +29,7 @@ struct run_options {
 	bool offcpu_stacks;     /* --offcpu-stacks */
 	bool critical_path;     /* --critical-path */
 	uint64_t max_capture;   /* --max-capture, 0: the default (max_capture_default) */
+	uint64_t hang_ns;       /* --hang, 0: no watchdog */
 	char **command;
 	enum gt_trace_format format;   /* --format, GOTRACE_FORMAT */
 	const char *format_text;

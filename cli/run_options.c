@@ -36,6 +36,12 @@ static const char run_usage[] =
 	"                          (64M, 1G), with the threads, names and blocked waits\n"
 	"                          from before it; SIGUSR2 to gotrace then writes a\n"
 	"                          snapshot FILE.snapshot-N while recording goes on\n"
+	"      --hang SECONDS      hang watchdog: once every thread of a traced process has\n"
+	"                          been blocked SECONDS (in a wait the hooks recorded, and\n"
+	"                          off the CPU), write the run so far into FILE.hang-N and\n"
+	"                          print what each thread waits for, who holds it and any\n"
+	"                          deadlock; once per hang, the program runs on (decimals\n"
+	"                          or 500ms; at least 0.1 s)\n"
 	"      --no-follow         trace COMMAND's own process only (across exec), not its\n"
 	"                          children\n"
 	"      --per-process       one trace per process: FILE for the program COMMAND ended\n"
@@ -90,7 +96,8 @@ enum {
 	OPT_KERNEL,
 	OPT_CPU_SAMPLES,
 	OPT_OFFCPU_STACKS,
-	OPT_CRITICAL_PATH
+	OPT_CRITICAL_PATH,
+	OPT_HANG
 };
 
 enum { OPT_FORMAT = 512 };   /* the trace format: its own block */
@@ -127,6 +134,7 @@ int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 		{ "cpu-samples", required_argument, NULL, OPT_CPU_SAMPLES },
 		{ "offcpu-stacks", no_argument, NULL, OPT_OFFCPU_STACKS },
 		{ "critical-path", no_argument, NULL, OPT_CRITICAL_PATH },
+		{ "hang", required_argument, NULL, OPT_HANG },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -214,6 +222,15 @@ int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 			opt->last = optarg;
 			break;
 		}
+		case OPT_HANG:
+			/* below a tick (hang.h), a hang could not be told from a pause */
+			if (gt_cli_parse_duration(optarg, 1e9, &opt->hang_ns) != 0 ||
+			    opt->hang_ns < 100000000u) {
+				fail("--hang must be seconds of at least 0.1 (e.g. 10, 2.5 or 500ms), "
+				     "not '%s'", optarg);
+				return 2;
+			}
+			break;
 		case OPT_MAX_CAPTURE:
 			/* below a header and the smallest chunk, not one fact could be kept */
 			if (gt_cli_parse_size(optarg, &opt->max_capture) != 0 ||

@@ -76,42 +76,81 @@ out:
 	return rc;
 }
 
-int gt_snapshot_write(const char *output, unsigned n, const char *const *captures, size_t n_captures,
-		      const char *tmp_beside)
+int gt_snapshot_begin(struct gt_snapshot *s, const char *label, const char *tmp_beside)
 {
-	char dir[PATH_MAX], name[PATH_MAX];
-	int rc = -1;
-	if (snprintf(dir, sizeof dir, "%s.snapshot-XXXXXX", tmp_beside) >= (int)sizeof dir ||
-	    snprintf(name, sizeof name, "%s.snapshot-%u", output, n) >= (int)sizeof name) {
-		fail("snapshot %u: name too long", n);
+	*s = (struct gt_snapshot){ 0 };
+	snprintf(s->label, sizeof s->label, "%s", label);
+	if (snprintf(s->dir, sizeof s->dir, "%s.snapshot-XXXXXX", tmp_beside) >= (int)sizeof s->dir) {
+		fail("%s: name too long", s->label);
 		return -1;
 	}
-	if (!mkdtemp(dir)) {
-		fail("snapshot %u: cannot create %s: %s", n, dir, strerror(errno));
+	if (!mkdtemp(s->dir)) {
+		fail("%s: cannot create %s: %s", s->label, s->dir, strerror(errno));
+		s->dir[0] = '\0';
 		return -1;
 	}
-	char **copies = calloc(n_captures ? n_captures : 1, sizeof *copies);
-	size_t done = 0;
-	for (size_t i = 0; copies && i < n_captures; i++) {
-		const char *base = strrchr(captures[i], '/');
-		char path[PATH_MAX + NAME_MAX + 2];
-		snprintf(path, sizeof path, "%s/%s", dir, base ? base + 1 : captures[i]);
-		if (gt_snapshot_copy(captures[i], path) == 0)
-			copies[done++] = strdup(path);
-		else if (errno != ENOENT) /* a process that ended meanwhile took its capture along */
-			fail("snapshot %u: cannot copy %s: %s", n, captures[i], strerror(errno));
+	return 0;
+}
+
+const char *gt_snapshot_add(struct gt_snapshot *s, const char *capture)
+{
+	const char *base = strrchr(capture, '/');
+	char path[PATH_MAX + NAME_MAX + 2];
+	snprintf(path, sizeof path, "%s/%s", s->dir, base ? base + 1 : capture);
+	char **v = realloc(s->copies, (s->n + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	s->copies = v;
+	if (gt_snapshot_copy(capture, path) != 0) {
+		if (errno != ENOENT) /* a process that ended meanwhile took its capture along */
+			fail("%s: cannot copy %s: %s", s->label, capture, strerror(errno));
+		return NULL;
 	}
-	if (!done) {
-		fail("snapshot %u: no capture to copy", n);
-	} else {
-		struct gt_convert_options copt = { 0 };
-		rc = gt_one_trace("run", name, (const char *const *)copies, done, &copt, GT_SUMMARY_RUN) < 0 ? -1 : 0;
+	if (!(v[s->n] = strdup(path))) {
+		unlink(path);
+		return NULL;
 	}
-	for (size_t i = 0; i < done; i++) {
-		unlink(copies[i]);
-		free(copies[i]);
+	return v[s->n++];
+}
+
+int gt_snapshot_convert(const struct gt_snapshot *s, const char *name, enum gt_trace_format format,
+			enum gt_one_trace_style style)
+{
+	if (!s->n) {
+		fail("%s: no capture to copy", s->label);
+		return -1;
 	}
-	free(copies);
-	rmdir(dir);
+	struct gt_convert_options copt = { .format = format };
+	return gt_one_trace("run", name, (const char *const *)s->copies, s->n, &copt, style) < 0 ? -1 : 0;
+}
+
+void gt_snapshot_end(struct gt_snapshot *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		unlink(s->copies[i]);
+		free(s->copies[i]);
+	}
+	free(s->copies);
+	if (s->dir[0])
+		rmdir(s->dir);
+	*s = (struct gt_snapshot){ 0 };
+}
+
+int gt_snapshot_write(const char *output, enum gt_trace_format format, unsigned n,
+		      const char *const *captures, size_t n_captures, const char *tmp_beside)
+{
+	char name[PATH_MAX], label[32];
+	struct gt_snapshot s;
+	snprintf(label, sizeof label, "snapshot %u", n);
+	if (snprintf(name, sizeof name, "%s.snapshot-%u", output, n) >= (int)sizeof name) {
+		fail("%s: name too long", label);
+		return -1;
+	}
+	if (gt_snapshot_begin(&s, label, tmp_beside) != 0)
+		return -1;
+	for (size_t i = 0; i < n_captures; i++)
+		gt_snapshot_add(&s, captures[i]);
+	int rc = gt_snapshot_convert(&s, name, format, GT_SUMMARY_RUN);
+	gt_snapshot_end(&s);
 	return rc;
 }

@@ -20,6 +20,8 @@ struct gt_report_options {
 			      * time on a CPU from its context switches; NULL: none */
 	uint64_t reaped_mono_ns;  /* killed: when it was reaped (gt_capture_reaped),
 				   * CLOCK_MONOTONIC; 0: as its header says */
+	bool waits_only;     /* text: only the threads still waiting, the wait-for graph and
+			      * its deadlocks (gotrace run --hang) */
 };
 
 /* Reads CAPTURE and prints the report to OUT.  Returns 0, or -1 after writing one line

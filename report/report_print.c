@@ -69,10 +69,40 @@ static void text_sites(FILE *out, struct report *r, struct wait_site *sites, siz
 		fprintf(out, "  ... and %zu more\n", n - top);
 }
 
+/* Each thread still in a wait when the capture ends: the wait, since when, its stack. */
+static void text_still_waiting(FILE *out, struct report *r)
+{
+	bool header = false;
+	for (size_t i = 0; i < r->n_threads; i++) {
+		const struct thread_row *t = &r->threads[i];
+		if (!gtr_waiting_at_end(t))
+			continue;
+		if (!header)
+			fprintf(out, "\nThreads still waiting when the capture ends\n");
+		header = true;
+		char name[32];
+		const struct gt_tracked_wait *w = &t->t->wait;
+		fprintf(out, "  thread %u (%s) since %.3f ms in %s", t->t->serial,
+			t->t->name[0] ? t->t->name : "-", ms(t->wait_since_ns),
+			w->syscall ? gt_report_syscall_name(w->nr, name, sizeof name) :
+				     gt_report_block_kind_name(w->kind));
+		char object[GT_REPORT_NAME_MAX];
+		if (!w->syscall && gtr_is_object_kind(w->kind))
+			fprintf(out, " %s", gtr_object_name(r, w->obj, object, sizeof object));
+		fputs(", at:\n", out);
+		gtr_text_stack(out, r, w->stack, "    ");
+	}
+}
+
 void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 		       const char *capture, const struct gt_report_options *opt)
 {
 	static const char *const stack_modes[] = { "none", "fp", "unwind" };
+	if (opt->waits_only) {
+		text_still_waiting(out, r);
+		gtr_wait_for_text(out, r);
+		return;
+	}
 	fprintf(out, "gotrace report\n  capture: %s\n", capture);
 	if (opt->trace != NULL)
 		fprintf(out, "  trace:   %s\n", opt->trace);
@@ -148,26 +178,7 @@ void gtr_print_text(FILE *out, struct report *r, const struct gt_file_header *h,
 	else
 		text_sites(out, r, r->syscalls.v, r->syscalls.n, true, opt);
 
-	bool header = false;
-	for (size_t i = 0; i < r->n_threads; i++) {
-		const struct thread_row *t = &r->threads[i];
-		if (!gtr_waiting_at_end(t))
-			continue;
-		if (!header)
-			fprintf(out, "\nThreads still waiting when the capture ends\n");
-		header = true;
-		char name[32];
-		const struct gt_tracked_wait *w = &t->t->wait;
-		fprintf(out, "  thread %u (%s) since %.3f ms in %s", t->t->serial,
-			t->t->name[0] ? t->t->name : "-", ms(t->wait_since_ns),
-			w->syscall ? gt_report_syscall_name(w->nr, name, sizeof name) :
-				     gt_report_block_kind_name(w->kind));
-		char object[GT_REPORT_NAME_MAX];
-		if (!w->syscall && gtr_is_object_kind(w->kind))
-			fprintf(out, " %s", gtr_object_name(r, w->obj, object, sizeof object));
-		fputs(", at:\n", out);
-		gtr_text_stack(out, r, w->stack, "    ");
-	}
+	text_still_waiting(out, r);
 	gtr_wait_for_text(out, r);
 	gtr_order_text(out, r);
 	if (r->stop.stopped) {

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 const char cli_gotrace[] = GT_TEST_GOTRACE;
@@ -43,6 +44,18 @@ static void drain(struct sink *s)
 
 void cli_run(struct cli_result *r, const char *const *argv, const char *const *env)
 {
+	cli_run_until(r, argv, env, NULL, 0, 0);
+}
+
+/* Whether the stream in s holds needle. */
+static bool holds(const struct sink *s, const char *needle)
+{
+	return s->buf != NULL && memmem(s->buf, s->len, needle, strlen(needle)) != NULL;
+}
+
+void cli_run_until(struct cli_result *r, const char *const *argv, const char *const *env,
+		   const char *needle, double watch_s, int sig)
+{
 	int out_pipe[2], err_pipe[2];
 	cr_assert_eq(pipe2(out_pipe, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(err_pipe, O_CLOEXEC), 0);
@@ -67,14 +80,32 @@ void cli_run(struct cli_result *r, const char *const *argv, const char *const *e
 	close(out_pipe[1]);
 	close(err_pipe[1]);
 	struct sink sinks[2] = { { .fd = out_pipe[0] }, { .fd = err_pipe[0] } };
+	struct timespec seen, now;
+	bool watching = false, signalled = needle == NULL;
 	while (sinks[0].fd >= 0 || sinks[1].fd >= 0) {
 		struct pollfd p[2] = { { .fd = sinks[0].fd, .events = POLLIN },
 				       { .fd = sinks[1].fd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0)
+		int wait_ms = -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (!signalled && watching) {
+			double left = watch_s - (double)(now.tv_sec - seen.tv_sec) -
+				      (double)(now.tv_nsec - seen.tv_nsec) / 1e9;
+			if (left <= 0) {
+				kill(pid, sig);
+				signalled = true;
+			} else {
+				wait_ms = (int)(left * 1e3) + 1;
+			}
+		}
+		if (poll(p, 2, wait_ms) < 0)
 			continue;
 		for (int i = 0; i < 2; i++)
 			if (sinks[i].fd >= 0 && (p[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				drain(&sinks[i]);
+		if (!signalled && !watching && (holds(&sinks[0], needle) || holds(&sinks[1], needle))) {
+			clock_gettime(CLOCK_MONOTONIC, &seen);
+			watching = true;
+		}
 	}
 	int status;
 	while (waitpid(pid, &status, 0) < 0)

@@ -15,6 +15,11 @@ struct cli_result {
 /* Runs argv (argv[0] is a path) with extra "NAME=VALUE" (or "NAME" to unset) environment
  * entries, NULL-terminated (env may be NULL).  Fails the test if it cannot run. */
 void cli_run(struct cli_result *r, const char *const *argv, const char *const *env);
+/* cli_run, but once stdout or stderr holds needle, the output is read watch_s seconds more
+ * and sig is then sent to the child: `timeout`'s SIGALRM stops the command as its time
+ * running out would (status 124), so that a run ends as soon as what it is for was seen. */
+void cli_run_until(struct cli_result *r, const char *const *argv, const char *const *env,
+		   const char *needle, double watch_s, int sig);
 void cli_result_free(struct cli_result *r);
 
 /* Number of times needle occurs in text. */
