@@ -114,6 +114,78 @@ static bool is_seconds(const char *text)
 	return whole + frac > 0 && whole <= 8 && *rest == '\0';
 }
 
+/* An option whose value is checked here: 0, or -1 once said why not. */
+static int checked_option(int c, const char *optarg, struct run_options *opt)
+{
+	switch (c) {
+	case OPT_STACKS:
+		if (strcmp(optarg, "unwind") != 0 && strcmp(optarg, "fp") != 0 &&
+		    strcmp(optarg, "none") != 0) {
+			fail("--stacks must be unwind, fp or none, not '%s'", optarg);
+			return -1;
+		}
+		opt->stacks = optarg;
+		break;
+	case OPT_LOCKS:
+		if (strcmp(optarg, "contended") != 0 && strcmp(optarg, "all") != 0) {
+			fail("--locks must be contended or all, not '%s'", optarg);
+			return -1;
+		}
+		opt->locks = optarg;
+		break;
+	case OPT_STACK_DEPTH: {
+		char *end;
+		unsigned long depth = strtoul(optarg, &end, 10);
+		if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || depth < 1 ||
+		    depth > GT_MAX_STACK_DEPTH) {
+			fail("--stack-depth must be a number of frames from 1 to %u, not '%s'",
+			     GT_MAX_STACK_DEPTH, optarg);
+			return -1;
+		}
+		opt->stack_depth = optarg;
+		break;
+	}
+	case OPT_START_DELAY:
+	case OPT_DURATION:
+		if (!is_seconds(optarg)) {
+			fail("--%s must be seconds (e.g. 2 or 0.5), not '%s'",
+			     c == OPT_DURATION ? "duration" : "start-delay", optarg);
+			return -1;
+		}
+		*(c == OPT_DURATION ? &opt->duration : &opt->start_delay) = optarg;
+		break;
+	case OPT_LAST: {
+		uint64_t bytes, ns;
+		if (!gt_parse_last(optarg, &bytes, &ns)) {
+			fail("--last must be a duration (30s, 500ms) or a size (64M, 1G), not '%s'",
+			     optarg);
+			return -1;
+		}
+		opt->last = optarg;
+		break;
+	}
+	case OPT_HANG:
+		/* below a tick (hang.h), a hang could not be told from a pause */
+		if (gt_cli_parse_duration(optarg, 1e9, &opt->hang_ns) != 0 ||
+		    opt->hang_ns < 100000000u) {
+			fail("--hang must be seconds of at least 0.1 (e.g. 10, 2.5 or 500ms), "
+			     "not '%s'", optarg);
+			return -1;
+		}
+		break;
+	case OPT_MAX_CAPTURE:
+		/* below a header and the smallest chunk, not one fact could be kept */
+		if (gt_cli_parse_size(optarg, &opt->max_capture) != 0 ||
+		    opt->max_capture < (64u << 10)) {
+			fail("--max-capture must be a size of at least 64K (e.g. 512M or "
+			     "2G), not '%s'", optarg);
+			return -1;
+		}
+		break;
+	}
+	return 0;
+}
+
 int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 {
 	static const struct option longopts[] = {
@@ -162,19 +234,15 @@ int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 			opt->output = optarg;
 			break;
 		case OPT_STACKS:
-			if (strcmp(optarg, "unwind") != 0 && strcmp(optarg, "fp") != 0 &&
-			    strcmp(optarg, "none") != 0) {
-				fail("--stacks must be unwind, fp or none, not '%s'", optarg);
-				return 2;
-			}
-			opt->stacks = optarg;
-			break;
 		case OPT_LOCKS:
-			if (strcmp(optarg, "contended") != 0 && strcmp(optarg, "all") != 0) {
-				fail("--locks must be contended or all, not '%s'", optarg);
+		case OPT_STACK_DEPTH:
+		case OPT_START_DELAY:
+		case OPT_DURATION:
+		case OPT_LAST:
+		case OPT_HANG:
+		case OPT_MAX_CAPTURE:
+			if (checked_option(c, optarg, opt) != 0)
 				return 2;
-			}
-			opt->locks = optarg;
 			break;
 		case OPT_NO_FOLLOW:
 			opt->no_follow = true;
@@ -188,57 +256,8 @@ int gt_run_parse_options(int argc, char **argv, struct run_options *opt)
 		case OPT_PER_PROCESS:
 			opt->per_process = true;
 			break;
-		case OPT_STACK_DEPTH: {
-			char *end;
-			unsigned long depth = strtoul(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || depth < 1 ||
-			    depth > GT_MAX_STACK_DEPTH) {
-				fail("--stack-depth must be a number of frames from 1 to %u, not '%s'",
-				     GT_MAX_STACK_DEPTH, optarg);
-				return 2;
-			}
-			opt->stack_depth = optarg;
-			break;
-		}
-		case OPT_START_DELAY:
-		case OPT_DURATION:
-			if (!is_seconds(optarg)) {
-				fail("--%s must be seconds (e.g. 2 or 0.5), not '%s'",
-				     c == OPT_DURATION ? "duration" : "start-delay", optarg);
-				return 2;
-			}
-			*(c == OPT_DURATION ? &opt->duration : &opt->start_delay) = optarg;
-			break;
 		case OPT_FORMAT:
 			opt->format_text = optarg;
-			break;
-		case OPT_LAST: {
-			uint64_t bytes, ns;
-			if (!gt_parse_last(optarg, &bytes, &ns)) {
-				fail("--last must be a duration (30s, 500ms) or a size (64M, 1G), not '%s'",
-				     optarg);
-				return 2;
-			}
-			opt->last = optarg;
-			break;
-		}
-		case OPT_HANG:
-			/* below a tick (hang.h), a hang could not be told from a pause */
-			if (gt_cli_parse_duration(optarg, 1e9, &opt->hang_ns) != 0 ||
-			    opt->hang_ns < 100000000u) {
-				fail("--hang must be seconds of at least 0.1 (e.g. 10, 2.5 or 500ms), "
-				     "not '%s'", optarg);
-				return 2;
-			}
-			break;
-		case OPT_MAX_CAPTURE:
-			/* below a header and the smallest chunk, not one fact could be kept */
-			if (gt_cli_parse_size(optarg, &opt->max_capture) != 0 ||
-			    opt->max_capture < (64u << 10)) {
-				fail("--max-capture must be a size of at least 64K (e.g. 512M or "
-				     "2G), not '%s'", optarg);
-				return 2;
-			}
 			break;
 		case OPT_KERNEL:
 			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
