@@ -337,6 +337,36 @@ static void critical_plan(const char *const *captures, size_t n,
 	gt_critpath_free(first.critical_path);
 }
 
+/* Capture index has no more records: what it left (deadlocks, lock-order inversions) into
+ * sum, then its end to the model. */
+static void capture_ended(struct gt_model *m, struct gt_window *win, uint32_t index,
+			  struct gt_convert_set_summary *sum)
+{
+	if (win)
+		gt_window_capture_end(win, index);
+	struct lock_namer namer = {m, index};
+	gt_tracker_deadlock_text(gt_model_tracker(m), index, sum->total.deadlock,
+				 sizeof sum->total.deadlock, lock_name, &namer);
+	struct gt_lock_namer names = {lock_name, lock_site, &namer};
+	sum->total.lock_order_inversions +=
+		gt_lock_order_text(gt_model_lock_order(m), index, gt_model_tracker(m), &names,
+				   sum->total.lock_order, sizeof sum->total.lock_order);
+	gt_model_capture_end(m, index);
+}
+
+/* The progress said, and whether its reader stopped the conversion (said in sum). */
+static bool interrupted(struct gt_capture_set *set, const struct gt_convert_options *opt,
+			struct gt_convert_set_summary *sum)
+{
+	uint64_t done, total;
+	gt_capture_set_progress(set, &done, &total);
+	if (opt->progress(opt->progress_ctx, done, total))
+		return false;
+	sum->total.interrupted = true;
+	sum->total.interrupted_done = total ? (double)done / (double)total : 0;
+	return true;
+}
+
 static int convert_set(struct gt_capture_set *set, const char *out,
 		       const struct gt_convert_options *opt, const struct gt_cp_stretch *plan,
 		       size_t n_plan, struct gt_convert_set_summary *sum, char *err, size_t errlen)
@@ -429,16 +459,7 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 		enum gt_set_event ev;
 		for (uint64_t k = 1; (ev = gt_capture_set_next(set, &r, &index)) != GT_SET_DONE; k++) {
 			if (ev == GT_SET_ENDED) {
-				if (win)
-					gt_window_capture_end(win, index);
-				struct lock_namer namer = {m, index};
-				gt_tracker_deadlock_text(gt_model_tracker(m), index, sum->total.deadlock,
-							 sizeof sum->total.deadlock, lock_name, &namer);
-				struct gt_lock_namer names = {lock_name, lock_site, &namer};
-				sum->total.lock_order_inversions += gt_lock_order_text(
-					gt_model_lock_order(m), index, gt_model_tracker(m), &names,
-					sum->total.lock_order, sizeof sum->total.lock_order);
-				gt_model_capture_end(m, index);
+				capture_ended(m, win, index, sum);
 				continue;
 			}
 			if (!span[index][0])
@@ -452,15 +473,8 @@ static int convert_set(struct gt_capture_set *set, const char *out,
 				gt_model_fact(m, &r);
 			else if (!gt_window_fact(win, m, &r))
 				break;
-			if (opt->progress && k % 4096 == 0) {
-				uint64_t done, total;
-				gt_capture_set_progress(set, &done, &total);
-				if (!opt->progress(opt->progress_ctx, done, total)) {
-					sum->total.interrupted = true;
-					sum->total.interrupted_done = total ? (double)done / (double)total : 0;
-					break;
-				}
-			}
+			if (opt->progress && k % 4096 == 0 && interrupted(set, opt, sum))
+				break;
 		}
 		/* the last ones (a window ends at its last fact, so does a stopped conversion) */
 		if (!win && !sum->total.interrupted)
