@@ -182,10 +182,13 @@ static bool list_threads(struct snapshot *s)
 /* Seizes and interrupts every thread; false (each seized one released) when refused. */
 static bool stop_all(struct snapshot *s, int *err)
 {
+	size_t seized = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		struct live_thread *t = &s->t[i];
 		if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) != 0) {
-			if (errno == ESRCH) {
+			/* a thread that is exiting refuses with EPERM: a refusal is the process's
+			 * only when its first thread is refused */
+			if (errno == ESRCH || (errno == EPERM && seized)) {
 				t->gone = true;
 				continue;
 			}
@@ -196,6 +199,7 @@ static bool stop_all(struct snapshot *s, int *err)
 			return false;
 		}
 		t->seized = true;
+		seized++;
 		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
 	for (size_t i = 0; i < s->n; i++) {
@@ -572,6 +576,15 @@ static int take_snapshot(struct snapshot *s)
 	double start = now_ms();
 	if (!stop_all(s, &err)) {
 		explain_refusal(s->pid, err);
+		return 1;
+	}
+	size_t kept = 0;   /* threads that ended meanwhile are no longer the process's */
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->t[i].gone)
+			s->t[kept++] = s->t[i];
+	s->n = kept;
+	if (kept == 0) {
+		fprintf(stderr, "gotrace stacks: process %d ended while it was read\n", (int)s->pid);
 		return 1;
 	}
 	struct gt_symbolizer *sym = gt_sym_new(NULL);
