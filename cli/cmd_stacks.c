@@ -22,17 +22,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_common.h"
 #include "commands.h"
 #include "report/report.h"
 #include "symbolizer/symbolizer.h"
 
 #define STACK_MAX 64
 #define NAME_MAX_LEN 256
+#define WHAT_MAX (4 * NAME_MAX_LEN)   /* wait_text's phrase */
 
 struct live_thread {
 	pid_t tid;
 	char comm[32];
 	char state;             /* /proc's: R, S, D, T, t, Z */
+	unsigned long long cpu; /* user and system time so far, in clock ticks */
 	char wchan[64];
 	long nr;                /* the system call it sleeps in; -1 when none */
 	uint64_t args[6];
@@ -61,14 +64,17 @@ struct snapshot {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gotrace stacks [--json] PID\n\n"
+		"usage: gotrace stacks [--json] [--every SEC --count N] PID\n\n"
 		"Prints the stack of every thread of live process PID, with what each is blocked in:\n"
 		"for a lock, its name, its kind and (for a mutex) the thread holding it.  Threads\n"
 		"with the same state and stack are printed together, with a count; then the\n"
 		"wait-for graph, and each cycle of it as a deadlock.  The process need not run\n"
 		"under gotrace: it is stopped with ptrace only while its stacks are read, then\n"
 		"left running as before.  A process under a debugger is left alone.\n\n"
-		"  --json   the snapshot as one JSON object\n");
+		"  --json         the snapshot as one JSON object (one per sample)\n"
+		"  --every SEC    the time between samples (default 1; \"500ms\" too)\n"
+		"  --count N      N samples, each after the first saying which threads moved\n"
+		"                 since the one before: none moving is a hang, not slowness\n");
 }
 
 static bool read_text(const char *path, char *buf, size_t size)
@@ -135,8 +141,10 @@ static void read_thread(pid_t pid, struct live_thread *t)
 			len = len < sizeof t->comm - 1 ? len : sizeof t->comm - 1;
 			memcpy(t->comm, open + 1, len);
 			t->comm[len] = 0;
-			if (close[1] == ' ')
-				t->state = close[2];
+			unsigned long long user = 0, sys = 0;
+			if (sscanf(close + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+				   &t->state, &user, &sys) == 3)
+				t->cpu = user + sys;
 		}
 	}
 	snprintf(path, sizeof path, "/proc/%d/task/%d/wchan", (int)pid, (int)t->tid);
@@ -309,6 +317,9 @@ static void classify_wait(pid_t pid, struct live_thread *t, const struct gt_fram
 		} else if (strstr(fn, "mutex_lock") || strstr(fn, "mutex_timedlock") ||
 			   strstr(fn, "mutex_clocklock")) {
 			t->kind = "mutex";
+		} else if (strstr(fn, "pthread_join") || strstr(fn, "pthread_timedjoin") ||
+			   strstr(fn, "pthread_clockjoin")) {
+			t->kind = "join";   /* the word is the joined thread's tid, 0 once it ended */
 		} else if (!strncmp(fn, "sem_", 4) || strstr(fn, "_sem_wait") ||
 			   strstr(fn, "sem_timedwait") || strstr(fn, "sem_clockwait")) {
 			t->kind = "semaphore";
@@ -318,7 +329,9 @@ static void classify_wait(pid_t pid, struct live_thread *t, const struct gt_fram
 		break;
 	}
 	int32_t owner = 0;
-	if (!strcmp(t->kind, "mutex") && read_words(pid, t->object + 8, &owner, sizeof owner))
+	if (!strcmp(t->kind, "join") && read_words(pid, word, &owner, sizeof owner))
+		t->holder = owner > 0 ? owner : 0;
+	else if (!strcmp(t->kind, "mutex") && read_words(pid, t->object + 8, &owner, sizeof owner))
 		t->holder = owner > 0 ? owner : 0;
 	else if (!strcmp(t->kind, "rwlock") &&
 		 read_words(pid, t->object + 24, &owner, sizeof owner))
@@ -349,6 +362,17 @@ static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 	}
 }
 
+/* What a futex waiter waits for: "mutex lock_b, held by thread 12", "thread 12 to end". */
+static void waits_for_text(const struct live_thread *t, char *out, size_t size)
+{
+	if (!strcmp(t->kind, "join"))
+		snprintf(out, size, "thread %d to end", (int)t->holder);
+	else if (t->holder)
+		snprintf(out, size, "%s %s, held by thread %d", t->kind, t->lock, (int)t->holder);
+	else
+		snprintf(out, size, "%s %s", t->kind, t->lock);
+}
+
 /* What the thread is doing, in one phrase: "sleeping in futex: mutex lock_b, held by 12". */
 static void wait_text(const struct live_thread *t, char *out, size_t size)
 {
@@ -359,16 +383,15 @@ static void wait_text(const struct live_thread *t, char *out, size_t size)
 	const char *state = (unsigned char)t->state < 128 && states[(unsigned char)t->state]
 		? states[(unsigned char)t->state] : "in an unknown state";
 	const char *call = syscall_name(t->nr);
-	char callbuf[32];
+	char callbuf[32], edge[2 * NAME_MAX_LEN];
 	if (!call && t->nr >= 0)
 		snprintf(callbuf, sizeof callbuf, "syscall %ld", t->nr);
 	if (t->nr < 0 || t->state == 'R')
 		snprintf(out, size, "%s", state);
-	else if (t->kind && t->holder)
-		snprintf(out, size, "%s in futex: %s %s, held by thread %d", state, t->kind,
-			 t->lock, (int)t->holder);
-	else if (t->kind)
-		snprintf(out, size, "%s in futex: %s %s", state, t->kind, t->lock);
+	else if (t->kind) {
+		waits_for_text(t, edge, sizeof edge);
+		snprintf(out, size, "%s in futex: %s", state, edge);
+	}
 	else if (t->nr <= 1 || t->nr == 17)
 		snprintf(out, size, "%s in %s of fd %d", state, call, (int)t->args[0]);
 	else
@@ -392,7 +415,7 @@ static void describe(struct gt_symbolizer *sym, struct snapshot *s)
 				snprintf(t->lock, sizeof t->lock, "0x%llx",
 					 (unsigned long long)t->object);
 		}
-		char what[2 * NAME_MAX_LEN];
+		char what[WHAT_MAX];
 		wait_text(t, what, sizeof what);
 		size_t len = 0, cap = 0;
 		append(&t->key, &len, &cap, "%s\n", what);
@@ -479,8 +502,9 @@ static void print_text(FILE *out, struct snapshot *s, int groups)
 		if (!edges)
 			fprintf(out, "\nWait-for graph:\n");
 		edges = true;
-		fprintf(out, "  thread %d waits for %s %s, held by thread %d\n", (int)t->tid,
-			t->kind, t->lock, (int)t->holder);
+		char edge[2 * NAME_MAX_LEN];
+		waits_for_text(t, edge, sizeof edge);
+		fprintf(out, "  thread %d waits for %s\n", (int)t->tid, edge);
 	}
 	size_t found = 0;
 	for (size_t i = 0; i < s->n; i++) {
@@ -488,12 +512,17 @@ static void print_text(FILE *out, struct snapshot *s, int groups)
 		size_t n = cycle_led_by(s, i, cycle);
 		if (!n)
 			continue;
-		fprintf(out, "\nDeadlock %zu: %zu threads, each waiting for a lock the next one holds\n",
-			++found, n);
+		bool joins = false;
 		for (size_t k = 0; k < n; k++)
-			fprintf(out, "  thread %d (%s) waits for %s %s, held by thread %d\n",
-				(int)cycle[k]->tid, cycle[k]->comm, cycle[k]->kind, cycle[k]->lock,
-				(int)cycle[k]->holder);
+			joins |= !strcmp(cycle[k]->kind, "join");
+		fprintf(out, "\nDeadlock %zu: %zu threads, each waiting for %s\n", ++found, n,
+			joins ? "the next one" : "a lock the next one holds");
+		for (size_t k = 0; k < n; k++) {
+			char edge[2 * NAME_MAX_LEN];
+			waits_for_text(cycle[k], edge, sizeof edge);
+			fprintf(out, "  thread %d (%s) waits for %s\n", (int)cycle[k]->tid,
+				cycle[k]->comm, edge);
+		}
 	}
 }
 
@@ -505,7 +534,7 @@ static void print_json(FILE *out, struct snapshot *s)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct live_thread *t = &s->t[i];
 		const char *nl = strchr(t->key, '\n');
-		char what[2 * NAME_MAX_LEN];
+		char what[WHAT_MAX];
 		snprintf(what, sizeof what, "%.*s", (int)(nl - t->key), t->key);
 		fprintf(out, "%s\n  {\"tid\": %d, \"group\": %d, \"state\": \"%c\", \"syscall\": %ld, "
 			"\"comm\": ", i ? "," : "", (int)t->tid, t->group, t->state, t->nr);
@@ -603,24 +632,71 @@ static int take_snapshot(struct snapshot *s)
 	return 0;
 }
 
+/* After a later sample: which threads moved since the one before (another state or stack,
+ * CPU time used, or new), which tells a hang (none moved) from a slow process. */
+static void print_moved(FILE *out, const struct snapshot *now, const struct snapshot *before)
+{
+	size_t moved = 0;
+	for (size_t i = 0; i < now->n; i++) {
+		bool same = false;
+		for (size_t k = 0; k < before->n && !same; k++)
+			same = before->t[k].tid == now->t[i].tid && before->t[k].cpu == now->t[i].cpu &&
+			       !strcmp(before->t[k].key, now->t[i].key);
+		if (!same)
+			fprintf(out, "%s %d", moved++ ? "" : "\nMoved since the last sample:",
+				(int)now->t[i].tid);
+	}
+	if (moved)
+		fprintf(out, " (%zu of %zu threads)\n", moved, now->n);
+	else
+		fprintf(out, "\nNo thread moved since the last sample: the same %zu threads in the "
+			"same states and stacks, without CPU time\n", now->n);
+}
+
+static void free_snapshot(struct snapshot *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->t[i].key);
+	free(s->t);
+	*s = (struct snapshot){.pid = s->pid};
+}
+
 int gt_cmd_stacks(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{"json", no_argument, NULL, 'j'},
+		{"every", required_argument, NULL, 'e'},
+		{"count", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	bool json = false;
+	uint64_t every_ns = 1000000000;
+	long count = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+		char *end;
 		if (c == 'j') {
 			json = true;
+		} else if (c == 'e') {
+			if (gt_cli_parse_duration(optarg, 1e9, &every_ns) != 0 || every_ns == 0) {
+				gt_cli_fail("stacks", "--every takes a duration (\"2\" or \"500ms\"), "
+					    "not '%s'", optarg);
+				return 2;
+			}
+		} else if (c == 'c') {
+			count = strtol(optarg, &end, 10);
+			if (count < 1 || *end) {
+				gt_cli_fail("stacks", "--count takes a number of samples (1 or more), "
+					    "not '%s'", optarg);
+				return 2;
+			}
 		} else if (c == 'h') {
 			usage(stdout);
 			return 0;
 		} else {
-			usage(stderr);
-			return 2;
+			return gt_cli_bad_option("stacks", c, argv);
 		}
 	}
 	char *end;
@@ -629,17 +705,33 @@ int gt_cmd_stacks(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	struct snapshot s = {.pid = (pid_t)pid};
-	int rc = take_snapshot(&s);
-	if (rc == 0) {
-		int groups = group_threads(&s);
-		if (json)
-			print_json(stdout, &s);
-		else
-			print_text(stdout, &s, groups);
+	struct snapshot before = {.pid = (pid_t)pid}, now = before;
+	int rc = 0;
+	for (long k = 0; k < count && rc == 0; k++) {
+		if (k > 0) {
+			struct timespec wait = {(time_t)(every_ns / 1000000000),
+						(long)(every_ns % 1000000000)};
+			while (nanosleep(&wait, &wait) != 0 && errno == EINTR)
+				;
+		}
+		if ((rc = take_snapshot(&now)) != 0)
+			break;
+		int groups = group_threads(&now);
+		if (json) {
+			print_json(stdout, &now);
+		} else {
+			if (count > 1)
+				printf("%sSample %ld of %ld: ", k ? "\n" : "", k + 1, count);
+			print_text(stdout, &now, groups);
+			if (k > 0)
+				print_moved(stdout, &now, &before);
+		}
+		fflush(stdout);
+		free_snapshot(&before);
+		before = now;
+		now = (struct snapshot){.pid = (pid_t)pid};
 	}
-	for (size_t i = 0; i < s.n; i++)
-		free(s.t[i].key);
-	free(s.t);
+	free_snapshot(&before);
+	free_snapshot(&now);
 	return rc;
 }

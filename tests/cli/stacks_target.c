@@ -4,7 +4,8 @@
  *   deadlock: two threads, each holding one mutex and waiting for the other's (AB/BA);
  *   pipe:     a thread blocked reading an empty pipe;
  *   pool:     40 threads waiting on one condition variable;
- *   count N:  counts to N with 4 threads and prints the sum, exiting with status 3. */
+ *   count N:  counts to N in each of 4 threads (ready once all count) and prints the sum,
+ *             exiting with status 3. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +66,7 @@ static unsigned long count_to;
 
 static void *count(void *arg)
 {
+	tids[(intptr_t)arg] = gt_gettid();
 	for (unsigned long i = 0; i < count_to; i++)
 		counted[(intptr_t)arg]++;
 	return NULL;
@@ -106,10 +108,11 @@ int main(int argc, char **argv)
 		printf("ready\n");
 	} else if (!strcmp(mode, "count") && argc > 2) {
 		count_to = strtoul(argv[2], NULL, 10);
-		printf("ready\n");
-		fflush(stdout);
 		for (intptr_t i = 0; i < 4; i++)
 			pthread_create(&t[i], NULL, count, (void *)i);
+		wait_started(4);
+		printf("ready\n");
+		fflush(stdout);
 		for (int i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
 		printf("counted %lu\n", counted[0] + counted[1] + counted[2] + counted[3]);

@@ -207,3 +207,32 @@ Test(stacks, another_users_process_is_refused_in_one_line)
 	cli_result_free(&out);
 	finish(&r, true);
 }
+
+/* --every --count: a deadlock does not move between samples, a counting program does. */
+Test(stacks, repeated_samples_tell_a_hang_from_a_slow_process, .timeout = 120)
+{
+	struct running r;
+	start(&r, "deadlock", NULL);
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	const char *argv[] = {cli_gotrace, "stacks", "--every", "50ms", "--count", "3", pid_text,
+			      NULL};
+	struct cli_result out;
+	cli_run(&out, argv, NULL);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	cr_assert(strstr(out.out, "Sample 1 of 3: process "), "%s", out.out);
+	cr_assert_eq(cli_count_of(out.out, "\nNo thread moved since the last sample: the same 3 "
+				  "threads"), 2, "%s", out.out);
+	cr_assert_eq(cli_count_of(out.out, "\nDeadlock 1: "), 3, "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
+
+	start(&r, "count", "1000000000");
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	cli_run(&out, argv, NULL);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	cr_assert_eq(cli_count_of(out.out, "\nMoved since the last sample: "), 2, "%s", out.out);
+	cr_assert(!strstr(out.out, "No thread moved"), "%s", out.out);
+	cli_result_free(&out);
+	cr_assert_eq(finish(&r, false), 3);
+}
