@@ -473,8 +473,8 @@ static size_t cycle_led_by(struct snapshot *s, size_t i, struct live_thread **cy
 
 static void print_text(FILE *out, struct snapshot *s, int groups)
 {
-	fprintf(out, "process %d (%s): %zu threads, stopped for %.1f ms\n", (int)s->pid,
-		s->comm, s->n, s->stopped_ms);
+	fprintf(out, "process %d (%s): %zu thread%s, stopped for %.1f ms\n", (int)s->pid,
+		s->comm, s->n, s->n == 1 ? "" : "s", s->stopped_ms);
 	for (int g = 0; g < groups; g++) {
 		size_t count = 0, first = 0;
 		for (size_t i = 0; i < s->n; i++)

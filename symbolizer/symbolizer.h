@@ -1,7 +1,8 @@
 /* symbolizer: captured PCs -> frames (function, file, line), through elfutils.
  *
  * The one interface the encoder uses.  Modules come from the capture's module map, never
- * from the live process, so a capture converts long after its process is gone.  Knows
+ * from the live process, so a capture converts long after its process is gone (only
+ * gt_sym_live_threads, for `gotrace stacks`, reads a live process's own).  Knows
  * nothing about traces.  One thread at a time per symbolizer.
  *
  * Conventions for callers:
