@@ -193,6 +193,10 @@ static bool stop_all(struct snapshot *s, int *err)
 	size_t seized = 0;
 	for (size_t i = 0; i < s->n; i++) {
 		struct live_thread *t = &s->t[i];
+		if (t->state == 'Z' || t->state == 'X') {
+			t->gone = true;   /* ended: a zombie cannot be traced, nor has a stack */
+			continue;
+		}
 		if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) != 0) {
 			/* a thread that is exiting refuses with EPERM: a refusal is the process's
 			 * only when its first thread is refused */
@@ -604,7 +608,14 @@ static int take_snapshot(struct snapshot *s)
 	int err = 0;
 	double start = now_ms();
 	if (!stop_all(s, &err)) {
-		explain_refusal(s->pid, err);
+		/* a process that ends refuses too: then that is what is said */
+		struct live_thread leader = {.tid = s->pid};
+		read_thread(s->pid, &leader);
+		if (leader.state == '?' || leader.state == 'Z' || leader.state == 'X')
+			fprintf(stderr, "gotrace stacks: process %d ended while it was read\n",
+				(int)s->pid);
+		else
+			explain_refusal(s->pid, err);
 		return 1;
 	}
 	size_t kept = 0;   /* threads that ended meanwhile are no longer the process's */

@@ -2,6 +2,8 @@
  * saying "ready" on stdout once it is there (its threads asleep in the calls the test
  * expects, by /proc, not by a guessed sleep):
  *   deadlock: two threads, each holding one mutex and waiting for the other's (AB/BA);
+ *   deadlock3: three threads in a ring: lock_a then lock_b, lock_b then lock_c, lock_c then
+ *             lock_a;
  *   pipe:     a thread blocked reading an empty pipe;
  *   pool:     40 threads waiting on one condition variable;
  *   count N:  counts to N in each of 4 threads (ready once all count) and prints the sum,
@@ -23,6 +25,20 @@ pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t both_hold;
 static volatile pid_t tids[POOL_THREADS];
 static int pipe_fds[2];
+
+pthread_mutex_t lock_c = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t *const ring[3] = {&lock_a, &lock_b, &lock_c};
+
+/* Thread i of three takes ring[i], then ring[i + 1]: a cycle through all three. */
+static void *take_in_ring(void *arg)
+{
+	intptr_t i = (intptr_t)arg;
+	tids[i] = gt_gettid();
+	pthread_mutex_lock(ring[i]);
+	pthread_barrier_wait(&both_hold);
+	pthread_mutex_lock(ring[(i + 1) % 3]);
+	return NULL;
+}
 
 static void *take_a_then_b(void *arg)
 {
@@ -91,6 +107,16 @@ int main(int argc, char **argv)
 		gt_wait_blocked(tids[0], SYS_futex, (uintptr_t)&lock_b, (uintptr_t)(&lock_b + 1));
 		gt_wait_blocked(tids[1], SYS_futex, (uintptr_t)&lock_a, (uintptr_t)(&lock_a + 1));
 		printf("ready %d %d\n", (int)tids[0], (int)tids[1]);
+	} else if (!strcmp(mode, "deadlock3")) {
+		pthread_barrier_init(&both_hold, NULL, 3);
+		for (intptr_t i = 0; i < 3; i++)
+			pthread_create(&t[i], NULL, take_in_ring, (void *)i);
+		wait_started(3);
+		for (int i = 0; i < 3; i++) {
+			uintptr_t next = (uintptr_t)ring[(i + 1) % 3];
+			gt_wait_blocked(tids[i], SYS_futex, next, next + sizeof(pthread_mutex_t));
+		}
+		printf("ready %d %d %d\n", (int)tids[0], (int)tids[1], (int)tids[2]);
 	} else if (!strcmp(mode, "pipe")) {
 		if (pipe(pipe_fds) != 0)
 			return 1;
@@ -118,7 +144,7 @@ int main(int argc, char **argv)
 		printf("counted %lu\n", counted[0] + counted[1] + counted[2] + counted[3]);
 		return 3;
 	} else {
-		fprintf(stderr, "usage: stacks_target deadlock|pipe|pool|count N\n");
+		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|pipe|pool|count N\n");
 		return 2;
 	}
 	fflush(stdout);

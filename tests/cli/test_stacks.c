@@ -103,6 +103,54 @@ Test(stacks, deadlock_names_both_locks_and_holders)
 	finish(&r, true);
 }
 
+Test(stacks, three_thread_deadlock_is_one_cycle)
+{
+	struct running r;
+	start(&r, "deadlock3", NULL);
+	int t[3];   /* t[i] holds lock i and waits for lock i + 1 (of a, b, c) */
+	cr_assert_eq(sscanf(r.ready, "ready %d %d %d", &t[0], &t[1], &t[2]), 3);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	static const char *const waited[3] = {"lock_b", "lock_c", "lock_a"};
+	const char *deadlock = strstr(out.out, "\nDeadlock 1: 3 threads, each waiting for a lock "
+				      "the next one holds\n");
+	cr_assert(deadlock, "%s", out.out);
+	for (int i = 0; i < 3; i++) {
+		char line[160];
+		snprintf(line, sizeof line, "  thread %d (stacks_target) waits for mutex %s, held by "
+			 "thread %d\n", t[i], waited[i], t[(i + 1) % 3]);
+		cr_assert(strstr(deadlock, line), "no '%s' in:\n%s", line, out.out);
+	}
+	cr_assert_eq(cli_count_of(out.out, "\nDeadlock "), 1, "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
+}
+
+/* Sampled until it is gone: each sample whole or refused in one line, the run unharmed. */
+Test(stacks, process_ending_while_sampled, .timeout = 120)
+{
+	struct running r;
+	start(&r, "count", "100000000");
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	const char *argv[] = {cli_gotrace, "stacks", "--every", "1ms", "--count", "1000000",
+			      pid_text, NULL};
+	struct cli_result out;
+	cli_run(&out, argv, NULL);   /* ends once the target has, a zombie until reaped */
+	cr_assert_eq(out.status, 1, "%s", out.err);
+	char line[96];
+	snprintf(line, sizeof line, "gotrace stacks: process %d ended while it was read\n",
+		 (int)r.pid);
+	cr_assert_str_eq(out.err, line);
+	cr_assert(strstr(out.out, "Sample 1 of 1000000: "), "%s", out.out);
+	cli_result_free(&out);
+	char counted[64] = "";
+	cr_assert(fgets(counted, sizeof counted, r.out) != NULL);
+	cr_assert_str_eq(counted, "counted 400000000\n");
+	cr_assert_eq(finish(&r, false), 3);
+}
+
 Test(stacks, thread_blocked_reading_a_pipe)
 {
 	struct running r;
