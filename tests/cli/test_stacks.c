@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -25,24 +26,32 @@ struct running {
 	char ready[128];   /* its "ready ..." line */
 };
 
-/* Starts the target in mode (with arg, may be NULL) and waits for its "ready" line. */
-static void start(struct running *r, const char *mode, const char *arg)
+/* Starts program in mode (with arg; both may be NULL) and waits for its "ready" line. */
+static void start_program(struct running *r, const char *program, const char *mode,
+			  const char *arg)
 {
 	int fds[2];
 	cr_assert_eq(pipe(fds), 0);
 	r->pid = fork();
 	cr_assert_geq(r->pid, 0);
 	if (r->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test leaves no target behind */
 		dup2(fds[1], 1);
 		close(fds[0]);
 		close(fds[1]);
-		execl(target, target, mode, arg, (char *)NULL);
+		execl(program, program, mode, arg, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
 	r->out = fdopen(fds[0], "r");
-	cr_assert(fgets(r->ready, sizeof r->ready, r->out) != NULL, "%s gave no ready line", mode);
-	cr_assert(!strncmp(r->ready, "ready", 5), "%s said %s", mode, r->ready);
+	cr_assert(fgets(r->ready, sizeof r->ready, r->out) != NULL, "%s %s gave no ready line",
+		  program, mode);
+	cr_assert(!strncmp(r->ready, "ready", 5), "%s %s said %s", program, mode, r->ready);
+}
+
+static void start(struct running *r, const char *mode, const char *arg)
+{
+	start_program(r, target, mode, arg);
 }
 
 /* Waits for the target to end and returns its status (128+N when killed by signal N). */
@@ -149,6 +158,60 @@ Test(stacks, process_ending_while_sampled, .timeout = 120)
 	cr_assert(fgets(counted, sizeof counted, r.out) != NULL);
 	cr_assert_str_eq(counted, "counted 400000000\n");
 	cr_assert_eq(finish(&r, false), 3);
+}
+
+/* The deadlock's two threads, each waiting for the other's lock: lock names in, tids out. */
+static void assert_two_thread_deadlock(const char *program, const char *mode,
+				       const char *first_waits, const char *second_waits,
+				       struct cli_result *out)
+{
+	struct running r;
+	int a, b;
+	start_program(&r, program, mode, NULL);
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &a, &b), 2, "%s said %s", program, r.ready);
+	stacks(out, r.pid, false);
+	cr_assert_eq(out->status, 0, "%s", out->err);
+	char line[256];
+	snprintf(line, sizeof line, "  thread %d waits for mutex %s, held by thread %d\n", a,
+		 first_waits, b);
+	cr_assert(strstr(out->out, line), "no '%s' in:\n%s", line, out->out);
+	snprintf(line, sizeof line, "  thread %d waits for mutex %s, held by thread %d\n", b,
+		 second_waits, a);
+	cr_assert(strstr(out->out, line), "no '%s' in:\n%s", line, out->out);
+	cr_assert_eq(cli_count_of(out->out, "\nDeadlock 1: 2 threads"), 1, "%s", out->out);
+	finish(&r, true);
+}
+
+Test(stacks, cpp_frames_demangled_and_locks_named)
+{
+#ifndef GT_TEST_STACKS_CPP
+	cr_skip_test("no C++ compiler when the tests were built");
+#else
+	struct cli_result out;
+	assert_two_thread_deadlock(GT_TEST_STACKS_CPP, NULL, "bank::checking.mu",
+				   "bank::savings.mu", &out);
+	cr_assert_eq(cli_count_of(out.out, "\n  void bank::transfer<long>(bank::Account&, "
+				  "bank::Account&, long, int)\n"), 2, "%s", out.out);
+	cr_assert_eq(cli_count_of(out.out, "\n  std::mutex::lock()\n"), 2, "%s", out.out);
+	cli_result_free(&out);
+#endif
+}
+
+Test(stacks, stripped_binary_read_through_its_debuglink)
+{
+	struct cli_result out;
+	assert_two_thread_deadlock(GT_TEST_STACKS_STRIPPED, "deadlock", "lock_b", "lock_a", &out);
+	/* take_a_then_b's second lock: the first "lock_b" call of the file */
+	unsigned line = cli_source_line(GT_TEST_STACKS_SOURCE, "pthread_mutex_lock(&lock_b);");
+	static const char func[] = "\n  take_a_then_b\n      ";
+	const char *frame = strstr(out.out, func);
+	cr_assert(frame, "%s", out.out);
+	char where[64];
+	snprintf(where, sizeof where, "/stacks_target.c:%u\n", line);
+	const char *end = strchr(frame + strlen(func), '\n');
+	cr_assert(end && !strncmp(end + 1 - strlen(where), where, strlen(where)),
+		  "no '%s' at the end of take_a_then_b's line in:\n%s", where, out.out);
+	cli_result_free(&out);
 }
 
 Test(stacks, thread_blocked_reading_a_pipe)
