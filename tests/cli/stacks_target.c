@@ -4,11 +4,14 @@
  *   deadlock: two threads, each holding one mutex and waiting for the other's (AB/BA);
  *   deadlock3: three threads in a ring: lock_a then lock_b, lock_b then lock_c, lock_c then
  *             lock_a;
+ *   kinds:    the main thread holds table_lock (a rwlock) for writing, a thread waits to
+ *             read it, another waits on semaphore jobs_ready;
  *   pipe:     a thread blocked reading an empty pipe;
  *   pool:     40 threads waiting on one condition variable;
  *   count N:  counts to N in each of 4 threads (ready once all count) and prints the sum,
  *             exiting with status 3. */
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +40,25 @@ static void *take_in_ring(void *arg)
 	pthread_mutex_lock(ring[i]);
 	pthread_barrier_wait(&both_hold);
 	pthread_mutex_lock(ring[(i + 1) % 3]);
+	return NULL;
+}
+
+pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
+sem_t jobs_ready;
+
+static void *read_table(void *arg)
+{
+	(void)arg;
+	tids[0] = gt_gettid();
+	pthread_rwlock_rdlock(&table_lock);
+	return NULL;
+}
+
+static void *wait_for_job(void *arg)
+{
+	(void)arg;
+	tids[1] = gt_gettid();
+	sem_wait(&jobs_ready);
 	return NULL;
 }
 
@@ -117,6 +139,17 @@ int main(int argc, char **argv)
 			gt_wait_blocked(tids[i], SYS_futex, next, next + sizeof(pthread_mutex_t));
 		}
 		printf("ready %d %d %d\n", (int)tids[0], (int)tids[1], (int)tids[2]);
+	} else if (!strcmp(mode, "kinds")) {
+		pthread_rwlock_wrlock(&table_lock);
+		sem_init(&jobs_ready, 0, 0);
+		pthread_create(&t[0], NULL, read_table, NULL);
+		pthread_create(&t[1], NULL, wait_for_job, NULL);
+		wait_started(2);
+		gt_wait_blocked(tids[0], SYS_futex, (uintptr_t)&table_lock,
+				(uintptr_t)(&table_lock + 1));
+		gt_wait_blocked(tids[1], SYS_futex, (uintptr_t)&jobs_ready,
+				(uintptr_t)(&jobs_ready + 1));
+		printf("ready %d %d\n", (int)tids[0], (int)tids[1]);
 	} else if (!strcmp(mode, "pipe")) {
 		if (pipe(pipe_fds) != 0)
 			return 1;
@@ -144,7 +177,7 @@ int main(int argc, char **argv)
 		printf("counted %lu\n", counted[0] + counted[1] + counted[2] + counted[3]);
 		return 3;
 	} else {
-		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|pipe|pool|count N\n");
+		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|pipe|pool|count N\n");
 		return 2;
 	}
 	fflush(stdout);

@@ -1,6 +1,7 @@
 /* gotrace stacks PID (issue 25, items 1 and 2) on programs that reach a known state
  * (stacks_target.c): an AB/BA deadlock (the cycle, both locks named, the holders), a thread
- * blocked reading a pipe, 40 threads waiting on one condition variable (one group); a
+ * blocked reading a pipe, 40 threads waiting on one condition variable (one group), a rwlock's
+ * writer and a semaphore named by their kinds; C++ frames and a stripped binary's debuglink; a
  * counting program sampled five times while it runs ends as it does unsampled; a process
  * already traced and another user's process are refused with one line, unharmed. */
 #include "cli_support.h"
@@ -212,6 +213,27 @@ Test(stacks, stripped_binary_read_through_its_debuglink)
 	cr_assert(end && !strncmp(end + 1 - strlen(where), where, strlen(where)),
 		  "no '%s' at the end of take_a_then_b's line in:\n%s", where, out.out);
 	cli_result_free(&out);
+}
+
+Test(stacks, rwlock_writer_and_semaphore_named_by_kind)
+{
+	struct running r;
+	start(&r, "kinds", NULL);
+	int reader, waiter;
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &reader, &waiter), 2);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	char line[160];
+	snprintf(line, sizeof line, "1 thread [sleeping in futex: rwlock table_lock, held by "
+		 "thread %d]: %d (stacks_target)\n", (int)r.pid, reader);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	snprintf(line, sizeof line, "1 thread [sleeping in futex: semaphore jobs_ready]: %d "
+		 "(stacks_target)\n", waiter);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	cr_assert(!strstr(out.out, "Deadlock"), "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
 }
 
 Test(stacks, thread_blocked_reading_a_pipe)
