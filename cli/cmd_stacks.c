@@ -588,6 +588,14 @@ static void print_json(FILE *out, struct snapshot *s)
 	fprintf(out, "]}\n");
 }
 
+/* Whether the process has ended: gone, or a zombie its parent has not reaped yet. */
+static bool process_ended(pid_t pid)
+{
+	struct live_thread leader = {.tid = pid};
+	read_thread(pid, &leader);
+	return leader.state == '?' || leader.state == 'Z' || leader.state == 'X';
+}
+
 /* Reads the snapshot of s->pid: 0, or the command's exit status when it could not. */
 static int take_snapshot(struct snapshot *s)
 {
@@ -605,13 +613,34 @@ static int take_snapshot(struct snapshot *s)
 			tracer);
 		return 1;
 	}
+	/* the modules first: the process is stopped only while its threads are unwound */
+	struct gt_symbolizer *sym = gt_sym_new(NULL);
+	struct gt_sym_live *live = sym ? gt_sym_live_open(sym, s->pid) : NULL;
+	if (live == NULL) {
+		/* /proc/PID/maps asks the permission ptrace does */
+		snprintf(path, sizeof path, "/proc/%d/maps", (int)s->pid);
+		FILE *maps = fopen(path, "re");
+		int maps_errno = errno;
+		if (process_ended(s->pid))
+			fprintf(stderr, "gotrace stacks: process %d ended while it was read\n",
+				(int)s->pid);
+		else if (maps == NULL && (maps_errno == EACCES || maps_errno == EPERM))
+			explain_refusal(s->pid, maps_errno);
+		else
+			fprintf(stderr, "gotrace stacks: the modules of process %d could not be "
+				"read\n", (int)s->pid);
+		if (maps != NULL)
+			fclose(maps);
+		gt_sym_free(sym);
+		return 1;
+	}
 	int err = 0;
 	double start = now_ms();
 	if (!stop_all(s, &err)) {
+		gt_sym_live_close(live);
+		gt_sym_free(sym);
 		/* a process that ends refuses too: then that is what is said */
-		struct live_thread leader = {.tid = s->pid};
-		read_thread(s->pid, &leader);
-		if (leader.state == '?' || leader.state == 'Z' || leader.state == 'X')
+		if (process_ended(s->pid))
 			fprintf(stderr, "gotrace stacks: process %d ended while it was read\n",
 				(int)s->pid);
 		else
@@ -623,15 +652,16 @@ static int take_snapshot(struct snapshot *s)
 		if (!s->t[i].gone)
 			s->t[kept++] = s->t[i];
 	s->n = kept;
-	if (kept == 0) {
-		fprintf(stderr, "gotrace stacks: process %d ended while it was read\n", (int)s->pid);
-		return 1;
-	}
-	struct gt_symbolizer *sym = gt_sym_new(NULL);
 	uint64_t pcs[STACK_MAX];
-	int rc = sym ? gt_sym_live_threads(sym, s->pid, pcs, STACK_MAX, got_stack, s) : -1;
+	int rc = kept ? gt_sym_live_threads(live, s->pid, pcs, STACK_MAX, got_stack, s) : -1;
 	resume_all(s);
 	s->stopped_ms = now_ms() - start;
+	gt_sym_live_close(live);
+	if (kept == 0) {
+		fprintf(stderr, "gotrace stacks: process %d ended while it was read\n", (int)s->pid);
+		gt_sym_free(sym);
+		return 1;
+	}
 	if (rc != 0) {
 		fprintf(stderr, "gotrace stacks: the threads of process %d could not be unwound\n",
 			(int)s->pid);

@@ -1,7 +1,8 @@
 /* sym_live: the threads of a live process, unwound as eu-stack does it: the process's modules
  * from /proc/PID/maps (dwfl_linux_proc_report), dwfl_linux_proc_attach, dwfl_getthreads and
  * dwfl_thread_getframes.  The caller has already stopped every thread with ptrace (seize and
- * interrupt), so libdwfl neither attaches nor detaches.  The same modules go into the
+ * interrupt), so libdwfl neither attaches nor detaches; the modules are read before that,
+ * so that the process is stopped only for the unwinding.  The same modules go into the
  * symbolizer's current space, so that the stacks and the data addresses are symbolized and
  * named as those of a capture. */
 #include "symbolizer_private.h"
@@ -9,6 +10,7 @@
 #include <dwarf.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,25 +68,50 @@ static int thread(Dwfl_Thread *t, void *arg)
 	return DWARF_CB_OK;
 }
 
-int gt_sym_live_threads(struct gt_symbolizer *sym, int pid, uint64_t *pcs, size_t max,
-			gt_sym_thread_fn fn, void *ctx)
+struct gt_sym_live {
+	Dwfl *dwfl;
+	struct live_walk walk;
+};
+
+struct gt_sym_live *gt_sym_live_open(struct gt_symbolizer *sym, int pid)
 {
-	struct live_walk w = {.sym = sym, .fn = fn, .ctx = ctx, .pcs = pcs, .max = max};
+	struct gt_sym_live *live = calloc(1, sizeof *live);
+	if (live == NULL)
+		return NULL;
+	live->walk.sym = sym;
 	char link[64];
 	snprintf(link, sizeof link, "/proc/%d/exe", pid);
-	ssize_t len = readlink(link, w.exe, sizeof w.exe - 1);
-	w.exe[len > 0 ? len : 0] = 0;
-	Dwfl *dwfl = dwfl_begin(&live_callbacks);
-	if (dwfl == NULL || max == 0)
-		return -1;
-	int rc = -1;
-	dwfl_report_begin(dwfl);
-	if (dwfl_linux_proc_report(dwfl, pid) == 0 && dwfl_report_end(dwfl, NULL, NULL) == 0) {
-		dwfl_getmodules(dwfl, add_module, &w, 0);
-		if (dwfl_linux_proc_attach(dwfl, pid, true) == 0 &&
-		    dwfl_getthreads(dwfl, thread, &w) == 0)
-			rc = 0;
+	ssize_t len = readlink(link, live->walk.exe, sizeof live->walk.exe - 1);
+	live->walk.exe[len > 0 ? len : 0] = 0;
+	live->dwfl = dwfl_begin(&live_callbacks);
+	if (live->dwfl != NULL) {
+		dwfl_report_begin(live->dwfl);
+		if (dwfl_linux_proc_report(live->dwfl, pid) == 0 &&
+		    dwfl_report_end(live->dwfl, NULL, NULL) == 0) {
+			dwfl_getmodules(live->dwfl, add_module, &live->walk, 0);
+			return live;
+		}
 	}
-	dwfl_end(dwfl);
-	return rc;
+	gt_sym_live_close(live);
+	return NULL;
+}
+
+int gt_sym_live_threads(struct gt_sym_live *live, int pid, uint64_t *pcs, size_t max,
+			gt_sym_thread_fn fn, void *ctx)
+{
+	struct live_walk *w = &live->walk;
+	w->fn = fn;
+	w->ctx = ctx;
+	w->pcs = pcs;
+	w->max = max;
+	if (max == 0 || dwfl_linux_proc_attach(live->dwfl, pid, true) != 0)
+		return -1;
+	return dwfl_getthreads(live->dwfl, thread, w) == 0 ? 0 : -1;
+}
+
+void gt_sym_live_close(struct gt_sym_live *live)
+{
+	if (live != NULL && live->dwfl != NULL)
+		dwfl_end(live->dwfl);
+	free(live);
 }

@@ -130,16 +130,20 @@ size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid,
 		     const uint64_t regs[GT_SYM_UNWIND_REGS], const uint8_t *stack,
 		     size_t stack_size, uint64_t *pcs, size_t max, bool *complete);
 
-/* Every thread of live process pid, unwound (eu-stack's way, through /proc and ptrace): the
- * caller has stopped each thread with ptrace first and resumes them after.  The process's
- * modules are added to the current space, for gt_sym_stack and gt_sym_object_name.  For each
- * thread fn gets its tid and its return addresses (gt_sym_stack's convention, in pcs, which
- * holds max), and whether the unwinding reached the outermost frame.  Returns 0, -1 when the
- * process could not be read. */
+/* Every thread of live process pid, unwound (eu-stack's way, through /proc and ptrace).
+ * gt_sym_live_open reads the process's modules (from /proc/PID/maps, into a Dwfl and into
+ * the current space, for gt_sym_stack and gt_sym_object_name), NULL when it cannot; then the
+ * caller stops each thread with ptrace, calls gt_sym_live_threads, and resumes them.  For
+ * each thread fn gets its tid and its return addresses (gt_sym_stack's convention, in pcs,
+ * which holds max), and whether the unwinding reached the outermost frame.  Returns 0, -1
+ * when the threads could not be read. */
+struct gt_sym_live;
 typedef void (*gt_sym_thread_fn)(void *ctx, uint32_t tid, const uint64_t *pcs, size_t n,
 				 bool complete);
-int gt_sym_live_threads(struct gt_symbolizer *sym, int pid, uint64_t *pcs, size_t max,
+struct gt_sym_live *gt_sym_live_open(struct gt_symbolizer *sym, int pid);
+int gt_sym_live_threads(struct gt_sym_live *live, int pid, uint64_t *pcs, size_t max,
 			gt_sym_thread_fn fn, void *ctx);
+void gt_sym_live_close(struct gt_sym_live *live);
 
 /* Counters for reports and benchmarks. */
 struct gt_sym_stats {
