@@ -12,5 +12,6 @@ struct gt_command {
 int gt_cmd_convert(int argc, char **argv);
 int gt_cmd_run(int argc, char **argv);
 int gt_cmd_report(int argc, char **argv);
+int gt_cmd_stacks(int argc, char **argv);
 
 #endif

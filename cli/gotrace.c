@@ -12,6 +12,7 @@ static const struct gt_command commands[] = {
 	{"run", gt_cmd_run, "run a command traced, then write its Go execution trace"},
 	{"convert", gt_cmd_convert, "convert captures into Go execution traces"},
 	{"report", gt_cmd_report, "threads, contended locks and slow syscalls, without Go"},
+	{"stacks", gt_cmd_stacks, "stacks and lock waits of a live process's threads (hangs)"},
 };
 
 static void usage(FILE *f)

@@ -1,7 +1,8 @@
 /* symbolizer: captured PCs -> frames (function, file, line), through elfutils.
  *
  * The one interface the encoder uses.  Modules come from the capture's module map, never
- * from the live process, so a capture converts long after its process is gone.  Knows
+ * from the live process, so a capture converts long after its process is gone (only
+ * gt_sym_live_threads, for `gotrace stacks`, reads a live process's own).  Knows
  * nothing about traces.  One thread at a time per symbolizer.
  *
  * Conventions for callers:
@@ -128,6 +129,21 @@ size_t gt_sym_own_frame(const struct gt_frame *frames, size_t n);
 size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid,
 		     const uint64_t regs[GT_SYM_UNWIND_REGS], const uint8_t *stack,
 		     size_t stack_size, uint64_t *pcs, size_t max, bool *complete);
+
+/* Every thread of live process pid, unwound (eu-stack's way, through /proc and ptrace).
+ * gt_sym_live_open reads the process's modules (from /proc/PID/maps, into a Dwfl and into
+ * the current space, for gt_sym_stack and gt_sym_object_name), NULL when it cannot; then the
+ * caller stops each thread with ptrace, calls gt_sym_live_threads, and resumes them.  For
+ * each thread fn gets its tid and its return addresses (gt_sym_stack's convention, in pcs,
+ * which holds max), and whether the unwinding reached the outermost frame.  Returns 0, -1
+ * when the threads could not be read. */
+struct gt_sym_live;
+typedef void (*gt_sym_thread_fn)(void *ctx, uint32_t tid, const uint64_t *pcs, size_t n,
+				 bool complete);
+struct gt_sym_live *gt_sym_live_open(struct gt_symbolizer *sym, int pid);
+int gt_sym_live_threads(struct gt_sym_live *live, int pid, uint64_t *pcs, size_t max,
+			gt_sym_thread_fn fn, void *ctx);
+void gt_sym_live_close(struct gt_sym_live *live);
 
 /* Counters for reports and benchmarks. */
 struct gt_sym_stats {

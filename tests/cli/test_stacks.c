@@ -1,0 +1,371 @@
+/* gotrace stacks PID (issue 25, items 1 and 2) on programs that reach a known state
+ * (stacks_target.c): an AB/BA deadlock (the cycle, both locks named, the holders), a thread
+ * blocked reading a pipe, 40 threads waiting on one condition variable (one group), a rwlock's
+ * writer and a semaphore named by their kinds; C++ frames and a stripped binary's debuglink; a
+ * counting program sampled five times while it runs ends as it does unsampled; a process
+ * already traced and another user's process are refused with one line, unharmed. */
+#include "cli_support.h"
+
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../preload/targets/wait_blocked.h"
+
+static const char target[] = GT_TEST_STACKS_TARGET;
+
+struct running {
+	pid_t pid;
+	FILE *out;
+	char ready[128];   /* its "ready ..." line */
+};
+
+/* Starts program in mode (with arg; both may be NULL) and waits for its "ready" line. */
+static void start_program(struct running *r, const char *program, const char *mode,
+			  const char *arg)
+{
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	r->pid = fork();
+	cr_assert_geq(r->pid, 0);
+	if (r->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test leaves no target behind */
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(program, program, mode, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	r->out = fdopen(fds[0], "r");
+	cr_assert(fgets(r->ready, sizeof r->ready, r->out) != NULL, "%s %s gave no ready line",
+		  program, mode);
+	cr_assert(!strncmp(r->ready, "ready", 5), "%s %s said %s", program, mode, r->ready);
+}
+
+static void start(struct running *r, const char *mode, const char *arg)
+{
+	start_program(r, target, mode, arg);
+}
+
+/* Waits for the target to end and returns its status (128+N when killed by signal N). */
+static int finish(struct running *r, bool kill_it)
+{
+	if (kill_it)
+		kill(r->pid, SIGKILL);
+	int status;
+	cr_assert_eq(waitpid(r->pid, &status, 0), r->pid);
+	fclose(r->out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void stacks(struct cli_result *out, pid_t pid, bool json)
+{
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+	const char *argv[] = {cli_gotrace, "stacks", json ? "--json" : pid_text, pid_text, NULL};
+	if (!json)
+		argv[3] = NULL;
+	cli_run(out, argv, NULL);
+}
+
+Test(stacks, deadlock_names_both_locks_and_holders)
+{
+	struct running r;
+	start(&r, "deadlock", NULL);
+	int a, b;   /* a holds lock_a and waits for lock_b; b the other way round */
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &a, &b), 2);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	char line[256];
+	snprintf(line, sizeof line, "thread %d waits for mutex lock_b, held by thread %d\n", a, b);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	snprintf(line, sizeof line, "thread %d waits for mutex lock_a, held by thread %d\n", b, a);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	cr_assert_eq(cli_count_of(out.out, "Deadlock "), 1, "%s", out.out);
+	cr_assert(strstr(out.out, "Deadlock 1: 2 threads, each waiting for a lock the next one "
+			 "holds"), "%s", out.out);
+	snprintf(line, sizeof line, "1 thread [sleeping in futex: mutex lock_b, held by thread "
+		 "%d]: %d (stacks_target)\n", b, a);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	cr_assert(strstr(out.out, "  take_a_then_b\n"), "%s", out.out);
+	cr_assert(strstr(out.out, "  take_b_then_a\n"), "%s", out.out);
+	cli_result_free(&out);
+
+	stacks(&out, r.pid, true);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	char cycle[64];
+	snprintf(cycle, sizeof cycle, "\"deadlocks\": [[%d, %d]]", a < b ? a : b, a < b ? b : a);
+	cr_assert(strstr(out.out, cycle), "no '%s' in:\n%s", cycle, out.out);
+	cr_assert_eq(cli_count_of(out.out, "\"kind\": \"mutex\""), 2, "%s", out.out);
+	cli_result_free(&out);
+	/* still deadlocked, both threads still asleep on the other's lock */
+	cr_assert(gt_proc_blocked_in(r.pid, a, SYS_futex, 0, UINTPTR_MAX));
+	cr_assert(gt_proc_blocked_in(r.pid, b, SYS_futex, 0, UINTPTR_MAX));
+	finish(&r, true);
+}
+
+Test(stacks, three_thread_deadlock_is_one_cycle)
+{
+	struct running r;
+	start(&r, "deadlock3", NULL);
+	int t[3];   /* t[i] holds lock i and waits for lock i + 1 (of a, b, c) */
+	cr_assert_eq(sscanf(r.ready, "ready %d %d %d", &t[0], &t[1], &t[2]), 3);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	static const char *const waited[3] = {"lock_b", "lock_c", "lock_a"};
+	const char *deadlock = strstr(out.out, "\nDeadlock 1: 3 threads, each waiting for a lock "
+				      "the next one holds\n");
+	cr_assert(deadlock, "%s", out.out);
+	for (int i = 0; i < 3; i++) {
+		char line[160];
+		snprintf(line, sizeof line, "  thread %d (stacks_target) waits for mutex %s, held by "
+			 "thread %d\n", t[i], waited[i], t[(i + 1) % 3]);
+		cr_assert(strstr(deadlock, line), "no '%s' in:\n%s", line, out.out);
+	}
+	cr_assert_eq(cli_count_of(out.out, "\nDeadlock "), 1, "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
+}
+
+/* Sampled until it is gone: each sample whole or refused in one line, the run unharmed. */
+Test(stacks, process_ending_while_sampled, .timeout = 120)
+{
+	struct running r;
+	start(&r, "count", "100000000");
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	const char *argv[] = {cli_gotrace, "stacks", "--every", "1ms", "--count", "1000000",
+			      pid_text, NULL};
+	struct cli_result out;
+	cli_run(&out, argv, NULL);   /* ends once the target has, a zombie until reaped */
+	cr_assert_eq(out.status, 1, "%s", out.err);
+	char line[96];
+	snprintf(line, sizeof line, "gotrace stacks: process %d ended while it was read\n",
+		 (int)r.pid);
+	cr_assert_str_eq(out.err, line);
+	cr_assert(strstr(out.out, "Sample 1 of 1000000: "), "%s", out.out);
+	cli_result_free(&out);
+	char counted[64] = "";
+	cr_assert(fgets(counted, sizeof counted, r.out) != NULL);
+	cr_assert_str_eq(counted, "counted 400000000\n");
+	cr_assert_eq(finish(&r, false), 3);
+}
+
+/* The deadlock's two threads, each waiting for the other's lock: lock names in, tids out. */
+static void assert_two_thread_deadlock(const char *program, const char *mode,
+				       const char *first_waits, const char *second_waits,
+				       struct cli_result *out)
+{
+	struct running r;
+	int a, b;
+	start_program(&r, program, mode, NULL);
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &a, &b), 2, "%s said %s", program, r.ready);
+	stacks(out, r.pid, false);
+	cr_assert_eq(out->status, 0, "%s", out->err);
+	char line[256];
+	snprintf(line, sizeof line, "  thread %d waits for mutex %s, held by thread %d\n", a,
+		 first_waits, b);
+	cr_assert(strstr(out->out, line), "no '%s' in:\n%s", line, out->out);
+	snprintf(line, sizeof line, "  thread %d waits for mutex %s, held by thread %d\n", b,
+		 second_waits, a);
+	cr_assert(strstr(out->out, line), "no '%s' in:\n%s", line, out->out);
+	cr_assert_eq(cli_count_of(out->out, "\nDeadlock 1: 2 threads"), 1, "%s", out->out);
+	finish(&r, true);
+}
+
+Test(stacks, cpp_frames_demangled_and_locks_named)
+{
+#ifndef GT_TEST_STACKS_CPP
+	cr_skip_test("no C++ compiler when the tests were built");
+#else
+	struct cli_result out;
+	assert_two_thread_deadlock(GT_TEST_STACKS_CPP, NULL, "bank::checking.mu",
+				   "bank::savings.mu", &out);
+	cr_assert_eq(cli_count_of(out.out, "\n  void bank::transfer<long>(bank::Account&, "
+				  "bank::Account&, long, int)\n"), 2, "%s", out.out);
+	cr_assert_eq(cli_count_of(out.out, "\n  std::mutex::lock()\n"), 2, "%s", out.out);
+	cli_result_free(&out);
+#endif
+}
+
+Test(stacks, stripped_binary_read_through_its_debuglink)
+{
+	struct cli_result out;
+	assert_two_thread_deadlock(GT_TEST_STACKS_STRIPPED, "deadlock", "lock_b", "lock_a", &out);
+	/* take_a_then_b's second lock: the first "lock_b" call of the file */
+	unsigned line = cli_source_line(GT_TEST_STACKS_SOURCE, "pthread_mutex_lock(&lock_b);");
+	static const char func[] = "\n  take_a_then_b\n      ";
+	const char *frame = strstr(out.out, func);
+	cr_assert(frame, "%s", out.out);
+	char where[64];
+	snprintf(where, sizeof where, "/stacks_target.c:%u\n", line);
+	const char *end = strchr(frame + strlen(func), '\n');
+	cr_assert(end && !strncmp(end + 1 - strlen(where), where, strlen(where)),
+		  "no '%s' at the end of take_a_then_b's line in:\n%s", where, out.out);
+	cli_result_free(&out);
+}
+
+Test(stacks, rwlock_writer_and_semaphore_named_by_kind)
+{
+	struct running r;
+	start(&r, "kinds", NULL);
+	int reader, waiter;
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &reader, &waiter), 2);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	char line[160];
+	snprintf(line, sizeof line, "1 thread [sleeping in futex: rwlock table_lock, held by "
+		 "thread %d]: %d (stacks_target)\n", (int)r.pid, reader);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	snprintf(line, sizeof line, "1 thread [sleeping in futex: semaphore jobs_ready]: %d "
+		 "(stacks_target)\n", waiter);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	cr_assert(!strstr(out.out, "Deadlock"), "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
+}
+
+Test(stacks, thread_blocked_reading_a_pipe)
+{
+	struct running r;
+	start(&r, "pipe", NULL);
+	int reader, fd;
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &reader, &fd), 2);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	char line[128];
+	snprintf(line, sizeof line, "1 thread [sleeping in read of fd %d]: %d (stacks_target)\n"
+		 "  __libc_read\n", fd, reader);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	cr_assert(strstr(out.out, "  read_pipe\n"), "%s", out.out);
+	cr_assert(!strstr(out.out, "Deadlock"), "%s", out.out);
+	cli_result_free(&out);
+	/* the read goes on: it returns what is written to the pipe once it is there */
+	cr_assert(gt_proc_blocked_in(r.pid, reader, SYS_read, (uintptr_t)fd, (uintptr_t)fd + 1));
+	finish(&r, true);
+}
+
+Test(stacks, pool_on_one_condvar_is_one_group)
+{
+	struct running r;
+	start(&r, "pool", NULL);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	cr_assert(strstr(out.out, ": 41 threads, stopped for "), "%s", out.out);
+	cr_assert(strstr(out.out, "\n40 threads [sleeping in futex: condvar pool_cond]: "),
+		  "%s", out.out);
+	/* two groups: the main thread, and the pool */
+	cr_assert_eq(cli_count_of(out.out, "\n1 thread ["), 1, "%s", out.out);
+	cr_assert_eq(cli_count_of(out.out, " threads ["), 1, "%s", out.out);
+	cr_assert(strstr(out.out, "  pool_worker\n"), "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
+}
+
+Test(stacks, sampled_counting_program_ends_as_unsampled, .timeout = 120)
+{
+	const char *count = "1000000000";   /* seconds of counting: longer than 5 samples */
+	struct running r;
+	start(&r, "count", count);
+	char plain[128] = "";
+	cr_assert(fgets(plain, sizeof plain, r.out) != NULL);
+	int plain_status = finish(&r, false);
+	cr_assert_eq(plain_status, 3);
+
+	start(&r, "count", count);
+	for (int i = 0; i < 5; i++) {
+		struct cli_result out;
+		stacks(&out, r.pid, false);
+		cr_assert_eq(out.status, 0, "sample %d: %s", i, out.err);
+		cr_assert(strstr(out.out, "  count\n"), "sample %d:\n%s", i, out.out);
+		cli_result_free(&out);
+	}
+	char sampled[128] = "";
+	cr_assert(fgets(sampled, sizeof sampled, r.out) != NULL);
+	cr_assert_str_eq(sampled, plain);
+	cr_assert_eq(finish(&r, false), plain_status);
+}
+
+Test(stacks, already_traced_process_is_left_alone)
+{
+	struct running r;
+	start(&r, "pipe", NULL);
+	int reader, fd;
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &reader, &fd), 2);
+	cr_assert_eq(ptrace(PTRACE_SEIZE, r.pid, 0, 0), 0);   /* this test is its debugger */
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 1);
+	char line[160];
+	snprintf(line, sizeof line, "gotrace stacks: process %d is already traced by process %d",
+		 (int)r.pid, (int)getpid());
+	cr_assert(!strncmp(out.err, line, strlen(line)), "%s", out.err);
+	cr_assert_eq(cli_count_lines(out.err), 1, "%s", out.err);
+	cr_assert_str_eq(out.out, "");
+	cli_result_free(&out);
+	cr_assert(gt_proc_blocked_in(r.pid, reader, SYS_read, (uintptr_t)fd, (uintptr_t)fd + 1));
+	finish(&r, true);
+}
+
+Test(stacks, another_users_process_is_refused_in_one_line)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to run gotrace stacks as another user (nobody)");
+	struct running r;
+	start(&r, "pipe", NULL);
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	const char *argv[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+			      "--clear-groups", cli_gotrace, "stacks", pid_text, NULL};
+	struct cli_result out;
+	cli_run(&out, argv, NULL);
+	cr_assert_eq(out.status, 1, "%s", out.err);
+	char line[160];
+	snprintf(line, sizeof line, "gotrace stacks: process %d belongs to another user (uid 0): "
+		 "run gotrace stacks as that user or as root\n", (int)r.pid);
+	cr_assert_str_eq(out.err, line);
+	cli_result_free(&out);
+	finish(&r, true);
+}
+
+/* --every --count: a deadlock does not move between samples, a counting program does. */
+Test(stacks, repeated_samples_tell_a_hang_from_a_slow_process, .timeout = 120)
+{
+	struct running r;
+	start(&r, "deadlock", NULL);
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	const char *argv[] = {cli_gotrace, "stacks", "--every", "50ms", "--count", "3", pid_text,
+			      NULL};
+	struct cli_result out;
+	cli_run(&out, argv, NULL);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	cr_assert(strstr(out.out, "Sample 1 of 3: process "), "%s", out.out);
+	cr_assert_eq(cli_count_of(out.out, "\nNo thread moved since the last sample: the same 3 "
+				  "threads"), 2, "%s", out.out);
+	cr_assert_eq(cli_count_of(out.out, "\nDeadlock 1: "), 3, "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
+
+	start(&r, "count", "1000000000");
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	cli_run(&out, argv, NULL);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	cr_assert_eq(cli_count_of(out.out, "\nMoved since the last sample: "), 2, "%s", out.out);
+	cr_assert(!strstr(out.out, "No thread moved"), "%s", out.out);
+	cli_result_free(&out);
+	cr_assert_eq(finish(&r, false), 3);
+}
