@@ -60,15 +60,24 @@ static void annotate(struct feed *f, uint32_t serial, uint32_t cpu, uint8_t kind
 	give(f, GT_USER, kind, serial, cpu, buf, sizeof u + name_len + msg_len);
 }
 
-/* The thread serial of thread i: 1 for the main thread (its TID is the pid), then 2 on. */
+/* The thread that is serial 1, the trace's G1: the main thread (its TID is the pid), else
+ * (it ended: pthread_exit) the first one, so that no goroutine stands for a thread that is
+ * not there. */
+static size_t first_of(const struct gt_live_snapshot *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->threads[i].tid == s->pid)
+			return i;
+	return 0;
+}
+
+/* The thread serial of thread i: 1 for first_of's, then 2 on in their order. */
 static uint32_t serial_of(const struct gt_live_snapshot *s, size_t i)
 {
-	if (s->threads[i].tid == s->pid)
+	size_t first = first_of(s);
+	if (i == first)
 		return 1;
-	uint32_t serial = 2;
-	for (size_t k = 0; k < i; k++)
-		serial += s->threads[k].tid != s->pid;
-	return serial;
+	return (uint32_t)(i < first ? i + 2 : i + 1);
 }
 
 static uint32_t serial_of_tid(const struct gt_live_snapshot *s, uint32_t tid)
