@@ -65,7 +65,7 @@ struct snapshot {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gotrace stacks [--json] [--every SEC --count N] [-o FILE] PID\n\n"
+		"usage: gotrace stacks [--json] [--every SEC --count N] [-o FILE [--format F]] PID\n\n"
 		"Prints the stack of every thread of live process PID, with what each is blocked in:\n"
 		"for a lock, its name, its kind and (for a mutex) the thread holding it.  Threads\n"
 		"with the same state and stack are printed together, with a count; then the\n"
@@ -78,7 +78,7 @@ static void usage(FILE *f)
 		"                 since the one before: none moving is a hang, not slowness\n"
 		"  -o FILE        also writes the snapshot as a Go execution trace: a goroutine\n"
 		"                 per thread, in its state, with its stack (one sample only)\n");
-	gt_cli_format_help(f, 17);
+	gt_cli_format_help(f, 23);   /* with -o */
 }
 
 static bool read_text(const char *path, char *buf, size_t size)
