@@ -793,7 +793,11 @@ int gt_cmd_stacks(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (gt_cli_trace_format("stacks", format, &trace.format) != 0)
+	if (format && !trace.path) {
+		gt_cli_fail("stacks", "--format is the format of the trace -o FILE writes");
+		return 2;
+	}
+	if (trace.path && gt_cli_trace_format("stacks", format, &trace.format) != 0)
 		return 2;
 	if (trace.path && count > 1) {
 		gt_cli_fail("stacks", "-o writes one snapshot, not --count %ld samples: sample "

@@ -300,3 +300,27 @@ Test(stacks_trace, one_snapshot_only)
 	cli_result_free(&out);
 	finish(&r, true);
 }
+
+/* --format is the trace's: refused without -o, and GOTRACE_FORMAT (bad here) is not read
+ * for the text alone. */
+Test(stacks_trace, format_only_with_output)
+{
+	struct running r;
+	start_program(&r, target, "pipe", NULL);
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	const char *with_format[] = {cli_gotrace, "stacks", "--format", "go1.19", pid_text, NULL};
+	struct cli_result out;
+	cli_run(&out, with_format, NULL);
+	cr_assert_eq(out.status, 2, "%s", out.err);
+	cr_assert_str_eq(out.err, "gotrace stacks: --format is the format of the trace -o FILE "
+			 "writes\n");
+	cli_result_free(&out);
+	const char *plain[] = {cli_gotrace, "stacks", pid_text, NULL};
+	const char *bad_env[] = {"GOTRACE_FORMAT=go0.1", NULL};
+	cli_run(&out, plain, bad_env);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	cr_assert(strstr(out.out, "  read_pipe\n"), "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
+}
