@@ -461,9 +461,10 @@ Test(order, chunk_turnover_under_load_repairs_nothing)
 Test(order, flight_recorder_ring_repairs_nothing)
 {
 	/* It failed 1 run in 15 until b0ab45f: the summary replayed the keep chunks' last begin
-	 * or end of each reused chunk as a sequence.  Seen since, once in about 1,000 runs of
-	 * this shape: a record missing from the file (a fresh chunk's first record overwritten
-	 * by another thread's), a cause not found yet. */
+	 * or end of each reused chunk as a sequence.  Then once in about 1,000 runs: a record
+	 * missing from the file (a fresh chunk's first record overwritten by another thread's),
+	 * a chunk reused while its opener, preempted past every put-off reuse, had not committed
+	 * its record yet (flight_recorder_reuses_no_chunk_a_writer_stopped_in). */
 	last_env = "GOTRACE_LAST=256K";
 	const char *argv[] = {getenv("GT_TEST_ORDER"), "churn", "8", "20000", NULL};
 	char trace[PATH_MAX + 64], capture[PATH_MAX + 64];
