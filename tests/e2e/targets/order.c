@@ -458,10 +458,11 @@ static void *stall_writer(void *arg)
 static void stall_on(const cpu_set_t *set, int cpu)
 {
 	cpu_set_t one;
+	if (cpu < 0 || !CPU_ISSET(cpu, set))
+		return;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	if (cpu >= 0 && CPU_ISSET(cpu, set))
-		sched_setaffinity(0, sizeof one, &one);
+	sched_setaffinity(0, sizeof one, &one);
 }
 
 /* The writer is stopped in the tracer on CPU cpu: 1 when it is in a record, after main wrote
