@@ -7,8 +7,10 @@
  * a writer that reserved in it before it was replaced has that long to commit (the fast path
  * counts no commits; a writer preempted longer than that may write into its next use).
  * A chunk in which a record not committed yet lies before committed ones (a writer still at
- * work) goes to the back of the queue instead, up to RING_DEFER_MAX times (a writer may have
- * died there).  Reuse, all under the growth lock:
+ * work) goes to the back of the queue instead, up to RING_DEFER_MAX times; then it leaves the
+ * ring for good, whole: a writer stopped that long commits into it whenever it goes on (into
+ * the chunk's next use, over a record written there since, if it were reused), and one that
+ * died there costs the file that chunk.  Reuse, all under the growth lock:
  *   1. ring_lost_tsc is raised to the time it was replaced, after its every record's stamp
  *      (a crash now leaves the chunk whole, its records the state before the window);
  *   2. one pass appends what outlives the window to the keep chunks, each record committed as
@@ -27,20 +29,21 @@
 #define RING_QUARANTINE 4u
 #define RING_FIFO 16384u          /* retired chunks the ring holds at most */
 #define SCRATCH 8192u             /* threads one chunk's scan tracks (more: carried whole) */
-#define RING_DEFER_MAX 3u         /* reuses of a chunk put off for an uncommitted record */
+#define RING_DEFER_MAX 3u         /* reuses of a chunk put off for an uncommitted record, then
+				   * it is set aside */
 
 struct retired {
 	char *chunk;
 	uint64_t tsc;
 	uint32_t deferred;        /* reuses put off: a record in it was not committed yet */
 };
-/* The ring's state, under the growth lock: the retired chunks in replacement order, and the
- * keep chunk being filled (NULL: none yet) */
+/* The ring's state, under the growth lock: the retired chunks in replacement order, the keep
+ * chunk being filled (NULL: none yet), and the chunks set aside (out of the ring for good) */
 static struct {
 	struct retired fifo[RING_FIFO];
 	uint32_t first, n;
 	char *keep;
-	uint64_t keep_used, keep_chunks, keep_seq;
+	uint64_t keep_used, keep_chunks, keep_seq, set_aside;
 } ring;
 /* The scan of one chunk: per thread, serial + 1, the offset and time of its last state
  * record (off 0: none yet) and its latest time so far (a compact record's near, capture.h),
@@ -75,7 +78,7 @@ void gt_ring_forget(void)
 {
 	ring.first = ring.n = 0;
 	ring.keep = NULL;
-	ring.keep_used = ring.keep_chunks = ring.keep_seq = 0;
+	ring.keep_used = ring.keep_chunks = ring.keep_seq = ring.set_aside = 0;
 }
 
 enum carry { C_DROP, C_KEEP, C_STATE };
@@ -178,22 +181,31 @@ static void raise_lost(uint64_t tsc)
 		;
 }
 
-/* Steps 1-3 of the reuse (above) for chunk c, replaced at retired_tsc: 0; 1 when may_defer
- * and a record not committed yet lies before committed ones (a writer still at work, or one
- * that died there: the caller puts the reuse off, the chunk stays whole, what was carried
- * will be carried again); -1 when the keep chunks cannot grow (the chunk stays whole).  Its
- * records were reserved before it was replaced and stamped before that: ring_lost_tsc is
- * raised to retired_tsc first, and after the scan to any later stamp another CPU's clock
- * gave. */
-static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
+/* Zero words of chunk c from `from` up to a committed record at `to`: 1 when they may be a
+ * record a writer has not committed yet; 0 when they are the reservations that met chunk 0's
+ * first limit (GT_FIRST_CHUNK) and were abandoned when it was widened (chunk_refill.c), which
+ * nobody commits.  (A writer's record there is not seen, as one at a chunk's end is not.) */
+static int uncommitted(const char *c, uint64_t from, uint64_t to)
+{
+	return !(GT_FIRST_CHUNK < gt_cap.chunk_size && c == gt_chunk_addr(0) && from <= GT_FIRST_CHUNK &&
+		 to > GT_FIRST_CHUNK);
+}
+
+/* Steps 1-3 of the reuse (above) for chunk c, replaced at retired_tsc: 0; 1 when a record not
+ * committed yet lies before committed ones (a writer still at work, or one that died there:
+ * the caller puts the reuse off or sets the chunk aside, the chunk stays whole, what was
+ * carried will be carried again or stays a duplicate, which readers drop); -1 when the keep
+ * chunks cannot grow (the chunk stays whole).  Its records were reserved before it was
+ * replaced and stamped before that: ring_lost_tsc is raised to retired_tsc first, and after
+ * the scan to any later stamp another CPU's clock gave. */
+static int carry(char *c, uint64_t retired_tsc, uint64_t now)
 {
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;
 	uint64_t used = atomic_load_explicit((_Atomic uint64_t *)&h->used, memory_order_acquire);
 	uint64_t end = (used < gt_cap.chunk_size ? used : gt_cap.chunk_size) & ~7ull;
 	uint64_t hz = gt_clock.tsc ? gt_clock.tsc_hz : 1000000000ull;
 	uint64_t lo = gt_cap.header->start_tsc > hz ? gt_cap.header->start_tsc - hz : 0, hi = now + hz;
-	uint64_t latest = 0;
-	int zero = 0;
+	uint64_t latest = 0, zero_from = 0; /* where the zero words before the record began */
 	raise_lost(retired_tsc);
 	scan.gen++;
 	scan.n_used = 0;
@@ -207,12 +219,14 @@ static int carry(char *c, uint64_t retired_tsc, uint64_t now, int may_defer)
 							      : (uint32_t)(w >> 32)) : SCRATCH;
 		uint32_t len = record_at(c, off, end, lo, hi, i < SCRATCH ? scan.slot[i].near : 0, exp, &r);
 		if (!len) {
-			zero |= !w;
+			if (!w && !zero_from)
+				zero_from = off;
 			off += 8;
 			continue;
 		}
-		if (zero && may_defer)
+		if (zero_from && uncommitted(c, zero_from, off))
 			return 1;
+		zero_from = 0;
 		if (r->tsc > latest)
 			latest = r->tsc;
 		if (i < SCRATCH && r->tsc > scan.slot[i].near)
@@ -246,7 +260,8 @@ char *gt_ring_reuse(void)
 	uint64_t now = gt_now(&cpu);
 	struct retired *old = &ring.fifo[ring.first];
 	if (ring.n < RING_FIFO) {
-		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) - ring.keep_chunks;
+		uint64_t in_ring = gt_load((_Atomic uint64_t *)&gt_cap.header->n_chunks) - ring.keep_chunks -
+				   ring.set_aside;
 		if (gt_cfg.last_bytes && in_ring * gt_cap.chunk_size < gt_cfg.last_bytes)
 			return NULL;
 		uint64_t window = gt_clock.tsc ? (uint64_t)((double)gt_cfg.last_ns * (double)gt_clock.tsc_hz / 1e9)
@@ -255,17 +270,19 @@ char *gt_ring_reuse(void)
 			return NULL;
 	}
 	char *c = old->chunk;
-	int carried = carry(c, old->tsc, now, old->deferred < RING_DEFER_MAX);
+	int carried = carry(c, old->tsc, now);
 	if (carried < 0)
 		return NULL;
 	struct retired was = *old;
 	ring.first = (ring.first + 1) % RING_FIFO;
 	ring.n--;
 	if (carried) {
-		/* to the back of the queue, whole (its records are before the window now): a new
-		 * chunk this time */
-		was.deferred++;
-		ring.fifo[(ring.first + ring.n++) % RING_FIFO] = was;
+		/* to the back of the queue, whole (its records are before the window now), or out
+		 * of the ring: a new chunk this time */
+		if (++was.deferred <= RING_DEFER_MAX)
+			ring.fifo[(ring.first + ring.n++) % RING_FIFO] = was;
+		else
+			ring.set_aside++;
 		return NULL;
 	}
 	struct gt_chunk_header *h = (struct gt_chunk_header *)c;

@@ -16,6 +16,8 @@
  *   order ring-pipe THREADS ROUNDS  a token ring over one pipe per thread (a byte read, then
  *                                   written into the next thread's pipe)
  *   order ring-poll THREADS ROUNDS  the same, each read after a poll for input on the pipe
+ *   order stall ATTEMPTS            a writer stopped in the middle of a record while the ring
+ *                                   turns over (below), ATTEMPTS times
  *   order queue-cond WORKERS ROUNDS a work queue: main, the producer, puts WORKERS items in
  *                                   one at a time (each with a signal of the queue's one
  *                                   condvar) and waits on a semaphore until all are taken,
@@ -39,18 +41,23 @@
  * other or for main, have no one possible waker. */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "../../preload/targets/wait_blocked.h"
+#include "gotrace/capture.h"
 
 #define MAX_THREADS 16
 
@@ -304,6 +311,228 @@ static void *ring_pipe(void *arg)
 	return NULL;
 }
 
+/* ---- stall: a writer stopped between its reservation and its commit ---------------------- */
+
+/* main sends SIGUSR1 to a thread that writes to /dev/null in a loop, alone on a CPU; the
+ * handler stops it there when the signal finds it in the tracer's code, and main reads the
+ * capture: when that CPU's current chunk holds a reservation not committed yet (the
+ * writer's), main, moved to that CPU, writes until the chunk is in use again (GOTRACE_LAST=64K,
+ * 16 KiB chunks: the quarantine and every put-off reuse passed) or STALL_MAX_WRITES facts,
+ * lets the writer commit and ends; otherwise it lets it go on and tries again.  Untraced, the
+ * signal never finds the tracer and nothing stops.  Whether it stopped the writer in a
+ * record, and whether that chunk was used again meanwhile, go to stderr. */
+#define STALL_MAX_WRITES 100000
+
+enum { STALL_ASKED, STALL_PASSED, STALL_STOPPED };
+static _Atomic int stall_state, stall_over, stall_cpu;
+static _Atomic unsigned stall_release;
+static uintptr_t tracer_lo, tracer_hi;
+static int capture_fd = -1;
+
+/* A raw system call: the handler calls no hook (one that interrupted the tracer's own work
+ * would pass straight through and count a loss) */
+static long raw_call(long nr, long a, long b, long c)
+{
+#if defined(__x86_64__)
+	long r;
+	register long r10 __asm__("r10") = 0;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return r;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = nr, x0 __asm__("x0") = a, x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c, x3 __asm__("x3") = 0;
+	__asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	return x0;
+#else
+	return syscall(nr, a, b, c, 0);
+#endif
+}
+
+static long raw_futex(void *word, int op, long val) { return raw_call(SYS_futex, (long)word, op, val); }
+
+static uintptr_t interrupted_pc(void *uc)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.pc;
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+/* libgotrace.so's code, when it is loaded */
+static int find_tracer(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size, (void)data;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "libgotrace"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			tracer_lo = info->dlpi_addr + ph->p_vaddr;
+			tracer_hi = tracer_lo + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+/* The capture this process writes, as its mapping in /proc/self/maps names it (-1: none) */
+static int open_capture(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int fd = -1;
+	while (f && fd < 0 && fgets(line, sizeof line, f)) {
+		char *path = strchr(line, '/');
+		size_t n = path ? strcspn(path, "\n") : 0;
+		if (n > 6 && !strncmp(path + n - 6, ".gtcap", 6)) {
+			path[n] = 0;
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+	}
+	if (f)
+		fclose(f);
+	return fd;
+}
+
+/* The newest chunk of CPU cpu (its index, header in *c), or -1 */
+static long current_chunk(const struct gt_file_header *h, int cpu, struct gt_chunk_header *c)
+{
+	long best = -1;
+	struct gt_chunk_header x;
+	for (uint64_t k = 0; k < h->n_chunks; k++)
+		if (pread(capture_fd, &x, sizeof x, (off_t)(h->header_size + k * h->chunk_size)) == sizeof x &&
+		    x.magic == GT_CHUNK_MAGIC && x.cpu == (uint32_t)cpu && (best < 0 || x.seq > c->seq))
+			best = (long)k, *c = x;
+	return best;
+}
+
+/* Where in chunk k (header c) a reservation is not committed yet: its offset, else 0 */
+static uint64_t open_record(const struct gt_file_header *h, long k, const struct gt_chunk_header *c)
+{
+	static uint64_t words[(1u << 20) / 8];
+	uint64_t end = c->used < h->chunk_size ? c->used : h->chunk_size;
+	if (end > sizeof words ||
+	    pread(capture_fd, words, end, (off_t)(h->header_size + k * h->chunk_size)) != (ssize_t)end)
+		return 0;
+	for (uint64_t off = GT_CHUNK_HEADER_SIZE; off + 8 <= end;) {
+		uint64_t w = words[off / 8];
+		if (!w)
+			return off;
+		uint64_t len = (w & GT_COMPACT_BIT) ? gt_compact_words(w) * 8 : ((w >> 16) & 0xffff) * 8;
+		if (!len)
+			return 0;
+		off += len;
+	}
+	return 0;
+}
+
+static void stall_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si;
+	uintptr_t pc = interrupted_pc(uc);
+	int stop = pc >= tracer_lo && pc < tracer_hi;
+	unsigned gen = atomic_load(&stall_release), cpu = 0;
+	raw_call(SYS_getcpu, (long)&cpu, 0, 0);
+	atomic_store(&stall_cpu, (int)cpu);
+	atomic_store(&stall_state, stop ? STALL_STOPPED : STALL_PASSED);
+	raw_futex((void *)&stall_state, FUTEX_WAKE_PRIVATE, 1);
+	while (stop && atomic_load(&stall_release) == gen)
+		raw_futex((void *)&stall_release, FUTEX_WAIT_PRIVATE, gen);
+}
+
+static void *stall_writer(void *arg)
+{
+	(void)arg;
+	char b = 0;
+	while (!atomic_load(&stall_over))
+		if (write(devnull, &b, 1) != 1)
+			abort();
+	return NULL;
+}
+
+/* this thread on the CPU cpu of the set, if it has one */
+static void stall_on(const cpu_set_t *set, int cpu)
+{
+	cpu_set_t one;
+	if (cpu < 0 || !CPU_ISSET(cpu, set))
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof one, &one);
+}
+
+/* The writer is stopped in the tracer on CPU cpu: 1 when it is in a record, after main wrote
+ * on that CPU until the record's chunk was in use again (*reused = 1) or STALL_MAX_WRITES
+ * facts */
+static int stall_turnover(const cpu_set_t *all, int cpu, int *reused)
+{
+	struct gt_file_header h;
+	struct gt_chunk_header c = {0}, now;
+	if (capture_fd < 0 || pread(capture_fd, &h, sizeof h, 0) != sizeof h)
+		return 0;
+	long k = current_chunk(&h, cpu, &c);
+	if (k < 0 || !open_record(&h, k, &c))
+		return 0;
+	stall_on(all, cpu);
+	char b = 0;
+	for (long n = 0; n < STALL_MAX_WRITES; n++) {
+		if (write(devnull, &b, 1) != 1)
+			abort();
+		if (pread(capture_fd, &now, sizeof now, (off_t)(h.header_size + k * h.chunk_size)) == sizeof now &&
+		    now.magic == GT_CHUNK_MAGIC && now.seq != c.seq) {
+			*reused = 1;
+			break;
+		}
+	}
+	return 1;
+}
+
+static void stall(long attempts)
+{
+	/* the writer alone on a CPU, so that a signal meets it anywhere in its loop rather than
+	 * where main's wake-ups preempt it; main on another */
+	cpu_set_t all;
+	int cpus[2] = {-1, -1};
+	if (sched_getaffinity(0, sizeof all, &all))
+		abort();
+	for (int c = 0, k = 0; c < CPU_SETSIZE && k < 2; c++)
+		if (CPU_ISSET(c, &all))
+			cpus[k++] = c;
+	stall_on(&all, cpus[0]);
+	dl_iterate_phdr(find_tracer, NULL);
+	capture_fd = open_capture();
+	struct sigaction sa = {.sa_sigaction = stall_handler, .sa_flags = SA_SIGINFO | SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	pthread_t writer;
+	if (pthread_create(&writer, NULL, stall_writer, NULL))
+		abort();
+	stall_on(&all, cpus[1]);
+	int stops = 0, reused = 0;
+	long a = 0;
+	for (; a < attempts && !stops; a++) {
+		atomic_store(&stall_state, STALL_ASKED);
+		pthread_kill(writer, SIGUSR1);
+		int st;
+		while ((st = atomic_load(&stall_state)) == STALL_ASKED)
+			raw_futex((void *)&stall_state, FUTEX_WAIT_PRIVATE, STALL_ASKED);
+		if (st == STALL_STOPPED) {
+			stops = stall_turnover(&all, atomic_load(&stall_cpu), &reused);
+			stall_on(&all, cpus[1]);
+			atomic_fetch_add(&stall_release, 1);
+			raw_futex((void *)&stall_release, FUTEX_WAKE_PRIVATE, 1);
+		}
+	}
+	atomic_store(&stall_over, 1);
+	pthread_join(writer, NULL);
+	fprintf(stderr, "stops %d (%ld signals), its chunk reused %d\n", stops, a, reused);
+}
+
 /* ---- a work queue: workers wait on one condvar that only main signals ---------------------- */
 
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -371,6 +600,11 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	const char *what = argv[1];
+	if (!strcmp(what, "stall")) {
+		stall(atol(argv[2]));
+		printf("stall\n");
+		return 0;
+	}
 	int has_threads = strcmp(what, "ring-cond") != 0 && strcmp(what, "ring-rwlock") != 0;
 	if (has_threads && argc < 4)
 		return 2;
