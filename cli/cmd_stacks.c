@@ -1,6 +1,7 @@
 /* gotrace stacks PID: the threads of a live process that was not started under gotrace, for
  * hang triage.  Every thread is stopped with PTRACE_SEIZE and PTRACE_INTERRUPT (no signal is
- * sent: a seized thread in a system call restarts it), unwound by the symbolizer
+ * sent: a seized thread in a system call restarts it; a signal met on the way is delivered),
+ * unwound by the symbolizer
  * (gt_sym_live_threads), and detached at once; what it is blocked in comes from /proc before
  * the stop.  A futex wait is turned into its lock: the object by glibc's layouts, its name by
  * the symbolizer, a mutex's holder by its __owner word.  Threads with the same state and stack
@@ -40,7 +41,6 @@ struct live_thread {
 	long nr;                /* the system call it sleeps in; -1 when none */
 	uint64_t args[6];
 	bool seized, gone;
-	int pending_signal;     /* a signal met while stopping it, given back at detach */
 	uint64_t pcs[STACK_MAX];
 	size_t n_pcs;
 	bool complete;
@@ -187,6 +187,17 @@ static bool list_threads(struct snapshot *s)
 	return s->n > 0;
 }
 
+/* For tests only (tests/cli/test_stacks.c): with GOTRACE_TEST_STACKS_SEIZED=FD, once every
+ * thread is seized and none interrupted yet, a byte is written to FD and one read back, so
+ * that a test can send the target signals that meet the stop. */
+static void test_hook_seized(void)
+{
+	const char *fd = getenv("GOTRACE_TEST_STACKS_SEIZED");
+	char byte = 's';
+	if (fd && write(atoi(fd), &byte, 1) == 1 && read(atoi(fd), &byte, 1) != 1)
+		fprintf(stderr, "gotrace stacks: GOTRACE_TEST_STACKS_SEIZED's reply was lost\n");
+}
+
 /* Seizes and interrupts every thread; false (each seized one released) when refused. */
 static bool stop_all(struct snapshot *s, int *err)
 {
@@ -212,8 +223,11 @@ static bool stop_all(struct snapshot *s, int *err)
 		}
 		t->seized = true;
 		seized++;
-		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
+	test_hook_seized();
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].seized)
+			ptrace(PTRACE_INTERRUPT, s->t[i].tid, 0, 0);
 	for (size_t i = 0; i < s->n; i++) {
 		struct live_thread *t = &s->t[i];
 		int status;
@@ -224,9 +238,10 @@ static bool stop_all(struct snapshot *s, int *err)
 			}
 			if (status >> 16 == PTRACE_EVENT_STOP)
 				break;
-			/* a signal arrived first: keep it for the detach, then meet the interrupt */
-			t->pending_signal = WSTOPSIG(status);
-			ptrace(PTRACE_CONT, t->tid, 0, 0);
+			/* a signal arrived first: it is delivered now, as it would have been without
+			 * us (a signal given at the detach from the interrupt's stop would be lost),
+			 * then the interrupt (pending still; asked again, which costs nothing) */
+			ptrace(PTRACE_CONT, t->tid, 0, (void *)(intptr_t)WSTOPSIG(status));
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 		}
 	}
@@ -237,7 +252,7 @@ static void resume_all(struct snapshot *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->t[i].seized && !s->t[i].gone)
-			ptrace(PTRACE_DETACH, s->t[i].tid, 0, (void *)(intptr_t)s->t[i].pending_signal);
+			ptrace(PTRACE_DETACH, s->t[i].tid, 0, 0);
 }
 
 static void got_stack(void *ctx, uint32_t tid, const uint64_t *pcs, size_t n, bool complete)

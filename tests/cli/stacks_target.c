@@ -9,9 +9,14 @@
  *   pipe:     a thread blocked reading an empty pipe;
  *   pool:     40 threads waiting on one condition variable;
  *   count N:  counts to N in each of 4 threads (ready once all count) and prints the sum,
- *             exiting with status 3. */
+ *             exiting with status 3;
+ *   signals:  a thread blocked reading an empty pipe counts the SIGUSR1, SIGUSR2 and SIGWINCH
+ *             it is given (handlers with SA_RESTART); once a byte comes through the pipe it
+ *             prints the counts and the process exits with status 0 (ready: its tid and the
+ *             pipe's write end, for the test to open through /proc). */
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +95,24 @@ static void *read_pipe(void *arg)
 	return (void *)(intptr_t)read(pipe_fds[0], &c, 1);
 }
 
+static volatile sig_atomic_t signals_met[3];   /* SIGUSR1, SIGUSR2, SIGWINCH */
+
+static void count_signal(int sig)
+{
+	signals_met[sig == SIGUSR1 ? 0 : sig == SIGUSR2 ? 1 : 2]++;
+}
+
+static void *count_signals_until_a_byte(void *arg)
+{
+	(void)arg;
+	char c;
+	tids[0] = gt_gettid();
+	ssize_t n = read(pipe_fds[0], &c, 1);
+	printf("signals %d %d %d\n", (int)signals_met[0], (int)signals_met[1],
+	       (int)signals_met[2]);
+	return (void *)(intptr_t)n;
+}
+
 static void *pool_worker(void *arg)
 {
 	tids[(intptr_t)arg] = gt_gettid();
@@ -157,6 +180,20 @@ int main(int argc, char **argv)
 		wait_started(1);
 		gt_wait_blocked(tids[0], SYS_read, (uintptr_t)pipe_fds[0], (uintptr_t)pipe_fds[0] + 1);
 		printf("ready %d %d\n", (int)tids[0], pipe_fds[0]);
+	} else if (!strcmp(mode, "signals")) {
+		struct sigaction sa = {.sa_handler = count_signal, .sa_flags = SA_RESTART};
+		sigaction(SIGUSR1, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+		sigaction(SIGWINCH, &sa, NULL);
+		if (pipe(pipe_fds) != 0)
+			return 1;
+		pthread_create(&t[0], NULL, count_signals_until_a_byte, NULL);
+		wait_started(1);
+		gt_wait_blocked(tids[0], SYS_read, (uintptr_t)pipe_fds[0], (uintptr_t)pipe_fds[0] + 1);
+		printf("ready %d %d\n", (int)tids[0], pipe_fds[1]);
+		fflush(stdout);
+		pthread_join(t[0], NULL);
+		return 0;
 	} else if (!strcmp(mode, "pool")) {
 		for (intptr_t i = 0; i < POOL_THREADS; i++)
 			pthread_create(&t[i], NULL, pool_worker, (void *)i);
@@ -177,7 +214,7 @@ int main(int argc, char **argv)
 		printf("counted %lu\n", counted[0] + counted[1] + counted[2] + counted[3]);
 		return 3;
 	} else {
-		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|pipe|pool|count N\n");
+		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|pipe|signals|pool|count N\n");
 		return 2;
 	}
 	fflush(stdout);

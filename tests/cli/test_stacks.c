@@ -2,19 +2,26 @@
  * (stacks_target.c): an AB/BA deadlock (the cycle, both locks named, the holders), a thread
  * blocked reading a pipe, 40 threads waiting on one condition variable (one group), a rwlock's
  * writer and a semaphore named by their kinds; C++ frames and a stripped binary's debuglink; a
- * counting program sampled five times while it runs ends as it does unsampled; a process
- * already traced and another user's process are refused with one line, unharmed. */
+ * counting program sampled five times while it runs ends as it does unsampled; signals sent
+ * while the target is being stopped all reach it; a process already traced and another
+ * user's process are refused with one line, unharmed. */
 #include "cli_support.h"
 
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../preload/targets/wait_blocked.h"
@@ -368,4 +375,94 @@ Test(stacks, repeated_samples_tell_a_hang_from_a_slow_process, .timeout = 120)
 	cr_assert(!strstr(out.out, "No thread moved"), "%s", out.out);
 	cli_result_free(&out);
 	cr_assert_eq(finish(&r, false), 3);
+}
+
+/* The thread's state letter in /proc ('?' when it cannot be read). */
+static char thread_state(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	const char *close = strrchr(buf, ')');
+	return close && close[1] == ' ' ? close[2] : '?';
+}
+
+struct signals_in_the_stop {
+	int sock;           /* the test's end of GOTRACE_TEST_STACKS_SEIZED */
+	pid_t pid, tid;
+	const char *failed; /* NULL: every step done */
+};
+
+/* Once gotrace stacks has seized every thread (and interrupted none), sends tid three
+ * signals, waits until the first holds it in its signal-delivery stop (state 't': the signal
+ * is then gotrace's to pass on or lose), and lets gotrace go on. */
+static void *send_signals_in_the_stop(void *arg)
+{
+	struct signals_in_the_stop *s = arg;
+	struct pollfd p = {.fd = s->sock, .events = POLLIN};
+	char byte;
+	if (poll(&p, 1, 60000) != 1 || read(s->sock, &byte, 1) != 1) {
+		s->failed = "gotrace stacks never said it had seized the threads";
+		return NULL;
+	}
+	pid_t tgid = s->pid;
+	syscall(SYS_tgkill, tgid, s->tid, SIGUSR1);
+	syscall(SYS_tgkill, tgid, s->tid, SIGUSR2);
+	syscall(SYS_tgkill, tgid, s->tid, SIGWINCH);
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		if (thread_state(s->pid, s->tid) == 't')
+			break;
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec - start.tv_sec < 60);
+	if (thread_state(s->pid, s->tid) != 't')
+		s->failed = "the signalled thread never stopped for its tracer";
+	if (write(s->sock, "g", 1) != 1 && !s->failed)
+		s->failed = "gotrace stacks could not be let go on";
+	return NULL;
+}
+
+/* Signals that reach a thread while gotrace stacks stops it are the program's: each one is
+ * handled once it runs again, as it would have been without gotrace. */
+Test(stacks, signals_sent_while_stopping_all_reach_the_target, .timeout = 120)
+{
+	struct running r;
+	start(&r, "signals", NULL);
+	int reader, write_end;
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &reader, &write_end), 2);
+	int sv[2];
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	struct signals_in_the_stop s = {.sock = sv[0], .pid = r.pid, .tid = reader};
+	pthread_t helper;
+	cr_assert_eq(pthread_create(&helper, NULL, send_signals_in_the_stop, &s), 0);
+	char hook[64], pid_text[16];
+	snprintf(hook, sizeof hook, "GOTRACE_TEST_STACKS_SEIZED=%d", sv[1]);
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	const char *argv[] = {cli_gotrace, "stacks", pid_text, NULL};
+	const char *env[] = {hook, NULL};
+	struct cli_result out;
+	cli_run(&out, argv, env);
+	pthread_join(helper, NULL);
+	close(sv[0]);
+	close(sv[1]);
+	cr_assert_null(s.failed, "%s", s.failed);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	cli_result_free(&out);
+
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)r.pid, write_end);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "q", 1), 1);   /* the reader prints what it counted */
+	close(fd);
+	char counts[64] = "";
+	cr_assert(fgets(counts, sizeof counts, r.out) != NULL);
+	cr_assert_str_eq(counts, "signals 1 1 1\n");
+	cr_assert_eq(finish(&r, false), 0);
 }
