@@ -25,6 +25,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "stacks_recorded.h"
 #include "encoder/encoder.h"
 #include "report/report.h"
 #include "symbolizer/symbolizer.h"
@@ -57,6 +58,7 @@ struct snapshot {
 	struct live_thread *t;      /* in the order of their tids */
 	size_t n;
 	double stopped_ms;
+	double seen_ms;             /* when it was stopped, CLOCK_MONOTONIC */
 	struct gt_tracker *graph;   /* t[i] is its thread i + 1: the wait-for graph */
 };
 
@@ -627,6 +629,7 @@ static int take_snapshot(struct snapshot *s)
 	int rc = kept ? gt_sym_live_threads(live, s->pid, pcs, STACK_MAX, got_stack, s) : -1;
 	resume_all(s);
 	s->stopped_ms = now_ms() - start;
+	s->seen_ms = start;
 	gt_sym_live_close(live);
 	if (kept == 0) {
 		fprintf(stderr, "gotrace stacks: process %d ended while it was read\n", (int)s->pid);
@@ -742,6 +745,7 @@ int gt_cmd_stacks(int argc, char **argv)
 			print_text(stdout, &now, groups);
 			if (k > 0)
 				print_moved(stdout, &now, &before);
+			gt_stacks_recorded(stdout, now.pid, (uint64_t)(now.seen_ms * 1e6));
 		}
 		fflush(stdout);
 		free_snapshot(&before);

@@ -78,7 +78,10 @@ void gtr_holders_free(struct wait_site *s)
 static void thread_text(struct report *r, uint32_t serial, uint32_t tid, char *buf, size_t size)
 {
 	const struct gt_tracked_thread *t = serial ? gt_tracker_thread(r->tracker, 0, serial) : NULL;
-	if (t && t->name[0])
+	if (t && r->live_now_mono_ns)   /* a live process's: its tids are the ones seen now */
+		snprintf(buf, size, "%s (thread %u, tid %u)", t->name[0] ? t->name : "-", serial,
+			 t->tid);
+	else if (t && t->name[0])
 		snprintf(buf, size, "%s (thread %u)", t->name, serial);
 	else if (serial)
 		snprintf(buf, size, "thread %u", serial);

@@ -57,6 +57,39 @@ static void start_program(struct running *r, const char *program, const char *mo
 	cr_assert(!strncmp(r->ready, "ready", 5), "%s %s said %s", program, mode, r->ready);
 }
 
+/* The target in mode under gotrace run (run_options: its options, NULL-terminated), the
+ * trace written in dir. */
+static void start_under_run(struct running *r, const char *dir, const char *const *run_options,
+			    const char *mode)
+{
+	const char *argv[16];
+	size_t n = 0;
+	char trace[256];
+	snprintf(trace, sizeof trace, "%s/run.trace", dir);
+	argv[n++] = cli_gotrace;
+	argv[n++] = "run";
+	for (; *run_options; run_options++)
+		argv[n++] = *run_options;
+	const char *tail[] = {"-o", trace, "--", target, mode, NULL};
+	memcpy(argv + n, tail, sizeof tail);
+	int fds[2];
+	cr_assert_eq(pipe(fds), 0);
+	r->pid = fork();
+	cr_assert_geq(r->pid, 0);
+	if (r->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execv(cli_gotrace, (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	r->out = fdopen(fds[0], "r");
+	cr_assert(fgets(r->ready, sizeof r->ready, r->out) != NULL, "gotrace run %s: no ready line",
+		  mode);
+}
+
 static void start(struct running *r, const char *mode, const char *arg)
 {
 	start_program(r, target, mode, arg);
@@ -105,6 +138,7 @@ Test(stacks, deadlock_names_both_locks_and_holders)
 	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
 	cr_assert(strstr(out.out, "  take_a_then_b\n"), "%s", out.out);
 	cr_assert(strstr(out.out, "  take_b_then_a\n"), "%s", out.out);
+	cr_assert(!strstr(out.out, "Recorded by gotrace"), "not loaded, yet:\n%s", out.out);
 	cli_result_free(&out);
 
 	stacks(&out, r.pid, true);
@@ -465,4 +499,100 @@ Test(stacks, signals_sent_while_stopping_all_reach_the_target, .timeout = 120)
 	cr_assert(fgets(counts, sizeof counts, r.out) != NULL);
 	cr_assert_str_eq(counts, "signals 1 1 1\n");
 	cr_assert_eq(finish(&r, false), 0);
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The process of thread tid. */
+static pid_t process_of(pid_t tid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	FILE *f = fopen(path, "re");
+	cr_assert_not_null(f);
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *at = strstr(buf, "\nTgid:");
+	cr_assert_not_null(at);
+	return (pid_t)atoi(at + 6);
+}
+
+/* How long ago the capture says thread tid's wait on lock began: "(X s ago) in mutex LOCK". */
+static double recorded_ago(const char *out, pid_t tid, const char *lock)
+{
+	const char *recorded = strstr(out, "\nRecorded by gotrace, loaded in process ");
+	cr_assert_not_null(recorded, "%s", out);
+	char key[64];
+	snprintf(key, sizeof key, ", tid %d) since ", (int)tid);
+	const char *line = strstr(recorded, key);
+	cr_assert_not_null(line, "no '%s' in:\n%s", key, out);
+	double since_ms, ago;
+	char what[64];
+	cr_assert_eq(sscanf(line + strlen(key), "%lf ms (%lf s ago) in mutex %63[^,]", &since_ms,
+			    &ago, what), 3, "%s", line);
+	cr_assert_str_eq(what, lock);
+	return ago;
+}
+
+/* Under gotrace run --locks=all, gotrace stacks adds what the capture knows: each blocked
+ * thread's recorded wait with its stack and since when, and where each holder took the lock
+ * it holds.  The waits began between the target's start and its ready line; the two samples'
+ * "ago" differ by the time between them. */
+Test(stacks, capture_of_gotrace_run_adds_recorded_waits_and_acquisition_sites, .timeout = 120)
+{
+	char dir[] = "/tmp/gt-test-stacks-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	struct running r;
+	const char *options[] = {"--locks=all", NULL};
+	double started = mono_s();
+	start_under_run(&r, dir, options, "deadlock");
+	double ready = mono_s();
+	int a, b;
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &a, &b), 2, "%s", r.ready);
+	pid_t pid = process_of(a);
+
+	struct cli_result first, second;
+	double first_before = mono_s();
+	stacks(&first, pid, false);
+	double first_after = mono_s();
+	stacks(&second, pid, false);
+	double second_after = mono_s();
+	cr_assert_eq(first.status, 0, "%s", first.err);
+	cr_assert_eq(second.status, 0, "%s", second.err);
+	const char *recorded = strstr(first.out, "\nRecorded by gotrace, loaded in process ");
+	cr_assert_not_null(recorded, "%s", first.out);
+	char line[256];
+	snprintf(line, sizeof line, "tid %d), at:\n      take_a_then_b (stacks_target.c:", b);
+	cr_assert(strstr(recorded, line), "no '%s' in:\n%s", line, recorded);
+	/* where each holder took the lock the other waits for */
+	snprintf(line, sizeof line, "tid %d) took at:\n      take_b_then_a (stacks_target.c:", b);
+	cr_assert(strstr(recorded, line), "no '%s' in:\n%s", line, recorded);
+	snprintf(line, sizeof line, "tid %d) took at:\n      take_a_then_b (stacks_target.c:", a);
+	cr_assert(strstr(recorded, line), "no '%s' in:\n%s", line, recorded);
+
+	const double slack = 0.002;   /* printed to the ms; the capture's clock fit */
+	double ago = recorded_ago(first.out, a, "lock_b");
+	cr_expect(ago >= first_before - ready - slack && ago <= first_after - started + slack,
+		  "blocked %.3f s ago, not within [%.3f, %.3f]", ago, first_before - ready,
+		  first_after - started);
+	double later = recorded_ago(second.out, a, "lock_b");
+	cr_expect(later - ago >= 0 - slack && later - ago <= second_after - first_before + slack,
+		  "%.3f s ago, then %.3f s ago, %.3f s apart at most", ago, later,
+		  second_after - first_before);
+	cr_expect(recorded_ago(first.out, b, "lock_a") <= first_after - started + slack);
+	cli_result_free(&first);
+	cli_result_free(&second);
+
+	kill(pid, SIGKILL);
+	finish(&r, false);   /* gotrace run ends once its command was killed */
+	char trace[300];
+	snprintf(trace, sizeof trace, "%s/run.trace", dir);
+	unlink(trace);
+	rmdir(dir);
 }
