@@ -372,7 +372,7 @@ static void describe(struct gt_symbolizer *sym, struct snapshot *s)
 		struct gt_frame f[STACK_MAX];
 		size_t n = gt_sym_stack(sym, t->pcs, t->n_pcs, f, STACK_MAX);
 		if (t->nr == 202 && t->state != 'R') {
-			gt_sym_live_lock(s->pid, t->args[0], f, n, &t->wait);
+			gt_sym_live_lock(s->pid, t->args[0], (uint32_t)t->args[2], f, n, &t->wait);
 			char buf[NAME_MAX_LEN];
 			const char *name = gt_sym_object_name(sym, t->wait.object, NULL, 0, buf,
 							      sizeof buf);

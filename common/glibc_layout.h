@@ -18,8 +18,11 @@
  * __readers holds the phase (WRPHASE: a write phase), WRLOCKED (a primary writer), RWAITING
  * (readers waiting for a writer) and, from bit 3, the number of readers; __cur_writer is the
  * writer's tid; __writers_futex is 1 while a primary writer lets other writers sleep, with
- * bit 2 once one may; __wrphase_futex is 1 in a write phase, with bit 2 once a thread may
- * sleep on it.  Readers sleep on __wrphase_futex, writers on __writers_futex. */
+ * FUTEX_USED (2) once one may; __wrphase_futex is 1 in a write phase, with FUTEX_USED once a
+ * thread may sleep on it.  Readers sleep on __wrphase_futex (while it is 1 | FUTEX_USED), writers on
+ * __writers_futex (1 | FUTEX_USED), but for the primary writer, which waits on
+ * __wrphase_futex (while it is FUTEX_USED alone) for the readers of a read phase to leave. */
+#define GT_RWLOCK_FUTEX_USED 2u   /* PTHREAD_RWLOCK_FUTEX_USED: "a thread may sleep on it" */
 #define GT_RWLOCK_WRPHASE 1u
 #define GT_RWLOCK_WRLOCKED 2u
 #define GT_RWLOCK_READER 8u /* 1 << PTHREAD_RWLOCK_READER_SHIFT */

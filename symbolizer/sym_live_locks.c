@@ -63,8 +63,8 @@ static int tid_at(int pid, uint64_t addr)
 	return read_words(pid, addr, &tid, sizeof tid) && tid > 0 ? tid : 0;
 }
 
-void gt_sym_live_lock(int pid, uint64_t word, const struct gt_frame *frames, size_t n,
-		      struct gt_live_lock *out)
+void gt_sym_live_lock(int pid, uint64_t word, uint32_t expected, const struct gt_frame *frames,
+		      size_t n, struct gt_live_lock *out)
 {
 	*out = (struct gt_live_lock){.kind = GT_BK_FUTEX, .object = word, .readers = -1};
 	for (size_t i = 0; i < n && out->kind == GT_BK_FUTEX; i++) {
@@ -78,8 +78,9 @@ void gt_sym_live_lock(int pid, uint64_t word, const struct gt_frame *frames, siz
 		break;
 	case GT_BK_RWLOCK_RD:
 	case GT_BK_RWLOCK_WR: {
-		out->object = word - (out->kind == GT_BK_RWLOCK_RD ? GT_GLIBC_RWLOCK_READERS_FUTEX
-								   : GT_GLIBC_RWLOCK_WRITERS_FUTEX);
+		bool on_writers = out->kind == GT_BK_RWLOCK_WR && expected != GT_RWLOCK_FUTEX_USED;
+		out->object = word - (on_writers ? GT_GLIBC_RWLOCK_WRITERS_FUTEX
+						 : GT_GLIBC_RWLOCK_READERS_FUTEX);
 		out->holder = tid_at(pid, out->object + GT_GLIBC_RWLOCK_WRITER);
 		/* the readers glibc counts are registered ones: in a read phase they hold it, in
 		 * a write phase they wait for it (the writer holds it) */

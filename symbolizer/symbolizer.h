@@ -148,7 +148,8 @@ void gt_sym_live_close(struct gt_sym_live *live);
 /* The lock a live thread's futex wait is for (sym_live_locks.c), from glibc's layouts
  * (common/glibc_layout.h) read in process pid: its kind by the innermost glibc function of
  * frames (n of them, gt_sym_stack's) that tells one, the object by where that kind keeps the
- * futex word it sleeps on (word), and what the lock's words tell of its holders. */
+ * futex word it sleeps on (word, while it holds expected: the futex call's value), and what
+ * the lock's words tell of its holders. */
 struct gt_live_lock {
 	uint8_t kind;        /* enum gt_block_kind (capture.h): GT_BK_MUTEX, GT_BK_COND,
 			      * GT_BK_RWLOCK_RD or _WR (the wait's mode), GT_BK_SEM, GT_BK_JOIN;
@@ -159,8 +160,8 @@ struct gt_live_lock {
 	int readers;         /* a rwlock: the readers holding it (glibc counts them, it does
 			      * not say which; 0 in a write phase); -1: not a rwlock, or not read */
 };
-void gt_sym_live_lock(int pid, uint64_t word, const struct gt_frame *frames, size_t n,
-		      struct gt_live_lock *out);
+void gt_sym_live_lock(int pid, uint64_t word, uint32_t expected, const struct gt_frame *frames,
+		      size_t n, struct gt_live_lock *out);
 /* The word for kind in gotrace stacks' output: "mutex", "condvar", "rwlock", "semaphore",
  * "join", "futex". */
 const char *gt_sym_live_lock_kind(uint8_t kind);

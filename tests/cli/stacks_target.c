@@ -10,6 +10,9 @@
  *   pool:     40 threads waiting on one condition variable;
  *   count N:  counts to N in each of 4 threads (ready once all count) and prints the sum,
  *             exiting with status 3;
+ *   readers:  two threads hold readers_lock (a rwlock) for reading, each then blocked
+ *             reading an empty pipe; a third waits to write it (glibc's primary writer,
+ *             asleep on the lock's __wrphase_futex until the readers leave);
  *   signals:  a thread blocked reading an empty pipe counts the SIGUSR1, SIGUSR2 and SIGWINCH
  *             it is given (handlers with SA_RESTART); once a byte comes through the pipe it
  *             prints the counts and the process exits with status 0 (ready: its tid and the
@@ -93,6 +96,24 @@ static void *read_pipe(void *arg)
 	char c;
 	tids[0] = gt_gettid();
 	return (void *)(intptr_t)read(pipe_fds[0], &c, 1);
+}
+
+pthread_rwlock_t readers_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static void *read_and_hold(void *arg)
+{
+	char c;
+	pthread_rwlock_rdlock(&readers_lock);
+	tids[(intptr_t)arg] = gt_gettid();
+	return (void *)(intptr_t)read(pipe_fds[0], &c, 1);
+}
+
+static void *write_after_readers(void *arg)
+{
+	(void)arg;
+	tids[2] = gt_gettid();
+	pthread_rwlock_wrlock(&readers_lock);
+	return NULL;
 }
 
 static volatile sig_atomic_t signals_met[3];   /* SIGUSR1, SIGUSR2, SIGWINCH */
@@ -180,6 +201,17 @@ int main(int argc, char **argv)
 		wait_started(1);
 		gt_wait_blocked(tids[0], SYS_read, (uintptr_t)pipe_fds[0], (uintptr_t)pipe_fds[0] + 1);
 		printf("ready %d %d\n", (int)tids[0], pipe_fds[0]);
+	} else if (!strcmp(mode, "readers")) {
+		if (pipe(pipe_fds) != 0)
+			return 1;
+		for (intptr_t i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, read_and_hold, (void *)i);
+		wait_started(2);   /* both hold it for reading */
+		pthread_create(&t[2], NULL, write_after_readers, NULL);
+		wait_started(3);
+		gt_wait_blocked(tids[2], SYS_futex, (uintptr_t)&readers_lock,
+				(uintptr_t)(&readers_lock + 1));
+		printf("ready %d\n", (int)tids[2]);
 	} else if (!strcmp(mode, "signals")) {
 		struct sigaction sa = {.sa_handler = count_signal, .sa_flags = SA_RESTART};
 		sigaction(SIGUSR1, &sa, NULL);
@@ -214,7 +246,7 @@ int main(int argc, char **argv)
 		printf("counted %lu\n", counted[0] + counted[1] + counted[2] + counted[3]);
 		return 3;
 	} else {
-		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|pipe|signals|pool|count N\n");
+		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|readers|pipe|signals|pool|count N\n");
 		return 2;
 	}
 	fflush(stdout);

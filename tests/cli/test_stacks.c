@@ -277,6 +277,31 @@ Test(stacks, rwlock_writer_and_semaphore_named_by_kind)
 	finish(&r, true);
 }
 
+/* A writer waiting for two readers to leave: glibc keeps only their number, which is said. */
+Test(stacks, rwlock_readers_counted_for_a_waiting_writer)
+{
+	struct running r;
+	start(&r, "readers", NULL);
+	int writer;
+	cr_assert_eq(sscanf(r.ready, "ready %d", &writer), 1);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	char line[200];
+	snprintf(line, sizeof line, "1 thread [sleeping in futex: rwlock readers_lock, read by 2 "
+		 "threads (glibc counts readers, not which)]: %d (stacks_target)\n", writer);
+	cr_assert(strstr(out.out, line), "no '%s' in:\n%s", line, out.out);
+	cr_assert(!strstr(out.out, "Wait-for graph"), "readers are no edge:\n%s", out.out);
+	cli_result_free(&out);
+	stacks(&out, r.pid, true);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	cr_assert(strstr(out.out, "\"kind\": \"rwlock\", "), "%s", out.out);
+	cr_assert(strstr(out.out, "\"holder\": 0, \"readers\": 2, \"name\": \"readers_lock\"}"),
+		  "%s", out.out);
+	cli_result_free(&out);
+	finish(&r, true);
+}
+
 Test(stacks, thread_blocked_reading_a_pipe)
 {
 	struct running r;
