@@ -7,6 +7,8 @@
  *   kinds:    the main thread holds table_lock (a rwlock) for writing, a thread waits to
  *             read it, another waits on semaphore jobs_ready;
  *   pipe:     a thread blocked reading an empty pipe;
+ *   undumpable: as pipe, once the process made itself undumpable (prctl PR_SET_DUMPABLE 0),
+ *             run as nobody (65534) when started as root;
  *   pool:     40 threads waiting on one condition variable;
  *   count N:  counts to N in each of 4 threads (ready once all count) and prints the sum,
  *             exiting with status 3;
@@ -23,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "../preload/targets/wait_blocked.h"
@@ -194,6 +197,18 @@ int main(int argc, char **argv)
 		gt_wait_blocked(tids[1], SYS_futex, (uintptr_t)&jobs_ready,
 				(uintptr_t)(&jobs_ready + 1));
 		printf("ready %d %d\n", (int)tids[0], (int)tids[1]);
+	} else if (!strcmp(mode, "undumpable")) {
+		if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+			return 1;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* cleared by the change of user */
+		prctl(PR_SET_DUMPABLE, 1);   /* so is this: its own /proc files, until blocked */
+		if (pipe(pipe_fds) != 0)
+			return 1;
+		pthread_create(&t[0], NULL, read_pipe, NULL);
+		wait_started(1);
+		gt_wait_blocked(tids[0], SYS_read, (uintptr_t)pipe_fds[0], (uintptr_t)pipe_fds[0] + 1);
+		prctl(PR_SET_DUMPABLE, 0);
+		printf("ready %d %d\n", (int)tids[0], pipe_fds[0]);
 	} else if (!strcmp(mode, "pipe")) {
 		if (pipe(pipe_fds) != 0)
 			return 1;
@@ -246,7 +261,7 @@ int main(int argc, char **argv)
 		printf("counted %lu\n", counted[0] + counted[1] + counted[2] + counted[3]);
 		return 3;
 	} else {
-		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|readers|pipe|signals|pool|count N\n");
+		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|readers|pipe|undumpable|signals|pool|count N\n");
 		return 2;
 	}
 	fflush(stdout);

@@ -407,6 +407,37 @@ Test(stacks, another_users_process_is_refused_in_one_line)
 	finish(&r, true);
 }
 
+/* A process of gotrace's own user that made itself undumpable (prctl PR_SET_DUMPABLE 0)
+ * refuses ptrace and /proc/PID/maps to all but root: one line says so.  (The refusals of
+ * kernel.yama.ptrace_scope cannot be tested here: this kernel has no Yama, and the file is
+ * absent.) */
+Test(stacks, undumpable_process_is_refused_in_one_line)
+{
+	if (geteuid() != 0)
+		cr_skip_test("needs root, to run the target and gotrace stacks as nobody: as root, "
+			     "an undumpable process is traced all the same");
+	struct running r;
+	start(&r, "undumpable", NULL);
+	int reader, fd;
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &reader, &fd), 2);
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
+	const char *argv[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+			      "--clear-groups", cli_gotrace, "stacks", pid_text, NULL};
+	struct cli_result out;
+	cli_run(&out, argv, NULL);
+	cr_assert_eq(out.status, 1, "%s", out.err);
+	char line[200];
+	snprintf(line, sizeof line, "gotrace stacks: the kernel refused to trace process %d "
+		 "(Permission denied): it may have made itself undumpable (prctl "
+		 "PR_SET_DUMPABLE); run as root\n", (int)r.pid);
+	cr_assert_str_eq(out.err, line);
+	cr_assert_str_eq(out.out, "");
+	cli_result_free(&out);
+	cr_assert(gt_proc_blocked_in(r.pid, reader, SYS_read, (uintptr_t)fd, (uintptr_t)fd + 1));
+	finish(&r, true);
+}
+
 /* --every --count: a deadlock does not move between samples, a counting program does. */
 Test(stacks, repeated_samples_tell_a_hang_from_a_slow_process, .timeout = 120)
 {
