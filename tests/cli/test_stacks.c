@@ -386,18 +386,24 @@ Test(stacks, already_traced_process_is_left_alone)
 	finish(&r, true);
 }
 
+/* gotrace stacks PID run as nobody (65534): the test runs as root. */
+static void stacks_as_nobody(struct cli_result *out, pid_t pid)
+{
+	char pid_text[16];
+	snprintf(pid_text, sizeof pid_text, "%d", (int)pid);
+	const char *argv[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+			      "--clear-groups", cli_gotrace, "stacks", pid_text, NULL};
+	cli_run(out, argv, NULL);
+}
+
 Test(stacks, another_users_process_is_refused_in_one_line)
 {
 	if (geteuid() != 0)
 		cr_skip_test("needs root, to run gotrace stacks as another user (nobody)");
 	struct running r;
 	start(&r, "pipe", NULL);
-	char pid_text[16];
-	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
-	const char *argv[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-			      "--clear-groups", cli_gotrace, "stacks", pid_text, NULL};
 	struct cli_result out;
-	cli_run(&out, argv, NULL);
+	stacks_as_nobody(&out, r.pid);
 	cr_assert_eq(out.status, 1, "%s", out.err);
 	char line[160];
 	snprintf(line, sizeof line, "gotrace stacks: process %d belongs to another user (uid 0): "
@@ -420,12 +426,8 @@ Test(stacks, undumpable_process_is_refused_in_one_line)
 	start(&r, "undumpable", NULL);
 	int reader, fd;
 	cr_assert_eq(sscanf(r.ready, "ready %d %d", &reader, &fd), 2);
-	char pid_text[16];
-	snprintf(pid_text, sizeof pid_text, "%d", (int)r.pid);
-	const char *argv[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-			      "--clear-groups", cli_gotrace, "stacks", pid_text, NULL};
 	struct cli_result out;
-	cli_run(&out, argv, NULL);
+	stacks_as_nobody(&out, r.pid);
 	cr_assert_eq(out.status, 1, "%s", out.err);
 	char line[200];
 	snprintf(line, sizeof line, "gotrace stacks: the kernel refused to trace process %d "
