@@ -28,6 +28,7 @@
 #include "stacks_recorded.h"
 #include "encoder/encoder.h"
 #include "report/report.h"
+#include "stacks_trace.h"
 #include "symbolizer/symbolizer.h"
 
 #define STACK_MAX 64
@@ -65,7 +66,7 @@ struct snapshot {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: gotrace stacks [--json] [--every SEC --count N] PID\n\n"
+		"usage: gotrace stacks [--json] [--every SEC --count N] [-o FILE [--format F]] PID\n\n"
 		"Prints the stack of every thread of live process PID, with what each is blocked in:\n"
 		"for a lock, its name, its kind and (for a mutex) the thread holding it.  Threads\n"
 		"with the same state and stack are printed together, with a count; then the\n"
@@ -75,7 +76,10 @@ static void usage(FILE *f)
 		"  --json         the snapshot as one JSON object (one per sample)\n"
 		"  --every SEC    the time between samples (default 1; \"500ms\" too)\n"
 		"  --count N      N samples, each after the first saying which threads moved\n"
-		"                 since the one before: none moving is a hang, not slowness\n");
+		"                 since the one before: none moving is a hang, not slowness\n"
+		"  -o FILE        also writes the snapshot as a Go execution trace: a goroutine\n"
+		"                 per thread, in its state, with its stack (one sample only)\n");
+	gt_cli_format_help(f, 23);   /* with -o */
 }
 
 static bool read_text(const char *path, char *buf, size_t size)
@@ -569,8 +573,42 @@ static bool process_ended(pid_t pid)
 	return leader.state == '?' || leader.state == 'Z' || leader.state == 'X';
 }
 
-/* Reads the snapshot of s->pid: 0, or the command's exit status when it could not. */
-static int take_snapshot(struct snapshot *s)
+/* -o FILE: the snapshot as a Go trace too. */
+struct trace_request {
+	const char *path;
+	enum gt_trace_format format;
+};
+
+/* Writes the snapshot as a Go trace (stacks_trace.c), each deadlock's threads numbered. */
+static int write_trace(const struct trace_request *trace, struct gt_symbolizer *sym,
+		       struct snapshot *s)
+{
+	struct gt_stacks_found *found = calloc(s->n, sizeof *found);
+	int rc = 1;
+	if (found) {
+		for (size_t i = 0; i < s->n; i++) {
+			const struct live_thread *t = &s->t[i];
+			found[i] = (struct gt_stacks_found){t->tid, t->comm, t->key, t->state, t->nr,
+				t->args, t->wait.kind ? gt_sym_live_lock_kind(t->wait.kind) : NULL,
+				t->wait.object, t->wait.holder, t->pcs, t->n_pcs, 0};
+		}
+		for (size_t i = 0, deadlocks = 0; i < s->n; i++) {
+			size_t cycle[GT_CYCLE_MAX];
+			size_t n = cycle_led_by(s, i, cycle);
+			deadlocks += n > 0;
+			for (size_t k = 0; k < n; k++)
+				found[cycle[k]].deadlock = (uint32_t)deadlocks;
+		}
+		rc = gt_stacks_write_trace(trace->path, trace->format, sym, s->pid, s->comm, found,
+					   s->n);
+	}
+	free(found);
+	return rc;
+}
+
+/* Reads the snapshot of s->pid (and writes it as a trace when asked): 0, or the command's
+ * exit status when it could not. */
+static int take_snapshot(struct snapshot *s, const struct trace_request *trace)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/comm", (int)s->pid);
@@ -643,12 +681,14 @@ static int take_snapshot(struct snapshot *s)
 		return 1;
 	}
 	describe(sym, s);
-	gt_sym_free(sym);
 	if (!make_graph(s)) {
 		fprintf(stderr, "gotrace stacks: out of memory\n");
+		gt_sym_free(sym);
 		return 1;
 	}
-	return 0;
+	rc = trace->path ? write_trace(trace, sym, s) : 0;
+	gt_sym_free(sym);
+	return rc;
 }
 
 /* After a later sample: which threads moved since the one before (another state or stack,
@@ -687,15 +727,19 @@ int gt_cmd_stacks(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"every", required_argument, NULL, 'e'},
 		{"count", required_argument, NULL, 'c'},
+		{"output", required_argument, NULL, 'o'},
+		{"format", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	bool json = false;
 	uint64_t every_ns = 1000000000;
 	long count = 1;
+	struct trace_request trace = {NULL, 0};
+	const char *format = NULL;
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ho:", options, NULL)) != -1) {
 		char *end;
 		if (c == 'j') {
 			json = true;
@@ -712,6 +756,10 @@ int gt_cmd_stacks(int argc, char **argv)
 					    "not '%s'", optarg);
 				return 2;
 			}
+		} else if (c == 'o') {
+			trace.path = optarg;
+		} else if (c == 'f') {
+			format = optarg;
 		} else if (c == 'h') {
 			usage(stdout);
 			return 0;
@@ -725,6 +773,17 @@ int gt_cmd_stacks(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (format && !trace.path) {
+		gt_cli_fail("stacks", "--format is the format of the trace -o FILE writes");
+		return 2;
+	}
+	if (trace.path && gt_cli_trace_format("stacks", format, &trace.format) != 0)
+		return 2;
+	if (trace.path && count > 1) {
+		gt_cli_fail("stacks", "-o writes one snapshot, not --count %ld samples: sample "
+			    "without -o to see which threads move, then take the trace", count);
+		return 2;
+	}
 	struct snapshot before = {.pid = (pid_t)pid}, now = before;
 	int rc = 0;
 	for (long k = 0; k < count && rc == 0; k++) {
@@ -734,7 +793,7 @@ int gt_cmd_stacks(int argc, char **argv)
 			while (nanosleep(&wait, &wait) != 0 && errno == EINTR)
 				;
 		}
-		if ((rc = take_snapshot(&now)) != 0)
+		if ((rc = take_snapshot(&now, &trace)) != 0)
 			break;
 		int groups = group_threads(&now);
 		if (json) {

@@ -499,6 +499,47 @@ void gt_convert_print_lock_order(FILE *f, const struct gt_convert_summary *sum);
 /* The summary of `gotrace convert`: the totals, the deadlocks, then every non-zero counter. */
 void gt_convert_print_summary(FILE *f, const char *out, const struct gt_convert_summary *sum);
 
+/* ---- a live process's snapshot as a Go trace (snapshot_trace.c, `gotrace stacks -o`) ---- */
+
+/* What a thread was doing when its process was stopped. */
+enum gt_snap_state {
+	GT_SNAP_RUNNING,   /* running or runnable (/proc's R, or no system call) */
+	GT_SNAP_BLOCKED,   /* waiting on a lock, a thread, a sleep: block_kind, object, holder */
+	GT_SNAP_SYSCALL,   /* asleep in another system call: sys_nr, sys_arg, fd_kind */
+};
+struct gt_snap_thread {
+	uint32_t tid;
+	const char *name;            /* its name (comm) */
+	enum gt_snap_state state;
+	uint8_t block_kind;          /* BLOCKED: enum gt_block_kind */
+	uint64_t object;             /* BLOCKED: the lock's address; GT_BK_JOIN: the joined
+				      * thread's TID; GT_BK_SLEEP: 0 */
+	uint32_t holder;             /* BLOCKED on a mutex or rwlock: its holder's TID, 0: none */
+	uint32_t sys_nr;             /* SYSCALL: the call, its first argument, what the */
+	int64_t sys_arg;             /* descriptor is (enum gt_fd_kind) when it is one */
+	uint8_t fd_kind;
+	const char *what;            /* what it does, in words: the thread logs it */
+	uint32_t deadlock;           /* the deadlock it is on, 1 .. number of threads; 0: none */
+	const uint64_t *pcs;         /* its stack, innermost first (gt_sym_live_threads') */
+	size_t n_pcs;
+};
+struct gt_live_snapshot {
+	uint32_t pid;
+	const char *exe, *comm;      /* its executable's path, its name */
+	uint32_t n_cpus;             /* the machine's */
+	uint64_t mono_ns, real_ns;   /* when it was taken */
+	const struct gt_snap_thread *threads;
+	size_t n;
+};
+struct gt_symbolizer;
+/* Writes snapshot s to path in format, as a trace of 10 ms in which each thread is a
+ * goroutine in the state it was found in, with its stack (symbolized by sym, which holds
+ * the process's modules: gt_sym_live_open; NULL: frames by address).  0, or -1 with one
+ * line in err (nothing is left at path). */
+int gt_snapshot_trace_write(const char *path, enum gt_trace_format format,
+			    struct gt_symbolizer *sym, const struct gt_live_snapshot *s, char *err,
+			    size_t errlen);
+
 /* ---- the thread-and-wait tracker, the wait-for and lock-order graphs ---------------- */
 
 #include "encoder/tracker.h"

@@ -6,6 +6,7 @@
  * while the target is being stopped all reach it; a process already traced and another
  * user's process are refused with one line, unharmed. */
 #include "cli_support.h"
+#include "stacks_running.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -27,35 +28,6 @@
 #include "../preload/targets/wait_blocked.h"
 
 static const char target[] = GT_TEST_STACKS_TARGET;
-
-struct running {
-	pid_t pid;
-	FILE *out;
-	char ready[128];   /* its "ready ..." line */
-};
-
-/* Starts program in mode (with arg; both may be NULL) and waits for its "ready" line. */
-static void start_program(struct running *r, const char *program, const char *mode,
-			  const char *arg)
-{
-	int fds[2];
-	cr_assert_eq(pipe(fds), 0);
-	r->pid = fork();
-	cr_assert_geq(r->pid, 0);
-	if (r->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test leaves no target behind */
-		dup2(fds[1], 1);
-		close(fds[0]);
-		close(fds[1]);
-		execl(program, program, mode, arg, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	r->out = fdopen(fds[0], "r");
-	cr_assert(fgets(r->ready, sizeof r->ready, r->out) != NULL, "%s %s gave no ready line",
-		  program, mode);
-	cr_assert(!strncmp(r->ready, "ready", 5), "%s %s said %s", program, mode, r->ready);
-}
 
 /* The target in mode under gotrace run (run_options: its options, NULL-terminated), the
  * trace written in dir. */
@@ -93,17 +65,6 @@ static void start_under_run(struct running *r, const char *dir, const char *cons
 static void start(struct running *r, const char *mode, const char *arg)
 {
 	start_program(r, target, mode, arg);
-}
-
-/* Waits for the target to end and returns its status (128+N when killed by signal N). */
-static int finish(struct running *r, bool kill_it)
-{
-	if (kill_it)
-		kill(r->pid, SIGKILL);
-	int status;
-	cr_assert_eq(waitpid(r->pid, &status, 0), r->pid);
-	fclose(r->out);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 static void stacks(struct cli_result *out, pid_t pid, bool json)

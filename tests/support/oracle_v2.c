@@ -28,13 +28,22 @@ bool gt_go_trace_tool(const char *version, char *path, size_t size)
 			var[k++] = *v;
 	var[k] = 0;
 	const char *env = getenv(var);
+	/* where scripts/lib/go-toolchains looks: GT_GO1NN, Debian's, then $GT_GO_ROOT's
+	 * unpacked release (Go 1.26) */
+	const char *root = getenv("GT_GO_ROOT");
 	if (env && *env && strchr(env, '/'))
 		snprintf(go, sizeof go, "%s", env);
 	else
 		snprintf(go, sizeof go, "/usr/lib/go-%s/bin/go", version);
 	char real[PATH_MAX];
-	if (!realpath(go, real))
+	if (!realpath(go, real) && !(env && *env)) {
+		snprintf(go, sizeof go, "%s/%s/usr/lib/go-%s/bin/go",
+			 root && *root ? root : "/opt/gotrace-go", version, version);
+		if (!realpath(go, real))
+			return false;
+	} else if (!realpath(go, real)) {
 		return false;
+	}
 	/* GOROOT/bin/go -> GOROOT/pkg/tool/<os>_<arch>/trace */
 	char pattern[PATH_MAX + 32];
 	snprintf(pattern, sizeof pattern, "%s/../pkg/tool/*/trace", dirname(real));
