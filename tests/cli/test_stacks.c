@@ -9,6 +9,7 @@
 #include "stacks_running.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -614,4 +615,47 @@ Test(stacks, capture_of_gotrace_run_adds_recorded_waits_and_acquisition_sites, .
 	snprintf(trace, sizeof trace, "%s/run.trace", dir);
 	unlink(trace);
 	rmdir(dir);
+}
+
+/* Every file of dir removed, then dir. */
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (e->d_name[0] != '.')
+			unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* A bare LD_PRELOAD of libgotrace.so (no gotrace run): its capture is found all the same. */
+Test(stacks, capture_of_a_bare_preload_adds_recorded_waits, .timeout = 120)
+{
+	char dir[] = "/tmp/gt-test-stacks-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(setenv("LD_PRELOAD", GT_TEST_PRELOAD_LIB, 1), 0);
+	cr_assert_eq(setenv("GOTRACE_CAPTURE_DIR", dir, 1), 0);
+	cr_assert_eq(setenv("GOTRACE_LOCKS", "all", 1), 0);
+	struct running r;
+	start(&r, "deadlock", NULL);
+	unsetenv("LD_PRELOAD");
+	int a, b;
+	cr_assert_eq(sscanf(r.ready, "ready %d %d", &a, &b), 2);
+	struct cli_result out;
+	stacks(&out, r.pid, false);
+	cr_assert_eq(out.status, 0, "%s", out.err);
+	char line[256];
+	snprintf(line, sizeof line, "\nRecorded by gotrace, loaded in process %d (capture %s/",
+		 (int)r.pid, dir);
+	const char *recorded = strstr(out.out, line);
+	cr_assert_not_null(recorded, "no '%s' in:\n%s", line, out.out);
+	snprintf(line, sizeof line, "tid %d) took at:\n      take_a_then_b (stacks_target.c:", a);
+	cr_assert(strstr(recorded, line), "no '%s' in:\n%s", line, recorded);
+	cli_result_free(&out);
+	finish(&r, true);
+	remove_dir(dir);
 }
