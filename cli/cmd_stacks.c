@@ -1,11 +1,12 @@
 /* gotrace stacks PID: the threads of a live process that was not started under gotrace, for
- * hang triage.  Every thread is stopped with PTRACE_SEIZE and PTRACE_INTERRUPT (no signal is
- * sent: a seized thread in a system call restarts it), unwound by the symbolizer
- * (gt_sym_live_threads), and detached at once; what it is blocked in comes from /proc before
- * the stop.  A futex wait is turned into its lock: the object by glibc's layouts, its name by
- * the symbolizer, a mutex's holder by its __owner word.  Threads with the same state and stack
- * are printed together, as in Go's goroutine dump, then the wait-for graph and its cycles.
- * The graph walk is here: encoder/waitfor.c works on the tracker's recorded facts. */
+ * hang triage: options, output and refusals.  Every thread is stopped with PTRACE_SEIZE and
+ * PTRACE_INTERRUPT (no signal is sent: a seized thread in a system call restarts it; a
+ * signal met on the way is delivered), unwound by the symbolizer (gt_sym_live_threads), and
+ * detached at once; what it is blocked in comes from /proc before the stop.  A futex wait's
+ * lock, its kind and holders come from the symbolizer (gt_sym_live_lock, glibc's layouts),
+ * its name too; the wait-for graph and its cycles from the encoder's one graph
+ * (gt_tracker_of_live_waits, encoder/waitfor.c).  Threads with the same state and stack are
+ * printed together, as in Go's goroutine dump, then the graph's edges and cycles. */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -24,6 +25,8 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "stacks_recorded.h"
+#include "encoder/encoder.h"
 #include "report/report.h"
 #include "stacks_trace.h"
 #include "symbolizer/symbolizer.h"
@@ -41,14 +44,10 @@ struct live_thread {
 	long nr;                /* the system call it sleeps in; -1 when none */
 	uint64_t args[6];
 	bool seized, gone;
-	int pending_signal;     /* a signal met while stopping it, given back at detach */
 	uint64_t pcs[STACK_MAX];
 	size_t n_pcs;
 	bool complete;
-	/* its futex wait, when it is one */
-	const char *kind;       /* "mutex", "condvar", "rwlock", "semaphore", "futex" */
-	uint64_t object;
-	pid_t holder;           /* 0: unknown or none */
+	struct gt_live_lock wait;   /* its futex wait, when it is one (wait.kind 0: none) */
 	char lock[NAME_MAX_LEN];
 	char *key;              /* state, wait and stack as text: threads with one key group */
 	int group;
@@ -57,9 +56,11 @@ struct live_thread {
 struct snapshot {
 	pid_t pid;
 	char comm[32];
-	struct live_thread *t;
+	struct live_thread *t;      /* in the order of their tids */
 	size_t n;
 	double stopped_ms;
+	double seen_ms;             /* when it was stopped, CLOCK_MONOTONIC */
+	struct gt_tracker *graph;   /* t[i] is its thread i + 1: the wait-for graph */
 };
 
 static void usage(FILE *f)
@@ -164,6 +165,12 @@ static void read_thread(pid_t pid, struct live_thread *t)
 	}
 }
 
+static int by_tid(const void *a, const void *b)
+{
+	pid_t x = ((const struct live_thread *)a)->tid, y = ((const struct live_thread *)b)->tid;
+	return (x > y) - (x < y);
+}
+
 static bool list_threads(struct snapshot *s)
 {
 	char path[64];
@@ -188,7 +195,19 @@ static bool list_threads(struct snapshot *s)
 		s->n++;
 	}
 	closedir(d);
+	qsort(s->t, s->n, sizeof *s->t, by_tid);
 	return s->n > 0;
+}
+
+/* For tests only (tests/cli/test_stacks.c): with GOTRACE_TEST_STACKS_SEIZED=FD, once every
+ * thread is seized and none interrupted yet, a byte is written to FD and one read back, so
+ * that a test can send the target signals that meet the stop. */
+static void test_hook_seized(void)
+{
+	const char *fd = getenv("GOTRACE_TEST_STACKS_SEIZED");
+	char byte = 's';
+	if (fd && write(atoi(fd), &byte, 1) == 1 && read(atoi(fd), &byte, 1) != 1)
+		fprintf(stderr, "gotrace stacks: GOTRACE_TEST_STACKS_SEIZED's reply was lost\n");
 }
 
 /* Seizes and interrupts every thread; false (each seized one released) when refused. */
@@ -216,8 +235,11 @@ static bool stop_all(struct snapshot *s, int *err)
 		}
 		t->seized = true;
 		seized++;
-		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	}
+	test_hook_seized();
+	for (size_t i = 0; i < s->n; i++)
+		if (s->t[i].seized)
+			ptrace(PTRACE_INTERRUPT, s->t[i].tid, 0, 0);
 	for (size_t i = 0; i < s->n; i++) {
 		struct live_thread *t = &s->t[i];
 		int status;
@@ -228,9 +250,10 @@ static bool stop_all(struct snapshot *s, int *err)
 			}
 			if (status >> 16 == PTRACE_EVENT_STOP)
 				break;
-			/* a signal arrived first: keep it for the detach, then meet the interrupt */
-			t->pending_signal = WSTOPSIG(status);
-			ptrace(PTRACE_CONT, t->tid, 0, 0);
+			/* a signal arrived first: it is delivered now, as it would have been without
+			 * us (a signal given at the detach from the interrupt's stop would be lost),
+			 * then the interrupt (pending still; asked again, which costs nothing) */
+			ptrace(PTRACE_CONT, t->tid, 0, (void *)(intptr_t)WSTOPSIG(status));
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 		}
 	}
@@ -241,7 +264,7 @@ static void resume_all(struct snapshot *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->t[i].seized && !s->t[i].gone)
-			ptrace(PTRACE_DETACH, s->t[i].tid, 0, (void *)(intptr_t)s->t[i].pending_signal);
+			ptrace(PTRACE_DETACH, s->t[i].tid, 0, 0);
 }
 
 static void got_stack(void *ctx, uint32_t tid, const uint64_t *pcs, size_t n, bool complete)
@@ -256,34 +279,11 @@ static void got_stack(void *ctx, uint32_t tid, const uint64_t *pcs, size_t n, bo
 	}
 }
 
-static bool read_words(pid_t pid, uint64_t addr, void *out, size_t size)
-{
-	struct iovec local = {out, size}, remote = {(void *)(uintptr_t)addr, size};
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)size;
-}
-
 static double now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* glibc (2.25 on, x86-64) pthread_cond_t: a waiter sleeps on __g_signals[g], at 40 + 4g; the
- * group g is the one whose fields agree: __wrefs (36) counts this waiter, and g is either the
- * group new waiters join (__wseq's low bit) or a group still holding waiters (__g_size[g]). */
-static uint64_t condvar_of(pid_t pid, uint64_t word)
-{
-	for (unsigned g = 0; g < 2; g++) {
-		uint64_t at = word - 40 - 4 * g;
-		uint32_t c[12];
-		if (!read_words(pid, at, c, sizeof c))
-			continue;
-		uint64_t wseq = c[0] | (uint64_t)c[1] << 32;
-		if (c[9] >> 3 >= 1 && ((wseq & 1) == g || c[6 + g] > 0))
-			return at;
-	}
-	return word - 40;
 }
 
 static const char *syscall_name(long nr)
@@ -300,50 +300,6 @@ static const char *syscall_name(long nr)
 		if (names[i].nr == nr)
 			return names[i].name;
 	return NULL;
-}
-
-/* The lock a futex wait is for: its kind by the glibc function waiting (the innermost one
- * that tells), the object by where that kind keeps the futex word, and a mutex's or a write
- * lock's holder by glibc's owner fields (__owner at 8, __cur_writer at 24). */
-static void classify_wait(pid_t pid, struct live_thread *t, const struct gt_frame *f, size_t n)
-{
-	uint64_t word = t->args[0];
-	t->kind = "futex";
-	t->object = word;
-	for (size_t i = 0; i < n; i++) {
-		const char *fn = f[i].func;
-		if (strstr(fn, "cond_wait") || strstr(fn, "cond_timedwait") ||
-		    strstr(fn, "cond_clockwait")) {
-			t->kind = "condvar";
-			t->object = condvar_of(pid, word);
-		} else if (strstr(fn, "rwlock_") && strstr(fn, "rdlock")) {
-			t->kind = "rwlock";
-			t->object = word - 8;     /* readers wait on __wrphase_futex */
-		} else if (strstr(fn, "rwlock_") && strstr(fn, "wrlock")) {
-			t->kind = "rwlock";
-			t->object = word - 12;    /* writers wait on __writers_futex */
-		} else if (strstr(fn, "mutex_lock") || strstr(fn, "mutex_timedlock") ||
-			   strstr(fn, "mutex_clocklock")) {
-			t->kind = "mutex";
-		} else if (strstr(fn, "pthread_join") || strstr(fn, "pthread_timedjoin") ||
-			   strstr(fn, "pthread_clockjoin")) {
-			t->kind = "join";   /* the word is the joined thread's tid, 0 once it ended */
-		} else if (!strncmp(fn, "sem_", 4) || strstr(fn, "_sem_wait") ||
-			   strstr(fn, "sem_timedwait") || strstr(fn, "sem_clockwait")) {
-			t->kind = "semaphore";
-		} else {
-			continue;
-		}
-		break;
-	}
-	int32_t owner = 0;
-	if (!strcmp(t->kind, "join") && read_words(pid, word, &owner, sizeof owner))
-		t->holder = owner > 0 ? owner : 0;
-	else if (!strcmp(t->kind, "mutex") && read_words(pid, t->object + 8, &owner, sizeof owner))
-		t->holder = owner > 0 ? owner : 0;
-	else if (!strcmp(t->kind, "rwlock") &&
-		 read_words(pid, t->object + 24, &owner, sizeof owner))
-		t->holder = owner > 0 ? owner : 0;
 }
 
 static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
@@ -373,12 +329,18 @@ static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 /* What a futex waiter waits for: "mutex lock_b, held by thread 12", "thread 12 to end". */
 static void waits_for_text(const struct live_thread *t, char *out, size_t size)
 {
-	if (!strcmp(t->kind, "join"))
-		snprintf(out, size, "thread %d to end", (int)t->holder);
-	else if (t->holder)
-		snprintf(out, size, "%s %s, held by thread %d", t->kind, t->lock, (int)t->holder);
+	const char *kind = gt_sym_live_lock_kind(t->wait.kind);
+	char readers[96] = "";
+	if (t->wait.readers > 0)
+		snprintf(readers, sizeof readers, ", read by %d thread%s (glibc counts readers, "
+			 "not which)", t->wait.readers, t->wait.readers == 1 ? "" : "s");
+	if (t->wait.kind == GT_BK_JOIN)
+		snprintf(out, size, "thread %d to end", t->wait.holder);
+	else if (t->wait.holder)
+		snprintf(out, size, "%s %s, held by thread %d%s", kind, t->lock, t->wait.holder,
+			 readers);
 	else
-		snprintf(out, size, "%s %s", t->kind, t->lock);
+		snprintf(out, size, "%s %s%s", kind, t->lock, readers);
 }
 
 /* What the thread is doing, in one phrase: "sleeping in futex: mutex lock_b, held by 12". */
@@ -396,7 +358,7 @@ static void wait_text(const struct live_thread *t, char *out, size_t size)
 		snprintf(callbuf, sizeof callbuf, "syscall %ld", t->nr);
 	if (t->nr < 0 || t->state == 'R')
 		snprintf(out, size, "%s", state);
-	else if (t->kind) {
+	else if (t->wait.kind) {
 		waits_for_text(t, edge, sizeof edge);
 		snprintf(out, size, "%s in futex: %s", state, edge);
 	}
@@ -414,14 +376,15 @@ static void describe(struct gt_symbolizer *sym, struct snapshot *s)
 		struct gt_frame f[STACK_MAX];
 		size_t n = gt_sym_stack(sym, t->pcs, t->n_pcs, f, STACK_MAX);
 		if (t->nr == 202 && t->state != 'R') {
-			classify_wait(s->pid, t, f, n);
+			gt_sym_live_lock(s->pid, t->args[0], (uint32_t)t->args[2], f, n, &t->wait);
 			char buf[NAME_MAX_LEN];
-			const char *name = gt_sym_object_name(sym, t->object, NULL, 0, buf, sizeof buf);
+			const char *name = gt_sym_object_name(sym, t->wait.object, NULL, 0, buf,
+							      sizeof buf);
 			if (name)
 				snprintf(t->lock, sizeof t->lock, "%s", name);
 			else
 				snprintf(t->lock, sizeof t->lock, "0x%llx",
-					 (unsigned long long)t->object);
+					 (unsigned long long)t->wait.object);
 		}
 		char what[WHAT_MAX];
 		wait_text(t, what, sizeof what);
@@ -434,14 +397,6 @@ static void describe(struct gt_symbolizer *sym, struct snapshot *s)
 		if (!t->n_pcs)
 			append(&t->key, &len, &cap, "(no stack: the thread could not be read)\n");
 	}
-}
-
-static struct live_thread *thread_of(struct snapshot *s, pid_t tid)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (s->t[i].tid == tid && !s->t[i].gone)
-			return &s->t[i];
-	return NULL;
 }
 
 /* Threads with the same key get the group of the first of them; returns the group count. */
@@ -459,24 +414,39 @@ static int group_threads(struct snapshot *s)
 	return groups;
 }
 
-/* The cycle of the wait-for graph thread i leads (it has the lowest tid of it): its length
- * and threads, 0 when it leads none.  Each thread waits for one holder at most. */
-static size_t cycle_led_by(struct snapshot *s, size_t i, struct live_thread **cycle)
+/* The wait-for graph of the snapshot's waits, in the encoder's one graph. */
+static bool make_graph(struct snapshot *s)
 {
-	struct live_thread *t = &s->t[i];
-	size_t n = 0;
-	while (t && t->holder && n < s->n) {
-		cycle[n++] = t;
-		t = thread_of(s, t->holder);
-		if (t == &s->t[i])
-			break;
-	}
-	if (t != &s->t[i] || n == 0)
-		return 0;
-	for (size_t k = 1; k < n; k++)
-		if (cycle[k]->tid < s->t[i].tid)
-			return 0;
-	return n;
+	struct gt_live_wait *w = calloc(s->n ? s->n : 1, sizeof *w);
+	for (size_t i = 0; w && i < s->n; i++)
+		w[i] = (struct gt_live_wait){.tid = (uint32_t)s->t[i].tid, .kind = s->t[i].wait.kind,
+					     .obj = s->t[i].wait.object,
+					     .holder_tid = (uint32_t)s->t[i].wait.holder};
+	s->graph = w ? gt_tracker_of_live_waits(w, s->n) : NULL;
+	free(w);
+	return s->graph != NULL;
+}
+
+/* Whether thread i waits for another thread, by the graph. */
+static bool waits_for_thread(const struct snapshot *s, size_t i)
+{
+	const struct gt_tracked_object *o;
+	uint32_t tid;
+	gt_tracker_waits_for(s->graph, gt_tracker_thread(s->graph, 0, (uint32_t)i + 1), &o, &tid);
+	return tid != 0;
+}
+
+/* The cycle of the wait-for graph thread i leads (the first of it in tid order): its
+ * length and threads (indexes in s->t), 0 when it leads none. */
+static size_t cycle_led_by(const struct snapshot *s, size_t i, size_t *cycle)
+{
+	const struct gt_tracked_thread *found[GT_CYCLE_MAX];
+	bool lead;
+	size_t n = gt_tracker_deadlock(s->graph, gt_tracker_thread(s->graph, 0, (uint32_t)i + 1),
+				       found, &lead);
+	for (size_t k = 0; k < n; k++)
+		cycle[k] = found[k]->serial - 1;
+	return lead ? n : 0;
 }
 
 static void print_text(FILE *out, struct snapshot *s, int groups)
@@ -505,7 +475,7 @@ static void print_text(FILE *out, struct snapshot *s, int groups)
 	bool edges = false;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct live_thread *t = &s->t[i];
-		if (!t->holder)
+		if (!waits_for_thread(s, i))
 			continue;
 		if (!edges)
 			fprintf(out, "\nWait-for graph:\n");
@@ -516,20 +486,20 @@ static void print_text(FILE *out, struct snapshot *s, int groups)
 	}
 	size_t found = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		struct live_thread *cycle[s->n];
+		size_t cycle[GT_CYCLE_MAX];
 		size_t n = cycle_led_by(s, i, cycle);
 		if (!n)
 			continue;
 		bool joins = false;
 		for (size_t k = 0; k < n; k++)
-			joins |= !strcmp(cycle[k]->kind, "join");
+			joins |= s->t[cycle[k]].wait.kind == GT_BK_JOIN;
 		fprintf(out, "\nDeadlock %zu: %zu threads, each waiting for %s\n", ++found, n,
 			joins ? "the next one" : "a lock the next one holds");
 		for (size_t k = 0; k < n; k++) {
+			const struct live_thread *t = &s->t[cycle[k]];
 			char edge[2 * NAME_MAX_LEN];
-			waits_for_text(cycle[k], edge, sizeof edge);
-			fprintf(out, "  thread %d (%s) waits for %s\n", (int)cycle[k]->tid,
-				cycle[k]->comm, edge);
+			waits_for_text(t, edge, sizeof edge);
+			fprintf(out, "  thread %d (%s) waits for %s\n", (int)t->tid, t->comm, edge);
 		}
 	}
 }
@@ -551,10 +521,13 @@ static void print_json(FILE *out, struct snapshot *s)
 		gt_report_json_string(out, t->wchan);
 		fprintf(out, ", \"waiting\": ");
 		gt_report_json_string(out, what);
-		if (t->kind) {
+		if (t->wait.kind) {
 			fprintf(out, ", \"lock\": {\"kind\": \"%s\", \"address\": \"0x%llx\", "
-				"\"holder\": %d, \"name\": ", t->kind, (unsigned long long)t->object,
-				(int)t->holder);
+				"\"holder\": %d, ", gt_sym_live_lock_kind(t->wait.kind),
+				(unsigned long long)t->wait.object, t->wait.holder);
+			if (t->wait.readers >= 0)
+				fprintf(out, "\"readers\": %d, ", t->wait.readers);
+			fprintf(out, "\"name\": ");
 			gt_report_json_string(out, t->lock);
 			fprintf(out, "}");
 		}
@@ -580,13 +553,13 @@ static void print_json(FILE *out, struct snapshot *s)
 	fprintf(out, "\n], \"deadlocks\": [");
 	size_t found = 0;
 	for (size_t i = 0; i < s->n; i++) {
-		struct live_thread *cycle[s->n];
+		size_t cycle[GT_CYCLE_MAX];
 		size_t n = cycle_led_by(s, i, cycle);
 		if (!n)
 			continue;
 		fprintf(out, "%s[", found++ ? ", " : "");
 		for (size_t k = 0; k < n; k++)
-			fprintf(out, "%s%d", k ? ", " : "", (int)cycle[k]->tid);
+			fprintf(out, "%s%d", k ? ", " : "", (int)s->t[cycle[k]].tid);
 		fprintf(out, "]");
 	}
 	fprintf(out, "]}\n");
@@ -611,25 +584,25 @@ static int write_trace(const struct trace_request *trace, struct gt_symbolizer *
 		       struct snapshot *s)
 {
 	struct gt_stacks_found *found = calloc(s->n, sizeof *found);
-	struct live_thread **cycle = calloc(s->n, sizeof *cycle);
 	int rc = 1;
-	if (found && cycle) {
+	if (found) {
 		for (size_t i = 0; i < s->n; i++) {
 			const struct live_thread *t = &s->t[i];
 			found[i] = (struct gt_stacks_found){t->tid, t->comm, t->key, t->state, t->nr,
-				t->args, t->kind, t->object, t->holder, t->pcs, t->n_pcs, 0};
+				t->args, t->wait.kind ? gt_sym_live_lock_kind(t->wait.kind) : NULL,
+				t->wait.object, t->wait.holder, t->pcs, t->n_pcs, 0};
 		}
 		for (size_t i = 0, deadlocks = 0; i < s->n; i++) {
+			size_t cycle[GT_CYCLE_MAX];
 			size_t n = cycle_led_by(s, i, cycle);
 			deadlocks += n > 0;
 			for (size_t k = 0; k < n; k++)
-				found[cycle[k] - s->t].deadlock = (uint32_t)deadlocks;
+				found[cycle[k]].deadlock = (uint32_t)deadlocks;
 		}
 		rc = gt_stacks_write_trace(trace->path, trace->format, sym, s->pid, s->comm, found,
 					   s->n);
 	}
 	free(found);
-	free(cycle);
 	return rc;
 }
 
@@ -694,6 +667,7 @@ static int take_snapshot(struct snapshot *s, const struct trace_request *trace)
 	int rc = kept ? gt_sym_live_threads(live, s->pid, pcs, STACK_MAX, got_stack, s) : -1;
 	resume_all(s);
 	s->stopped_ms = now_ms() - start;
+	s->seen_ms = start;
 	gt_sym_live_close(live);
 	if (kept == 0) {
 		fprintf(stderr, "gotrace stacks: process %d ended while it was read\n", (int)s->pid);
@@ -707,6 +681,11 @@ static int take_snapshot(struct snapshot *s, const struct trace_request *trace)
 		return 1;
 	}
 	describe(sym, s);
+	if (!make_graph(s)) {
+		fprintf(stderr, "gotrace stacks: out of memory\n");
+		gt_sym_free(sym);
+		return 1;
+	}
 	rc = trace->path ? write_trace(trace, sym, s) : 0;
 	gt_sym_free(sym);
 	return rc;
@@ -738,6 +717,7 @@ static void free_snapshot(struct snapshot *s)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->t[i].key);
 	free(s->t);
+	gt_tracker_free(s->graph);
 	*s = (struct snapshot){.pid = s->pid};
 }
 
@@ -824,6 +804,7 @@ int gt_cmd_stacks(int argc, char **argv)
 			print_text(stdout, &now, groups);
 			if (k > 0)
 				print_moved(stdout, &now, &before);
+			gt_stacks_recorded(stdout, now.pid, (uint64_t)(now.seen_ms * 1e6));
 		}
 		fflush(stdout);
 		free_snapshot(&before);

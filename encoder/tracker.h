@@ -232,7 +232,7 @@ const struct gt_tracked_thread *gt_tracker_thread_by_tid(const struct gt_tracker
 bool gt_lock_kind(uint8_t kind);
 /* What thread t, in an open lock wait, waits for: the lock's object (NULL: nothing known of
  * it) and its holder (NULL: not known; *holder_tid then its kernel id when a wait named one,
- * else 0). */
+ * else 0).  In an open join (GT_BK_JOIN): the joined thread while it lives, object NULL. */
 const struct gt_tracked_thread *gt_tracker_waits_for(const struct gt_tracker *tr,
 						     const struct gt_tracked_thread *t,
 						     const struct gt_tracked_object **object,
@@ -245,7 +245,8 @@ const struct gt_tracked_thread *gt_tracker_waits_for(const struct gt_tracker *tr
 size_t gt_tracker_deadlock(const struct gt_tracker *tr, const struct gt_tracked_thread *t,
 			   const struct gt_tracked_thread **out, bool *lead);
 /* The deadlocks among capture's threads at this cut, appended to buf (a C string): per
- * deadlock a line "N threads, each waiting ...", then one line per thread, indented by two
+ * deadlock a line "N threads, each waiting ..." (for the next one, when a join is on it),
+ * then one line per thread, indented by two
  * spaces ("A (thread 2) waits for mutex accounts_lock held by B (thread 3)"), each lock by
  * name(ctx, kind, obj) when name gives one, else by address; cut with "..." at size.  Their
  * count. */
@@ -253,6 +254,21 @@ size_t gt_tracker_deadlock_text(const struct gt_tracker *tr, uint32_t capture, c
 				size_t size,
 				const char *(*name)(void *ctx, uint8_t kind, uint64_t obj),
 				void *ctx);
+
+/* A live process's waits (gotrace stacks: read by ptrace, no capture), so that the same
+ * graph answers for it: each thread with the wait it sleeps in now. */
+struct gt_live_wait {
+	uint32_t tid;
+	uint8_t kind;        /* enum gt_block_kind of its wait; 0: in none */
+	uint64_t obj;        /* the lock (GT_BK_JOIN: not used) */
+	uint32_t holder_tid; /* a lock's holder as its words tell, the thread a join waits for;
+			      * 0: none known */
+};
+/* A tracker holding the n threads of waits as capture 0's threads, w[i] as serial i + 1,
+ * each in its wait (its holder named by tid: a BLOCK_BEGIN's GT_BLOCK_HOLDER_TID), so that
+ * gt_tracker_waits_for and gt_tracker_deadlock answer for the live process; NULL when memory
+ * runs out.  Free it with gt_tracker_free. */
+struct gt_tracker *gt_tracker_of_live_waits(const struct gt_live_wait *w, size_t n);
 
 /* ---- the lock-order graph (lockorder.c) ---- */
 

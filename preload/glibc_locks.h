@@ -12,6 +12,7 @@
 #define GT_GLIBC_LOCKS_H
 
 #include "base.h"
+#include "common/glibc_layout.h"
 
 #include <pthread.h>
 #include <limits.h>
@@ -82,17 +83,10 @@ GT_INLINE int gt_glibc_mutex_sleeper(pthread_mutex_t *m)
 	return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 1;
 }
 
-/* ---- rwlocks: glibc's since 2.25 (nptl/pthread_rwlock_common.c) ----
- * __readers holds the phase (WRPHASE: a write phase), WRLOCKED (a primary writer), RWAITING
- * (readers waiting for a writer) and, from bit 3, the number of readers; __cur_writer is the
- * writer's tid; __writers_futex is 1 while a primary writer lets other writers sleep, with
- * bit 2 once one may; __wrphase_futex is 1 in a write phase, with bit 2 once a thread may
- * sleep on it.  The hooks take a lock that nobody holds, a read lock in a read phase without
- * a writer, and release those two without a waiter; glibc does everything else (a phase
- * handed over, a sleeper woken, writer-to-writer hand-over, an overflow). */
-#define GT_RWLOCK_WRPHASE 1u
-#define GT_RWLOCK_WRLOCKED 2u
-#define GT_RWLOCK_READER 8u /* 1 << PTHREAD_RWLOCK_READER_SHIFT */
+/* ---- rwlocks: glibc's since 2.25 (their layout: common/glibc_layout.h) ----
+ * The hooks take a lock that nobody holds, a read lock in a read phase without a writer,
+ * and release those two without a waiter; glibc does everything else (a phase handed over,
+ * a sleeper woken, writer-to-writer hand-over, an overflow). */
 
 /* The __flags of the rwlocks the hooks take themselves: 0 (PTHREAD_RWLOCK_PREFER_READER_NP,
  * the default) once glibc_locks.c has checked glibc's paths, else UINT_MAX, which no rwlock
@@ -196,13 +190,7 @@ GT_INLINE int gt_glibc_cancel_may_act(void)
 }
 #endif
 
-/* glibc's semaphore on 64-bit atomics (struct new_sem): the value in the low 32 bits of data,
- * the number of sleepers in the high 32 bits; private_ 0 for a process-private one. */
-struct gt_glibc_sem {
-	uint64_t data;
-	int private_;
-	int pad;
-};
+/* glibc's semaphore: struct gt_glibc_sem (common/glibc_layout.h). */
 
 /* sem_post when nobody sleeps on it and it is below the maximum: 1 done, else 0 (glibc's) */
 GT_INLINE int gt_glibc_sem_post(sem_t *s)

@@ -551,7 +551,8 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	if (c == NULL)
 		return -1;
 	const struct gt_file_header *h = gt_capture_header(c);
-	struct report r = { 0 };
+	struct report r = { .start_mono_ns = h->start_mono_ns,
+			    .live_now_mono_ns = opt->live_now_mono_ns };
 	gt_clock_init(&r.clock, h);
 	gt_capture_stop(h, &r.stop);
 	gt_process_name_from_header(&r.proc, h);

@@ -117,6 +117,8 @@ struct report {
 	struct gtr_holds *holds;        /* from the lock records (--locks=all), NULL: none */
 	bool lock_records;              /* --locks=all: lock records were read */
 	struct gt_lock_order *order;    /* their lock-order graph (report_order.c) */
+	uint64_t start_mono_ns;         /* the capture's start, CLOCK_MONOTONIC */
+	uint64_t live_now_mono_ns;      /* gt_report_options' */
 };
 
 /* report.c */

@@ -78,7 +78,10 @@ void gtr_holders_free(struct wait_site *s)
 static void thread_text(struct report *r, uint32_t serial, uint32_t tid, char *buf, size_t size)
 {
 	const struct gt_tracked_thread *t = serial ? gt_tracker_thread(r->tracker, 0, serial) : NULL;
-	if (t && t->name[0])
+	if (t && r->live_now_mono_ns)   /* a live process's: its tids are the ones seen now */
+		snprintf(buf, size, "%s (thread %u, tid %u)", t->name[0] ? t->name : "-", serial,
+			 t->tid);
+	else if (t && t->name[0])
 		snprintf(buf, size, "%s (thread %u)", t->name, serial);
 	else if (serial)
 		snprintf(buf, size, "thread %u", serial);
@@ -201,8 +204,9 @@ static size_t deadlock_led_by(const struct report *r, size_t i,
 			      const struct gt_tracked_thread **cycle)
 {
 	bool lead = false;
-	size_t n = lock_waiter(&r->threads[i])
-			   ? gt_tracker_deadlock(r->tracker, r->threads[i].t, cycle, &lead) : 0;
+	const struct thread_row *t = &r->threads[i];
+	bool joins = gtr_waiting_at_end(t) && !t->t->wait.syscall && t->t->wait.kind == GT_BK_JOIN;
+	size_t n = lock_waiter(t) || joins ? gt_tracker_deadlock(r->tracker, t->t, cycle, &lead) : 0;
 	return lead ? n : 0;
 }
 
@@ -214,8 +218,11 @@ static void text_deadlocks(FILE *out, struct report *r)
 		size_t n = deadlock_led_by(r, i, cycle);
 		if (!n)
 			continue;
-		fprintf(out, "\nDeadlock %zu: %zu threads, each waiting for a lock the next one holds\n",
-			++found, n);
+		bool joins = false;
+		for (size_t k = 0; k < n; k++)
+			joins |= cycle[k]->wait.kind == GT_BK_JOIN;
+		fprintf(out, "\nDeadlock %zu: %zu threads, each waiting for %s\n", ++found, n,
+			joins ? "the next one" : "a lock the next one holds");
 		for (size_t k = 0; k < n; k++) {
 			const struct gt_tracked_thread *t = cycle[k], *next = cycle[(k + 1) % n];
 			const struct gt_tracked_object *o;
@@ -224,6 +231,11 @@ static void text_deadlocks(FILE *out, struct report *r)
 			char who[64], holder[64];
 			thread_text(r, t->serial, t->tid, who, sizeof who);
 			thread_text(r, next->serial, next->tid, holder, sizeof holder);
+			if (t->wait.kind == GT_BK_JOIN) {   /* the graph follows joins too */
+				fprintf(out, "  %s waits for %s to end, at:\n", who, holder);
+				gtr_text_stack(out, r, t->wait.stack, "      ");
+				continue;
+			}
 			char object[GT_REPORT_NAME_MAX];
 			fprintf(out, "  %s waits for %s %s, held by %s, at:\n", who,
 				gt_report_block_kind_name(t->wait.kind),

@@ -80,12 +80,18 @@ static void text_still_waiting(FILE *out, struct report *r)
 		if (!header)
 			fprintf(out, "\nThreads still waiting when the capture ends\n");
 		header = true;
-		char name[32];
+		char name[32], ago[48] = "";
 		const struct gt_tracked_wait *w = &t->t->wait;
-		fprintf(out, "  thread %u (%s) since %.3f ms in %s", t->t->serial,
-			t->t->name[0] ? t->t->name : "-", ms(t->wait_since_ns),
-			w->syscall ? gt_report_syscall_name(w->nr, name, sizeof name) :
-				     gt_report_block_kind_name(w->kind));
+		uint64_t began = r->start_mono_ns + t->wait_since_ns;
+		if (r->live_now_mono_ns)
+			snprintf(ago, sizeof ago, ", tid %u) since %.3f ms (%.3f s ago)", t->t->tid,
+				 ms(t->wait_since_ns), r->live_now_mono_ns > began
+				 ? (double)(r->live_now_mono_ns - began) / 1e9 : 0.0);
+		else
+			snprintf(ago, sizeof ago, ") since %.3f ms", ms(t->wait_since_ns));
+		fprintf(out, "  thread %u (%s%s in %s", t->t->serial, t->t->name[0] ? t->t->name : "-",
+			ago, w->syscall ? gt_report_syscall_name(w->nr, name, sizeof name) :
+					  gt_report_block_kind_name(w->kind));
 		char object[GT_REPORT_NAME_MAX];
 		if (!w->syscall && gtr_is_object_kind(w->kind))
 			fprintf(out, " %s", gtr_object_name(r, w->obj, object, sizeof object));

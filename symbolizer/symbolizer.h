@@ -145,6 +145,27 @@ int gt_sym_live_threads(struct gt_sym_live *live, int pid, uint64_t *pcs, size_t
 			gt_sym_thread_fn fn, void *ctx);
 void gt_sym_live_close(struct gt_sym_live *live);
 
+/* The lock a live thread's futex wait is for (sym_live_locks.c), from glibc's layouts
+ * (common/glibc_layout.h) read in process pid: its kind by the innermost glibc function of
+ * frames (n of them, gt_sym_stack's) that tells one, the object by where that kind keeps the
+ * futex word it sleeps on (word, while it holds expected: the futex call's value), and what
+ * the lock's words tell of its holders. */
+struct gt_live_lock {
+	uint8_t kind;        /* enum gt_block_kind (capture.h): GT_BK_MUTEX, GT_BK_COND,
+			      * GT_BK_RWLOCK_RD or _WR (the wait's mode), GT_BK_SEM, GT_BK_JOIN;
+			      * GT_BK_FUTEX: another futex (object: the word) */
+	uint64_t object;     /* the lock's address; a join's: the joined thread's tid word */
+	int holder;          /* a mutex's __owner, a rwlock's __cur_writer, the joined thread's
+			      * tid; 0: none or not known */
+	int readers;         /* a rwlock: the readers holding it (glibc counts them, it does
+			      * not say which; 0 in a write phase); -1: not a rwlock, or not read */
+};
+void gt_sym_live_lock(int pid, uint64_t word, uint32_t expected, const struct gt_frame *frames,
+		      size_t n, struct gt_live_lock *out);
+/* The word for kind in gotrace stacks' output: "mutex", "condvar", "rwlock", "semaphore",
+ * "join", "futex". */
+const char *gt_sym_live_lock_kind(uint8_t kind);
+
 /* Counters for reports and benchmarks. */
 struct gt_sym_stats {
 	uint64_t pcs_looked_up;

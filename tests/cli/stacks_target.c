@@ -7,14 +7,25 @@
  *   kinds:    the main thread holds table_lock (a rwlock) for writing, a thread waits to
  *             read it, another waits on semaphore jobs_ready;
  *   pipe:     a thread blocked reading an empty pipe;
+ *   undumpable: as pipe, once the process made itself undumpable (prctl PR_SET_DUMPABLE 0),
+ *             run as nobody (65534) when started as root;
  *   pool:     40 threads waiting on one condition variable;
  *   count N:  counts to N in each of 4 threads (ready once all count) and prints the sum,
- *             exiting with status 3. */
+ *             exiting with status 3;
+ *   readers:  two threads hold readers_lock (a rwlock) for reading, each then blocked
+ *             reading an empty pipe; a third waits to write it (glibc's primary writer,
+ *             asleep on the lock's __wrphase_futex until the readers leave);
+ *   signals:  a thread blocked reading an empty pipe counts the SIGUSR1, SIGUSR2 and SIGWINCH
+ *             it is given (handlers with SA_RESTART); once a byte comes through the pipe it
+ *             prints the counts and the process exits with status 0 (ready: its tid and the
+ *             pipe's write end, for the test to open through /proc). */
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "../preload/targets/wait_blocked.h"
@@ -90,6 +101,42 @@ static void *read_pipe(void *arg)
 	return (void *)(intptr_t)read(pipe_fds[0], &c, 1);
 }
 
+pthread_rwlock_t readers_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+static void *read_and_hold(void *arg)
+{
+	char c;
+	pthread_rwlock_rdlock(&readers_lock);
+	tids[(intptr_t)arg] = gt_gettid();
+	return (void *)(intptr_t)read(pipe_fds[0], &c, 1);
+}
+
+static void *write_after_readers(void *arg)
+{
+	(void)arg;
+	tids[2] = gt_gettid();
+	pthread_rwlock_wrlock(&readers_lock);
+	return NULL;
+}
+
+static volatile sig_atomic_t signals_met[3];   /* SIGUSR1, SIGUSR2, SIGWINCH */
+
+static void count_signal(int sig)
+{
+	signals_met[sig == SIGUSR1 ? 0 : sig == SIGUSR2 ? 1 : 2]++;
+}
+
+static void *count_signals_until_a_byte(void *arg)
+{
+	(void)arg;
+	char c;
+	tids[0] = gt_gettid();
+	ssize_t n = read(pipe_fds[0], &c, 1);
+	printf("signals %d %d %d\n", (int)signals_met[0], (int)signals_met[1],
+	       (int)signals_met[2]);
+	return (void *)(intptr_t)n;
+}
+
 static void *pool_worker(void *arg)
 {
 	tids[(intptr_t)arg] = gt_gettid();
@@ -150,6 +197,18 @@ int main(int argc, char **argv)
 		gt_wait_blocked(tids[1], SYS_futex, (uintptr_t)&jobs_ready,
 				(uintptr_t)(&jobs_ready + 1));
 		printf("ready %d %d\n", (int)tids[0], (int)tids[1]);
+	} else if (!strcmp(mode, "undumpable")) {
+		if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+			return 1;
+		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* cleared by the change of user */
+		prctl(PR_SET_DUMPABLE, 1);   /* so is this: its own /proc files, until blocked */
+		if (pipe(pipe_fds) != 0)
+			return 1;
+		pthread_create(&t[0], NULL, read_pipe, NULL);
+		wait_started(1);
+		gt_wait_blocked(tids[0], SYS_read, (uintptr_t)pipe_fds[0], (uintptr_t)pipe_fds[0] + 1);
+		prctl(PR_SET_DUMPABLE, 0);
+		printf("ready %d %d\n", (int)tids[0], pipe_fds[0]);
 	} else if (!strcmp(mode, "pipe")) {
 		if (pipe(pipe_fds) != 0)
 			return 1;
@@ -157,6 +216,31 @@ int main(int argc, char **argv)
 		wait_started(1);
 		gt_wait_blocked(tids[0], SYS_read, (uintptr_t)pipe_fds[0], (uintptr_t)pipe_fds[0] + 1);
 		printf("ready %d %d\n", (int)tids[0], pipe_fds[0]);
+	} else if (!strcmp(mode, "readers")) {
+		if (pipe(pipe_fds) != 0)
+			return 1;
+		for (intptr_t i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, read_and_hold, (void *)i);
+		wait_started(2);   /* both hold it for reading */
+		pthread_create(&t[2], NULL, write_after_readers, NULL);
+		wait_started(3);
+		gt_wait_blocked(tids[2], SYS_futex, (uintptr_t)&readers_lock,
+				(uintptr_t)(&readers_lock + 1));
+		printf("ready %d\n", (int)tids[2]);
+	} else if (!strcmp(mode, "signals")) {
+		struct sigaction sa = {.sa_handler = count_signal, .sa_flags = SA_RESTART};
+		sigaction(SIGUSR1, &sa, NULL);
+		sigaction(SIGUSR2, &sa, NULL);
+		sigaction(SIGWINCH, &sa, NULL);
+		if (pipe(pipe_fds) != 0)
+			return 1;
+		pthread_create(&t[0], NULL, count_signals_until_a_byte, NULL);
+		wait_started(1);
+		gt_wait_blocked(tids[0], SYS_read, (uintptr_t)pipe_fds[0], (uintptr_t)pipe_fds[0] + 1);
+		printf("ready %d %d\n", (int)tids[0], pipe_fds[1]);
+		fflush(stdout);
+		pthread_join(t[0], NULL);
+		return 0;
 	} else if (!strcmp(mode, "pool")) {
 		for (intptr_t i = 0; i < POOL_THREADS; i++)
 			pthread_create(&t[i], NULL, pool_worker, (void *)i);
@@ -177,7 +261,7 @@ int main(int argc, char **argv)
 		printf("counted %lu\n", counted[0] + counted[1] + counted[2] + counted[3]);
 		return 3;
 	} else {
-		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|pipe|pool|count N\n");
+		fprintf(stderr, "usage: stacks_target deadlock|deadlock3|kinds|readers|pipe|undumpable|signals|pool|count N\n");
 		return 2;
 	}
 	fflush(stdout);

@@ -516,3 +516,50 @@ Test(tracker, lock_records_make_holds_in_the_order_taken)
 	gt_capture_close(c);
 	gt_tracker_free(tr);
 }
+
+/* A live process's waits (gotrace stacks) in the same graph: an AB/BA deadlock between
+ * tids 101 and 102, main (100) joining 101, a condition waiter, and two threads joining each
+ * other; the holders named by tid, as the lock words tell them. */
+Test(tracker, live_waits_make_the_wait_for_graph_with_joins)
+{
+	const struct gt_live_wait w[] = {
+		{.tid = 100, .kind = GT_BK_JOIN, .holder_tid = 101},
+		{.tid = 101, .kind = GT_BK_MUTEX, .obj = 0xa000, .holder_tid = 102},
+		{.tid = 102, .kind = GT_BK_MUTEX, .obj = 0xb000, .holder_tid = 101},
+		{.tid = 103, .kind = GT_BK_COND, .obj = 0xc000},
+		{.tid = 104, .kind = GT_BK_JOIN, .holder_tid = 105},
+		{.tid = 105, .kind = GT_BK_JOIN, .holder_tid = 104},
+		{.tid = 106},
+	};
+	struct gt_tracker *tr = gt_tracker_of_live_waits(w, sizeof w / sizeof w[0]);
+	cr_assert_not_null(tr);
+	cr_expect_eq(gt_tracker_count(tr), 7);
+	const struct gt_tracked_object *o;
+	uint32_t tid;
+	cr_expect_eq(gt_tracker_waits_for(tr, thread(tr, 1), &o, &tid), thread(tr, 2));
+	cr_expect(o == NULL && tid == 101, "a join waits for the joined thread");
+	cr_expect_eq(gt_tracker_waits_for(tr, thread(tr, 2), &o, &tid), thread(tr, 3));
+	cr_expect(o && o->obj == 0xa000 && tid == 102);
+	cr_expect_null(gt_tracker_waits_for(tr, thread(tr, 4), &o, &tid));
+	cr_expect_eq(tid, 0, "a condition waiter waits for no thread known");
+	cr_expect_null(gt_tracker_waits_for(tr, thread(tr, 7), &o, &tid));
+	cr_expect_eq(thread(tr, 7)->doing, GT_DOING_RUNNING);
+
+	const struct gt_tracked_thread *cycle[GT_CYCLE_MAX];
+	bool lead;
+	cr_expect_eq(gt_tracker_deadlock(tr, thread(tr, 1), cycle, &lead), 0,
+		     "main joins a thread of a cycle, it is on none");
+	cr_assert_eq(gt_tracker_deadlock(tr, thread(tr, 2), cycle, &lead), 2);
+	cr_expect(cycle[0] == thread(tr, 2) && cycle[1] == thread(tr, 3) && lead);
+	cr_assert_eq(gt_tracker_deadlock(tr, thread(tr, 6), cycle, &lead), 2);
+	cr_expect(cycle[0] == thread(tr, 6) && cycle[1] == thread(tr, 5) && !lead);
+	char text[512] = "";
+	cr_expect_eq(gt_tracker_deadlock_text(tr, 0, text, sizeof text, NULL, NULL), 2);
+	cr_expect_str_eq(text, "2 threads, each waiting for a lock the next one holds\n"
+			       "  thread 2 waits for mutex 0xa000 held by thread 3\n"
+			       "  thread 3 waits for mutex 0xb000 held by thread 2\n"
+			       "2 threads, each waiting for the next one\n"
+			       "  thread 5 waits for thread 6 to end\n"
+			       "  thread 6 waits for thread 5 to end");
+	gt_tracker_free(tr);
+}
