@@ -503,6 +503,7 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir,
 		.sample_stack_user = cpu ? STACK_USER_BYTES : off ? STACK_OFFCPU_BYTES : 0,
 		.sample_hz = cpu ? opt->sample_hz : 0,
 		.n_events = k->n_events,
+		.arch = GT_KERNEL_ARCH,
 	};
 	store(k, &h, sizeof h);
 	store(k, k->events, k->n_events * sizeof *k->events);
