@@ -287,6 +287,40 @@ Test(debuginfo, build_id_in_a_given_debug_dir)
 	remove_tree(dir);
 }
 
+/* A capture converted on another machine, or of another arch, with its binaries copied
+ * along into a directory given as a debug directory: a module missing at its recorded path
+ * is found there by its name (and must have the recorded build-id, as any file). */
+Test(debuginfo, a_module_missing_at_its_path_is_found_by_name_in_a_debug_dir)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	struct fx_module *m = fx_main_module(&fx);
+	char dir[] = "/tmp/gt-sym-test-XXXXXX", copy[512], cmd[1100];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(copy, sizeof copy, "%s/%s", dir, fx_basename(FX_INLINE));
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", FX_INLINE, copy);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(m->path, sizeof m->path, "%s/recorded-elsewhere/%s", dir, fx_basename(copy));
+
+	/* without the directory: a file that cannot be opened */
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	add_modules(&fx, sym);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "inline", f, MAX_FRAMES);
+	cr_assert_geq(n, 1);
+	cr_expect(strncmp(f[0].func, "fx_inline+0x", 12) == 0, "%s", show(f, n));
+	cr_expect_eq(warnings.n, 1, "one warning: the missing file");
+	gt_sym_free(sym);
+
+	const char *const dirs[] = { dir, NULL };
+	sym = fx_symbolizer(&warnings, dirs);
+	add_modules(&fx, sym);
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+	remove_tree(dir);
+}
+
 /* Without symbols a frame reads "module+0x<start of its function>", the start the unwind
  * tables (.eh_frame) give: every address of one function is one name, so that a profile
  * counts the function once, not once per instruction. */
