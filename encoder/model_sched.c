@@ -439,9 +439,11 @@ static bool fd_kind_is_net(uint8_t k)
  * wait.  (epoll_wait's argument is its descriptor.) */
 static bool selects_nothing(const struct gt_tracked_wait *s)
 {
-	return s->kind == GT_FD_POLL && s->arg == 0 &&
-	       (s->nr == SYS_select || s->nr == SYS_pselect6 || s->nr == SYS_poll ||
-		s->nr == SYS_ppoll);
+	bool sleeps = s->nr == SYS_pselect6 || s->nr == SYS_ppoll;
+#ifdef SYS_select /* aarch64 has only pselect6 and ppoll */
+	sleeps = sleeps || s->nr == SYS_select || s->nr == SYS_poll;
+#endif
+	return s->kind == GT_FD_POLL && s->arg == 0 && sleeps;
 }
 
 /* Decides a pending syscall of t (running on sys_p since sys_ns): short → GoSysCall;

@@ -58,16 +58,19 @@ static void map_table(int fixed)
 #define GT_UNW_NAME_(f) #f
 static int (*gt_unw_trace)(void **, int);  /* unw_walk, or libunwind's unw_backtrace */
 static int (*gt_unw_backtrace)(void **, int);
-static int (*gt_unw_getcontext)(unw_context_t *);
-static int (*gt_unw_init_local)(unw_cursor_t *, unw_context_t *);
-static int (*gt_unw_step)(unw_cursor_t *);
-static int (*gt_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 static uintptr_t gt_unw_lo, gt_unw_hi; /* its text, found once (no loader lock later) */
 
 int gt_from_libunwind(void *pc) { return (uintptr_t)pc - gt_unw_lo < gt_unw_hi - gt_unw_lo; }
 
+#if defined(__x86_64__)
+static int (*gt_unw_getcontext)(unw_context_t *);
+static int (*gt_unw_init_local)(unw_cursor_t *, unw_context_t *);
+static int (*gt_unw_step)(unw_cursor_t *);
+static int (*gt_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+
 /* The return addresses above this frame's caller into pcs, at most n, as unw_backtrace's
- * slow path finds them (noinline: the context is this frame's) */
+ * slow path finds them (noinline: the context is this frame's).  x86-64 only: aarch64's
+ * libunwind has unw_getcontext as an inline macro, and its unw_backtrace serves there. */
 static GT_NOINLINE int unw_walk(void **pcs, int n)
 {
 	unw_context_t uc;
@@ -80,6 +83,7 @@ static GT_NOINLINE int unw_walk(void **pcs, int n)
 		pcs[got++] = (void *)(uintptr_t)ip;
 	return got;
 }
+#endif
 
 static void open_libunwind(void)
 {

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "../../preload/libc_syscalls.h"
 #include "traced_run.h"
 
 static struct run run;
@@ -214,9 +215,9 @@ Test(hooks, syscalls, .fini = teardown, .timeout = 30)
 	cr_assert_not_null(syscall_begin(SYS_read, GT_FD_PIPE, 0), "blocking read on a pipe");
 	cr_assert_not_null(syscall_begin(SYS_recvfrom, GT_FD_SOCKET, 0), "recv on a socket");
 	cr_assert_not_null(syscall_begin(SYS_sendto, GT_FD_SOCKET, 0), "send on a socket");
-	cr_assert_not_null(syscall_begin(SYS_poll, GT_FD_POLL, 0));
-	cr_assert_not_null(syscall_begin(SYS_select, GT_FD_POLL, 0));
-	cr_assert_not_null(syscall_begin(SYS_epoll_wait, GT_FD_POLL, 0));
+	cr_assert_not_null(syscall_begin(GT_NR_POLL, GT_FD_POLL, 0));
+	cr_assert_not_null(syscall_begin(GT_NR_SELECT, GT_FD_POLL, 0));
+	cr_assert_not_null(syscall_begin(GT_NR_EPOLL_WAIT, GT_FD_POLL, 0));
 	cr_assert_not_null(syscall_begin(SYS_write, GT_FD_FILE, 0));
 	cr_assert_not_null(syscall_begin(SYS_fsync, GT_FD_FILE, 0));
 	cr_assert_not_null(syscall_begin(SYS_pread64, GT_FD_FILE, 0));

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../../preload/libc_syscalls.h"
 #include "wait_blocked.h"
 
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -82,7 +83,7 @@ static int s_threads(void)
 	/* cancelled while it sleeps in pause() */
 	while (!atomic_load(&cancelled_tid))
 		syscall(SYS_sched_yield);
-	gt_wait_blocked(atomic_load(&cancelled_tid), SYS_pause, 0, 0);
+	gt_wait_blocked(atomic_load(&cancelled_tid), GT_NR_PAUSE, 0, 0);
 	pthread_cancel(c);
 	int r = pthread_join(a, &ret);
 	printf("join a %d\n", r);
