@@ -21,7 +21,9 @@ uint32_t gt_syscall_canonical(uint32_t arch, uint32_t nr)
 {
 	if (arch != GT_ARCH_AARCH64)
 		return nr;
-	return nr < 512 && from_aarch64[nr] > 0 ? (uint32_t)from_aarch64[nr] - 1 : GT_SYS_FOREIGN + nr;
+	if (nr < 512 && from_aarch64[nr] > 0)
+		return (uint32_t)from_aarch64[nr] - 1;
+	return nr < GT_SYS_FOREIGN ? GT_SYS_FOREIGN + nr : nr;
 }
 
 static const struct { int16_t nr; const char *name; } names[] = {
@@ -35,7 +37,7 @@ const char *gt_syscall_name(uint32_t nr, char *buf, size_t size)
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
 		if (names[i].nr >= 0 && (uint32_t)names[i].nr == nr)
 			return names[i].name;
-	if (nr >= GT_SYS_FOREIGN)
+	if (nr >= GT_SYS_FOREIGN && nr < 2 * GT_SYS_FOREIGN)
 		snprintf(buf, size, "aarch64_syscall_%u", nr - GT_SYS_FOREIGN);
 	else
 		snprintf(buf, size, "syscall_%u", nr);

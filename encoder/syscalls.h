@@ -20,8 +20,8 @@ enum gt_sys {
 };
 
 /* The conversion's number of call nr of a capture written on arch (GT_ARCH_*; 0, as in
- * captures before the field, is x86-64); GT_SYS_FOREIGN + nr for a call of arch the table
- * does not know. */
+ * captures before the field, is x86-64); GT_SYS_FOREIGN + nr for an aarch64 call below
+ * GT_SYS_FOREIGN the table does not know (named "aarch64_syscall_N"). */
 #define GT_SYS_FOREIGN 0x800u
 uint32_t gt_syscall_canonical(uint32_t arch, uint32_t nr);
 
