@@ -4,6 +4,8 @@
  *   perf_event_open  ENOSYS: no kernel records, no CPU samples
  *   ptrace           not emulated: gotrace stacks cannot stop the threads
  *   rseq             ENOSYS: the CPU comes from getcpu
+ *   set_robust_list  ENOSYS: a robust mutex's owner death never reaches its waiter
+ *   the system's programs (/bin/sh, taskset) are the host's: no aarch64 preload there
  * A CPU sample taken of an emulated process from outside it holds the emulator's registers. */
 #ifndef GT_TEST_EMULATION_H
 #define GT_TEST_EMULATION_H
@@ -19,6 +21,9 @@ static inline const char *gt_emulated_on(void)
 
 #define GT_NOT_EMULATED_PERF "under qemu-user, perf_event_open is not emulated (ENOSYS)"
 #define GT_NOT_EMULATED_PTRACE "under qemu-user, ptrace is not emulated"
+#define GT_NOT_EMULATED_HOST_PROGRAMS \
+	"under qemu-user, /bin/sh and taskset are the host's programs, which the aarch64 " \
+	"preload library cannot enter"
 
 /* Skips the calling test when it runs emulated; why: one of GT_NOT_EMULATED_* */
 #define gt_skip_if_emulated(why) \
