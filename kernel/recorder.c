@@ -469,10 +469,10 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir,
 		say("mmap of the perf buffers: %s", strerror(err));
 		goto fail;
 	}
-#ifndef __x86_64__
+#if !defined(__x86_64__) && !defined(__aarch64__)
 	if (opt->sample_hz || opt->offcpu_stacks)
 		say_samples("no CPU samples or off-CPU stacks: their registers are read for x86-64 "
-			    "only");
+			    "and aarch64 only");
 	struct gt_kernel_options none = { 0 };
 	opt = &none;
 #endif
