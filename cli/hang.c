@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -271,10 +270,12 @@ static void add_below(pid_t pid, struct signature *s, unsigned depth)
 		each_thread(pid, add_children, &b);
 }
 
-/* Whether a system call waits for a child process. */
+/* Whether a system call (the tracker's number: x86-64's on any arch) waits for a child. */
 static bool waits_for_child(uint32_t nr)
 {
-	return nr == SYS_wait4 || nr == SYS_waitid;
+	char buf[32];
+	const char *name = gt_syscall_name(nr, buf, sizeof buf);
+	return strcmp(name, "wait4") == 0 || strcmp(name, "waitid") == 0;
 }
 
 /* What the capture says of a quiet process's threads. */

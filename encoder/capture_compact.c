@@ -1,5 +1,6 @@
 /* capture_compact: records as the file holds them (capture_internal.h). */
 #include "capture_internal.h"
+#include "syscalls.h"
 
 #include <string.h>
 
@@ -160,4 +161,15 @@ void gtc_open_waits(struct gt_capture *c, uint32_t slot)
 			((struct gt_p_syscall_end *)(r + 1))->nr = (uint32_t)*v;
 		*v = 0;
 	}
+}
+
+void gtc_canonical_syscall(struct gt_capture *c, uint32_t slot)
+{
+	struct gt_rec *r = (struct gt_rec *)c->slots[slot].data;
+	if (c->header.arch != GT_ARCH_AARCH64 ||
+	    (r->type != GT_SYSCALL_BEGIN && r->type != GT_SYSCALL_END))
+		return;
+	/* nr is the first field of both payloads; an end's was its begin's, not yet renumbered */
+	uint32_t *nr = (uint32_t *)(void *)(r + 1);
+	*nr = gt_syscall_canonical(GT_ARCH_AARCH64, *nr);
 }

@@ -132,6 +132,9 @@ size_t gtc_record_parse(const struct gt_capture *c, const uint8_t *p, size_t ava
 /* The record in slot leaves the merge: its thread's open wait follows it, and a one-word end
  * or wake takes the obj or nr it stands for. */
 void gtc_open_waits(struct gt_capture *c, uint32_t slot);
+/* A SYSCALL record of an aarch64 capture leaving the merge (after gtc_open_waits): its call
+ * numbered as the conversion numbers calls (x86-64's, syscalls.h). */
+void gtc_canonical_syscall(struct gt_capture *c, uint32_t slot);
 
 /* capture_reader.c */
 bool gtc_slot_take(struct gt_capture *c, size_t len, uint32_t *out);

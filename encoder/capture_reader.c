@@ -583,6 +583,7 @@ static bool merge_pop(struct gt_capture *c, struct merged *out)
 		s->head_key = stream_head_tsc(s);
 	merge_sift_down(c, 0);
 	gtc_open_waits(c, it.slot);
+	gtc_canonical_syscall(c, it.slot);
 	*out = (struct merged){tsc, it.slot, s->cpu};
 	return true;
 }

@@ -236,6 +236,11 @@ struct gt_reap {
 struct gt_reap *gt_capture_reaped(const char *const *paths, size_t n);
 
 
+/* A system call's name (capture_record syscall payloads, tracker waits: x86-64's numbers,
+ * whichever arch recorded the capture, encoder/syscalls.h); "syscall_N" written into buf
+ * for a number without one. */
+const char *gt_syscall_name(uint32_t nr, char *buf, size_t size);
+
 /* ---- a capture's clock ---------------------------------------------------------------- */
 
 #define GT_CLOCK_TICKS_OFFSET 1000000000ull  /* ticks = ns since the capture start + 1 s */

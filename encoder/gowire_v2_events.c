@@ -5,49 +5,43 @@
 #include <gotrace/capture.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 
 #include "gowire_v2_internal.h"
+#include "syscalls.h"
 #include "common/grow.h"
 
 static const char *sys_name(uint32_t nr)
 {
 	switch (nr) {
-	case SYS_read: return "read";
-	case SYS_readv: return "readv";
-	case SYS_pread64: return "pread";
-	case SYS_recvfrom: return "recv";
-	case SYS_recvmsg: return "recvmsg";
-	case SYS_write: return "write";
-	case SYS_writev: return "writev";
-	case SYS_pwrite64: return "pwrite";
-	case SYS_sendto: return "send";
-	case SYS_sendmsg: return "sendmsg";
-	case SYS_ppoll: return "ppoll";
-	case SYS_pselect6: return "pselect";
-	case SYS_epoll_pwait: return "epoll_pwait";
-	case SYS_accept4: return "accept4";
-	case SYS_accept: return "accept";
-	case SYS_connect: return "connect";
-	case SYS_wait4: return "wait4";
-	case SYS_waitid: return "waitid";
-#ifdef SYS_poll
-	case SYS_poll: return "poll";
-#endif
-#ifdef SYS_select
-	case SYS_select: return "select";
-#endif
-#ifdef SYS_epoll_wait
-	case SYS_epoll_wait: return "epoll_wait";
-#endif
+	case GT_SYS_read: return "read";
+	case GT_SYS_readv: return "readv";
+	case GT_SYS_pread64: return "pread";
+	case GT_SYS_recvfrom: return "recv";
+	case GT_SYS_recvmsg: return "recvmsg";
+	case GT_SYS_write: return "write";
+	case GT_SYS_writev: return "writev";
+	case GT_SYS_pwrite64: return "pwrite";
+	case GT_SYS_sendto: return "send";
+	case GT_SYS_sendmsg: return "sendmsg";
+	case GT_SYS_ppoll: return "ppoll";
+	case GT_SYS_pselect6: return "pselect";
+	case GT_SYS_epoll_pwait: return "epoll_pwait";
+	case GT_SYS_accept4: return "accept4";
+	case GT_SYS_accept: return "accept";
+	case GT_SYS_connect: return "connect";
+	case GT_SYS_wait4: return "wait4";
+	case GT_SYS_waitid: return "waitid";
+	case GT_SYS_poll: return "poll";
+	case GT_SYS_select: return "select";
+	case GT_SYS_epoll_wait: return "epoll_wait";
 	default: return NULL;
 	}
 }
 
 static bool sys_writes(uint32_t nr)
 {
-	return nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_sendto ||
-	       nr == SYS_sendmsg;
+	return nr == GT_SYS_write || nr == GT_SYS_writev || nr == GT_SYS_pwrite64 ||
+	       nr == GT_SYS_sendto || nr == GT_SYS_sendmsg;
 }
 
 /* The block reason in C terms (docs/formats/go122.md), chosen for the profile it lands in:

@@ -17,27 +17,27 @@
  * are, so a writer in one capture wakes a reader in another; proc_ids() is the one place that
  * reads which process a record belongs to. */
 #include "model_internal.h"
+#include "syscalls.h"
 
 #include <errno.h>
-#include <sys/syscall.h>
 
 enum kev { KEV_NONE = 0, KEV_IN, KEV_OUT, KEV_CLOSE, KEV_EXIT, KEV_WAIT, KEV_POLL };
 
 static enum kev syscall_class(uint32_t nr)
 {
 	switch (nr) {
-	case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg:
-	case SYS_splice:
+	case GT_SYS_read: case GT_SYS_readv: case GT_SYS_recvfrom: case GT_SYS_recvmsg:
+	case GT_SYS_recvmmsg:
+	case GT_SYS_splice:
 		return KEV_IN;
-	case SYS_write: case SYS_writev: case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
-	case SYS_sendfile:
+	case GT_SYS_write: case GT_SYS_writev: case GT_SYS_sendto: case GT_SYS_sendmsg:
+	case GT_SYS_sendmmsg:
+	case GT_SYS_sendfile:
 		return KEV_OUT;
-	case SYS_wait4: case SYS_waitid:
+	case GT_SYS_wait4: case GT_SYS_waitid:
 		return KEV_WAIT;
-	case SYS_ppoll:
-#ifdef SYS_poll
-	case SYS_poll:
-#endif
+	case GT_SYS_ppoll:
+	case GT_SYS_poll:
 		return KEV_POLL;   /* for input, on the one descriptor its key names */
 	default:
 		return KEV_NONE;
@@ -115,7 +115,7 @@ static bool can_end(const struct mthread *t, enum kev ev, uint64_t pid, int64_t 
 	case KEV_WAIT:
 		if (ev != KEV_EXIT || result < 0)
 			return false;
-		if (gtm_sys(t)->nr == SYS_wait4 || result > 0)   /* waitid: the child's pid */
+		if (gtm_sys(t)->nr == GT_SYS_wait4 || result > 0)   /* waitid: the child's pid */
 			return (uint64_t)result == pid;
 		/* a waitid recorded before its result named the child */
 		return gtm_sys(t)->arg <= 0 || (uint64_t)gtm_sys(t)->arg == pid;

@@ -4,10 +4,10 @@
  * (create before start, block before unblock before start, preempt on the old P before
  * start on the new one) is strictly later in time, which both Go readers need (§2.3). */
 #include "model_internal.h"
+#include "syscalls.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 
 #include "common/grow.h"
 
@@ -440,8 +440,8 @@ static bool fd_kind_is_net(uint8_t k)
 static bool selects_nothing(const struct gt_tracked_wait *s)
 {
 	return s->kind == GT_FD_POLL && s->arg == 0 &&
-	       (s->nr == SYS_select || s->nr == SYS_pselect6 || s->nr == SYS_poll ||
-		s->nr == SYS_ppoll);
+	       (s->nr == GT_SYS_select || s->nr == GT_SYS_pselect6 || s->nr == GT_SYS_poll ||
+		s->nr == GT_SYS_ppoll);
 }
 
 /* Decides a pending syscall of t (running on sys_p since sys_ns): short → GoSysCall;

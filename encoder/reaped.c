@@ -5,9 +5,9 @@
  * Only the parents of such processes are read, once, before the conversion or report. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 
 #include "capture_set.h"
+#include "syscalls.h"
 #include "common/grow.h"
 #include "encoder.h"
 
@@ -54,7 +54,7 @@ static void read_reaps(const struct head *hs, size_t n, size_t j, const char *pa
 			continue;
 		}
 		if (r.rec->type != GT_SYSCALL_END || r.payload_len < sizeof *e ||
-		    (e->nr != SYS_wait4 && e->nr != SYS_waitid) || e->err != 0 || e->result <= 0 ||
+		    (e->nr != GT_SYS_wait4 && e->nr != GT_SYS_waitid) || e->err != 0 || e->result <= 0 ||
 		    e->result > UINT32_MAX || !gt_grow(&reaps, &cap, n_reaps + 1, sizeof *reaps))
 			continue;
 		reaps[n_reaps].tsc = r.tsc;

@@ -89,7 +89,7 @@ struct gt_tracked_wait {
 				 * lock, 0 = not named or not met */
 	uint32_t holder_tid;    /* ... named by its kernel id (GT_BLOCK_HOLDER_TID), else 0 */
 	/* a syscall */
-	uint32_t nr;            /* SYS_* number */
+	uint32_t nr;            /* x86-64's SYS_* number, whoever recorded it (syscalls.h) */
 	int64_t arg;            /* the descriptor for a descriptor call, else its key argument */
 	uint64_t key;           /* the descriptor's kernel key (GT_OBJ_KERNEL), 0 = none */
 };

@@ -469,10 +469,10 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir,
 		say("mmap of the perf buffers: %s", strerror(err));
 		goto fail;
 	}
-#ifndef __x86_64__
+#if !defined(__x86_64__) && !defined(__aarch64__)
 	if (opt->sample_hz || opt->offcpu_stacks)
 		say_samples("no CPU samples or off-CPU stacks: their registers are read for x86-64 "
-			    "only");
+			    "and aarch64 only");
 	struct gt_kernel_options none = { 0 };
 	opt = &none;
 #endif
@@ -503,6 +503,7 @@ struct gt_kernel_rec *gt_kernel_start(pid_t pid, const char *dir,
 		.sample_stack_user = cpu ? STACK_USER_BYTES : off ? STACK_OFFCPU_BYTES : 0,
 		.sample_hz = cpu ? opt->sample_hz : 0,
 		.n_events = k->n_events,
+		.arch = GT_KERNEL_ARCH,
 	};
 	store(k, &h, sizeof h);
 	store(k, k->events, k->n_events * sizeof *k->events);

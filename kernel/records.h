@@ -25,6 +25,7 @@
 #ifndef GOTRACE_KERNEL_RECORDS_H
 #define GOTRACE_KERNEL_RECORDS_H
 
+#include <gotrace/capture.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 
@@ -40,8 +41,20 @@
 /* header.sample_sample_type: a sample's own layout (samples.c decodes it). */
 #define GT_KERNEL_SAMPLES_TYPE \
 	(GT_KERNEL_TRAILER_TYPE | PERF_SAMPLE_IP | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
-/* header.sample_regs_user: AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15 (x86-64). */
-#define GT_KERNEL_REGS_USER 0xff0fffull
+/* header.sample_regs_user, in the numbering of the recording kernel's arch (header.arch):
+ * x86-64: AX BX CX DX SI DI BP SP IP FLAGS CS SS R8..R15 (PERF_REG_X86_*);
+ * aarch64: X0..X30, SP, PC (PERF_REG_ARM64_*, bits 0 to 32; the same numbers as their DWARF
+ * registers, the PC apart).  Literal here: <asm/perf_regs.h> is the build host's arch's. */
+#define GT_KERNEL_REGS_USER_X86_64 0xff0fffull
+#define GT_KERNEL_REGS_USER_AARCH64 0x1ffffffffull
+/* This build's: what recorder.c asks the kernel for and writes in header.arch. */
+#if defined(__aarch64__)
+#define GT_KERNEL_ARCH GT_ARCH_AARCH64
+#define GT_KERNEL_REGS_USER GT_KERNEL_REGS_USER_AARCH64
+#else
+#define GT_KERNEL_ARCH GT_ARCH_X86_64
+#define GT_KERNEL_REGS_USER GT_KERNEL_REGS_USER_X86_64
+#endif
 
 struct gt_kernel_header {
 	char magic[8];          /* GT_KERNEL_MAGIC */
@@ -54,11 +67,12 @@ struct gt_kernel_header {
 	uint32_t pid;           /* the command the events were opened on */
 	uint64_t launcher_lost; /* records drained and not stored; GT_KERNEL_UNFINISHED */
 	uint64_t sample_sample_type;  /* of the sampling events (0: none) */
-	uint64_t sample_regs_user;    /* their PERF_SAMPLE_REGS_USER mask (x86-64 numbering) */
+	uint64_t sample_regs_user;    /* their PERF_SAMPLE_REGS_USER mask (numbered per arch) */
 	uint32_t sample_stack_user;   /* bytes of user stack each sample copies */
 	uint32_t sample_hz;           /* cpu-clock samples per second of a thread's CPU time */
 	uint32_t n_events;            /* struct gt_kernel_event entries after this header */
-	uint32_t pad;
+	uint32_t arch;                /* GT_ARCH_* of <gotrace/capture.h>: whose perf registers the
+				       * samples hold; 0 (files before it): x86-64 */
 	uint64_t launcher_cpu_ns;     /* CPU time of the launcher's drain, written at its end */
 };
 

@@ -33,6 +33,7 @@ bool gt_kernel_sample_parse(const struct gt_kernel_file *f, const unsigned char 
 		.time = v[3],
 		.cpu = (uint32_t)v[4],
 		.regs_mask = f->h.sample_regs_user,
+		.arch = f->h.arch ? f->h.arch : GT_ARCH_X86_64,
 	};
 	uint64_t abi, n;
 	if ((size_t)(end - q) < 8)
@@ -73,29 +74,45 @@ bool gt_kernel_sample_at(const struct gt_kernel_file *f, uint64_t offset,
 	       gt_kernel_sample_parse(f, f->records + offset, h.size, out);
 }
 
-/* x86-64 DWARF register order from perf's REGS_USER order (GT_KERNEL_REGS_USER). */
-static bool dwarf_regs(const struct gt_kernel_sample *k, uint64_t out[GT_SYM_UNWIND_REGS])
+/* The sample's registers in its arch's DWARF order (symbolizer.h), from perf's REGS_USER
+ * order of the recording kernel (records.h: header.arch and its mask); false when they are
+ * not the set the recorder asks for. */
+static bool dwarf_regs(const struct gt_kernel_sample *k, struct gt_sym_regs *out)
 {
-	if (!k->regs || k->regs_mask != GT_KERNEL_REGS_USER || k->n_regs != 20)
+	if (!k->regs)
 		return false;
-	static const uint8_t from[GT_SYM_UNWIND_REGS] = { 0, 3, 2, 1, 4, 5, 6, 7, 12, 13, 14,
-							   15, 16, 17, 18, 19, 8 };
-	for (int i = 0; i < GT_SYM_UNWIND_REGS; i++)
-		out[i] = k->regs[from[i]];
-	return true;
+	if (k->arch == GT_ARCH_X86_64 && k->regs_mask == GT_KERNEL_REGS_USER_X86_64 &&
+	    k->n_regs == 20) {
+		static const uint8_t from[17] = { 0, 3, 2, 1, 4, 5, 6, 7, 12, 13, 14, 15, 16, 17,
+						  18, 19, 8 };
+		*out = (struct gt_sym_regs){ .arch = GT_SYM_ARCH_X86_64, .n = 17,
+					     .pc = k->regs[8], .sp = k->regs[7] };
+		for (int i = 0; i < 17; i++)
+			out->dwarf[i] = k->regs[from[i]];
+		return true;
+	}
+	if (k->arch == GT_ARCH_AARCH64 && k->regs_mask == GT_KERNEL_REGS_USER_AARCH64 &&
+	    k->n_regs == 33) {
+		/* X0..X30, SP are DWARF registers 0 to 31 in perf's order; the PC follows */
+		*out = (struct gt_sym_regs){ .arch = GT_SYM_ARCH_AARCH64, .n = 32,
+					     .pc = k->regs[32], .sp = k->regs[31] };
+		memcpy(out->dwarf, k->regs, 32 * sizeof *k->regs);
+		return true;
+	}
+	return false;
 }
 
 size_t gt_kernel_sample_unwind(struct gt_symbolizer *sym, const struct gt_kernel_sample *k,
 			       uint64_t *pcs, size_t max, bool *complete)
 {
-	uint64_t regs[GT_SYM_UNWIND_REGS];
+	struct gt_sym_regs regs;
 	*complete = false;
-	if (!max || !dwarf_regs(k, regs))
+	if (!max || !dwarf_regs(k, &regs))
 		return 0;
-	size_t n = sym ? gt_sym_unwind(sym, k->tid, regs, k->stack, k->stack_size, pcs, max,
+	size_t n = sym ? gt_sym_unwind(sym, k->tid, &regs, k->stack, k->stack_size, pcs, max,
 				       complete) : 0;
 	if (!n) {
-		pcs[n++] = regs[16] + 1;   /* the interrupted instruction alone */
+		pcs[n++] = regs.pc + 1;   /* the interrupted instruction alone */
 		*complete = false;
 	}
 	return n;

@@ -22,6 +22,7 @@ struct gt_kernel_sample {
 				   * NULL: no user registers (the sample hit no user code) */
 	uint32_t n_regs;
 	uint64_t regs_mask;
+	uint32_t arch;            /* GT_ARCH_* whose perf registers they are (header.arch) */
 	const uint8_t *stack;     /* the copy of the user stack from its SP on */
 	uint64_t stack_size;      /* bytes of it that are valid */
 };

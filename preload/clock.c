@@ -2,8 +2,10 @@
  *
  * x86-64 with an invariant TSC: rdtsc, and the CPU from glibc's registered rseq area (one
  * load, half the cost of rdtscp); without rseq, rdtscp (the counter and, in TSC_AUX, the
- * CPU), else getcpu.  Without an invariant TSC (or on other architectures) timestamps are
- * CLOCK_MONOTONIC nanoseconds and the header says clock_source = GT_CLOCK_MONOTONIC.
+ * CPU), else getcpu.  aarch64: the generic timer's cntvct_el0 at cntfrq_el0 Hz, the CPU from
+ * rseq, else getcpu (gt_counter, fastpath.h).  Without such a counter (other architectures, a
+ * TSC that is not invariant) timestamps are CLOCK_MONOTONIC nanoseconds and the header says
+ * clock_source = GT_CLOCK_MONOTONIC.
  * clock_gettime is libc's vDSO-backed function, which gotrace does not interpose.
  */
 #include "clock.h"
@@ -51,27 +53,13 @@ static unsigned gt_cpu_slow(void)
 	return cpu & (GT_MAX_CPUS - 1);
 }
 
-#if defined(__x86_64__)
-static inline uint64_t gt_rdtsc(void)
-{
-	uint32_t lo, hi;
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
-#endif
-
 uint64_t gt_now_slow(unsigned *cpu)
 {
-#if defined(__x86_64__)
-	if (gt_clock.tsc) {
-		*cpu = gt_cpu_slow();
-		return gt_rdtsc();
-	}
-#endif
 	*cpu = gt_cpu_slow();
-	return gt_mono_ns();
+	return gt_clock.tsc ? gt_counter() : gt_mono_ns();
 }
 
+#if defined(__x86_64__)
 /* /proc/cpuinfo flags, for hypervisors that hide the CPUID invariant-TSC bit. */
 static int cpuinfo_has_flags(void)
 {
@@ -93,21 +81,9 @@ static int cpuinfo_has_flags(void)
 	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
 }
 
-void gt_clock_setup(void)
+/* The TSC's rate when it is invariant, else 0; rdtscp becomes the CPU's source without rseq. */
+static uint64_t counter_hz(void)
 {
-	void *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
-	void *size = dlsym(RTLD_DEFAULT, "__rseq_size");
-	gt_clock.cpu_source = GT_CPU_GETCPU;
-	if (off && size && *(const unsigned int *)size >= 8) {
-		gt_clock.rseq_offset = *(const ptrdiff_t *)off;
-		gt_clock.cpu_source = GT_CPU_RSEQ;
-	}
-	gt_clock.tsc = 0;
-	gt_clock.use_rdtscp = 0;
-	gt_clock.use_rseq_tsc = 0;
-	gt_clock.tsc_hz = 1000000000ull;
-	gt_clock.tsc_hz_text[0] = 0;
-#if defined(__x86_64__)
 	unsigned a, b, c, d;
 	int invariant = 0, rdtscp = 0;
 	/* A traced ancestor found the TSC invariant and measured its rate: CPUID, which traps
@@ -124,26 +100,54 @@ void gt_clock_setup(void)
 	if (!invariant)
 		invariant = cpuinfo_has_flags();
 	if (!invariant)
-		return;
+		return 0;
 	if (rdtscp && gt_clock.cpu_source != GT_CPU_RSEQ)
 		gt_clock.cpu_source = GT_CPU_RDTSCP;
-	if (gt_cfg.tsc_hz) {
-		/* measured by an ancestor of this run: the TSC is one counter for the machine */
-		gt_clock.tsc_hz = gt_cfg.tsc_hz;
-	} else {
-		/* Estimate the rate over ~0.5 ms; the clock pairs in the capture refine it. */
-		uint64_t m0 = gt_mono_ns(), t0 = gt_rdtsc(), m1, t1;
-		do {
-			m1 = gt_mono_ns();
-			t1 = gt_rdtsc();
-		} while (m1 - m0 < 500000);
-		if (t1 <= t0)
-			return;
-		gt_clock.tsc_hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
+	if (gt_cfg.tsc_hz) /* measured by an ancestor of this run: one counter for the machine */
+		return gt_cfg.tsc_hz;
+	/* Estimate the rate over ~0.5 ms; the clock pairs in the capture refine it. */
+	uint64_t m0 = gt_mono_ns(), t0 = gt_counter(), m1, t1;
+	do {
+		m1 = gt_mono_ns();
+		t1 = gt_counter();
+	} while (m1 - m0 < 500000);
+	if (t1 <= t0)
+		return 0;
+	return (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0));
+}
+#elif defined(__aarch64__)
+/* The generic timer's rate, which the firmware sets in cntfrq_el0 (Linux requires it; 0
+ * would be a broken firmware); the clock pairs in the capture refine it. */
+static uint64_t counter_hz(void)
+{
+	uint64_t hz;
+	__asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+	return hz;
+}
+#else
+static uint64_t counter_hz(void) { return 0; }
+#endif
+
+void gt_clock_setup(void)
+{
+	void *off = dlsym(RTLD_DEFAULT, "__rseq_offset");
+	void *size = dlsym(RTLD_DEFAULT, "__rseq_size");
+	gt_clock.cpu_source = GT_CPU_GETCPU;
+	if (off && size && *(const unsigned int *)size >= 8) {
+		gt_clock.rseq_offset = *(const ptrdiff_t *)off;
+		gt_clock.cpu_source = GT_CPU_RSEQ;
 	}
+	gt_clock.tsc = 0;
+	gt_clock.use_rdtscp = 0;
+	gt_clock.use_rseq_tsc = 0;
+	gt_clock.tsc_hz = 1000000000ull;
+	gt_clock.tsc_hz_text[0] = 0;
+	uint64_t hz = counter_hz();
+	if (!hz)
+		return;
+	gt_clock.tsc_hz = hz;
 	gt_clock.tsc_hz_text[gt_fmt_u64(gt_clock.tsc_hz_text, gt_clock.tsc_hz)] = 0;
 	gt_clock.tsc = 1;
 	gt_clock.use_rdtscp = gt_clock.cpu_source == GT_CPU_RDTSCP;
 	gt_clock.use_rseq_tsc = gt_clock.cpu_source == GT_CPU_RSEQ;
-#endif
 }

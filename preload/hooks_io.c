@@ -54,8 +54,8 @@ GT_SYSCALL_HOOKS(GT_SYSCALL_HOOK)
 		return r; \
 	}
 
-GT_POLL_HOOK(poll, (struct pollfd *fds, nfds_t n, int to), (fds, n, to), SYS_poll)
-GT_POLL_HOOK(__poll_chk, (struct pollfd *fds, nfds_t n, int to, size_t fl), (fds, n, to, fl), SYS_poll)
+GT_POLL_HOOK(poll, (struct pollfd *fds, nfds_t n, int to), (fds, n, to), GT_NR_POLL)
+GT_POLL_HOOK(__poll_chk, (struct pollfd *fds, nfds_t n, int to, size_t fl), (fds, n, to, fl), GT_NR_POLL)
 GT_POLL_HOOK(ppoll, (struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *ss),
 	     (fds, n, ts, ss), SYS_ppoll)
 GT_POLL_HOOK(__ppoll_chk,

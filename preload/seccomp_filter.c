@@ -31,7 +31,10 @@ static const int gt_tracer_calls[] = {
 	SYS_readlinkat, SYS_rt_sigprocmask, SYS_rt_sigtimedwait, SYS_sigaltstack, SYS_tgkill,
 	SYS_unlinkat, SYS_wait4, SYS_write, SYS_clock_gettime,
 };
-static const int gt_converter_calls[] = {SYS_clone, SYS_clone3, SYS_execve, SYS_vfork,
+static const int gt_converter_calls[] = {SYS_clone, SYS_clone3, SYS_execve,
+#ifdef SYS_vfork /* aarch64 has none: glibc's vfork is a clone */
+					 SYS_vfork,
+#endif
 					 SYS_exit_group};
 
 #define GT_UNKNOWN 0xffffffffu /* the filter looked at more than the call number */

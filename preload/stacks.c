@@ -52,19 +52,33 @@ static void map_table(int fixed)
  * frame by frame walk costs more (its cache of rules takes a lock and masks signals at every
  * frame: 15 us for a walk that unw_backtrace's cache makes in 0.4), but stacks are libunwind's
  * only where the rules (frame_rules.c) cannot step.  GOTRACE_STACK_CHECK, a test knob that
- * has libunwind walk every stack again, keeps unw_backtrace.  Where libunwind's getcontext is
- * no function to look up (aarch64: inline assembly), unw_backtrace it is. */
+ * has libunwind walk every stack again, keeps unw_backtrace.  On aarch64 the frame by frame
+ * walk is also the one that works: libunwind 1.6's unw_backtrace starts from an incomplete
+ * context there and dereferences NULL in its first step (libunwind/libunwind#150). */
 #define GT_UNW_NAME(f) GT_UNW_NAME_(f)
 #define GT_UNW_NAME_(f) #f
 static int (*gt_unw_trace)(void **, int);  /* unw_walk, or libunwind's unw_backtrace */
 static int (*gt_unw_backtrace)(void **, int);
-static int (*gt_unw_getcontext)(unw_context_t *);
-static int (*gt_unw_init_local)(unw_cursor_t *, unw_context_t *);
-static int (*gt_unw_step)(unw_cursor_t *);
-static int (*gt_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 static uintptr_t gt_unw_lo, gt_unw_hi; /* its text, found once (no loader lock later) */
 
 int gt_from_libunwind(void *pc) { return (uintptr_t)pc - gt_unw_lo < gt_unw_hi - gt_unw_lo; }
+
+/* The thread's registers for unw_init_local: a function of x86-64's libunwind, inline
+ * assembly (a macro, no symbol) on aarch64 */
+#if defined(__x86_64__)
+static int (*gt_unw_getcontext)(unw_context_t *);
+#define GT_UNW_GETCONTEXT(uc) gt_unw_getcontext(uc)
+#define GT_UNW_FIND_GETCONTEXT(h) \
+	(gt_unw_getcontext = (int (*)(unw_context_t *))dlsym(h, GT_UNW_NAME(unw_tdep_getcontext)))
+#elif defined(__aarch64__)
+#define GT_UNW_GETCONTEXT(uc) unw_tdep_getcontext(uc)
+#define GT_UNW_FIND_GETCONTEXT(h) ((void)(h), 1)
+#endif
+
+#if defined(GT_UNW_GETCONTEXT)
+static int (*gt_unw_init_local)(unw_cursor_t *, unw_context_t *);
+static int (*gt_unw_step)(unw_cursor_t *);
+static int (*gt_unw_get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 
 /* The return addresses above this frame's caller into pcs, at most n, as unw_backtrace's
  * slow path finds them (noinline: the context is this frame's) */
@@ -74,12 +88,13 @@ static GT_NOINLINE int unw_walk(void **pcs, int n)
 	unw_cursor_t c;
 	unw_word_t ip;
 	int got = 0;
-	if (gt_unw_getcontext(&uc) < 0 || gt_unw_init_local(&c, &uc) < 0)
+	if (GT_UNW_GETCONTEXT(&uc) < 0 || gt_unw_init_local(&c, &uc) < 0)
 		return 0;
 	while (got < n && gt_unw_step(&c) > 0 && gt_unw_get_reg(&c, UNW_REG_IP, &ip) == 0)
 		pcs[got++] = (void *)(uintptr_t)ip;
 	return got;
 }
+#endif
 
 static void open_libunwind(void)
 {
@@ -88,14 +103,14 @@ static void open_libunwind(void)
 		void *h = GT_REAL(dlopen)(names[i], RTLD_NOW | RTLD_LOCAL);
 		if (!h)
 			continue;
-#if defined(__x86_64__)
-		gt_unw_getcontext = (int (*)(unw_context_t *))dlsym(h, GT_UNW_NAME(unw_tdep_getcontext));
+#if defined(GT_UNW_GETCONTEXT)
+		int found = !!GT_UNW_FIND_GETCONTEXT(h);
 		gt_unw_init_local = (int (*)(unw_cursor_t *, unw_context_t *))
 			dlsym(h, GT_UNW_NAME(unw_init_local));
 		gt_unw_step = (int (*)(unw_cursor_t *))dlsym(h, GT_UNW_NAME(unw_step));
 		gt_unw_get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))
 			dlsym(h, GT_UNW_NAME(unw_get_reg));
-		if (gt_unw_getcontext && gt_unw_init_local && gt_unw_step && gt_unw_get_reg)
+		if (found && gt_unw_init_local && gt_unw_step && gt_unw_get_reg)
 			gt_unw_trace = unw_walk;
 #endif
 		gt_unw_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
@@ -414,6 +429,37 @@ __asm__(".text\n"
 	"mov %rbp, %rsp\n"
 	"pop %rbp\n"
 	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size gt_call_on, .-gt_call_on\n");
+#elif defined(__aarch64__)
+/* The same with an aarch64 frame record (x29, x30) on the caller's stack, and the CFA kept
+ * on x29 while the call runs on the walk stack */
+__asm__(".text\n"
+	".p2align 2\n"
+	".globl gt_call_on\n"
+	".hidden gt_call_on\n"
+	".type gt_call_on, %function\n"
+	"gt_call_on:\n"
+	".cfi_startproc\n"
+	"stp x29, x30, [sp, #-16]!\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset x29, -16\n"
+	".cfi_offset x30, -8\n"
+	"mov x29, sp\n"
+	".cfi_def_cfa_register x29\n"
+	"mov x9, x0\n"
+	"mov sp, x1\n"
+	"mov x0, x2\n"
+	"mov x1, x3\n"
+	"mov x2, x4\n"
+	"blr x9\n"
+	"mov sp, x29\n"
+	".cfi_def_cfa_register sp\n"
+	"ldp x29, x30, [sp], #16\n"
+	".cfi_def_cfa_offset 0\n"
+	".cfi_restore x29\n"
+	".cfi_restore x30\n"
 	"ret\n"
 	".cfi_endproc\n"
 	".size gt_call_on, .-gt_call_on\n");

@@ -5,6 +5,8 @@
 
 #include <stdio.h>
 
+#include "encoder/encoder.h"
+
 const char *gt_report_block_kind_name(uint8_t kind)
 {
 	switch (kind) {
@@ -35,13 +37,7 @@ const char *gt_report_fd_kind_name(uint8_t kind)
 	}
 }
 
-#include "syscall_names.h"   /* every call of the target: gen_syscall_names.py */
-
 const char *gt_report_syscall_name(uint32_t nr, char *buf, size_t size)
 {
-	for (size_t i = 0; i < sizeof syscall_names / sizeof *syscall_names; i++)
-		if (syscall_names[i].nr == (long)nr)
-			return syscall_names[i].name;
-	snprintf(buf, size, "syscall_%u", nr);
-	return buf;
+	return gt_syscall_name(nr, buf, size);   /* whichever arch recorded the call */
 }

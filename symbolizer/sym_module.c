@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,26 @@ static bool elf_has_section(Elf *elf, const char *name)
 	return false;
 }
 
+/* A module's file missing at its recorded path (a capture converted on another machine, or
+ * of another arch, with its binaries copied along): the file of the same name in the
+ * caller's debug directories, the first of sym->debuginfo_path's entries up to its empty
+ * one; -1 when none has it.  Its build-id is checked as any file's. */
+static int open_moved(const struct gt_symbolizer *sym, const struct gt_sym_image *img)
+{
+	for (const char *dir = sym->debuginfo_path, *end; *dir != ':' && *dir; dir = end + 1) {
+		if ((end = strchr(dir, ':')) == NULL)
+			return -1;
+		char path[PATH_MAX];
+		int len = snprintf(path, sizeof path, "%.*s/%s", (int)(end - dir), dir,
+				   img->base_name);
+		int fd = len > 0 && (size_t)len < sizeof path
+				 ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
+}
+
 bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 {
 	const bool vdso = img->flags & GT_SYM_VDSO;
@@ -242,8 +263,11 @@ bool gt_sym_image_open(struct gt_symbolizer *sym, struct gt_sym_image *img)
 		 * not a regular file is refused on the descriptor itself, so nothing can swap
 		 * the file between the check and the use. */
 		fd = open(img->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		int open_errno = errno;
+		if (fd < 0 && open_errno == ENOENT)
+			fd = open_moved(sym, img);
 		if (fd < 0) {
-			gt_sym_warn(sym, img->path, GT_SYM_CANNOT_OPEN, strerror(errno),
+			gt_sym_warn(sym, img->path, GT_SYM_CANNOT_OPEN, strerror(open_errno),
 				    img->base_name);
 			return fail(sym, img);
 		}

@@ -4,7 +4,8 @@
  * kept and reused for every sample: a Dwfl per sample costs 40x), dwfl_attach_state with
  * callbacks that answer the registers and the stack copy, dwfl_getthread_frames.  The
  * modules are the capture's, as the symbolizer has them (gt_sym_add_module), the vDSO's
- * image this process's own when it is the recorded one. */
+ * image this process's own when it is the recorded one.  libdw carries every arch's
+ * unwinder: the modules' ELF machine picks it, so an aarch64 sample unwinds on x86-64. */
 #include "symbolizer_private.h"
 
 #include <dwarf.h>
@@ -16,7 +17,7 @@
 /* The sample being unwound. */
 struct unwind_sample {
 	uint32_t tid;
-	const uint64_t *regs;
+	const struct gt_sym_regs *regs;
 	const uint8_t *stack;
 	uint64_t sp, size;
 	uint64_t *pcs;
@@ -28,6 +29,7 @@ struct gt_sym_unwind {
 	Dwfl *dwfl;
 	uint64_t maps_version;     /* of the modules reported */
 	bool attached;
+	uint32_t arch;             /* GT_SYM_ARCH_* of the modules it was attached with */
 	struct unwind_sample *cur;
 };
 
@@ -62,8 +64,13 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 
 static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
-	struct unwind_sample *s = arg;
-	return dwfl_thread_state_registers(thread, 0, GT_SYM_UNWIND_REGS, s->regs);
+	const struct gt_sym_regs *r = ((struct unwind_sample *)arg)->regs;
+	if (!dwfl_thread_state_registers(thread, 0, r->n, r->dwarf))
+		return false;
+	/* aarch64's PC is no DWARF register (x86-64's is the return address column, set
+	 * above): said apart, as elfutils' own aarch64 backend and perf do */
+	dwfl_thread_state_register_pc(thread, r->pc);
+	return true;
 }
 
 static const Dwfl_Thread_Callbacks thread_callbacks = {
@@ -126,12 +133,40 @@ static bool report_modules(struct gt_symbolizer *sym, struct gt_sym_unwind *u)
 	return true;
 }
 
-size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid,
-		     const uint64_t regs[GT_SYM_UNWIND_REGS], const uint8_t *stack,
-		     size_t stack_size, uint64_t *pcs, size_t max, bool *complete)
+static int first_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			void *arg)
+{
+	(void)userdata, (void)name, (void)start;
+	*(Dwfl_Module **)arg = mod;
+	return DWARF_CB_ABORT;
+}
+
+/* Attaches u's Dwfl to the sample callbacks with the unwinder of its first module's ELF
+ * machine (libdwfl's own choice), which it notes in u->arch; false without a module. */
+static bool attach(struct gt_symbolizer *sym, struct gt_sym_unwind *u)
+{
+	Dwfl_Module *mod = NULL;
+	Dwarf_Addr bias;
+	dwfl_getmodules(u->dwfl, first_module, &mod, 0);
+	Elf *elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	GElf_Ehdr eh;
+	if (elf == NULL || gelf_getehdr(elf, &eh) == NULL)
+		return false;
+	u->arch = eh.e_machine == EM_X86_64  ? GT_SYM_ARCH_X86_64
+		  : eh.e_machine == EM_AARCH64 ? GT_SYM_ARCH_AARCH64 : 0;
+	/* the pid is only a name here; the threads callbacks answer for every tid */
+	if (!dwfl_attach_state(u->dwfl, elf, (pid_t)(sym->space + 1), &thread_callbacks, u))
+		return false;
+	u->attached = true;
+	return true;
+}
+
+size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid, const struct gt_sym_regs *regs,
+		     const uint8_t *stack, size_t stack_size, uint64_t *pcs, size_t max,
+		     bool *complete)
 {
 	*complete = false;
-	if (!sym || max == 0)
+	if (!sym || max == 0 || regs->n > GT_SYM_UNWIND_REGS)
 		return 0;
 	if (sym->space >= sym->n_unwind) {
 		size_t n = sym->space + 1;
@@ -146,17 +181,14 @@ size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid,
 		return 0;
 	struct gt_sym_unwind *u = sym->unwind[sym->space];
 	struct unwind_sample s = {
-		.tid = tid ? tid : 1, .regs = regs, .stack = stack, .sp = regs[7],
+		.tid = tid ? tid : 1, .regs = regs, .stack = stack, .sp = regs->sp,
 		.size = stack_size, .pcs = pcs, .max = max,
 	};
 	if (!report_modules(sym, u))
 		return 0;
-	if (!u->attached) {
-		/* the pid is only a name here; the threads callbacks answer for every tid */
-		if (!dwfl_attach_state(u->dwfl, NULL, (pid_t)(sym->space + 1), &thread_callbacks, u))
-			return 0;
-		u->attached = true;
-	}
+	/* registers of another arch than the modules' would be read as garbage */
+	if ((!u->attached && !attach(sym, u)) || u->arch != regs->arch)
+		return 0;
 	u->cur = &s;
 	int rc = dwfl_getthread_frames(u->dwfl, (pid_t)s.tid, frame, &s);
 	u->cur = NULL;

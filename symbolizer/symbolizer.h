@@ -118,17 +118,29 @@ uint64_t gt_sym_program_pc(struct gt_symbolizer *sym, const uint64_t *pcs, size_
  * Where a lock was taken, in one frame. */
 size_t gt_sym_own_frame(const struct gt_frame *frames, size_t n);
 
+/* A sampled thread's registers, in the DWARF numbering of its arch (a capture's GT_ARCH_*
+ * values): x86-64: AX DX CX BX SI DI BP SP R8..R15, then the return address column (the
+ * IP), 17 in all; aarch64: X0..X30, SP, 32 in all.  pc and sp are said apart too. */
+#define GT_SYM_ARCH_X86_64 1u
+#define GT_SYM_ARCH_AARCH64 2u
+#define GT_SYM_UNWIND_REGS 32
+struct gt_sym_regs {
+	uint32_t arch;                     /* GT_SYM_ARCH_* */
+	uint32_t n;                        /* registers in dwarf[]: 17 or 32 */
+	uint64_t dwarf[GT_SYM_UNWIND_REGS];
+	uint64_t pc, sp;
+};
+
 /* Unwinds a copied user stack (a perf sample of thread tid in the current space) with DWARF
- * CFI, from the space's modules: regs in x86-64 DWARF order (AX DX CX BX SI DI BP SP
- * R8..R15, then the IP), stack the stack_size bytes copied from SP on.  Writes at most max
- * addresses into pcs, innermost first, in gt_sym_stack's convention (return addresses; the
- * interrupted instruction as the address after it), ready for it.  *complete: the unwinding
- * reached the outermost frame (or max); false when it stopped early (the copy was too
- * short, a module without CFI).  Returns the number written. */
-#define GT_SYM_UNWIND_REGS 17
-size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid,
-		     const uint64_t regs[GT_SYM_UNWIND_REGS], const uint8_t *stack,
-		     size_t stack_size, uint64_t *pcs, size_t max, bool *complete);
+ * CFI, from the space's modules, whatever the converter's own arch: regs as above, stack
+ * the stack_size bytes copied from SP on.  Writes at most max addresses into pcs, innermost
+ * first, in gt_sym_stack's convention (return addresses; the interrupted instruction as the
+ * address after it), ready for it.  *complete: the unwinding reached the outermost frame
+ * (or max); false when it stopped early (the copy was too short, a module without CFI, the
+ * space's modules of another arch than regs).  Returns the number written. */
+size_t gt_sym_unwind(struct gt_symbolizer *sym, uint32_t tid, const struct gt_sym_regs *regs,
+		     const uint8_t *stack, size_t stack_size, uint64_t *pcs, size_t max,
+		     bool *complete);
 
 /* Every thread of live process pid, unwound (eu-stack's way, through /proc and ptrace).
  * gt_sym_live_open reads the process's modules (from /proc/PID/maps, into a Dwfl and into

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Counts the test cases of `meson test` runs from their testlog.json files.
 
-    test-summary.py TESTLOG.json...
+    test-summary.py [--note TEXT] TESTLOG.json...
 
 Prints the skipped cases with their reasons, the failed ones, and last the line
 "tests: N passed, N failed, N skipped" over every log given (scripts/test's main run and its
 sanitizer run).  A Criterion binary counts as its cases (its
 "Synthesis:" line and "[SKIP]" lines); any other test counts as one case by meson's verdict.
+--note appends "; TEXT" to that line (scripts/test: what the aarch64 emulation covered).
 Exits 1 if a case failed or none ran.
 """
 import json
@@ -34,7 +35,7 @@ def read_runs(paths):
     return [(run, tag) for runs, tag in logs for run in runs]
 
 
-def main(paths):
+def main(paths, note=""):
     passed = failed = skipped = 0
     notes = []
     runs = read_runs(paths)
@@ -69,9 +70,13 @@ def main(paths):
         print(note)
     if passed + failed == 0:
         print("test-summary: no test ran", file=sys.stderr)
-    print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+    print(f"tests: {passed} passed, {failed} failed, {skipped} skipped" + (f"; {note}" if note else ""))
     return 1 if failed or passed + failed == 0 else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    args = sys.argv[1:]
+    note = ""
+    if len(args) >= 2 and args[0] == "--note":
+        note, args = args[1], args[2:]
+    sys.exit(main(args, note))

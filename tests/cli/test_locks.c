@@ -190,7 +190,7 @@ static void deadlock_found(const char *mode, size_t n, const char *const *names,
 	cr_assert_str_eq(r.out, expected, "it deadlocked before the timeout: %s", r.err);
 	char lock[3][256];
 	for (size_t i = 0; i < n; i++) {
-		char name[8], key[64];
+		char name[8], key[128];
 		snprintf(name, sizeof name, "lock%zu", i);
 		lock_address(&r, name, address[i], sizeof address[i]);
 		snprintf(key, sizeof key, "\"object\":\"%s\"", address[i]);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "../../preload/libc_syscalls.h"
 #include "oracle.h"
 #include "test_util.h"
 
@@ -328,12 +329,12 @@ Test(model, sched_yield_is_gosched)
 Test(model, a_select_over_no_descriptor_is_a_sleep)
 {
 	struct gt_cb *cb = start_capture(1);
-	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_POLL, SYS_select, 0, 1);
-	gt_cb_syscall_end(cb, 0, T0 + 1001000, MAIN, SYS_select, 0);   /* 1 ms */
-	gt_cb_syscall_begin(cb, 0, T0 + 1002000, MAIN, GT_FD_POLL, SYS_select, 4, 1);
-	gt_cb_syscall_end(cb, 0, T0 + 2002000, MAIN, SYS_select, 1);
-	gt_cb_syscall_begin(cb, 0, T0 + 2003000, MAIN, GT_FD_POLL, SYS_poll, 0, 1);
-	gt_cb_syscall_end(cb, 0, T0 + 3003000, MAIN, SYS_poll, 0);
+	gt_cb_syscall_begin(cb, 0, T0 + 1000, MAIN, GT_FD_POLL, GT_NR_SELECT, 0, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 1001000, MAIN, GT_NR_SELECT, 0);   /* 1 ms */
+	gt_cb_syscall_begin(cb, 0, T0 + 1002000, MAIN, GT_FD_POLL, GT_NR_SELECT, 4, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 2002000, MAIN, GT_NR_SELECT, 1);
+	gt_cb_syscall_begin(cb, 0, T0 + 2003000, MAIN, GT_FD_POLL, GT_NR_POLL, 0, 1);
+	gt_cb_syscall_end(cb, 0, T0 + 3003000, MAIN, GT_NR_POLL, 0);
 	struct run r;
 	convert_and_parse(cb, "select0", &r, 0);
 	cr_expect_eq(count19(r.t19, "GoSleep"), 2);

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../support/emulation.h"
 #include "traced_run.h"
 
 static struct run run;
@@ -233,6 +234,7 @@ static void first_chunk(const char *scenario, struct run *plain, char (*path)[PA
 {
 	if (access("/usr/bin/taskset", X_OK) != 0)
 		cr_skip_test("no /usr/bin/taskset to keep the program on one CPU");
+	gt_skip_if_emulated(GT_NOT_EMULATED_HOST_PROGRAMS);
 	const char *argv[] = {"/usr/bin/taskset", "-c", "0", test_target(), scenario, NULL};
 	const char *env[] = {"GOTRACE_STACKS=none", NULL};
 	memset(&run, 0, sizeof run);
@@ -283,6 +285,7 @@ Test(robust, chunks_ahead_are_in_the_page_cache, .fini = teardown, .timeout = 60
 {
 	if (access("/usr/bin/taskset", X_OK) != 0)
 		cr_skip_test("no /usr/bin/taskset to keep the program on one CPU");
+	gt_skip_if_emulated(GT_NOT_EMULATED_HOST_PROGRAMS);
 	const char *argv[] = {"/usr/bin/taskset", "-c", "0", test_target(), "fill", NULL};
 	const char *env[] = {"GOTRACE_STACKS=none", NULL};
 	struct run plain;

@@ -91,7 +91,7 @@ struct gt_cb *gt_cb_new(uint32_t n_cpus, uint32_t chunk_size, uint64_t start_tsc
 	h->start_real_ns = 1700000000000000000ull;
 	h->stack_mode = GT_STACKS_FP;
 	h->stack_depth = GT_MAX_STACK_DEPTH;
-	h->arch = GT_ARCH_X86_64;
+	h->arch = GT_CB_ARCH;
 	strcpy(h->exe_path, "/usr/bin/test-program");
 	strcpy(h->cmdline, "test-program");
 	return cb;

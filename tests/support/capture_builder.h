@@ -12,6 +12,14 @@
 
 struct gt_cb;
 
+/* The arch a built capture says it was written on: this build's, as the tests give their
+ * system calls this build's SYS_* numbers (the reader renumbers an aarch64 capture's). */
+#if defined(__aarch64__)
+#define GT_CB_ARCH GT_ARCH_AARCH64
+#else
+#define GT_CB_ARCH GT_ARCH_X86_64
+#endif
+
 /* n_cpus CPUs, chunks of chunk_size bytes (multiple of 4096).  The clock is
  * CLOCK_MONOTONIC (timestamps are ns) starting at start_tsc unless gt_cb_set_clock. */
 struct gt_cb *gt_cb_new(uint32_t n_cpus, uint32_t chunk_size, uint64_t start_tsc);

@@ -287,6 +287,40 @@ Test(debuginfo, build_id_in_a_given_debug_dir)
 	remove_tree(dir);
 }
 
+/* A capture converted on another machine, or of another arch, with its binaries copied
+ * along into a directory given as a debug directory: a module missing at its recorded path
+ * is found there by its name (and must have the recorded build-id, as any file). */
+Test(debuginfo, a_module_missing_at_its_path_is_found_by_name_in_a_debug_dir)
+{
+	struct fixture fx;
+	fx_run(&fx, FX_INLINE, NULL);
+	struct fx_module *m = fx_main_module(&fx);
+	char dir[] = "/tmp/gt-sym-test-XXXXXX", copy[512], cmd[1100];
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(copy, sizeof copy, "%s/%s", dir, fx_basename(FX_INLINE));
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s'", FX_INLINE, copy);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(m->path, sizeof m->path, "%s/recorded-elsewhere/%s", dir, fx_basename(copy));
+
+	/* without the directory: a file that cannot be opened */
+	struct gt_symbolizer *sym = fx_symbolizer(&warnings, NULL);
+	add_modules(&fx, sym);
+	struct gt_frame f[MAX_FRAMES];
+	size_t n = symbolize(sym, &fx, "inline", f, MAX_FRAMES);
+	cr_assert_geq(n, 1);
+	cr_expect(strncmp(f[0].func, "fx_inline+0x", 12) == 0, "%s", show(f, n));
+	cr_expect_eq(warnings.n, 1, "one warning: the missing file");
+	gt_sym_free(sym);
+
+	const char *const dirs[] = { dir, NULL };
+	sym = fx_symbolizer(&warnings, dirs);
+	add_modules(&fx, sym);
+	expect_inline_frames(sym, &fx);
+	cr_expect_eq(warnings.n, 0, "unexpected warning: %s", warnings.lines[0]);
+	gt_sym_free(sym);
+	remove_tree(dir);
+}
+
 /* Without symbols a frame reads "module+0x<start of its function>", the start the unwind
  * tables (.eh_frame) give: every address of one function is one name, so that a profile
  * counts the function once, not once per instruction. */
@@ -710,16 +744,27 @@ static size_t add_own_modules(struct gt_symbolizer *sym)
 
 /* A perf-like sample of the caller's own thread here: the registers (DWARF order) the CFI
  * needs, and a copy of the stack from SP on. */
-__attribute__((noinline)) static void sample_here(uint64_t regs[GT_SYM_UNWIND_REGS],
-						  uint8_t *stack)
+__attribute__((noinline)) static void sample_here(struct gt_sym_regs *regs, uint8_t *stack)
 {
-	uint64_t sp, bp, ip;
+	uint64_t sp, fp, ip;
+#if defined(__aarch64__)
+	uint64_t lr;
+	__asm__ volatile("mov %0, sp\n\tmov %1, x29\n\tmov %2, x30\n\tadr %3, ."
+			 : "=r"(sp), "=r"(fp), "=r"(lr), "=r"(ip));
+	*regs = (struct gt_sym_regs){ .arch = GT_SYM_ARCH_AARCH64, .n = 32 };
+	regs->dwarf[29] = fp;
+	regs->dwarf[30] = lr;
+	regs->dwarf[31] = sp;
+#else
 	__asm__ volatile("mov %%rsp, %0\n\tmov %%rbp, %1\n\tlea 0(%%rip), %2"
-			 : "=r"(sp), "=r"(bp), "=r"(ip));
-	memset(regs, 0, GT_SYM_UNWIND_REGS * sizeof *regs);
-	regs[6] = bp;
-	regs[7] = sp;
-	regs[16] = ip;
+			 : "=r"(sp), "=r"(fp), "=r"(ip));
+	*regs = (struct gt_sym_regs){ .arch = GT_SYM_ARCH_X86_64, .n = 17 };
+	regs->dwarf[6] = fp;
+	regs->dwarf[7] = sp;
+	regs->dwarf[16] = ip;
+#endif
+	regs->sp = sp;
+	regs->pc = ip;
 	memcpy(stack, (const void *)(uintptr_t)sp, SELF_COPY);
 }
 
@@ -742,15 +787,16 @@ __attribute__((noinline)) static void unwind_twice(size_t n_frames[2])
 	cr_assert_not_null(sym);
 	cr_assert_geq(add_own_modules(sym), 2, "the test program and libc");
 	static uint8_t stack[SELF_COPY];
-	uint64_t regs[GT_SYM_UNWIND_REGS], pcs[64];
+	struct gt_sym_regs regs;
+	uint64_t pcs[64];
 	bool complete;
-	sample_here(regs, stack);
-	n_frames[0] = gt_sym_unwind(sym, 1, regs, stack, SELF_COPY, pcs, 64, &complete);
+	sample_here(&regs, stack);
+	n_frames[0] = gt_sym_unwind(sym, 1, &regs, stack, SELF_COPY, pcs, 64, &complete);
 	cr_assert(names_sampler(sym, pcs, n_frames[0]), "%zu frames", n_frames[0]);
 	/* the module map changes (a dlopen): the unwinder reports the modules again */
 	cr_assert_eq(gt_sym_add_module(sym, FX_NOSYM, NULL, 0, FAKE_LO, FAKE_LO, FAKE_LO + 0xffff,
 				       0), 0);
-	n_frames[1] = gt_sym_unwind(sym, 1, regs, stack, SELF_COPY, pcs, 64, &complete);
+	n_frames[1] = gt_sym_unwind(sym, 1, &regs, stack, SELF_COPY, pcs, 64, &complete);
 	cr_assert(names_sampler(sym, pcs, n_frames[1]), "after a new module: %zu frames",
 		  n_frames[1]);
 	gt_sym_free(sym);

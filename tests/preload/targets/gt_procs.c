@@ -73,7 +73,11 @@ static int fork_like(const char *how)
 	if (!strcmp(how, "_Fork"))
 		pid = _Fork();
 	else if (!strcmp(how, "sysfork"))
+#ifdef SYS_fork
 		pid = (pid_t)syscall(SYS_fork);
+#else /* aarch64: fork is clone with SIGCHLD alone */
+		pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+#endif
 	else if (!strcmp(how, "clone"))
 		pid = clone(child_body, stack + sizeof stack, SIGCHLD, NULL);
 	else

@@ -11,6 +11,7 @@
  *                            a mutex, polling and yielding at each; the parent prints how the
  *                            worker ended and the count
  * Both make their pipes before entering the sandbox and use them only in it. */
+#include "../../../preload/libc_syscalls.h"
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -73,12 +74,21 @@ static int run_strict(void)
 #define ALLOW(nr) \
 	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
-/* OpenSSH's preauth allowlist (sandbox-seccomp-filter.c), as far as x86-64 has the calls */
+#if defined(__aarch64__)
+#define AUDIT_ARCH_HERE AUDIT_ARCH_AARCH64
+#else
+#define AUDIT_ARCH_HERE AUDIT_ARCH_X86_64
+#endif
+#ifndef SYS_time /* aarch64 has no time, poll or select (the vDSO, ppoll and pselect6) */
+#define SYS_time SYS_gettimeofday
+#endif
+
+/* OpenSSH's preauth allowlist (sandbox-seccomp-filter.c), as far as the arch has the calls */
 static int install_allowlist(void)
 {
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_HERE, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		ALLOW(SYS_brk), ALLOW(SYS_clock_gettime), ALLOW(SYS_clock_nanosleep),
@@ -86,8 +96,8 @@ static int install_allowlist(void)
 		ALLOW(SYS_getpgid), ALLOW(SYS_getpid), ALLOW(SYS_getrandom),
 		ALLOW(SYS_gettimeofday), ALLOW(SYS_getuid), ALLOW(SYS_geteuid), ALLOW(SYS_madvise),
 		ALLOW(SYS_mmap), ALLOW(SYS_mprotect), ALLOW(SYS_mremap), ALLOW(SYS_munmap),
-		ALLOW(SYS_nanosleep), ALLOW(SYS_poll), ALLOW(SYS_ppoll), ALLOW(SYS_pselect6),
-		ALLOW(SYS_read), ALLOW(SYS_rt_sigprocmask), ALLOW(SYS_select), ALLOW(SYS_shutdown),
+		ALLOW(SYS_nanosleep), ALLOW(GT_NR_POLL), ALLOW(SYS_ppoll), ALLOW(SYS_pselect6),
+		ALLOW(SYS_read), ALLOW(SYS_rt_sigprocmask), ALLOW(GT_NR_SELECT), ALLOW(SYS_shutdown),
 		ALLOW(SYS_sigaltstack), ALLOW(SYS_time), ALLOW(SYS_write), ALLOW(SYS_writev),
 		ALLOW(SYS_rt_sigreturn), ALLOW(SYS_sched_yield),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),

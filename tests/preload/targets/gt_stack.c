@@ -214,7 +214,11 @@ static void op__exit(void) { _exit_fn(0); }
 static inline __attribute__((always_inline)) uint64_t *paint(char *lo)
 {
 	uintptr_t sp;
+#if defined(__aarch64__)
+	__asm__ volatile("mov %0, sp" : "=r"(sp));
+#else
 	__asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+#endif
 	uint64_t *top = (uint64_t *)((sp & ~(uintptr_t)7) - 8); /* the call's return address */
 	for (volatile uint64_t *p = (volatile uint64_t *)lo; p < top; p++)
 		*p = PAINT;
