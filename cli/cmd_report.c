@@ -42,6 +42,9 @@ static const char report_usage[] =
 	"      --json        one JSON object instead of text\n"
 	"      --top N       rows per ranking (default 10)\n"
 	"      --stacks N    stacks per contended object or syscall (default 3)\n"
+	"      --debug-dir DIR   also look for separate debug info in DIR, and for the\n"
+	"                    programs and libraries themselves when they are not at their\n"
+	"                    recorded paths (a capture from another machine); repeatable\n"
 	"      --critical-path   what the main thread (or --thread's) waited for, end to end,\n"
 	"                    across threads and processes: the segments of the path and its\n"
 	"                    time by state, thread, function, lock and syscall (the run's\n"
@@ -168,9 +171,11 @@ static int report_critical_path(const char *capture, glob_t *others,
 	return report_done(rc, err);
 }
 
-int gt_cmd_report(int argc, char **argv)
+/* gotrace report with debug_dirs room for every --debug-dir of argv. */
+static int report_command(int argc, char **argv, const char **debug_dirs)
 {
-	enum { OPT_JSON = 256, OPT_TOP, OPT_STACKS, OPT_CRITICAL, OPT_THREAD, OPT_FROM, OPT_TO };
+	enum { OPT_JSON = 256, OPT_TOP, OPT_STACKS, OPT_CRITICAL, OPT_THREAD, OPT_FROM, OPT_TO,
+	       OPT_DEBUG_DIR };
 	static const struct option longopts[] = {
 		{ "critical-path", no_argument, NULL, OPT_CRITICAL },
 		{ "thread", required_argument, NULL, OPT_THREAD },
@@ -179,11 +184,14 @@ int gt_cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "stacks", required_argument, NULL, OPT_STACKS },
+		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gt_report_options opt = { 0 };
 	struct gt_cp_query query = { 0 };
+	size_t n_debug_dirs = 0;
+	opt.debug_dirs = debug_dirs;
 	bool critical = false;
 	int c;
 
@@ -205,6 +213,9 @@ int gt_cmd_report(int argc, char **argv)
 			if (parse_count("--stacks", optarg, &opt.stacks) != 0)
 				return 2;
 			break;
+		case OPT_DEBUG_DIR:
+			debug_dirs[n_debug_dirs++] = optarg;
+			break;
 		case OPT_CRITICAL:
 			critical = true;
 			break;
@@ -224,6 +235,8 @@ int gt_cmd_report(int argc, char **argv)
 			return gt_cli_bad_option("report", c, argv);
 		}
 	}
+	if (n_debug_dirs == 0)
+		opt.debug_dirs = NULL;
 	if (argc - optind != 1) {
 		fail(argc == optind ? "no file given (usage: gotrace report [--json] CAPTURE|TRACE)"
 				    : "one file at a time (usage: gotrace report [--json] "
@@ -283,5 +296,18 @@ int gt_cmd_report(int argc, char **argv)
 		rc = report_other_processes(file, &opt, &others, reaped);
 	free(reaped);
 	globfree(&others);
+	return rc;
+}
+
+int gt_cmd_report(int argc, char **argv)
+{
+	/* --debug-dir's values point into argv, which outlives the report */
+	const char **debug_dirs = calloc((size_t)argc + 1, sizeof *debug_dirs);
+	if (debug_dirs == NULL) {
+		fail("out of memory");
+		return 1;
+	}
+	int rc = report_command(argc, argv, debug_dirs);
+	free(debug_dirs);
 	return rc;
 }

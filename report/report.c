@@ -556,7 +556,7 @@ int gt_report_capture(const char *capture, const struct gt_report_options *opt, 
 	gt_clock_init(&r.clock, h);
 	gt_capture_stop(h, &r.stop);
 	gt_process_name_from_header(&r.proc, h);
-	r.sym = gt_sym_new(NULL);
+	r.sym = gt_sym_new(&(struct gt_sym_options){.debug_dirs = opt->debug_dirs});
 	r.tracker = gt_report_must(gt_tracker_new());
 	if (!gt_tracker_capture_header(r.tracker, 0, h))
 		gt_report_must(NULL);

@@ -22,6 +22,9 @@ struct gt_report_options {
 				   * CLOCK_MONOTONIC; 0: as its header says */
 	bool waits_only;     /* text: only the threads still waiting, the wait-for graph and
 			      * its deadlocks (gotrace run --hang) */
+	const char *const *debug_dirs;  /* where else to look for the programs and libraries
+					 * (their debug files, or themselves moved: a capture from
+					 * another machine), NULL-terminated; NULL: none */
 	uint64_t live_now_mono_ns;  /* the capture of a process alive now (gotrace stacks):
 				     * CLOCK_MONOTONIC now, so that each wait also says how long
 				     * ago it began, and each thread is named by its tid too; 0:

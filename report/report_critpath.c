@@ -320,6 +320,7 @@ int gt_report_critical_path(const char *const *captures, size_t n,
 {
 	struct gt_critpath *cp = gt_report_must(gt_critpath_new());
 	struct gt_convert_options copt = {.kernel_path = opt->kernel, .critical_path = cp,
+					  .debug_dirs = opt->debug_dirs,
 					  .format = gt_trace_format_default()->format};
 	struct gt_convert_set_summary sum;
 	/* the model's decisions, the trace they make written nowhere */

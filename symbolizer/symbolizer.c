@@ -1,5 +1,6 @@
 /* symbolizer: the module map from the capture, the PC caches, and a stack's trimming. */
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,25 +16,31 @@ static int find_no_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	return -1;
 }
 
-/* elfutils' search path: the caller's directories, then the main file's own directory and
- * its .debug/, then /usr/lib/debug (build-id links are looked up in every absolute one). */
+/* elfutils' search path: the caller's directories (a relative one made absolute from the
+ * working directory: elfutils reads a relative entry as the main file's subdirectory), then
+ * the main file's own directory and its .debug/, then /usr/lib/debug (build-id links are
+ * looked up in every absolute one). */
 static char *build_debuginfo_path(struct gt_symbolizer *sym, const char *const *dirs)
 {
 	size_t len = sizeof(":.debug:/usr/lib/debug");
 	for (size_t i = 0; dirs && dirs[i]; i++)
-		len += strlen(dirs[i]) + 1;
+		len += (dirs[i][0] == '/' ? strlen(dirs[i]) : PATH_MAX) + 1;
 	char *path = malloc(len);
 	if (!path)
 		return NULL;
 	path[0] = '\0';
 	for (size_t i = 0; dirs && dirs[i]; i++) {
-		if (dirs[i][0] != '/' || strchr(dirs[i], ':')) {
+		char *abs = dirs[i][0] == '/' ? NULL : realpath(dirs[i], NULL);
+		const char *dir = abs ? abs : dirs[i];
+		if (dir[0] != '/' || strchr(dir, ':') || strlen(dir) >= PATH_MAX) {
 			const char *interned = gt_sym_intern(&sym->strings, dirs[i]);
 			gt_sym_warn(sym, interned, GT_SYM_BAD_DEBUG_DIR, NULL, NULL);
+			free(abs);
 			continue;
 		}
-		strcat(path, dirs[i]);
+		strcat(path, dir);
 		strcat(path, ":");
+		free(abs);
 	}
 	strcat(path, ":.debug:/usr/lib/debug");
 	return path;

@@ -30,7 +30,7 @@
 	X(NO_MEMORY, "out of memory", true)                                          \
 	X(DEBUG_UNUSABLE, "debug info unusable", false)                              \
 	X(DEBUG_CORRUPT, "corrupt debug info", false)                                \
-	X(BAD_DEBUG_DIR, "not an absolute path without ':'; debug directory ignored", false)
+	X(BAD_DEBUG_DIR, "not found, or a path with ':'; debug directory ignored", false)
 
 enum gt_sym_problem {
 #define GT_SYM_PROBLEM_ENUM(name, message, degrade) GT_SYM_##name,

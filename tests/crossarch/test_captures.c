@@ -165,6 +165,16 @@ ParameterizedTest(int *index, fixtures, a_capture_of_each_arch_converts_here, .t
 	cr_expect(syscall_row(report, "read", "pipe") && syscall_row(report, "write", "pipe"),
 		  "%s: its read and write:\n%s", capture, report);
 	free(report);
+	/* the report finds the program through --debug-dir too, given relative to where it runs */
+	cr_assert_eq(chdir(fixtures()), 0);
+	const char *argv[] = {cli_gotrace, "report", "--debug-dir", ".", capture, NULL};
+	struct cli_result r;
+	cli_run(&r, argv, NULL);
+	cr_assert_eq(r.status, 0, "report: %s", r.err);
+	cr_expect(strstr(r.out, "wait_once (condwake.c:"), "%s: the waiter's stack:\n%s", capture,
+		  r.out);
+	cr_expect(!strstr(r.err, "symbolizer"), "%s: %s", capture, r.err);
+	cli_result_free(&r);
 }
 
 /* Whether this machine runs aarch64 programs (binfmt_misc's qemu-aarch64 entry) and has an
