@@ -66,8 +66,8 @@ def main(paths, note=""):
         passed += case_passed
         failed += case_failed
         skipped += case_skipped
-    for note in notes:
-        print(note)
+    for line in notes:
+        print(line)
     if passed + failed == 0:
         print("test-summary: no test ran", file=sys.stderr)
     print(f"tests: {passed} passed, {failed} failed, {skipped} skipped" + (f"; {note}" if note else ""))

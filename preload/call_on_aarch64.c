@@ -1,0 +1,32 @@
+/* gt_call_on for aarch64 (declared and described in stacks.c, beside x86-64's): fn(a, b, c)
+ * on the walk stack at top, with an aarch64 frame record (x29, x30) on the caller's stack and
+ * the CFA kept on x29 while the call runs there, so that libunwind and gdb step back to the
+ * program's stack.  Built for aarch64 only (meson.build). */
+__asm__(".text\n"
+	".p2align 2\n"
+	".globl gt_call_on\n"
+	".hidden gt_call_on\n"
+	".type gt_call_on, %function\n"
+	"gt_call_on:\n"
+	".cfi_startproc\n"
+	"stp x29, x30, [sp, #-16]!\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset x29, -16\n"
+	".cfi_offset x30, -8\n"
+	"mov x29, sp\n"
+	".cfi_def_cfa_register x29\n"
+	"mov x9, x0\n"
+	"mov sp, x1\n"
+	"mov x0, x2\n"
+	"mov x1, x3\n"
+	"mov x2, x4\n"
+	"blr x9\n"
+	"mov sp, x29\n"
+	".cfi_def_cfa_register sp\n"
+	"ldp x29, x30, [sp], #16\n"
+	".cfi_def_cfa_offset 0\n"
+	".cfi_restore x29\n"
+	".cfi_restore x30\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size gt_call_on, .-gt_call_on\n");
