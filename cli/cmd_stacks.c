@@ -159,7 +159,8 @@ static void read_thread(pid_t pid, struct live_thread *t)
 	t->nr = -1;
 	if (read_text(path, buf, sizeof buf) && buf[0] != 'r' && strtol(buf, NULL, 10) >= 0) {
 		char *p = buf;
-		t->nr = strtol(p, &p, 10);
+		/* this machine's number, as the encoder numbers calls (x86-64's) */
+		t->nr = (long)gt_syscall_canonical(GT_ARCH_NATIVE, (uint32_t)strtol(p, &p, 10));
 		for (int i = 0; i < 6; i++)
 			t->args[i] = strtoull(p, &p, 16);
 	}
@@ -286,22 +287,6 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static const char *syscall_name(long nr)
-{
-	static const struct { long nr; const char *name; } names[] = {
-		{0, "read"}, {1, "write"}, {7, "poll"}, {17, "pread64"}, {23, "select"},
-		{34, "pause"}, {35, "nanosleep"}, {42, "connect"}, {43, "accept"},
-		{45, "recvfrom"}, {47, "recvmsg"}, {61, "wait4"}, {72, "fcntl"}, {73, "flock"},
-		{128, "rt_sigtimedwait"}, {130, "rt_sigsuspend"}, {202, "futex"},
-		{230, "clock_nanosleep"}, {232, "epoll_wait"}, {247, "waitid"}, {270, "pselect6"},
-		{271, "ppoll"}, {281, "epoll_pwait"}, {288, "accept4"}, {441, "epoll_pwait2"},
-	};
-	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-		if (names[i].nr == nr)
-			return names[i].name;
-	return NULL;
-}
-
 static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static void append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
@@ -352,20 +337,19 @@ static void wait_text(const struct live_thread *t, char *out, size_t size)
 	};
 	const char *state = (unsigned char)t->state < 128 && states[(unsigned char)t->state]
 		? states[(unsigned char)t->state] : "in an unknown state";
-	const char *call = syscall_name(t->nr);
 	char callbuf[32], edge[2 * NAME_MAX_LEN];
-	if (!call && t->nr >= 0)
-		snprintf(callbuf, sizeof callbuf, "syscall %ld", t->nr);
+	const char *call = t->nr >= 0 ? gt_syscall_name((uint32_t)t->nr, callbuf, sizeof callbuf)
+				      : NULL;
 	if (t->nr < 0 || t->state == 'R')
 		snprintf(out, size, "%s", state);
 	else if (t->wait.kind) {
 		waits_for_text(t, edge, sizeof edge);
 		snprintf(out, size, "%s in futex: %s", state, edge);
 	}
-	else if (t->nr <= 1 || t->nr == 17)
+	else if (t->nr == GT_SYS_read || t->nr == GT_SYS_write || t->nr == GT_SYS_pread64)
 		snprintf(out, size, "%s in %s of fd %d", state, call, (int)t->args[0]);
 	else
-		snprintf(out, size, "%s in %s", state, call ? call : callbuf);
+		snprintf(out, size, "%s in %s", state, call);
 }
 
 /* Symbolizes each thread's stack, names its lock, and builds its group key. */
@@ -375,7 +359,7 @@ static void describe(struct gt_symbolizer *sym, struct snapshot *s)
 		struct live_thread *t = &s->t[i];
 		struct gt_frame f[STACK_MAX];
 		size_t n = gt_sym_stack(sym, t->pcs, t->n_pcs, f, STACK_MAX);
-		if (t->nr == 202 && t->state != 'R') {
+		if (t->nr == GT_SYS_futex && t->state != 'R') {
 			gt_sym_live_lock(s->pid, t->args[0], (uint32_t)t->args[2], f, n, &t->wait);
 			char buf[NAME_MAX_LEN];
 			const char *name = gt_sym_object_name(sym, t->wait.object, NULL, 0, buf,

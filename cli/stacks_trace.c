@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,10 +42,11 @@ static uint8_t fd_kind(pid_t pid, int64_t fd)
 static bool waits_on_fd(long nr)
 {
 	switch (nr) {
-	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64: case SYS_readv:
-	case SYS_writev: case SYS_connect: case SYS_accept: case SYS_accept4: case SYS_sendto:
-	case SYS_recvfrom: case SYS_sendmsg: case SYS_recvmsg: case SYS_fcntl: case SYS_flock:
-	case SYS_fsync: case SYS_fdatasync:
+	case GT_SYS_read: case GT_SYS_write: case GT_SYS_pread64: case GT_SYS_pwrite64:
+	case GT_SYS_readv: case GT_SYS_writev: case GT_SYS_connect: case GT_SYS_accept:
+	case GT_SYS_accept4: case GT_SYS_sendto: case GT_SYS_recvfrom: case GT_SYS_sendmsg:
+	case GT_SYS_recvmsg: case GT_SYS_fcntl: case GT_SYS_flock: case GT_SYS_fsync:
+	case GT_SYS_fdatasync:
 		return true;
 	default:
 		return false;
@@ -56,8 +56,8 @@ static bool waits_on_fd(long nr)
 static bool readiness_wait(long nr)
 {
 	switch (nr) {
-	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6: case SYS_epoll_wait:
-	case SYS_epoll_pwait: case SYS_epoll_pwait2:
+	case GT_SYS_poll: case GT_SYS_ppoll: case GT_SYS_select: case GT_SYS_pselect6:
+	case GT_SYS_epoll_wait: case GT_SYS_epoll_pwait: case GT_SYS_epoll_pwait2:
 		return true;
 	default:
 		return false;
@@ -92,7 +92,7 @@ static void snap_state(pid_t pid, const struct gt_stacks_found *found, struct gt
 		out->object = out->block_kind == GT_BK_JOIN ? (uint64_t)found->holder
 							    : found->object;
 		out->holder = out->block_kind == GT_BK_JOIN ? 0 : (uint32_t)found->holder;
-	} else if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) {
+	} else if (nr == GT_SYS_nanosleep || nr == GT_SYS_clock_nanosleep) {
 		out->state = GT_SNAP_BLOCKED;
 		out->block_kind = GT_BK_SLEEP;
 	} else {

@@ -237,9 +237,11 @@ struct gt_reap *gt_capture_reaped(const char *const *paths, size_t n);
 
 
 /* A system call's name (capture_record syscall payloads, tracker waits: x86-64's numbers,
- * whichever arch recorded the capture, encoder/syscalls.h); "syscall_N" written into buf
- * for a number without one. */
+ * whichever arch recorded the capture, encoder/syscalls.h: GT_SYS_read, ..., and
+ * gt_syscall_canonical for another arch's number); "syscall_N" written into buf for a number
+ * without one. */
 const char *gt_syscall_name(uint32_t nr, char *buf, size_t size);
+#include "encoder/syscalls.h"
 
 /* ---- a capture's clock ---------------------------------------------------------------- */
 

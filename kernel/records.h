@@ -48,11 +48,10 @@
 #define GT_KERNEL_REGS_USER_X86_64 0xff0fffull
 #define GT_KERNEL_REGS_USER_AARCH64 0x1ffffffffull
 /* This build's: what recorder.c asks the kernel for and writes in header.arch. */
+#define GT_KERNEL_ARCH GT_ARCH_NATIVE
 #if defined(__aarch64__)
-#define GT_KERNEL_ARCH GT_ARCH_AARCH64
 #define GT_KERNEL_REGS_USER GT_KERNEL_REGS_USER_AARCH64
 #else
-#define GT_KERNEL_ARCH GT_ARCH_X86_64
 #define GT_KERNEL_REGS_USER GT_KERNEL_REGS_USER_X86_64
 #endif
 

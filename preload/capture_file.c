@@ -613,11 +613,7 @@ static void fill_header(void)
 	h->stack_depth = gt_cfg.stack_depth;
 	h->flags = (gt_clock.tsc ? 0 : GT_FILE_TSC_UNRELIABLE) |
 		   (h == &gt_header_page.h ? GT_FILE_STOP_WORD : 0);
-#if defined(__x86_64__)
-	h->arch = GT_ARCH_X86_64;
-#else
-	h->arch = GT_ARCH_AARCH64;
-#endif
+	h->arch = GT_ARCH_NATIVE;
 	h->start_delay_ns = gt_cfg.start_delay_ns;
 	h->duration_ns = gt_cfg.duration_ns;
 	long n = gt_sys4(SYS_readlinkat, AT_FDCWD, "/proc/self/exe", h->exe_path, GT_PATH_MAX - 1);

@@ -141,6 +141,12 @@ struct gt_file_header {
 };
 
 enum gt_arch { GT_ARCH_X86_64 = 1, GT_ARCH_AARCH64 = 2 };
+/* This build's arch: what its writers put in the headers' arch fields. */
+#if defined(__aarch64__)
+#define GT_ARCH_NATIVE GT_ARCH_AARCH64
+#else
+#define GT_ARCH_NATIVE GT_ARCH_X86_64
+#endif
 
 struct gt_chunk_header {
 	uint32_t magic;             /* GT_CHUNK_MAGIC; 0 = chunk never used */

@@ -14,11 +14,7 @@ struct gt_cb;
 
 /* The arch a built capture says it was written on: this build's, as the tests give their
  * system calls this build's SYS_* numbers (the reader renumbers an aarch64 capture's). */
-#if defined(__aarch64__)
-#define GT_CB_ARCH GT_ARCH_AARCH64
-#else
-#define GT_CB_ARCH GT_ARCH_X86_64
-#endif
+#define GT_CB_ARCH GT_ARCH_NATIVE
 
 /* n_cpus CPUs, chunks of chunk_size bytes (multiple of 4096).  The clock is
  * CLOCK_MONOTONIC (timestamps are ns) starting at start_tsc unless gt_cb_set_clock. */
