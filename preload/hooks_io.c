@@ -20,12 +20,30 @@ static inline void forget_result(long r)
 		gt_fd_forget((int)r);
 }
 
+/* libunwind's validation pipe (below): its write, which aarch64's libunwind makes through
+ * write() where x86-64's makes it through syscall(SYS_write), is answered by the probe.  A
+ * hook's first and second arguments (0 when it has fewer): for write the descriptor and the
+ * address to test. */
+#define GT_UNW_PIPE_R (-2)
+#define GT_UNW_PIPE_W (-3)
+static long unw_validate(uintptr_t addr);
+static long unw_validate_arg(int none, ...);
+#define GT_FIRST_ARG(...) GT_FIRST_ARG_(__VA_ARGS__, 0)
+#define GT_FIRST_ARG_(a, ...) (a + 0)
+#define GT_SECOND_ARG(...) GT_SECOND_ARG_(__VA_ARGS__, 0, 0)
+#define GT_SECOND_ARG_(a, b, ...) b
+
 #define GT_SYSCALL_HOOK(ret, name, params, args, nr, kind, arg) \
 	GT_EXPORT ret name params \
 	{ \
 		struct gt_tls *gt_t_ = gt_enter(); \
-		if (!gt_t_) \
+		if (!gt_t_) { \
+			if (GT_UNLIKELY(nr == SYS_write && \
+					(long)GT_FIRST_ARG args == GT_UNW_PIPE_W && \
+					gt_self()->busy)) \
+				return (ret)unw_validate_arg(0, GT_SECOND_ARG args); \
 			return GT_REAL(name) args; \
+		} \
 		gt_fact_syscall_begin(gt_t_, nr, kind, (int64_t)(arg)); \
 		ret gt_r_ = GT_REAL(name) args; \
 		int gt_e_ = errno; \
@@ -177,13 +195,11 @@ GT_EXPORT int fcntl64(int fd, int cmd, ...)
 
 /* ---- libunwind's memory validation, without descriptors ---------------------------------
  * libunwind tests that an address is readable by writing one byte of it into a pipe of its
- * own (pipe2 at its first unwind, syscall(SYS_write) per test; its read() and close() of the
+ * own (pipe2 at its first unwind, syscall(SYS_write) per test, write() on aarch64; its read()
+ * and close() of the
  * pipe only check and reopen it).  Two descriptors the program would see: inside our
  * unwinding its pipe2 gets two numbers that are no descriptors (their read and close fail
  * EBADF: libunwind asks for the pipe again), and the write is answered by a probe. */
-#define GT_UNW_PIPE_R (-2)
-#define GT_UNW_PIPE_W (-3)
-
 GT_EXPORT int pipe2(int fds[2], int flags)
 {
 	if (GT_UNLIKELY(gt_self()->busy) && gt_from_libunwind(__builtin_return_address(0))) {
@@ -229,6 +245,17 @@ static long unw_validate(uintptr_t addr)
 		return -1;
 	}
 	return 1;
+}
+
+/* unw_validate of the address after none, which may be any hook's second argument (a
+ * union for accept: passed through the dots, read only for write's const void *) */
+static long unw_validate_arg(int none, ...)
+{
+	va_list ap;
+	va_start(ap, none);
+	const void *addr = va_arg(ap, const void *);
+	va_end(ap);
+	return unw_validate((uintptr_t)addr);
 }
 
 /* a raw credential change (of the calling thread alone): the capture is made before it, as

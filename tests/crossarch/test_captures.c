@@ -213,10 +213,7 @@ static void record(const char *arch, const char *lib, const char *dir, char *cap
 	snprintf(capdir, sizeof capdir, "GOTRACE_CAPTURE_DIR=%s", dir);
 	snprintf(rounds, sizeof rounds, "%d", FRESH_ROUNDS);
 	const char *argv[] = {program, rounds, NULL};
-	/* aarch64: frame records; libunwind's walk records no stack of condwake under
-	 * qemu-user (preload/stacks.c at s36-arm ce748e9), which this test is not about */
-	const char *stacks = strcmp(arch, "aarch64") == 0 ? "GOTRACE_STACKS=fp" : "GOTRACE_STACKS";
-	const char *env[] = {preload, capdir, stacks, "GOTRACE_OUT", NULL};
+	const char *env[] = {preload, capdir, "GOTRACE_STACKS", "GOTRACE_OUT", NULL};
 	struct cli_result r;
 	cli_run(&r, argv, env);
 	cr_assert_eq(r.status, 0, "%s: %s", program, r.err);

@@ -343,3 +343,25 @@ ParameterizedTest(struct scenario *sc, hooks, same_behaviour, .timeout = 60)
 	run_cleanup(&plain);
 	run_cleanup(&traced);
 }
+
+/* The default stacks, libunwind's, reach the program's own frames, on aarch64 under emulation
+ * too (where libunwind tests addresses through write(): hooks_io.c): the converted trace
+ * names the callers of s_callers' read. */
+Test(hooks, unwound_stacks_name_the_programs_functions, .fini = teardown, .timeout = 300)
+{
+	trace("callers");
+	cr_assert_eq(cap.hdr->stack_mode, GT_STACKS_UNWIND);
+	cr_assert_gt(capture_count(&cap, GT_STACK, -1), 0u, "no stack recorded");
+	char why[4096] = "", path[PATH_MAX + 64];
+	cr_assert_eq(run_convert_all(&run, why, sizeof why), 1, "%s", why);
+	snprintf(path, sizeof path, "%s/gotrace-%d.gtcap.trace", run.dir, (int)run.pid);
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s", path);
+	static char bytes[4 << 20];
+	size_t len = fread(bytes, 1, sizeof bytes, f);
+	fclose(f);
+	const char *names[] = {"leaf_call", "middle", "via_a", "via_b", "s_callers"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		cr_assert_not_null(memmem(bytes, len, names[i], strlen(names[i])),
+				   "no frame of %s in %s", names[i], path);
+}
