@@ -56,8 +56,10 @@ static bool waits_on_fd(long nr)
 static bool readiness_wait(long nr)
 {
 	switch (nr) {
-	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6: case SYS_epoll_wait:
-	case SYS_epoll_pwait: case SYS_epoll_pwait2:
+	case SYS_ppoll: case SYS_pselect6: case SYS_epoll_pwait: case SYS_epoll_pwait2:
+#ifdef SYS_poll /* x86-64's older calls; aarch64 has only the p-forms */
+	case SYS_poll: case SYS_select: case SYS_epoll_wait:
+#endif
 		return true;
 	default:
 		return false;
