@@ -26,6 +26,16 @@
 #define gt_load(p) atomic_load_explicit((p), memory_order_relaxed)
 #define gt_store(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
 #define gt_add(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+/* Between a lock's release and the release hook's look for waiters after it: a waiter
+ * registers, fences, then tries the lock (facts.c block_register), so the look must not pass
+ * the release, or both miss each other.  x86-64's releases (glibc's and the hooks') are
+ * locked instructions, full barriers already; aarch64's are release stores, which a later
+ * load may pass. */
+#if defined(__aarch64__)
+#define gt_release_then_look() atomic_thread_fence(memory_order_seq_cst)
+#else
+#define gt_release_then_look() ((void)0)
+#endif
 
 /* ---- raw system calls: the tracer never goes through an interposable libc symbol ------ */
 

@@ -255,6 +255,7 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 		struct gt_tls *t; \
 		if (!gt_waiters_has(GT_OBJ(o)) || !(t = gt_enter())) { \
 			int r = real(o); \
+			gt_release_then_look(); \
 			if (gt_load(word) != before) \
 				return release_raced(kind, GT_OBJ(o), count, r, before); \
 			return r; \
@@ -277,6 +278,7 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 	static GT_NOINLINE int name##_real(type *o, _Atomic uint64_t *word, uint64_t before) \
 	{ \
 		int r = real(o); \
+		gt_release_then_look(); \
 		if (GT_UNLIKELY(gt_load(word) != before)) \
 			return release_raced(kind, GT_OBJ(o), count, r, before); \
 		return r; \
@@ -298,6 +300,7 @@ static GT_NOINLINE int release_raced(uint8_t kind, uint64_t obj, uint32_t count,
 			return waited(o, word, before); \
 		if (!released(o)) \
 			return name##_real(o, word, before); \
+		gt_release_then_look(); \
 		if (GT_UNLIKELY(gt_load(word) != before)) \
 			return release_raced(kind, GT_OBJ(o), count, 0, before); \
 		return 0; \
@@ -444,6 +447,7 @@ GT_RWLOCK_HOOK(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, gt_glibc_rw
  * packed in one word).  A waiter seen before the real call: as GT_RELEASE_WAITED. */
 static inline int rwlock_words_changed(pthread_rwlock_t *l, uint64_t rd, uint64_t wr)
 {
+	gt_release_then_look();
 	return gt_load(gt_blocked_word(GT_BK_RWLOCK_RD, GT_OBJ(l))) != rd ||
 	       gt_load(gt_blocked_word(GT_BK_RWLOCK_WR, GT_OBJ(l))) != wr;
 }
@@ -675,6 +679,7 @@ static GT_NOINLINE int sem_post_looked(sem_t *s, uint64_t before)
 static GT_NOINLINE int sem_post_real(sem_t *s, uint64_t before)
 {
 	int r = GT_REAL(sem_post)(s);
+	gt_release_then_look();
 	if (GT_UNLIKELY(gt_load(gt_blocked_word(GT_BK_SEM, GT_OBJ(s))) != before))
 		return release_raced(GT_BK_SEM, GT_OBJ(s), 1, r, before);
 	return r;
@@ -692,6 +697,7 @@ GT_EXPORT GT_FRAMELESS int sem_post(sem_t *s)
 		return sem_post_looked(s, before);
 	if (!gt_glibc_sem_post(s))
 		return sem_post_real(s, before);
+	gt_release_then_look();
 	if (GT_UNLIKELY(gt_load(word) != before))
 		return release_raced(GT_BK_SEM, GT_OBJ(s), 1, 0, before);
 	return 0;

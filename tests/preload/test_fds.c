@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "emulation.h"
 #include "traced_run.h"
 
 static struct run plain, traced;
@@ -94,6 +95,8 @@ ParameterizedTestParameters(fds, lowest_free_descriptor_while_others_run)
 ParameterizedTest(struct others *others, fds, lowest_free_descriptor_while_others_run,
 		  .fini = teardown, .timeout = 120)
 {
+	gt_skip_if_emulated("under qemu-user, clone(CLONE_VM | CLONE_THREAD) without CLONE_FILES "
+			    "(files_apart.c's own descriptor table) fails with EINVAL");
 	const char *argv[] = {gt_fds(), "lowest", "200000", others->name, NULL};
 	const char *env[] = {"GOTRACE_CHUNK_SIZE=16384", "GOTRACE_STACKS=none", NULL};
 	twins(argv, env);
@@ -126,6 +129,7 @@ ParameterizedTestParameters(fds, mlockall_under_the_locked_memory_limit)
 ParameterizedTest(struct memlock_case *c, fds, mlockall_under_the_locked_memory_limit,
 		  .fini = teardown, .timeout = 60)
 {
+	gt_skip_if_emulated("under qemu-user, mlockall fails with ENOMEM even untraced");
 	char chunk[48];
 	snprintf(chunk, sizeof chunk, "GOTRACE_CHUNK_SIZE=%s", c->chunk);
 	const char *argv[] = {gt_fds(), "mlockall", "8", NULL};
@@ -152,6 +156,7 @@ ParameterizedTest(struct memlock_case *c, fds, mlockall_under_the_locked_memory_
 
 Test(fds, shell_exec_3_to_a_file, .fini = teardown, .timeout = 60)
 {
+	gt_skip_if_emulated(GT_NOT_EMULATED_HOST_PROGRAMS);
 	/* the file a shell opens as descriptor 3 keeps exactly what the script wrote */
 	const char *script = "exec 3>\"$GOTRACE_CAPTURE_DIR/shell.out\"; i=0; "
 			     "while [ $i -lt 8000 ]; do echo line $i >&3; i=$((i+1)); done; "
@@ -195,6 +200,7 @@ Test(fds, nofile_limit_set_by_the_program, .fini = teardown, .timeout = 60)
 
 Test(fds, nofile_limit_set_before_exec, .fini = teardown, .timeout = 60)
 {
+	gt_skip_if_emulated(GT_NOT_EMULATED_HOST_PROGRAMS);
 	/* `ulimit -n 16` sets the hard limit too: nothing of the tracer fits above it */
 	const char *argv[] = {"/bin/sh", "-c", "ulimit -n 16 && exec \"$0\" nofile", gt_fds(), NULL};
 	twins(argv, NULL);
@@ -205,6 +211,8 @@ Test(fds, nofile_limit_set_before_exec, .fini = teardown, .timeout = 60)
 
 Test(fds, growth_at_the_descriptor_limit_goes_on, .fini = teardown, .timeout = 60)
 {
+	gt_skip_if_emulated("under qemu-user, mremap(old, 0, new, MREMAP_MAYMOVE) of a shared map, "
+			    "which duplicates the capture's window at the limit, fails with ENOMEM");
 	/* the capture cannot be opened to grow while every descriptor is taken: it grows into
 	 * its headroom (two windows of 64 chunks) through the mapping, and through a descriptor
 	 * again once the program closed its files; the program opens as many files as untraced */
@@ -222,6 +230,8 @@ Test(fds, growth_at_the_descriptor_limit_goes_on, .fini = teardown, .timeout = 6
 
 Test(fds, growth_at_the_descriptor_limit_stops_past_the_headroom, .fini = teardown, .timeout = 60)
 {
+	gt_skip_if_emulated("under qemu-user, mremap(old, 0, new, MREMAP_MAYMOVE) of a shared map, "
+			    "which duplicates the capture's window at the limit, fails with ENOMEM");
 	/* 400000 yields at the limit, more than the headroom of 128 chunks holds: recording
 	 * stops with one line and the notice (a page of the headroom is kept for it), the
 	 * program runs on as untraced.  The 400000 before the limit outgrew the headroom made

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "emulation.h"
 #include "oracle.h"
 #include "traced_run.h"
 
@@ -237,6 +238,7 @@ Test(losses, full_file_system, .fini = teardown, .timeout = 180)
 
 Test(losses, exec_image_called_exec, .fini = teardown, .timeout = 120)
 {
+	gt_skip_if_emulated(GT_NOT_EMULATED_HOST_PROGRAMS);
 	char cmd[PATH_MAX + 64], out[PATH_MAX + 16];
 	snprintf(cmd, sizeof cmd, "exec %s yields 10", prog("gt-losses"));
 	const char *argv[] = {"/bin/sh", "-c", cmd, NULL};

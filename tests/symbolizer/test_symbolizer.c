@@ -650,14 +650,24 @@ Test(problems, every_problem_has_its_own_message)
 	cr_expect_str_eq(gt_sym_problem_message(GT_SYM_PROBLEM_COUNT), "unknown problem");
 }
 
-Test(problems, relative_debug_dir_warned_and_ignored)
+/* A relative debug directory is taken from the working directory (elfutils alone would read
+ * it as the main file's subdirectory); one that is not there is warned of and ignored.  (That
+ * the resolved one is searched: tests/crossarch, report --debug-dir .) */
+Test(problems, relative_debug_dir_resolved_missing_one_warned)
 {
-	const char *const dirs[] = { "relative/debug", NULL };
+	char dir[] = "/tmp/gt-sym-reldir-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(chdir(dir), 0);
+	cr_assert_eq(mkdir("debug", 0700), 0);
+	const char *const dirs[] = { "debug", "missing/debug", NULL };
 	struct gt_symbolizer *sym = fx_symbolizer(&warnings, dirs);
 	cr_expect_eq(warnings.n, 1);
-	cr_expect(strstr(warnings.lines[0], "relative/debug: not an absolute path") != NULL, "%s",
+	cr_expect(strstr(warnings.lines[0], "missing/debug: not found") != NULL, "%s",
 		  warnings.lines[0]);
 	gt_sym_free(sym);
+	rmdir("debug");
+	cr_assert_eq(chdir("/"), 0);
+	rmdir(dir);
 }
 
 /* Rust symbols, legacy and v0, demangled by libiberty without their hash, from DWARF's

@@ -46,13 +46,16 @@ __attribute__((visibility("default"))) int pthread_mutex_unlock(pthread_mutex_t 
 	return r;
 }
 
-/* the version libgotrace.so looks up (dlvsym), as glibc's current one */
+/* the version libgotrace.so looks up (dlvsym), as glibc's current one on x86-64; aarch64's
+ * glibc has GLIBC_2.17 alone, so both fall back to the default version there (interpose.c) */
 __attribute__((visibility("default"))) int gt_window_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	static int (*real)(pthread_cond_t *, pthread_mutex_t *);
 	if (!real)
 		real = (int (*)(pthread_cond_t *, pthread_mutex_t *))dlvsym(RTLD_NEXT, "pthread_cond_wait",
 									    "GLIBC_2.3.2");
+	if (!real)
+		real = (int (*)(pthread_cond_t *, pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_cond_wait");
 	open_if_armed(c);
 	return real(c, m);
 }
