@@ -196,8 +196,7 @@ GT_EXPORT int fcntl64(int fd, int cmd, ...)
 /* ---- libunwind's memory validation, without descriptors ---------------------------------
  * libunwind tests that an address is readable by writing one byte of it into a pipe of its
  * own (pipe2 at its first unwind, syscall(SYS_write) per test, write() on aarch64; its read()
- * and close() of the
- * pipe only check and reopen it).  Two descriptors the program would see: inside our
+ * and close() of the pipe only check and reopen it).  Two descriptors the program would see: inside our
  * unwinding its pipe2 gets two numbers that are no descriptors (their read and close fail
  * EBADF: libunwind asks for the pipe again), and the write is answered by a probe. */
 GT_EXPORT int pipe2(int fds[2], int flags)
