@@ -440,7 +440,11 @@ static void thread_label(struct gt_model *m, struct mthread *t)
 
 static void fact_name(struct gt_model *m, const struct gt_capture_record *r, uint64_t ns)
 {
-	struct mthread *t = record_thread(m, r->capture, r->rec->thread);
+	/* a thread that named itself runs (another fact on its CPU since may have taken its P
+	 * in the model), so its new label is shown now rather than lost to a later rename */
+	struct mthread *t = (r->rec->aux & GT_NAME_BY_ITSELF) && m->prologue_closed
+				    ? gtm_fact_thread(m, r, ns, S_UNKNOWN)
+				    : record_thread(m, r->capture, r->rec->thread);
 	if (!t)
 		return;
 	t->named_ahead = false;   /* the tracker has this name now (the one read ahead, if any) */

@@ -422,13 +422,13 @@ void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err)
 	pending_ended(t);
 }
 
-void gt_fact_thread_name(uint32_t serial, const char *name)
+void gt_fact_thread_name(uint32_t serial, const char *name, bool by_itself)
 {
 	struct gt_p_thread_name p = {{0}};
 	strncpy(p.name, name, 15);
 	unsigned cpu;
 	uint64_t tsc = gt_now(&cpu);
-	gt_emit(serial, GT_THREAD_NAME, 0, tsc, cpu, &p, sizeof p);
+	gt_emit(serial, GT_THREAD_NAME, by_itself ? GT_NAME_BY_ITSELF : 0, tsc, cpu, &p, sizeof p);
 }
 
 void gt_fact_process(struct gt_tls *t, uint8_t kind, uint64_t tsc, unsigned cpu, pid_t child, int err)
@@ -441,7 +441,7 @@ static void emit_own_name(uint32_t serial)
 {
 	char name[17] = {0};
 	if (gt_sys2(SYS_prctl, PR_GET_NAME, name) == 0 && name[0])
-		gt_fact_thread_name(serial, name);
+		gt_fact_thread_name(serial, name, false); /* follows its start: no fact of its own */
 }
 
 /* noinline: its frame is counted in own_frames */

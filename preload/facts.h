@@ -12,6 +12,7 @@
 #include "waiters.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* Records are whole words, so gt_fill copies whole payload structs (capture.h asserts the
@@ -176,7 +177,8 @@ struct pollfd;
 /* poll/ppoll: GT_FD_POLL, arg n; for input on one pipe or socket its kernel key too */
 void gt_fact_poll_begin(struct gt_tls *t, uint32_t nr, const struct pollfd *fds, unsigned long n) GT_HIDDEN;
 void gt_fact_syscall_end(struct gt_tls *t, uint32_t nr, long result, int err) GT_HIDDEN;
-void gt_fact_thread_name(uint32_t serial, const char *name) GT_HIDDEN;
+/* by_itself: the named thread is the caller (its name fact is also a fact of its running) */
+void gt_fact_thread_name(uint32_t serial, const char *name, bool by_itself) GT_HIDDEN;
 void gt_fact_thread_existing(struct gt_tls *t) GT_HIDDEN;
 void gt_fact_process(struct gt_tls *t, uint8_t kind, uint64_t tsc, unsigned cpu, pid_t child, int err) GT_HIDDEN;
 void gt_finish_pending(struct gt_tls *t) GT_HIDDEN;

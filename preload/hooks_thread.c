@@ -181,9 +181,10 @@ GT_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 	int r = GT_REAL(pthread_setname_np)(th, name);
 	struct gt_tls *t;
 	if (r == 0 && (t = gt_enter())) {
-		uint32_t serial = pthread_equal(th, pthread_self()) ? t->serial : gt_threads_get(th, NULL);
+		bool self = pthread_equal(th, pthread_self());
+		uint32_t serial = self ? t->serial : gt_threads_get(th, NULL);
 		if (serial)
-			gt_fact_thread_name(serial, name);
+			gt_fact_thread_name(serial, name, self);
 	}
 	return r;
 }
@@ -204,7 +205,7 @@ GT_EXPORT int prctl(int option, ...)
 		int saved = errno;
 		char name[16] = {0};
 		strncpy(name, (const char *)a2, 15);
-		gt_fact_thread_name(t->serial, name);
+		gt_fact_thread_name(t->serial, name, true);
 		errno = saved;
 	}
 	return r;

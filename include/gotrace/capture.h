@@ -204,8 +204,9 @@ struct gt_rec {
 	X(2, THREAD_START, GT_PAYLOAD(thread_start), "0") \
 	/* the thread ends */ \
 	X(3, THREAD_END, GT_NO_PAYLOAD, "enum gt_end_how") \
-	/* thread name set or already present */ \
-	X(4, THREAD_NAME, GT_PAYLOAD(thread_name), "0") \
+	/* thread name set or already present; written by the named thread itself (prctl, \
+	 * pthread_setname_np on itself): aux 1, a fact of its running */ \
+	X(4, THREAD_NAME, GT_PAYLOAD(thread_name), "1 if the named thread wrote it (GT_NAME_BY_ITSELF)") \
 	/* a thread that existed before recording began (main at start, or one first met by a \
 	 * hook) */ \
 	X(5, THREAD_EXISTING, GT_PAYLOAD(thread_start), "1 if it was blocked when first seen") \
@@ -347,6 +348,7 @@ struct gt_p_thread_start {
 	uint64_t start_routine;    /* 0 when unknown (pre-existing thread) */
 };
 
+#define GT_NAME_BY_ITSELF 1        /* THREAD_NAME's aux: the thread named itself, where it runs */
 struct gt_p_thread_name {
 	char name[16];             /* as pthread_setname_np, NUL-terminated */
 };

@@ -216,3 +216,29 @@ Test(gowire_v2, a_thread_renamed_while_it_runs_is_labelled_then, .timeout = 120)
 	cr_assert_eq(gt_dump_123_count(dump, "G=2 Label Label=\"named-by-main\""), 1u, "%s", dump);
 	free(dump);
 }
+
+/* A thread that names itself after another thread's fact on its CPU (which took its P in the
+ * model), then is renamed by main while it spins unseen and ends with no later start: the
+ * name it gave itself is still a GoLabel, since naming itself (aux GT_NAME_BY_ITSELF) means
+ * it runs.  Seen under emulation: the prctl name was lost to main's later one. */
+Test(gowire_v2, a_thread_that_names_itself_runs_and_is_labelled, .timeout = 120)
+{
+	struct gt_cb *cb = gt_cb_new(2, 64 * 1024, T0);
+	gt_cb_thread_existing(cb, 0, T0 + 10, 1, 0, 0);
+	gt_cb_thread_new(cb, 0, T0 + 100, 1, 2, 0, 0x401000);
+	gt_cb_thread_new(cb, 0, T0 + 110, 1, 3, 0, 0x402000);
+	gt_cb_thread_start(cb, 1, T0 + 200, 2, 4711, 0x401000);
+	gt_cb_thread_start(cb, 1, T0 + 250, 3, 4712, 0x402000);
+	struct gt_p_thread_name own = {"self-named"};
+	gt_cb_record(cb, 1, GT_THREAD_NAME, GT_NAME_BY_ITSELF, 2, T0 + 300, &own, sizeof own);
+	gt_cb_thread_name(cb, 0, T0 + 400, 2, "named-by-main");
+	gt_cb_thread_end(cb, 1, T0 + 500, 3);
+	gt_cb_thread_end(cb, 1, T0 + 600, 2);
+	gt_cb_capture_end(cb, 0, T0 + 1000);
+	char trace[PATH_MAX];
+	convert22(cb, "own-name", trace);
+	assert_read_in_one_order(trace);
+	char *dump = dump22(trace, "the labels");
+	cr_assert_eq(gt_dump_123_count(dump, "G=2 Label Label=\"self-named\""), 1u, "%s", dump);
+	free(dump);
+}

@@ -108,7 +108,8 @@ Test(hooks, threads, .fini = teardown, .timeout = 30)
 		cr_assert_lt(n->h->tsc, s->h->tsc, "GT_THREAD_NEW is stamped before the child starts");
 		cr_assert_eq(P(n)[1], P(s)[1], "same start routine");
 	}
-	/* names: inherited at start, set by pthread_setname_np (other thread) and prctl */
+	/* names: inherited at start, set by pthread_setname_np (other thread) and prctl; only
+	 * prctl's is written by the named thread itself */
 	int set_name = 0, prctl_name = 0, inherited = 0;
 	for (size_t k = 0; k < cap.n; k++) {
 		if (cap.recs[k].h->type != GT_THREAD_NAME)
@@ -117,6 +118,8 @@ Test(hooks, threads, .fini = teardown, .timeout = 30)
 		set_name += !strcmp(name, "set-name");
 		prctl_name += !strcmp(name, "prctl-name");
 		inherited += !strcmp(name, "gt-target");
+		cr_assert_eq(cap.recs[k].h->aux, strcmp(name, "prctl-name") ? 0 : GT_NAME_BY_ITSELF,
+			     "%s", name);
 	}
 	/* the named thread may read "set-name" already at its start (it is set from main) */
 	cr_assert(set_name == 1 || set_name == 2);
