@@ -75,7 +75,8 @@ struct cpu_stream {
 	uint64_t max_read_tsc;     /* the latest timestamp read from the file so far */
 	uint64_t order;
 	uint64_t last_out_tsc;
-	uint64_t head_key;         /* stream_head_tsc, cached for the merge heap */
+	uint64_t head_key;         /* its next record's tsc, for the merge heap (stream_set_head) */
+	bool head_returned;        /* that record was stamped after its call returned */
 	bool exhausted;
 };
 

@@ -322,16 +322,33 @@ static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 }
 
 /* The stream's next tsc as it will be delivered (clamped to its last one). */
-static uint64_t stream_head_tsc(const struct cpu_stream *s)
+/* Facts stamped after their call returned (capture.h): whatever another CPU stamped at the
+ * same tick happened no later, a release (stamped before its real call) among them.  A
+ * coarse counter (aarch64's cntvct at 16 ns under qemu) gives a waker's wake and its wakee's
+ * return one tick often enough that the order of the CPUs' indices cannot decide. */
+static bool stamped_after_return(uint8_t type)
 {
-	uint64_t t = held_min(s)->tsc;
-	return t < s->last_out_tsc ? s->last_out_tsc : t;
+	return type == GT_BLOCK_END || type == GT_SYSCALL_END || type == GT_THREAD_START ||
+	       type == GT_LOCK_ACQUIRE;
+}
+
+/* The stream's merge key: its next record's tsc (clamped as it will be delivered) and
+ * whether that record goes after other CPUs' records of the same tick. */
+static void stream_set_head(const struct gt_capture *c, struct cpu_stream *s)
+{
+	const struct heap_item *it = held_min(s);
+	s->head_key = it->tsc < s->last_out_tsc ? s->last_out_tsc : it->tsc;
+	s->head_returned = stamped_after_return(((const struct gt_rec *)c->slots[it->slot].data)->type);
 }
 
 static bool merge_less(const struct gt_capture *c, size_t a, size_t b)
 {
-	uint64_t ta = c->streams[a].head_key, tb = c->streams[b].head_key;
-	return ta < tb || (ta == tb && a < b);
+	const struct cpu_stream *sa = &c->streams[a], *sb = &c->streams[b];
+	if (sa->head_key != sb->head_key)
+		return sa->head_key < sb->head_key;
+	if (sa->head_returned != sb->head_returned)
+		return sb->head_returned;
+	return a < b;
 }
 
 static void merge_sift_down(struct gt_capture *c, size_t i)
@@ -475,13 +492,13 @@ static bool start_streams(struct gt_capture *c)
 			qsort(s->chunks, s->n_chunks, sizeof *s->chunks, gtc_chunk_seq_cmp);
 		stream_fill(c, s);
 		if (held_n(s)) {
-			s->head_key = stream_head_tsc(s);
+			stream_set_head(c, s);
 			c->merge[c->merge_n++] = i;
 		}
 	}
 	struct cpu_stream *sum = &c->streams[h->n_cpus];
 	if (held_n(sum)) {
-		sum->head_key = stream_head_tsc(sum);
+		stream_set_head(c, sum);
 		c->merge[c->merge_n++] = h->n_cpus;
 		c->n_streams = h->n_cpus + 1;
 	}
@@ -580,7 +597,7 @@ static bool merge_pop(struct gt_capture *c, struct merged *out)
 	if (!held_n(s))
 		c->merge[0] = c->merge[--c->merge_n];
 	else
-		s->head_key = stream_head_tsc(s);
+		stream_set_head(c, s);
 	merge_sift_down(c, 0);
 	gtc_open_waits(c, it.slot);
 	gtc_canonical_syscall(c, it.slot);
