@@ -104,6 +104,9 @@ static void *hold_then_release(void *arg)
 	atomic_store(&flag, 1);
 	wait_main_blocked_on(m, sizeof *m); /* the lock is contended: main sleeps on it */
 	pthread_mutex_unlock(m);
+	/* main's join of this thread blocks too (on a word of our descriptor), whichever of
+	 * the two runs first once the lock is passed */
+	wait_main_blocked_on((void *)pthread_self(), 4096);
 	return NULL;
 }
 
