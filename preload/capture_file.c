@@ -605,9 +605,7 @@ static void fill_header(void)
 	h->n_cpus = (uint32_t)(ncpu > 0 && ncpu <= (long)GT_MAX_CPUS ? ncpu : GT_MAX_CPUS);
 	h->clock_source = gt_clock.tsc ? GT_CLOCK_TSC : GT_CLOCK_MONOTONIC;
 	h->tsc_hz = gt_clock.tsc_hz;
-	unsigned cpu;
-	h->start_tsc = gt_now(&cpu);
-	h->start_mono_ns = gt_mono_ns();
+	gt_clock_pair(&h->start_tsc, &h->start_mono_ns);
 	h->start_real_ns = gt_real_ns();
 	h->stack_mode = gt_stack_mode;
 	h->stack_depth = gt_cfg.stack_depth;

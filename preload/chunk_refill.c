@@ -87,11 +87,10 @@ static uint32_t chunk_extras(uint64_t tsc, int *want_clock, uint64_t *dropped)
 
 void gt_write_clock(uint64_t *r)
 {
-	unsigned cpu;
-	uint64_t tsc = gt_now(&cpu);
+	uint64_t tsc;
 	struct gt_p_clock p;
-	p.mono_ns = gt_mono_ns(); /* right after tsc, then the wall clock */
-	p.real_ns = gt_real_ns();
+	gt_clock_pair(&tsc, &p.mono_ns);
+	p.real_ns = gt_real_ns();   /* right after */
 	gt_fill(r, 0, GT_CLOCK, 0, tsc, &p, sizeof p);
 }
 

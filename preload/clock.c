@@ -59,6 +59,31 @@ uint64_t gt_now_slow(unsigned *cpu)
 	return gt_clock.tsc ? gt_counter() : gt_mono_ns();
 }
 
+/* A (CLOCK_MONOTONIC, counter) pair: the counter read between two clock reads, the closest
+ * of 8 tries, at their midpoint.  Preempted between a counter read and a clock read, a pair
+ * was once 4 ms off, which shifts every time of a capture that has no other pair (a process
+ * killed while it waits); an interrupt there put 1.3 us into the 0.5 ms rate estimate. */
+static void tight_pair(uint64_t *mono, uint64_t *counter)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 8; i++) {
+		uint64_t a = gt_mono_ns(), t = gt_counter(), b = gt_mono_ns();
+		if (b - a < best) {
+			best = b - a;
+			*mono = a + (b - a) / 2;
+			*counter = t;
+		}
+	}
+}
+
+void gt_clock_pair(uint64_t *tsc, uint64_t *mono_ns)
+{
+	if (gt_clock.tsc)
+		tight_pair(mono_ns, tsc);
+	else
+		*tsc = *mono_ns = gt_mono_ns();   /* the capture's clock is CLOCK_MONOTONIC */
+}
+
 #if defined(__x86_64__)
 /* /proc/cpuinfo flags, for hypervisors that hide the CPUID invariant-TSC bit. */
 static int cpuinfo_has_flags(void)
@@ -82,23 +107,6 @@ static int cpuinfo_has_flags(void)
 }
 
 /* The TSC's rate when it is invariant, else 0; rdtscp becomes the CPU's source without rseq. */
-/* A (CLOCK_MONOTONIC, counter) pair: the counter read between two clock reads, the closest
- * of 8 tries, at their midpoint.  An interrupt or a VM exit between a clock read and a
- * counter read once put 1.3 us into a 0.5 ms estimate: 0.25% on every duration that rests
- * on the rate alone. */
-static void tight_pair(uint64_t *mono, uint64_t *counter)
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 8; i++) {
-		uint64_t a = gt_mono_ns(), t = gt_counter(), b = gt_mono_ns();
-		if (b - a < best) {
-			best = b - a;
-			*mono = a + (b - a) / 2;
-			*counter = t;
-		}
-	}
-}
-
 static uint64_t counter_hz(void)
 {
 	unsigned a, b, c, d;

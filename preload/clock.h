@@ -9,6 +9,8 @@
 enum gt_cpu_source { GT_CPU_RDTSCP = 0, GT_CPU_RSEQ = 1, GT_CPU_GETCPU = 2 };
 uint64_t gt_mono_ns(void) GT_HIDDEN;
 uint64_t gt_real_ns(void) GT_HIDDEN;
+/* the capture's clock and CLOCK_MONOTONIC at one instant, for clock pairs */
+void gt_clock_pair(uint64_t *tsc, uint64_t *mono_ns) GT_HIDDEN;
 void gt_clock_setup(void) GT_HIDDEN;
 
 #endif

@@ -485,7 +485,7 @@ struct gt_p_module_unload {
 };
 
 struct gt_p_clock {
-	uint64_t mono_ns;          /* CLOCK_MONOTONIC taken right after tsc */
+	uint64_t mono_ns;          /* CLOCK_MONOTONIC at tsc (the midpoint of two reads around it) */
 	uint64_t real_ns;          /* CLOCK_REALTIME taken right after that */
 };
 
