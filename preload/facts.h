@@ -184,7 +184,9 @@ void gt_fact_process(struct gt_tls *t, uint8_t kind, uint64_t tsc, unsigned cpu,
 void gt_finish_pending(struct gt_tls *t) GT_HIDDEN;
 void gt_thread_end(struct gt_tls *t, uint8_t how) GT_HIDDEN;
 int gt_block_result(int rc) GT_HIDDEN;
-/* syscall(SYS_clone, SYS_clone3, SYS_exit) as raw threads see them (raw_threads.c) */
-void gt_raw_syscall(long nr, long a0) GT_HIDDEN;
+/* syscall(SYS_clone, SYS_clone3, SYS_fork, SYS_exit) as raw threads and copies of our memory
+ * see them (raw_threads.c): 1 when the call makes a copy, whose 0 return must then call
+ * gt_copy_forget */
+int gt_raw_syscall(long nr, long a0) GT_HIDDEN;
 
 #endif

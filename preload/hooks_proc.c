@@ -67,6 +67,16 @@ static pid_t traced_fork(void)
 
 GT_EXPORT pid_t fork(void) { return traced_fork(); }
 
+/* glibc's fork without its atfork handlers: the child, a copy of our memory in which the
+ * tracer's own state was not reset, passes straight through */
+GT_EXPORT pid_t _Fork(void)
+{
+	pid_t p = GT_REAL(_Fork)();
+	if (p == 0 && gt_load(&gt_enabled))
+		gt_copy_forget();
+	return p;
+}
+
 /* vfork keeps its semantics: the child shares our memory and runs on our stack until it
  * execs or exits.  A C wrapper's frame would not survive the child, so vfork is written in
  * assembly as glibc's is: the return address waits in a register the system call keeps (the

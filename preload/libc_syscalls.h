@@ -21,6 +21,11 @@
 #else
 #define GT_NR_EPOLL_WAIT SYS_epoll_pwait
 #endif
+#ifdef SYS_fork
+#define GT_NR_FORK SYS_fork
+#else
+#define GT_NR_FORK SYS_clone /* aarch64: fork is clone with SIGCHLD alone */
+#endif
 #ifdef SYS_pause
 #define GT_NR_PAUSE SYS_pause
 #else

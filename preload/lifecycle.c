@@ -131,6 +131,16 @@ static void wipe_on_fork(void)
 	gt_sys3(SYS_madvise, &gt_owner, sizeof gt_owner, 18 /* MADV_WIPEONFORK */);
 }
 
+/* What MADV_WIPEONFORK makes of such a copy (its hooks pass through, it owns nothing), done
+ * by the hooks that make one: qemu-user accepts the advice and ignores it, and kernels
+ * before 4.14 have none.  The slots stay as they are: rewriting their 256 KiB would copy
+ * 64 pages in every such child, and a disabled tracer never reads them. */
+void gt_copy_forget(void)
+{
+	gt_disable();
+	gt_store(&gt_owner.pid, 0);
+}
+
 uint64_t *gt_reserve_slow(unsigned cpu, uint32_t nbytes, uint64_t tsc)
 {
 	int saved_errno = errno;

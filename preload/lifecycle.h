@@ -28,5 +28,8 @@ GT_INLINE int gt_detached(void) { return gt_load(&gt_state) == GT_ST_DETACHED; }
 int gt_init(void) GT_HIDDEN;                 /* 1 when recording or delayed */
 int gt_finalize(void) GT_HIDDEN;             /* end records, flags, trim; 1: done */
 void gt_exec_trim(void) GT_HIDDEN;           /* before an exec: the capture cut to its chunks */
+/* In a copy of our memory made without fork() (clone or syscall without CLONE_VM), as it
+ * starts: it passes straight through and never writes into our capture */
+void gt_copy_forget(void) GT_HIDDEN;
 
 #endif

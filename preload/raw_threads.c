@@ -178,6 +178,21 @@ static int raw_start(struct gt_raw *e, int own_tls)
 static int raw_start_shared(void *e) { return raw_start(e, 0); }
 static int raw_start_own_tls(void *e) { return raw_start(e, 1); }
 
+/* A clone without CLONE_VM: the child's function, in a copy of our memory (where the
+ * creator's frame holding this still is), after the copy forgets the capture */
+struct copy_start {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int copy_start(void *p)
+{
+	int (*fn)(void *) = ((struct copy_start *)p)->fn;
+	void *arg = ((struct copy_start *)p)->arg;
+	gt_copy_forget();
+	return fn(arg);
+}
+
 GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	va_list ap;
@@ -187,8 +202,12 @@ GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	void *tls = va_arg(ap, void *);
 	pid_t *ctid = va_arg(ap, pid_t *);
 	va_end(ap);
-	if (!(flags & CLONE_VM) || !gt_load(&gt_enabled))
+	if (!gt_load(&gt_enabled))
 		return GT_REAL(clone)(fn, stack, flags, arg, ptid, tls, ctid);
+	if (!(flags & CLONE_VM)) {
+		struct copy_start c = {fn, arg};
+		return GT_REAL(clone)(copy_start, stack, flags, &c, ptid, tls, ctid);
+	}
 	int thread = (flags & CLONE_THREAD) != 0, own_tls = (flags & CLONE_SETTLS) != 0;
 	struct gt_tls *t = gt_enter(); /* the creator: announced before the TLS is shared */
 	if (!own_tls)
@@ -226,24 +245,34 @@ GT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 }
 
 /* syscall(SYS_clone, ...) and syscall(SYS_clone3, ...) sharing our memory and TLS: the TLS
- * is shared before the call; the thread is met at its first hook.  syscall(SYS_exit) of a
- * raw thread ends it. */
-void gt_raw_syscall(long nr, long a0)
+ * is shared before the call; the thread is met at its first hook.  Without CLONE_VM (and
+ * SYS_fork): 1, the caller makes the child forget the capture (gt_copy_forget) where the
+ * call returns 0.  syscall(SYS_exit) of a raw thread ends it. */
+int gt_raw_syscall(long nr, long a0)
 {
+#ifdef SYS_fork
+	if (nr == SYS_fork)
+		return gt_load(&gt_enabled);
+#endif
 	if (nr == SYS_clone || nr == SYS_clone3) {
 		unsigned long flags = nr == SYS_clone ? (unsigned long)a0 :
 				      gt_readable((const void *)a0, sizeof(long)) ? *(const unsigned long *)a0 : 0;
-		if ((flags & CLONE_VM) && !(flags & CLONE_SETTLS) && gt_load(&gt_enabled)) {
+		if (!gt_load(&gt_enabled))
+			return 0;
+		if (!(flags & CLONE_VM))
+			return 1;
+		if (!(flags & CLONE_SETTLS)) {
 			gt_enter(); /* the creator announced before the TLS is shared */
 			raw_share();
 		}
-		return;
+		return 0;
 	}
 	struct gt_tls *t = gt_self();
 	if (nr != SYS_exit || !t->raw || t == &gt_raw_none)
-		return;
+		return 0;
 	if (t != &gt_tls)
 		raw_end((struct gt_raw *)((char *)t - offsetof(struct gt_raw, tls)), GT_END_EXIT);
 	else if (!t->busy) /* on a TLS of its own */
 		gt_thread_end(t, GT_END_EXIT);
+	return 0;
 }
