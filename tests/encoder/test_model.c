@@ -527,23 +527,6 @@ Test(model, wake_at_the_same_instant_as_block_is_its_waker)
 	done(&r);
 }
 
-/* A reader's return stamped at its writer's unlock's very tick, on a lower CPU: a coarse
- * counter (16 ns under qemu) gives them one tick often (e2e rwlock ring under emulation).
- * The return was stamped after the call returned, so the reader delivers the release first
- * and the wait has its waker (a rwlock unlock wakes all: no look ahead for a mutex's one). */
-Test(model, wake_at_the_tick_of_its_wakees_return_is_its_waker)
-{
-	struct gt_cb *cb = two_threads();
-	gt_cb_block_begin(cb, 0, T0 + 5000, MAIN, GT_BK_RWLOCK_RD, MUTEX, 1);
-	gt_cb_block_end(cb, 0, T0 + 5200, MAIN, GT_BK_RWLOCK_RD, MUTEX, GT_BR_OK);
-	gt_cb_wake(cb, 1, T0 + 5200, 2, GT_BK_RWLOCK_WR, MUTEX, GT_WAKE_ALL, 1);
-	struct run r;
-	convert_and_parse(cb, "tie-return", &r, 0);
-	cr_expect_eq(r.sum.model.unknown_wakeups, 0);
-	cr_expect_eq(ev19(&r, nth19_arg(r.t19, "GoUnblock", "g", 1, 0))->g, 2);
-	done(&r);
-}
-
 Test(model, epilogue_deschedules_running_threads)
 {
 	struct gt_cb *cb = two_threads();
