@@ -321,7 +321,6 @@ static void stream_fill(struct gt_capture *c, struct cpu_stream *s)
 	}
 }
 
-/* The stream's next tsc as it will be delivered (clamped to its last one). */
 /* Facts stamped after their call returned (capture.h): whatever another CPU stamped at the
  * same tick happened no later, a release (stamped before its real call) among them.  A
  * coarse counter (aarch64's cntvct at 16 ns under qemu) gives a waker's wake and its wakee's

@@ -297,8 +297,8 @@ GT_EXPORT long syscall(long nr, ...)
 	     (a0 == SECCOMP_SET_MODE_FILTER && !gt_filter_lets_tracer_through((void *)a2))))
 		gt_sandbox_enter();
 	if (nr != SYS_futex || !(t = gt_enter())) {
-		if (GT_UNLIKELY(nr == SYS_clone || nr == SYS_clone3 || nr == SYS_exit || nr == GT_NR_FORK) &&
-		    gt_raw_syscall(nr, a0)) {
+		if (GT_UNLIKELY(nr == SYS_clone || nr == SYS_clone3 || nr == SYS_exit ||
+				nr == GT_NR_FORK) && gt_raw_syscall(nr, a0)) {
 			/* a copy of our memory (with no stack of its own: it returns here) */
 			long r = GT_REAL(syscall)(nr, a0, a1, a2, a3, a4, a5);
 			if (r == 0)
